@@ -1,0 +1,109 @@
+"""Numba conventions shared by every kernel of the engine (SPEC section 0.5).
+
+* ``NUMBA_CACHE_DIR`` is set to a writable folder *before* numba is imported when the
+  package folder is read-only; otherwise ``cache=True`` makes the import fail with
+  ``RuntimeError: cannot cache function ...: no locator available``.
+* ``njit`` is ``numba.njit(cache=True, nogil=True)``: every kernel releases the GIL so a
+  long call never freezes the Streamlit server, and is cached on disk across processes.
+* ``PARALLEL_LOCK`` serialises every call of a ``parallel=True`` kernel in the process:
+  numba's ``workqueue`` threading layer aborts the process when two threads enter a
+  parallel region at once.  Call parallel kernels through :func:`call_parallel`.
+* :func:`warm_up` compiles (or loads from the cache) every registered kernel with the
+  exact dtypes used later (float64 C-contiguous X, int64 codes); the app calls it once per
+  process inside ``st.status``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+
+def _ensure_cache_dir() -> str | None:
+    """Point ``NUMBA_CACHE_DIR`` at a writable folder when the package folder is not.
+
+    Returns the folder in use, or ``None`` when numba may cache next to the sources.
+    An explicit ``NUMBA_CACHE_DIR`` set by the user is always kept.
+    """
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return os.environ["NUMBA_CACHE_DIR"]
+    package_dir = Path(__file__).resolve().parent
+    if os.access(package_dir, os.W_OK):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    for candidate in (os.path.join(base, "treelab", "numba"),
+                      os.path.join(tempfile.gettempdir(), "treelab-numba")):
+        try:
+            os.makedirs(candidate, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(candidate, os.W_OK):
+            os.environ["NUMBA_CACHE_DIR"] = candidate
+            return candidate
+    return None
+
+
+CACHE_DIR = _ensure_cache_dir()
+
+import numba  # noqa: E402  (must come after the cache folder is set)
+
+#: Process-wide lock for ``parallel=True`` kernels (see module docstring).
+PARALLEL_LOCK = threading.RLock()
+
+
+def njit(fn: Callable | None = None, **kwargs):
+    """``numba.njit`` with the engine defaults ``cache=True, nogil=True``.
+
+    Use as ``@njit`` or ``@njit(parallel=True)``; extra keyword arguments go to numba.
+    """
+    kwargs.setdefault("cache", True)
+    kwargs.setdefault("nogil", True)
+    if fn is not None:
+        return numba.njit(**kwargs)(fn)
+    return numba.njit(**kwargs)
+
+
+def call_parallel(kernel: Callable, *args):
+    """Call a ``parallel=True`` kernel while holding :data:`PARALLEL_LOCK`."""
+    with PARALLEL_LOCK:
+        return kernel(*args)
+
+
+_WARMUPS: list[tuple[str, Callable[[], object]]] = []
+
+
+def register_warmup(name: str):
+    """Decorator: register a zero-argument function that calls kernels on tiny inputs.
+
+    The function must use exactly the dtypes and layouts of real calls (float64
+    C-contiguous features, int64 codes) so that no new specialisation is compiled later.
+    """
+
+    def deco(fn: Callable[[], object]):
+        _WARMUPS.append((name, fn))
+        return fn
+
+    return deco
+
+
+def warm_up(progress: Callable[[str], None] | None = None) -> dict[str, float]:
+    """Run every registered warm-up once; return seconds spent per entry.
+
+    ``progress`` (optional) is called with each entry's name before it runs, so a caller
+    such as ``st.status`` can show what is being compiled.
+    """
+    # Importing the engine package registers every kernel module's warm-up.
+    import engine  # noqa: F401
+
+    timings: dict[str, float] = {}
+    for name, fn in list(_WARMUPS):
+        if progress is not None:
+            progress(name)
+        t0 = time.perf_counter()
+        fn()
+        timings[name] = time.perf_counter() - t0
+    return timings
