@@ -98,8 +98,7 @@ def test_error_in_step_is_reported_not_raised():
 
 def test_history_is_downsampled_but_spans_the_run():
     def fast(ctx):
-        for i in range(5000):
-            yield i
+        yield from range(5000)
         return "ok"
 
     job = Job(fast, budget=10, max_history=100).start()

@@ -1,0 +1,318 @@
+"""Model registry and k-fold cross-validation for the Compare page (SPEC section 6).
+
+Each method registers a :class:`ModelSpec` (a label, the tasks it handles, its tunable
+parameters and a factory returning an unfitted scikit-learn-compatible estimator) with
+:func:`register_model`.  :func:`cross_validate_steps` is a step generator for
+:class:`engine.jobs.Job`: one step fits and scores one model on one fold, so progress is
+live and Stop keeps every fold finished so far.
+
+Metrics (scikit-learn's implementations): classification -- accuracy and log-loss
+(natural log, over all classes of the dataset); regression -- R^2 and RMSE (target units).
+Fit time is wall-clock seconds of ``fit`` on the training folds.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import accuracy_score, log_loss, mean_squared_error, r2_score
+from sklearn.model_selection import KFold, StratifiedKFold
+
+TASKS = ("classification", "regression")
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """One tunable parameter shown on the Compare page.
+
+    ``kind`` is 'int', 'float', 'int_or_none' (0 in the widget means ``None``) or 'choice'.
+    """
+
+    name: str
+    default: Any
+    kind: str = "int"
+    low: float | None = None
+    high: float | None = None
+    choices: tuple = ()
+    help: str = ""
+
+    def validate(self, value):
+        """Return ``value`` cast to the parameter's type; ValueError naming it if invalid."""
+        if self.kind == "choice":
+            if value not in self.choices:
+                raise ValueError(f"{self.name} must be one of {list(self.choices)}, got {value!r}")
+            return value
+        if self.kind == "int_or_none" and (value is None or value == 0):
+            return None
+        try:
+            cast = float(value) if self.kind == "float" else int(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"{self.name} must be a number, got {value!r}") from None
+        if self.low is not None and cast < self.low or self.high is not None and cast > self.high:
+            raise ValueError(f"{self.name} must be between {self.low} and {self.high}, got {cast}")
+        return cast
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model the Compare page can cross-validate.
+
+    ``build(task, random_state, **params)`` returns an unfitted estimator with
+    ``fit``/``predict`` (and ``predict_proba`` for classification).
+    """
+
+    key: str
+    label: str
+    build: Callable[..., Any]
+    tasks: tuple[str, ...] = TASKS
+    params: tuple[ParamSpec, ...] = ()
+    description: str = ""
+    family: str = "scikit-learn"
+
+    def make(self, task: str, random_state: int = 0, **params):
+        """Build the estimator with validated parameters (defaults for missing ones)."""
+        if task not in self.tasks:
+            raise ValueError(f"{self.label} does not support {task}; it supports {list(self.tasks)}")
+        known = {p.name: p for p in self.params}
+        unknown = set(params) - set(known)
+        if unknown:
+            raise ValueError(f"{self.label}: unknown parameter(s) {sorted(unknown)}; "
+                             f"known: {sorted(known)}")
+        values = {p.name: p.validate(params.get(p.name, p.default)) for p in self.params}
+        return self.build(task, random_state, **values)
+
+
+REGISTRY: dict[str, ModelSpec] = {}
+
+
+def register_model(spec: ModelSpec) -> ModelSpec:
+    """Add ``spec`` to the registry (a later registration with the same key replaces it)."""
+    REGISTRY[spec.key] = spec
+    return spec
+
+
+def available_models(task: str) -> list[ModelSpec]:
+    """The registered models that handle ``task``, in registration order."""
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    return [s for s in REGISTRY.values() if task in s.tasks]
+
+
+# -- scikit-learn baselines -----------------------------------------------------------------
+def _sk_tree(task, random_state, max_depth, min_samples_leaf, criterion):
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    if task == "classification":
+        crit = criterion if criterion in ("gini", "entropy") else "gini"
+        return DecisionTreeClassifier(max_depth=max_depth, min_samples_leaf=min_samples_leaf,
+                                      criterion=crit, random_state=random_state)
+    return DecisionTreeRegressor(max_depth=max_depth, min_samples_leaf=min_samples_leaf,
+                                 random_state=random_state)
+
+
+def _sk_forest(task, random_state, n_estimators, max_depth):
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+    cls = RandomForestClassifier if task == "classification" else RandomForestRegressor
+    return cls(n_estimators=n_estimators, max_depth=max_depth, random_state=random_state)
+
+
+def _sk_boosting(task, random_state, n_estimators, max_depth, learning_rate):
+    from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
+
+    cls = GradientBoostingClassifier if task == "classification" else GradientBoostingRegressor
+    return cls(n_estimators=n_estimators, max_depth=max_depth, learning_rate=learning_rate,
+               random_state=random_state)
+
+
+_DEPTH_HELP = "Maximum depth of a tree; 0 means unlimited (grow until leaves are pure)."
+register_model(ModelSpec(
+    key="sklearn_tree", label="Decision tree (scikit-learn CART)", build=_sk_tree,
+    params=(ParamSpec("max_depth", 5, "int_or_none", 0, 50, help=_DEPTH_HELP),
+            ParamSpec("min_samples_leaf", 1, "int", 1, 1000,
+                      help="Minimum number of training rows in a leaf."),
+            ParamSpec("criterion", "gini", "choice", choices=("gini", "entropy"),
+                      help="Impurity for classification (regression always uses squared error).")),
+    description="Greedy CART with exhaustive thresholds (Breiman et al. 1984)."))
+register_model(ModelSpec(
+    key="sklearn_forest", label="Random forest (scikit-learn)", build=_sk_forest,
+    params=(ParamSpec("n_estimators", 100, "int", 1, 1000, help="Number of trees."),
+            ParamSpec("max_depth", 0, "int_or_none", 0, 50, help=_DEPTH_HELP)),
+    description="Bagged CART trees with random feature subsets (Breiman 2001)."))
+register_model(ModelSpec(
+    key="sklearn_boosting", label="Gradient boosting (scikit-learn)", build=_sk_boosting,
+    params=(ParamSpec("n_estimators", 100, "int", 1, 1000, help="Number of boosting stages."),
+            ParamSpec("max_depth", 3, "int", 1, 20, help="Depth of each regression tree."),
+            ParamSpec("learning_rate", 0.1, "float", 1e-4, 1.0,
+                      help="Shrinkage applied to each tree's contribution.")),
+    description="Stage-wise additive regression trees (Friedman 2001)."))
+
+
+# -- cross-validation -------------------------------------------------------------------------
+@dataclass
+class CompareResult:
+    """Output of :func:`cross_validate_steps`.
+
+    ``folds``: one row per (model, fold) with the metrics, ``fit_seconds``, ``n_leaves``,
+    ``depth``; ``summary``: mean and standard deviation per model; ``models``: each model
+    refitted on all rows (for drawing); ``warnings``: messages for the user.
+    """
+
+    folds: pd.DataFrame
+    summary: pd.DataFrame
+    models: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    complete: bool = True
+
+
+def tree_size(estimator) -> tuple[int, int]:
+    """(number of leaves, maximum depth) of a fitted tree model; summed leaves / max depth
+    over the trees of an ensemble; (-1, -1) when the model has no trees we can read."""
+    if hasattr(estimator, "tree_"):
+        t = estimator.tree_
+        n_leaves = int(np.sum(np.asarray(t.children_left) == -1))
+        depth = int(getattr(t, "max_depth", -1))
+        return n_leaves, depth
+    members = getattr(estimator, "estimators_", None)
+    if members is None:
+        return -1, -1
+    leaves, depth = 0, 0
+    for m in np.ravel(np.asarray(members, dtype=object)):
+        lv, d = tree_size(m)
+        leaves += max(lv, 0)
+        depth = max(depth, d)
+    return leaves, depth
+
+
+def _fold_metrics(task, est, X_test, y_test, n_classes) -> dict[str, float]:
+    pred = est.predict(X_test)
+    if task == "regression":
+        return {"r2": float(r2_score(y_test, pred)),
+                "rmse": float(np.sqrt(mean_squared_error(y_test, pred)))}
+    out = {"accuracy": float(accuracy_score(y_test, pred))}
+    if hasattr(est, "predict_proba"):
+        proba = np.zeros((len(y_test), n_classes))
+        proba[:, np.asarray(est.classes_, dtype=np.int64)] = est.predict_proba(X_test)
+        out["log_loss"] = float(log_loss(y_test, proba, labels=np.arange(n_classes)))
+    else:
+        out["log_loss"] = float("nan")
+    return out
+
+
+def make_folds(task: str, y: np.ndarray, n_splits: int, random_state: int):
+    """Shuffled (stratified for classification) k-fold index pairs.
+
+    Raises ValueError when ``n_splits`` is below 2 or above the number of rows.
+    """
+    n = len(y)
+    if not 2 <= n_splits <= n:
+        raise ValueError(f"The number of folds must be between 2 and the number of rows ({n}); "
+                         f"got {n_splits}.")
+    if task == "classification" and np.bincount(y).max() >= n_splits:
+        splitter = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
+    else:
+        splitter = KFold(n_splits=n_splits, shuffle=True, random_state=random_state)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "least populated class" is reported by the caller
+        return list(splitter.split(np.zeros((n, 1)), y))
+
+
+def cross_validate_steps(ctx, dataset, models: dict[str, dict] | list[str], *, n_splits: int = 5,
+                         random_state: int = 0, refit: bool = True):
+    """Step generator: k-fold CV of several registered models on one dataset.
+
+    Parameters
+    ----------
+    ctx : engine.jobs.JobContext
+        Supplied by :class:`engine.jobs.Job` (unused between steps; kept for the protocol).
+    dataset : engine.data.Dataset
+        ``X`` float64 (n_samples, n_features), ``y`` int64 codes or float64 values.
+    models : dict key -> params, or list of registry keys (default parameters)
+    n_splits : int
+        Number of folds (2 <= n_splits <= n_samples).
+    random_state : int
+        Seed for the fold shuffle and every model.
+    refit : bool
+        After CV, refit each model on all rows (one step each) for drawing.
+
+    Yields a dict ``{"completed", "total", "message", "rows"}`` after each fit and returns
+    a :class:`CompareResult`.  Every model sees the same folds.
+
+    Raises
+    ------
+    ValueError
+        Unknown model key, a model that does not support the task, bad parameters or
+        ``n_splits`` out of range -- raised before any fitting starts.
+    """
+    if isinstance(models, list | tuple):
+        models = {k: {} for k in models}
+    if not models:
+        raise ValueError("Choose at least one model to compare.")
+    task = dataset.task
+    estimators = {}
+    for key, params in models.items():
+        if key not in REGISTRY:
+            raise ValueError(f"Unknown model {key!r}; registered: {sorted(REGISTRY)}")
+        spec = REGISTRY[key]
+        estimators[key] = (spec, spec.make(task, random_state, **params), params)
+    X, y = dataset.X, dataset.y
+    folds = make_folds(task, y, n_splits, random_state)
+    notes = []
+    if task == "classification":
+        smallest = int(np.bincount(y).min())
+        if smallest < n_splits:
+            notes.append(f"The smallest class has {smallest} rows, fewer than {n_splits} folds: "
+                         "some test folds miss that class.")
+    n_classes = int(dataset.n_classes) if task == "classification" else 0
+    from sklearn.base import clone
+
+    rows: list[dict] = []
+    total = len(estimators) * (len(folds) + (1 if refit else 0))
+    done = 0
+    for key, (spec, proto, _params) in estimators.items():
+        for i, (tr, te) in enumerate(folds):
+            est = clone(proto)
+            t0 = time.perf_counter()
+            est.fit(X[tr], y[tr])
+            fit_s = time.perf_counter() - t0
+            leaves, depth = tree_size(est)
+            row = {"model": spec.label, "key": key, "fold": i + 1, "fit_seconds": fit_s,
+                   "n_leaves": leaves, "depth": depth}
+            row.update(_fold_metrics(task, est, X[te], y[te], n_classes))
+            rows.append(row)
+            done += 1
+            yield {"completed": done, "total": total, "rows": list(rows),
+                   "message": f"{spec.label}: fold {i + 1}/{len(folds)}"}
+    fitted = {}
+    if refit:
+        for key, (spec, proto, _params) in estimators.items():
+            est = clone(proto).fit(X, y)
+            fitted[key] = est
+            done += 1
+            yield {"completed": done, "total": total, "rows": list(rows),
+                   "message": f"{spec.label}: refit on all rows"}
+    return summarise(rows, task, models=fitted, warnings=notes)
+
+
+def summarise(rows: list[dict], task: str, *, models=None, warnings=(), complete=True):
+    """Build a :class:`CompareResult` from per-fold rows (also used for a stopped job)."""
+    folds = pd.DataFrame(rows)
+    metrics = ["accuracy", "log_loss"] if task == "classification" else ["r2", "rmse"]
+    cols = metrics + ["fit_seconds", "n_leaves", "depth"]
+    if folds.empty:
+        summary = pd.DataFrame(columns=["model", "folds"] + cols)
+    else:
+        g = folds.groupby("model", sort=False)
+        summary = g[cols].mean()
+        for m in metrics:
+            summary[m + "_std"] = g[m].std(ddof=0)
+        summary.insert(0, "folds", g.size())
+        summary = summary.reset_index()
+    return CompareResult(folds=folds, summary=summary, models=dict(models or {}),
+                         warnings=list(warnings), complete=complete)

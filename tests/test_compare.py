@@ -1,0 +1,105 @@
+"""Compare registry and CV (engine/compare.py); oracle: scikit-learn's cross_validate."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_diabetes, load_iris
+from sklearn.model_selection import StratifiedKFold, cross_validate
+from sklearn.tree import DecisionTreeClassifier
+
+from engine.compare import REGISTRY, available_models, cross_validate_steps, make_folds
+from engine.jobs import Job
+
+
+def _ds(X, y, task):
+    n_classes = int(y.max()) + 1 if task == "classification" else 0
+    return SimpleNamespace(X=np.ascontiguousarray(X, dtype=np.float64), y=y, task=task,
+                           n_classes=n_classes)
+
+
+def _run(ds, models, **kw):
+    job = Job(cross_validate_steps, ds, models, budget=120, **kw).start()
+    assert job.join(120)
+    assert job.status == "done", job.error
+    return job
+
+
+def test_accuracy_equals_sklearn_cross_validate_on_same_folds():
+    X, y = load_iris(return_X_y=True)
+    ds = _ds(X, y.astype(np.int64), "classification")
+    job = _run(ds, {"sklearn_tree": {"max_depth": 3}}, n_splits=5, random_state=7)
+    res = job.result
+    cv = StratifiedKFold(5, shuffle=True, random_state=7)
+    ref = cross_validate(DecisionTreeClassifier(max_depth=3, random_state=7), X, y, cv=cv,
+                         scoring=["accuracy", "neg_log_loss"])
+    np.testing.assert_allclose(res.folds["accuracy"].to_numpy(), ref["test_accuracy"])
+    np.testing.assert_allclose(res.folds["log_loss"].to_numpy(), -ref["test_neg_log_loss"],
+                               rtol=1e-6)
+    assert res.summary.loc[0, "folds"] == 5
+    assert res.summary.loc[0, "accuracy"] == pytest.approx(ref["test_accuracy"].mean())
+    assert res.models["sklearn_tree"].get_depth() <= 3
+    # progress: one snapshot per fold plus the refit
+    assert job.snapshot().steps == 6
+
+
+def test_regression_metrics_and_three_models():
+    X, y = load_diabetes(return_X_y=True)
+    ds = _ds(X, y, "regression")
+    res = _run(ds, {"sklearn_tree": {"max_depth": 3},
+                    "sklearn_forest": {"n_estimators": 10},
+                    "sklearn_boosting": {"n_estimators": 20}}, n_splits=3).result
+    assert list(res.summary["model"]) == [REGISTRY[k].label for k in
+                                          ("sklearn_tree", "sklearn_forest", "sklearn_boosting")]
+    assert {"r2", "rmse", "fit_seconds", "n_leaves", "depth"} <= set(res.summary.columns)
+    # RMSE and R^2 agree: R^2 = 1 - MSE / Var(y_test) for each fold
+    assert (res.folds["rmse"] > 0).all()
+    assert res.summary.set_index("key" if "key" in res.summary else "model")["r2"].max() > 0.2
+    tree_row = res.folds[res.folds["key"] == "sklearn_tree"]
+    assert (tree_row["depth"] <= 3).all() and (tree_row["n_leaves"] <= 8).all()
+
+
+def test_stop_keeps_finished_folds():
+    X, y = load_iris(return_X_y=True)
+    ds = _ds(X, y.astype(np.int64), "classification")
+
+    job = Job(cross_validate_steps, ds, {"sklearn_forest": {"n_estimators": 200}},
+              n_splits=10, budget=None).start()
+    while job.snapshot().steps < 2:
+        job.join(0.01)
+    job.cancel()
+    assert job.join(10)
+    assert job.status == "cancelled"
+    assert 2 <= job.result["completed"] < 11
+    assert len(job.result["rows"]) == job.result["completed"]
+
+
+@pytest.mark.parametrize("models, n_splits, match", [
+    ({"nope": {}}, 5, "Unknown model"),
+    ({"sklearn_tree": {"max_depth": -3}}, 5, "max_depth"),
+    ({"sklearn_tree": {"bogus": 1}}, 5, "unknown parameter"),
+    ({}, 5, "at least one model"),
+    ({"sklearn_tree": {}}, 1, "number of folds"),
+])
+def test_bad_requests_fail_before_fitting(models, n_splits, match):
+    X, y = load_iris(return_X_y=True)
+    ds = _ds(X, y.astype(np.int64), "classification")
+    gen = cross_validate_steps(None, ds, models, n_splits=n_splits)
+    with pytest.raises(ValueError, match=match):
+        next(gen)
+
+
+def test_registry_lists_models_per_task():
+    keys = [s.key for s in available_models("classification")]
+    assert keys[:3] == ["sklearn_tree", "sklearn_forest", "sklearn_boosting"]
+    with pytest.raises(ValueError):
+        available_models("clustering")
+
+
+def test_folds_are_stratified_and_partition_rows():
+    y = np.repeat(np.arange(3), 20)
+    folds = make_folds("classification", y, 4, 0)
+    test_idx = np.concatenate([te for _, te in folds])
+    assert np.array_equal(np.sort(test_idx), np.arange(60))
+    for _, te in folds:
+        assert np.array_equal(np.bincount(y[te]), [5, 5, 5])
