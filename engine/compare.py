@@ -2,7 +2,8 @@
 
 Each method registers a :class:`ModelSpec` (a label, the tasks it handles, its tunable
 parameters and a factory returning an unfitted scikit-learn-compatible estimator) with
-:func:`register_model`.  :func:`cross_validate_steps` is a step generator for
+:func:`register_model`.  :func:`plan_comparison` validates a request and
+:func:`cross_validate_steps` is its step generator for
 :class:`engine.jobs.Job`: one step fits and scores one model on one fold, so progress is
 live and Stop keeps every fold finished so far.
 
@@ -223,14 +224,33 @@ def make_folds(task: str, y: np.ndarray, n_splits: int, random_state: int):
         return list(splitter.split(np.zeros((n, 1)), y))
 
 
-def cross_validate_steps(ctx, dataset, models: dict[str, dict] | list[str], *, n_splits: int = 5,
-                         random_state: int = 0, refit: bool = True):
-    """Step generator: k-fold CV of several registered models on one dataset.
+@dataclass
+class ComparisonPlan:
+    """A validated comparison: the estimators (unfitted), the folds and notes for the user.
+
+    Built by :func:`plan_comparison`; run by :func:`cross_validate_steps`.
+    """
+
+    task: str
+    X: np.ndarray
+    y: np.ndarray
+    n_classes: int
+    estimators: dict[str, tuple[ModelSpec, Any]]
+    folds: list[tuple[np.ndarray, np.ndarray]]
+    notes: list[str]
+
+    @property
+    def n_fits(self) -> int:
+        """Number of job steps: one per (model, fold) plus one refit per model."""
+        return len(self.estimators) * (len(self.folds) + 1)
+
+
+def plan_comparison(dataset, models: dict[str, dict] | list[str], *, n_splits: int = 5,
+                    random_state: int = 0) -> ComparisonPlan:
+    """Validate a comparison request and build its estimators and folds (fits nothing).
 
     Parameters
     ----------
-    ctx : engine.jobs.JobContext
-        Supplied by :class:`engine.jobs.Job` (unused between steps; kept for the protocol).
     dataset : engine.data.Dataset
         ``X`` float64 (n_samples, n_features), ``y`` int64 codes or float64 values.
     models : dict key -> params, or list of registry keys (default parameters)
@@ -238,17 +258,12 @@ def cross_validate_steps(ctx, dataset, models: dict[str, dict] | list[str], *, n
         Number of folds (2 <= n_splits <= n_samples).
     random_state : int
         Seed for the fold shuffle and every model.
-    refit : bool
-        After CV, refit each model on all rows (one step each) for drawing.
-
-    Yields a dict ``{"completed", "total", "message", "rows"}`` after each fit and returns
-    a :class:`CompareResult`.  Every model sees the same folds.
 
     Raises
     ------
     ValueError
-        Unknown model key, a model that does not support the task, bad parameters or
-        ``n_splits`` out of range -- raised before any fitting starts.
+        No model, an unknown model key, a model that does not support the task, a bad
+        parameter, or ``n_splits`` out of range.
     """
     if isinstance(models, list | tuple):
         models = {k: {} for k in models}
@@ -260,23 +275,36 @@ def cross_validate_steps(ctx, dataset, models: dict[str, dict] | list[str], *, n
         if key not in REGISTRY:
             raise ValueError(f"Unknown model {key!r}; registered: {sorted(REGISTRY)}")
         spec = REGISTRY[key]
-        estimators[key] = (spec, spec.make(task, random_state, **params), params)
-    X, y = dataset.X, dataset.y
-    folds = make_folds(task, y, n_splits, random_state)
+        estimators[key] = (spec, spec.make(task, random_state, **params))
+    folds = make_folds(task, dataset.y, n_splits, random_state)
     notes = []
+    n_classes = 0
     if task == "classification":
-        smallest = int(np.bincount(y).min())
+        n_classes = int(dataset.n_classes)
+        smallest = int(np.bincount(dataset.y, minlength=n_classes).min())
         if smallest < n_splits:
             notes.append(f"The smallest class has {smallest} rows, fewer than {n_splits} folds: "
                          "some test folds miss that class.")
-    n_classes = int(dataset.n_classes) if task == "classification" else 0
+    return ComparisonPlan(task, dataset.X, dataset.y, n_classes, estimators, folds, notes)
+
+
+def cross_validate_steps(ctx, plan: ComparisonPlan, *, refit: bool = True):
+    """Step generator for :class:`engine.jobs.Job`: run a :class:`ComparisonPlan`.
+
+    One step fits and scores one model on one fold (every model sees the same folds);
+    with ``refit`` one more step per model refits it on all rows, for drawing.  Yields
+    ``{"completed", "total", "message", "rows"}`` (rows: one dict per finished fold) and
+    returns a :class:`CompareResult`.  ``ctx`` (a :class:`engine.jobs.JobContext`) is not
+    needed inside a step: scikit-learn fits cannot be interrupted midway.
+    """
     from sklearn.base import clone
 
+    X, y, task = plan.X, plan.y, plan.task
     rows: list[dict] = []
-    total = len(estimators) * (len(folds) + (1 if refit else 0))
+    total = len(plan.estimators) * (len(plan.folds) + (1 if refit else 0))
     done = 0
-    for key, (spec, proto, _params) in estimators.items():
-        for i, (tr, te) in enumerate(folds):
+    for key, (spec, proto) in plan.estimators.items():
+        for i, (tr, te) in enumerate(plan.folds):
             est = clone(proto)
             t0 = time.perf_counter()
             est.fit(X[tr], y[tr])
@@ -284,20 +312,19 @@ def cross_validate_steps(ctx, dataset, models: dict[str, dict] | list[str], *, n
             leaves, depth = tree_size(est)
             row = {"model": spec.label, "key": key, "fold": i + 1, "fit_seconds": fit_s,
                    "n_leaves": leaves, "depth": depth}
-            row.update(_fold_metrics(task, est, X[te], y[te], n_classes))
+            row.update(_fold_metrics(task, est, X[te], y[te], plan.n_classes))
             rows.append(row)
             done += 1
             yield {"completed": done, "total": total, "rows": list(rows),
-                   "message": f"{spec.label}: fold {i + 1}/{len(folds)}"}
+                   "message": f"{spec.label}: fold {i + 1}/{len(plan.folds)}"}
     fitted = {}
     if refit:
-        for key, (spec, proto, _params) in estimators.items():
-            est = clone(proto).fit(X, y)
-            fitted[key] = est
+        for key, (spec, proto) in plan.estimators.items():
+            fitted[key] = clone(proto).fit(X, y)
             done += 1
             yield {"completed": done, "total": total, "rows": list(rows),
                    "message": f"{spec.label}: refit on all rows"}
-    return summarise(rows, task, models=fitted, warnings=notes)
+    return summarise(rows, task, models=fitted, warnings=plan.notes)
 
 
 def summarise(rows: list[dict], task: str, *, models=None, warnings=(), complete=True):

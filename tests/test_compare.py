@@ -8,7 +8,13 @@ from sklearn.datasets import load_diabetes, load_iris
 from sklearn.model_selection import StratifiedKFold, cross_validate
 from sklearn.tree import DecisionTreeClassifier
 
-from engine.compare import REGISTRY, available_models, cross_validate_steps, make_folds
+from engine.compare import (
+    REGISTRY,
+    available_models,
+    cross_validate_steps,
+    make_folds,
+    plan_comparison,
+)
 from engine.jobs import Job
 
 
@@ -19,7 +25,7 @@ def _ds(X, y, task):
 
 
 def _run(ds, models, **kw):
-    job = Job(cross_validate_steps, ds, models, budget=120, **kw).start()
+    job = Job(cross_validate_steps, plan_comparison(ds, models, **kw), budget=120).start()
     assert job.join(120)
     assert job.status == "done", job.error
     return job
@@ -63,8 +69,8 @@ def test_stop_keeps_finished_folds():
     X, y = load_iris(return_X_y=True)
     ds = _ds(X, y.astype(np.int64), "classification")
 
-    job = Job(cross_validate_steps, ds, {"sklearn_forest": {"n_estimators": 200}},
-              n_splits=10, budget=None).start()
+    plan = plan_comparison(ds, {"sklearn_forest": {"n_estimators": 200}}, n_splits=10)
+    job = Job(cross_validate_steps, plan, budget=None).start()
     while job.snapshot().steps < 2:
         job.join(0.01)
     job.cancel()
@@ -84,9 +90,8 @@ def test_stop_keeps_finished_folds():
 def test_bad_requests_fail_before_fitting(models, n_splits, match):
     X, y = load_iris(return_X_y=True)
     ds = _ds(X, y.astype(np.int64), "classification")
-    gen = cross_validate_steps(None, ds, models, n_splits=n_splits)
     with pytest.raises(ValueError, match=match):
-        next(gen)
+        plan_comparison(ds, models, n_splits=n_splits)
 
 
 def test_registry_lists_models_per_task():

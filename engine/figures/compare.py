@@ -1,0 +1,47 @@
+"""Figures for the Compare page: cross-validated scores, fit time and tree size per model."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine.figures.style import base_layout, palette
+
+METRIC_LABELS = {
+    "accuracy": "accuracy (fraction correct, higher is better)",
+    "log_loss": "log-loss (nats per row, lower is better)",
+    "r2": "R² (higher is better)",
+    "rmse": "RMSE (target units, lower is better)",
+    "fit_seconds": "fit time (seconds per fold)",
+    "n_leaves": "leaves (summed over trees)",
+}
+
+
+def cv_summary_figure(summary: pd.DataFrame, task: str) -> go.Figure:
+    """Bar charts of the mean CV metrics per model, with one standard deviation error bars.
+
+    ``summary`` is :attr:`engine.compare.CompareResult.summary` (one row per model with the
+    metric means, ``<metric>_std`` columns, ``fit_seconds`` and ``n_leaves``).
+    """
+    metrics = ["accuracy", "log_loss"] if task == "classification" else ["r2", "rmse"]
+    panels = metrics + ["fit_seconds", "n_leaves"]
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=[METRIC_LABELS[p] for p in panels],
+                        horizontal_spacing=0.07)
+    models = list(summary["model"])
+    colours = palette(len(models))
+    for c, col in enumerate(panels, start=1):
+        err = summary.get(col + "_std")
+        for i, model in enumerate(models):
+            fig.add_bar(x=[model], y=[summary[col].iloc[i]], name=model, legendgroup=model,
+                        showlegend=(c == 1), marker_color=colours[i],
+                        error_y=None if err is None else dict(type="data",
+                                                              array=[err.iloc[i]]),
+                        hovertemplate=f"{model}<br>{col}: %{{y:.4g}}<extra></extra>")
+        fig.update_xaxes(showticklabels=False, row=1, col=c)
+    fig.update_layout(**base_layout(f"Cross-validated comparison ({int(summary['folds'].max())}"
+                                    " folds; bars: mean, whiskers: ±1 std)" if len(summary)
+                                    else "Cross-validated comparison"),
+                      height=420, barmode="group")
+    fig.update_annotations(font_size=12)
+    return fig
