@@ -1,0 +1,741 @@
+"""Tests for engine/data.py: CSV parsing (load_csv), validation (make_dataset), bundled data.
+
+Fixtures in tests/data/ are small hand-written files with exact bytes (cp1252, BOM, decimal
+commas, ...).  Every bad-input test checks the DataError message names the column or file
+and carries the key words of the fix.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.data import (
+    DATASETS_DIR,
+    DEFAULT_NA_VALUES,
+    MAX_BYTES,
+    MAX_COLUMNS,
+    MAX_ROWS,
+    DataError,
+    Dataset,
+    ParseReport,
+    bundled_datasets,
+    load_bundled,
+    load_csv,
+    make_dataset,
+)
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def load(name: str, **kwargs):
+    return load_csv(DATA / name, **kwargs)
+
+
+def error_of(func, *args, **kwargs) -> DataError:
+    with pytest.raises(DataError) as info:
+        func(*args, **kwargs)
+    return info.value
+
+
+# ---------------------------------------------------------------------------------------
+# load_csv: good files, exact values
+# ---------------------------------------------------------------------------------------
+
+
+def test_constants():
+    assert MAX_ROWS == 200_000
+    assert MAX_COLUMNS == 2_000
+    assert MAX_BYTES == 50 * 2**20
+    for token in ("", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None", "-"):
+        assert token in DEFAULT_NA_VALUES
+    assert issubclass(DataError, ValueError)
+
+
+def test_semicolon_decimal_comma_autodetected():
+    df, rep = load("semicolon_decimal_comma.csv")
+    assert rep.delimiter == ";"
+    assert rep.decimal == ","
+    assert list(df.columns) == ["length", "width", "species"]
+    assert df["length"].dtype == np.float64
+    assert df["length"].tolist() == [1.5, 3.0, -0.5, 2.5]
+    assert df["width"].tolist() == [2.25, 4.75, 1.0, 0.125]
+    assert df["species"].tolist() == ["a", "b", "a", "b"]
+    assert rep.dtypes == {"length": "numeric", "width": "numeric", "species": "categorical"}
+    assert any("decimal comma" in w for w in rep.warnings)
+
+
+def test_explicit_decimal_wins():
+    df, rep = load("semicolon_decimal_comma.csv", decimal=".")
+    assert rep.decimal == "."
+    # '1,5' is not a number with decimal '.', so the column stays text
+    assert df["length"].tolist()[0] == "1,5"
+    df, rep = load("semicolon_decimal_comma.csv", sep=";", decimal=",")
+    assert df["length"].tolist()[0] == 1.5
+
+
+def test_cp1252_decoded():
+    df, rep = load("cp1252.csv")
+    assert rep.encoding == "cp1252"
+    assert df["name"].tolist() == ["café", "naïve", "résumé"]
+    assert df["city"].tolist() == ["Zürich", "München", "Köln"]
+    assert df["price"].tolist() == [1.5, 2.5, 3.0]
+
+
+def test_explicit_encoding_wins_and_bad_encoding_is_dataerror():
+    df, rep = load("cp1252.csv", encoding="latin-1")
+    assert rep.encoding == "latin-1"
+    assert df["name"].iloc[0] == "café"
+    err = error_of(load, "cp1252.csv", encoding="utf-8")
+    assert "cp1252.csv" in str(err) and "utf-8" in str(err) and "encoding" in str(err)
+    err = error_of(load, "cp1252.csv", encoding="no-such-codec")
+    assert "no-such-codec" in str(err) and "encoding" in str(err)
+
+
+def test_utf8_bom_stripped():
+    df, rep = load("utf8_bom.csv")
+    assert rep.encoding == "utf-8-sig"
+    assert list(df.columns) == ["id", "value", "label"]
+    assert df["id"].tolist() == [1, 2, 3]
+    # and a plain utf-8 file reports utf-8
+    _, rep2 = load_csv(b"a,b\n1,2\n")
+    assert rep2.encoding == "utf-8"
+
+
+def test_utf16_with_bom():
+    raw = "a\tb\nü\t1\nx\t2\n".encode("utf-16")
+    df, rep = load_csv(raw)
+    assert rep.encoding == "utf-16" and rep.delimiter == "\t"
+    assert df["a"].tolist() == ["ü", "x"]
+
+
+def test_na_tokens():
+    df, rep = load("na_tokens.csv")
+    assert df["a"].tolist()[:1] == [1.0] and np.isnan(df["a"].iloc[1])
+    assert df["b"].isna().tolist() == [True, False, True, False, False]
+    assert df["c"].isna().tolist() == [False, True, False, True, True]
+    assert rep.missing == {"a": 1, "b": 2, "c": 3}
+    assert rep.coerced == {}  # NA tokens are missing values, not stray text
+    # a user-chosen NA list: '?' is now a real value
+    df2, rep2 = load("na_tokens.csv", na_values=["", "NA"])
+    assert df2["c"].tolist()[-1] == "?"
+    assert rep2.dtypes["b"] in ("categorical", "text", "numeric")
+
+
+def test_stray_text_coerced_and_reported():
+    df, rep = load("stray_text.csv")
+    assert df["age"].dtype == np.float64
+    assert int(df["age"].isna().sum()) == 2
+    assert df["age"].iloc[0] == 12.0 and np.isnan(df["age"].iloc[2])
+    assert rep.coerced == {"age": {"count": 2, "examples": ["abc", "x"]}}
+    assert rep.dtypes["age"] == "integer"
+    assert rep.missing["age"] == 2
+    assert (
+        "Column 'age': 2 values are not numbers (e.g. 'abc', 'x'); they were read as missing."
+        in rep.warnings
+    )
+    frame = rep.to_frame()
+    row = frame.set_index("column").loc["age"]
+    assert row["coerced"] == 2 and "abc" in row["examples"] and row["missing"] == 2
+
+
+def test_stray_text_with_decimal_comma():
+    df, rep = load("semicolon_stray_text.csv")
+    assert (rep.decimal, rep.thousands) == (",", ".")
+    assert df["a"].tolist()[:2] == [1.5, 2.25] and df["a"].tolist()[3:] == [3.0, 4.5, 1234.5]
+    assert np.isnan(df["a"].iloc[2])
+    assert rep.coerced == {"a": {"count": 1, "examples": ["abc"]}}
+    assert "Column 'a': 1 value is not a number ('abc'); it was read as missing." in rep.warnings
+
+
+def test_latin1_fallback():
+    df, rep = load_csv(b"a\n\x81x\n")  # 0x81 is undefined in cp1252
+    assert rep.encoding == "latin-1" and df["a"].tolist() == ["\x81x"]
+
+
+def test_mostly_text_column_stays_text():
+    df, rep = load_csv(b"a\n1\nx\ny\nz\n2\n")
+    assert rep.dtypes["a"] == "categorical"
+    assert rep.coerced == {}
+    assert df["a"].tolist() == ["1", "x", "y", "z", "2"]
+
+
+def test_all_nan_column_dropped():
+    df, rep = load("all_nan_column.csv")
+    assert list(df.columns) == ["a", "b"]
+    assert rep.dropped_columns == ["empty"]
+    assert any("'empty'" in w and "removed" in w for w in rep.warnings)
+    assert "empty (removed)" in rep.to_frame()["dtype"].tolist()
+
+
+def test_blank_rows_dropped_and_counted():
+    df, rep = load("blank_rows.csv")
+    assert df.to_numpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert rep.dropped_rows == 2
+    assert rep.n_rows == 2 and rep.n_columns == 2
+    assert list(df.index) == [0, 1]
+
+
+def test_booleans():
+    df, rep = load("booleans.csv")
+    assert rep.dtypes == {"smoker": "boolean", "active": "boolean", "flag": "boolean",
+                          "n": "integer"}
+    assert df["smoker"].dtype == bool
+    assert df["smoker"].tolist() == [True, False, True, False]
+    assert df["active"].tolist() == [True, False, True, False]
+    assert df["flag"].tolist() == [True, False, True, False]
+
+
+def test_booleans_with_missing_values():
+    df, rep = load_csv(b"b,x\nyes,1\n,2\nno,3\n")
+    assert rep.dtypes["b"] == "boolean"
+    assert str(df["b"].dtype) == "boolean"
+    assert df["b"].isna().tolist() == [False, True, False]
+
+
+def test_thousands_quoted_commas():
+    df, rep = load("thousands.csv")
+    assert rep.thousands == ","
+    assert df["population"].tolist() == [1234567, 12345, 987]
+    assert df["area"].tolist() == [12.5, 3.25, 1.0]
+
+
+def test_thousands_with_decimal_comma():
+    df, rep = load("thousands_semicolon.csv")
+    assert (rep.delimiter, rep.decimal, rep.thousands) == (";", ",", ".")
+    assert df["amount"].tolist() == [1234.5, 12000.25, 7.5]
+
+
+def test_thousands_detection_off():
+    df, rep = load("thousands.csv", thousands="")
+    assert rep.thousands is None
+    assert df["population"].tolist()[0] == "1,234,567"
+
+
+def test_other_delimiters():
+    df, rep = load("tab_separated.tsv")
+    assert rep.delimiter == "\t"
+    assert df["a"].tolist() == [1.5, 2.5] and df["b"].tolist() == ["x", "y"]
+    df, rep = load("pipe_separated.csv")
+    assert rep.delimiter == "|" and df.shape == (2, 2)
+    df, rep = load_csv(b"a;b\n1;2\n", sep=",")
+    assert list(df.columns) == ["a;b"]  # explicit sep wins
+    df, rep = load_csv(b"a\tb\n1\t2\n", sep="\\t")
+    assert rep.delimiter == "\t" and df.shape == (1, 2)
+
+
+def test_single_column_file():
+    df, rep = load_csv(b"x\n1\n2\n3\n")
+    assert rep.delimiter == "," and df["x"].tolist() == [1, 2, 3]
+
+
+def test_trailing_delimiter_and_spaces():
+    df, rep = load_csv(b" a , b ,\n 1 , x ,\n2,  y,\n")
+    assert list(df.columns) == ["a", "b"]
+    assert df["a"].tolist() == [1, 2]
+    assert df["b"].tolist() == ["x", "y"]
+
+
+def test_accepts_bytes_str_path_and_file_objects():
+    raw = (DATA / "utf8_bom.csv").read_bytes()
+    for source in (raw, str(DATA / "utf8_bom.csv"), DATA / "utf8_bom.csv", io.BytesIO(raw)):
+        df, _ = load_csv(source)
+        assert df.shape == (3, 3)
+    with pytest.raises(TypeError):
+        load_csv(12345)
+
+
+def test_report_to_frame():
+    _, rep = load("na_tokens.csv")
+    assert isinstance(rep, ParseReport)
+    frame = rep.to_frame()
+    assert list(frame.columns) == ["column", "dtype", "missing", "coerced", "examples"]
+    assert frame["column"].tolist() == ["a", "b", "c"]
+    assert frame["missing"].tolist() == [1, 2, 3]
+
+
+# ---------------------------------------------------------------------------------------
+# load_csv: bad files -> DataError naming the file/column and the fix
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["empty.csv", "whitespace_only.csv"])
+def test_empty_file(name):
+    err = error_of(load, name)
+    assert name in str(err) and "empty" in str(err)
+    err = error_of(load_csv, b"")
+    assert "empty" in str(err)
+
+
+def test_header_only():
+    err = error_of(load, "header_only.csv")
+    assert "header_only.csv" in str(err) and "no data rows" in str(err)
+
+
+def test_only_empty_cells():
+    err = error_of(load_csv, b"a,b\n,\n,\n")
+    assert "no values" in str(err)
+
+
+def test_duplicate_columns():
+    err = error_of(load, "duplicate_columns.csv")
+    assert "'height'" in str(err) and "different name" in str(err)
+    assert err.column == "height"
+
+
+def test_infinite_values():
+    err = error_of(load, "inf_values.csv")
+    msg = str(err)
+    assert "Column 'y' has 3 infinite values (inf or -inf)" in msg
+    assert "replace them or remove those rows" in msg
+    assert err.column == "y"
+
+
+def test_infinite_values_in_a_stray_text_column():
+    err = error_of(load_csv, b"v,w\n1,a\n2,b\ninf,c\n4,d\n5,e\nfoo,f\n")
+    assert "'v'" in str(err) and "infinite" in str(err)
+
+
+def test_ragged_rows():
+    err = error_of(load, "ragged.csv")
+    msg = str(err)
+    assert "ragged.csv" in msg and "line 3" in msg and "delimiter" in msg
+
+
+def test_more_values_than_header_names():
+    err = error_of(load_csv, b"a,b\n1,2,3\n4,5,6\n")
+    assert "more values than the header" in str(err) and "delimiter" in str(err)
+
+
+def test_unclosed_quote():
+    err = error_of(load, "unclosed_quote.csv")
+    assert "quote" in str(err) and "unclosed_quote.csv" in str(err)
+
+
+def test_binary_files():
+    err = error_of(load, "excel.xlsx")
+    assert "excel.xlsx" in str(err) and "Excel" in str(err) and "CSV" in str(err)
+    rng = np.random.default_rng(1)
+    err = error_of(load_csv, rng.integers(0, 256, 4000, dtype=np.uint8).tobytes())
+    assert "binary" in str(err) and "CSV" in str(err)
+    err = error_of(load_csv, b"\x1f\x8b\x08\x00compressed")
+    assert "compressed" in str(err)
+
+
+def test_missing_path():
+    err = error_of(load_csv, DATA / "no_such_file.csv")
+    assert "no_such_file.csv" in str(err) and "not found" in str(err)
+
+
+def test_bad_sep_and_decimal_arguments():
+    err = error_of(load_csv, b"a,b\n1,2\n", sep=";;")
+    assert "delimiter" in str(err) and "';;'" in str(err)
+    err = error_of(load_csv, b"a,b\n1,2\n", sep=",", decimal=",")
+    assert "decimal" in str(err)
+
+
+def test_limits_are_configurable():
+    raw = b"a,b,c\n" + b"1,2,3\n" * 10
+    df, _ = load_csv(raw, max_rows=10, max_columns=3)
+    assert df.shape == (10, 3)
+    err = error_of(load_csv, raw, max_rows=9)
+    assert "9" in str(err) and "limit" in str(err) and "max_rows" in str(err)
+    err = error_of(load_csv, raw, max_columns=2)
+    msg = str(err)
+    assert "3 columns" in msg and "limit of 2" in msg and "max_columns" in msg
+    err = error_of(load_csv, raw, max_bytes=20)
+    assert "limit" in str(err) and "max_bytes" in str(err)
+    err = error_of(load, "stray_text.csv", max_bytes=20)
+    assert "stray_text.csv" in str(err) and "max_bytes" in str(err)
+
+
+# ---------------------------------------------------------------------------------------
+# make_dataset
+# ---------------------------------------------------------------------------------------
+
+
+def mixed_frame() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "num": [0.5, 1.5, 2.5, 3.5, 4.5, 5.5],
+            "colour": ["red", "blue", "red", "green", "blue", "red"],
+            "flag": [True, False, True, True, False, False],
+            "level": [3, 1, 2, 3, 1, 2],
+            "cls": ["b", "a", "b", "a", "c", "c"],
+        }
+    )
+
+
+def test_make_dataset_arrays():
+    ds = make_dataset(mixed_frame(), "cls", categorical=["level"])
+    assert isinstance(ds, Dataset)
+    assert ds.X.dtype == np.float64 and ds.X.flags.c_contiguous
+    assert ds.X.shape == (6, 4) == (ds.n_samples, ds.n_features)
+    assert ds.y.dtype == np.int64
+    assert ds.y.tolist() == [1, 0, 1, 0, 2, 2]
+    assert ds.classes_.tolist() == ["a", "b", "c"] and ds.n_classes == 3
+    assert ds.task == "classification" and ds.target == "cls"
+    assert ds.feature_names == ["num", "colour", "flag", "level"]
+    assert ds.is_categorical.tolist() == [False, True, True, True]
+    assert ds.is_categorical.dtype == bool
+    assert ds.categories == {1: ["blue", "green", "red"], 2: ["False", "True"],
+                             3: ["1", "2", "3"]}
+    assert ds.X[:, 0].tolist() == [0.5, 1.5, 2.5, 3.5, 4.5, 5.5]
+    assert ds.X[:, 1].tolist() == [2, 0, 2, 1, 0, 2]
+    assert ds.X[:, 2].tolist() == [1, 0, 1, 1, 0, 0]
+    assert ds.X[:, 3].tolist() == [2, 0, 1, 2, 0, 1]
+    assert ds.target_labels().tolist() == ["b", "a", "b", "a", "c", "c"]
+    frame = ds.feature_frame()
+    assert frame["colour"].tolist() == ["red", "blue", "red", "green", "blue", "red"]
+    assert frame["level"].tolist() == ["3", "1", "2", "3", "1", "2"]
+    assert frame["num"].tolist() == ds.X[:, 0].tolist()
+    assert ds.warnings == () and ds.n_dropped_rows == 0
+    assert "classification" in repr(ds)
+
+
+def test_categories_natural_order():
+    df = pd.DataFrame({"size": ["10", "9", "b", "A", "100", "9"], "y": [0, 1, 0, 1, 0, 1]})
+    ds = make_dataset(df, "y")
+    assert ds.categories[0] == ["9", "10", "100", "A", "b"]
+    df = pd.DataFrame({"n": [10, 2, 2, 10, 33, 33], "y": [0, 1, 0, 1, 0, 1]})
+    ds = make_dataset(df, "y", categorical="n")
+    assert ds.categories[0] == ["2", "10", "33"]
+    ds = make_dataset(df, "y")  # not declared categorical: numeric
+    assert not ds.is_categorical[0] and ds.categories == {}
+    df["c"] = pd.Categorical(["lo", "hi", "mid", "lo", "hi", "mid"],
+                             categories=["lo", "mid", "hi"])
+    ds = make_dataset(df, "y")
+    assert ds.categories[1] == ["lo", "mid", "hi"]
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (list(range(20)) * 2, "classification"),  # 20 distinct whole numbers
+        (list(range(21)) * 2, "regression"),  # 21 distinct
+        (["x", "y"] * 21, "classification"),  # strings
+        ([0.5, 1.25] * 21, "regression"),  # floats
+        ([1.0, 2.0] * 21, "classification"),  # whole-number floats
+        ([True, False] * 21, "classification"),  # booleans
+    ],
+)
+def test_task_inference(values, expected):
+    df = pd.DataFrame({"x": np.arange(len(values), dtype=float), "t": values})
+    ds = make_dataset(df, "t")
+    assert ds.task == expected
+    if expected == "regression":
+        assert ds.y.dtype == np.float64 and ds.classes_ is None and ds.n_classes == 0
+        assert ds.target_labels() is ds.y
+    else:
+        assert ds.y.dtype == np.int64 and ds.y.min() == 0 and ds.y.max() == ds.n_classes - 1
+
+
+def test_task_override():
+    df = pd.DataFrame({"x": np.arange(40.0), "t": list(range(20)) * 2})
+    assert make_dataset(df, "t", task="regression").task == "regression"
+    df = pd.DataFrame({"x": np.arange(42.0), "t": list(range(21)) * 2})
+    ds = make_dataset(df, "t", task="classification")
+    assert ds.task == "classification" and ds.classes_[:3].tolist() == ["0", "1", "2"]
+    df = pd.DataFrame({"x": [1.0, 2, 3, 4], "t": ["a", "b", "a", "b"]})
+    err = error_of(make_dataset, df, "t", task="regression")
+    assert "'t'" in str(err) and "classification" in str(err)
+
+
+def test_missing_error_and_drop():
+    df, _ = load("missing_target.csv")
+    err = error_of(make_dataset, df, "y")
+    msg = str(err)
+    assert "'z' (1 missing)" in msg and "'y' (1 missing)" in msg
+    assert "missing='drop'" in msg and "drop rows with missing values" in msg
+    ds = make_dataset(df, "y", missing="drop")
+    assert ds.n_samples == 5 and ds.n_dropped_rows == 2
+    assert ds.X[:, 0].tolist() == [1.0, 4.0, 5.0, 6.0, 7.0]
+    assert any("2 of 7 rows" in w for w in ds.warnings)
+
+
+def test_missing_single_column_message():
+    df = pd.DataFrame({"a": [1.0, np.nan, 3, 4], "y": [0, 1, 0, 1]})
+    err = error_of(make_dataset, df, "y")
+    assert "Column 'a' has 1 missing value" in str(err) and err.column == "a"
+
+
+def test_missing_drop_leaves_nothing():
+    df = pd.DataFrame({"a": [1.0, np.nan], "b": [np.nan, 2.0], "y": [0, 1]})
+    err = error_of(make_dataset, df, "y", missing="drop")
+    assert "'a'" in str(err) and "no rows are left" in str(err)
+
+
+def test_constant_feature_dropped_with_warning():
+    df, _ = load("constant_column.csv")
+    ds = make_dataset(df, "y")
+    assert ds.feature_names == ["a"]
+    assert any("'const'" in w and "same value" in w for w in ds.warnings)
+
+
+def test_all_nan_feature_left_out():
+    df = pd.DataFrame({"a": [1.0, 2, 3, 4], "e": [np.nan] * 4, "y": [0, 1, 0, 1]})
+    ds = make_dataset(df, "y")
+    assert ds.feature_names == ["a"] and any("'e'" in w for w in ds.warnings)
+
+
+def test_only_constant_features():
+    df = pd.DataFrame({"a": [1, 1, 1, 1], "y": [0, 1, 0, 1]})
+    err = error_of(make_dataset, df, "y")
+    assert "'a'" in str(err) and "No feature columns" in str(err)
+
+
+def test_target_not_in_data():
+    err = error_of(make_dataset, mixed_frame(), "species")
+    msg = str(err)
+    assert "'species'" in msg and "pick another target" in msg and "'colour'" in msg
+
+
+def test_constant_target():
+    df, _ = load("constant_target.csv")
+    err = error_of(make_dataset, df, "y")
+    assert "'y'" in str(err) and "same value" in str(err) and "'same'" in str(err)
+    assert "Pick another target" in str(err)
+    df = pd.DataFrame({"x": [1.0, 2.0, 3.0], "t": [2.5, 2.5, 2.5]})
+    err = error_of(make_dataset, df, "t", task="regression")
+    assert "'t'" in str(err) and "same value" in str(err)
+
+
+def test_target_all_missing():
+    df = pd.DataFrame({"x": [1.0, 2.0], "t": [np.nan, np.nan]})
+    err = error_of(make_dataset, df, "t")
+    assert "'t'" in str(err) and "no values" in str(err) and "Pick another target" in str(err)
+
+
+def test_class_with_one_row():
+    df, _ = load("single_row_class.csv")
+    err = error_of(make_dataset, df, "cls")
+    msg = str(err)
+    assert "Class 'c' (1 row)" in msg and "'cls'" in msg
+    assert "Remove those rows" in msg and "merge" in msg
+    ds = make_dataset(df, "cls", min_class_count=1)
+    assert ds.n_classes == 3
+
+
+def test_no_feature_columns():
+    df = pd.DataFrame({"t": [0, 1, 0, 1]})
+    err = error_of(make_dataset, df, "t")
+    assert "'t'" in str(err) and "no feature columns" in str(err)
+
+
+def test_too_many_categories():
+    df = pd.DataFrame({"name": [f"person {i}" for i in range(60)], "x": np.arange(60.0),
+                       "y": [0, 1] * 30})
+    err = error_of(make_dataset, df, "y")
+    msg = str(err)
+    assert "'name'" in msg and "60 different values" in msg and "max_categories" in msg
+    assert "leave it out" in msg
+    assert make_dataset(df, "y", max_categories=60).categories[0][0] == "person 0"
+    ds = make_dataset(df, "y", features=["x"])
+    assert ds.feature_names == ["x"]
+
+
+def test_infinite_values_in_frame():
+    df = pd.DataFrame({"a": [1.0, np.inf, 3.0, -np.inf], "y": [0, 1, 0, 1]})
+    err = error_of(make_dataset, df, "y")
+    assert "Column 'a' has 2 infinite values" in str(err)
+
+
+def test_invalid_arguments():
+    df = mixed_frame()
+    err = error_of(make_dataset, df, "cls", missing="fill")
+    assert "missing" in str(err) and "'drop'" in str(err) and "'error'" in str(err)
+    err = error_of(make_dataset, df, "cls", task="clustering")
+    assert "task" in str(err) and "'regression'" in str(err)
+    err = error_of(make_dataset, df, "cls", categorical=["nope"])
+    assert "'nope'" in str(err)
+    err = error_of(make_dataset, df, "cls", features=["nope"])
+    assert "'nope'" in str(err)
+    err = error_of(make_dataset, df, "cls", min_class_count=0)
+    assert "min_class_count" in str(err)
+
+
+def test_duplicate_names_in_frame():
+    df = pd.DataFrame([[1, 2, 0], [3, 4, 1]], columns=["a", "a", "y"])
+    err = error_of(make_dataset, df, "y")
+    assert "'a'" in str(err) and "different name" in str(err)
+
+
+def test_dates_rejected():
+    df = pd.DataFrame({"d": pd.date_range("2020-01-01", periods=4), "y": [0, 1, 0, 1]})
+    err = error_of(make_dataset, df, "y")
+    assert "'d'" in str(err) and "dates" in str(err)
+
+
+def test_object_columns_of_numbers_and_bools():
+    df = pd.DataFrame({"n": pd.Series([1, 2.5, 3, 4, 5], dtype=object),
+                       "b": pd.Series([True, False, None, True, False], dtype=object),
+                       "y": [0, 1, 0, 1, 0]})
+    ds = make_dataset(df, "y", missing="drop")
+    assert ds.is_categorical.tolist() == [False, True]
+    assert ds.categories == {1: ["False", "True"]}
+    assert ds.X[:, 0].tolist() == [1.0, 2.5, 4.0, 5.0]
+    assert ds.X[:, 1].tolist() == [1.0, 0.0, 1.0, 0.0]
+
+
+def test_end_to_end_from_nasty_csv():
+    df, rep = load("stray_text.csv")
+    ds = make_dataset(df, "score", missing="drop", task="regression")
+    assert ds.n_samples == 9 and ds.n_dropped_rows == 2
+    df, _ = load("semicolon_decimal_comma.csv")
+    ds = make_dataset(df, "species", min_class_count=2)
+    assert ds.X[:, 0].tolist() == [1.5, 3.0, -0.5, 2.5]
+    df, _ = load("booleans.csv")
+    ds = make_dataset(df, "smoker")
+    assert ds.classes_.tolist() == ["False", "True"]
+
+
+def test_large_table_is_fast_enough():
+    import time
+
+    rng = np.random.default_rng(0)
+    n = 200_000
+    df = pd.DataFrame({f"x{j}": rng.normal(size=n) for j in range(45)})
+    for j in range(4):
+        df[f"c{j}"] = rng.choice(["red", "green", "blue"], size=n)
+    df["y"] = rng.integers(0, 3, size=n)
+    t0 = time.perf_counter()
+    ds = make_dataset(df, "y")
+    assert time.perf_counter() - t0 < 10
+    assert ds.X.shape == (n, 49)
+
+
+# ---------------------------------------------------------------------------------------
+# Bundled datasets
+# ---------------------------------------------------------------------------------------
+
+
+def test_datasets_dir():
+    assert DATASETS_DIR == Path(__file__).resolve().parent.parent / "assets" / "datasets"
+
+
+def test_bundled_datasets_load():
+    if not (DATASETS_DIR / "catalog.json").is_file():
+        pytest.skip("assets/datasets/catalog.json is not there yet")
+    catalog = bundled_datasets()
+    assert catalog == json.loads((DATASETS_DIR / "catalog.json").read_text(encoding="utf-8"))
+    assert catalog
+    for name, entry in catalog.items():
+        df, rep, got = load_bundled(name)
+        assert got == entry
+        assert rep.n_rows == len(df) > 0
+        if "target" in entry:
+            ds = make_dataset(df, entry["target"], task=entry.get("task"), missing="drop")
+            assert ds.n_samples > 0
+            if entry.get("task"):
+                assert ds.task == entry["task"]
+
+
+def test_unknown_bundled_dataset():
+    err = error_of(load_bundled, "no-such-data")
+    msg = str(err)
+    assert "'no-such-data'" in msg and "Available datasets" in msg
+    for name in bundled_datasets():
+        assert name in msg
+
+
+# ---------------------------------------------------------------------------------------
+# Property test: any table either loads or raises DataError, never anything else
+# ---------------------------------------------------------------------------------------
+
+SAFE_TEXT = st.text(st.characters(exclude_categories=("Cs", "Cc")), max_size=6)
+NASTY = st.sampled_from(["", "?", "NA", "inf", "-inf", "1e999", "nan", "yes", "no", "TRUE",
+                         "1,5", "1.234,5", "1,234", "a;b", '"', "'", " ", "-", "0", "x",
+                         "é", "日本", "\t", "1e5", "NULL", "None", "a\nb", "\r"])
+CELLS = st.one_of(NASTY, st.integers(-1000, 1000).map(str),
+                  st.floats(allow_nan=True, allow_infinity=True).map(repr), SAFE_TEXT)
+NAMES = st.one_of(st.sampled_from(["a", "b", "", " ", "x.1", "Unnamed: 1", "é", "a;b"]),
+                  SAFE_TEXT)
+
+
+@st.composite
+def column(draw, n_rows: int) -> list[str]:
+    """Cells of one column: mostly numbers, labels, booleans, or anything."""
+    kind = draw(st.sampled_from(["int", "float", "label", "bool", "any"]))
+    if kind == "int":
+        base = st.integers(0, draw(st.integers(1, 30))).map(str)
+    elif kind == "float":
+        base = st.floats(-1e6, 1e6, allow_nan=False).map(lambda v: f"{v:.3f}")
+    elif kind == "label":
+        base = st.sampled_from(draw(st.lists(SAFE_TEXT, min_size=1, max_size=4)))
+    elif kind == "bool":
+        base = st.sampled_from(["yes", "no", "Yes", "NO", "true", "False"])
+    else:  # anything, control characters included
+        base = st.one_of(CELLS, st.text(max_size=3))
+    noise = draw(st.sampled_from([0.0, 0.05, 0.3]))
+    return [draw(CELLS) if draw(st.floats(0, 1)) < noise else draw(base)
+            for _ in range(n_rows)]
+
+
+@st.composite
+def csv_bytes(draw) -> bytes:
+    """Random small tables as CSV bytes (various delimiters and encodings), or raw bytes."""
+    if draw(st.integers(0, 9)) == 0:
+        return draw(st.binary(max_size=300))
+    n_cols = draw(st.sampled_from([1, 2, 2, 3, 4, 6]))
+    n_rows = draw(st.integers(0, 25))
+    if draw(st.integers(0, 4)) == 0:  # duplicates and empty names likely
+        header = [draw(NAMES) for _ in range(n_cols)]
+    else:
+        header = [f"c{j}" for j in range(n_cols)]
+    cols = [draw(column(n_rows)) for _ in range(n_cols)]
+    rows = [list(r) for r in zip(*cols, strict=True)] if n_rows else []
+    if rows and draw(st.integers(0, 4)) == 0:  # a ragged row
+        rows[draw(st.integers(0, len(rows) - 1))].append(draw(CELLS))
+    delim = draw(st.sampled_from([",", ";", "\t", "|"]))
+    buf = io.StringIO()
+    writer = csv.writer(buf, delimiter=delim,
+                        lineterminator=draw(st.sampled_from(["\n", "\r\n"])))
+    writer.writerow(header)
+    writer.writerows(rows)
+    enc = draw(st.sampled_from(["utf-8", "utf-8", "utf-8-sig", "cp1252", "utf-16"]))
+    return buf.getvalue().encode(enc, errors="replace")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(raw=csv_bytes(), data=st.data())
+def test_property_load_or_dataerror(raw, data):
+    try:
+        df, rep = load_csv(raw, max_rows=50, max_columns=10)
+    except DataError as exc:
+        assert str(exc)
+        return
+    assert isinstance(df, pd.DataFrame) and len(df) > 0 and df.shape[1] > 0
+    assert rep.n_rows == len(df) and rep.n_columns == df.shape[1]
+    assert list(rep.dtypes) == list(df.columns) == list(rep.missing)
+    assert len(set(df.columns)) == df.shape[1]
+    target = data.draw(st.sampled_from(list(df.columns)))
+    task = data.draw(st.sampled_from([None, "classification", "regression"]))
+    missing = data.draw(st.sampled_from(["error", "drop"]))
+    try:
+        ds = make_dataset(df, target, task=task, missing=missing,
+                          min_class_count=data.draw(st.integers(1, 2)))
+    except DataError as exc:
+        assert str(exc)
+        return
+    assert ds.X.dtype == np.float64 and ds.X.flags.c_contiguous
+    assert ds.X.shape == (len(ds.y), len(ds.feature_names)) and ds.X.shape[0] > 0
+    assert np.isfinite(ds.X).all()
+    if ds.task == "classification":
+        assert ds.y.dtype == np.int64 and ds.n_classes >= 2
+        assert set(np.unique(ds.y)) == set(range(ds.n_classes))
+    else:
+        assert ds.y.dtype == np.float64 and np.isfinite(ds.y).all()
+    for j, labels in ds.categories.items():
+        assert ds.is_categorical[j]
+        codes = ds.X[:, j]
+        assert codes.min() >= 0 and codes.max() < len(labels)
+    ds.feature_frame()
+    ds.target_labels()
