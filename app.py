@@ -1,0 +1,24 @@
+"""TreeLab: explore decision-tree methods in the browser.
+
+Run with ``streamlit run app.py``.  This entry point sets up the page, warms the numba
+engine once per process, draws the shared dataset sidebar and routes to the pages.
+"""
+
+import streamlit as st
+
+st.set_page_config(page_title="TreeLab", page_icon="🌳", layout="wide")
+
+from pages._shared import resume_intended_page, sidebar, warm_engine  # noqa: E402
+
+PAGES = {
+    "Explore": [
+        st.Page("pages/data.py", title="Data", icon="📄", url_path="data", default=True),
+        st.Page("pages/compare.py", title="Compare models", icon="⚖️", url_path="compare"),
+    ],
+}
+
+navigation = st.navigation(PAGES)
+sidebar()
+resume_intended_page()
+warm_engine()
+navigation.run()

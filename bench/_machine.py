@@ -1,0 +1,32 @@
+"""Machine description printed under every benchmark table."""
+
+import os
+import platform
+
+
+def machine() -> str:
+    """One line: CPU model, cores, memory, OS, Python and key package versions."""
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        with open("/proc/meminfo") as fh:
+            kb = int(fh.readline().split()[1])
+            mem = f", {kb / 2**20:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        pass
+    versions = []
+    for mod in ("numba", "numpy", "sklearn", "streamlit"):
+        try:
+            versions.append(f"{mod} {__import__(mod).__version__}")
+        except ImportError:
+            pass
+    return (f"{cpu}, {os.cpu_count()} cores{mem}; {platform.system()} {platform.release()}; "
+            f"Python {platform.python_version()}; " + ", ".join(versions))

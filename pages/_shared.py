@@ -1,0 +1,221 @@
+"""UI helpers shared by every page: engine warm-up, the dataset sidebar, job polling.
+
+Only Streamlit glue lives here; parsing, validation and models are in ``engine``.
+State kept in ``st.session_state``:
+
+* ``ds`` -- the selected dataset option (``"iris"`` or ``"upload:<name>"``), mirrored in the URL;
+* ``uploads`` -- ``{option: (DataFrame, ParseReport, content_hash)}`` for this session's uploads;
+* ``target::<option>``, ``task::<option>``, ``categorical::<option>`` -- column roles per dataset;
+* ``missing``, ``seed`` -- shared settings (the seed is mirrored in the URL).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import streamlit as st
+
+from engine import _numba
+from engine.data import (
+    DEFAULT_NA_VALUES,
+    DataError,
+    bundled_datasets,
+    load_bundled,
+    load_csv,
+    make_dataset,
+)
+
+UPLOAD_PREFIX = "upload:"
+TASK_OPTIONS = ("auto", "classification", "regression")
+MISSING_OPTIONS = {"drop": "drop rows with missing values", "error": "stop with an error"}
+
+
+# -- engine warm-up ------------------------------------------------------------------------
+@st.cache_resource(show_spinner=False)
+def _warm_engine() -> dict[str, float]:
+    return _numba.warm_up()
+
+
+def warm_engine() -> None:
+    """Compile (or load from the numba cache) every kernel once per process, visibly."""
+    if st.session_state.get("_engine_warm"):
+        return
+    with st.sidebar.status("Preparing the engine (numba kernels)...", expanded=False) as status:
+        timings = _warm_engine()
+        status.update(label=f"Engine ready ({sum(timings.values()):.1f} s warm-up)",
+                      state="complete")
+    st.session_state["_engine_warm"] = True
+
+
+# -- datasets ----------------------------------------------------------------------------
+@st.cache_data(show_spinner=False, max_entries=32)
+def _bundled(name: str):
+    return load_bundled(name)
+
+
+@st.cache_data(show_spinner="Parsing CSV...", max_entries=16)
+def parse_upload(content: bytes, name: str, sep, decimal, thousands, encoding, na_values):
+    """Parse uploaded bytes (cached on the bytes and the options); raises DataError."""
+    return load_csv(content, sep=sep, decimal=decimal, thousands=thousands, encoding=encoding,
+                    na_values=DEFAULT_NA_VALUES if na_values is None else na_values, name=name)
+
+
+def content_hash(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()[:16]
+
+
+def dataset_options() -> list[str]:
+    return list(bundled_datasets()) + list(st.session_state.get("uploads", {}))
+
+
+def option_label(option: str) -> str:
+    if option.startswith(UPLOAD_PREFIX):
+        return f"{option[len(UPLOAD_PREFIX):]} (uploaded)"
+    entry = bundled_datasets().get(option, {})
+    return f"{entry.get('title', option)} ({entry.get('task', '?')})"
+
+
+def add_upload(name: str, content: bytes, **options) -> str:
+    """Parse an upload and make it the active dataset.
+
+    Raises DataError (message for the user); on error nothing in the session changes,
+    so the previous dataset stays active.
+    """
+    df, report = parse_upload(content, name, options.get("sep"), options.get("decimal"),
+                              options.get("thousands"), options.get("encoding"),
+                              tuple(options.get("na_values") or ()) or None)
+    option = UPLOAD_PREFIX + name
+    uploads = dict(st.session_state.get("uploads", {}))
+    uploads[option] = (df, report, content_hash(content))
+    st.session_state["uploads"] = uploads
+    st.session_state["_pending_ds"] = option
+    return option
+
+
+def current_frame(option: str):
+    """(DataFrame, ParseReport, default target, content key) of a dataset option."""
+    uploads = st.session_state.get("uploads", {})
+    if option in uploads:
+        df, report, key = uploads[option]
+        return df, report, df.columns[-1], key
+    df, report, entry = _bundled(option)
+    return df, report, entry["target"], option
+
+
+@st.cache_data(show_spinner="Preparing dataset...", max_entries=32)
+def _make(_df, key: str, target: str, task, categorical: tuple, missing: str):
+    return make_dataset(_df, target, task=task, categorical=list(categorical) or None,
+                        missing=missing)
+
+
+def _from_url(key: str, allowed) -> None:
+    """On a session's first run, take ``key`` from the URL when it is an allowed value."""
+    value = st.query_params.get(key)
+    if key not in st.session_state and value is not None and value in allowed:
+        st.session_state[key] = value
+
+
+def _to_url(key: str, value, default) -> None:
+    """Mirror a setting in the URL (dropped when it is the default) so links reproduce it."""
+    if value == default or value is None:
+        st.query_params.pop(key, None)
+    elif st.query_params.get(key) != str(value):
+        st.query_params[key] = str(value)
+
+
+def sidebar() -> None:
+    """Draw the shared sidebar: dataset, target, task, missing values, seed.
+
+    Dataset, target, task (for bundled datasets) and seed live in the URL
+    (``?ds=wine&target=...&task=...&seed=3``) so a link reproduces the configuration.
+    """
+    options = dataset_options()
+    pending = st.session_state.pop("_pending_ds", None)
+    if pending in options:
+        st.session_state["ds"] = pending
+    elif "ds" in st.session_state and st.session_state["ds"] not in options:
+        del st.session_state["ds"]  # never leave the widget on an option that is gone
+    _from_url("ds", bundled_datasets())
+    sb = st.sidebar
+    sb.header("Dataset")
+    option = sb.selectbox("Dataset", options, format_func=option_label, key="ds",
+                          help="A bundled dataset, or a CSV you uploaded on the Data page.")
+    bundled = not option.startswith(UPLOAD_PREFIX)
+    _to_url("ds", option if bundled else None, options[0])
+    df, _report, default_target, _ = current_frame(option)
+    columns = [str(c) for c in df.columns]
+    tkey, taskkey = f"target::{option}", f"task::{option}"
+    if bundled:
+        if st.query_params.get("target") in columns and tkey not in st.session_state:
+            st.session_state[tkey] = st.query_params["target"]
+        if st.query_params.get("task") in TASK_OPTIONS and taskkey not in st.session_state:
+            st.session_state[taskkey] = st.query_params["task"]
+    if st.session_state.get(tkey) not in columns:
+        st.session_state[tkey] = default_target if default_target in columns else columns[-1]
+    target = sb.selectbox("Target column", columns, key=tkey,
+                          help="The column the trees predict. Every other column is a feature.")
+    task = sb.radio("Task", TASK_OPTIONS, key=taskkey, horizontal=True,
+                    help="auto: text, yes/no or integer targets with at most 20 values are "
+                         "classification; other numbers are regression.")
+    _to_url("target", target if bundled else None, default_target)
+    _to_url("task", task if bundled else None, "auto")
+    sb.selectbox("Rows with missing values", list(MISSING_OPTIONS), key="missing",
+                 format_func=MISSING_OPTIONS.get,
+                 help="Trees here need complete rows: drop incomplete rows, or stop and say "
+                      "which columns have gaps.")
+    if "seed" not in st.session_state and str(st.query_params.get("seed", "")).isdigit():
+        st.session_state["seed"] = min(int(st.query_params["seed"]), 2**31 - 1)
+    value = sb.number_input("Random seed", min_value=0, max_value=2**31 - 1,
+                            value=None if "seed" in st.session_state else 0, step=1, key="seed",
+                    help="Every random choice (folds, forests, sampling) uses this seed, so a "
+                         "result can be reproduced and shared by URL.")
+    _to_url("seed", value, 0)
+
+
+def require_entrypoint(page: str) -> None:
+    """Send a page that runs without ``app.py`` back through the entry point.
+
+    Streamlit treats an app with a ``pages/`` folder as a legacy multipage app until the
+    first ``st.navigation`` call in the process, so the very first request of a new server
+    to ``/compare`` would run the page alone, without the sidebar.  Call this first on
+    every page with its own path (``"pages/compare.py"``); :func:`resume_intended_page`
+    in ``app.py`` then opens that page with the URL's settings.
+    """
+    if "ds" not in st.session_state:
+        st.session_state["_intended_page"] = (page, st.query_params.to_dict())
+        st.switch_page("app.py", query_params=st.query_params.to_dict())
+
+
+def resume_intended_page() -> None:
+    """Open the page that :func:`require_entrypoint` redirected from (if any)."""
+    intended = st.session_state.pop("_intended_page", None)
+    if intended is not None:
+        st.switch_page(intended[0], query_params=intended[1])
+
+
+def current_dataset():
+    """The active :class:`engine.data.Dataset`, or ``None`` after showing why not."""
+    option = st.session_state.get("ds")
+    if option is None:
+        return None
+    df, _report, _default, key = current_frame(option)
+    target = st.session_state.get(f"target::{option}", df.columns[-1])
+    task = st.session_state.get(f"task::{option}", "auto")
+    categorical = tuple(st.session_state.get(f"categorical::{option}", ()))
+    try:
+        return _make(df, key, target, None if task == "auto" else task, categorical,
+                     st.session_state.get("missing", "drop"))
+    except DataError as exc:
+        st.error(f"**This dataset cannot be used as set up:** {exc}")
+        return None
+
+
+def dataset_caption(ds) -> str:
+    kind = (f"classification, {ds.n_classes} classes" if ds.task == "classification"
+            else "regression")
+    return (f"**{option_label(st.session_state['ds'])}** -- {ds.n_samples:,} rows x "
+            f"{ds.n_features} features; target **{ds.target}** ({kind}).")
+
+
+def seed() -> int:
+    return int(st.session_state.get("seed") or 0)

@@ -1,0 +1,155 @@
+"""Compare page: k-fold cross-validation of several tree models on the active dataset."""
+
+import pandas as pd
+import streamlit as st
+
+from engine.compare import available_models, cross_validate_steps, plan_comparison, summarise
+from engine.figures.compare import cv_summary_figure
+from engine.figures.tree import tree_figure
+from engine.jobs import Job
+from engine.tree import from_sklearn
+from pages._shared import current_dataset, dataset_caption, require_entrypoint, seed
+
+require_entrypoint("pages/compare.py")
+st.title("Compare models")
+st.markdown(
+    "Cross-validate several tree models on the same folds of the active dataset: every model "
+    "is fitted on k-1 folds and scored on the held-out fold, k times. Classification reports "
+    "accuracy and log-loss, regression R² and RMSE, plus fit time and tree size. The run is a "
+    "background job: the table fills in fold by fold and **Stop** keeps what is done. "
+    "See [scikit-learn's cross-validation guide]"
+    "(https://scikit-learn.org/stable/modules/cross_validation.html).")
+
+ds = current_dataset()
+if ds is None:
+    st.stop()
+st.markdown(dataset_caption(ds))
+
+specs = available_models(ds.task)
+labels = {s.key: s.label for s in specs}
+chosen = st.multiselect("Models", list(labels), default=list(labels)[:3], format_func=labels.get,
+                        key="cmp_models", help="Every model sees the same folds.")
+n_splits = st.slider("Folds (k)", 2, 10, 5, key="cmp_folds",
+                     help="More folds: more training data per fit, more fits.")
+budget = st.number_input("Time budget (seconds)", 5, 3600, 120, step=5, key="cmp_budget",
+                         help="The job stops after this long and keeps the folds it finished.")
+
+params: dict[str, dict] = {}
+for spec in specs:
+    if spec.key not in chosen or not spec.params:
+        continue
+    with st.expander(f"Parameters: {spec.label}"):
+        st.caption(spec.description)
+        cols = st.columns(len(spec.params))
+        values = {}
+        for col, p in zip(cols, spec.params, strict=True):
+            key = f"cmp_{spec.key}_{p.name}"
+            if p.kind == "choice":
+                values[p.name] = col.selectbox(p.name, p.choices, key=key, help=p.help,
+                                               index=p.choices.index(p.default))
+            elif p.kind == "float":
+                values[p.name] = col.number_input(p.name, float(p.low), float(p.high),
+                                                  float(p.default), key=key, help=p.help,
+                                                  format="%.4g")
+            else:
+                default = 0 if p.default is None else int(p.default)
+                values[p.name] = col.number_input(p.name, int(p.low), int(p.high), default,
+                                                  step=1, key=key, help=p.help)
+        params[spec.key] = values
+
+job: Job | None = st.session_state.get("cmp_job")
+running = job is not None and not job.finished
+b1, b2, _ = st.columns([1, 1, 6])
+if b1.button("Run", type="primary", disabled=running or not chosen, key="cmp_run"):
+    try:
+        plan = plan_comparison(ds, {k: params.get(k, {}) for k in chosen}, n_splits=n_splits,
+                               random_state=seed())
+    except ValueError as exc:
+        st.error(str(exc))
+        st.stop()
+    job = Job(cross_validate_steps, plan, budget=float(budget), name="compare").start()
+    st.session_state["cmp_job"] = job
+    st.session_state["cmp_job_meta"] = {"task": ds.task, "feature_names": ds.feature_names,
+                                        "classes": None if ds.classes_ is None
+                                        else [str(c) for c in ds.classes_],
+                                        "X": ds.X, "target": ds.target}
+    running = True
+if b2.button("Stop", disabled=not running, key="cmp_stop"):
+    job.cancel()
+    job.join(5)
+    running = False
+
+
+@st.fragment(run_every=0.5)
+def live_progress():
+    """Poll the job: progress bar and the folds finished so far; rerun the page when done."""
+    snap = st.session_state["cmp_job"].snapshot()
+    latest = snap.latest or {"completed": 0, "total": 1, "message": "starting...", "rows": []}
+    st.progress(latest["completed"] / latest["total"],
+                text=f"{latest['message']} -- {latest['completed']}/{latest['total']} fits, "
+                     f"{snap.elapsed:.1f} s")
+    if latest["rows"]:
+        part = summarise(latest["rows"], st.session_state["cmp_job_meta"]["task"])
+        st.dataframe(part.summary, hide_index=True, width="stretch")
+    if snap.finished:
+        st.rerun()
+
+
+if running:
+    live_progress()
+    st.stop()
+
+if job is None:
+    st.info("Choose models and press **Run**.")
+    st.stop()
+
+snap = job.snapshot()
+meta = st.session_state["cmp_job_meta"]
+if snap.status == "error":
+    st.error(f"The comparison failed: {snap.error}")
+    st.stop()
+if snap.status in ("cancelled", "timeout"):
+    why = "stopped" if snap.status == "cancelled" else f"ran out of its {job.budget:.0f} s budget"
+    st.warning(f"The job {why}; showing the {len((snap.result or {}).get('rows', []))} folds "
+               "that finished.")
+    result = summarise((snap.result or {}).get("rows", []), meta["task"], complete=False)
+else:
+    result = snap.result
+for w in result.warnings:
+    st.info(w)
+if result.summary.empty:
+    st.stop()
+
+st.subheader("Results")
+st.caption(f"Mean over folds (± std columns); finished in {snap.elapsed:.1f} s.")
+st.dataframe(result.summary.drop(columns=["key"], errors="ignore"), hide_index=True,
+             width="stretch")
+st.plotly_chart(cv_summary_figure(result.summary, meta["task"]), key="cmp_fig")
+st.download_button("Download per-fold results (CSV)", result.folds.to_csv(index=False).encode(),
+                   file_name="compare_folds.csv", mime="text/csv", on_click="ignore")
+st.download_button("Download summary (CSV)", result.summary.to_csv(index=False).encode(),
+                   file_name="compare_summary.csv", mime="text/csv", on_click="ignore",
+                   key="dl_summary")
+
+single_trees = {k: m for k, m in result.models.items() if hasattr(m, "tree_")}
+if single_trees:
+    st.subheader("Fitted tree (refit on all rows)")
+    key = st.selectbox("Tree", list(single_trees), key="cmp_tree_model",
+                       format_func=lambda k: labels.get(k, k))
+    tree = from_sklearn(single_trees[key], feature_names=meta["feature_names"])
+    c1, c2 = st.columns(2)
+    depth = c1.slider("Collapse below depth", 1, max(1, tree.max_depth), min(4, tree.max_depth),
+                      key="cmp_collapse",
+                      help="Subtrees deeper than this are drawn as one triangle.")
+    n = meta["X"].shape[0]
+    row = c2.number_input("Highlight the path of row", 0, n - 1, 0, key="cmp_row",
+                          help="Row index in the prepared dataset.")
+    fig = tree_figure(tree, feature_names=meta["feature_names"], class_names=meta["classes"],
+                      highlight_x=meta["X"][int(row)], collapse_depth=int(depth),
+                      title=f"{labels.get(key, key)}: {tree.node_count} nodes, "
+                            f"{tree.n_leaves} leaves, depth {tree.max_depth}")
+    st.plotly_chart(fig, key="cmp_tree_fig")
+    st.download_button("Download tree (JSON)", tree.to_json(), file_name=f"{key}_tree.json",
+                       mime="application/json", on_click="ignore", key="dl_tree")
+    with st.expander("Node table"):
+        st.dataframe(pd.DataFrame(tree.to_frame()), hide_index=True, width="stretch")

@@ -1,0 +1,108 @@
+"""AppTest (in-process, no browser) for every page: open, upload, failed upload, Compare."""
+
+import pytest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1 import app_test as app_test_module
+
+from tests.conftest import ROOT
+
+TIMEOUT = 120
+SEMICOLON = "a;b;klasse\n" + "".join(f"{i},5;{i % 4},25;{'ja' if i % 2 else 'nein'}\n"
+                                     for i in range(40))
+
+
+class _NavigationPagesManager(PagesManager):
+    """AppTest resets ``PagesManager.uses_pages_directory`` before every run, so an app with
+    a ``pages/`` folder re-enters legacy mode and reruns only the page script, skipping the
+    ``st.navigation`` entry point.  The real server sets the flag once per process when
+    ``st.navigation`` is first called; this keeps AppTest in the same (navigation) mode."""
+
+    def __init__(self, *args, **kwargs):
+        PagesManager.uses_pages_directory = False
+        super().__init__(*args, **kwargs)
+
+
+@pytest.fixture
+def app(warm_engine, monkeypatch):
+    monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def sidebar_dataset(at):
+    return at.session_state["ds"]
+
+
+def pick(at, option):
+    """Choose a dataset in the sidebar."""
+    return at.selectbox(key="ds").set_value(option).run()
+
+
+def test_opens_on_bundled_dataset(app):
+    assert app.title[0].value == "Data"
+    assert app.selectbox(key="ds").value == "iris"
+    assert app.selectbox(key="target::iris").value == "species"
+    charts = app.get("plotly_chart")
+    assert len(charts) == 2
+    assert any("150 rows" in m.value for m in app.markdown)
+
+
+def test_pick_another_dataset_and_target(app):
+    pick(app, "diabetes")
+    assert not app.exception
+    assert any("regression" in m.value for m in app.markdown)
+    pick(app, "penguins")
+    assert not app.exception
+    # penguins has missing values: dropped by default with a note
+    assert any("missing" in i.value for i in app.info)
+
+
+def test_upload_semicolon_decimal_comma(app):
+    app.file_uploader(key="uploader").set_value(
+        ("messung.csv", SEMICOLON.encode(), "text/csv")).run()
+    assert not app.exception
+    assert sidebar_dataset(app) == "upload:messung.csv"
+    assert app.success and "active dataset" in app.success[0].value
+    assert any("40 rows" in m.value for m in app.markdown)
+    assert app.selectbox(key="target::upload:messung.csv").value == "klasse"
+
+
+def test_failed_upload_keeps_previous_dataset(app):
+    pick(app, "wine")
+    app.file_uploader(key="uploader").set_value(("empty.csv", b"", "text/csv")).run()
+    assert not app.exception
+    assert sidebar_dataset(app) == "wine"
+    assert app.error and "empty.csv" in app.error[0].value
+    assert any("178 rows" in m.value for m in app.markdown)
+
+
+def test_bad_target_shows_error_not_traceback(app):
+    pick(app, "iris")
+    # a constant target: upload a file whose last column never changes
+    csv = "x,y,const\n" + "".join(f"{i},{i * 2},same\n" for i in range(20))
+    app.file_uploader(key="uploader").set_value(("const.csv", csv.encode(), "text/csv")).run()
+    assert not app.exception
+    assert any("const" in e.value for e in app.error)
+
+
+def test_compare_produces_table(app):
+    app.switch_page("pages/compare.py").run()
+    assert not app.exception
+    assert app.title[0].value == "Compare models"
+    app.multiselect(key="cmp_models").set_value(["sklearn_tree", "sklearn_forest"])
+    app.slider(key="cmp_folds").set_value(3)
+    app.button(key="cmp_run").click().run()
+    job = app.session_state["cmp_job"]
+    assert job.join(TIMEOUT)
+    app.run()
+    assert not app.exception
+    table = app.dataframe[0].value
+    assert list(table["model"]) == ["Decision tree (scikit-learn CART)",
+                                    "Random forest (scikit-learn)"]
+    assert (table["folds"] == 3).all()
+    assert (table["accuracy"] > 0.8).all()
+    figs = app.get("plotly_chart")
+    assert len(figs) == 2  # CV bars and the fitted tree

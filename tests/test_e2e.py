@@ -1,0 +1,91 @@
+"""Browser end-to-end: Debian Chromium (pytest-playwright) against ``streamlit run app.py``.
+
+Flow of a new user: open the app (bundled dataset), pick another dataset, upload a
+semicolon / decimal-comma CSV, upload a broken one (error shown, dataset kept), run Compare
+with live progress, and look at the results.  Screenshots go to the test's tmp dir.
+"""
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+pytestmark = pytest.mark.e2e
+
+SEMICOLON_CSV = (
+    "Länge;Breite;Sorte\n"
+    + "".join(f"{1 + (i % 7) * 0.5:.1f};{2 + (i % 5) * 0.25:.2f};{'ja' if i % 3 else 'nein'}\n"
+              for i in range(60))
+).replace(".", ",")
+
+
+def wait_idle(page: Page, timeout: float = 60_000) -> None:
+    """Wait until the Streamlit script has finished its run (no sleeps)."""
+    page.wait_for_timeout(300)
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
+                           timeout=timeout)
+
+
+def no_exception(page: Page) -> None:
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def choose(page: Page, label: str, option: str) -> None:
+    box = page.get_by_test_id("stSelectbox").filter(has_text=label).first
+    box.click()
+    page.get_by_role("option", name=re.compile(re.escape(option))).first.click()
+    wait_idle(page)
+
+
+def upload(page: Page, path) -> None:
+    page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(path))
+    wait_idle(page)
+
+
+def test_new_user_flow(page: Page, app_url, tmp_path):
+    page.goto(app_url)
+    expect(page.get_by_role("heading", name="Data").first).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    no_exception(page)
+    expect(page.get_by_text("Iris").first).to_be_visible()
+    expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
+    page.screenshot(path=tmp_path / "01_open.png", full_page=True)
+
+    choose(page, "Dataset", "Wine")
+    expect(page.get_by_text("178 rows").first).to_be_visible()
+    no_exception(page)
+
+    good = tmp_path / "messwerte.csv"
+    good.write_bytes(SEMICOLON_CSV.encode("utf-8"))
+    upload(page, good)
+    expect(page.get_by_text("it is now the active dataset")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("60 rows").first).to_be_visible()
+    no_exception(page)
+    page.screenshot(path=tmp_path / "02_uploaded.png", full_page=True)
+
+    bad = tmp_path / "leer.csv"
+    bad.write_bytes(b"")
+    upload(page, bad)
+    expect(page.get_by_text("Could not load").first).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("60 rows").first).to_be_visible()  # previous dataset kept
+    no_exception(page)
+
+    page.goto(app_url + "/compare?ds=breast_cancer")
+    expect(page.get_by_role("heading", name="Compare models")).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    expect(page.get_by_text("569 rows").first).to_be_visible()
+    page.get_by_role("button", name="Run").click()
+    # live progress first, then the results
+    expect(page.get_by_test_id("stProgress")).to_be_visible(timeout=30_000)
+    page.screenshot(path=tmp_path / "03_progress.png", full_page=True)
+    expect(page.get_by_role("heading", name="Results")).to_be_visible(timeout=180_000)
+    wait_idle(page)
+    no_exception(page)
+    charts = page.get_by_test_id("stPlotlyChart")
+    expect(charts).to_have_count(2)
+    n_traces = page.evaluate(
+        "() => Array.from(document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot'))"
+        ".map(e => e.data.length)")
+    assert n_traces[0] >= 3  # one bar per model and metric panel
+    page.screenshot(path=tmp_path / "04_results.png", full_page=True)
+    print("screenshots in", tmp_path)
