@@ -1,0 +1,242 @@
+"""engine.figures.tree: plotly tree view and export_text-style text.
+
+Oracles: the tree's own arrays (node ids, depths, decision_path) and scikit-learn's
+``export_text`` for the text form."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+from sklearn import datasets
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor, export_text
+
+from engine.figures import tree_figure, tree_text
+from engine.tree import TreeArrays, from_sklearn
+
+IRIS = datasets.load_iris()
+CLASS_NAMES = [str(c) for c in IRIS.target_names]
+
+
+@pytest.fixture(scope="module")
+def iris3():
+    est = DecisionTreeClassifier(max_depth=3, random_state=0).fit(IRIS.data, IRIS.target)
+    return est, from_sklearn(est, feature_names=IRIS.feature_names)
+
+
+@pytest.fixture(scope="module")
+def big_tree():
+    X, y = datasets.load_digits(return_X_y=True)
+    tree = from_sklearn(DecisionTreeClassifier(random_state=0).fit(X, y))
+    assert tree.node_count >= 300
+    return tree, X
+
+
+def node_ids(fig: go.Figure, role: str = "nodes") -> list[int]:
+    ids: list[int] = []
+    for trace in fig.data:
+        if isinstance(trace.meta, dict) and trace.meta.get("role") == role:
+            ids += [int(v) for v in trace.customdata]
+    return ids
+
+
+def test_one_marker_per_node_with_ids(iris3):
+    _, tree = iris3
+    fig = tree_figure(tree, class_names=CLASS_NAMES)
+    ids = node_ids(fig)
+    assert sorted(ids) == list(range(tree.node_count))
+    for trace in fig.data:
+        if isinstance(trace.meta, dict) and trace.meta.get("role") == "nodes":
+            assert len(trace.x) == len(trace.customdata) == len(trace.hovertext)
+
+
+def test_class_names_in_legend_never_codes(iris3):
+    _, tree = iris3
+    fig = tree_figure(tree, class_names=CLASS_NAMES)
+    legend = {t.name for t in fig.data if t.showlegend is not False}
+    assert {"setosa", "versicolor", "virginica"} <= legend
+    assert not {"0", "1", "2"} & legend
+    hover = " ".join(" ".join(t.hovertext) for t in fig.data if t.hovertext is not None)
+    assert "setosa" in hover and "petal width (cm) <= 0.8" in hover
+
+
+def test_layout_leaves_in_order_parents_centred(iris3):
+    _, tree = iris3
+    fig = tree_figure(tree)
+    pos = {}
+    for t in fig.data:
+        if isinstance(t.meta, dict) and t.meta.get("role") == "nodes":
+            for i, x, y in zip(t.customdata, t.x, t.y, strict=True):
+                pos[int(i)] = (x, y)
+    leaves = [v for v in range(tree.node_count) if tree.is_leaf[v]]
+    assert sorted(pos[v][0] for v in leaves) == list(range(len(leaves)))
+    for v in range(tree.node_count):
+        assert pos[v][1] == -tree.depth[v]
+        if not tree.is_leaf[v]:
+            left, right = tree.children_left[v], tree.children_right[v]
+            assert pos[left][0] < pos[v][0] < pos[right][0]
+            assert pos[v][0] == pytest.approx((pos[left][0] + pos[right][0]) / 2)
+
+
+def test_highlight_path_equals_decision_path(iris3):
+    _, tree = iris3
+    x = IRIS.data[70]
+    fig = tree_figure(tree, class_names=CLASS_NAMES, highlight_x=x)
+    assert node_ids(fig, "path") == tree.decision_path(x).tolist()
+    assert any(t.name == "path of selected sample" and t.showlegend for t in fig.data)
+
+
+def test_collapse_depth_hides_the_right_nodes(iris3):
+    _, tree = iris3
+    fig = tree_figure(tree, collapse_depth=2)
+    ids = node_ids(fig)
+    assert sorted(ids) == [v for v in range(tree.node_count) if tree.depth[v] <= 2]
+    hidden = tree.node_count - len(ids)
+    assert hidden == int(np.sum(tree.depth > 2))
+    folded = [t for t in fig.data if t.name == "collapsed subtree"]
+    assert len(folded) == 1
+    expected = [v for v in range(tree.node_count) if tree.depth[v] == 2 and not tree.is_leaf[v]]
+    assert sorted(int(v) for v in folded[0].customdata) == expected
+    assert folded[0].marker.symbol == "triangle-down"
+    assert "hidden below" in folded[0].hovertext[0]
+    assert f"{hidden} nodes collapsed" in fig.layout.title.text
+
+
+def test_collapsed_nodes_argument(iris3):
+    _, tree = iris3
+    node = int(tree.children_right[0])
+    fig = tree_figure(tree, collapsed_nodes=[node])
+    ids = set(node_ids(fig))
+    below = set()
+    stack = [int(tree.children_left[node]), int(tree.children_right[node])]
+    while stack:
+        v = stack.pop()
+        below.add(v)
+        if not tree.is_leaf[v]:
+            stack += [int(tree.children_left[v]), int(tree.children_right[v])]
+    assert ids == set(range(tree.node_count)) - below
+    with pytest.raises(ValueError, match="out of range"):
+        tree_figure(tree, collapsed_nodes=[999])
+
+
+def test_path_stops_at_collapsed_node(iris3):
+    _, tree = iris3
+    x = IRIS.data[70]
+    path = tree.decision_path(x)
+    fig = tree_figure(tree, highlight_x=x, collapse_depth=1)
+    assert node_ids(fig, "path") == path[:2].tolist()
+
+
+def test_big_tree_builds_with_few_traces(big_tree):
+    tree, X = big_tree
+    fig = tree_figure(tree, highlight_x=X[0])
+    assert len(fig.data) < 20
+    assert sorted(node_ids(fig)) == list(range(tree.node_count))
+    assert not fig.layout.annotations  # no labels on a big tree: hover carries them
+    assert fig.layout.height >= 1000
+    fig4 = tree_figure(tree, collapse_depth=4)
+    assert len(node_ids(fig4)) < tree.node_count
+
+
+def test_labels_only_on_small_trees(iris3):
+    _, tree = iris3
+    fig = tree_figure(tree, class_names=CLASS_NAMES)
+    texts = [a.text for a in fig.layout.annotations]
+    assert len(texts) == tree.node_count
+    assert "petal width <= 0.8" in texts  # short form without the unit
+    assert "setosa" in texts
+    assert not tree_figure(tree, show_labels=False).layout.annotations
+
+
+def test_titles_axes_and_uirevision(iris3):
+    _, tree = iris3
+    fig = tree_figure(tree)
+    assert fig.layout.title.text.startswith("Decision tree")
+    assert tree_figure(tree, title="My tree").layout.title.text == "My tree"
+    assert fig.layout.xaxis.visible is False and fig.layout.yaxis.visible is False
+    assert fig.layout.uirevision == tree_figure(tree, highlight_x=IRIS.data[0]).layout.uirevision
+    assert tree_figure(tree, height=333).layout.height == 333
+
+
+def test_regression_tree_figure_and_node_extra():
+    X, y = datasets.load_diabetes(return_X_y=True)
+    tree = from_sklearn(DecisionTreeRegressor(max_depth=3, random_state=0).fit(X, y))
+    fig = tree_figure(tree, node_extra={0: "p-value: 0.001"})
+    leaf_traces = [t for t in fig.data if t.name == "leaf (mean)"]
+    assert len(leaf_traces) == 1 and leaf_traces[0].marker.showscale
+    assert sorted(node_ids(fig)) == list(range(tree.node_count))
+    hover = {
+        int(i): h
+        for t in fig.data
+        if t.hovertext is not None
+        for i, h in zip(t.customdata, t.hovertext, strict=True)
+    }
+    assert "p-value: 0.001" in hover[0] and "mean value" in hover[1]
+
+
+def test_hover_shows_tree_extras(iris3):
+    _, base = iris3
+    n = base.node_count
+    tree = TreeArrays(
+        base.children_left,
+        base.children_right,
+        base.feature,
+        base.threshold,
+        base.impurity,
+        base.n_node_samples,
+        base.weighted_n_node_samples,
+        base.value,
+        task="classification",
+        n_features=4,
+        classes_=base.classes_,
+        p_value=np.full(n, 0.0123),
+        lower_bound=np.zeros(n),
+        upper_bound=np.ones(n),
+    )
+    fig = tree_figure(tree)
+    hover = " ".join(" ".join(t.hovertext) for t in fig.data if t.hovertext is not None)
+    assert "p-value: 0.0123" in hover and "bounds: [0, 1]" in hover
+
+
+def test_many_classes_get_distinct_colours():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    y = np.repeat(np.arange(12), 50)
+    tree = from_sklearn(DecisionTreeClassifier(random_state=0).fit(X, y))
+    fig = tree_figure(tree)
+    colours = [
+        t.marker.color
+        for t in fig.data
+        if isinstance(t.meta, dict)
+        and t.meta.get("role") == "nodes"
+        and t.name not in ("split node", "collapsed subtree")
+    ]
+    assert len(colours) == len(set(colours)) == 12
+
+
+def test_tree_text_matches_sklearn_export_text(iris3):
+    est, tree = iris3
+    for depth in (1, 2, 10):
+        ours = tree_text(tree, class_names=CLASS_NAMES, max_depth=depth)
+        theirs = export_text(
+            est, feature_names=IRIS.feature_names, class_names=CLASS_NAMES, max_depth=depth
+        )
+        assert ours == theirs
+    assert "|--- petal width (cm) <= 0.80" in ours
+    assert "class: setosa" in ours
+
+
+def test_tree_text_regression_matches_sklearn():
+    X, y = datasets.load_diabetes(return_X_y=True)
+    est = DecisionTreeRegressor(max_depth=6, random_state=0).fit(X, y)
+    tree = from_sklearn(est)
+    assert tree_text(tree, max_depth=3) == export_text(est, max_depth=3)
+
+
+def test_single_leaf_tree_figure_and_text():
+    X = np.zeros((4, 2))
+    est = DecisionTreeClassifier().fit(X, ["a"] * 4)
+    tree = from_sklearn(est)
+    fig = tree_figure(tree, highlight_x=X[0])
+    assert node_ids(fig) == [0] and node_ids(fig, "path") == [0]
+    assert tree_text(tree) == "|--- class: a\n"  # sklearn's export_text prints the code 0
