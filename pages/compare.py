@@ -122,7 +122,7 @@ if result.summary.empty:
 
 st.subheader("Results")
 st.caption(f"Mean over folds (± std columns); finished in {snap.elapsed:.1f} s.")
-st.dataframe(result.summary.drop(columns=["key"], errors="ignore"), hide_index=True,
+st.dataframe(result.summary.drop(columns=["key"], errors="ignore").round(4), hide_index=True,
              width="stretch")
 st.plotly_chart(cv_summary_figure(result.summary, meta["task"]), key="cmp_fig")
 st.download_button("Download per-fold results (CSV)", result.folds.to_csv(index=False).encode(),

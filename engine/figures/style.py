@@ -23,8 +23,10 @@ def palette(n: int) -> list[str]:
 
 def base_layout(title: str, **kw) -> dict:
     """Layout defaults: title, readable fonts, white template, legend on top."""
-    layout = dict(title=dict(text=title, x=0.0, xanchor="left"), template="plotly_white",
-                  font=dict(size=FONT_SIZE), margin=dict(l=60, r=20, t=70, b=60),
-                  legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
+    layout = dict(title=dict(text=title, x=0.0, xanchor="left", y=0.98, yanchor="top"),
+                  template="plotly_white", font=dict(size=FONT_SIZE),
+                  margin=dict(l=60, r=20, t=100, b=60),
+                  legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="left", x=0.0,
+                              traceorder="normal"))
     layout.update(kw)
     return layout

@@ -1,0 +1,63 @@
+"""Figure builders for the Data and Compare pages: the numbers drawn are the data's."""
+
+import numpy as np
+import pandas as pd
+
+from engine.data import load_bundled, make_dataset
+from engine.figures.compare import cv_summary_figure
+from engine.figures.data import feature_distribution_figure, target_distribution_figure
+
+
+def _ds(name):
+    df, _, entry = load_bundled(name)
+    return make_dataset(df, entry["target"], missing="drop")
+
+
+def test_class_histograms_partition_the_feature():
+    ds = _ds("iris")
+    fig = feature_distribution_figure(ds, "petal length (cm)")
+    assert [t.name for t in fig.data] == list(ds.classes_)
+    j = ds.feature_names.index("petal length (cm)")
+    for k, trace in enumerate(fig.data):
+        np.testing.assert_array_equal(trace.x, ds.X[ds.y == k, j])
+    assert fig.layout.title.text and fig.layout.xaxis.title.text == "petal length (cm)"
+    assert fig.layout.yaxis.title.text == "rows (count)"
+
+
+def test_categorical_feature_counts_use_labels():
+    ds = _ds("penguins")
+    fig = feature_distribution_figure(ds, "island")
+    j = ds.feature_names.index("island")
+    labels = ds.categories[j]
+    assert list(fig.data[0].x) == list(labels)
+    total = np.sum([np.asarray(t.y) for t in fig.data], axis=0)
+    np.testing.assert_array_equal(total, np.bincount(ds.X[:, j].astype(int), minlength=len(labels)))
+
+
+def test_regression_scatter_and_target_histogram():
+    ds = _ds("diabetes")
+    fig = feature_distribution_figure(ds, 2)
+    np.testing.assert_array_equal(fig.data[0].y, ds.y)
+    hist = target_distribution_figure(ds)
+    np.testing.assert_array_equal(hist.data[0].x, ds.y)
+    assert hist.layout.xaxis.title.text == ds.target
+
+
+def test_class_count_bars():
+    ds = _ds("wine")
+    fig = target_distribution_figure(ds)
+    np.testing.assert_array_equal(fig.data[0].y, np.bincount(ds.y))
+    assert list(fig.data[0].x) == [str(c) for c in ds.classes_]
+
+
+def test_cv_summary_has_one_panel_per_metric():
+    summary = pd.DataFrame({"model": ["A", "B"], "folds": [5, 5], "accuracy": [0.9, 0.8],
+                            "accuracy_std": [0.01, 0.02], "log_loss": [0.3, 0.5],
+                            "log_loss_std": [0.1, 0.1], "fit_seconds": [0.1, 1.0],
+                            "n_leaves": [8, 800], "depth": [3, 9]})
+    fig = cv_summary_figure(summary, "classification")
+    axes = {(t.xaxis, t.yaxis) for t in fig.data}
+    assert len(axes) == 4  # accuracy, log-loss, fit time, leaves in separate panels
+    acc = [t for t in fig.data if t.yaxis == "y"]
+    assert [t.y[0] for t in acc] == [0.9, 0.8]
+    assert [t.name for t in fig.data if t.showlegend] == ["A", "B"]
