@@ -11,8 +11,6 @@ table plus the machine and writes it to ``bench/out/predict.md``.
 
 from __future__ import annotations
 
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -21,9 +19,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
-import numba  # noqa: E402
-import sklearn  # noqa: E402
+from _machine import machine  # noqa: E402  (bench/ is on sys.path when run as a script)
 from sklearn.datasets import make_classification  # noqa: E402
 from sklearn.ensemble import RandomForestClassifier  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier  # noqa: E402
@@ -45,25 +43,6 @@ def best_ms(fn, repeats: int = REPEATS) -> float:
         fn()
         best = min(best, time.perf_counter() - t0)
     return best * 1e3
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def machine() -> str:
-    return (
-        f"- platform: {platform.platform()}, Python {platform.python_version()}\n"
-        f"- CPU: {cpu_model()}, nproc = {os.cpu_count()}\n"
-        f"- numba {numba.__version__}, scikit-learn {sklearn.__version__}, "
-        f"numpy {np.__version__}"
-    )
 
 
 def main() -> str:
@@ -125,7 +104,7 @@ def main() -> str:
     ]
     for name, n, nodes, sk_ms, our_ms, ratio in rows:
         lines.append(f"| {name} | {n:,} | {nodes:,} | {sk_ms:.1f} | {our_ms:.1f} | {ratio:.2f} |")
-    lines += ["", "Machine:", "", machine()]
+    lines += ["", f"Machine: {machine()}"]
     table = "\n".join(lines) + "\n"
     out = ROOT / "bench" / "out"
     out.mkdir(parents=True, exist_ok=True)
