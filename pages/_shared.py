@@ -4,7 +4,8 @@ Only Streamlit glue lives here; parsing, validation and models are in ``engine``
 State kept in ``st.session_state``:
 
 * ``ds`` -- the selected dataset option (``"iris"`` or ``"upload:<name>"``), mirrored in the URL;
-* ``uploads`` -- ``{option: (DataFrame, ParseReport, content_hash)}`` for this session's uploads;
+* ``uploads`` -- ``{option: (DataFrame, ParseReport, key)}`` for this session's uploads, where
+  ``key`` hashes the bytes and the parse options (it keys the prepared-dataset cache);
 * ``target::<option>``, ``task::<option>``, ``categorical::<option>`` -- column roles per dataset;
 * ``missing``, ``seed`` -- shared settings (the seed is mirrored in the URL).
 """
@@ -81,12 +82,15 @@ def add_upload(name: str, content: bytes, **options) -> str:
     Raises DataError (message for the user); on error nothing in the session changes,
     so the previous dataset stays active.
     """
-    df, report = parse_upload(content, name, options.get("sep"), options.get("decimal"),
-                              options.get("thousands"), options.get("encoding"),
-                              tuple(options.get("na_values") or ()) or None)
+    parse_options = (options.get("sep"), options.get("decimal"), options.get("thousands"),
+                     options.get("encoding"), tuple(options.get("na_values") or ()) or None)
+    df, report = parse_upload(content, name, *parse_options)
     option = UPLOAD_PREFIX + name
     uploads = dict(st.session_state.get("uploads", {}))
-    uploads[option] = (df, report, content_hash(content))
+    # the key names this parse (bytes *and* options): the prepared Dataset is cached on it,
+    # so re-reading the same file with another delimiter or decimal mark must change it
+    key = f"{content_hash(content)}:{content_hash(repr(parse_options).encode())}"
+    uploads[option] = (df, report, key)
     st.session_state["uploads"] = uploads
     st.session_state["_pending_ds"] = option
     return option

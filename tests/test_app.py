@@ -106,3 +106,23 @@ def test_compare_produces_table(app):
     assert (table["accuracy"] > 0.8).all()
     figs = app.get("plotly_chart")
     assert len(figs) == 2  # CV bars and the fitted tree
+
+
+def _feature_trace_types(at):
+    import json
+
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    return {t["type"] for t in spec["data"]}
+
+
+def test_changing_csv_options_reprepares_the_dataset(app):
+    """Re-reading the same upload with other options must not reuse the old Dataset."""
+    app.file_uploader(key="uploader").set_value(
+        ("messung.csv", SEMICOLON.encode(), "text/csv")).run()
+    assert _feature_trace_types(app) == {"histogram"}  # 'a' read as numbers (1,5 = 1.5)
+    app.selectbox(key="csv_decimal").set_value("dot .").run()
+    assert not app.exception
+    report = app.dataframe[0].value
+    assert report.set_index("column").loc["a", "dtype"] != "numeric"
+    # '1,5' is now text: the feature plot must show it as a category, not the old numbers
+    assert _feature_trace_types(app) == {"bar"}
