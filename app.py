@@ -8,7 +8,12 @@ import streamlit as st
 
 st.set_page_config(page_title="TreeLab", page_icon="🌳", layout="wide")
 
-from pages._shared import resume_intended_page, sidebar, warm_engine  # noqa: E402
+from pages._shared import (  # noqa: E402
+    keep_widget_state,
+    resume_intended_page,
+    sidebar,
+    warm_engine,
+)
 
 PAGES = {
     "Explore": [
@@ -18,6 +23,7 @@ PAGES = {
 }
 
 navigation = st.navigation(PAGES)
+keep_widget_state()
 sidebar()
 resume_intended_page()
 warm_engine()

@@ -127,6 +127,29 @@ def _to_url(key: str, value, default) -> None:
         st.query_params[key] = str(value)
 
 
+#: Widget keys whose values must survive a page switch (exact keys and ``prefix`` matches).
+_KEPT_PREFIXES = ("target::", "task::", "categorical::", "plot_feature::", "csv_", "cmp_")
+#: Keys under those prefixes that are not kept: buttons (cannot be set), the job itself, and
+#: result-view widgets whose bounds depend on the last result.
+_NOT_KEPT = frozenset({"cmp_run", "cmp_stop", "cmp_job", "cmp_job_meta", "cmp_tree_model",
+                       "cmp_collapse", "cmp_row"})
+
+
+def keep_widget_state() -> None:
+    """Keep the values of page widgets while another page is shown.
+
+    Streamlit drops a widget's value at the end of any run that does not draw the widget,
+    so without this the categorical columns and CSV options of the Data page, the models,
+    folds and parameters of the Compare page, and the column roles of the datasets not
+    currently selected would reset whenever the user switches page or dataset.
+    Re-assigning a value through ``st.session_state`` makes Streamlit keep it.  Call it
+    once per run, before any widget is drawn.
+    """
+    for key in list(st.session_state.keys()):
+        if isinstance(key, str) and key.startswith(_KEPT_PREFIXES) and key not in _NOT_KEPT:
+            st.session_state[key] = st.session_state[key]
+
+
 def sidebar() -> None:
     """Draw the shared sidebar: dataset, target, task, missing values, seed.
 

@@ -126,3 +126,23 @@ def test_changing_csv_options_reprepares_the_dataset(app):
     assert report.set_index("column").loc["a", "dtype"] != "numeric"
     # '1,5' is now text: the feature plot must show it as a category, not the old numbers
     assert _feature_trace_types(app) == {"bar"}
+
+
+def test_page_settings_survive_a_page_switch(app):
+    """Streamlit forgets the value of a widget a run does not draw; keep_widget_state keeps
+    the column roles, CSV options and Compare settings when the user switches page."""
+    pick(app, "penguins")
+    app.multiselect(key="categorical::penguins").set_value(["year"]).run()
+    app.selectbox(key="csv_sep").set_value("semicolon ;").run()
+    app.switch_page("pages/compare.py").run()
+    app.slider(key="cmp_folds").set_value(3).run()
+    app.multiselect(key="cmp_models").set_value(["sklearn_forest"]).run()
+    pick(app, "iris")
+    app.switch_page("pages/data.py").run()
+    pick(app, "penguins")
+    assert not app.exception
+    assert app.multiselect(key="categorical::penguins").value == ["year"]
+    assert app.selectbox(key="csv_sep").value == "semicolon ;"
+    app.switch_page("pages/compare.py").run()
+    assert app.slider(key="cmp_folds").value == 3
+    assert app.multiselect(key="cmp_models").value == ["sklearn_forest"]
