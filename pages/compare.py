@@ -138,14 +138,17 @@ if single_trees:
                        format_func=lambda k: labels.get(k, k))
     tree = from_sklearn(single_trees[key], feature_names=meta["feature_names"])
     c1, c2 = st.columns(2)
-    depth = c1.slider("Collapse below depth", 1, max(1, tree.max_depth), min(4, tree.max_depth),
-                      key="cmp_collapse",
-                      help="Subtrees deeper than this are drawn as one triangle.")
+    depth = None  # a stump or a single leaf has nothing to collapse (and a slider needs min < max)
+    if tree.max_depth >= 2:
+        depth = c1.slider("Collapse below depth", 1, tree.max_depth, min(4, tree.max_depth),
+                          key="cmp_collapse",
+                          help="Subtrees deeper than this are drawn as one triangle.")
     n = meta["X"].shape[0]
     row = c2.number_input("Highlight the path of row", 0, n - 1, 0, key="cmp_row",
                           help="Row index in the prepared dataset.")
     fig = tree_figure(tree, feature_names=meta["feature_names"], class_names=meta["classes"],
-                      highlight_x=meta["X"][int(row)], collapse_depth=int(depth),
+                      highlight_x=meta["X"][int(row)],
+                      collapse_depth=None if depth is None else int(depth),
                       title=f"{labels.get(key, key)}: {tree.node_count} nodes, "
                             f"{tree.n_leaves} leaves, depth {tree.max_depth}")
     st.plotly_chart(fig, key="cmp_tree_fig")

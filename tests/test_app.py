@@ -146,3 +146,19 @@ def test_page_settings_survive_a_page_switch(app):
     app.switch_page("pages/compare.py").run()
     assert app.slider(key="cmp_folds").value == 3
     assert app.multiselect(key="cmp_models").value == ["sklearn_forest"]
+
+
+@pytest.mark.parametrize("params", [{"max_depth": 1}, {"min_samples_leaf": 1000}])
+def test_compare_draws_a_stump_and_a_single_leaf_tree(app, params):
+    """A depth-1 (or depth-0) refit tree has nothing to collapse: no slider, no exception."""
+    app.switch_page("pages/compare.py").run()
+    app.multiselect(key="cmp_models").set_value(["sklearn_tree"]).run()
+    for name, value in params.items():
+        app.number_input(key=f"cmp_sklearn_tree_{name}").set_value(value)
+    app.slider(key="cmp_folds").set_value(2)
+    app.button(key="cmp_run").click().run()
+    assert app.session_state["cmp_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    assert len(app.get("plotly_chart")) == 2  # CV bars and the tree
+    assert [s.label for s in app.slider] == ["Folds (k)"]
