@@ -57,6 +57,14 @@ for spec in specs:
                                                   step=1, key=key, help=p.help)
         params[spec.key] = values
 
+def _stop_job() -> None:
+    """Stop button callback: runs before the page, so the buttons are drawn in their new state."""
+    job = st.session_state.get("cmp_job")
+    if job is not None:
+        job.cancel()
+        job.join(5)  # the current fit cannot be interrupted; the live view waits for longer ones
+
+
 job: Job | None = st.session_state.get("cmp_job")
 running = job is not None and not job.finished
 b1, b2, _ = st.columns([1, 1, 6])
@@ -73,11 +81,8 @@ if b1.button("Run", type="primary", disabled=running or not chosen, key="cmp_run
                                         "classes": None if ds.classes_ is None
                                         else [str(c) for c in ds.classes_],
                                         "X": ds.X, "target": ds.target}
-    running = True
-if b2.button("Stop", disabled=not running, key="cmp_stop"):
-    job.cancel()
-    job.join(5)
-    running = False
+    st.rerun()  # redraw with Run disabled and Stop enabled while the job runs
+b2.button("Stop", disabled=not running, key="cmp_stop", on_click=_stop_job)
 
 
 @st.fragment(run_every=0.5)

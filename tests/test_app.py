@@ -162,3 +162,24 @@ def test_compare_draws_a_stump_and_a_single_leaf_tree(app, params):
     assert not app.exception, app.exception
     assert len(app.get("plotly_chart")) == 2  # CV bars and the tree
     assert [s.label for s in app.slider] == ["Folds (k)"]
+
+
+def test_run_and_stop_buttons_follow_the_job(app):
+    """While a job runs, Run is disabled and Stop enabled; after Stop it is the other way
+    round, in the same run that handles the click (no second click needed)."""
+    pick(app, "digits")
+    app.switch_page("pages/compare.py").run()
+    app.multiselect(key="cmp_models").set_value(["sklearn_forest"]).run()
+    app.number_input(key="cmp_sklearn_forest_n_estimators").set_value(300)
+    app.slider(key="cmp_folds").set_value(10)
+    app.button(key="cmp_run").click().run()
+    job = app.session_state["cmp_job"]
+    assert not job.finished  # 11 forest fits of 300 trees on 1,797 rows take several seconds
+    assert app.button(key="cmp_run").disabled
+    assert not app.button(key="cmp_stop").disabled
+    app.button(key="cmp_stop").click().run()
+    assert job.join(TIMEOUT) and job.status == "cancelled"
+    assert not app.exception
+    assert not app.button(key="cmp_run").disabled
+    assert app.button(key="cmp_stop").disabled
+    assert any("stopped" in w.value for w in app.warning)
