@@ -70,10 +70,18 @@ def dataset_options() -> list[str]:
 
 
 def option_label(option: str) -> str:
+    """Picker label: the dataset's name and, for a bundled one, its usual task."""
     if option.startswith(UPLOAD_PREFIX):
         return f"{option[len(UPLOAD_PREFIX):]} (uploaded)"
     entry = bundled_datasets().get(option, {})
-    return f"{entry.get('title', option)} ({entry.get('task', '?')})"
+    return f"{dataset_title(option)} ({entry.get('task', '?')})"
+
+
+def dataset_title(option: str) -> str:
+    """The dataset's name alone (the task shown next to it depends on the chosen target)."""
+    if option.startswith(UPLOAD_PREFIX):
+        return f"{option[len(UPLOAD_PREFIX):]} (uploaded)"
+    return str(bundled_datasets().get(option, {}).get("title", option))
 
 
 def add_upload(name: str, content: bytes, **options) -> str:
@@ -240,7 +248,7 @@ def current_dataset():
 def dataset_caption(ds) -> str:
     kind = (f"classification, {ds.n_classes} classes" if ds.task == "classification"
             else "regression")
-    return (f"**{option_label(st.session_state['ds'])}** -- {ds.n_samples:,} rows x "
+    return (f"**{dataset_title(st.session_state['ds'])}** -- {ds.n_samples:,} rows x "
             f"{ds.n_features} features; target **{ds.target}** ({kind}).")
 
 

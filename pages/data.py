@@ -11,6 +11,7 @@ from pages._shared import (
     current_dataset,
     current_frame,
     dataset_caption,
+    dataset_title,
     option_label,
     require_entrypoint,
 )
@@ -77,7 +78,7 @@ with st.expander("Upload a CSV", expanded=True):
 option = st.session_state["ds"]
 df, report, _default, _key = current_frame(option)
 
-st.subheader(f"Parse report: {option_label(option)}")
+st.subheader(f"Parse report: {dataset_title(option)}")
 m = st.columns(5)
 m[0].metric("Rows", f"{report.n_rows:,}")
 m[1].metric("Columns", report.n_columns)

@@ -50,6 +50,15 @@ def test_opens_on_bundled_dataset(app):
     assert any("150 rows" in m.value for m in app.markdown)
 
 
+def test_caption_states_the_chosen_task_only(app):
+    """A bundled classification dataset with a numeric target chosen is regression: the
+    caption must not also call it classification."""
+    pick(app, "penguins")
+    app.selectbox(key="target::penguins").set_value("body_mass_g").run()
+    caption = next(m.value for m in app.markdown if "rows x" in m.value)
+    assert "(regression)" in caption and "classification" not in caption
+
+
 def test_pick_another_dataset_and_target(app):
     pick(app, "diabetes")
     assert not app.exception
