@@ -80,7 +80,8 @@ if b1.button("Run", type="primary", disabled=running or not chosen, key="cmp_run
     st.session_state["cmp_job_meta"] = {"task": ds.task, "feature_names": ds.feature_names,
                                         "classes": None if ds.classes_ is None
                                         else [str(c) for c in ds.classes_],
-                                        "X": ds.X, "target": ds.target}
+                                        "X": ds.X, "target": ds.target,
+                                        "caption": dataset_caption(ds)}
     st.rerun()  # redraw with Run disabled and Stop enabled while the job runs
 b2.button("Stop", disabled=not running, key="cmp_stop", on_click=_stop_job)
 
@@ -90,6 +91,7 @@ def live_progress():
     """Poll the job: progress bar and the folds finished so far; rerun the page when done."""
     snap = st.session_state["cmp_job"].snapshot()
     latest = snap.latest or {"completed": 0, "total": 1, "message": "starting...", "rows": []}
+    st.caption(f"Running on {st.session_state['cmp_job_meta']['caption']}")
     st.progress(latest["completed"] / latest["total"],
                 text=f"{latest['message']} -- {latest['completed']}/{latest['total']} fits, "
                      f"{snap.elapsed:.1f} s")
@@ -126,6 +128,10 @@ if result.summary.empty:
     st.stop()
 
 st.subheader("Results")
+if meta["caption"] != dataset_caption(ds):
+    st.info("These results are for the dataset the comparison ran on, not the active one. "
+            "Press **Run** to compare the models on the active dataset.")
+st.markdown(f"On {meta['caption']}")
 st.caption(f"Mean over folds (± std columns); finished in {snap.elapsed:.1f} s.")
 st.dataframe(result.summary.drop(columns=["key"], errors="ignore").round(4), hide_index=True,
              width="stretch")

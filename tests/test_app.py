@@ -192,3 +192,20 @@ def test_run_and_stop_buttons_follow_the_job(app):
     assert not app.button(key="cmp_run").disabled
     assert app.button(key="cmp_stop").disabled
     assert any("stopped" in w.value for w in app.warning)
+
+
+def test_results_name_the_dataset_they_ran_on(app):
+    """After switching dataset, the old results stay, labelled with their own dataset."""
+    app.switch_page("pages/compare.py").run()
+    app.multiselect(key="cmp_models").set_value(["sklearn_tree"]).run()
+    app.slider(key="cmp_folds").set_value(2)
+    app.button(key="cmp_run").click().run()
+    assert app.session_state["cmp_job"].join(TIMEOUT)
+    app.run()
+    assert any(m.value.startswith("On **Iris**") for m in app.markdown)
+    assert not app.info
+    pick(app, "wine")
+    assert not app.exception
+    assert any(m.value.startswith("On **Iris**") and "150 rows" in m.value for m in app.markdown)
+    assert any("not the active one" in i.value for i in app.info)
+    assert list(app.dataframe[0].value["model"]) == ["Decision tree (scikit-learn CART)"]
