@@ -675,6 +675,26 @@ class TreeArrays:
         a, b = self.cat_offsets[node], self.cat_offsets[node + 1]
         return self.cat_values[a:b] if b > a else None
 
+    def left_categories(self, node: int) -> np.ndarray | None:
+        """Codes (int64) of the categories internal ``node`` sends left, or ``None``.
+
+        For a category-set split, its set.  For a threshold split on a feature with labels
+        in ``categories`` (integer codes ``0..k-1``, as :class:`engine.data.Dataset` stores
+        them and a scikit-learn tree fitted on them splits), the codes ``<= threshold``.
+        ``None`` for a split on a numeric feature (or a threshold outside the codes).
+        """
+        cats = self._category_set(node)
+        if cats is not None:
+            return cats
+        if self.categories is None or self.children_left[node] == TREE_LEAF:
+            return None
+        labels = self.categories[int(self.feature[node])]
+        if labels is None:
+            return None
+        codes = np.arange(len(labels), dtype=np.int64)
+        left = codes[codes <= self.routing_arrays()[3][node]]
+        return left if 0 < left.size < codes.size else None
+
     # -- text ---------------------------------------------------------------------------
 
     def _names(self, feature_names: list[str] | None) -> list[str]:
@@ -713,7 +733,9 @@ class TreeArrays:
         ``branch='left'`` gives the condition that is true on the left child (``<=``, or
         ``in {...}`` for a category set); ``'right'`` its negation (``>``, ``not in``).
         ``decimals``: fixed decimals for the threshold; ``None`` gives up to 6 significant
-        digits.  Category sets use the labels in ``categories`` when known.
+        digits.  Category sets use the labels in ``categories`` when known, and so do
+        threshold splits on a feature with labels (``island in {Biscoe, Dream}`` rather
+        than ``island <= 1.5``; see :meth:`left_categories`).
 
         Raises ``ValueError`` for a leaf or a node id out of range.
         """
@@ -726,7 +748,7 @@ class TreeArrays:
             raise ValueError(f"branch must be 'left' or 'right', got {branch!r}")
         j = int(self.feature[node])
         name = self._names(feature_names)[j]
-        cats = self._category_set(node)
+        cats = self.left_categories(node)
         if cats is not None:
             labels = self.categories[j] if self.categories is not None else None
             shown = [

@@ -1,5 +1,8 @@
 """Compare page: k-fold cross-validation of several tree models on the active dataset."""
 
+import dataclasses
+
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -80,6 +83,8 @@ if b1.button("Run", type="primary", disabled=running or not chosen, key="cmp_run
     st.session_state["cmp_job_meta"] = {"task": ds.task, "feature_names": ds.feature_names,
                                         "classes": None if ds.classes_ is None
                                         else [str(c) for c in ds.classes_],
+                                        "categories": [ds.categories.get(j) for j
+                                                       in range(ds.n_features)],
                                         "X": ds.X, "target": ds.target,
                                         "caption": dataset_caption(ds)}
     st.rerun()  # redraw with Run disabled and Stop enabled while the job runs
@@ -148,6 +153,11 @@ if single_trees:
     key = st.selectbox("Tree", list(single_trees), key="cmp_tree_model",
                        format_func=lambda k: labels.get(k, k))
     tree = from_sklearn(single_trees[key], feature_names=meta["feature_names"])
+    # the models were fitted on codes: give the tree the labels, so that its rules, figure,
+    # node table and JSON say 'island in {Biscoe}' and 'Adelie', never 'island <= 0.5' and 0
+    tree = dataclasses.replace(
+        tree, categories=meta["categories"],
+        classes_=None if meta["classes"] is None else np.array(meta["classes"], dtype=object))
     c1, c2 = st.columns(2)
     depth = None  # a stump or a single leaf has nothing to collapse (and a slider needs min < max)
     if tree.max_depth >= 2:

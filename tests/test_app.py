@@ -209,3 +209,25 @@ def test_results_name_the_dataset_they_ran_on(app):
     assert any(m.value.startswith("On **Iris**") and "150 rows" in m.value for m in app.markdown)
     assert any("not the active one" in i.value for i in app.info)
     assert list(app.dataframe[0].value["model"]) == ["Decision tree (scikit-learn CART)"]
+
+
+def test_compare_tree_uses_category_and_class_labels(app):
+    """The refit tree on penguins splits on island and sex (stored as codes): the figure
+    and node table must show their labels and the species names, never codes."""
+    import json
+
+    pick(app, "penguins")
+    app.switch_page("pages/compare.py").run()
+    app.multiselect(key="cmp_models").set_value(["sklearn_tree"]).run()
+    app.slider(key="cmp_folds").set_value(2)
+    app.button(key="cmp_run").click().run()
+    assert app.session_state["cmp_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception
+    spec = json.loads(app.get("plotly_chart")[1].proto.spec)
+    hover = " ".join(h for t in spec["data"] for h in t.get("hovertext") or [])
+    assert "island in {" in hover and "island <=" not in hover
+    assert "majority: Adelie" in hover
+    nodes = app.dataframe[1].value
+    assert {"p(Adelie)", "p(Chinstrap)", "p(Gentoo)"} <= set(nodes.columns)
+    assert not nodes["rule"].str.contains("island <=").any()

@@ -240,3 +240,48 @@ def test_single_leaf_tree_figure_and_text():
     fig = tree_figure(tree, highlight_x=X[0])
     assert node_ids(fig) == [0] and node_ids(fig, "path") == [0]
     assert tree_text(tree) == "|--- class: a\n"  # sklearn's export_text prints the code 0
+
+
+def test_threshold_splits_on_coded_categories_show_labels():
+    """A scikit-learn tree fitted on Dataset codes splits 'island <= 0.5'; with the labels in
+    ``categories`` every view names the categories instead (SPEC 0.3: labels, never codes)."""
+    import dataclasses
+
+    from engine.data import load_bundled, make_dataset
+
+    df, _, entry = load_bundled("penguins")
+    ds = make_dataset(df, entry["target"], missing="drop")
+    est = DecisionTreeClassifier(max_depth=5, random_state=0).fit(ds.X, ds.y)
+    j = ds.feature_names.index("island")
+    labels = ds.categories[j]
+    tree = dataclasses.replace(
+        from_sklearn(est, feature_names=ds.feature_names),
+        categories=[ds.categories.get(i) for i in range(ds.n_features)],
+        classes_=np.array(list(ds.classes_), dtype=object))
+    nodes = [v for v in range(tree.node_count) if tree.feature[v] == j]
+    assert nodes, "the penguins tree is expected to split on island"
+    for v in nodes:
+        left = tree.left_categories(v)
+        codes = np.arange(len(labels))
+        # the set is exactly the codes the tree routes left
+        assert left.tolist() == codes[codes <= tree.threshold[v]].tolist()
+        names = "{" + ", ".join(labels[c] for c in left) + "}"
+        assert tree.rule(v) == f"island in {names}"
+        assert tree.rule(v, branch="right") == f"island not in {names}"
+        rows = np.flatnonzero(np.isin(ds.X[:, j], left))
+        for r in rows[:5]:
+            path = tree.decision_path(ds.X[r]).tolist()
+            if v in path and path[-1] != v:
+                assert path[path.index(v) + 1] == tree.children_left[v]
+    text = tree_text(tree)
+    assert "island in {" in text and "island <=" not in text
+    fig = tree_figure(tree, show_labels=True)
+    hover = " ".join(h for t in fig.data if t.hovertext is not None for h in t.hovertext)
+    assert "island in {" in hover and "island <=" not in hover
+    shown = " ".join(a.text for a in fig.layout.annotations)
+    assert "island in {" in shown and "island <=" not in shown
+    assert "Adelie" in tree.to_json() and tree.to_frame().columns.str.startswith("p(Adelie").any()
+    # a numeric feature keeps its threshold
+    numeric = next(v for v in range(tree.node_count)
+                   if tree.feature[v] >= 0 and not ds.is_categorical[tree.feature[v]])
+    assert tree.left_categories(numeric) is None and " <= " in tree.rule(numeric)

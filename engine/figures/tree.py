@@ -126,7 +126,7 @@ def _short_rule(tree: TreeArrays, node: int, names: list[str]) -> str:
     rule = tree.rule(node, names)
     full = names[int(tree.feature[node])]
     body = rule[len(full) :]
-    if tree._category_set(node) is None:
+    if tree.left_categories(node) is None:
         body = f" <= {float(tree.threshold[node]):.4g}"
     elif len(body) > 24:
         body = body[:23] + "\u2026}"
@@ -589,7 +589,7 @@ def tree_text(
             continue
         left = tree.rule(node, names, branch="left", decimals=decimals)
         right = tree.rule(node, names, branch="right", decimals=decimals)
-        if tree._category_set(node) is None:
+        if tree.left_categories(node) is None:
             right = right.replace(" > ", " >  ", 1)
         stack.append(("node", int(cr[node]), level + 1))
         stack.append(("line", f"{indent} {right}"))
