@@ -61,3 +61,15 @@ def test_cv_summary_has_one_panel_per_metric():
     acc = [t for t in fig.data if t.yaxis == "y"]
     assert [t.y[0] for t in acc] == [0.9, 0.8]
     assert [t.name for t in fig.data if t.showlegend] == ["A", "B"]
+
+
+def test_many_classes_put_the_legend_beside_the_plot():
+    """17 classes wrap a top legend onto three rows, over the title: it goes to the right."""
+    df, _, _ = load_bundled("digits")
+    ds = make_dataset(df, "pixel_3_3", task="classification")
+    assert ds.n_classes > 10
+    fig = feature_distribution_figure(ds, "pixel_0_1")
+    assert fig.layout.legend.orientation == "v" and fig.layout.legend.x > 1
+    assert len([t for t in fig.data if t.showlegend is not False]) == ds.n_classes
+    few = feature_distribution_figure(_ds("iris"), 0)
+    assert few.layout.legend.orientation == "h"

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from engine.figures.style import base_layout, palette
 
 MAX_POINTS = 5000  # scatter points drawn; more rows are subsampled (deterministically)
+MAX_TOP_LEGEND = 10  # classes listed in a horizontal legend above the plot; more go right
 
 
 def _subsample(n: int, limit: int = MAX_POINTS, seed: int = 0) -> np.ndarray:
@@ -66,6 +67,10 @@ def feature_distribution_figure(dataset, feature: int | str, *, nbins: int = 30,
         fig.update_layout(**base_layout(f"Distribution of {name} by class",
                                         barmode="stack", legend_title_text=dataset.target),
                           xaxis_title=xlabel, yaxis_title="rows (count)")
+        if len(dataset.classes_) > MAX_TOP_LEGEND:
+            # a legend on top would wrap onto a third row and run into the title
+            fig.update_layout(legend=dict(orientation="v", x=1.02, xanchor="left", y=1.0,
+                                          yanchor="top"))
     else:
         y = dataset.y
         if is_cat:
