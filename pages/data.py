@@ -41,7 +41,9 @@ def _on_upload() -> None:
             na_values=[""] + [t for t in na if t])
         st.session_state["_upload_ok"] = option
     except DataError as exc:
-        st.session_state["_upload_error"] = f"Could not load **{up.name}**: {exc}"
+        # remembered with the dataset it kept, so it disappears once the user picks another
+        st.session_state["_upload_error"] = (f"Could not load **{up.name}**: {exc}",
+                                             st.session_state.get("ds"))
 
 
 require_entrypoint("pages/data.py")
@@ -70,8 +72,9 @@ with st.expander("Upload a CSV", expanded=True):
     st.file_uploader("CSV file", type=["csv", "txt", "tsv"], key="uploader",
                      on_change=_on_upload, max_upload_size=50,
                      help="Up to 50 MB, 200,000 rows and 2,000 columns.")
-    if msg := st.session_state.get("_upload_error"):
-        st.error(msg + "  \nThe previously selected dataset is still active.")
+    error = st.session_state.get("_upload_error")
+    if error is not None and error[1] == st.session_state.get("ds"):
+        st.error(error[0] + "  \nThe previously selected dataset is still active.")
     elif ok := st.session_state.pop("_upload_ok", None):
         st.success(f"Loaded {option_label(ok)}; it is now the active dataset.")
 

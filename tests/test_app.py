@@ -231,3 +231,12 @@ def test_compare_tree_uses_category_and_class_labels(app):
     nodes = app.dataframe[1].value
     assert {"p(Adelie)", "p(Chinstrap)", "p(Gentoo)"} <= set(nodes.columns)
     assert not nodes["rule"].str.contains("island <=").any()
+
+
+def test_upload_error_goes_away_when_another_dataset_is_picked(app):
+    pick(app, "wine")
+    app.file_uploader(key="uploader").set_value(("empty.csv", b"", "text/csv")).run()
+    assert app.error and "still active" in app.error[0].value
+    pick(app, "iris")
+    assert not app.exception
+    assert not [e for e in app.error if "empty.csv" in e.value]
