@@ -259,6 +259,8 @@ class Job:
                 if self._latest is not None and (not self._history
                                                  or self._history[-1][1] is not self._latest):
                     self._history.append((self._t1 - self._t0, self._latest))
+                    if len(self._history) > self.max_history:
+                        del self._history[-2]  # keep the bound; first and latest stay
             self._finished.set()
 
     def __repr__(self) -> str:

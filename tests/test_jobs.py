@@ -104,7 +104,7 @@ def test_history_is_downsampled_but_spans_the_run():
     job = Job(fast, budget=10, max_history=100).start()
     assert job.join(10)
     hist = job.snapshot().history
-    assert len(hist) <= 101
+    assert len(hist) <= 100
     assert hist[0][1] == 0 and hist[-1][1] == 4999
     values = [h[1] for h in hist]
     assert values == sorted(values)
@@ -159,3 +159,18 @@ def test_snapshot_reads_do_not_race_with_worker():
     job.join(10)
     t.join(5)
     assert seen == sorted(seen)
+
+
+@pytest.mark.parametrize("max_history", [2, 3, 4, 10])
+def test_history_never_exceeds_max_history(max_history):
+    """Whatever the number of steps, the history keeps the bound, the first and the latest."""
+    for n_steps in range(1, 60):
+        def steps(ctx, n=n_steps):
+            yield from range(n)
+            return "ok"
+
+        job = Job(steps, budget=10, max_history=max_history).start()
+        assert job.join(10)
+        hist = job.snapshot().history
+        assert len(hist) <= max_history, (n_steps, len(hist))
+        assert hist[0][1] == 0 and hist[-1][1] == n_steps - 1
