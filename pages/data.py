@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from engine.data import DataError
+from engine.data import DEFAULT_NA_VALUES, DataError
 from engine.figures.data import feature_distribution_figure, target_distribution_figure
 from pages._shared import (
     UPLOAD_PREFIX,
@@ -21,7 +21,9 @@ DECIMALS = {"auto": None, "dot .": ".", "comma ,": ","}
 THOUSANDS = {"auto": None, "none": "", "comma ,": ",", "dot .": ".", "space": " ",
              "apostrophe '": "'"}
 ENCODINGS = {"auto": None, "UTF-8": "utf-8", "Windows-1252": "cp1252", "Latin-1": "latin-1"}
-DEFAULT_NA = "?, NA, N/A, NaN, null, None"
+#: The engine's own missing-value tokens, so an upload reads like a bundled file ('-' and
+#: '#N/A' are missing, not a category or stray text).
+DEFAULT_NA = ", ".join(t for t in DEFAULT_NA_VALUES if t and "," not in t)
 
 
 def _on_upload() -> None:

@@ -240,3 +240,20 @@ def test_upload_error_goes_away_when_another_dataset_is_picked(app):
     pick(app, "iris")
     assert not app.exception
     assert not [e for e in app.error if "empty.csv" in e.value]
+
+
+def test_upload_reads_the_engine_missing_value_tokens(app):
+    """'-' and '#N/A' are missing values for load_csv; an upload with the page's default
+    tokens must read them the same way (not as a category '-' or stray text)."""
+    from engine.data import load_csv
+
+    csv = "x,colour,y\n" + "".join(
+        f"{'#N/A' if i == 3 else i},{'-' if i % 7 == 0 else ['red', 'blue'][i % 2]},{i % 2}\n"
+        for i in range(30))
+    app.file_uploader(key="uploader").set_value(("dash.csv", csv.encode(), "text/csv")).run()
+    assert not app.exception
+    report = app.dataframe[0].value.set_index("column")
+    _, expected = load_csv(csv.encode())
+    assert report.loc["colour", "missing"] == expected.missing["colour"] == 5
+    assert report.loc["x", "missing"] == expected.missing["x"] == 1
+    assert report.loc["x", "coerced"] == 0
