@@ -6,7 +6,8 @@ State kept in ``st.session_state``:
 * ``ds`` -- the selected dataset option (``"iris"`` or ``"upload:<name>"``), mirrored in the URL;
 * ``uploads`` -- ``{option: (DataFrame, ParseReport, key)}`` for this session's uploads, where
   ``key`` hashes the bytes and the parse options (it keys the prepared-dataset cache);
-* ``target::<option>``, ``task::<option>``, ``categorical::<option>`` -- column roles per dataset;
+* ``target::<option>``, ``task::<option>``, ``categorical::<option>``, ``left_out::<option>``
+  -- column roles per dataset;
 * ``missing``, ``seed`` -- shared settings (the seed is mirrored in the URL).
 """
 
@@ -115,9 +116,13 @@ def current_frame(option: str):
 
 
 @st.cache_data(show_spinner="Preparing dataset...", max_entries=32)
-def _make(_df, key: str, target: str, task, categorical: tuple, missing: str):
+def _make(_df, key: str, target: str, task, categorical: tuple, missing: str,
+          left_out: tuple = ()):
+    features = None
+    if left_out:
+        features = [str(c) for c in _df.columns if str(c) not in left_out and str(c) != target]
     return make_dataset(_df, target, task=task, categorical=list(categorical) or None,
-                        missing=missing)
+                        missing=missing, features=features)
 
 
 def _from_url(key: str, allowed) -> None:
@@ -136,7 +141,8 @@ def _to_url(key: str, value, default) -> None:
 
 
 #: Widget keys whose values must survive a page switch (exact keys and ``prefix`` matches).
-_KEPT_PREFIXES = ("target::", "task::", "categorical::", "plot_feature::", "csv_", "cmp_")
+_KEPT_PREFIXES = ("target::", "task::", "categorical::", "left_out::", "plot_feature::", "csv_",
+                  "cmp_")
 #: Keys under those prefixes that are not kept: buttons (cannot be set), the job itself, and
 #: result-view widgets whose bounds depend on the last result.
 _NOT_KEPT = frozenset({"cmp_run", "cmp_stop", "cmp_job", "cmp_job_meta", "cmp_tree_model",
@@ -239,7 +245,8 @@ def current_dataset():
     categorical = tuple(st.session_state.get(f"categorical::{option}", ()))
     try:
         return _make(df, key, target, None if task == "auto" else task, categorical,
-                     st.session_state.get("missing", "drop"))
+                     st.session_state.get("missing", "drop"),
+                     tuple(st.session_state.get(f"left_out::{option}", ())))
     except DataError as exc:
         st.error(f"**This dataset cannot be used as set up:** {exc}")
         return None

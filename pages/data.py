@@ -104,6 +104,10 @@ st.multiselect("Treat these numeric columns as categorical", numeric_features,
                key=f"categorical::{option}",
                help="Text, yes/no and true/false columns are always categorical. Mark number "
                     "columns that are really codes (zip codes, ratings) here.")
+st.multiselect("Leave out these columns", [c for c in df.columns if c != target],
+               key=f"left_out::{option}",
+               help="Columns the trees must not use: IDs, names, free text, or anything that "
+                    "gives the answer away.")
 st.caption("Target, task and missing-value handling are in the sidebar.")
 
 ds = current_dataset()

@@ -257,3 +257,15 @@ def test_upload_reads_the_engine_missing_value_tokens(app):
     assert report.loc["colour", "missing"] == expected.missing["colour"] == 5
     assert report.loc["x", "missing"] == expected.missing["x"] == 1
     assert report.loc["x", "coerced"] == 0
+
+
+def test_an_id_column_can_be_left_out(app):
+    """The DataError for an ID column says 'leave it out': the Data page must offer that."""
+    csv = "name,x,y\n" + "".join(f"person{i},{i % 10},{i % 3}\n" for i in range(120))
+    app.file_uploader(key="uploader").set_value(("ids.csv", csv.encode(), "text/csv")).run()
+    assert any("'name'" in e.value and "leave it out" in e.value for e in app.error)
+    app.multiselect(key="left_out::upload:ids.csv").set_value(["name"]).run()
+    assert not app.exception and not app.error
+    assert any("120 rows x 1 features" in m.value for m in app.markdown)
+    app.switch_page("pages/compare.py").run()
+    assert any("120 rows x 1 features" in m.value for m in app.markdown)
