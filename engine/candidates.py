@@ -84,8 +84,9 @@ FALLBACK_Q = 16
 #: grid points of ``kde_valley``.
 KDE_GRID = 256
 #: ``kde_valley`` evaluates the KDE exactly over the unique values up to this many of them,
-#: and from linear binning on the grid above it (error O(grid step^2), Wand 1994).
-KDE_EXACT_MAX_UNIQUE = 64
+#: and from linear binning on the grid above it (error O(grid step^2), Wand 1994; the
+#: exact sum costs ``n_unique * grid`` exponentials per feature and node).
+KDE_EXACT_MAX_UNIQUE = 16
 #: Lloyd iterations of ``kmeans1d`` (it stops earlier when the partition no longer changes).
 KMEANS1D_MAX_ITER = 100
 #: relative ``eps`` added to standard deviations in variance-adjusted boundaries.
@@ -505,12 +506,17 @@ def kde_density(xs, grid_size):
     for m in range(grid_size):
         z = m * step / h
         kern[m] = math.exp(-0.5 * z * z)
+    nz = np.empty(grid_size, dtype=np.int64)
+    n_nz = 0
+    for b in range(grid_size):
+        if binned[b] != 0.0:
+            nz[n_nz] = b
+            n_nz += 1
     for g in range(grid_size):
         s = 0.0
-        for b in range(grid_size):
-            c = binned[b]
-            if c != 0.0:
-                s += c * kern[abs(g - b)]
+        for j in range(n_nz):
+            b = nz[j]
+            s += binned[b] * kern[abs(g - b)]
         dens[g] = s
     return grid, dens
 

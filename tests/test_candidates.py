@@ -167,9 +167,10 @@ def _scipy_valleys(x, grid_size=256):
 
 
 def test_kde_valley_exact_mode_matches_scipy():
-    """<= 64 unique values: exact KDE; the valleys equal scipy's (Scott bandwidth)."""
+    """<= 16 unique values: exact KDE; the valleys equal scipy's (Scott bandwidth)."""
     rng = np.random.default_rng(5)
-    x = np.round(np.concatenate([rng.normal(10, 3, 300), rng.normal(40, 4, 200)]))
+    x = np.clip(np.round(np.concatenate([rng.normal(3, 1, 300), rng.normal(11, 1.5, 200)])),
+                0, 15)
     assert len(np.unique(x)) <= CA.KDE_EXACT_MAX_UNIQUE
     valleys, _ = _scipy_valleys(x)
     assert len(valleys) >= 1
