@@ -9,6 +9,8 @@ The engine never imports streamlit; everything here can be used from a notebook:
 
 from engine import _numba  # noqa: F401  (sets NUMBA_CACHE_DIR before any kernel compiles)
 from engine._numba import warm_up
+from engine.candidates import STRATEGIES, candidate_thresholds, dics_dictionary
+from engine.cart import CARTClassifier, CARTRegressor
 from engine.compare import (
     ModelSpec,
     ParamSpec,
@@ -17,6 +19,7 @@ from engine.compare import (
     plan_comparison,
     register_model,
 )
+from engine.criteria import exhaustive_gains, threshold_gains
 from engine.data import (
     DataError,
     Dataset,
@@ -34,4 +37,6 @@ __all__ = [
     "TreeArrays", "TreeEnsemble", "available_models", "bundled_datasets", "cross_validate_steps",
     "from_sklearn", "load_bundled", "load_csv", "make_dataset", "plan_comparison",
     "register_model", "warm_up",
+    "CARTClassifier", "CARTRegressor", "STRATEGIES", "candidate_thresholds", "dics_dictionary",
+    "exhaustive_gains", "threshold_gains",
 ]
