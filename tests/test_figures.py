@@ -73,3 +73,10 @@ def test_many_classes_put_the_legend_beside_the_plot():
     assert len([t for t in fig.data if t.showlegend is not False]) == ds.n_classes
     few = feature_distribution_figure(_ds("iris"), 0)
     assert few.layout.legend.orientation == "h"
+
+
+def test_unknown_feature_name_is_a_keyerror():
+    import pytest
+
+    with pytest.raises(KeyError, match="no feature 'nope'"):
+        feature_distribution_figure(_ds("iris"), "nope")

@@ -44,7 +44,12 @@ def feature_distribution_figure(dataset, feature: int | str, *, nbins: int = 30,
     KeyError
         If ``feature`` names no feature.
     """
-    j = dataset.feature_names.index(feature) if isinstance(feature, str) else int(feature)
+    if isinstance(feature, str):
+        if feature not in dataset.feature_names:
+            raise KeyError(f"no feature {feature!r}; features: {dataset.feature_names}")
+        j = dataset.feature_names.index(feature)
+    else:
+        j = int(feature)
     name = dataset.feature_names[j]
     x = dataset.X[:, j]
     is_cat = bool(dataset.is_categorical[j])
