@@ -10,7 +10,7 @@ from engine.compare import available_models, cross_validate_steps, plan_comparis
 from engine.figures.compare import cv_summary_figure
 from engine.figures.tree import tree_figure
 from engine.jobs import Job
-from engine.tree import from_sklearn
+from engine.tree import TreeArrays, from_sklearn
 from pages._shared import current_dataset, dataset_caption, require_entrypoint, seed
 
 require_entrypoint("pages/compare.py")
@@ -152,11 +152,13 @@ if single_trees:
     st.subheader("Fitted tree (refit on all rows)")
     key = st.selectbox("Tree", list(single_trees), key="cmp_tree_model",
                        format_func=lambda k: labels.get(k, k))
-    tree = from_sklearn(single_trees[key], feature_names=meta["feature_names"])
+    model = single_trees[key]
+    # TreeLab's own estimators keep a TreeArrays in tree_; scikit-learn's are converted
+    tree = model.tree_ if isinstance(model.tree_, TreeArrays) else from_sklearn(model)
     # the models were fitted on codes: give the tree the labels, so that its rules, figure,
     # node table and JSON say 'island in {Biscoe}' and 'Adelie', never 'island <= 0.5' and 0
     tree = dataclasses.replace(
-        tree, categories=meta["categories"],
+        tree, feature_names=meta["feature_names"], categories=meta["categories"],
         classes_=None if meta["classes"] is None else np.array(meta["classes"], dtype=object))
     c1, c2 = st.columns(2)
     depth = None  # a stump or a single leaf has nothing to collapse (and a slider needs min < max)

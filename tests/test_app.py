@@ -269,3 +269,30 @@ def test_an_id_column_can_be_left_out(app):
     assert any("120 rows x 1 features" in m.value for m in app.markdown)
     app.switch_page("pages/compare.py").run()
     assert any("120 rows x 1 features" in m.value for m in app.markdown)
+
+
+@pytest.mark.parametrize("dataset, task", [("penguins", "classification"),
+                                           ("diabetes", "regression")])
+def test_compare_every_registered_model_and_draw_each_tree(app, dataset, task):
+    """Every model in the registry (scikit-learn's and TreeLab's own) runs on the page, and
+    every single-tree model's refit tree is drawn without an exception."""
+    from engine.compare import available_models
+
+    pick(app, dataset)
+    app.switch_page("pages/compare.py").run()
+    every = [s.key for s in available_models(task)]
+    assert len(app.multiselect(key="cmp_models").options) == len(every)
+    app.multiselect(key="cmp_models").set_value(every).run()
+    app.slider(key="cmp_folds").set_value(2)
+    app.button(key="cmp_run").click().run()
+    job = app.session_state["cmp_job"]
+    assert job.join(TIMEOUT) and job.status == "done", job.error
+    app.run()
+    assert not app.exception, app.exception
+    assert len(app.dataframe[0].value) == len(every)
+    trees = app.selectbox(key="cmp_tree_model").options
+    assert len(trees) >= 1
+    for option in trees:
+        app.selectbox(key="cmp_tree_model").set_value(option).run()
+        assert not app.exception, (option, app.exception)
+        assert len(app.get("plotly_chart")) == 2
