@@ -235,7 +235,7 @@ class ComparisonPlan:
     X: np.ndarray
     y: np.ndarray
     n_classes: int
-    estimators: dict[str, tuple[ModelSpec, Any]]
+    estimators: dict[str, tuple[str, Any]]  # run id -> (label, unfitted estimator)
     folds: list[tuple[np.ndarray, np.ndarray]]
     notes: list[str]
 
@@ -245,7 +245,29 @@ class ComparisonPlan:
         return len(self.estimators) * (len(self.folds) + 1)
 
 
-def plan_comparison(dataset, models: dict[str, dict] | list[str], *, n_splits: int = 5,
+def _model_entries(models) -> list[tuple[str, str, dict, str | None]]:
+    """Normalise the accepted ``models`` forms to ``(run id, registry key, params, label)``."""
+    if isinstance(models, dict):
+        items = [(k, p, None) for k, p in models.items()]
+    else:
+        items = []
+        for m in models:
+            if isinstance(m, str):
+                items.append((m, {}, None))
+            elif isinstance(m, tuple | list) and len(m) in (2, 3):
+                items.append((m[0], dict(m[1] or {}), m[2] if len(m) == 3 else None))
+            else:
+                raise ValueError(f"A model is a registry key or (key, params[, label]); got {m!r}")
+    seen: dict[str, int] = {}
+    out = []
+    for key, params, label in items:
+        seen[key] = seen.get(key, 0) + 1
+        run_id = key if seen[key] == 1 else f"{key}#{seen[key]}"
+        out.append((run_id, key, params or {}, label))
+    return out
+
+
+def plan_comparison(dataset, models, *, n_splits: int = 5,
                     random_state: int = 0) -> ComparisonPlan:
     """Validate a comparison request and build its estimators and folds (fits nothing).
 
@@ -253,7 +275,9 @@ def plan_comparison(dataset, models: dict[str, dict] | list[str], *, n_splits: i
     ----------
     dataset : engine.data.Dataset
         ``X`` float64 (n_samples, n_features), ``y`` int64 codes or float64 values.
-    models : dict key -> params, or list of registry keys (default parameters)
+    models : dict key -> params, a list of registry keys (default parameters), or a list of
+        ``(key, params)`` / ``(key, params, label)`` tuples (the same key may appear several
+        times with different parameters, e.g. one CART per split strategy).
     n_splits : int
         Number of folds (2 <= n_splits <= n_samples).
     random_state : int
@@ -265,17 +289,16 @@ def plan_comparison(dataset, models: dict[str, dict] | list[str], *, n_splits: i
         No model, an unknown model key, a model that does not support the task, a bad
         parameter, or ``n_splits`` out of range.
     """
-    if isinstance(models, list | tuple):
-        models = {k: {} for k in models}
-    if not models:
+    entries = _model_entries(models)
+    if not entries:
         raise ValueError("Choose at least one model to compare.")
     task = dataset.task
     estimators = {}
-    for key, params in models.items():
+    for run_id, key, params, label in entries:
         if key not in REGISTRY:
             raise ValueError(f"Unknown model {key!r}; registered: {sorted(REGISTRY)}")
         spec = REGISTRY[key]
-        estimators[key] = (spec, spec.make(task, random_state, **params))
+        estimators[run_id] = (label or spec.label, spec.make(task, random_state, **params))
     folds = make_folds(task, dataset.y, n_splits, random_state)
     notes = []
     n_classes = 0
@@ -303,27 +326,29 @@ def cross_validate_steps(ctx, plan: ComparisonPlan, *, refit: bool = True):
     rows: list[dict] = []
     total = len(plan.estimators) * (len(plan.folds) + (1 if refit else 0))
     done = 0
-    for key, (spec, proto) in plan.estimators.items():
+    for key, (label, proto) in plan.estimators.items():
         for i, (tr, te) in enumerate(plan.folds):
             est = clone(proto)
             t0 = time.perf_counter()
             est.fit(X[tr], y[tr])
             fit_s = time.perf_counter() - t0
             leaves, depth = tree_size(est)
-            row = {"model": spec.label, "key": key, "fold": i + 1, "fit_seconds": fit_s,
+            row = {"model": label, "key": key, "fold": i + 1, "fit_seconds": fit_s,
                    "n_leaves": leaves, "depth": depth}
+            if hasattr(est, "n_candidates_evaluated_"):
+                row["candidates"] = int(est.n_candidates_evaluated_)
             row.update(_fold_metrics(task, est, X[te], y[te], plan.n_classes))
             rows.append(row)
             done += 1
             yield {"completed": done, "total": total, "rows": list(rows),
-                   "message": f"{spec.label}: fold {i + 1}/{len(plan.folds)}"}
+                   "message": f"{label}: fold {i + 1}/{len(plan.folds)}"}
     fitted = {}
     if refit:
-        for key, (spec, proto) in plan.estimators.items():
+        for key, (label, proto) in plan.estimators.items():
             fitted[key] = clone(proto).fit(X, y)
             done += 1
             yield {"completed": done, "total": total, "rows": list(rows),
-                   "message": f"{spec.label}: refit on all rows"}
+                   "message": f"{label}: refit on all rows"}
     return summarise(rows, task, models=fitted, warnings=plan.notes)
 
 
@@ -332,6 +357,8 @@ def summarise(rows: list[dict], task: str, *, models=None, warnings=(), complete
     folds = pd.DataFrame(rows)
     metrics = ["accuracy", "log_loss"] if task == "classification" else ["r2", "rmse"]
     cols = metrics + ["fit_seconds", "n_leaves", "depth"]
+    if "candidates" in folds:
+        cols.append("candidates")  # thresholds evaluated per fit (TreeLab CART)
     if folds.empty:
         summary = pd.DataFrame(columns=["model", "folds"] + cols)
     else:

@@ -108,3 +108,24 @@ def test_folds_are_stratified_and_partition_rows():
     assert np.array_equal(np.sort(test_idx), np.arange(60))
     for _, te in folds:
         assert np.array_equal(np.bincount(y[te]), [5, 5, 5])
+
+
+def test_same_model_twice_with_labels_and_candidates_column():
+    X, y = load_iris(return_X_y=True)
+    ds = _ds(X, y.astype(np.int64), "classification")
+    plan = plan_comparison(ds, [("sklearn_tree", {"max_depth": 1}, "stump"),
+                                ("sklearn_tree", {"max_depth": 4}, "depth 4"),
+                                ("treelab_cart", {"splitter": "quantile", "max_depth": 4})],
+                           n_splits=3)
+    assert list(plan.estimators) == ["sklearn_tree", "sklearn_tree#2", "treelab_cart"]
+    job = Job(cross_validate_steps, plan, budget=120).start()
+    assert job.join(120) and job.status == "done", job.error
+    res = job.result
+    assert list(res.summary["model"]) == ["stump", "depth 4", REGISTRY["treelab_cart"].label]
+    assert (res.folds.loc[res.folds["model"] == "stump", "n_leaves"] == 2).all()
+    # TreeLab CART reports thresholds evaluated; scikit-learn's trees do not
+    cart = res.folds[res.folds["key"] == "treelab_cart"]
+    assert (cart["candidates"] > 0).all()
+    assert res.folds.loc[res.folds["key"] != "treelab_cart", "candidates"].isna().all()
+    with pytest.raises(ValueError, match="registry key"):
+        plan_comparison(ds, [42])
