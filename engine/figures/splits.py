@@ -1,0 +1,220 @@
+"""Figures of the Split strategies page: candidates on the histogram, the impurity-decrease
+curve, an animated threshold scan, and the accuracy-vs-time trade-off of whole trees.
+
+Pure functions of :class:`engine.splits.SplitProfile` (or a CV summary) -> ``go.Figure``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine.figures.style import base_layout, palette
+
+SYMBOLS = ("line-ns-open", "diamond", "circle", "square", "triangle-up", "x", "star-diamond",
+           "hexagon")
+
+
+def _strategy_colours(names) -> dict[str, str]:
+    # strategies get the palette's later colours so they do not clash with class colours
+    cols = palette(len(names) + 8)[::-1]
+    return {s: cols[i] for i, s in enumerate(names)}
+
+
+def _histogram(fig, profile, class_names, nbins, row=1):
+    x = profile.x
+    if profile.task == "classification":
+        names = class_names or [str(k) for k in range(int(profile.y.max()) + 1)]
+        colours = palette(len(names))
+        start, end = float(x.min()), float(x.max())
+        size = (end - start) / nbins if end > start else 1.0
+        for k, name in enumerate(names):
+            fig.add_histogram(x=x[profile.y == k], name=str(name), legendgroup="classes",
+                              marker_color=colours[k], xbins=dict(start=start, end=end,
+                                                                  size=size),
+                              hovertemplate=f"class {name}<br>%{{x}}<br>%{{y}} rows"
+                                            "<extra></extra>", row=row, col=1)
+    else:
+        fig.add_histogram(x=x, name="rows", marker_color=palette(1)[0], nbinsx=nbins,
+                          hovertemplate="%{x}<br>%{y} rows<extra></extra>", row=row, col=1)
+
+
+def candidates_figure(profile, *, class_names=None, nbins: int = 30,
+                      units: str = "") -> go.Figure:
+    """The node's histogram of the feature (stacked by class) with every strategy's candidate
+    thresholds as a row of markers underneath and its chosen threshold as a dashed line.
+
+    ``profile``: :class:`engine.splits.SplitProfile`; ``class_names``: labels in code order.
+    """
+    strategies = list(profile.results)
+    colours = _strategy_colours(strategies)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.62, 0.38],
+                        vertical_spacing=0.04)
+    _histogram(fig, profile, class_names, nbins)
+    for i, s in enumerate(strategies):
+        r = profile.results[s]
+        gains = np.where(np.isfinite(r.gains), r.gains, np.nan)
+        fig.add_scatter(x=r.thresholds, y=[s] * r.n_candidates, mode="markers",
+                        name=f"{s} ({r.n_candidates} candidates)", legendgroup=s,
+                        marker=dict(symbol=SYMBOLS[i % len(SYMBOLS)], size=9,
+                                    color=colours[s], line=dict(width=1.5, color=colours[s])),
+                        customdata=gains,
+                        hovertemplate=f"{s}<br>threshold %{{x:.4g}}<br>impurity decrease "
+                                      "%{customdata:.4g}<extra></extra>", row=2, col=1)
+        if np.isfinite(r.best_threshold):
+            fig.add_scatter(x=[r.best_threshold], y=[s], mode="markers", showlegend=False,
+                            legendgroup=s, marker=dict(symbol="star", size=16, color=colours[s],
+                                                       line=dict(width=1, color="black")),
+                            hovertemplate=f"{s} chooses %{{x:.4g}}<extra></extra>", row=2, col=1)
+            fig.add_vline(x=r.best_threshold, line=dict(color=colours[s], dash="dash", width=2),
+                          row=1, col=1)
+    name = profile.feature_name + (f" ({units})" if units else "")
+    fig.update_layout(**base_layout(f"Candidate thresholds on {profile.feature_name} "
+                                    f"({profile.x.size} rows at this node; star / dashed line: "
+                                    "chosen threshold)", barmode="stack", height=620))
+    fig.update_yaxes(title_text="rows (count)", row=1, col=1)
+    fig.update_yaxes(title_text="strategy", row=2, col=1, type="category",
+                     categoryorder="array", categoryarray=strategies[::-1])
+    fig.update_xaxes(title_text=name, row=2, col=1)
+    return fig
+
+
+def gain_curve_figure(profile, *, units: str = "") -> go.Figure:
+    """Impurity decrease over every exhaustive threshold, with each strategy's candidates on
+    the curve and its chosen one starred; the dotted line is the exhaustive optimum."""
+    strategies = list(profile.results)
+    colours = _strategy_colours(strategies)
+    fig = go.Figure()
+    fig.add_scatter(x=profile.curve_thresholds, y=profile.curve_gains, mode="lines",
+                    name="all midpoints (exhaustive)", line=dict(color="#555555", width=2),
+                    hovertemplate="threshold %{x:.4g}<br>impurity decrease %{y:.4g}"
+                                  "<extra></extra>")
+    for i, s in enumerate(strategies):
+        r = profile.results[s]
+        if s == "exhaustive":
+            continue
+        fig.add_scatter(x=r.thresholds, y=r.gains, mode="markers", name=s, legendgroup=s,
+                        marker=dict(symbol=SYMBOLS[i % len(SYMBOLS)], size=10, color=colours[s],
+                                    line=dict(width=1.5, color=colours[s])),
+                        hovertemplate=f"{s}<br>threshold %{{x:.4g}}<br>impurity decrease "
+                                      "%{y:.4g}<extra></extra>")
+    for s in strategies:
+        r = profile.results[s]
+        if np.isfinite(r.best_threshold):
+            fig.add_scatter(x=[r.best_threshold], y=[r.best_gain], mode="markers",
+                            showlegend=False, legendgroup=s,
+                            marker=dict(symbol="star", size=16, color=colours[s],
+                                        line=dict(width=1, color="black")),
+                            hovertemplate=f"{s} chooses %{{x:.4g}} (decrease %{{y:.4g}})"
+                                          "<extra></extra>")
+    if np.isfinite(profile.best_gain):
+        fig.add_hline(y=profile.best_gain, line=dict(dash="dot", color="#555555"),
+                      annotation_text="exhaustive best", annotation_position="top left")
+    crit = {"gini": "Gini", "entropy": "entropy", "log_loss": "entropy",
+            "squared_error": "squared error"}.get(profile.criterion, profile.criterion)
+    fig.update_layout(**base_layout(f"Impurity decrease ({crit}) along {profile.feature_name}",
+                                    height=460),
+                      xaxis_title=profile.feature_name + (f" ({units})" if units else "")
+                      + " threshold", yaxis_title=f"impurity decrease ({crit})")
+    return fig
+
+
+def threshold_scan_figure(profile, *, class_names=None, nbins: int = 30,
+                          max_frames: int = 60, units: str = "") -> go.Figure:
+    """Animated scan (play / pause / slider) of a threshold sweeping the feature: the line
+    moves over the histogram while the impurity-decrease curve is traced underneath.
+
+    At most ``max_frames`` thresholds (evenly spaced among the exhaustive midpoints) are shown.
+    """
+    t, g = profile.curve_thresholds, profile.curve_gains
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.55, 0.45],
+                        vertical_spacing=0.06)
+    _histogram(fig, profile, class_names, nbins)
+    n_static = len(fig.data)
+    ymax = float(np.histogram(profile.x, bins=nbins)[0].max()) if profile.x.size else 1.0
+    gmax = float(np.nanmax(g)) if g.size and np.isfinite(g).any() else 1.0
+    fig.add_scatter(x=t, y=g, mode="lines", line=dict(color="#bbbbbb"), name="full curve",
+                    hoverinfo="skip", row=2, col=1)
+    if t.size == 0:
+        fig.update_layout(**base_layout(f"Threshold scan on {profile.feature_name}: the feature "
+                                        "is constant at this node, nothing to scan"))
+        return fig
+    idx = np.unique(np.linspace(0, t.size - 1, min(max_frames, t.size)).round().astype(int))
+    first = int(idx[0])
+    fig.add_scatter(x=[t[first], t[first]], y=[0, ymax * 1.05], mode="lines",
+                    line=dict(color="black", width=3), name="threshold", row=1, col=1)
+    fig.add_scatter(x=t[: first + 1], y=g[: first + 1], mode="lines",
+                    line=dict(color="#D55E00", width=3), name="impurity decrease so far",
+                    row=2, col=1)
+    fig.add_scatter(x=[t[first]], y=[g[first]], mode="markers",
+                    marker=dict(size=12, color="#D55E00"), name="current threshold",
+                    row=2, col=1)
+    animated = [n_static + 1, n_static + 2, n_static + 3]
+    frames, steps = [], []
+    for i in idx:
+        i = int(i)
+        name = f"{t[i]:.4g}"
+        frames.append(go.Frame(name=name, traces=animated, data=[
+            go.Scatter(x=[t[i], t[i]], y=[0, ymax * 1.05]),
+            go.Scatter(x=t[: i + 1], y=g[: i + 1]),
+            go.Scatter(x=[t[i]], y=[g[i]])]))
+        steps.append(dict(method="animate", label=name,
+                          args=[[name], dict(mode="immediate", frame=dict(duration=0, redraw=True),
+                                             transition=dict(duration=0))]))
+    fig.frames = frames
+    play = dict(label="▶ Play", method="animate",
+                args=[None, dict(frame=dict(duration=250, redraw=True), fromcurrent=True,
+                                 transition=dict(duration=0))])
+    pause = dict(label="⏸ Pause", method="animate",
+                 args=[[None], dict(mode="immediate", frame=dict(duration=0, redraw=False),
+                                    transition=dict(duration=0))])
+    fig.update_layout(**base_layout(f"Threshold scan on {profile.feature_name}: the split "
+                                    "x <= threshold sends rows left", height=620),
+                      barmode="stack",
+                      updatemenus=[dict(type="buttons", direction="left", x=0.0, y=-0.12,
+                                        xanchor="left", yanchor="top", buttons=[play, pause])],
+                      sliders=[dict(active=0, steps=steps, x=0.18, len=0.82, y=-0.08,
+                                    currentvalue=dict(prefix="threshold = "))])
+    fig.update_layout(margin=dict(b=140))
+    fig.update_yaxes(title_text="rows (count)", row=1, col=1)
+    fig.update_yaxes(title_text="impurity decrease", range=[0, gmax * 1.1 if gmax > 0 else 1],
+                     row=2, col=1)
+    fig.update_xaxes(title_text=profile.feature_name + (f" ({units})" if units else ""),
+                     row=2, col=1)
+    return fig
+
+
+def strategy_tradeoff_figure(summary: pd.DataFrame, task: str) -> go.Figure:
+    """Cross-validated score against fit time per strategy; marker area ~ candidates evaluated.
+
+    ``summary``: :attr:`engine.compare.CompareResult.summary` of CART runs (columns ``model``,
+    ``fit_seconds``, ``accuracy`` or ``r2``, optionally ``candidates`` and ``<metric>_std``).
+    """
+    metric = "accuracy" if task == "classification" else "r2"
+    label = "accuracy (fraction correct)" if metric == "accuracy" else "R²"
+    fig = go.Figure()
+    colours = palette(len(summary))
+    cand = summary["candidates"] if "candidates" in summary else pd.Series([np.nan] * len(summary))
+    finite = cand[np.isfinite(cand)]
+    cmax = float(finite.max()) if finite.size else 1.0
+    for i, row in summary.reset_index(drop=True).iterrows():
+        c = cand.iloc[i]
+        size = 14 + 30 * np.sqrt(c / cmax) if np.isfinite(c) and cmax > 0 else 14
+        err = row.get(metric + "_std")
+        fig.add_scatter(x=[row["fit_seconds"]], y=[row[metric]], mode="markers+text",
+                        name=str(row["model"]), text=[str(row["model"]).replace("CART / ", "")],
+                        textposition="top center",
+                        error_y=None if err is None or not np.isfinite(err)
+                        else dict(type="data", array=[err]),
+                        marker=dict(size=size, color=colours[i], line=dict(width=1,
+                                                                           color="black")),
+                        customdata=[[c]],
+                        hovertemplate=f"{row['model']}<br>{label}: %{{y:.4f}}<br>fit time: "
+                                      "%{x:.4f} s<br>candidates evaluated: %{customdata[0]:,.0f}"
+                                      "<extra></extra>")
+    fig.update_layout(**base_layout(f"Cross-validated {metric} against fit time (marker area: "
+                                    "thresholds evaluated per fit)", height=480),
+                      xaxis_title="fit time (seconds per fold)", yaxis_title=label)
+    return fig

@@ -1,0 +1,179 @@
+"""What each candidate-threshold strategy tries at one node, and what it picks (SPEC section 5).
+
+:func:`split_profile` answers, for one node and one continuous feature: which thresholds
+does each strategy propose (:func:`engine.candidates.candidate_thresholds`), what is the
+impurity decrease at each (:func:`engine.criteria.threshold_gains`, the same kernel the CART
+builder uses), which one wins, and how far that is from the exhaustive optimum.  The
+exhaustive impurity-decrease curve is the reference every strategy is drawn on.
+
+:func:`node_mask` finds the training rows that reach a node of a fitted tree, and
+:func:`strategy_models` turns a list of strategies into Compare-page model entries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from engine.candidates import candidate_thresholds, dics_dictionary
+from engine.criteria import exhaustive_gains, threshold_gains
+
+
+def node_mask(tree, X: np.ndarray, node: int) -> np.ndarray:
+    """Boolean mask (n_samples,) of the rows of ``X`` whose decision path passes ``node``.
+
+    ``tree`` is an :class:`engine.tree.TreeArrays`; ``X`` float64 (n_samples, n_features).
+    Follows the ancestors of ``node`` from the root, applying each split rule (``x <= t``
+    goes left; categorical set splits: code in the left set goes left).
+
+    Raises
+    ------
+    IndexError
+        If ``node`` is not a node id of ``tree``.
+    """
+    if not 0 <= node < tree.node_count:
+        raise IndexError(f"node {node} is not in the tree (it has {tree.node_count} nodes)")
+    X = np.asarray(X, dtype=np.float64)
+    path = [int(node)]
+    parent = tree.parent
+    while parent[path[-1]] >= 0:
+        path.append(int(parent[path[-1]]))
+    path.reverse()
+    mask = np.ones(X.shape[0], dtype=bool)
+    for a, child in zip(path[:-1], path[1:], strict=True):
+        x = X[:, tree.feature[a]]
+        cats = tree.left_categories(a)
+        left = np.isin(x, cats) if cats is not None else x <= tree.threshold[a]
+        mask &= left if child == tree.children_left[a] else ~left
+    return mask
+
+
+@dataclass
+class StrategyResult:
+    """One strategy at one node and feature.
+
+    ``thresholds`` float64 (m,) ascending; ``gains`` float64 (m,) impurity decrease at each
+    (``nan`` where ``min_samples_leaf`` forbids the split); ``best_threshold`` and
+    ``best_gain`` are those of the largest gain (``nan`` without candidates).
+    """
+
+    strategy: str
+    thresholds: np.ndarray
+    gains: np.ndarray
+    best_threshold: float
+    best_gain: float
+
+    @property
+    def n_candidates(self) -> int:
+        return int(self.thresholds.size)
+
+
+@dataclass
+class SplitProfile:
+    """Output of :func:`split_profile`.
+
+    ``x`` float64 (n,) and ``y`` (int64 class codes or float64 targets) are the node's rows
+    for the feature; ``curve_thresholds``/``curve_gains`` the exhaustive curve;
+    ``results`` one :class:`StrategyResult` per strategy, in the order asked.
+    """
+
+    feature: int
+    feature_name: str
+    task: str
+    criterion: str
+    x: np.ndarray
+    y: np.ndarray
+    curve_thresholds: np.ndarray
+    curve_gains: np.ndarray
+    results: dict[str, StrategyResult] = field(default_factory=dict)
+
+    @property
+    def best_gain(self) -> float:
+        """The exhaustive optimum (largest impurity decrease over all midpoints)."""
+        g = self.curve_gains[np.isfinite(self.curve_gains)]
+        return float(g.max()) if g.size else float("nan")
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per strategy: candidates, chosen threshold, its gain, share of the optimum."""
+        best = self.best_gain
+        rows = []
+        for r in self.results.values():
+            share = r.best_gain / best if best > 0 and np.isfinite(r.best_gain) else np.nan
+            rows.append({"strategy": r.strategy, "candidates": r.n_candidates,
+                         "chosen threshold": r.best_threshold, "impurity decrease": r.best_gain,
+                         "share of exhaustive best": share})
+        return pd.DataFrame(rows)
+
+
+def split_profile(X, y, feature: int, strategies, *, task: str, n_classes: int | None = None,
+                  criterion: str = "gini", k: int | None = None, min_samples_leaf: int = 1,
+                  random_state: int | None = 0, dictionary=None, feature_name: str | None = None,
+                  ) -> SplitProfile:
+    """Candidates, gains and the chosen threshold of every strategy at one node.
+
+    Parameters
+    ----------
+    X : float64 (n, p)
+        The node's rows.
+    y : (n,)
+        int64 class codes ``0..K-1`` (classification) or float64 targets (regression).
+    feature : int
+        Column of ``X`` to profile (a continuous feature).
+    strategies : sequence of str
+        Names from :data:`engine.candidates.STRATEGIES`.
+    task : {'classification', 'regression'}
+    n_classes : int, optional
+        ``K`` (classification).
+    criterion : {'gini', 'entropy', 'squared_error'}
+        Impurity; regression always uses squared error.
+    k : int, optional
+        Every strategy's ``k`` (``None``: each strategy's default).
+    min_samples_leaf : int
+        Splits leaving fewer rows on a side are not candidates.
+    random_state : int or None
+        Seed of ``random`` and of the k-means behind ``dics_paper``.
+    dictionary : engine.candidates.DICSDictionary, optional
+        The global DICS dictionary of the training matrix (``dics_paper`` uses its entries
+        for ``feature``); computed from this node's ``X`` when omitted.
+
+    Raises
+    ------
+    ValueError
+        Unknown strategy, a label-aware strategy for regression, NaN in ``X``.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    x = np.ascontiguousarray(X[:, feature])
+    if task == "regression":
+        criterion, yv = "squared_error", np.asarray(y, dtype=np.float64)
+    else:
+        yv = np.asarray(y, dtype=np.int64)
+    t_all, g_all = exhaustive_gains(x, yv, criterion, n_classes=n_classes,
+                                    min_samples_leaf=min_samples_leaf)
+    profile = SplitProfile(feature=int(feature), feature_name=feature_name or f"x{feature}",
+                           task=task, criterion=criterion, x=x, y=yv, curve_thresholds=t_all,
+                           curve_gains=g_all)
+    if "dics_paper" in strategies and dictionary is None and task == "classification":
+        dictionary = dics_dictionary(X, max(int(n_classes or 2), 2), random_state=random_state)
+    for s in strategies:
+        t = candidate_thresholds(
+            x, yv, s, k=None if s == "exhaustive" else k, random_state=random_state,
+            task=task, n_classes=n_classes, min_samples_leaf=min_samples_leaf,
+            dictionary=dictionary.feature(feature) if s == "dics_paper" and dictionary else None)
+        g, _ = threshold_gains(x, yv, t, criterion, n_classes=n_classes,
+                               min_samples_leaf=min_samples_leaf) if t.size else (np.empty(0),
+                                                                                  None)
+        ok = np.isfinite(g)
+        if ok.any():
+            i = int(np.flatnonzero(ok)[np.argmax(g[ok])])
+            bt, bg = float(t[i]), float(g[i])
+        else:
+            bt = bg = float("nan")
+        profile.results[s] = StrategyResult(s, t, g, bt, bg)
+    return profile
+
+
+def strategy_models(strategies, **params) -> list[tuple[str, dict, str]]:
+    """Compare-page entries (registry key, parameters, label) for CART with each strategy."""
+    return [("treelab_cart", {**params, "splitter": s}, f"CART / {s}") for s in strategies]
