@@ -595,3 +595,21 @@ def test_registered_on_the_compare_page_and_warmed_on_import():
     names = [name for name, _ in _numba._WARMUPS]
     assert {"criteria", "candidates", "cart"} <= set(names)
     assert engine.CARTClassifier is CARTClassifier
+
+
+def test_build_tree_and_feature_breakpoints_for_reuse(bundled):
+    """The validation-free entry points: Literati's one-feature CART breakpoints equal the
+    thresholds of scikit-learn's best-first tree on that feature."""
+    from engine.cart import build_tree, feature_breakpoints
+
+    ds = bundled["breast_cancer"]
+    X = tie_free(ds.X)
+    for j, leaves in [(0, 4), (7, 8), (20, None)]:
+        sk = DecisionTreeClassifier(max_leaf_nodes=leaves, random_state=0).fit(X[:, [j]], ds.y)
+        expect = np.unique(sk.tree_.threshold[sk.tree_.children_left != -1])
+        np.testing.assert_array_equal(feature_breakpoints(X[:, j], ds.y, leaves), expect)
+    grown = build_tree(X, ds.y, n_classes=2, max_depth=3)
+    est = CARTClassifier(max_depth=3).fit(X, ds.y)
+    assert grown.misclassified() == pytest.approx((1 - est.score(X, ds.y)) * len(ds.y))
+    np.testing.assert_array_equal(grown.tree_arrays().apply(X), est.apply(X))
+    np.testing.assert_allclose(grown.feature_importances(), est.feature_importances_)
