@@ -20,6 +20,10 @@ PAGES = {
         st.Page("pages/data.py", title="Data", icon="📄", url_path="data", default=True),
         st.Page("pages/compare.py", title="Compare models", icon="⚖️", url_path="compare"),
     ],
+    "Methods": [
+        st.Page("pages/split_strategies.py", title="Split strategies (DICS)", icon="✂️",
+                url_path="split_strategies"),
+    ],
 }
 
 navigation = st.navigation(PAGES)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 
+import numpy as np
 import streamlit as st
 
 from engine import _numba
@@ -142,11 +143,13 @@ def _to_url(key: str, value, default) -> None:
 
 #: Widget keys whose values must survive a page switch (exact keys and ``prefix`` matches).
 _KEPT_PREFIXES = ("target::", "task::", "categorical::", "left_out::", "plot_feature::", "csv_",
-                  "cmp_")
+                  "cmp_", "ss_")
 #: Keys under those prefixes that are not kept: buttons (cannot be set), the job itself, and
 #: result-view widgets whose bounds depend on the last result.
 _NOT_KEPT = frozenset({"cmp_run", "cmp_stop", "cmp_job", "cmp_job_meta", "cmp_tree_model",
-                       "cmp_collapse", "cmp_row"})
+                       "cmp_collapse", "cmp_row", "ss_run", "ss_stop", "ss_job", "ss_job_meta",
+                       "ss_tree_fig", "ss_left_tree", "ss_right_tree", "ss_dl_cand",
+                       "ss_dl_cv"})
 
 
 def keep_widget_state() -> None:
@@ -257,6 +260,16 @@ def dataset_caption(ds) -> str:
             else "regression")
     return (f"**{dataset_title(st.session_state['ds'])}** -- {ds.n_samples:,} rows x "
             f"{ds.n_features} features; target **{ds.target}** ({kind}).")
+
+
+def dataset_digest(ds) -> str:
+    """Content hash of a Dataset (arrays, names, task): a cache key for fits on it."""
+    h = hashlib.blake2b(digest_size=16)
+    for a in (ds.X, ds.y):
+        h.update(np.ascontiguousarray(a).view(np.uint8).reshape(-1).data)
+    h.update(repr((ds.task, ds.target, tuple(ds.feature_names), ds.is_categorical.tolist(),
+                   None if ds.classes_ is None else list(map(str, ds.classes_)))).encode())
+    return h.hexdigest()
 
 
 def seed() -> int:

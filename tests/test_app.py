@@ -296,3 +296,42 @@ def test_compare_every_registered_model_and_draw_each_tree(app, dataset, task):
         app.selectbox(key="cmp_tree_model").set_value(option).run()
         assert not app.exception, (option, app.exception)
         assert len(app.get("plotly_chart")) == 2
+
+
+def test_split_strategies_page(app):
+    app.switch_page("pages/split_strategies.py").run()
+    assert not app.exception
+    assert app.title[0].value == "Split strategies"
+    table = app.dataframe[0].value
+    assert list(table["strategy"]) == ["exhaustive", "quantile", "random", "dics_paper",
+                                       "class_centroid", "kde_valley"]
+    # iris root on petal length: the exhaustive optimum separates setosa (Gini 2/3 -> 1/3)
+    assert table.loc[0, "chosen threshold"] == pytest.approx(2.45)
+    assert table.loc[0, "impurity decrease"] == pytest.approx(1 / 3, abs=1e-4)
+    assert table.loc[0, "candidates"] == 42
+    # pick another node and strategies: the table follows
+    app.selectbox(key="ss_node").set_value(2).run()
+    app.multiselect(key="ss_strategies").set_value(["exhaustive", "kmeans1d"]).run()
+    assert not app.exception
+    table = app.dataframe[0].value
+    assert list(table["strategy"]) == ["exhaustive", "kmeans1d"]
+    assert table.loc[0, "candidates"] < 42  # node 2 holds only the non-setosa rows
+    # whole trees under CV
+    app.slider(key="ss_cv_folds").set_value(3)
+    app.button(key="ss_run").click().run()
+    assert app.session_state["ss_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception
+    cv = app.dataframe[-1].value
+    assert list(cv["model"]) == ["CART / exhaustive", "CART / kmeans1d"]
+    assert (cv["accuracy"] > 0.85).all()
+    assert cv.loc[1, "candidates"] < cv.loc[0, "candidates"]
+
+
+def test_split_strategies_regression(app):
+    pick(app, "diabetes")
+    app.switch_page("pages/split_strategies.py").run()
+    assert not app.exception
+    table = app.dataframe[0].value
+    assert "class_centroid" not in set(table["strategy"])
+    assert (table["impurity decrease"] > 0).all()

@@ -89,3 +89,32 @@ def test_new_user_flow(page: Page, app_url, tmp_path):
     assert n_traces[0] >= 3  # one bar per model and metric panel
     page.screenshot(path=tmp_path / "04_results.png", full_page=True)
     print("screenshots in", tmp_path)
+
+
+def test_split_strategies_page(page: Page, app_url, tmp_path):
+    """Open the Split strategies page, click a tree node, change the strategies, run CV."""
+    page.goto(app_url + "/split_strategies?ds=wine")
+    expect(page.get_by_role("heading", name="Split strategies")).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    no_exception(page)
+    expect(page.get_by_role("heading", name=re.compile("Candidates at node 0"))).to_be_visible()
+    # click a node of the tree (the first chart): its customdata is the node id
+    node = page.get_by_test_id("stPlotlyChart").first.locator(".scatterlayer .trace path.point")
+    node.nth(1).click(force=True)
+    wait_idle(page)
+    expect(page.get_by_role("heading", name=re.compile(r"Candidates at node [1-9]"))
+           ).to_be_visible(timeout=30_000)
+    # drop two strategies from the multiselect
+    for name in ("random", "kde_valley"):
+        page.get_by_role("button", name=re.compile(f"Remove {name}")).first.click()
+        wait_idle(page)
+    no_exception(page)
+    n_traces = page.evaluate(
+        "() => document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')[1]"
+        ".data.filter(t => t.name && t.name.includes('candidates')).length")
+    assert n_traces == 4  # exhaustive, quantile, dics_paper, class_centroid
+    page.screenshot(path=tmp_path / "split_strategies.png", full_page=True)
+    page.get_by_role("button", name="Run").click()
+    expect(page.get_by_text("Results for")).to_be_visible(timeout=180_000)
+    wait_idle(page)
+    no_exception(page)

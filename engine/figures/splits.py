@@ -143,7 +143,14 @@ def threshold_scan_figure(profile, *, class_names=None, nbins: int = 30,
         return fig
     idx = np.unique(np.linspace(0, t.size - 1, min(max_frames, t.size)).round().astype(int))
     first = int(idx[0])
-    fig.add_scatter(x=[t[first], t[first]], y=[0, ymax * 1.05], mode="lines",
+    xs_sorted = np.sort(profile.x)
+    n_left = np.searchsorted(xs_sorted, t, side="right")
+
+    def split_text(i):
+        return ["", f"← {n_left[i]} rows | {xs_sorted.size - n_left[i]} rows →"]
+
+    fig.add_scatter(x=[t[first], t[first]], y=[0, ymax * 1.05], mode="lines+text",
+                    text=split_text(first), textposition="top center",
                     line=dict(color="black", width=3), name="threshold", row=1, col=1)
     fig.add_scatter(x=t[: first + 1], y=g[: first + 1], mode="lines",
                     line=dict(color="#D55E00", width=3), name="impurity decrease so far",
@@ -157,7 +164,7 @@ def threshold_scan_figure(profile, *, class_names=None, nbins: int = 30,
         i = int(i)
         name = f"{t[i]:.4g}"
         frames.append(go.Frame(name=name, traces=animated, data=[
-            go.Scatter(x=[t[i], t[i]], y=[0, ymax * 1.05]),
+            go.Scatter(x=[t[i], t[i]], y=[0, ymax * 1.05], text=split_text(i)),
             go.Scatter(x=t[: i + 1], y=g[: i + 1]),
             go.Scatter(x=[t[i]], y=[g[i]])]))
         steps.append(dict(method="animate", label=name,
@@ -167,7 +174,7 @@ def threshold_scan_figure(profile, *, class_names=None, nbins: int = 30,
     play = dict(label="▶ Play", method="animate",
                 args=[None, dict(frame=dict(duration=250, redraw=True), fromcurrent=True,
                                  transition=dict(duration=0))])
-    pause = dict(label="⏸ Pause", method="animate",
+    pause = dict(label="Pause", method="animate",
                  args=[[None], dict(mode="immediate", frame=dict(duration=0, redraw=False),
                                     transition=dict(duration=0))])
     fig.update_layout(**base_layout(f"Threshold scan on {profile.feature_name}: the split "
@@ -178,7 +185,7 @@ def threshold_scan_figure(profile, *, class_names=None, nbins: int = 30,
                       sliders=[dict(active=0, steps=steps, x=0.18, len=0.82, y=-0.08,
                                     currentvalue=dict(prefix="threshold = "))])
     fig.update_layout(margin=dict(b=140))
-    fig.update_yaxes(title_text="rows (count)", row=1, col=1)
+    fig.update_yaxes(title_text="rows (count)", range=[0, ymax * 1.25], row=1, col=1)
     fig.update_yaxes(title_text="impurity decrease", range=[0, gmax * 1.1 if gmax > 0 else 1],
                      row=2, col=1)
     fig.update_xaxes(title_text=profile.feature_name + (f" ({units})" if units else ""),

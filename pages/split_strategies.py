@@ -1,0 +1,270 @@
+"""Split strategies page: which thresholds each candidate strategy tries, which it picks, and
+what that costs or saves (SPEC section 5, DICS)."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine.candidates import dics_dictionary, strategies_for
+from engine.cart import CARTClassifier, CARTRegressor
+from engine.compare import cross_validate_steps, plan_comparison, summarise
+from engine.figures.splits import (
+    candidates_figure,
+    gain_curve_figure,
+    strategy_tradeoff_figure,
+    threshold_scan_figure,
+)
+from engine.figures.tree import tree_figure
+from engine.jobs import Job
+from engine.splits import node_mask, split_profile, strategy_models
+from pages._shared import (
+    current_dataset,
+    dataset_caption,
+    dataset_digest,
+    require_entrypoint,
+    seed,
+)
+
+DEFAULTS = {"classification": ["exhaustive", "quantile", "random", "dics_paper",
+                               "class_centroid", "kde_valley"],
+            "regression": ["exhaustive", "quantile", "random", "kmeans1d", "kde_valley"]}
+HELP = {
+    "exhaustive": "every midpoint between consecutive distinct values (classic CART)",
+    "quantile": "k quantiles of the node's values (default k = 16)",
+    "histogram": "inner edges of k equal-width bins (default k = 16)",
+    "random": "k midpoints drawn at random (seeded)",
+    "dics_paper": "DICS: k-means on all features once per fit, boundaries between the m "
+                  "farthest centroid pairs",
+    "kmeans1d": "1-D k-means on the node's values; boundaries between adjacent centroids",
+    "class_centroid": "boundaries between adjacent class means (label-aware)",
+    "kde_valley": "valleys (local minima) of a kernel density estimate of the values",
+}
+
+require_entrypoint("pages/split_strategies.py")
+st.title("Split strategies")
+st.markdown(
+    "A decision tree picks, at every node, the feature and **threshold** with the largest "
+    "impurity decrease. Classic CART tries every midpoint between distinct values; "
+    "*data-informed* strategies try only a few candidates placed where the data suggest a "
+    "boundary: centroids of k-means clusters, class centroids or valleys of the density "
+    "([DICS, Mazumder & Yu, arXiv 2608.20258](https://arxiv.org/abs/2608.20258)). Pick a node "
+    "and a feature to see each strategy's candidates on the feature's histogram and on the "
+    "impurity-decrease curve, play the threshold scan, then grow whole trees with each "
+    "strategy under cross-validation to see what the savings cost in accuracy.")
+
+ds = current_dataset()
+if ds is None:
+    st.stop()
+st.markdown(dataset_caption(ds))
+continuous = [j for j in range(ds.n_features) if not ds.is_categorical[j]]
+if not continuous:
+    st.warning("Every feature of this dataset is categorical. Candidate thresholds are for "
+               "continuous features (categorical ones are split by ordering their categories); "
+               "pick a dataset or target with numeric features.")
+    st.stop()
+
+available = list(strategies_for(ds.task))
+with st.expander("Parameters", expanded=True):
+    c1, c2 = st.columns([3, 1])
+    strategies = c1.multiselect(
+        "Strategies", available, default=[s for s in DEFAULTS[ds.task] if s in available],
+        key="ss_strategies", format_func=lambda s: s,
+        help="; ".join(f"{s}: {HELP[s]}" for s in available) + ".")
+    k = c2.number_input("Candidates k (0 = default)", 0, 256, 0, step=1, key="ss_k",
+                        help="The strategy's k: quantiles, bins, random draws or k-means "
+                             "clusters. 0 uses each strategy's default.")
+    c3, c4, c5 = st.columns(3)
+    criterion = "squared_error"
+    if ds.task == "classification":
+        criterion = c3.selectbox("Impurity", ["gini", "entropy"], key="ss_criterion",
+                                 help="Gini impurity or entropy (log-loss) of the class mix.")
+    depth = c4.slider("Depth of the tree used to pick a node", 1, 6, 3, key="ss_depth",
+                      help="An exhaustive CART of this depth is drawn below; click a node.")
+    msl = c5.number_input("Minimum rows per leaf", 1, 500, 1, step=1, key="ss_msl",
+                          help="Thresholds that leave fewer rows on a side are not candidates.")
+if not strategies:
+    st.info("Choose at least one strategy.")
+    st.stop()
+k_arg = int(k) or None
+digest = dataset_digest(ds)
+
+
+@st.cache_resource(show_spinner="Growing the exhaustive tree...", max_entries=16)
+def node_picker_tree(_ds, key: str, depth: int, criterion: str, msl: int):
+    est = (CARTClassifier(max_depth=depth, criterion=criterion, min_samples_leaf=msl)
+           if _ds.task == "classification" else CARTRegressor(max_depth=depth,
+                                                                min_samples_leaf=msl))
+    est.fit(_ds.X, _ds.y)
+    return est.tree_
+
+
+@st.cache_resource(show_spinner="Building the DICS dictionary...", max_entries=16)
+def global_dictionary(_ds, key: str, random_state: int):
+    cont = np.array([not c for c in _ds.is_categorical])
+    return dics_dictionary(_ds.X, max(_ds.n_classes, 2), random_state=random_state,
+                           features=cont)
+
+
+tree = node_picker_tree(ds, digest, depth, criterion, int(msl))
+class_names = None if ds.classes_ is None else [str(c) for c in ds.classes_]
+
+st.subheader("1. Pick a node")
+st.caption("Click a node in the tree (or choose it below). The root holds every row.")
+fig = tree_figure(tree, feature_names=ds.feature_names, class_names=class_names,
+                  title=f"Exhaustive CART, depth {depth}: {tree.node_count} nodes")
+fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type="scatter"))
+event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="ss_tree_fig")
+points = (event.selection.points if event and event.selection else None) or []
+clicked = next((int(p["customdata"]) for p in points
+                if isinstance(p.get("customdata"), int | float)), None)
+if clicked is not None and clicked != st.session_state.get("_ss_last_click"):
+    st.session_state["_ss_last_click"] = clicked
+    st.session_state["ss_node"] = clicked
+if st.session_state.get("ss_node", 0) >= tree.node_count:
+    st.session_state["ss_node"] = 0
+
+
+def node_label(n: int) -> str:
+    rows = int(tree.n_node_samples[n])
+    if tree.is_leaf[n]:
+        return f"node {n} (leaf, {rows} rows)"
+    return f"node {n} ({rows} rows, split: {tree.rule(n, ds.feature_names)})"
+
+
+c1, c2 = st.columns(2)
+node = c1.selectbox("Node", list(range(tree.node_count)), key="ss_node", format_func=node_label)
+mask = node_mask(tree, ds.X, node)
+names = [ds.feature_names[j] for j in continuous]
+used = int(tree.feature[node]) if not tree.is_leaf[node] else -1
+fkey = f"ss_feature::{node}"
+if st.session_state.get(fkey) not in names:
+    st.session_state[fkey] = ds.feature_names[used] if used in continuous else names[0]
+fname = c2.selectbox("Feature", names, key=fkey,
+                     help="Defaults to the feature the exhaustive tree splits on here.")
+j = ds.feature_names.index(fname)
+if mask.sum() < 2:
+    st.info(f"Node {node} has {int(mask.sum())} row(s): nothing to split.")
+    st.stop()
+
+dictionary = (global_dictionary(ds, digest, seed())
+              if "dics_paper" in strategies and ds.task == "classification" else None)
+try:
+    profile = split_profile(ds.X[mask], ds.y[mask], j, strategies, task=ds.task,
+                            n_classes=ds.n_classes if ds.task == "classification" else None,
+                            criterion=criterion, k=k_arg, min_samples_leaf=int(msl),
+                            random_state=seed(), dictionary=dictionary, feature_name=fname)
+except ValueError as exc:
+    st.error(f"Cannot profile this split: {exc}")
+    st.stop()
+
+st.subheader(f"2. Candidates at node {node} on {fname}")
+st.plotly_chart(candidates_figure(profile, class_names=class_names), key="ss_cand_fig")
+st.plotly_chart(gain_curve_figure(profile), key="ss_gain_fig")
+table = profile.to_frame()
+st.dataframe(table.round(4), hide_index=True, width="stretch")
+long = pd.DataFrame([(s, t, g) for s, r in profile.results.items()
+                     for t, g in zip(r.thresholds, r.gains, strict=True)],
+                    columns=["strategy", "threshold", "impurity_decrease"])
+st.download_button("Download candidates (CSV)", long.to_csv(index=False).encode(),
+                   file_name=f"candidates_node{node}_{fname}.csv", mime="text/csv",
+                   on_click="ignore", key="ss_dl_cand")
+
+st.subheader("3. Threshold scan (teaching mode)")
+st.caption("Press Play: a threshold sweeps the feature; rows left of the line go to the left "
+           "child. Underneath, the impurity decrease of that split is traced; its peak is the "
+           "exhaustive choice.")
+st.plotly_chart(threshold_scan_figure(profile, class_names=class_names), key="ss_scan_fig")
+
+st.subheader("4. Whole trees under cross-validation")
+st.caption("Grow a tree with each strategy on the same folds: accuracy (or R²), thresholds "
+           "evaluated and fit time. Runs in the background; Stop keeps the finished folds.")
+c1, c2, c3 = st.columns(3)
+cv_depth = c1.slider("Tree depth", 1, 20, 8, key="ss_cv_depth",
+                     help="The DICS paper compares trees of depth 8.")
+folds = c2.slider("Folds (k)", 2, 10, 5, key="ss_cv_folds")
+budget = c3.number_input("Time budget (seconds)", 5, 3600, 120, step=5, key="ss_cv_budget")
+job: Job | None = st.session_state.get("ss_job")
+running = job is not None and not job.finished
+b1, b2, _ = st.columns([1, 1, 6])
+if b1.button("Run", type="primary", disabled=running, key="ss_run"):
+    params = {"max_depth": cv_depth, "min_samples_leaf": int(msl), "n_candidates": int(k)}
+    if ds.task == "classification":
+        params["criterion"] = criterion
+    try:
+        plan = plan_comparison(ds, strategy_models(strategies, **params), n_splits=folds,
+                               random_state=seed())
+    except ValueError as exc:
+        st.error(str(exc))
+        st.stop()
+    job = Job(cross_validate_steps, plan, budget=float(budget), name="strategies").start()
+    st.session_state["ss_job"] = job
+    st.session_state["ss_job_meta"] = {"task": ds.task, "dataset": dataset_caption(ds),
+                                       "feature_names": ds.feature_names,
+                                       "classes": class_names,
+                                       "labels": {rid: lab for rid, (lab, _) in
+                                                  plan.estimators.items()}}
+    running = True
+if b2.button("Stop", disabled=not running, key="ss_stop"):
+    job.cancel()
+    job.join(5)
+    running = False
+
+
+@st.fragment(run_every=0.5)
+def live_progress():
+    """Poll the job: progress bar and the folds finished so far; rerun the page when done."""
+    snap = st.session_state["ss_job"].snapshot()
+    latest = snap.latest or {"completed": 0, "total": 1, "message": "starting...", "rows": []}
+    st.progress(latest["completed"] / latest["total"],
+                text=f"{latest['message']} -- {latest['completed']}/{latest['total']} fits, "
+                     f"{snap.elapsed:.1f} s")
+    if latest["rows"]:
+        st.dataframe(summarise(latest["rows"], st.session_state["ss_job_meta"]["task"])
+                     .summary.round(4), hide_index=True, width="stretch")
+    if snap.finished:
+        st.rerun()
+
+
+if running:
+    live_progress()
+    st.stop()
+if job is None:
+    st.info("Press **Run** to compare whole trees.")
+    st.stop()
+
+snap = job.snapshot()
+meta = st.session_state["ss_job_meta"]
+if snap.status == "error":
+    st.error(f"The comparison failed: {snap.error}")
+    st.stop()
+if snap.status in ("cancelled", "timeout"):
+    st.warning("The run stopped early; showing the folds that finished.")
+    result = summarise((snap.result or {}).get("rows", []), meta["task"], complete=False)
+else:
+    result = snap.result
+if result.summary.empty:
+    st.stop()
+st.caption(f"Results for {meta['dataset']}")
+metric = "accuracy" if meta["task"] == "classification" else "r2"
+cols = ["model", metric, metric + "_std", "candidates", "fit_seconds", "n_leaves", "depth"]
+st.dataframe(result.summary[[c for c in cols if c in result.summary]].round(4),
+             hide_index=True, width="stretch")
+st.plotly_chart(strategy_tradeoff_figure(result.summary, meta["task"]), key="ss_tradeoff")
+st.download_button("Download per-fold results (CSV)", result.folds.to_csv(index=False).encode(),
+                   file_name="split_strategies_cv.csv", mime="text/csv", on_click="ignore",
+                   key="ss_dl_cv")
+if result.models:
+    labels = meta["labels"]
+    keys = list(result.models)
+    c1, c2 = st.columns(2)
+    for col, default, wkey in ((c1, 0, "ss_left_tree"), (c2, min(1, len(keys) - 1),
+                                                         "ss_right_tree")):
+        with col:
+            pick = st.selectbox("Tree", keys, index=default, key=wkey,
+                                format_func=lambda key: labels.get(key, key))
+            t = result.models[pick].tree_
+            st.plotly_chart(tree_figure(t, feature_names=meta["feature_names"],
+                                        class_names=meta["classes"], collapse_depth=4,
+                                        title=f"{labels.get(pick, pick)}: {t.n_leaves} "
+                                              f"leaves, depth {t.max_depth}"),
+                            key=f"{wkey}_fig")
