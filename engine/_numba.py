@@ -49,6 +49,52 @@ def _ensure_cache_dir() -> str | None:
 
 CACHE_DIR = _ensure_cache_dir()
 
+
+def _clear_stale_cache(package_dir: Path | None = None, cache_dir: str | None = None) -> bool:
+    """Drop every cached kernel of the engine when any engine source file changed.
+
+    numba keys a cached function on its *own* file only: after an edit of
+    ``criteria.py``, a kernel of ``cart.py`` that inlines a ``criteria`` kernel would load
+    its stale machine code.  A digest of all ``engine/**/*.py`` files is kept beside the
+    cache; when it differs, the engine's ``*.nbi``/``*.nbc`` files are deleted, so the next
+    call recompiles.  Installed copies that nobody edits keep their cache.  Returns True when
+    files were deleted.
+    """
+    import hashlib
+
+    package_dir = package_dir or Path(__file__).resolve().parent
+    if cache_dir is None:
+        cache_dir = CACHE_DIR
+    digest = hashlib.sha256()
+    for src in sorted(package_dir.rglob("*.py")):
+        digest.update(src.relative_to(package_dir).as_posix().encode())
+        digest.update(src.read_bytes())
+    root = package_dir if cache_dir is None else Path(cache_dir)
+    stamp = (root / "__pycache__" if cache_dir is None else root) / "treelab-sources.sha256"
+    current = digest.hexdigest()
+    try:
+        if stamp.read_text().strip() == current:
+            return False
+    except OSError:
+        pass
+    removed = False
+    for cached in list(root.rglob("*.nbi")) + list(root.rglob("*.nbc")):
+        if cache_dir is None or package_dir.name in cached.as_posix():
+            try:
+                cached.unlink()
+                removed = True
+            except OSError:
+                pass
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.write_text(current + "\n")
+    except OSError:
+        pass
+    return removed
+
+
+_clear_stale_cache()
+
 import numba  # noqa: E402  (must come after the cache folder is set)
 
 #: Process-wide lock for ``parallel=True`` kernels (see module docstring).
