@@ -110,7 +110,7 @@ class SplitProfile:
 def split_profile(X, y, feature: int, strategies, *, task: str, n_classes: int | None = None,
                   criterion: str = "gini", k: int | None = None, min_samples_leaf: int = 1,
                   random_state: int | None = 0, dictionary=None, feature_name: str | None = None,
-                  ) -> SplitProfile:
+                  is_categorical=None) -> SplitProfile:
     """Candidates, gains and the chosen threshold of every strategy at one node.
 
     Parameters
@@ -137,6 +137,8 @@ def split_profile(X, y, feature: int, strategies, *, task: str, n_classes: int |
     dictionary : engine.candidates.DICSDictionary, optional
         The global DICS dictionary of the training matrix (``dics_paper`` uses its entries
         for ``feature``); computed from this node's ``X`` when omitted.
+    is_categorical : bool array (p,), optional
+        Categorical columns (integer codes) are left out of that fallback k-means.
 
     Raises
     ------
@@ -155,7 +157,9 @@ def split_profile(X, y, feature: int, strategies, *, task: str, n_classes: int |
                            task=task, criterion=criterion, x=x, y=yv, curve_thresholds=t_all,
                            curve_gains=g_all)
     if "dics_paper" in strategies and dictionary is None and task == "classification":
-        dictionary = dics_dictionary(X, max(int(n_classes or 2), 2), random_state=random_state)
+        cont = None if is_categorical is None else ~np.asarray(is_categorical, dtype=bool)
+        dictionary = dics_dictionary(X, max(int(n_classes or 2), 2), random_state=random_state,
+                                     features=cont)
     for s in strategies:
         t = candidate_thresholds(
             x, yv, s, k=None if s == "exhaustive" else k, random_state=random_state,

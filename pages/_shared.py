@@ -13,6 +13,7 @@ State kept in ``st.session_state``:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
 import numpy as np
@@ -27,6 +28,7 @@ from engine.data import (
     load_csv,
     make_dataset,
 )
+from engine.tree import TreeArrays, from_sklearn
 
 UPLOAD_PREFIX = "upload:"
 TASK_OPTIONS = ("auto", "classification", "regression")
@@ -146,7 +148,7 @@ _KEPT_PREFIXES = ("target::", "task::", "categorical::", "left_out::", "plot_fea
                   "cmp_", "ss_")
 #: Keys under those prefixes that are not kept: buttons (cannot be set), the job itself, and
 #: result-view widgets whose bounds depend on the last result.
-_NOT_KEPT = frozenset({"cmp_run", "cmp_stop", "cmp_job", "cmp_job_meta", "cmp_tree_model",
+_NOT_KEPT = frozenset({"cmp_run", "cmp_stop", "cmp_job", "cmp_job_meta", "cmp_tree_models",
                        "cmp_collapse", "cmp_row", "ss_run", "ss_stop", "ss_job", "ss_job_meta",
                        "ss_tree_fig", "ss_left_tree", "ss_right_tree", "ss_dl_cand",
                        "ss_dl_cv"})
@@ -258,8 +260,32 @@ def current_dataset():
 def dataset_caption(ds) -> str:
     kind = (f"classification, {ds.n_classes} classes" if ds.task == "classification"
             else "regression")
-    return (f"**{dataset_title(st.session_state['ds'])}** -- {ds.n_samples:,} rows x "
-            f"{ds.n_features} features; target **{ds.target}** ({kind}).")
+    rows = f"{ds.n_samples:,} row" + ("s" if ds.n_samples != 1 else "")
+    feats = f"{ds.n_features} feature" + ("s" if ds.n_features != 1 else "")
+    return (f"**{dataset_title(st.session_state['ds'])}** -- {rows} x {feats}; target "
+            f"**{ds.target}** ({kind}).")
+
+
+def job_meta(ds) -> dict:
+    """What a page must remember of the dataset a job ran on, to draw its results later."""
+    return {"task": ds.task, "feature_names": list(ds.feature_names),
+            "classes": None if ds.classes_ is None else [str(c) for c in ds.classes_],
+            "categories": [ds.categories.get(j) for j in range(ds.n_features)],
+            "X": ds.X, "target": ds.target, "caption": dataset_caption(ds)}
+
+
+def labelled_tree(model, meta: dict):
+    """The fitted tree of ``model`` as TreeArrays carrying feature, category and class labels.
+
+    TreeLab's estimators keep a TreeArrays in ``tree_``; scikit-learn's are converted.  The
+    models were fitted on codes, so the labels make rules, figures, node tables and JSON say
+    'island in {Biscoe}' and 'Adelie', never 'island <= 0.5' and 0.
+    """
+    tree = model.tree_ if isinstance(model.tree_, TreeArrays) else from_sklearn(model)
+    classes = meta.get("classes")
+    return dataclasses.replace(
+        tree, feature_names=meta["feature_names"], categories=meta.get("categories"),
+        classes_=None if classes is None else np.array(classes, dtype=object))
 
 
 def dataset_digest(ds) -> str:

@@ -1,8 +1,6 @@
 """Compare page: k-fold cross-validation of several tree models on the active dataset."""
 
-import dataclasses
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -10,8 +8,14 @@ from engine.compare import available_models, cross_validate_steps, plan_comparis
 from engine.figures.compare import cv_summary_figure
 from engine.figures.tree import tree_figure
 from engine.jobs import Job
-from engine.tree import TreeArrays, from_sklearn
-from pages._shared import current_dataset, dataset_caption, require_entrypoint, seed
+from pages._shared import (
+    current_dataset,
+    dataset_caption,
+    job_meta,
+    labelled_tree,
+    require_entrypoint,
+    seed,
+)
 
 require_entrypoint("pages/compare.py")
 st.title("Compare models")
@@ -80,13 +84,7 @@ if b1.button("Run", type="primary", disabled=running or not chosen, key="cmp_run
         st.stop()
     job = Job(cross_validate_steps, plan, budget=float(budget), name="compare").start()
     st.session_state["cmp_job"] = job
-    st.session_state["cmp_job_meta"] = {"task": ds.task, "feature_names": ds.feature_names,
-                                        "classes": None if ds.classes_ is None
-                                        else [str(c) for c in ds.classes_],
-                                        "categories": [ds.categories.get(j) for j
-                                                       in range(ds.n_features)],
-                                        "X": ds.X, "target": ds.target,
-                                        "caption": dataset_caption(ds)}
+    st.session_state["cmp_job_meta"] = job_meta(ds)
     st.rerun()  # redraw with Run disabled and Stop enabled while the job runs
 b2.button("Stop", disabled=not running, key="cmp_stop", on_click=_stop_job)
 
@@ -149,33 +147,32 @@ st.download_button("Download summary (CSV)", result.summary.to_csv(index=False).
 
 single_trees = {k: m for k, m in result.models.items() if hasattr(m, "tree_")}
 if single_trees:
-    st.subheader("Fitted tree (refit on all rows)")
-    key = st.selectbox("Tree", list(single_trees), key="cmp_tree_model",
-                       format_func=lambda k: labels.get(k, k))
-    model = single_trees[key]
-    # TreeLab's own estimators keep a TreeArrays in tree_; scikit-learn's are converted
-    tree = model.tree_ if isinstance(model.tree_, TreeArrays) else from_sklearn(model)
-    # the models were fitted on codes: give the tree the labels, so that its rules, figure,
-    # node table and JSON say 'island in {Biscoe}' and 'Adelie', never 'island <= 0.5' and 0
-    tree = dataclasses.replace(
-        tree, feature_names=meta["feature_names"], categories=meta["categories"],
-        classes_=None if meta["classes"] is None else np.array(meta["classes"], dtype=object))
+    st.subheader("Fitted trees (refit on all rows)")
+    keys = list(single_trees)
+    shown = st.multiselect("Trees to draw (two side by side)", keys, default=keys[:2],
+                           max_selections=2, key="cmp_tree_models",
+                           format_func=lambda k: labels.get(k, k))
+    trees = {k: labelled_tree(single_trees[k], meta) for k in shown}
+    deepest = max((t.max_depth for t in trees.values()), default=0)
     c1, c2 = st.columns(2)
     depth = None  # a stump or a single leaf has nothing to collapse (and a slider needs min < max)
-    if tree.max_depth >= 2:
-        depth = c1.slider("Collapse below depth", 1, tree.max_depth, min(4, tree.max_depth),
+    if deepest >= 2:
+        depth = c1.slider("Collapse below depth", 1, deepest, min(4, deepest),
                           key="cmp_collapse",
                           help="Subtrees deeper than this are drawn as one triangle.")
     n = meta["X"].shape[0]
     row = c2.number_input("Highlight the path of row", 0, n - 1, 0, key="cmp_row",
                           help="Row index in the prepared dataset.")
-    fig = tree_figure(tree, feature_names=meta["feature_names"], class_names=meta["classes"],
-                      highlight_x=meta["X"][int(row)],
-                      collapse_depth=None if depth is None else int(depth),
-                      title=f"{labels.get(key, key)}: {tree.node_count} nodes, "
-                            f"{tree.n_leaves} leaves, depth {tree.max_depth}")
-    st.plotly_chart(fig, key="cmp_tree_fig")
-    st.download_button("Download tree (JSON)", tree.to_json(), file_name=f"{key}_tree.json",
-                       mime="application/json", on_click="ignore", key="dl_tree")
-    with st.expander("Node table"):
-        st.dataframe(pd.DataFrame(tree.to_frame()), hide_index=True, width="stretch")
+    for col, (key, tree) in zip(st.columns(max(len(trees), 1)), trees.items(), strict=False):
+        with col:
+            fig = tree_figure(tree, feature_names=meta["feature_names"],
+                              class_names=meta["classes"], highlight_x=meta["X"][int(row)],
+                              collapse_depth=None if depth is None else int(depth),
+                              title=f"{labels.get(key, key)}: {tree.node_count} nodes, "
+                                    f"{tree.n_leaves} leaves, depth {tree.max_depth}")
+            st.plotly_chart(fig, key=f"cmp_tree_fig_{key}")
+            st.download_button("Download tree (JSON)", tree.to_json(),
+                               file_name=f"{key}_tree.json", mime="application/json",
+                               on_click="ignore", key=f"dl_tree_{key}")
+            with st.expander("Node table"):
+                st.dataframe(pd.DataFrame(tree.to_frame()), hide_index=True, width="stretch")

@@ -21,6 +21,8 @@ from pages._shared import (
     current_dataset,
     dataset_caption,
     dataset_digest,
+    job_meta,
+    labelled_tree,
     require_entrypoint,
     seed,
 )
@@ -152,7 +154,8 @@ try:
     profile = split_profile(ds.X[mask], ds.y[mask], j, strategies, task=ds.task,
                             n_classes=ds.n_classes if ds.task == "classification" else None,
                             criterion=criterion, k=k_arg, min_samples_leaf=int(msl),
-                            random_state=seed(), dictionary=dictionary, feature_name=fname)
+                            random_state=seed(), dictionary=dictionary, feature_name=fname,
+                            is_categorical=ds.is_categorical)
 except ValueError as exc:
     st.error(f"Cannot profile this split: {exc}")
     st.stop()
@@ -198,11 +201,8 @@ if b1.button("Run", type="primary", disabled=running, key="ss_run"):
         st.stop()
     job = Job(cross_validate_steps, plan, budget=float(budget), name="strategies").start()
     st.session_state["ss_job"] = job
-    st.session_state["ss_job_meta"] = {"task": ds.task, "dataset": dataset_caption(ds),
-                                       "feature_names": ds.feature_names,
-                                       "classes": class_names,
-                                       "labels": {rid: lab for rid, (lab, _) in
-                                                  plan.estimators.items()}}
+    st.session_state["ss_job_meta"] = {**job_meta(ds), "labels": {
+        rid: lab for rid, (lab, _) in plan.estimators.items()}}
     running = True
 if b2.button("Stop", disabled=not running, key="ss_stop"):
     job.cancel()
@@ -244,7 +244,7 @@ else:
     result = snap.result
 if result.summary.empty:
     st.stop()
-st.caption(f"Results for {meta['dataset']}")
+st.caption(f"Results for {meta['caption']}")
 metric = "accuracy" if meta["task"] == "classification" else "r2"
 cols = ["model", metric, metric + "_std", "candidates", "fit_seconds", "n_leaves", "depth"]
 st.dataframe(result.summary[[c for c in cols if c in result.summary]].round(4),
@@ -262,7 +262,7 @@ if result.models:
         with col:
             pick = st.selectbox("Tree", keys, index=default, key=wkey,
                                 format_func=lambda key: labels.get(key, key))
-            t = result.models[pick].tree_
+            t = labelled_tree(result.models[pick], meta)
             st.plotly_chart(tree_figure(t, feature_names=meta["feature_names"],
                                         class_names=meta["classes"], collapse_depth=4,
                                         title=f"{labels.get(pick, pick)}: {t.n_leaves} "

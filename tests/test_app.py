@@ -114,7 +114,7 @@ def test_compare_produces_table(app):
     assert (table["folds"] == 3).all()
     assert (table["accuracy"] > 0.8).all()
     figs = app.get("plotly_chart")
-    assert len(figs) == 2  # CV bars and the fitted tree
+    assert len(figs) == 2  # CV bars and the fitted tree (the forest has no single tree)
 
 
 def _feature_trace_types(at):
@@ -266,9 +266,9 @@ def test_an_id_column_can_be_left_out(app):
     assert any("'name'" in e.value and "leave it out" in e.value for e in app.error)
     app.multiselect(key="left_out::upload:ids.csv").set_value(["name"]).run()
     assert not app.exception and not app.error
-    assert any("120 rows x 1 features" in m.value for m in app.markdown)
+    assert any("120 rows x 1 feature;" in m.value for m in app.markdown)
     app.switch_page("pages/compare.py").run()
-    assert any("120 rows x 1 features" in m.value for m in app.markdown)
+    assert any("120 rows x 1 feature;" in m.value for m in app.markdown)
 
 
 @pytest.mark.parametrize("dataset, task", [("penguins", "classification"),
@@ -290,10 +290,11 @@ def test_compare_every_registered_model_and_draw_each_tree(app, dataset, task):
     app.run()
     assert not app.exception, app.exception
     assert len(app.dataframe[0].value) == len(every)
-    trees = app.selectbox(key="cmp_tree_model").options
-    assert len(trees) >= 1
+    trees = app.multiselect(key="cmp_tree_models").options
+    assert len(trees) >= 2  # scikit-learn's tree and TreeLab's CART
+    assert len(app.get("plotly_chart")) == 3  # CV bars and two trees side by side
     for option in trees:
-        app.selectbox(key="cmp_tree_model").set_value(option).run()
+        app.multiselect(key="cmp_tree_models").set_value([option]).run()
         assert not app.exception, (option, app.exception)
         assert len(app.get("plotly_chart")) == 2
 
