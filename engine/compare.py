@@ -288,6 +288,9 @@ def plan_comparison(dataset, models, *, n_splits: int = 5,
     ValueError
         No model, an unknown model key, a model that does not support the task, a bad
         parameter, or ``n_splits`` out of range.
+
+    Estimators with a ``categorical_features`` parameter (TreeLab's CART) receive the
+    dataset's ``is_categorical`` mask, so they split those features by category sets.
     """
     entries = _model_entries(models)
     if not entries:
@@ -298,7 +301,12 @@ def plan_comparison(dataset, models, *, n_splits: int = 5,
         if key not in REGISTRY:
             raise ValueError(f"Unknown model {key!r}; registered: {sorted(REGISTRY)}")
         spec = REGISTRY[key]
-        estimators[run_id] = (label or spec.label, spec.make(task, random_state, **params))
+        est = spec.make(task, random_state, **params)
+        # estimators that split categorical features by category sets are told which they are
+        is_cat = getattr(dataset, "is_categorical", None)
+        if is_cat is not None and np.any(is_cat) and "categorical_features" in est.get_params():
+            est.set_params(categorical_features=np.asarray(is_cat, dtype=bool))
+        estimators[run_id] = (label or spec.label, est)
     folds = make_folds(task, dataset.y, n_splits, random_state)
     notes = []
     n_classes = 0

@@ -93,9 +93,12 @@ digest = dataset_digest(ds)
 
 @st.cache_resource(show_spinner="Growing the exhaustive tree...", max_entries=16)
 def node_picker_tree(_ds, key: str, depth: int, criterion: str, msl: int):
-    est = (CARTClassifier(max_depth=depth, criterion=criterion, min_samples_leaf=msl)
+    cats = _ds.is_categorical if _ds.is_categorical.any() else None
+    est = (CARTClassifier(max_depth=depth, criterion=criterion, min_samples_leaf=msl,
+                          categorical_features=cats)
            if _ds.task == "classification" else CARTRegressor(max_depth=depth,
-                                                                min_samples_leaf=msl))
+                                                                min_samples_leaf=msl,
+                                                                categorical_features=cats))
     est.fit(_ds.X, _ds.y)
     return est.tree_
 

@@ -129,3 +129,15 @@ def test_same_model_twice_with_labels_and_candidates_column():
     assert res.folds.loc[res.folds["key"] != "treelab_cart", "candidates"].isna().all()
     with pytest.raises(ValueError, match="registry key"):
         plan_comparison(ds, [42])
+
+
+def test_categorical_features_reach_treelab_cart():
+    """On penguins, TreeLab's CART gets the categorical mask and splits island by sets."""
+    from engine.data import load_bundled, make_dataset
+
+    df, _, entry = load_bundled("penguins")
+    ds = make_dataset(df, entry["target"], missing="drop")
+    plan = plan_comparison(ds, {"treelab_cart": {"max_depth": 3}, "sklearn_tree": {}})
+    cart = plan.estimators["treelab_cart"][1]
+    np.testing.assert_array_equal(cart.categorical_features, ds.is_categorical)
+    assert "categorical_features" not in plan.estimators["sklearn_tree"][1].get_params()
