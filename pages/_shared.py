@@ -31,6 +31,8 @@ from engine.data import (
 from engine.tree import TreeArrays, from_sklearn
 
 UPLOAD_PREFIX = "upload:"
+#: Uploaded tables kept per browser session (the oldest is forgotten beyond this).
+MAX_UPLOADS = 5
 TASK_OPTIONS = ("auto", "classification", "regression")
 MISSING_OPTIONS = {"drop": "drop rows with missing values", "error": "stop with an error"}
 
@@ -92,7 +94,7 @@ def add_upload(name: str, content: bytes, **options) -> str:
     """Parse an upload and make it the active dataset.
 
     Raises DataError (message for the user); on error nothing in the session changes,
-    so the previous dataset stays active.
+    so the previous dataset stays active.  At most :data:`MAX_UPLOADS` uploads are kept.
     """
     parse_options = (options.get("sep"), options.get("decimal"), options.get("thousands"),
                      options.get("encoding"), tuple(options.get("na_values") or ()) or None)
@@ -102,7 +104,10 @@ def add_upload(name: str, content: bytes, **options) -> str:
     # the key names this parse (bytes *and* options): the prepared Dataset is cached on it,
     # so re-reading the same file with another delimiter or decimal mark must change it
     key = f"{content_hash(content)}:{content_hash(repr(parse_options).encode())}"
+    uploads.pop(option, None)  # re-inserted last: the newest upload
     uploads[option] = (df, report, key)
+    while len(uploads) > MAX_UPLOADS:  # bound the session's memory: forget the oldest
+        uploads.pop(next(iter(uploads)))
     st.session_state["uploads"] = uploads
     st.session_state["_pending_ds"] = option
     return option

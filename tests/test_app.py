@@ -336,3 +336,16 @@ def test_split_strategies_regression(app):
     table = app.dataframe[0].value
     assert "class_centroid" not in set(table["strategy"])
     assert (table["impurity decrease"] > 0).all()
+
+
+def test_uploads_per_session_are_bounded(app):
+    from pages._shared import MAX_UPLOADS
+
+    for i in range(MAX_UPLOADS + 2):
+        csv = "a,b,label\n" + "".join(f"{j},{j * i},{j % 2}\n" for j in range(12))
+        app.file_uploader(key="uploader").set_value((f"f{i}.csv", csv.encode(), "text/csv"))
+        app.run()
+        assert not app.exception
+    kept = list(app.session_state["uploads"])
+    assert kept == [f"upload:f{i}.csv" for i in range(2, MAX_UPLOADS + 2)]
+    assert app.session_state["ds"] == f"upload:f{MAX_UPLOADS + 1}.csv"
