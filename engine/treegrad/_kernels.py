@@ -1,0 +1,374 @@
+"""numba kernels of TreeGrad (iterative traversals, no recursion).
+
+Every kernel works on a *packed* model: the trees of an ensemble concatenated, node ids
+global (``offs[t]`` is the root of tree ``t``), with
+
+* ``left``, ``right`` - int64 children, ``-1`` at leaves;
+* ``feat`` - int64 split feature, ``-1`` at leaves;
+* ``parent`` - int64 parent id, ``-1`` at roots;
+* ``ratio`` - float64 ``cover(parent) / cover(node)`` (1 at roots);
+* ``cover`` - float64 training cover (``weighted_n_node_samples``);
+* ``rv`` - float64 leaf value times the tree's weight (forest 1/n, boosting lr, sign);
+* ``lv`` - float64 ``rv * cover(leaf) / cover(root)`` (``rho_v c_v / c_r`` of Lemma 1);
+* ``goleft`` - uint8 per node and sample: 1 when the sample goes left at that node.
+
+The edge into node ``u`` (parent ``p``, split feature ``i``) has
+``gamma_e = ratio[u] * [x takes the edge]``; repeated features on a path are merged into
+one factor ``1 - z_i + z_i * prod(gamma_e)`` (research/treegrad.md section 2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from engine._numba import njit
+
+
+@njit
+def _zero_sum(u, i, s0, left, right, feat, parent, ratio, lv, goleft, z, gam, sp, prev, last,
+              zstack):
+    """Sum over the leaves below ``u`` of ``lv * prod_{j != i} factor_j`` (prefix ``s0``).
+
+    Used when the factor of feature ``i`` on the edge into ``u`` is exactly zero
+    (``z_i = 1`` and ``gamma = 0``): every leaf below has ``H_v = 0`` but the derivative in
+    ``z_i`` is ``-1 * (product of the other factors)``.  Deeper ``i`` edges keep gamma 0 and
+    are skipped; a subtree where another feature's factor is zero contributes 0.
+    """
+    if left[u] < 0:
+        return s0 * lv[u]
+    total = 0.0
+    sp[u] = s0
+    top = 0
+    zstack[top] = right[u]
+    top += 1
+    zstack[top] = left[u]
+    top += 1
+    while top > 0:
+        top -= 1
+        e = zstack[top]
+        if e >= 0:
+            w = e
+            p = parent[w]
+            k = feat[p]
+            s = sp[p]
+            if k == i:
+                sp[w] = s
+                if left[w] < 0:
+                    total += s * lv[w]
+                else:
+                    zstack[top] = right[w]
+                    top += 1
+                    zstack[top] = left[w]
+                    top += 1
+                continue
+            goes = goleft[p] == 1
+            act = goes if w == left[p] else not goes
+            g = ratio[w] if act else 0.0
+            a = last[k]
+            if a >= 0:
+                ga = gam[a]
+                g = ga * g
+                s = s / (1.0 - z[k] + z[k] * ga)
+            phi = 1.0 - z[k] + z[k] * g
+            if phi == 0.0:
+                continue
+            sp[w] = s * phi
+            if left[w] < 0:
+                total += sp[w] * lv[w]
+                continue
+            gam[w] = g
+            prev[w] = a
+            last[k] = w
+            zstack[top] = -(w + 1)
+            top += 1
+            zstack[top] = right[w]
+            top += 1
+            zstack[top] = left[w]
+            top += 1
+        else:
+            w = -e - 1
+            last[feat[parent[w]]] = prev[w]
+    return total
+
+
+@njit
+def _tree_grad(root, left, right, feat, parent, ratio, lv, goleft, z, grad, gam, sp, sub, ss,
+               prev, last, stack, zstack):
+    """Add one tree's gradient of fbar at ``z`` to ``grad``; return the tree's fbar(z).
+
+    One down pass (prefix products of the distinct-feature factors, ``sp``) and one up pass
+    (subtree sums ``sub``; ``ss[a]`` removes from edge ``a`` the leaves whose deepest edge on
+    the same feature lies deeper), O(nodes).  ``last`` (per feature, all -1 on entry) is
+    restored on exit.
+    """
+    if left[root] < 0:
+        return lv[root]
+    sp[root] = 1.0
+    sub[root] = 0.0
+    top = 0
+    stack[top] = right[root]
+    top += 1
+    stack[top] = left[root]
+    top += 1
+    while top > 0:
+        top -= 1
+        e = stack[top]
+        if e >= 0:
+            u = e
+            p = parent[u]
+            i = feat[p]
+            goes = goleft[p] == 1
+            act = goes if u == left[p] else not goes
+            g = ratio[u] if act else 0.0
+            a = last[i]
+            s = sp[p]
+            if a >= 0:
+                ga = gam[a]
+                g = ga * g
+                s = s / (1.0 - z[i] + z[i] * ga)
+            phi = 1.0 - z[i] + z[i] * g
+            sub[u] = 0.0
+            if phi == 0.0:
+                grad[i] -= _zero_sum(u, i, s, left, right, feat, parent, ratio, lv, goleft, z,
+                                     gam, sp, prev, last, zstack)
+                continue
+            gam[u] = g
+            sp[u] = s * phi
+            ss[u] = 0.0
+            prev[u] = a
+            last[i] = u
+            stack[top] = -(u + 1)
+            top += 1
+            if left[u] < 0:
+                sub[u] = sp[u] * lv[u]
+            else:
+                stack[top] = right[u]
+                top += 1
+                stack[top] = left[u]
+                top += 1
+        else:
+            u = -e - 1
+            p = parent[u]
+            i = feat[p]
+            tot = sub[u]
+            g = gam[u]
+            phi = 1.0 - z[i] + z[i] * g
+            grad[i] += (g - 1.0) * (tot + ss[u]) / phi
+            a = prev[u]
+            if a >= 0:
+                ss[a] -= tot
+            sub[p] += tot
+            last[i] = a
+    return sub[root]
+
+
+@njit
+def _ens_grad(offs, left, right, feat, parent, ratio, lv, goleft, z, grad, gam, sp, sub, ss,
+              prev, last, stack, zstack):
+    """Gradient of the ensemble's fbar at ``z`` (added to zeroed ``grad``); returns fbar."""
+    tot = 0.0
+    for t in range(offs.shape[0] - 1):
+        tot += _tree_grad(offs[t], left, right, feat, parent, ratio, lv, goleft, z, grad, gam,
+                          sp, sub, ss, prev, last, stack, zstack)
+    return tot
+
+
+@njit(parallel=True)
+def grad_batch(offs, left, right, feat, parent, ratio, lv, GL, Z, wq, out, fb):
+    """Weighted sums of gradients for many samples.
+
+    ``GL`` uint8 ``(m, n_nodes)``; ``Z`` float64 ``(mz, Q, n_features)`` with ``mz`` in
+    ``{1, m}`` (shared or per-sample points); ``wq`` float64 ``(Q,)``.  Writes
+    ``out[r] = sum_q wq[q] * grad fbar_r(Z[r or 0, q])`` (``(m, n_features)``) and
+    ``fb[r, q] = fbar_r(Z[., q])`` (``(m, Q)``).
+    """
+    m = GL.shape[0]
+    nn = left.shape[0]
+    nf = out.shape[1]
+    Q = wq.shape[0]
+    mz = Z.shape[0]
+    for r in prange(m):
+        gam = np.empty(nn)
+        sp = np.empty(nn)
+        sub = np.empty(nn)
+        ss = np.empty(nn)
+        prev = np.empty(nn, dtype=np.int64)
+        last = np.full(nf, -1, dtype=np.int64)
+        stack = np.empty(2 * nn + 2, dtype=np.int64)
+        zstack = np.empty(2 * nn + 2, dtype=np.int64)
+        g = np.empty(nf)
+        zr = r if mz > 1 else r - r
+        for j in range(nf):
+            out[r, j] = 0.0
+        for q in range(Q):
+            g[:] = 0.0
+            fb[r, q] = _ens_grad(offs, left, right, feat, parent, ratio, lv, GL[r], Z[zr, q], g,
+                                 gam, sp, sub, ss, prev, last, stack, zstack)
+            for j in range(nf):
+                out[r, j] += wq[q] * g[j]
+
+
+@njit(parallel=True)
+def rank_batch(offs, left, right, feat, parent, ratio, lv, GL, steps, lr, adam, beta1, beta2,
+               eps, scores, zhist, jhist):
+    """TreeGrad-Ranker for many samples (research/treegrad.md section 6).
+
+    From ``z = 0.5``: ``g = (grad(z) + grad(1 - z)) / 2``; ``score`` = running mean of ``g``;
+    GA ``z <- clip(z + lr g, 0, 1)`` or Adam (bias-corrected).  Writes ``scores`` ``(m, n)``,
+    ``zhist`` ``(m, steps + 1, n)`` (z_0 .. z_T) and ``jhist`` ``(m, steps + 1)`` with
+    ``J(z_t) = (fbar(z_t) - fbar(1 - z_t)) / 2``.
+    """
+    m = GL.shape[0]
+    nn = left.shape[0]
+    nf = scores.shape[1]
+    for r in prange(m):
+        gam = np.empty(nn)
+        sp = np.empty(nn)
+        sub = np.empty(nn)
+        ss = np.empty(nn)
+        prev = np.empty(nn, dtype=np.int64)
+        last = np.full(nf, -1, dtype=np.int64)
+        stack = np.empty(2 * nn + 2, dtype=np.int64)
+        zstack = np.empty(2 * nn + 2, dtype=np.int64)
+        z = np.full(nf, 0.5)
+        zc = np.empty(nf)
+        g1 = np.empty(nf)
+        g2 = np.empty(nf)
+        mom = np.zeros(nf)
+        vel = np.zeros(nf)
+        sc = np.zeros(nf)
+        for t in range(steps + 1):
+            for j in range(nf):
+                zhist[r, t, j] = z[j]
+                zc[j] = 1.0 - z[j]
+                g1[j] = 0.0
+                g2[j] = 0.0
+            f1 = _ens_grad(offs, left, right, feat, parent, ratio, lv, GL[r], z, g1, gam, sp,
+                           sub, ss, prev, last, stack, zstack)
+            f2 = _ens_grad(offs, left, right, feat, parent, ratio, lv, GL[r], zc, g2, gam, sp,
+                           sub, ss, prev, last, stack, zstack)
+            jhist[r, t] = 0.5 * (f1 - f2)
+            if t == steps:
+                break
+            b1 = 1.0 - beta1 ** (t + 1)
+            b2 = 1.0 - beta2 ** (t + 1)
+            for j in range(nf):
+                g = 0.5 * g1[j] + 0.5 * g2[j]
+                sc[j] = sc[j] * t / (t + 1.0) + g / (t + 1.0)
+                if adam:
+                    mom[j] = beta1 * mom[j] + (1.0 - beta1) * g
+                    vel[j] = beta2 * vel[j] + (1.0 - beta2) * g * g
+                    step = lr * (mom[j] / b1) / (np.sqrt(vel[j] / b2) + eps)
+                else:
+                    step = lr * g
+                zj = z[j] + step
+                z[j] = 0.0 if zj < 0.0 else (1.0 if zj > 1.0 else zj)
+        for j in range(nf):
+            scores[r, j] = sc[j]
+
+
+@njit
+def _game_one(offs, left, right, feat, cover, rv, goleft, mask, stack, wstack):
+    """f_x(S) of the path-dependent game for one subset (``mask`` uint8 per feature)."""
+    val = 0.0
+    for t in range(offs.shape[0] - 1):
+        top = 0
+        stack[0] = offs[t]
+        wstack[0] = 1.0
+        top = 1
+        while top > 0:
+            top -= 1
+            u = stack[top]
+            w = wstack[top]
+            if left[u] < 0:
+                val += w * rv[u]
+                continue
+            if mask[feat[u]] != 0:
+                stack[top] = left[u] if goleft[u] == 1 else right[u]
+                wstack[top] = w
+                top += 1
+            else:
+                c = cover[u]
+                stack[top] = left[u]
+                wstack[top] = w * cover[left[u]] / c if c > 0 else 0.0
+                top += 1
+                stack[top] = right[u]
+                wstack[top] = w * cover[right[u]] / c if c > 0 else 0.0
+                top += 1
+    return val
+
+
+@njit(parallel=True)
+def game_batch(offs, left, right, feat, cover, rv, GL, masks, out):
+    """``out[r, k] = f_{x_r}(S_k)``; ``masks`` uint8 ``(mm, K, n_features)``, ``mm`` in
+    ``{1, m}`` (shared or per-sample subsets)."""
+    m = GL.shape[0]
+    nn = left.shape[0]
+    K = masks.shape[1]
+    mm = masks.shape[0]
+    for r in prange(m):
+        stack = np.empty(nn + 2, dtype=np.int64)
+        wstack = np.empty(nn + 2)
+        mr = r if mm > 1 else r - r
+        for k in range(K):
+            out[r, k] = _game_one(offs, left, right, feat, cover, rv, GL[r], masks[mr, k],
+                                  stack, wstack)
+
+
+@njit
+def treeprob_one(offs, left, right, feat, parent, ratio, lv, goleft, nodes, coef, nf, out):
+    """TreeProb: semivalue via path polynomials evaluated at ``nodes`` (complex ``(D,)``).
+
+    For each leaf ``v`` with distinct path features ``F`` (|F| = d <= D) and merged gammas,
+    feature ``i`` in ``F`` gets ``lv (gamma_i - 1) Re(sum_q coef_q P_i(y_q))`` with
+    ``P_i(y) = prod_{j in F, j != i} (1 + gamma_j y) * (1 + y)^(D - d)``; ``coef`` maps
+    values at the nodes to the weighted coefficient sum (``conj(V)^T w / D`` for roots of
+    unity, ``V^-T w`` for Chebyshev nodes).  Prefix/suffix products, no division: O(L D^2).
+    """
+    D = nodes.shape[0]
+    nn = left.shape[0]
+    acc = np.full(nf, -1.0)
+    fl = np.empty(nf, dtype=np.int64)
+    pre = np.empty((nf + 1, D), dtype=np.complex128)
+    suf = np.empty((nf + 1, D), dtype=np.complex128)
+    lift = np.empty(D, dtype=np.complex128)
+    for v in range(nn):
+        if left[v] >= 0 or lv[v] == 0.0:
+            continue
+        d = 0
+        u = v
+        while parent[u] >= 0:
+            p = parent[u]
+            i = feat[p]
+            goes = goleft[p] == 1
+            act = goes if u == left[p] else not goes
+            g = ratio[u] if act else 0.0
+            if acc[i] < 0.0:
+                acc[i] = g
+                fl[d] = i
+                d += 1
+            else:
+                acc[i] *= g
+            u = p
+        for q in range(D):
+            pre[0, q] = 1.0
+            suf[d, q] = 1.0
+            lift[q] = (1.0 + nodes[q]) ** (D - d)
+        for k in range(d):
+            gk = acc[fl[k]]
+            for q in range(D):
+                pre[k + 1, q] = pre[k, q] * (1.0 + gk * nodes[q])
+        for k in range(d - 1, -1, -1):
+            gk = acc[fl[k]]
+            for q in range(D):
+                suf[k, q] = suf[k + 1, q] * (1.0 + gk * nodes[q])
+        for k in range(d):
+            i = fl[k]
+            tot = 0.0
+            for q in range(D):
+                tot += (coef[q] * pre[k, q] * suf[k + 1, q] * lift[q]).real
+            out[i] += lv[v] * (acc[i] - 1.0) * tot
+        for k in range(d):
+            acc[fl[k]] = -1.0
+    _ = offs

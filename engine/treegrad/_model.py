@@ -1,0 +1,190 @@
+"""Model preparation: any supported model + ``class_index`` -> packed arrays for the kernels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from engine.tree import TreeArrays, TreeEnsemble, from_sklearn
+
+
+@dataclass(eq=False)
+class Packed:
+    """One explained output of a model as concatenated node arrays (see ``_kernels``).
+
+    ``offset`` is the additive constant of the output (boosting's initial raw score, signed
+    for binary class 0); it enters game values and fbar, not gradients or attributions.
+    """
+
+    offs: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    feat: np.ndarray
+    parent: np.ndarray
+    ratio: np.ndarray
+    cover: np.ndarray
+    rv: np.ndarray
+    lv: np.ndarray
+    trees: list[TreeArrays]
+    n_features: int
+    max_depth: int
+    offset: float
+    model: TreeArrays | TreeEnsemble
+    class_index: int
+
+    def check_X(self, X: Any) -> tuple[np.ndarray, bool]:
+        """Rows as float64 C-contiguous 2-D; returns ``(X2d, was_1d)``.
+
+        Raises ``ValueError`` (wrong number of features, NaN/inf, non-numeric, > 2-D).
+        """
+        arr = np.asarray(X) if not isinstance(X, np.ndarray) else X
+        was_1d = arr.ndim == 1
+        if was_1d:
+            arr = arr.reshape(1, -1)
+        if arr.ndim != 2:
+            raise ValueError(f"X must be 1-D (one sample) or 2-D (samples x features), got "
+                             f"{arr.ndim}-D")
+        out = self.model.check_X(arr)
+        if not np.all(np.isfinite(out)):
+            raise ValueError("X contains inf; TreeGrad needs finite feature values")
+        return out, was_1d
+
+    def goleft(self, X: np.ndarray) -> np.ndarray:
+        """uint8 ``(n_samples, n_nodes)``: 1 where the sample goes left at an internal node."""
+        m = X.shape[0]
+        out = np.zeros((m, self.left.shape[0]), dtype=np.uint8)
+        for t, tree in enumerate(self.trees):
+            o = int(self.offs[t])
+            internal = np.flatnonzero(tree.children_left >= 0)
+            if internal.size == 0:
+                continue
+            thr = tree.routing_arrays()[3]
+            cols = X[:, tree.feature[internal]]
+            gl = cols <= thr[internal]
+            if tree.has_categorical_splits:
+                for k, node in enumerate(internal):
+                    cats = tree._category_set(int(node))
+                    if cats is not None:
+                        gl[:, k] = np.isin(cols[:, k], cats.astype(np.float64))
+            out[:, o + internal] = gl
+        return out
+
+
+def _is_sklearn(model: Any) -> bool:
+    return type(model).__module__.startswith("sklearn.")
+
+
+def as_treelab(model: Any) -> TreeArrays | TreeEnsemble:
+    """Our ``TreeArrays``/``TreeEnsemble`` as is; a fitted scikit-learn tree/forest/GB
+    converted with :func:`engine.tree.from_sklearn`; anything else raises ``TypeError``."""
+    if isinstance(model, (TreeArrays, TreeEnsemble)):
+        return model
+    if _is_sklearn(model):
+        try:
+            return from_sklearn(model)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise TypeError(f"unsupported scikit-learn model {type(model).__name__}: {exc}") \
+                from exc
+    raise TypeError(
+        f"unsupported model {type(model).__name__}: expected TreeArrays, TreeEnsemble or a "
+        "fitted scikit-learn decision tree, random forest or gradient boosting model"
+    )
+
+
+def n_outputs(model: TreeArrays | TreeEnsemble) -> int:
+    """Number of valid ``class_index`` values (1 for regression)."""
+    if isinstance(model, TreeArrays):
+        return model.n_classes if model.task == "classification" else 1
+    if model.kind == "forest":
+        return model.trees[0].n_classes if model.task == "classification" else 1
+    if model.task == "classification":
+        return max(2, model.base.shape[0])
+    return 1
+
+
+def _resolve_class(model: TreeArrays | TreeEnsemble, class_index: Any) -> int:
+    k = n_outputs(model)
+    if class_index is None:
+        if k == 1:
+            return 0
+        if k == 2:
+            return 1
+        raise ValueError(f"class_index is required for a model with {k} classes (0..{k - 1})")
+    if isinstance(class_index, bool) or not isinstance(class_index, (int, np.integer)):
+        raise ValueError(f"class_index must be an int in [0, {k}), got {class_index!r}")
+    c = int(class_index)
+    if not 0 <= c < k:
+        raise ValueError(f"class_index {c} out of range: this model has {k} output(s) "
+                         f"(valid 0..{k - 1})")
+    return c
+
+
+def _leaf_column(tree: TreeArrays, col: int) -> np.ndarray:
+    v = tree.value[:, 0, :]
+    if tree.task == "classification":
+        s = v.sum(axis=1, keepdims=True)
+        v = np.where(s > 0, v / np.where(s > 0, s, 1.0), v)
+    return np.ascontiguousarray(v[:, col], dtype=np.float64)
+
+
+def pack(model: Any, class_index: Any = None) -> Packed:
+    """Prepare ``model`` (ours or scikit-learn) for explaining output ``class_index``.
+
+    * ``TreeArrays``: leaf class fractions (rows renormalised) or regression values.
+    * forest: mean of the trees (weight ``1 / n_trees``).
+    * boosting: ``base + learning_rate * sum`` of the trees of that class's raw score;
+      binary classifiers model class 1, class 0 is the negative (sign -1).
+
+    ``class_index`` ``None`` means 0 for regression and 1 for binary classification; it is
+    required for multiclass.  Raises ``TypeError`` (unsupported model) and ``ValueError``
+    (bad ``class_index``).
+    """
+    model = as_treelab(model)
+    c = _resolve_class(model, class_index)
+    if isinstance(model, TreeArrays):
+        parts = [(model, 1.0, c)]
+        offset = 0.0
+    elif model.kind == "forest":
+        w = 1.0 / model.n_trees
+        parts = [(t, w, c) for t in model.trees]
+        offset = 0.0
+    else:
+        if model.base.shape[0] == 1:
+            sign = -1.0 if (model.task == "classification" and c == 0) else 1.0
+            parts = [(t, sign * model.scale, 0) for t in model.trees]
+            offset = sign * float(model.base[0])
+        else:
+            parts = [(t, model.scale, 0) for t, k in zip(model.trees, model.tree_output,
+                                                          strict=True) if k == c]
+            offset = float(model.base[c])
+    sizes = [p[0].node_count for p in parts]
+    offs = np.zeros(len(parts) + 1, dtype=np.int64)
+    offs[1:] = np.cumsum(sizes)
+    left, right, feat, parent, ratio, cover, rv, lv = ([] for _ in range(8))
+    for (tree, w, col), o in zip(parts, offs[:-1], strict=True):
+        cl = tree.children_left.astype(np.int64)
+        cr = tree.children_right.astype(np.int64)
+        leaf = cl < 0
+        left.append(np.where(leaf, -1, cl + o))
+        right.append(np.where(leaf, -1, cr + o))
+        feat.append(np.where(leaf, -1, tree.feature.astype(np.int64)))
+        par = tree.parent.astype(np.int64)
+        parent.append(np.where(par < 0, -1, par + o))
+        cov = tree.weighted_n_node_samples.astype(np.float64)
+        pc = np.where(par < 0, 1.0, cov[np.maximum(par, 0)])
+        r = np.where((par >= 0) & (cov > 0), pc / np.where(cov > 0, cov, 1.0), 1.0)
+        ratio.append(r)
+        cover.append(cov)
+        val = w * _leaf_column(tree, col)
+        val = np.where(leaf, val, 0.0)
+        rv.append(val)
+        croot = cov[0] if cov[0] > 0 else 1.0
+        lv.append(val * cov / croot)
+    cat = [np.ascontiguousarray(np.concatenate(a)) for a in
+           (left, right, feat, parent, ratio, cover, rv, lv)]
+    return Packed(offs, *cat, trees=[p[0] for p in parts], n_features=int(model.n_features),
+                  max_depth=int(max(t.max_depth for t in model.trees)
+                                if isinstance(model, TreeEnsemble) else model.max_depth),
+                  offset=offset, model=model, class_index=c)

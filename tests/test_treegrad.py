@@ -1,0 +1,470 @@
+"""TreeGrad engine tests.
+
+Oracles:
+* brute force over all 2^n subsets, computed here in numpy straight from scikit-learn's
+  ``tree_`` arrays with the raw per-edge definition (no merged-gamma trick): the game, the
+  multilinear extension as an expectation over independent Bernoulli(z) subsets, its partial
+  derivatives (exact for a multilinear function: fbar(z | z_i = 1) - fbar(z | z_i = 0)) and
+  semivalues with their subset-size weights;
+* ``shap.TreeExplainer(model, feature_perturbation='tree_path_dependent')`` for Shapley;
+* hand-computed worked cases A and B of research/treegrad.md section 10.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import betaln
+from sklearn.datasets import load_breast_cancer, make_classification, make_regression
+from sklearn.ensemble import (
+    GradientBoostingClassifier,
+    GradientBoostingRegressor,
+    RandomForestClassifier,
+    RandomForestRegressor,
+)
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+import engine.treegrad as tg
+from engine.tree import TreeArrays, from_sklearn
+
+# ---------------------------------------------------------------------------------------
+# brute-force oracle (independent of the engine)
+# ---------------------------------------------------------------------------------------
+
+
+def _bf_tree(sk_tree, x, col, weight, masks, normalise):
+    """f_x(S) for all subsets (rows of ``masks``) of one scikit-learn tree."""
+    cl, cr = sk_tree.children_left, sk_tree.children_right
+    feat, thr = sk_tree.feature, sk_tree.threshold
+    cov = sk_tree.weighted_n_node_samples
+    val = sk_tree.value[:, 0, :]
+    if normalise:
+        val = val / val.sum(axis=1, keepdims=True)
+    x32 = x.astype(np.float32).astype(np.float64)
+    out = np.zeros(masks.shape[0])
+    stack = [(0, np.ones(masks.shape[0]))]
+    while stack:
+        u, w = stack.pop()
+        if cl[u] < 0:
+            out += w * val[u, col] * weight
+            continue
+        j = feat[u]
+        goes_left = x32[j] <= thr[u]
+        for child, act in ((cl[u], goes_left), (cr[u], not goes_left)):
+            r = cov[child] / cov[u]
+            stack.append((child, w * np.where(masks[:, j], float(act), r)))
+    return out
+
+
+def _tree_parts(model, class_index):
+    """(sklearn Tree, value column, weight, normalise) for every tree of the explained output."""
+    if isinstance(model, DecisionTreeClassifier):
+        return [(model.tree_, class_index, 1.0, True)]
+    if isinstance(model, DecisionTreeRegressor):
+        return [(model.tree_, 0, 1.0, False)]
+    if isinstance(model, RandomForestClassifier):
+        w = 1.0 / len(model.estimators_)
+        return [(e.tree_, class_index, w, True) for e in model.estimators_]
+    if isinstance(model, RandomForestRegressor):
+        w = 1.0 / len(model.estimators_)
+        return [(e.tree_, 0, w, False) for e in model.estimators_]
+    if isinstance(model, GradientBoostingRegressor):
+        return [(e.tree_, 0, model.learning_rate, False) for e in model.estimators_[:, 0]]
+    if isinstance(model, GradientBoostingClassifier):
+        if model.estimators_.shape[1] == 1:
+            sign = -1.0 if class_index == 0 else 1.0
+            return [(e.tree_, 0, sign * model.learning_rate, False)
+                    for e in model.estimators_[:, 0]]
+        return [(e.tree_, 0, model.learning_rate, False)
+                for e in model.estimators_[:, class_index]]
+    raise TypeError(type(model))
+
+
+def bf_game(model, x, class_index, n):
+    masks = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(bool)
+    f = sum(_bf_tree(t, x, c, w, masks, norm) for t, c, w, norm in _tree_parts(model,
+                                                                             class_index))
+    return f, masks
+
+
+def bf_fbar(f, masks, z):
+    probs = np.prod(np.where(masks, z, 1.0 - z), axis=1)
+    return float(probs @ f)
+
+
+def bf_grad(f, masks, z):
+    g = np.empty(masks.shape[1])
+    for i in range(masks.shape[1]):
+        z1, z0 = z.copy(), z.copy()
+        z1[i], z0[i] = 1.0, 0.0
+        g[i] = bf_fbar(f, masks, z1) - bf_fbar(f, masks, z0)
+    return g
+
+
+def bf_semivalue(f, n, weight):
+    """phi_i = sum_{S not containing i} weight(|S|) (f(S + i) - f(S))."""
+    idx = np.arange(2 ** n)
+    size = np.array([bin(s).count("1") for s in idx])
+    phi = np.zeros(n)
+    for i in range(n):
+        out = (idx >> i) & 1 == 0
+        s = idx[out]
+        phi[i] = np.sum(weight(size[out]) * (f[s | (1 << i)] - f[s]))
+    return phi
+
+
+def beta_weight(n, a, b):
+    return lambda s: np.exp(betaln(s + b, n - 1 - s + a) - betaln(a, b))
+
+
+def wb_weight(n, p):
+    return lambda s: p ** s * (1 - p) ** (n - 1 - s)
+
+
+def assert_close(a, b, scale):
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-10 * max(1.0, scale))
+
+
+# ---------------------------------------------------------------------------------------
+# models
+# ---------------------------------------------------------------------------------------
+
+N = 7
+
+
+def _data(kind, seed, n=N, n_samples=300, n_classes=2):
+    if kind == "reg":
+        X, y = make_regression(n_samples, n, n_informative=n - 2, noise=5.0, random_state=seed)
+    else:
+        X, y = make_classification(n_samples, n, n_informative=n - 2, n_redundant=1,
+                                   n_classes=n_classes, n_clusters_per_class=1,
+                                   flip_y=0.1, random_state=seed)
+    return X.astype(np.float32).astype(np.float64), y
+
+
+def _model(name, depth, seed):
+    if name == "dt_reg":
+        X, y = _data("reg", seed)
+        return DecisionTreeRegressor(max_depth=depth, random_state=seed).fit(X, y), X, 0
+    if name == "dt_clf":
+        X, y = _data("clf", seed, n_classes=3)
+        return DecisionTreeClassifier(max_depth=depth, random_state=seed).fit(X, y), X, 2
+    if name == "rf_clf":
+        X, y = _data("clf", seed)
+        m = RandomForestClassifier(4, max_depth=depth, random_state=seed).fit(X, y)
+        return m, X, 1
+    if name == "rf_reg":
+        X, y = _data("reg", seed)
+        return RandomForestRegressor(3, max_depth=depth, random_state=seed).fit(X, y), X, 0
+    if name == "gb_bin":
+        X, y = _data("clf", seed)
+        m = GradientBoostingClassifier(n_estimators=5, max_depth=min(depth, 5),
+                                       random_state=seed).fit(X, y)
+        return m, X, 0
+    if name == "gb_multi":
+        X, y = _data("clf", seed, n_classes=3)
+        m = GradientBoostingClassifier(n_estimators=4, max_depth=min(depth, 5),
+                                       random_state=seed).fit(X, y)
+        return m, X, 1
+    if name == "gb_reg":
+        X, y = _data("reg", seed)
+        m = GradientBoostingRegressor(n_estimators=5, max_depth=min(depth, 5),
+                                      random_state=seed).fit(X, y)
+        return m, X, 0
+    raise KeyError(name)
+
+
+CASES = [("dt_reg", 2, 0), ("dt_reg", 6, 1), ("dt_reg", 30, 2), ("dt_clf", 3, 3),
+         ("dt_clf", 30, 4), ("rf_clf", 8, 5), ("rf_reg", 12, 6), ("gb_bin", 4, 7),
+         ("gb_multi", 3, 8), ("gb_reg", 5, 9)]
+
+
+@pytest.mark.parametrize("name,depth,seed", CASES)
+def test_brute_force_agreement(name, depth, seed):
+    model, X, c = _model(name, depth, seed)
+    rng = np.random.default_rng(seed)
+    for x in X[rng.choice(len(X), 2, replace=False)]:
+        f, masks = bf_game(model, x, c, N)
+        scale = np.abs(f).max()
+        # game values (the engine adds the output's constant: compare differences)
+        gv = tg.game_value(model, x, masks, class_index=c)
+        assert_close(gv - gv[-1], f - f[-1], scale)
+        # fbar and gradients at random, binary and 0.5 z
+        zs = [rng.random(N), rng.integers(0, 2, N).astype(float), np.full(N, 0.5),
+              np.ones(N), np.zeros(N)]
+        for z in zs:
+            g, fb = tg.treegrad(model, x, z, class_index=c, return_value=True)
+            assert_close(g, bf_grad(f, masks, z), scale)
+            assert_close(fb - gv[-1], bf_fbar(f, masks, z) - f[-1], scale)
+            assert_close(tg.multilinear(model, x, z, class_index=c), fb, scale)
+        # semivalues
+        assert_close(tg.shapley(model, x, class_index=c),
+                     bf_semivalue(f, N, beta_weight(N, 1, 1)), scale)
+        assert_close(tg.banzhaf(model, x, class_index=c),
+                     bf_semivalue(f, N, wb_weight(N, 0.5)), scale)
+        for a, b in [(4, 1), (16, 1), (1, 16), (8, 4)]:
+            assert_close(tg.beta_shapley(model, x, a, b, class_index=c),
+                         bf_semivalue(f, N, beta_weight(N, a, b)), scale)
+        for p in (0.2, 0.8):
+            assert_close(tg.banzhaf(model, x, p, class_index=c),
+                         bf_semivalue(f, N, wb_weight(N, p)), scale)
+        # TreeProb, roots of unity (any semivalue)
+        assert_close(tg.treeprob(model, x, 4, 1, class_index=c),
+                     bf_semivalue(f, N, beta_weight(N, 4, 1)), scale)
+        assert_close(tg.treeprob(model, x, p=0.2, class_index=c),
+                     bf_semivalue(f, N, wb_weight(N, 0.2)), scale)
+        # Ranker with one step = Banzhaf
+        assert_close(tg.rank(model, x, class_index=c, steps=1).scores,
+                     tg.banzhaf(model, x, class_index=c), scale)
+
+
+@pytest.mark.parametrize("name,depth,seed", CASES[:3] + CASES[7:8])
+def test_batch_equals_single_and_efficiency(name, depth, seed):
+    model, X, c = _model(name, depth, seed)
+    Xb = X[:5]
+    phi = tg.shapley(model, Xb, class_index=c)
+    for r in range(5):
+        np.testing.assert_allclose(phi[r], tg.shapley(model, Xb[r], class_index=c), atol=1e-12)
+    full = tg.game_value(model, Xb, np.ones(N, bool), class_index=c)
+    empty = tg.game_value(model, Xb, np.zeros(N, bool), class_index=c)
+    np.testing.assert_allclose(phi.sum(axis=1), full - empty, atol=1e-10)
+    # f(all) is the prediction
+    if hasattr(model, "decision_function") and name.startswith("gb"):
+        pred = model.decision_function(Xb)
+        pred = pred if pred.ndim == 1 else pred[:, c]
+        pred = -pred if (name == "gb_bin" and c == 0) else pred
+    elif hasattr(model, "predict_proba"):
+        pred = model.predict_proba(Xb)[:, c]
+    else:
+        pred = model.predict(Xb)
+    np.testing.assert_allclose(full, pred, atol=1e-9)
+
+
+def test_random_z_per_sample_and_absent_feature():
+    X, y = _data("reg", 11)
+    X = X.copy()
+    model = DecisionTreeRegressor(max_depth=6, random_state=0).fit(X[:, :5], y)
+    # our tree with 2 extra never-used features
+    t = from_sklearn(model)
+    wide = TreeArrays(t.children_left, t.children_right, t.feature, t.threshold, t.impurity,
+                      t.n_node_samples, t.weighted_n_node_samples, t.value, task="regression",
+                      n_features=N)
+    unused = np.setdiff1d(np.arange(N), t.feature[t.feature >= 0])
+    assert unused.size >= 2
+    rng = np.random.default_rng(0)
+    Z = rng.random((4, N))
+    G = tg.treegrad(wide, X[:4], Z)
+    for r in range(4):
+        np.testing.assert_allclose(G[r], tg.treegrad(wide, X[r], Z[r]), atol=1e-12)
+    x = X[0]
+    for scores in (G, tg.shapley(wide, X[:4]), tg.banzhaf(wide, X[:4], 0.3),
+                   tg.beta_shapley(wide, X[:4], 8, 4), tg.rank(wide, X[:4]).scores,
+                   tg.rank(wide, X[:4], optimizer="adam").scores, tg.treeprob(wide, X[:4])):
+        assert np.all(scores[:, unused] == 0.0)
+    assert tg.treegrad(wide, x, np.ones(N))[unused].tolist() == [0.0] * unused.size
+
+
+# ---------------------------------------------------------------------------------------
+# worked cases (research/treegrad.md section 10)
+# ---------------------------------------------------------------------------------------
+
+
+def _case_a():
+    cov = [100, 60, 40, 20, 40, 30, 10]
+    return TreeArrays([1, 3, 5, -1, -1, -1, -1], [2, 4, 6, -1, -1, -1, -1],
+                      [0, 1, 2, -2, -2, -2, -2], [.5, .5, .5, -2, -2, -2, -2], np.zeros(7),
+                      cov, np.array(cov, float),
+                      np.array([0, 0, 0, 1, 4, 10, 20.0]).reshape(-1, 1, 1),
+                      task="regression", n_features=3)
+
+
+def test_case_a():
+    T, x = _case_a(), np.array([0.0, 1.0, 1.0])
+    masks = ((np.arange(8)[:, None] >> np.arange(3)) & 1).astype(bool)
+    np.testing.assert_allclose(tg.game_value(T, x, masks),
+                               [6.8, 3, 7.4, 4, 9.8, 3, 10.4, 4], atol=1e-12)
+    for phi in (tg.shapley(T, x), tg.banzhaf(T, x), tg.treeprob(T, x),
+                tg.rank(T, x).scores, tg.rank(T, x, optimizer="adam").scores):
+        np.testing.assert_allclose(phi, [-5.1, 0.8, 1.5], atol=1e-12)
+    np.testing.assert_allclose(tg.beta_shapley(T, x, 4, 1), [-4.32, 0.68, 2.4], atol=1e-12)
+    np.testing.assert_allclose(tg.treegrad(T, x, [0, 1, 1]), [-6.4, 0.6, 3], atol=1e-12)
+    np.testing.assert_allclose(tg.treegrad(T, x, [1, 0, 0]), [-3.8, 1, 0], atol=1e-12)
+    z = np.array([0.3, 0.9, 0.2])
+    np.testing.assert_allclose(tg.treegrad(T, x, z), [-3.8 + .4 * .9 - 3 * .2, .6 + .4 * .3,
+                                                      3 - 3 * .3], atol=1e-12)
+
+
+def _case_b():
+    return TreeArrays([1, 3, -1, -1, -1], [2, 4, -1, -1, -1], [0, 0, -2, -2, -2],
+                      [.5, .25, -2, -2, -2], np.zeros(5), [100, 50, 50, 20, 30],
+                      np.array([100, 50, 50, 20, 30.0]),
+                      np.array([0, 0, 6, 10, 4.0]).reshape(-1, 1, 1), task="regression",
+                      n_features=1)
+
+
+def test_case_b_repeated_feature_and_zero_division():
+    T = _case_b()
+    assert tg.game_value(T, [0.3], [[0], [1]]).tolist() == pytest.approx([6.2, 4.0])
+    for z in (0.0, 0.25, 0.5, 1.0):
+        assert tg.treegrad(T, [0.3], [z])[0] == pytest.approx(-2.2, abs=1e-12)
+        assert tg.treegrad(T, [0.1], [z])[0] == pytest.approx(3.8, abs=1e-12)
+        assert tg.multilinear(T, [0.3], [z]) == pytest.approx(6.2 - 2.2 * z, abs=1e-12)
+        assert tg.multilinear(T, [0.1], [z]) == pytest.approx(6.2 + 3.8 * z, abs=1e-12)
+
+
+def test_depth_two_ranker_equals_banzhaf_equals_shapley():
+    for seed in range(4):
+        model, X, c = _model("dt_clf", 2, seed)
+        for x in X[:3]:
+            sh = tg.shapley(model, x, class_index=c)
+            np.testing.assert_allclose(tg.banzhaf(model, x, class_index=c), sh, atol=1e-13)
+            for opt in ("ga", "adam"):
+                for lr, steps in ((5, 100), (1, 10)):
+                    r = tg.rank(model, x, class_index=c, optimizer=opt, lr=lr, steps=steps)
+                    np.testing.assert_allclose(r.scores, sh, atol=1e-13)
+
+
+def test_ranker_history_and_objective():
+    model, X, c = _model("dt_reg", 8, 3)
+    x = X[0]
+    r = tg.rank(model, x, steps=20, lr=5, optimizer="adam")
+    assert r.z_history.shape == (21, N) and r.objective.shape == (21,)
+    assert np.all(r.z_history[0] == 0.5)
+    assert np.all((r.z_history >= 0) & (r.z_history <= 1))
+    f, masks = bf_game(model, x, c, N)
+    for t in (0, 5, 20):
+        z = r.z_history[t]
+        J = 0.5 * (bf_fbar(f, masks, z) - bf_fbar(f, masks, 1 - z))
+        assert r.objective[t] == pytest.approx(J, abs=1e-9 * np.abs(f).max())
+    # the Ranker's final objective is no worse than the start (maximisation)
+    assert r.objective[-1] >= r.objective[0]
+
+
+# ---------------------------------------------------------------------------------------
+# insertion / deletion
+# ---------------------------------------------------------------------------------------
+
+
+def test_insertion_deletion_curves():
+    model, X, c = _model("gb_bin", 4, 7)
+    Xb = X[:3]
+    sc = tg.shapley(model, Xb, class_index=1)
+    cur = tg.insertion_deletion(model, Xb, sc, class_index=1)
+    assert cur.insertion.shape == (3, N + 1)
+    full = tg.game_value(model, Xb, np.ones(N, bool), class_index=1)
+    empty = tg.game_value(model, Xb, np.zeros(N, bool), class_index=1)
+    np.testing.assert_allclose(cur.insertion[:, 0], empty)
+    np.testing.assert_allclose(cur.insertion[:, -1], full)
+    np.testing.assert_allclose(cur.deletion[:, 0], full)
+    np.testing.assert_allclose(cur.deletion[:, -1], empty)
+    np.testing.assert_allclose(cur.auc_insertion, cur.insertion.mean(axis=1))
+    np.testing.assert_allclose(cur.joint, cur.auc_insertion - cur.auc_deletion)
+    # each point is f of the top-k set
+    order = np.argsort(-sc[0], kind="stable")
+    for k in range(N + 1):
+        S = np.zeros(N, bool)
+        S[order[:k]] = True
+        assert cur.insertion[0, k] == pytest.approx(tg.game_value(model, Xb[0], S, 1))
+        assert cur.deletion[0, k] == pytest.approx(tg.game_value(model, Xb[0], ~S, 1))
+    best = tg.best_curves(model, Xb, class_index=1)
+    rnd = tg.random_insertion_deletion(model, Xb, n_rankings=8, seed=0, class_index=1)
+    for cv in (cur, rnd):
+        assert np.all(best.insertion >= cv.insertion - 1e-12)
+        assert np.all(best.deletion <= cv.deletion + 1e-12)
+    # probability scale: endpoints are predict_proba
+    pc = tg.insertion_deletion(model, Xb, sc, class_index=1, output="probability")
+    np.testing.assert_allclose(pc.insertion[:, -1], model.predict_proba(Xb)[:, 1], atol=1e-12)
+    mm, Xm, cm = _model("gb_multi", 3, 8)
+    pm = tg.insertion_deletion(mm, Xm[:2], np.arange(N), class_index=cm, output="probability")
+    np.testing.assert_allclose(pm.insertion[:, -1], mm.predict_proba(Xm[:2])[:, cm],
+                               atol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# shap (optional) and deep trees
+# ---------------------------------------------------------------------------------------
+
+
+def test_shapley_equals_shap_tree_path_dependent():
+    shap = pytest.importorskip("shap")
+    X, y = load_breast_cancer(return_X_y=True)
+    X = X.astype(np.float32).astype(np.float64)
+    rows = X[::57][:6]
+    for depth in (8, 15):
+        m = DecisionTreeClassifier(max_depth=depth, random_state=depth).fit(X, y)
+        sv = shap.TreeExplainer(m, feature_perturbation="tree_path_dependent").shap_values(rows)
+        for c in (0, 1):
+            ours = tg.shapley(m, rows, class_index=c)
+            np.testing.assert_allclose(ours, sv[:, :, c], atol=1e-10)
+    gb = GradientBoostingClassifier(n_estimators=20, max_depth=4, random_state=0).fit(X, y)
+    sv = shap.TreeExplainer(gb, feature_perturbation="tree_path_dependent").shap_values(rows)
+    scale = max(1.0, np.abs(sv).max())
+    np.testing.assert_allclose(tg.shapley(gb, rows, class_index=1), sv, atol=1e-10 * scale)
+    np.testing.assert_allclose(tg.shapley(gb, rows, class_index=0), -sv, atol=1e-10 * scale)
+    rf = RandomForestRegressor(5, max_depth=10, random_state=0).fit(X, X[:, 0] * 3 + y)
+    sv = shap.TreeExplainer(rf, feature_perturbation="tree_path_dependent").shap_values(rows)
+    np.testing.assert_allclose(tg.shapley(rf, rows), sv, atol=1e-10 * max(1, np.abs(sv).max()))
+
+
+def test_deep_tree_treegrad_shap_exact_chebyshev_unstable():
+    X, y = make_classification(40000, n_features=10, n_informative=6, flip_y=0.3,
+                               random_state=0)
+    X = X.astype(np.float32).astype(np.float64)
+    m = DecisionTreeClassifier(random_state=0).fit(X, y)
+    assert m.get_depth() >= 45
+    err_tg, err_cheb = 0.0, 0.0
+    for x in X[:2]:
+        f, _ = bf_game(m, x, 1, 10)
+        ref = bf_semivalue(f, 10, beta_weight(10, 1, 1))
+        err_tg = max(err_tg, np.abs(tg.shapley(m, x, class_index=1) - ref).max())
+        err_cheb = max(err_cheb, np.abs(tg.treeprob(m, x, nodes="chebyshev",
+                                                    class_index=1) - ref).max())
+        roots = tg.treeprob(m, x, class_index=1)
+        np.testing.assert_allclose(roots, ref, atol=1e-10)
+    assert err_tg <= 1e-12
+    assert err_cheb > 1e-4
+
+
+# ---------------------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------------------
+
+
+def test_errors():
+    model, X, c = _model("dt_clf", 3, 0)
+    x = X[0]
+    with pytest.raises(ValueError, match="class_index"):
+        tg.shapley(model, x, class_index=3)
+    with pytest.raises(ValueError, match="class_index is required"):
+        tg.shapley(model, x)
+    with pytest.raises(ValueError):
+        tg.shapley(model, x[:3], class_index=0)
+    bad = x.copy()
+    bad[1] = np.nan
+    with pytest.raises(ValueError):
+        tg.banzhaf(model, bad, class_index=0)
+    with pytest.raises(TypeError, match="unsupported model"):
+        tg.shapley(object(), x)
+    with pytest.raises(TypeError):
+        from sklearn.linear_model import LinearRegression
+
+        tg.shapley(LinearRegression().fit(X, X[:, 0]), x)
+    with pytest.raises(ValueError, match="integer"):
+        tg.beta_shapley(model, x, 1.5, 1, class_index=0)
+    with pytest.raises(ValueError, match="z must"):
+        tg.treegrad(model, x, np.full(N, 1.5), class_index=0)
+    with pytest.raises(ValueError, match="optimizer"):
+        tg.rank(model, x, class_index=0, optimizer="sgd")
+    with pytest.raises(ValueError, match="nodes"):
+        tg.treeprob(model, x, nodes="legendre", class_index=0)
+    reg, Xr, _ = _model("dt_reg", 3, 0)
+    assert tg.shapley(reg, Xr[0]).shape == (N,)
+    with pytest.raises(ValueError, match="class_index"):
+        tg.shapley(reg, Xr[0], class_index=1)
+    with pytest.raises(ValueError, match="12"):
+        Xw, yw = make_regression(50, 13, random_state=0)
+        tg.best_curves(DecisionTreeRegressor(max_depth=3).fit(Xw, yw), Xw[0])
+
+
+def test_warmup_runs():
+    tg._warmup()
