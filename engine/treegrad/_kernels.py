@@ -175,20 +175,22 @@ def _ens_grad(offs, left, right, feat, parent, ratio, lv, goleft, z, grad, gam, 
 
 
 @njit(parallel=True)
-def grad_batch(offs, left, right, feat, parent, ratio, lv, GL, Z, wq, out, fb):
+def grad_batch(offs, left, right, feat, parent, ratio, lv, GL, Z, wq, out, fb, nchunks):
     """Weighted sums of gradients for many samples.
 
     ``GL`` uint8 ``(m, n_nodes)``; ``Z`` float64 ``(mz, Q, n_features)`` with ``mz`` in
     ``{1, m}`` (shared or per-sample points); ``wq`` float64 ``(Q,)``.  Writes
     ``out[r] = sum_q wq[q] * grad fbar_r(Z[r or 0, q])`` (``(m, n_features)``) and
-    ``fb[r, q] = fbar_r(Z[., q])`` (``(m, Q)``).
+    ``fb[r, q] = fbar_r(Z[., q])`` (``(m, Q)``).  Samples are split into ``nchunks``
+    parallel chunks, each with its own scratch arrays.
     """
     m = GL.shape[0]
     nn = left.shape[0]
     nf = out.shape[1]
     Q = wq.shape[0]
     mz = Z.shape[0]
-    for r in prange(m):
+    nch = min(m, nchunks)
+    for c in prange(nch):
         gam = np.empty(nn)
         sp = np.empty(nn)
         sub = np.empty(nn)
@@ -198,20 +200,21 @@ def grad_batch(offs, left, right, feat, parent, ratio, lv, GL, Z, wq, out, fb):
         stack = np.empty(2 * nn + 2, dtype=np.int64)
         zstack = np.empty(2 * nn + 2, dtype=np.int64)
         g = np.empty(nf)
-        zr = r if mz > 1 else r - r
-        for j in range(nf):
-            out[r, j] = 0.0
-        for q in range(Q):
-            g[:] = 0.0
-            fb[r, q] = _ens_grad(offs, left, right, feat, parent, ratio, lv, GL[r], Z[zr, q], g,
-                                 gam, sp, sub, ss, prev, last, stack, zstack)
+        for r in range(c, m, nch):
+            zr = r if mz > 1 else 0
             for j in range(nf):
-                out[r, j] += wq[q] * g[j]
+                out[r, j] = 0.0
+            for q in range(Q):
+                g[:] = 0.0
+                fb[r, q] = _ens_grad(offs, left, right, feat, parent, ratio, lv, GL[r], Z[zr, q],
+                                     g, gam, sp, sub, ss, prev, last, stack, zstack)
+                for j in range(nf):
+                    out[r, j] += wq[q] * g[j]
 
 
 @njit(parallel=True)
 def rank_batch(offs, left, right, feat, parent, ratio, lv, GL, steps, lr, adam, beta1, beta2,
-               eps, scores, zhist, jhist):
+               eps, scores, zhist, jhist, nchunks):
     """TreeGrad-Ranker for many samples (research/treegrad.md section 6).
 
     From ``z = 0.5``: ``g = (grad(z) + grad(1 - z)) / 2``; ``score`` = running mean of ``g``;
@@ -222,7 +225,8 @@ def rank_batch(offs, left, right, feat, parent, ratio, lv, GL, steps, lr, adam, 
     m = GL.shape[0]
     nn = left.shape[0]
     nf = scores.shape[1]
-    for r in prange(m):
+    nch = min(m, nchunks)
+    for c in prange(nch):
         gam = np.empty(nn)
         sp = np.empty(nn)
         sub = np.empty(nn)
@@ -231,41 +235,42 @@ def rank_batch(offs, left, right, feat, parent, ratio, lv, GL, steps, lr, adam, 
         last = np.full(nf, -1, dtype=np.int64)
         stack = np.empty(2 * nn + 2, dtype=np.int64)
         zstack = np.empty(2 * nn + 2, dtype=np.int64)
-        z = np.full(nf, 0.5)
-        zc = np.empty(nf)
-        g1 = np.empty(nf)
-        g2 = np.empty(nf)
-        mom = np.zeros(nf)
-        vel = np.zeros(nf)
-        sc = np.zeros(nf)
-        for t in range(steps + 1):
+        for r in range(c, m, nch):
+            z = np.full(nf, 0.5)
+            zc = np.empty(nf)
+            g1 = np.empty(nf)
+            g2 = np.empty(nf)
+            mom = np.zeros(nf)
+            vel = np.zeros(nf)
+            sc = np.zeros(nf)
+            for t in range(steps + 1):
+                for j in range(nf):
+                    zhist[r, t, j] = z[j]
+                    zc[j] = 1.0 - z[j]
+                    g1[j] = 0.0
+                    g2[j] = 0.0
+                f1 = _ens_grad(offs, left, right, feat, parent, ratio, lv, GL[r], z, g1, gam, sp,
+                               sub, ss, prev, last, stack, zstack)
+                f2 = _ens_grad(offs, left, right, feat, parent, ratio, lv, GL[r], zc, g2, gam, sp,
+                               sub, ss, prev, last, stack, zstack)
+                jhist[r, t] = 0.5 * (f1 - f2)
+                if t == steps:
+                    break
+                b1 = 1.0 - beta1 ** (t + 1)
+                b2 = 1.0 - beta2 ** (t + 1)
+                for j in range(nf):
+                    g = 0.5 * g1[j] + 0.5 * g2[j]
+                    sc[j] = sc[j] * t / (t + 1.0) + g / (t + 1.0)
+                    if adam:
+                        mom[j] = beta1 * mom[j] + (1.0 - beta1) * g
+                        vel[j] = beta2 * vel[j] + (1.0 - beta2) * g * g
+                        step = lr * (mom[j] / b1) / (np.sqrt(vel[j] / b2) + eps)
+                    else:
+                        step = lr * g
+                    zj = z[j] + step
+                    z[j] = 0.0 if zj < 0.0 else (1.0 if zj > 1.0 else zj)
             for j in range(nf):
-                zhist[r, t, j] = z[j]
-                zc[j] = 1.0 - z[j]
-                g1[j] = 0.0
-                g2[j] = 0.0
-            f1 = _ens_grad(offs, left, right, feat, parent, ratio, lv, GL[r], z, g1, gam, sp,
-                           sub, ss, prev, last, stack, zstack)
-            f2 = _ens_grad(offs, left, right, feat, parent, ratio, lv, GL[r], zc, g2, gam, sp,
-                           sub, ss, prev, last, stack, zstack)
-            jhist[r, t] = 0.5 * (f1 - f2)
-            if t == steps:
-                break
-            b1 = 1.0 - beta1 ** (t + 1)
-            b2 = 1.0 - beta2 ** (t + 1)
-            for j in range(nf):
-                g = 0.5 * g1[j] + 0.5 * g2[j]
-                sc[j] = sc[j] * t / (t + 1.0) + g / (t + 1.0)
-                if adam:
-                    mom[j] = beta1 * mom[j] + (1.0 - beta1) * g
-                    vel[j] = beta2 * vel[j] + (1.0 - beta2) * g * g
-                    step = lr * (mom[j] / b1) / (np.sqrt(vel[j] / b2) + eps)
-                else:
-                    step = lr * g
-                zj = z[j] + step
-                z[j] = 0.0 if zj < 0.0 else (1.0 if zj > 1.0 else zj)
-        for j in range(nf):
-            scores[r, j] = sc[j]
+                scores[r, j] = sc[j]
 
 
 @njit
@@ -300,20 +305,22 @@ def _game_one(offs, left, right, feat, cover, rv, goleft, mask, stack, wstack):
 
 
 @njit(parallel=True)
-def game_batch(offs, left, right, feat, cover, rv, GL, masks, out):
+def game_batch(offs, left, right, feat, cover, rv, GL, masks, out, nchunks):
     """``out[r, k] = f_{x_r}(S_k)``; ``masks`` uint8 ``(mm, K, n_features)``, ``mm`` in
     ``{1, m}`` (shared or per-sample subsets)."""
     m = GL.shape[0]
     nn = left.shape[0]
     K = masks.shape[1]
     mm = masks.shape[0]
-    for r in prange(m):
+    nch = min(m, nchunks)
+    for c in prange(nch):
         stack = np.empty(nn + 2, dtype=np.int64)
         wstack = np.empty(nn + 2)
-        mr = r if mm > 1 else r - r
-        for k in range(K):
-            out[r, k] = _game_one(offs, left, right, feat, cover, rv, GL[r], masks[mr, k],
-                                  stack, wstack)
+        for r in range(c, m, nch):
+            mr = r if mm > 1 else 0
+            for k in range(K):
+                out[r, k] = _game_one(offs, left, right, feat, cover, rv, GL[r], masks[mr, k],
+                                      stack, wstack)
 
 
 @njit
@@ -372,3 +379,107 @@ def treeprob_one(offs, left, right, feat, parent, ratio, lv, goleft, nodes, coef
         for k in range(d):
             acc[fl[k]] = -1.0
     _ = offs
+
+
+@njit
+def _tree_diag(root, left, right, feat, parent, ratio, lv, goleft, t, wq, phi, gam, sp, sub, ss,
+               prevd, last, stack, dstack):
+    """Add ``sum_q wq[q] * grad fbar(t[q] * 1)`` of one tree to ``phi`` (TreeGrad-Shap).
+
+    The TreeGrad traversal vectorised over the quadrature points, with its scratch indexed by
+    depth (only the current root-to-node path is live): ``sp``, ``sub``, ``ss`` are
+    ``(max_depth + 2, Q)``, ``gam``, ``prevd`` ``(max_depth + 2,)``; ``last[i]`` holds the
+    depth of the nearest edge on feature ``i`` (-1: none).  ``t`` lies in (0, 1), so no
+    factor is zero.
+    """
+    Q = t.shape[0]
+    if left[root] < 0:
+        return
+    for q in range(Q):
+        sp[0, q] = 1.0
+        sub[0, q] = 0.0
+    top = 0
+    stack[top] = right[root]
+    dstack[top] = 1
+    top += 1
+    stack[top] = left[root]
+    dstack[top] = 1
+    top += 1
+    while top > 0:
+        top -= 1
+        e = stack[top]
+        d = dstack[top]
+        if e >= 0:
+            u = e
+            p = parent[u]
+            i = feat[p]
+            goes = goleft[p] == 1
+            act = goes if u == left[p] else not goes
+            g = ratio[u] if act else 0.0
+            a = last[i]
+            if a >= 0:
+                ga = gam[a]
+                g = ga * g
+                for q in range(Q):
+                    sp[d, q] = sp[d - 1, q] / (1.0 - t[q] + t[q] * ga) * (1.0 - t[q] + t[q] * g)
+            else:
+                for q in range(Q):
+                    sp[d, q] = sp[d - 1, q] * (1.0 - t[q] + t[q] * g)
+            gam[d] = g
+            prevd[d] = a
+            last[i] = d
+            stack[top] = -(u + 1)
+            dstack[top] = d
+            top += 1
+            if left[u] < 0:
+                for q in range(Q):
+                    ss[d, q] = 0.0
+                    sub[d, q] = sp[d, q] * lv[u]
+            else:
+                for q in range(Q):
+                    ss[d, q] = 0.0
+                    sub[d, q] = 0.0
+                stack[top] = right[u]
+                dstack[top] = d + 1
+                top += 1
+                stack[top] = left[u]
+                dstack[top] = d + 1
+                top += 1
+        else:
+            u = -e - 1
+            i = feat[parent[u]]
+            g = gam[d]
+            a = prevd[d]
+            acc = 0.0
+            for q in range(Q):
+                tot = sub[d, q]
+                acc += wq[q] * (tot + ss[d, q]) / (1.0 - t[q] + t[q] * g)
+                if a >= 0:
+                    ss[a, q] -= tot
+                sub[d - 1, q] += tot
+            phi[i] += (g - 1.0) * acc
+            last[i] = a
+
+
+@njit(parallel=True)
+def diag_batch(offs, left, right, feat, parent, ratio, lv, GL, t, wq, max_depth, out, nchunks):
+    """``out[r] = sum_q wq[q] grad fbar_r(t[q] 1)`` for every sample (``out`` zeroed
+    ``(m, n_features)``); O(nodes * Q) per sample, scratch O(max_depth * Q) per chunk."""
+    m = GL.shape[0]
+    nf = out.shape[1]
+    Q = t.shape[0]
+    D = max_depth + 2
+    nch = min(m, nchunks)
+    for c in prange(nch):
+        gam = np.empty(D)
+        prevd = np.empty(D, dtype=np.int64)
+        sp = np.empty((D, Q))
+        sub = np.empty((D, Q))
+        ss = np.empty((D, Q))
+        last = np.full(nf, -1, dtype=np.int64)
+        stack = np.empty(3 * D + 6, dtype=np.int64)
+        dstack = np.empty(3 * D + 6, dtype=np.int64)
+        for r in range(c, m, nch):
+            for tr in range(offs.shape[0] - 1):
+                _tree_diag(offs[tr], left, right, feat, parent, ratio, lv, GL[r], t, wq, out[r],
+                           gam, sp, sub, ss, prevd, last, stack, dstack)

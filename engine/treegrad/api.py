@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numba
 import numpy as np
 from scipy.special import betaln
 
@@ -38,13 +39,18 @@ __all__ = [
 ]
 
 
+def _nchunks() -> int:
+    """Parallel chunks per batch call: a few per numba thread (int64)."""
+    return 4 * int(numba.get_num_threads())
+
+
 def _grad_call(P: Packed, GL: np.ndarray, Z: np.ndarray, wq: np.ndarray):
     m = GL.shape[0]
     out = np.zeros((m, P.n_features), dtype=np.float64)
     fb = np.zeros((m, Z.shape[1]), dtype=np.float64)
     call_parallel(K.grad_batch, P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv, GL,
                   np.ascontiguousarray(Z, dtype=np.float64),
-                  np.ascontiguousarray(wq, dtype=np.float64), out, fb)
+                  np.ascontiguousarray(wq, dtype=np.float64), out, fb, _nchunks())
     return out, fb
 
 
@@ -111,7 +117,7 @@ def _game(P: Packed, X: np.ndarray, masks: np.ndarray, GL: np.ndarray | None = N
     GL = P.goleft(X) if GL is None else GL
     out = np.zeros((X.shape[0], masks.shape[1]), dtype=np.float64)
     call_parallel(K.game_batch, P.offs, P.left, P.right, P.feat, P.cover, P.rv, GL,
-                  np.ascontiguousarray(masks, dtype=np.uint8), out)
+                  np.ascontiguousarray(masks, dtype=np.uint8), out, _nchunks())
     return out + P.offset
 
 
@@ -188,8 +194,10 @@ def beta_shapley(model: Any, x: Any, alpha: int = 1, beta: int = 1,
     X, was_1d = P.check_X(x)
     D = min(P.max_depth, P.n_features)
     t, w = quadrature(a, b, D)
-    Z = np.repeat(t[:, None], P.n_features, axis=1)[None]
-    g, _ = _grad_call(P, P.goleft(X), Z, w)
+    GL = P.goleft(X)
+    g = np.zeros((X.shape[0], P.n_features), dtype=np.float64)
+    call_parallel(K.diag_batch, P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv, GL,
+                  t, w, int(P.max_depth), g, _nchunks())
     return _out(g, was_1d)
 
 
@@ -303,7 +311,7 @@ def rank(model: Any, x: Any, class_index: int | None = None, optimizer: str = "g
     jh = np.zeros((m, steps + 1))
     call_parallel(K.rank_batch, P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv,
                   P.goleft(X), steps, float(lr), opt == "adam", float(beta1), float(beta2),
-                  float(eps), scores, zh, jh)
+                  float(eps), scores, zh, jh, _nchunks())
     return RankResult(_out(scores, was_1d), _out(zh, was_1d), _out(jh, was_1d))
 
 
