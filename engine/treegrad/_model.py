@@ -27,6 +27,7 @@ class Packed:
     cover: np.ndarray
     rv: np.ndarray
     lv: np.ndarray
+    thr: np.ndarray
     trees: list[TreeArrays]
     n_features: int
     max_depth: int
@@ -55,6 +56,11 @@ class Packed:
         """uint8 ``(n_samples, n_nodes)``: 1 where the sample goes left at an internal node."""
         m = X.shape[0]
         out = np.zeros((m, self.left.shape[0]), dtype=np.uint8)
+        if not any(t.has_categorical_splits for t in self.trees):
+            from engine.treegrad._kernels import goleft_plain
+
+            goleft_plain(self.left, np.maximum(self.feat, 0), self.thr, X, out)
+            return out
         for t, tree in enumerate(self.trees):
             o = int(self.offs[t])
             internal = np.flatnonzero(tree.children_left >= 0)
@@ -139,10 +145,23 @@ def pack(model: Any, class_index: Any = None) -> Packed:
 
     ``class_index`` ``None`` means 0 for regression and 1 for binary classification; it is
     required for multiclass.  Raises ``TypeError`` (unsupported model) and ``ValueError``
-    (bad ``class_index``).
+    (bad ``class_index``).  Our own models are packed once per ``class_index`` and cached on
+    the object; pass ``from_sklearn(model)`` instead of a scikit-learn model to reuse it.
     """
+    ours = isinstance(model, (TreeArrays, TreeEnsemble))
     model = as_treelab(model)
     c = _resolve_class(model, class_index)
+    if ours:
+        # TreeArrays / TreeEnsemble are immutable by contract: keep the packed arrays on the
+        # object (a scikit-learn model may be refitted in place, so it is converted each call).
+        cache = model.__dict__.setdefault("_treegrad_packed", {})
+        if c not in cache:
+            cache[c] = _pack(model, c)
+        return cache[c]
+    return _pack(model, c)
+
+
+def _pack(model: TreeArrays | TreeEnsemble, c: int) -> Packed:
     if isinstance(model, TreeArrays):
         parts = [(model, 1.0, c)]
         offset = 0.0
@@ -162,7 +181,7 @@ def pack(model: Any, class_index: Any = None) -> Packed:
     sizes = [p[0].node_count for p in parts]
     offs = np.zeros(len(parts) + 1, dtype=np.int64)
     offs[1:] = np.cumsum(sizes)
-    left, right, feat, parent, ratio, cover, rv, lv = ([] for _ in range(8))
+    left, right, feat, parent, ratio, cover, rv, lv, thr = ([] for _ in range(9))
     for (tree, w, col), o in zip(parts, offs[:-1], strict=True):
         cl = tree.children_left.astype(np.int64)
         cr = tree.children_right.astype(np.int64)
@@ -182,8 +201,9 @@ def pack(model: Any, class_index: Any = None) -> Packed:
         rv.append(val)
         croot = cov[0] if cov[0] > 0 else 1.0
         lv.append(val * cov / croot)
+        thr.append(tree.routing_arrays()[3].astype(np.float64))
     cat = [np.ascontiguousarray(np.concatenate(a)) for a in
-           (left, right, feat, parent, ratio, cover, rv, lv)]
+           (left, right, feat, parent, ratio, cover, rv, lv, thr)]
     return Packed(offs, *cat, trees=[p[0] for p in parts], n_features=int(model.n_features),
                   max_depth=int(max(t.max_depth for t in model.trees)
                                 if isinstance(model, TreeEnsemble) else model.max_depth),

@@ -44,13 +44,22 @@ def _nchunks() -> int:
     return 4 * int(numba.get_num_threads())
 
 
+def _run(name: str, m: int, *args) -> None:
+    """Run batch kernel ``name`` over ``m`` samples: serially in this thread for one sample,
+    else the ``parallel=True`` kernel (prange over samples) under the process-wide lock."""
+    if m <= 1:
+        getattr(K, name + "_serial")(*args)
+    else:
+        call_parallel(getattr(K, name), *args, _nchunks())
+
+
 def _grad_call(P: Packed, GL: np.ndarray, Z: np.ndarray, wq: np.ndarray):
     m = GL.shape[0]
     out = np.zeros((m, P.n_features), dtype=np.float64)
     fb = np.zeros((m, Z.shape[1]), dtype=np.float64)
-    call_parallel(K.grad_batch, P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv, GL,
-                  np.ascontiguousarray(Z, dtype=np.float64),
-                  np.ascontiguousarray(wq, dtype=np.float64), out, fb, _nchunks())
+    _run("grad_batch", m, P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv, GL,
+         np.ascontiguousarray(Z, dtype=np.float64), np.ascontiguousarray(wq, dtype=np.float64),
+         int(P.max_depth), out, fb)
     return out, fb
 
 
@@ -116,8 +125,8 @@ def game_value(model: Any, x: Any, S: Any, class_index: int | None = None):
 def _game(P: Packed, X: np.ndarray, masks: np.ndarray, GL: np.ndarray | None = None):
     GL = P.goleft(X) if GL is None else GL
     out = np.zeros((X.shape[0], masks.shape[1]), dtype=np.float64)
-    call_parallel(K.game_batch, P.offs, P.left, P.right, P.feat, P.cover, P.rv, GL,
-                  np.ascontiguousarray(masks, dtype=np.uint8), out, _nchunks())
+    _run("game_batch", X.shape[0], P.offs, P.left, P.right, P.feat, P.cover, P.rv, GL,
+         np.ascontiguousarray(masks, dtype=np.uint8), out)
     return out + P.offset
 
 
@@ -196,8 +205,8 @@ def beta_shapley(model: Any, x: Any, alpha: int = 1, beta: int = 1,
     t, w = quadrature(a, b, D)
     GL = P.goleft(X)
     g = np.zeros((X.shape[0], P.n_features), dtype=np.float64)
-    call_parallel(K.diag_batch, P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv, GL,
-                  t, w, int(P.max_depth), g, _nchunks())
+    _run("diag_batch", X.shape[0], P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv,
+         GL, t, w, int(P.max_depth), g)
     return _out(g, was_1d)
 
 
@@ -309,9 +318,9 @@ def rank(model: Any, x: Any, class_index: int | None = None, optimizer: str = "g
     scores = np.zeros((m, n))
     zh = np.zeros((m, steps + 1, n))
     jh = np.zeros((m, steps + 1))
-    call_parallel(K.rank_batch, P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv,
-                  P.goleft(X), steps, float(lr), opt == "adam", float(beta1), float(beta2),
-                  float(eps), scores, zh, jh, _nchunks())
+    _run("rank_batch", m, P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv,
+         P.goleft(X), steps, float(lr), opt == "adam", float(beta1), float(beta2), float(eps),
+         int(P.max_depth), scores, zh, jh)
     return RankResult(_out(scores, was_1d), _out(zh, was_1d), _out(jh, was_1d))
 
 
