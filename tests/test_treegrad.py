@@ -468,3 +468,62 @@ def test_errors():
 
 def test_warmup_runs():
     tg._warmup()
+
+
+def _bf_ours(tree, x, col, masks):
+    """Brute-force game of one of our TreeArrays (categorical set splits via _goes_left)."""
+    val = tree.value[:, 0, :]
+    cov = tree.weighted_n_node_samples
+    out = np.zeros(masks.shape[0])
+    stack = [(0, np.ones(masks.shape[0]))]
+    while stack:
+        u, w = stack.pop()
+        cl, cr = tree.children_left[u], tree.children_right[u]
+        if cl < 0:
+            out += w * val[u, col]
+            continue
+        j = tree.feature[u]
+        gl = tree._goes_left(u, x[j])
+        for child, act in ((cl, gl), (cr, not gl)):
+            stack.append((child, w * np.where(masks[:, j], float(act), cov[child] / cov[u])))
+    return out
+
+
+def test_treelab_cart_with_categorical_splits():
+    from engine.cart import CARTClassifier
+
+    rng = np.random.default_rng(5)
+    n = 6
+    X = rng.normal(size=(400, n))
+    X[:, 0] = rng.integers(0, 5, 400)
+    X[:, 3] = rng.integers(0, 4, 400)
+    y = ((X[:, 0] % 2 == 1) ^ (X[:, 1] > 0) ^ (X[:, 3] == 2)).astype(int)
+    est = CARTClassifier(max_depth=7, categorical_features=[0, 3], random_state=0).fit(X, y)
+    tree = est.tree_
+    assert tree.has_categorical_splits
+    masks = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(bool)
+    for x in X[:4]:
+        f = _bf_ours(tree, x, 1, masks)
+        np.testing.assert_allclose(tg.game_value(est, x, masks), f, atol=1e-12)
+        np.testing.assert_allclose(tg.shapley(est, x), bf_semivalue(f, n, beta_weight(n, 1, 1)),
+                                   atol=1e-12)
+        z = rng.random(n)
+        np.testing.assert_allclose(tg.treegrad(tree, x, z), bf_grad(f, masks, z), atol=1e-12)
+        np.testing.assert_allclose(tg.treegrad(tree, x, masks[37].astype(float)),
+                                   bf_grad(f, masks, masks[37].astype(float)), atol=1e-12)
+    np.testing.assert_allclose(tg.game_value(tree, X[:5], np.ones(n, bool)),
+                               est.predict_proba(X[:5])[:, 1], atol=1e-12)
+
+
+def test_ten_features_brute_force():
+    X, y = make_regression(600, 10, n_informative=8, noise=1.0, random_state=3)
+    X = X.astype(np.float32).astype(np.float64)
+    m = DecisionTreeRegressor(max_depth=14, random_state=0).fit(X, y)
+    x = X[7]
+    f, masks = bf_game(m, x, 0, 10)
+    scale = np.abs(f).max()
+    assert_close(tg.shapley(m, x), bf_semivalue(f, 10, beta_weight(10, 1, 1)), scale)
+    assert_close(tg.beta_shapley(m, x, 1, 16), bf_semivalue(f, 10, beta_weight(10, 1, 16)),
+                 scale)
+    z = np.random.default_rng(0).integers(0, 2, 10).astype(float)
+    assert_close(tg.treegrad(m, x, z), bf_grad(f, masks, z), scale)

@@ -83,10 +83,13 @@ def _is_sklearn(model: Any) -> bool:
 
 
 def as_treelab(model: Any) -> TreeArrays | TreeEnsemble:
-    """Our ``TreeArrays``/``TreeEnsemble`` as is; a fitted scikit-learn tree/forest/GB
+    """Our ``TreeArrays``/``TreeEnsemble`` as is (or the ``tree_`` of a TreeLab estimator such
+    as :class:`engine.cart.CARTClassifier`); a fitted scikit-learn tree/forest/GB
     converted with :func:`engine.tree.from_sklearn`; anything else raises ``TypeError``."""
     if isinstance(model, (TreeArrays, TreeEnsemble)):
         return model
+    if isinstance(getattr(model, "tree_", None), TreeArrays):  # TreeLab's own estimators
+        return model.tree_
     if _is_sklearn(model):
         try:
             return from_sklearn(model)
@@ -148,6 +151,7 @@ def pack(model: Any, class_index: Any = None) -> Packed:
     (bad ``class_index``).  Our own models are packed once per ``class_index`` and cached on
     the object; pass ``from_sklearn(model)`` instead of a scikit-learn model to reuse it.
     """
+    model = as_treelab(model) if not _is_sklearn(model) else model
     ours = isinstance(model, (TreeArrays, TreeEnsemble))
     model = as_treelab(model)
     c = _resolve_class(model, class_index)
