@@ -338,6 +338,14 @@ def test_ranker_history_and_objective():
         assert r.objective[t] == pytest.approx(J, abs=1e-9 * np.abs(f).max())
     # the Ranker's final objective is no worse than the start (maximisation)
     assert r.objective[-1] >= r.objective[0]
+    # scores = running mean of the brute-force symmetric gradient along the z history
+    # (Adam saturates z at vertices: the zero-division path)
+    for opt in ("adam", "ga"):
+        r = tg.rank(model, x, steps=12, lr=5, optimizer=opt)
+        sym = [0.5 * (bf_grad(f, masks, z) + bf_grad(f, masks, 1 - z)) for z in r.z_history[:-1]]
+        assert_close(r.scores, np.mean(sym, axis=0), np.abs(f).max())
+        if opt == "adam":  # the first Adam step (about lr * sign(g)) lands on a vertex
+            assert set(np.unique(r.z_history[1]).tolist()) <= {0.0, 0.5, 1.0}
 
 
 # ---------------------------------------------------------------------------------------

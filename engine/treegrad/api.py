@@ -84,19 +84,21 @@ def _out(a: np.ndarray, was_1d: bool):
 
 
 def _masks(S: Any, n: int) -> tuple[np.ndarray, bool]:
-    """Subsets as uint8 ``(K, n)``; accepts a bool/0-1 mask ``(n,)``/``(K, n)`` or a list of
-    feature indices (one subset)."""
+    """Subsets as uint8 ``(K, n)`` and whether one subset was given.
+
+    Accepts a bool mask ``(n,)``, bool or 0/1 masks ``(K, n)``, or a 1-D list of feature
+    indices (one subset; ``[]`` is the empty set).
+    """
     arr = np.asarray(S)
-    if arr.dtype == bool or (arr.ndim >= 1 and arr.shape[-1] == n and arr.dtype.kind in "iuf"
-                             and np.all((arr == 0) | (arr == 1)) and arr.ndim == 2):
-        pass
-    elif arr.ndim <= 1:
+    if arr.ndim == 2:
+        if arr.dtype != bool and not np.all((arr == 0) | (arr == 1)):
+            raise ValueError("2-D subset masks must be bool or 0/1")
+    elif arr.ndim <= 1 and arr.dtype != bool:
         idx = arr.astype(np.int64).ravel() if arr.size else np.zeros(0, np.int64)
-        if np.any(idx < 0) or np.any(idx >= n):
-            raise ValueError(f"feature indices must be in [0, {n}), got {arr.tolist()}")
-        mask = np.zeros(n, dtype=bool)
-        mask[idx] = True
-        arr = mask
+        if np.any(idx < 0) or np.any(idx >= n) or np.any(arr.ravel() != idx):
+            raise ValueError(f"feature indices must be integers in [0, {n}), got {arr.tolist()}")
+        arr = np.zeros(n, dtype=bool)
+        arr[idx] = True
     single = arr.ndim == 1
     arr = np.atleast_2d(arr)
     if arr.ndim != 2 or arr.shape[1] != n:
@@ -107,8 +109,8 @@ def _masks(S: Any, n: int) -> tuple[np.ndarray, bool]:
 def game_value(model: Any, x: Any, S: Any, class_index: int | None = None):
     """Path-dependent game value f_x(S) (TreeSHAP's EXPVALUE game, plus the output's constant).
 
-    ``S``: a bool mask ``(n_features,)``, a list of feature indices, or masks ``(K,
-    n_features)``.  Returns float64: a float for one sample and one subset, ``(K,)``,
+    ``S``: a bool mask ``(n_features,)``, a 1-D list of feature indices (one subset), or
+    bool/0-1 masks ``(K, n_features)``.  Returns float64: a float for one sample and one subset, ``(K,)``,
     ``(m,)`` or ``(m, K)`` otherwise.  f_x(all) is the prediction (tree/forest: class
     fraction or value; boosting: the raw score ``decision_function``), f_x(empty) the
     cover-weighted mean.
