@@ -465,6 +465,12 @@ def test_errors():
         tg.rank(model, x, class_index=0, optimizer="sgd")
     with pytest.raises(ValueError, match="nodes"):
         tg.treeprob(model, x, nodes="legendre", class_index=0)
+    with pytest.raises(ValueError, match="n_rankings"):
+        tg.random_insertion_deletion(model, x, n_rankings=0, class_index=0)
+    with pytest.raises(ValueError, match="scores"):
+        tg.insertion_deletion(model, x, np.ones(3), class_index=0)
+    with pytest.raises(ValueError, match="feature indices"):
+        tg.game_value(model, x, [N + 1], class_index=0)
     reg, Xr, _ = _model("dt_reg", 3, 0)
     assert tg.shapley(reg, Xr[0]).shape == (N,)
     with pytest.raises(ValueError, match="class_index"):

@@ -223,7 +223,7 @@ def banzhaf(model: Any, x: Any, p: float = 0.5, class_index: int | None = None):
     p = float(p)
     if not 0.0 <= p <= 1.0 or math.isnan(p):
         raise ValueError(f"p must be in [0, 1], got {p}")
-    return treegrad(model, x, np.full(as_treelab(model).n_features, p), class_index)
+    return treegrad(model, x, p, class_index)
 
 
 def treeprob(model: Any, x: Any, alpha: float = 1.0, beta: float = 1.0, p: float | None = None,
@@ -399,6 +399,7 @@ def insertion_deletion(model: Any, X: Any, scores: Any, class_index: int | None 
 
     ``scores``: ``(n,)`` shared or ``(m, n)`` per sample.  Returns :class:`Curves`.
     """
+    model = as_treelab(model)
     P = pack(model, class_index)
     Xc, was_1d = P.check_X(X)
     n, m = P.n_features, Xc.shape[0]
@@ -427,6 +428,10 @@ def random_insertion_deletion(model: Any, X: Any, n_rankings: int = 32, seed: in
     """Random-ranking baseline: curves averaged over ``n_rankings`` uniformly random
     permutations per sample (seeded).  Returns :class:`Curves` like
     :func:`insertion_deletion`."""
+    if isinstance(n_rankings, bool) or int(n_rankings) != n_rankings or n_rankings < 1:
+        raise ValueError(f"n_rankings must be an integer >= 1, got {n_rankings!r}")
+    n_rankings = int(n_rankings)
+    model = as_treelab(model)
     P = pack(model, class_index)
     Xc, was_1d = P.check_X(X)
     rng = np.random.default_rng(seed)
@@ -446,6 +451,7 @@ def best_curves(model: Any, X: Any, class_index: int | None = None,
     """Brute-force best achievable envelopes (n_features <= 12): ``insertion[k] = max_{|S| =
     k} f(S)`` and ``deletion[k] = min_{|S| = n - k} f(S)``; bounds for any ranking's curves.
     Raises ``ValueError`` for more than 12 features."""
+    model = as_treelab(model)
     P = pack(model, class_index)
     Xc, was_1d = P.check_X(X)
     n = P.n_features
