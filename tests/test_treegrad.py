@@ -541,3 +541,23 @@ def test_ten_features_brute_force():
                  scale)
     z = np.random.default_rng(0).integers(0, 2, 10).astype(float)
     assert_close(tg.treegrad(m, x, z), bf_grad(f, masks, z), scale)
+
+
+def test_concurrent_calls_from_threads():
+    """Parallel kernels are serialised (call_parallel): two threads get the serial answers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    model, X, c = _model("rf_clf", 8, 5)
+    T = from_sklearn(model)
+    Xb = X[:40]
+    ref_sh = tg.shapley(T, Xb, class_index=c)
+    ref_rk = tg.rank(T, Xb, class_index=c, steps=5).scores
+    with ThreadPoolExecutor(4) as ex:
+        futs = [ex.submit(tg.shapley, T, Xb, class_index=c) for _ in range(3)]
+        futs += [ex.submit(lambda: tg.rank(T, Xb, class_index=c, steps=5).scores)
+                 for _ in range(3)]
+        res = [f.result() for f in futs]
+    for r in res[:3]:
+        np.testing.assert_array_equal(r, ref_sh)
+    for r in res[3:]:
+        np.testing.assert_array_equal(r, ref_rk)
