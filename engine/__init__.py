@@ -7,8 +7,11 @@ The engine never imports streamlit; everything here can be used from a notebook:
     ds = make_dataset(df, entry["target"])
 """
 
-import engine.treegrad  # noqa: F401  (registers the TreeGrad warm-up; imports _numba first)
+# isort: off
 from engine import _numba  # noqa: F401  (sets NUMBA_CACHE_DIR before any kernel compiles)
+
+# isort: on
+import engine.treegrad  # noqa: F401  (registers the TreeGrad warm-up)
 from engine._numba import warm_up
 from engine.candidates import STRATEGIES, candidate_thresholds, dics_dictionary
 from engine.cart import CARTClassifier, CARTRegressor
