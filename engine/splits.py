@@ -17,8 +17,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from engine.candidates import candidate_thresholds, dics_dictionary
+from engine.candidates import FALLBACK_Q, candidate_thresholds, dics_dictionary
 from engine.criteria import exhaustive_gains, threshold_gains
+
+#: strategies that never fall back to quantile (they always have candidates when any split
+#: is allowed).
+NO_FALLBACK = ("exhaustive", "random", "quantile")
 
 
 def node_mask(tree, X: np.ndarray, node: int) -> np.ndarray:
@@ -56,7 +60,9 @@ class StrategyResult:
 
     ``thresholds`` float64 (m,) ascending; ``gains`` float64 (m,) impurity decrease at each
     (``nan`` where ``min_samples_leaf`` forbids the split); ``best_threshold`` and
-    ``best_gain`` are those of the largest gain (``nan`` without candidates).
+    ``best_gain`` are those of the largest gain (``nan`` without candidates); ``fallback``
+    is True when the strategy found no candidate of its own and the thresholds are the
+    quantile fallback's (k = 16).
     """
 
     strategy: str
@@ -64,6 +70,7 @@ class StrategyResult:
     gains: np.ndarray
     best_threshold: float
     best_gain: float
+    fallback: bool = False
 
     @property
     def n_candidates(self) -> int:
@@ -96,12 +103,14 @@ class SplitProfile:
         return float(g.max()) if g.size else float("nan")
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per strategy: candidates, chosen threshold, its gain, share of the optimum."""
+        """One row per strategy: candidates, whether they are the quantile fallback's, chosen
+        threshold, its gain, share of the optimum."""
         best = self.best_gain
         rows = []
         for r in self.results.values():
             share = r.best_gain / best if best > 0 and np.isfinite(r.best_gain) else np.nan
             rows.append({"strategy": r.strategy, "candidates": r.n_candidates,
+                         "quantile fallback": r.fallback,
                          "chosen threshold": r.best_threshold, "impurity decrease": r.best_gain,
                          "share of exhaustive best": share})
         return pd.DataFrame(rows)
@@ -136,7 +145,8 @@ def split_profile(X, y, feature: int, strategies, *, task: str, n_classes: int |
         Seed of ``random`` and of the k-means behind ``dics_paper``.
     dictionary : engine.candidates.DICSDictionary, optional
         The global DICS dictionary of the training matrix (``dics_paper`` uses its entries
-        for ``feature``); computed from this node's ``X`` when omitted.
+        for ``feature``); computed from this node's ``X`` when omitted (``n_classes``
+        clusters, 8 for regression, as the CART builder).
     is_categorical : bool array (p,), optional
         Categorical columns (integer codes) are left out of that fallback k-means.
 
@@ -156,15 +166,21 @@ def split_profile(X, y, feature: int, strategies, *, task: str, n_classes: int |
     profile = SplitProfile(feature=int(feature), feature_name=feature_name or f"x{feature}",
                            task=task, criterion=criterion, x=x, y=yv, curve_thresholds=t_all,
                            curve_gains=g_all)
-    if "dics_paper" in strategies and dictionary is None and task == "classification":
+    if "dics_paper" in strategies and dictionary is None:
         cont = None if is_categorical is None else ~np.asarray(is_categorical, dtype=bool)
-        dictionary = dics_dictionary(X, max(int(n_classes or 2), 2), random_state=random_state,
-                                     features=cont)
+        K = max(int(n_classes or 2), 2) if task == "classification" else 8
+        dictionary = dics_dictionary(X, K, random_state=random_state, features=cont)
     for s in strategies:
+        # without the fallback first, to tell the strategy's own candidates from quantile's
         t = candidate_thresholds(
             x, yv, s, k=None if s == "exhaustive" else k, random_state=random_state,
-            task=task, n_classes=n_classes, min_samples_leaf=min_samples_leaf,
-            dictionary=dictionary.feature(feature) if s == "dics_paper" and dictionary else None)
+            task=task, n_classes=n_classes, min_samples_leaf=min_samples_leaf, fallback=False,
+            dictionary=dictionary.feature(feature) if s == "dics_paper" else None)
+        fell_back = False
+        if t.size == 0 and s not in NO_FALLBACK:
+            t = candidate_thresholds(x, yv, "quantile", k=FALLBACK_Q, task=task,
+                                     n_classes=n_classes, min_samples_leaf=min_samples_leaf)
+            fell_back = t.size > 0
         g, _ = threshold_gains(x, yv, t, criterion, n_classes=n_classes,
                                min_samples_leaf=min_samples_leaf) if t.size else (np.empty(0),
                                                                                   None)
@@ -174,7 +190,7 @@ def split_profile(X, y, feature: int, strategies, *, task: str, n_classes: int |
             bt, bg = float(t[i]), float(g[i])
         else:
             bt = bg = float("nan")
-        profile.results[s] = StrategyResult(s, t, g, bt, bg)
+        profile.results[s] = StrategyResult(s, t, g, bt, bg, fell_back)
     return profile
 
 

@@ -109,9 +109,9 @@ def test_split_strategies_page(page: Page, app_url, tmp_path):
         page.get_by_role("button", name=re.compile(f"Remove {name}")).first.click()
         wait_idle(page)
     no_exception(page)
-    n_traces = page.evaluate(
+    n_traces = page.evaluate(  # "N candidates" or "1 candidate"
         "() => document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')[1]"
-        ".data.filter(t => t.name && t.name.includes('candidates')).length")
+        ".data.filter(t => t.name && t.name.includes('candidate')).length")
     assert n_traces == 4  # exhaustive, quantile, dics_paper, class_centroid
     page.screenshot(path=tmp_path / "split_strategies.png", full_page=True)
     page.get_by_role("button", name="Run").click()

@@ -139,3 +139,89 @@ def test_tradeoff_figure_points():
     assert [t.x[0] for t in fig.data] == [0.02, 0.005]
     assert fig.data[0].marker.size > fig.data[1].marker.size
     assert fig.layout.xaxis.title.text.startswith("fit time")
+
+
+def test_histograms_draw_every_row_including_the_maximum():
+    """The stacked bars count every row of the node: plotly's own binning (xbins ending at
+    the maximum) dropped the rows equal to it (iris: the one 6.9 cm virginica)."""
+    ds = _ds("iris")
+    prof = split_profile(ds.X, ds.y, 2, ["exhaustive"], task="classification", n_classes=3)
+    names = [str(c) for c in ds.classes_]
+    for fig in (candidates_figure(prof, class_names=names),
+                threshold_scan_figure(prof, class_names=names)):
+        bars = [t for t in fig.data if t.type == "bar"]
+        assert [t.name for t in bars] == names
+        assert [int(np.sum(t.y)) for t in bars] == [50, 50, 50]
+        assert bars[2].y[-1] >= 1  # the last bin holds the maximum
+    reg = split_profile(*_xy_regression(), 0, ["exhaustive"], task="regression")
+    bars = [t for t in candidates_figure(reg).data if t.type == "bar"]
+    assert len(bars) == 1 and int(np.sum(bars[0].y)) == reg.x.size
+    const = split_profile(np.ones((5, 1)), np.arange(5) % 2, 0, ["exhaustive"],
+                          task="classification", n_classes=2)
+    bars = [t for t in candidates_figure(const).data if t.type == "bar"]
+    assert sum(int(np.sum(t.y)) for t in bars) == 5
+
+
+def _xy_regression():
+    ds = _ds("diabetes")
+    return ds.X, ds.y
+
+
+def test_fallback_is_reported_and_equals_sixteen_quantiles():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(500, 1))  # unimodal: no KDE valley
+    y = (X[:, 0] > 0.3).astype(int)
+    prof = split_profile(X, y, 0, ["kde_valley", "class_centroid", "quantile"],
+                         task="classification", n_classes=2)
+    kde, cc, q = (prof.results[s] for s in ("kde_valley", "class_centroid", "quantile"))
+    assert kde.fallback and not cc.fallback and not q.fallback
+    np.testing.assert_array_equal(kde.thresholds, q.thresholds)  # quantile's k = 16
+    assert list(prof.to_frame()["quantile fallback"]) == [True, False, False]
+    fig = candidates_figure(prof)
+    names = [t.name for t in fig.data if t.name and "candidate" in t.name]
+    assert names[0] == f"kde_valley → quantile ({kde.n_candidates} candidates)"
+    assert names[1] == "class_centroid (1 candidate)"  # singular
+    # nothing allowed by min_samples_leaf: no candidate and no fallback either
+    none = split_profile(X, y, 0, ["kde_valley"], task="classification", n_classes=2,
+                         min_samples_leaf=300)
+    r = none.results["kde_valley"]
+    assert r.n_candidates == 0 and not r.fallback
+
+
+def test_regression_dics_paper_uses_the_global_dictionary():
+    """As the CART builder: k-means with 8 clusters on every continuous feature, not a
+    1-D k-means on the profiled feature."""
+    from engine.candidates import candidate_thresholds, dics_dictionary
+
+    X, y = _xy_regression()
+    prof = split_profile(X, y, 2, ["dics_paper"], task="regression", random_state=0)
+    d = dics_dictionary(X, 8, random_state=0)
+    expect = candidate_thresholds(X[:, 2], y, "dics_paper", task="regression",
+                                  dictionary=d.feature(2), fallback=False)
+    assert expect.size > 0
+    np.testing.assert_array_equal(prof.results["dics_paper"].thresholds, expect)
+
+
+def test_strategy_markers_do_not_depend_on_the_selection():
+    ds = _ds("iris")
+    styles = []
+    for chosen in (["kmeans1d"], ["exhaustive", "quantile", "kmeans1d"]):
+        prof = split_profile(ds.X, ds.y, 1, chosen, task="classification", n_classes=3)
+        t = next(t for t in candidates_figure(prof).data
+                 if t.name and t.name.startswith("kmeans1d ("))
+        styles.append((t.marker.symbol, t.marker.color))
+    assert styles[0] == styles[1]
+    assert styles[0][0] != "line-ns-open"  # the thin tick is exhaustive's only
+
+
+def test_top_margin_grows_with_the_legend():
+    """Ten digit classes and eight strategies wrap the legend over several rows: the top
+    margin makes room so that it does not cover the title."""
+    ds = _ds("digits")
+    few = split_profile(ds.X[:, :1], (ds.y > 4).astype(int), 0, ["exhaustive"],
+                        task="classification", n_classes=2)
+    many = split_profile(ds.X, ds.y, 36, list(STRATEGIES), task="classification",
+                         n_classes=10)
+    names = [str(c) for c in ds.classes_]
+    assert candidates_figure(few).layout.margin.t == 100
+    assert candidates_figure(many, class_names=names).layout.margin.t >= 62 + 22 * 5

@@ -6,39 +6,114 @@ Pure functions of :class:`engine.splits.SplitProfile` (or a CV summary) -> ``go.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from engine.candidates import STRATEGIES
 from engine.figures.style import base_layout, palette
 
-SYMBOLS = ("line-ns-open", "diamond", "circle", "square", "triangle-up", "x", "star-diamond",
-           "hexagon")
+#: marker symbol of each strategy, in :data:`engine.candidates.STRATEGIES` order (the thin
+#: tick is exhaustive's: its candidates are dense).
+SYMBOLS = ("line-ns-open", "diamond", "square", "circle", "triangle-up", "hexagon", "x",
+           "star-diamond")
+
+
+def _strategy_index(name: str) -> int:
+    return STRATEGIES.index(name) if name in STRATEGIES else len(STRATEGIES)
+
+
+#: a fixed colour per strategy (the same whichever strategies are shown), from plotly's
+#: colour-blind-safe ``Safe`` palette so that they differ from the first class colours
+#: (Okabe-Ito); exhaustive is the dark grey of the gain curve.
+STRATEGY_COLOURS = {
+    "exhaustive": "#555555",
+    "quantile": "rgb(153,153,51)",
+    "histogram": "rgb(68,170,153)",
+    "random": "rgb(170,68,153)",
+    "dics_paper": "rgb(51,34,136)",
+    "kmeans1d": "rgb(102,17,0)",
+    "class_centroid": "rgb(204,102,119)",
+    "kde_valley": "rgb(136,204,238)",
+}
 
 
 def _strategy_colours(names) -> dict[str, str]:
-    # strategies get the palette's later colours so they do not clash with class colours
-    cols = palette(len(names) + 8)[::-1]
-    return {s: cols[i] for i, s in enumerate(names)}
+    extra = iter(palette(19)[8:])
+    return {s: STRATEGY_COLOURS.get(s) or next(extra) for s in names}
+
+
+def _symbol(name: str) -> str:
+    return SYMBOLS[_strategy_index(name) % len(SYMBOLS)]
+
+
+def _short_name(r) -> str:
+    """``'kde_valley → quantile'`` when the strategy had no candidate of its own and shows
+    the quantile fallback's, else the strategy's name."""
+    return f"{r.strategy} → quantile" if getattr(r, "fallback", False) else r.strategy
+
+
+def _strategy_label(r) -> str:
+    """Legend name: the strategy (and its fallback) with its number of candidates."""
+    return f"{_short_name(r)} ({_plural(r.n_candidates, 'candidate')})"
+
+
+def _bins(x, nbins):
+    """``nbins`` equal-width bins over ``[min, max]`` (the max is in the last bin, as
+    ``np.histogram``): ``(edges, centres, width)``; one unit-wide bin for a constant ``x``."""
+    lo, hi = (float(x.min()), float(x.max())) if x.size else (0.0, 1.0)
+    if hi <= lo:
+        lo, hi, nbins = lo - 0.5, lo + 0.5, 1
+    edges = np.linspace(lo, hi, nbins + 1)
+    return edges, 0.5 * (edges[:-1] + edges[1:]), float(edges[1] - edges[0])
 
 
 def _histogram(fig, profile, class_names, nbins, row=1):
+    """Stacked bars of the node's rows per bin (and class).  The counts come from
+    ``np.histogram`` so every row is drawn (plotly's own binning left out rows equal to the
+    maximum when the bin edges rounded below it)."""
     x = profile.x
+    edges, centres, width = _bins(x, nbins)
+    lo_hi = np.column_stack([edges[:-1], edges[1:]])
+    hover = "[%{customdata[0]:.4g}, %{customdata[1]:.4g}]<br>%{y} rows<extra></extra>"
     if profile.task == "classification":
         names = class_names or [str(k) for k in range(int(profile.y.max()) + 1)]
         colours = palette(len(names))
-        start, end = float(x.min()), float(x.max())
-        size = (end - start) / nbins if end > start else 1.0
         for k, name in enumerate(names):
-            fig.add_histogram(x=x[profile.y == k], name=str(name), legendgroup="classes",
-                              marker_color=colours[k], xbins=dict(start=start, end=end,
-                                                                  size=size),
-                              hovertemplate=f"class {name}<br>%{{x}}<br>%{{y}} rows"
-                                            "<extra></extra>", row=row, col=1)
+            counts = np.histogram(x[profile.y == k], bins=edges)[0]
+            fig.add_bar(x=centres, y=counts, width=width, name=str(name),
+                        legendgroup="classes", marker=dict(color=colours[k], line_width=0),
+                        customdata=lo_hi, hovertemplate=f"class {name}<br>" + hover,
+                        row=row, col=1)
     else:
-        fig.add_histogram(x=x, name="rows", marker_color=palette(1)[0], nbinsx=nbins,
-                          hovertemplate="%{x}<br>%{y} rows<extra></extra>", row=row, col=1)
+        counts = np.histogram(x, bins=edges)[0]
+        fig.add_bar(x=centres, y=counts, width=width, name="rows",
+                    marker=dict(color=palette(1)[0], line_width=0), customdata=lo_hi,
+                    hovertemplate=hover, row=row, col=1)
+
+
+def _criterion_name(profile) -> str:
+    return {"gini": "Gini", "entropy": "entropy", "log_loss": "entropy",
+            "squared_error": "squared error"}.get(profile.criterion, profile.criterion)
+
+
+def _fit_legend(fig, width: float = 900.0) -> None:
+    """Make room above the plot for the horizontal legend, which grows upwards over the
+    title when it wraps (many classes and strategies): plotly lays entries out in columns
+    as wide as the widest one, so the rows are estimated from that width (14 px font)."""
+    names = [t.name for t in fig.data if t.name and t.showlegend is not False]
+    if not names:
+        return
+    widest = 50 + 7.5 * max(len(n) for n in names)
+    rows = math.ceil(len(names) / max(1, int(width // widest)))
+    fig.update_layout(margin=dict(t=max(100, 62 + 22 * rows)))
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def candidates_figure(profile, *, class_names=None, nbins: int = 30,
@@ -53,18 +128,19 @@ def candidates_figure(profile, *, class_names=None, nbins: int = 30,
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.62, 0.38],
                         vertical_spacing=0.04)
     _histogram(fig, profile, class_names, nbins)
-    for i, s in enumerate(strategies):
+    for s in strategies:
         r = profile.results[s]
         gains = np.where(np.isfinite(r.gains), r.gains, np.nan)
-        fig.add_scatter(x=r.thresholds, y=[s] * r.n_candidates, mode="markers",
-                        name=f"{s} ({r.n_candidates} candidates)", legendgroup=s,
-                        marker=dict(symbol=SYMBOLS[i % len(SYMBOLS)], size=9,
+        fig.add_scatter(x=r.thresholds, y=[_short_name(r)] * r.n_candidates, mode="markers",
+                        name=_strategy_label(r), legendgroup=s,
+                        marker=dict(symbol=_symbol(s), size=9,
                                     color=colours[s], line=dict(width=1.5, color=colours[s])),
                         customdata=gains,
                         hovertemplate=f"{s}<br>threshold %{{x:.4g}}<br>impurity decrease "
                                       "%{customdata:.4g}<extra></extra>", row=2, col=1)
         if np.isfinite(r.best_threshold):
-            fig.add_scatter(x=[r.best_threshold], y=[s], mode="markers", showlegend=False,
+            fig.add_scatter(x=[r.best_threshold], y=[_short_name(r)], mode="markers",
+                            showlegend=False,
                             legendgroup=s, marker=dict(symbol="star", size=16, color=colours[s],
                                                        line=dict(width=1, color="black")),
                             hovertemplate=f"{s} chooses %{{x:.4g}}<extra></extra>", row=2, col=1)
@@ -72,11 +148,14 @@ def candidates_figure(profile, *, class_names=None, nbins: int = 30,
                           row=1, col=1)
     name = profile.feature_name + (f" ({units})" if units else "")
     fig.update_layout(**base_layout(f"Candidate thresholds on {profile.feature_name} "
-                                    f"({profile.x.size} rows at this node; star / dashed line: "
+                                    f"({profile.x.size:,} row{'' if profile.x.size == 1 else 's'} at this node; star / "
+                                    "dashed line: "
                                     "chosen threshold)", barmode="stack", height=620))
+    _fit_legend(fig)
     fig.update_yaxes(title_text="rows (count)", row=1, col=1)
     fig.update_yaxes(title_text="strategy", row=2, col=1, type="category",
-                     categoryorder="array", categoryarray=strategies[::-1])
+                     categoryorder="array",
+                     categoryarray=[_short_name(profile.results[s]) for s in strategies][::-1])
     fig.update_xaxes(title_text=name, row=2, col=1)
     return fig
 
@@ -91,12 +170,13 @@ def gain_curve_figure(profile, *, units: str = "") -> go.Figure:
                     name="all midpoints (exhaustive)", line=dict(color="#555555", width=2),
                     hovertemplate="threshold %{x:.4g}<br>impurity decrease %{y:.4g}"
                                   "<extra></extra>")
-    for i, s in enumerate(strategies):
+    for s in strategies:
         r = profile.results[s]
         if s == "exhaustive":
             continue
-        fig.add_scatter(x=r.thresholds, y=r.gains, mode="markers", name=s, legendgroup=s,
-                        marker=dict(symbol=SYMBOLS[i % len(SYMBOLS)], size=10, color=colours[s],
+        fig.add_scatter(x=r.thresholds, y=r.gains, mode="markers",
+                        name=_short_name(r), legendgroup=s,
+                        marker=dict(symbol=_symbol(s), size=10, color=colours[s],
                                     line=dict(width=1.5, color=colours[s])),
                         hovertemplate=f"{s}<br>threshold %{{x:.4g}}<br>impurity decrease "
                                       "%{y:.4g}<extra></extra>")
@@ -112,12 +192,12 @@ def gain_curve_figure(profile, *, units: str = "") -> go.Figure:
     if np.isfinite(profile.best_gain):
         fig.add_hline(y=profile.best_gain, line=dict(dash="dot", color="#555555"),
                       annotation_text="exhaustive best", annotation_position="top left")
-    crit = {"gini": "Gini", "entropy": "entropy", "log_loss": "entropy",
-            "squared_error": "squared error"}.get(profile.criterion, profile.criterion)
+    crit = _criterion_name(profile)
     fig.update_layout(**base_layout(f"Impurity decrease ({crit}) along {profile.feature_name}",
                                     height=460),
                       xaxis_title=profile.feature_name + (f" ({units})" if units else "")
                       + " threshold", yaxis_title=f"impurity decrease ({crit})")
+    _fit_legend(fig)
     return fig
 
 
@@ -147,7 +227,8 @@ def threshold_scan_figure(profile, *, class_names=None, nbins: int = 30,
     n_left = np.searchsorted(xs_sorted, t, side="right")
 
     def split_text(i):
-        return ["", f"← {n_left[i]} rows | {xs_sorted.size - n_left[i]} rows →"]
+        return ["", f"← {_plural(int(n_left[i]), 'row')} | "
+                    f"{_plural(int(xs_sorted.size - n_left[i]), 'row')} →"]
 
     fig.add_scatter(x=[t[first], t[first]], y=[0, ymax * 1.05], mode="lines+text",
                     text=split_text(first), textposition="top center",
@@ -185,8 +266,10 @@ def threshold_scan_figure(profile, *, class_names=None, nbins: int = 30,
                       sliders=[dict(active=0, steps=steps, x=0.18, len=0.82, y=-0.08,
                                     currentvalue=dict(prefix="threshold = "))])
     fig.update_layout(margin=dict(b=140))
+    _fit_legend(fig)
     fig.update_yaxes(title_text="rows (count)", range=[0, ymax * 1.25], row=1, col=1)
-    fig.update_yaxes(title_text="impurity decrease", range=[0, gmax * 1.1 if gmax > 0 else 1],
+    fig.update_yaxes(title_text=f"impurity decrease ({_criterion_name(profile)})",
+                     range=[0, gmax * 1.1 if gmax > 0 else 1],
                      row=2, col=1)
     fig.update_xaxes(title_text=profile.feature_name + (f" ({units})" if units else ""),
                      row=2, col=1)
