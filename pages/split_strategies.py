@@ -192,6 +192,17 @@ budget = c3.number_input("Time budget (seconds)", 5, 3600, 120, step=5, key="ss_
 job: Job | None = st.session_state.get("ss_job")
 running = job is not None and not job.finished
 b1, b2, _ = st.columns([1, 1, 6])
+
+
+def _stop_job() -> None:
+    """Stop button callback: runs before the page, so the buttons are drawn in their new
+    state (Run enabled again)."""
+    current = st.session_state.get("ss_job")
+    if current is not None:
+        current.cancel()
+        current.join(5)  # a fit cannot be interrupted; the live view waits for longer ones
+
+
 if b1.button("Run", type="primary", disabled=running, key="ss_run"):
     params = {"max_depth": cv_depth, "min_samples_leaf": int(msl), "n_candidates": int(k)}
     if ds.task == "classification":
@@ -206,11 +217,8 @@ if b1.button("Run", type="primary", disabled=running, key="ss_run"):
     st.session_state["ss_job"] = job
     st.session_state["ss_job_meta"] = {**job_meta(ds), "labels": {
         rid: lab for rid, (lab, _) in plan.estimators.items()}}
-    running = True
-if b2.button("Stop", disabled=not running, key="ss_stop"):
-    job.cancel()
-    job.join(5)
-    running = False
+    st.rerun()  # redraw with Run disabled and Stop enabled while the job runs
+b2.button("Stop", disabled=not running, key="ss_stop", on_click=_stop_job)
 
 
 @st.fragment(run_every=0.5)
