@@ -105,9 +105,11 @@ def node_picker_tree(_ds, key: str, depth: int, criterion: str, msl: int):
 
 @st.cache_resource(show_spinner="Building the DICS dictionary...", max_entries=16)
 def global_dictionary(_ds, key: str, random_state: int):
+    """The DICS dictionary of all rows: K = number of classes (8 for regression, as the CART
+    builder), continuous features only."""
     cont = np.array([not c for c in _ds.is_categorical])
-    return dics_dictionary(_ds.X, max(_ds.n_classes, 2), random_state=random_state,
-                           features=cont)
+    K = max(_ds.n_classes, 2) if _ds.task == "classification" else 8
+    return dics_dictionary(_ds.X, K, random_state=random_state, features=cont)
 
 
 tree = node_picker_tree(ds, digest, depth, criterion, int(msl))
@@ -151,8 +153,7 @@ if mask.sum() < 2:
     st.info(f"Node {node} has {int(mask.sum())} row(s): nothing to split.")
     st.stop()
 
-dictionary = (global_dictionary(ds, digest, seed())
-              if "dics_paper" in strategies and ds.task == "classification" else None)
+dictionary = global_dictionary(ds, digest, seed()) if "dics_paper" in strategies else None
 try:
     profile = split_profile(ds.X[mask], ds.y[mask], j, strategies, task=ds.task,
                             n_classes=ds.n_classes if ds.task == "classification" else None,
@@ -164,6 +165,18 @@ except ValueError as exc:
     st.stop()
 
 st.subheader(f"2. Candidates at node {node} on {fname}")
+n_node = int(mask.sum())
+if n_node < 2 * int(msl):
+    st.warning(f"Node {node} has {n_node} rows, fewer than twice the minimum of {int(msl)} "
+               "rows per leaf: no threshold is allowed here, so no strategy has a candidate "
+               "and the impurity-decrease curve is empty. Lower **Minimum rows per leaf** or "
+               "pick a larger node.")
+elif any(r.fallback for r in profile.results.values()):
+    fell = ", ".join(s for s, r in profile.results.items() if r.fallback)
+    st.caption(f"No candidate of their own on this feature at this node (or none allowed by "
+               f"the minimum rows per leaf): {fell}. Shown with the 16-quantile fallback the "
+               "tree builder uses (for dics_paper the builder falls back only when no feature "
+               "has a dictionary candidate at the node).")
 st.plotly_chart(candidates_figure(profile, class_names=class_names), key="ss_cand_fig")
 st.plotly_chart(gain_curve_figure(profile), key="ss_gain_fig")
 table = profile.to_frame()
