@@ -1,0 +1,313 @@
+"""Monte Carlo permutation tests of conditional inference trees (SPEC section 4).
+
+* p-values follow the Phipson-Smyth +1 rule: right tail (stage A, selector statistics)
+  ``p = (1 + #{T_b >= T_obs}) / (B + 1)``, left tail (stage B, weighted child impurity)
+  ``p = (1 + #{T_b <= T_obs}) / (B + 1)``; ties count as exceedances.  A relative tolerance
+  of 1e-12 makes floating-point ties (the same statistic summed in another order) count.
+* Permutation ``b`` of a test draws its own Fisher-Yates shuffle from a splitmix64 stream
+  seeded by ``(seed, b)``, so the null values do not depend on the threads or on the block
+  sizes: a test is reproducible for a seed.  The null kernels are ``parallel=True`` with
+  ``prange`` over permutations only and are called through
+  :func:`engine._numba.call_parallel`.
+* Number of permutations ``B``: an integer or a preset at the (adjusted) level ``a``:
+  ``minimum = ceil(1/a)``, ``auto = max(ceil(1/a), ceil(z^2 (1 - a) / a))`` with
+  ``z = Phi^-1(1 - a)``, ``maximum = ceil(1 / (4 a^2))`` (:func:`n_resamples`).
+* Adaptive stopping (:func:`adaptive_stop_index`): ``B`` is raised to at least
+  ``n_min = ceil(1/a)``; after ``n >= n_min`` permutations with ``L`` exceedances,
+  ``S = BetaCDF(a; 1 + L, 1 + n - L)``; stop as soon as ``S >= gamma`` or ``1 - S >= gamma``
+  and return ``(L + 1) / (n + 1)``.  For integer parameters
+  ``BetaCDF(a; 1 + L, 1 + n - L) = P(Binomial(n + 1, a) >= L + 1)``, which the kernel sums
+  in log space.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numba  # noqa: E402  (after engine._numba set the cache folder)
+import numpy as np
+
+from engine._numba import call_parallel, njit, register_warmup
+from engine.candidates import rng_next
+from engine.cit.statistics import statistic
+from engine.criteria import (
+    class_gains_at,
+    class_impurity,
+    prefix_class_counts,
+    prefix_sums,
+    squared_error,
+    squared_error_gains_at,
+)
+
+_TIE = 1e-12
+
+
+# ---------------------------------------------------------------------------------------
+# random permutations
+# ---------------------------------------------------------------------------------------
+
+
+@njit
+def _seeded_state(seed, b):
+    st = np.empty(1, dtype=np.uint64)
+    st[0] = np.uint64(seed) ^ (np.uint64(b + 1) * np.uint64(0xD1B54A32D192ED03))
+    rng_next(st)
+    return st
+
+
+@njit
+def _shuffle_int(src, dst, st):
+    n = src.shape[0]
+    for i in range(n):
+        dst[i] = src[i]
+    for i in range(n - 1, 0, -1):
+        u = np.float64(rng_next(st) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+        j = np.int64(u * (i + 1))
+        if j > i:
+            j = i
+        t = dst[i]
+        dst[i] = dst[j]
+        dst[j] = t
+
+
+@njit
+def _shuffle_float(src, dst, st):
+    n = src.shape[0]
+    for i in range(n):
+        dst[i] = src[i]
+    for i in range(n - 1, 0, -1):
+        u = np.float64(rng_next(st) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+        j = np.int64(u * (i + 1))
+        if j > i:
+            j = i
+        t = dst[i]
+        dst[i] = dst[j]
+        dst[j] = t
+
+
+# ---------------------------------------------------------------------------------------
+# null distributions (parallel over permutations)
+# ---------------------------------------------------------------------------------------
+
+
+@njit(parallel=True)
+def selector_null(code, x, a, n_a, y_code, y_val, n_classes, start, count, seed):
+    """Selector statistics under permutations ``start .. start + count - 1`` of the labels.
+
+    Arguments as :func:`engine.cit.statistics.statistic`; returns float64 ``(count,)``.
+    """
+    out = np.empty(count, dtype=np.float64)
+    n = x.shape[0]
+    for i in numba.prange(count):
+        st = _seeded_state(seed, start + i)
+        yc = np.empty(n, dtype=np.int64)
+        yv = np.empty(n, dtype=np.float64)
+        if code == 0 or code == 1:
+            _shuffle_int(y_code, yc, st)
+            out[i] = statistic(code, x, a, n_a, yc, y_val, n_classes)
+        else:
+            _shuffle_float(y_val, yv, st)
+            out[i] = statistic(code, x, a, n_a, y_code, yv, n_classes)
+    return out
+
+
+@njit
+def child_impurity(is_classif, y_code_sorted, y_val_sorted, w, position, criterion, n_classes):
+    """Weighted child impurity ``W_L/W i(L) + W_R/W i(R)`` of the split at ``position``
+    (rows ``[0, position)`` left) of labels in the feature's sorted order."""
+    pos = np.empty(1, dtype=np.int64)
+    pos[0] = position
+    if is_classif:
+        prefix = prefix_class_counts(y_code_sorted, w, n_classes)
+        total = prefix[prefix.shape[0] - 1]
+        parent = class_impurity(total, total.sum(), criterion)
+        return parent - class_gains_at(prefix, pos, criterion)[0]
+    prefix = prefix_sums(y_val_sorted, w)
+    n = prefix.shape[0] - 1
+    parent = squared_error(prefix[n, 0], prefix[n, 1], prefix[n, 2])
+    return parent - squared_error_gains_at(prefix, pos)[0]
+
+
+@njit(parallel=True)
+def splitter_null(is_classif, y_code_sorted, y_val_sorted, w, position, criterion, n_classes,
+                  start, count, seed):
+    """Weighted child impurity at ``position`` under permutations ``start ..`` of the labels
+    (unit weights ``w``); float64 ``(count,)``."""
+    out = np.empty(count, dtype=np.float64)
+    n = y_code_sorted.shape[0]
+    for i in numba.prange(count):
+        st = _seeded_state(seed, start + i)
+        yc = np.empty(n, dtype=np.int64)
+        yv = np.empty(n, dtype=np.float64)
+        if is_classif:
+            _shuffle_int(y_code_sorted, yc, st)
+            out[i] = child_impurity(True, yc, y_val_sorted, w, position, criterion, n_classes)
+        else:
+            _shuffle_float(y_val_sorted, yv, st)
+            out[i] = child_impurity(False, y_code_sorted, yv, w, position, criterion,
+                                    n_classes)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# adaptive stopping
+# ---------------------------------------------------------------------------------------
+
+
+@njit
+def beta_cdf_int(alpha, n, L):
+    """``BetaCDF(alpha; 1 + L, 1 + n - L) = P(Binomial(n + 1, alpha) >= L + 1)``."""
+    m = n + 1
+    if alpha <= 0.0:
+        return 0.0
+    if alpha >= 1.0:
+        return 1.0
+    la = math.log(alpha)
+    lb = math.log1p(-alpha)
+    lgm = math.lgamma(m + 1.0)
+    below = 0.0
+    for k in range(L + 1):
+        below += math.exp(lgm - math.lgamma(k + 1.0) - math.lgamma(m - k + 1.0)
+                          + k * la + (m - k) * lb)
+    s = 1.0 - below
+    if s < 0.0:
+        s = 0.0
+    return s
+
+
+@njit
+def adaptive_stop_index(exceed, n_before, L_before, alpha, gamma, n_min):
+    """Scan exceedance flags (int64 0/1) after ``n_before`` permutations with ``L_before``
+    exceedances; return ``(i, L)``: the number of flags consumed when the Beta-CDF rule
+    stops (``-1`` if it does not stop within ``exceed``) and the exceedances counted."""
+    L = L_before
+    for i in range(exceed.shape[0]):
+        L += exceed[i]
+        n = n_before + i + 1
+        if n >= n_min:
+            s = beta_cdf_int(alpha, n, L)
+            if s >= gamma or 1.0 - s >= gamma:
+                return i + 1, L
+    return -1, L
+
+
+def n_resamples(spec, alpha: float) -> int:
+    """Permutations for ``spec`` (int, 'minimum', 'auto' or 'maximum') at level ``alpha``."""
+    if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+        if spec < 1:
+            raise ValueError(f"n_resamples must be >= 1, got {spec}")
+        return int(spec)
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    lo = math.ceil(1.0 / alpha - 1e-9)
+    if spec == "minimum":
+        return lo
+    if spec == "auto":
+        from scipy.stats import norm
+
+        z = float(norm.ppf(1.0 - alpha))
+        return max(lo, math.ceil(z * z * (1.0 - alpha) / alpha - 1e-9))
+    if spec == "maximum":
+        return math.ceil(1.0 / (4.0 * alpha * alpha) - 1e-9)
+    raise ValueError(
+        f"n_resamples must be a positive int or one of 'minimum', 'auto', 'maximum', got {spec!r}"
+    )
+
+
+@dataclass
+class PermutationResult:
+    """Outcome of one permutation test."""
+
+    statistic: float
+    p_value: float
+    n_permutations: int
+    n_exceed: int
+    null: np.ndarray | None = None
+
+
+def run_test(null_block, t_obs: float, B: int, *, tail: str = "right", alpha: float = 0.05,
+             adaptive: bool = False, gamma: float = 0.95, keep_null: bool = False
+             ) -> PermutationResult:
+    """Monte Carlo +1 p-value of ``t_obs`` against ``null_block(start, count)``.
+
+    ``null_block`` returns the statistics of permutations ``start .. start + count - 1``.
+    With ``adaptive`` the Beta-CDF rule may stop early (``B`` is raised to ``ceil(1/alpha)``
+    first); the result counts only the permutations used.
+    """
+    n_min = math.ceil(1.0 / alpha - 1e-9)
+    if adaptive:
+        B = max(B, n_min)
+    tol = _TIE * max(1.0, abs(t_obs))
+    n = 0
+    L = 0
+    kept = []
+    block = min(B, max(n_min, 32)) if adaptive else B
+    while n < B:
+        count = min(block, B - n)
+        vals = null_block(n, count)
+        if tail == "right":
+            flags = (vals >= t_obs - tol).astype(np.int64)
+        else:
+            flags = (vals <= t_obs + tol).astype(np.int64)
+        if adaptive:
+            used, L_new = adaptive_stop_index(flags, n, L, alpha, gamma, n_min)
+            if used >= 0:
+                if keep_null:
+                    kept.append(vals[:used])
+                n += used
+                L = L_new
+                break
+            L = L_new
+        else:
+            L += int(flags.sum())
+        if keep_null:
+            kept.append(vals)
+        n += count
+        block *= 2
+    null = np.concatenate(kept) if keep_null and kept else None
+    return PermutationResult(float(t_obs), (L + 1.0) / (n + 1.0), n, L, null)
+
+
+def selector_test(code, x, a, n_a, y_code, y_val, n_classes, B, seed, **kwargs
+                  ) -> PermutationResult:
+    """Right-tailed permutation test of the selector statistic ``code`` of one feature.
+
+    Arrays must be C-contiguous float64 ``x``/``y_val`` and int64 ``a``/``y_code``;
+    ``kwargs`` go to :func:`run_test` (``alpha``, ``adaptive``, ``gamma``, ``keep_null``).
+    """
+    t_obs = statistic(code, x, a, n_a, y_code, y_val, n_classes)
+
+    def block(start, count):
+        return call_parallel(selector_null, code, x, a, n_a, y_code, y_val, n_classes,
+                             start, count, seed)
+
+    return run_test(block, t_obs, B, tail="right", **kwargs)
+
+
+def splitter_test(is_classif, y_code_sorted, y_val_sorted, position, criterion, n_classes, B,
+                  seed, **kwargs) -> PermutationResult:
+    """Left-tailed permutation test of the weighted child impurity of one split position."""
+    w = np.ones(y_code_sorted.shape[0])
+    t_obs = child_impurity(is_classif, y_code_sorted, y_val_sorted, w, position, criterion,
+                           n_classes)
+
+    def block(start, count):
+        return call_parallel(splitter_null, is_classif, y_code_sorted, y_val_sorted, w,
+                             position, criterion, n_classes, start, count, seed)
+
+    return run_test(block, t_obs, B, tail="left", **kwargs)
+
+
+@register_warmup("cit.permutation")
+def _warmup() -> None:
+    x = np.array([0.0, 1.0, 2.0, 3.0])
+    a = np.array([0, 0, 1, 1], dtype=np.int64)
+    yc = np.array([0, 1, 0, 1], dtype=np.int64)
+    yv = np.array([0.0, 1.0, 0.5, 2.0])
+    for code in (0, 1, 2, 3):
+        selector_test(code, x, a, 2, yc, yv, 2, 4, 1)
+    for crit in (0, 1):
+        splitter_test(True, yc, yv, 2, crit, 2, 4, 1)
+    splitter_test(False, yc, yv, 2, 2, 1, 4, 1)
+    adaptive_stop_index(np.zeros(3, dtype=np.int64), 0, 0, 0.5, 0.95, 2)

@@ -1,0 +1,166 @@
+"""Stage-A statistics, permutation p-values, presets and adaptive stopping (SPEC section 4).
+
+Oracles: direct numpy/scipy/scikit-learn formulas for the statistics and the Beta CDF;
+the permutation-test theory (grid of p-values, null rejection rate) for the tests.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.metrics import mutual_info_score
+
+from engine.cit.permutation import (
+    adaptive_stop_index,
+    beta_cdf_int,
+    n_resamples,
+    selector_null,
+    selector_test,
+    splitter_test,
+)
+from engine.cit.statistics import (
+    ETA_REG,
+    MC,
+    MI,
+    PC,
+    abs_pearson,
+    bin_codes,
+    correlation_ratio,
+    mutual_information,
+    statistic,
+)
+
+
+def _eta_numpy(x, g):
+    mean = x.mean()
+    sst = ((x - mean) ** 2).sum()
+    ssb = sum((g == k).sum() * (x[g == k].mean() - mean) ** 2 for k in np.unique(g))
+    return math.sqrt(ssb / sst)
+
+
+def test_statistics_match_direct_formulas():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=150)
+    g = rng.integers(0, 3, size=150).astype(np.int64)
+    y = x + rng.normal(size=150)
+    assert correlation_ratio(x, g, 3) == pytest.approx(_eta_numpy(x, g), rel=1e-12)
+    assert abs_pearson(x, y) == pytest.approx(abs(stats.pearsonr(x, y)[0]), rel=1e-12)
+    assert abs_pearson(x, -y) == pytest.approx(abs(stats.pearsonr(x, y)[0]), rel=1e-12)
+    a, n_a = bin_codes(x, 5)
+    assert n_a == 5 and np.bincount(a).min() >= 25
+    assert mutual_information(a, n_a, g, 3) == pytest.approx(mutual_info_score(a, g), rel=1e-10)
+    dummy_i = np.zeros(150, dtype=np.int64)
+    dummy_f = np.zeros(150)
+    assert statistic(MC, x, dummy_i, 1, g, dummy_f, 3) == correlation_ratio(x, g, 3)
+    assert statistic(MI, x, a, n_a, g, dummy_f, 3) == mutual_information(a, n_a, g, 3)
+    assert statistic(PC, x, dummy_i, 1, dummy_i, y, 1) == abs_pearson(x, y)
+    assert statistic(ETA_REG, x, g, 3, dummy_i, y, 1) == pytest.approx(_eta_numpy(y, g))
+    # constant inputs give 0, not nan
+    assert correlation_ratio(np.ones(10), g[:10], 3) == 0.0
+    assert abs_pearson(np.ones(10), y[:10]) == 0.0
+
+
+def test_beta_cdf_matches_scipy():
+    for alpha in (0.05, 0.005, 0.3):
+        for n in (1, 20, 57, 300):
+            for L in sorted({0, 1, min(3, n), n // 2, n}):
+                assert beta_cdf_int(alpha, n, L) == pytest.approx(
+                    stats.beta.cdf(alpha, 1 + L, 1 + n - L), abs=1e-10)
+
+
+def test_presets():
+    assert [n_resamples(s, 0.05) for s in ("minimum", "auto", "maximum")] == [20, 52, 100]
+    assert [n_resamples(s, 0.005) for s in ("minimum", "auto", "maximum")] == [200, 1321, 10000]
+    assert n_resamples(99, 0.05) == 99
+    with pytest.raises(ValueError, match="n_resamples"):
+        n_resamples("many", 0.05)
+
+
+def _test_mc(x, y, B, seed, **kw):
+    n = x.shape[0]
+    return selector_test(MC, x, np.zeros(n, dtype=np.int64), 1, y, np.zeros(n), 2, B, seed, **kw)
+
+
+def test_p_values_on_grid_and_null_rate():
+    rng = np.random.default_rng(1)
+    B = 99
+    ps = []
+    for rep in range(400):
+        x = rng.normal(size=60)
+        y = rng.integers(0, 2, size=60).astype(np.int64)
+        r = _test_mc(x, y, B, rep)
+        assert r.n_permutations == B
+        ps.append(r.p_value)
+    ps = np.array(ps)
+    k = ps * (B + 1)
+    assert np.allclose(k, np.round(k)) and k.min() >= 1 and k.max() <= B + 1
+    rate = np.mean(ps <= 0.05)
+    se = math.sqrt(0.05 * 0.95 / 400)
+    assert abs(rate - 0.05) <= 3 * se, rate
+
+
+def test_null_values_independent_of_blocks_and_reproducible():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=40)
+    y = rng.integers(0, 3, size=40).astype(np.int64)
+    a = np.zeros(40, dtype=np.int64)
+    f = np.zeros(40)
+    full = selector_null(MC, x, a, 1, y, f, 3, 0, 30, 7)
+    part = selector_null(MC, x, a, 1, y, f, 3, 10, 20, 7)
+    np.testing.assert_array_equal(full[10:], part)
+    np.testing.assert_array_equal(full, selector_null(MC, x, a, 1, y, f, 3, 0, 30, 7))
+    assert not np.array_equal(full, selector_null(MC, x, a, 1, y, f, 3, 0, 30, 8))
+    r1 = _test_mc(x, y, 200, 3, adaptive=True, keep_null=True)
+    r2 = _test_mc(x, y, 200, 3, adaptive=True, keep_null=True)
+    assert (r1.p_value, r1.n_permutations) == (r2.p_value, r2.n_permutations)
+    np.testing.assert_array_equal(r1.null, r2.null)
+    assert r1.null.shape == (r1.n_permutations,)
+
+
+def test_adaptive_stopping_same_decisions_fewer_permutations():
+    rng = np.random.default_rng(3)
+    alpha = 0.05
+    B = 999
+    for signal in (True, False):
+        for rep in range(5):
+            x = rng.normal(size=100)
+            noise = rng.normal(size=100)
+            y = ((x + 0.3 * noise > 0) if signal else (noise > 0)).astype(np.int64)
+            if not signal:
+                x = np.abs(rng.normal(size=100))  # independent of y
+            fixed = _test_mc(x, y, B, rep)
+            ada = _test_mc(x, y, B, rep, adaptive=True, alpha=alpha)
+            if fixed.p_value < 0.01 or fixed.p_value > 0.2:  # clear cases only
+                assert (fixed.p_value < alpha) == (ada.p_value < alpha)
+                assert ada.n_permutations < B
+                assert ada.p_value == (ada.n_exceed + 1) / (ada.n_permutations + 1)
+            if signal:
+                assert fixed.p_value < 0.01 and ada.n_permutations == 58
+
+
+def test_adaptive_stop_index_rule():
+    # no exceedance: stops once P(Bin(n+1, a) >= 1) >= 0.95, i.e. n + 1 >= 59 at a = 0.05
+    used, L = adaptive_stop_index(np.zeros(100, dtype=np.int64), 0, 0, 0.05, 0.95, 20)
+    assert (used, L) == (58, 0)
+    # all exceedances: stops at the first n >= n_min
+    used, L = adaptive_stop_index(np.ones(100, dtype=np.int64), 0, 0, 0.05, 0.95, 20)
+    assert (used, L) == (20, 20)
+    used, _ = adaptive_stop_index(np.zeros(5, dtype=np.int64), 0, 0, 0.05, 0.95, 20)
+    assert used == -1
+
+
+def test_stage_b_perfect_separation_gets_minimal_p():
+    y = np.array([0] * 30 + [1] * 30, dtype=np.int64)
+    f = np.zeros(60)
+    for crit in (0, 1):
+        r = splitter_test(True, y, f, 30, crit, 2, 99, 0)
+        assert r.statistic == pytest.approx(0.0, abs=1e-12)
+        assert r.p_value == pytest.approx(1 / 100)
+    yr = np.r_[np.zeros(30), np.ones(30) * 5.0]
+    r = splitter_test(False, np.zeros(60, dtype=np.int64), yr, 30, 2, 1, 99, 0)
+    assert r.p_value == pytest.approx(1 / 100)
+    # a useless split gets a large p-value
+    rng = np.random.default_rng(0)
+    yn = rng.integers(0, 2, size=60).astype(np.int64)
+    assert splitter_test(True, yn, f, 1, 0, 2, 99, 0).p_value > 0.05
