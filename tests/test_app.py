@@ -349,3 +349,19 @@ def test_uploads_per_session_are_bounded(app):
     kept = list(app.session_state["uploads"])
     assert kept == [f"upload:f{i}.csv" for i in range(2, MAX_UPLOADS + 2)]
     assert app.session_state["ds"] == f"upload:f{MAX_UPLOADS + 1}.csv"
+
+
+def test_split_strategies_explains_empty_and_fallback_results(app):
+    app.switch_page("pages/split_strategies.py").run()
+    app.number_input(key="ss_msl").set_value(200).run()  # iris has 150 rows
+    assert not app.exception
+    assert any("no threshold is allowed here" in w.value for w in app.warning)
+    assert (app.dataframe[0].value["candidates"] == 0).all()
+    app.number_input(key="ss_msl").set_value(60).run()
+    assert not app.exception
+    assert not any("no threshold is allowed here" in w.value for w in app.warning)
+    table = app.dataframe[0].value.set_index("strategy")
+    # class_centroid's boundaries (2.45, 4.85) leave fewer than 60 rows on a side
+    assert table.loc["class_centroid", "quantile fallback"]
+    assert not table.loc["exhaustive", "quantile fallback"]
+    assert any("fallback" in c.value and "class_centroid" in c.value for c in app.caption)
