@@ -73,8 +73,11 @@ with st.expander("Parameters", expanded=True):
         key="ss_strategies", format_func=lambda s: s,
         help="; ".join(f"{s}: {HELP[s]}" for s in available) + ".")
     k = c2.number_input("Candidates k (0 = default)", 0, 256, 0, step=1, key="ss_k",
-                        help="The strategy's k: quantiles, bins, random draws or k-means "
-                             "clusters. 0 uses each strategy's default.")
+                        help="The strategy's k: quantiles, histogram bins, random draws or "
+                             "kmeans1d clusters; 0 uses each strategy's default. exhaustive, "
+                             "class_centroid and kde_valley have no k. In the whole-tree "
+                             "comparison dics_paper samples k dictionary entries per node; the "
+                             "node view shows its whole dictionary.")
     c3, c4, c5 = st.columns(3)
     criterion = "squared_error"
     if ds.task == "classification":
