@@ -1,0 +1,144 @@
+"""Conditional inference trees: stage B thresholds, tree growth, importances (SPEC section 4).
+
+Oracles: the counts of SPEC section 4 for threshold methods; permutation-test theory for
+pure noise (Bonferroni: at most alpha of the trees split); CART (engine.cart) for the
+cardinality-bias case; exact separability for stage B p = 1/(B+1).
+"""
+
+import numpy as np
+import pytest
+
+from engine.cart import CARTClassifier
+from engine.cit.tree import (
+    ConditionalInferenceTreeClassifier,
+    ConditionalInferenceTreeRegressor,
+    threshold_candidates,
+)
+
+
+def test_threshold_methods_counts():
+    x = np.arange(100.0)
+    assert threshold_candidates(x, "exact").size == 99
+    for k in (3, 5, 10, 20):
+        h = threshold_candidates(x, "histogram", k)
+        assert h.size <= k + 1 and h[0] == 0.5 and h[-1] == 98.5
+        assert threshold_candidates(x, "percentile", k).size <= k
+        r = threshold_candidates(x, "random", k, rng=0)
+        assert r.size == k and np.unique(r).size == k and np.all(np.isin(r, x[:-1] + 0.5))
+    # <= 4 unique values: all midpoints whatever the method
+    assert threshold_candidates(np.array([0.0, 1, 2, 3, 3]), "random", 1).size == 3
+    # min_samples_leaf drops thresholds with a small side
+    t = threshold_candidates(x, "exact", min_samples_leaf=10)
+    assert t.size == 81 and t[0] == 9.5 and t[-1] == 89.5
+    with pytest.raises(ValueError, match="threshold_method"):
+        threshold_candidates(x, "bogus")
+
+
+def test_pure_noise_rarely_splits():
+    rng = np.random.default_rng(0)
+    n_split = 0
+    for rep in range(20):
+        X = rng.normal(size=(300, 20))
+        y = rng.integers(0, 2, size=300)
+        m = ConditionalInferenceTreeClassifier(random_state=rep).fit(X, y)
+        n_split += m.tree_.node_count > 1
+        assert np.all(m.feature_importances_ == 0) or m.feature_importances_.sum() == 1
+    assert n_split <= 0.05 * 20
+
+
+def test_cardinality_bias_cit_vs_cart():
+    rng = np.random.default_rng(0)
+    n = 500
+    x0 = rng.integers(0, 2, size=n)
+    y = (rng.random(n) < np.where(x0 == 1, 0.7, 0.3)).astype(int)
+    X = np.column_stack([x0, rng.normal(size=(n, 10))])
+    cit = ConditionalInferenceTreeClassifier(random_state=0).fit(X, y)
+    assert np.argmax(cit.feature_importances_) == 0
+    assert cit.feature_importances_[0] == pytest.approx(1.0)
+    cart = CARTClassifier(random_state=0).fit(X, y)
+    assert cart.feature_importances_[0] < 0.5
+
+
+def test_perfect_separation_stage_b_p_value_and_records():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 3))
+    y = (X[:, 1] > 0.2).astype(int)
+    m = ConditionalInferenceTreeClassifier(
+        n_resamples_selector=99, n_resamples_splitter=99, early_stopping_selector=None,
+        early_stopping_splitter=None, adjust_alpha_splitter=False, keep_null=True,
+        random_state=0).fit(X, y)
+    assert m.tree_.feature[0] == 1
+    assert m.p_value_splitter_[0] == pytest.approx(1 / 100)
+    assert m.p_value_selector_[0] == pytest.approx(1 / 100)
+    assert m.tree_.p_value[0] == m.p_value_selector_[0]
+    assert m.n_permutations_selector_[0] == 99 and m.n_permutations_splitter_[0] == 99
+    assert m.score(X, y) == 1.0
+    rec = m.node_records_[0]
+    assert 1 in rec["features"] and rec["nulls"][1].shape == (99,)
+    assert rec["threshold_null"].shape == (99,)
+    assert np.isnan(m.tree_.p_value[m.tree_.is_leaf]).all()
+
+
+def test_min_samples_leaf_and_depth_respected():
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] + X[:, 1] + 0.3 * rng.normal(size=300) > 0).astype(int)
+    m = ConditionalInferenceTreeClassifier(min_samples_leaf=25, random_state=0).fit(X, y)
+    t = m.tree_
+    assert t.node_count > 1
+    assert t.n_node_samples[t.is_leaf].min() >= 25
+    m2 = ConditionalInferenceTreeClassifier(max_depth=1, random_state=0).fit(X, y)
+    assert m2.get_depth() <= 1
+
+
+def test_reproducible_and_importances():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(200, 5))
+    y = X[:, 0] * 2 + X[:, 2] + rng.normal(size=200)
+    a = ConditionalInferenceTreeRegressor(random_state=5).fit(X, y)
+    b = ConditionalInferenceTreeRegressor(random_state=5).fit(X, y)
+    assert a.tree_.structure_digest() == b.tree_.structure_digest()
+    np.testing.assert_array_equal(a.p_value_selector_, b.p_value_selector_)
+    np.testing.assert_array_equal(a.n_permutations_splitter_, b.n_permutations_splitter_)
+    assert a.feature_importances_.sum() == pytest.approx(1.0)
+    assert set(np.argsort(-a.feature_importances_)[:2]) == {0, 2}
+    assert a.score(X, y) > 0.6
+    # a selected split's stage-A p-value is below the Bonferroni level of its node
+    for i in np.flatnonzero(~a.tree_.is_leaf):
+        assert a.p_value_selector_[i] < a.node_records_[i]["alpha_selector"]
+        assert a.p_value_splitter_[i] < a.node_records_[i]["alpha_splitter"]
+
+
+def test_threshold_methods_and_selectors_fit():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 1).astype(int)
+    for method in ("exact", "random", "percentile", "histogram"):
+        for selector in ("mc", "mi"):
+            m = ConditionalInferenceTreeClassifier(
+                selector=selector, threshold_method=method, max_thresholds=10,
+                feature_scanning=method != "random", random_state=0).fit(X, y)
+            assert m.score(X, y) > 0.8
+            assert m.feature_importances_[2] < 0.2
+
+
+def test_categorical_feature_set_split():
+    rng = np.random.default_rng(5)
+    n = 300
+    c = rng.integers(0, 4, size=n)
+    y = np.isin(c, [1, 3]).astype(int)
+    X = np.column_stack([rng.normal(size=n), c])
+    m = ConditionalInferenceTreeClassifier(categorical_features=[1], random_state=0).fit(X, y)
+    assert m.tree_.feature[0] == 1 and m.score(X, y) == 1.0
+    left = m.tree_.left_categories(0)
+    assert set(left.tolist()) in ({0, 2}, {1, 3})
+
+
+def test_bad_parameters():
+    X = np.zeros((10, 2))
+    y = np.arange(10) % 2
+    for kw, match in (({"selector": "pc"}, "selector"), ({"alpha_selector": 2}, "alpha"),
+                      ({"n_resamples_selector": "lots"}, "n_resamples"),
+                      ({"min_samples_leaf": 0}, "min_samples_leaf")):
+        with pytest.raises(ValueError, match=match):
+            ConditionalInferenceTreeClassifier(**kw).fit(X, y)
