@@ -142,3 +142,14 @@ def test_bad_parameters():
                       ({"min_samples_leaf": 0}, "min_samples_leaf")):
         with pytest.raises(ValueError, match=match):
             ConditionalInferenceTreeClassifier(**kw).fit(X, y)
+
+
+def test_registered_in_compare():
+    from engine.compare import REGISTRY
+
+    spec = REGISTRY["treelab_cit"]
+    assert {p.name for p in spec.params} >= {"alpha_selector", "n_resamples_selector",
+                                            "max_depth", "min_samples_leaf"}
+    m = spec.make("regression", 0, max_depth=2)
+    assert isinstance(m, ConditionalInferenceTreeRegressor) and m.max_depth == 2
+    assert spec.make("classification", 0, max_depth=0).max_depth is None

@@ -32,6 +32,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from engine._numba import register_warmup
 from engine.cit.permutation import n_resamples, selector_test, splitter_test
 from engine.cit.statistics import (
     CLASSIFICATION_SELECTORS,
@@ -41,6 +42,7 @@ from engine.cit.statistics import (
     bin_codes,
     statistic,
 )
+from engine.compare import ModelSpec, ParamSpec, register_model
 from engine.criteria import (
     ENTROPY,
     GINI,
@@ -515,3 +517,50 @@ class ConditionalInferenceTreeRegressor(RegressorMixin, _BaseCIT):
 
     def predict(self, X):
         return self.tree_.predict(self._X(X))
+
+
+# ---------------------------------------------------------------------------------------
+# Compare page registration and warm-up
+# ---------------------------------------------------------------------------------------
+
+
+def _build_cit(task, random_state, **params):
+    cls = (ConditionalInferenceTreeClassifier if task == "classification"
+           else ConditionalInferenceTreeRegressor)
+    return cls(random_state=random_state, **params)
+
+
+CIT_PARAMS = (
+    ParamSpec("alpha_selector", 0.05, "float", 0.001, 0.5,
+              help="Level of the stage-A permutation test (Bonferroni-adjusted per node)."),
+    ParamSpec("n_resamples_selector", "auto", "choice", choices=("auto", "minimum", "maximum"),
+              help="Permutations per stage-A test: presets at the adjusted level "
+                   "(minimum ceil(1/a), auto, maximum ceil(1/(4 a^2)))."),
+    ParamSpec("max_depth", 0, "int_or_none", 0, 50,
+              help="Maximum depth of the tree; 0 means unlimited."),
+    ParamSpec("min_samples_leaf", 1, "int", 1, 1000,
+              help="Minimum number of training rows in a leaf."),
+)
+
+register_model(ModelSpec(
+    key="treelab_cit", label="Conditional inference tree (TreeLab)", build=_build_cit,
+    params=CIT_PARAMS,
+    description="Splits only when a permutation test finds an association (stage A picks "
+                "the feature, stage B the threshold); Milletich et al., arXiv 2607.01417.",
+    family="TreeLab",
+))
+
+
+@register_warmup("cit.tree")
+def _warmup() -> None:
+    """Fit tiny trees through every code path (both tasks, mi selector, categorical)."""
+    rng = np.random.RandomState(0)
+    X = np.column_stack([np.arange(30.0), rng.randint(0, 3, 30).astype(np.float64)])
+    y = (X[:, 0] > 14).astype(np.int64)
+    for sel in ("mc", "mi"):
+        for spl in ("gini", "entropy"):
+            ConditionalInferenceTreeClassifier(selector=sel, splitter=spl,
+                                               categorical_features=[1],
+                                               random_state=0).fit(X, y)
+    ConditionalInferenceTreeRegressor(categorical_features=[1], random_state=0).fit(
+        X, X[:, 0] * 1.0)
