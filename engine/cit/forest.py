@@ -1,0 +1,201 @@
+"""Conditional inference forests (SPEC section 4): bootstrap ensembles of conditional
+inference trees with feature sampling at every node (``max_features='sqrt'``).
+
+* ``bootstrap=True`` draws ``max_samples`` rows (default ``n``) with replacement per tree;
+  the classifier's ``sampling_method='stratified'`` (default) draws each class's share
+  within the class, so every tree sees every class.
+* ``feature_importances_``: the sum of the trees' normalised importance vectors,
+  renormalised (all zeros when no tree split).
+* Predictions average the trees' class fractions (classifier) or values (regressor).
+* ``n_jobs`` fits trees with joblib threads; results do not depend on ``n_jobs`` (each
+  tree's seed is drawn up front from ``random_state``).
+
+Fitted attributes: ``estimators_`` (fitted trees), ``ensemble_``
+(:class:`engine.tree.TreeEnsemble`), ``feature_importances_``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from engine.cit.tree import (
+    CIT_PARAMS,
+    ConditionalInferenceTreeClassifier,
+    ConditionalInferenceTreeRegressor,
+    _check_Xy,
+)
+from engine.compare import ModelSpec, ParamSpec, register_model
+from engine.tree import TreeEnsemble
+
+_TREE_PARAMS = (
+    "selector", "splitter", "alpha_selector", "alpha_splitter", "adjust_alpha_selector",
+    "adjust_alpha_splitter", "n_resamples_selector", "n_resamples_splitter",
+    "early_stopping_selector", "early_stopping_splitter", "feature_muting", "feature_scanning",
+    "threshold_scanning", "threshold_method", "max_thresholds", "max_features", "max_depth",
+    "min_samples_split", "min_samples_leaf", "min_impurity_decrease", "categorical_features",
+)
+
+
+class _BaseCIF(BaseEstimator):
+    _task = "classification"
+    _tree_cls = ConditionalInferenceTreeClassifier
+
+    def __init__(self, *, n_estimators=100, bootstrap=True, sampling_method="stratified",
+                 max_samples=None, n_jobs=None, selector=None, splitter=None,
+                 alpha_selector=0.05, alpha_splitter=0.05, adjust_alpha_selector=True,
+                 adjust_alpha_splitter=True, n_resamples_selector="auto",
+                 n_resamples_splitter="auto", early_stopping_selector="adaptive",
+                 early_stopping_splitter="adaptive", feature_muting=True,
+                 feature_scanning=True, threshold_scanning=True, threshold_method="exact",
+                 max_thresholds=None, max_features="sqrt", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_impurity_decrease=0.0,
+                 categorical_features=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.bootstrap = bootstrap
+        self.sampling_method = sampling_method
+        self.max_samples = max_samples
+        self.n_jobs = n_jobs
+        self.selector = selector
+        self.splitter = splitter
+        self.alpha_selector = alpha_selector
+        self.alpha_splitter = alpha_splitter
+        self.adjust_alpha_selector = adjust_alpha_selector
+        self.adjust_alpha_splitter = adjust_alpha_splitter
+        self.n_resamples_selector = n_resamples_selector
+        self.n_resamples_splitter = n_resamples_splitter
+        self.early_stopping_selector = early_stopping_selector
+        self.early_stopping_splitter = early_stopping_splitter
+        self.feature_muting = feature_muting
+        self.feature_scanning = feature_scanning
+        self.threshold_scanning = threshold_scanning
+        self.threshold_method = threshold_method
+        self.max_thresholds = max_thresholds
+        self.max_features = max_features
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_impurity_decrease = min_impurity_decrease
+        self.categorical_features = categorical_features
+        self.random_state = random_state
+
+    def _sample(self, rng, n, y_code, n_classes):
+        if not self.bootstrap:
+            return np.arange(n)
+        ms = self.max_samples
+        if ms is None:
+            size = n
+        elif isinstance(ms, float) and 0.0 < ms <= 1.0:
+            size = max(1, int(round(ms * n)))
+        elif isinstance(ms, (int, np.integer)) and not isinstance(ms, bool) and 1 <= ms:
+            size = int(ms)
+        else:
+            raise ValueError(f"max_samples must be None, an int >= 1 or a fraction in (0, 1], "
+                             f"got {ms!r}")
+        if self._task == "classification" and self.sampling_method == "stratified":
+            parts = []
+            for k in range(n_classes):
+                idx = np.flatnonzero(y_code == k)
+                take = max(1, int(round(size * idx.size / n)))
+                parts.append(idx[rng.randint(0, idx.size, size=take)])
+            return np.sort(np.concatenate(parts))
+        return np.sort(rng.randint(0, n, size=size))
+
+    def _fit_forest(self, X, y_code, y_val, n_classes):
+        if not isinstance(self.n_estimators, (int, np.integer)) or self.n_estimators < 1:
+            raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
+        if self._task == "classification" and self.sampling_method not in ("stratified",
+                                                                           "bootstrap"):
+            raise ValueError("sampling_method must be 'stratified' or 'bootstrap', got "
+                             f"{self.sampling_method!r}")
+        rng = check_random_state(self.random_state)
+        n = X.shape[0]
+        seeds = rng.randint(0, 2**31 - 1, size=self.n_estimators)
+        samples = [self._sample(np.random.RandomState(s), n, y_code, n_classes) for s in seeds]
+        params = {k: getattr(self, k) for k in _TREE_PARAMS}
+
+        def one(i):
+            tree = self._tree_cls(random_state=int(seeds[i]), **params)
+            rows = samples[i]
+            if self._task == "classification":
+                tree.classes_ = self.classes_
+                tree.n_classes_ = n_classes
+            return tree._fit(X[rows], np.ascontiguousarray(y_code[rows]),
+                             np.ascontiguousarray(y_val[rows]), n_classes)
+
+        if self.n_jobs in (None, 1):
+            trees = [one(i) for i in range(self.n_estimators)]
+        else:
+            trees = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+                delayed(one)(i) for i in range(self.n_estimators))
+        self.estimators_ = trees
+        self.n_features_in_ = X.shape[1]
+        imp = np.sum([t.feature_importances_ for t in trees], axis=0)
+        total = imp.sum()
+        self.feature_importances_ = imp / total if total > 0 else imp
+        self.ensemble_ = TreeEnsemble(
+            [t.tree_ for t in trees], np.full(len(trees), -1, dtype=np.int64),
+            1.0 / len(trees), np.zeros(n_classes), "forest", self._task,
+            classes_=self.classes_ if self._task == "classification" else None)
+        return self
+
+    def _X(self, X):
+        check_is_fitted(self, "estimators_")
+        return self.estimators_[0].tree_.check_X(X)
+
+
+class ConditionalInferenceForestClassifier(ClassifierMixin, _BaseCIF):
+    """Conditional inference forest classifier (see the module docstring)."""
+
+    _task = "classification"
+    _tree_cls = ConditionalInferenceTreeClassifier
+
+    def fit(self, X, y):
+        X, y = _check_Xy(X, y)
+        self.classes_, y_code = np.unique(y, return_inverse=True)
+        self.n_classes_ = self.classes_.size
+        return self._fit_forest(X, np.ascontiguousarray(y_code, dtype=np.int64),
+                                np.zeros(X.shape[0]), self.n_classes_)
+
+    def predict_proba(self, X):
+        X = self._X(X)
+        return np.mean([t.tree_.predict_proba(X) for t in self.estimators_], axis=0)
+
+    def predict(self, X):
+        return self.classes_.take(np.argmax(self.predict_proba(X), axis=1), axis=0)
+
+
+class ConditionalInferenceForestRegressor(RegressorMixin, _BaseCIF):
+    """Conditional inference forest regressor (see the module docstring)."""
+
+    _task = "regression"
+    _tree_cls = ConditionalInferenceTreeRegressor
+
+    def fit(self, X, y):
+        X, y = _check_Xy(X, y)
+        y_val = np.ascontiguousarray(y, dtype=np.float64)
+        if not np.all(np.isfinite(y_val)):
+            raise ValueError("y holds NaN or infinite values")
+        return self._fit_forest(X, np.zeros(X.shape[0], dtype=np.int64), y_val, 1)
+
+    def predict(self, X):
+        X = self._X(X)
+        return np.mean([t.tree_.predict(X) for t in self.estimators_], axis=0)
+
+
+def _build_cif(task, random_state, **params):
+    cls = (ConditionalInferenceForestClassifier if task == "classification"
+           else ConditionalInferenceForestRegressor)
+    return cls(random_state=random_state, **params)
+
+
+register_model(ModelSpec(
+    key="treelab_cif", label="Conditional inference forest (TreeLab)", build=_build_cif,
+    params=(ParamSpec("n_estimators", 50, "int", 1, 500, help="Number of trees."),) + CIT_PARAMS,
+    description="Bootstrap forest of conditional inference trees with sqrt feature sampling "
+                "per node; Milletich et al., arXiv 2607.01417.",
+    family="TreeLab",
+))
