@@ -164,3 +164,26 @@ def test_stage_b_perfect_separation_gets_minimal_p():
     rng = np.random.default_rng(0)
     yn = rng.integers(0, 2, size=60).astype(np.int64)
     assert splitter_test(True, yn, f, 1, 0, 2, 99, 0).p_value > 0.05
+
+
+def test_shared_splitter_tests_equal_one_by_one():
+    from engine.cit.permutation import splitter_tests
+
+    rng = np.random.default_rng(0)
+    y = (np.arange(200) > 90).astype(np.int64)
+    y[rng.integers(0, 200, 60)] ^= 1
+    f = np.zeros(200)
+    pos = np.array([30, 60, 90, 120, 150])
+    for adaptive in (False, True):
+        shared = splitter_tests(True, y, f, pos, 0, 2, 199, 7, alpha=0.01, adaptive=adaptive,
+                                keep_null=True)
+        for q, r in zip(pos, shared, strict=True):
+            one = splitter_test(True, y, f, int(q), 0, 2, 199, 7, alpha=0.01,
+                                adaptive=adaptive, keep_null=True)
+            assert (r.p_value, r.n_permutations) == (one.p_value, one.n_permutations)
+            np.testing.assert_array_equal(r.null, one.null)
+    yr = rng.normal(size=50)
+    shared = splitter_tests(False, np.zeros(50, dtype=np.int64), yr, np.array([10, 25]), 2, 1,
+                            49, 3)
+    assert shared[1].p_value == splitter_test(False, np.zeros(50, dtype=np.int64), yr, 25, 2,
+                                              1, 49, 3).p_value

@@ -69,12 +69,13 @@ def test_perfect_separation_stage_b_p_value_and_records():
         random_state=0).fit(X, y)
     assert m.tree_.feature[0] == 1
     assert m.p_value_splitter_[0] == pytest.approx(1 / 100)
-    assert m.p_value_selector_[0] == pytest.approx(1 / 100)
+    # an integer B is multiplied by the number of tests under Bonferroni (as citrees)
+    assert m.p_value_selector_[0] == pytest.approx(1 / (3 * 99 + 1))
     assert m.tree_.p_value[0] == m.p_value_selector_[0]
-    assert m.n_permutations_selector_[0] == 99 and m.n_permutations_splitter_[0] == 99
+    assert m.n_permutations_selector_[0] == 297 and m.n_permutations_splitter_[0] == 99
     assert m.score(X, y) == 1.0
     rec = m.node_records_[0]
-    assert 1 in rec["features"] and rec["nulls"][1].shape == (99,)
+    assert 1 in rec["features"] and rec["nulls"][1].shape == (297,)
     assert rec["threshold_null"].shape == (99,)
     assert np.isnan(m.tree_.p_value[m.tree_.is_leaf]).all()
 
@@ -153,3 +154,50 @@ def test_registered_in_compare():
     m = spec.make("regression", 0, max_depth=2)
     assert isinstance(m, ConditionalInferenceTreeRegressor) and m.max_depth == 2
     assert spec.make("classification", 0, max_depth=0).max_depth is None
+
+
+def test_adaptive_tree_same_splits_fewer_permutations():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(300, 5))
+    y = (X[:, 0] + X[:, 3] > 0).astype(int)
+    fixed = ConditionalInferenceTreeClassifier(
+        early_stopping_selector=None, early_stopping_splitter=None, threshold_method="histogram",
+        max_thresholds=16, max_depth=2, random_state=0).fit(X, y)
+    ada = ConditionalInferenceTreeClassifier(
+        threshold_method="histogram", max_thresholds=16, max_depth=2, random_state=0).fit(X, y)
+    inner = ~fixed.tree_.is_leaf
+    assert inner.sum() >= 3
+    np.testing.assert_array_equal(fixed.tree_.feature, ada.tree_.feature)
+    np.testing.assert_array_equal(fixed.tree_.threshold, ada.tree_.threshold)
+    total_fixed = sum(sum(r["n_permutations"]) for r in fixed.node_records_)
+    total_ada = sum(sum(r["n_permutations"]) for r in ada.node_records_)
+    assert total_ada < 0.7 * total_fixed
+    assert ada.n_permutations_splitter_.sum() < 0.5 * fixed.n_permutations_splitter_.sum()
+
+
+def test_feature_muting_is_subtree_local():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(400, 4))
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=400) > 0).astype(int)
+    m = ConditionalInferenceTreeClassifier(max_depth=1, random_state=0,
+                                           feature_scanning=False).fit(X, y)
+    rec = m.node_records_[0]
+    # without scanning every feature is tested at the root; the noise ones are muted
+    assert sorted(rec["features"]) == [0, 1, 2, 3]
+    on = ConditionalInferenceTreeClassifier(max_depth=3, random_state=0,
+                                            feature_scanning=False).fit(X, y)
+    off = ConditionalInferenceTreeClassifier(max_depth=3, random_state=0, feature_muting=False,
+                                             feature_scanning=False).fit(X, y)
+    root = on.node_records_[0]
+    kept = {f for f, p in zip(root["features"], root["p_values"], strict=True)
+            if p < root["alpha_selector"]}
+    assert 0 in kept and kept != {0, 1, 2, 3}
+    checked = 0
+    for node in np.flatnonzero(~on.tree_.is_leaf & (on.tree_.depth == 1)):
+        assert set(on.node_records_[node]["features"]) <= kept
+        checked += 1
+    assert checked >= 1
+    for node in np.flatnonzero(~off.tree_.is_leaf & (off.tree_.depth == 1)):
+        assert set(off.node_records_[node]["features"]) == {0, 1, 2, 3}
+        checked += 1
+    assert checked >= 2

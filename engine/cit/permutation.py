@@ -150,6 +150,35 @@ def splitter_null(is_classif, y_code_sorted, y_val_sorted, w, position, criterio
     return out
 
 
+@njit(parallel=True)
+def splitter_null_all(is_classif, y_code_sorted, y_val_sorted, w, positions, criterion,
+                      n_classes, start, count, seed):
+    """Weighted child impurity at every split position under permutations ``start ..``:
+    float64 ``(count, len(positions))``.  One shuffle and one prefix scan per permutation
+    serve all positions (permutation ``b`` is the same shuffle as in :func:`splitter_null`)."""
+    m = positions.shape[0]
+    out = np.empty((count, m), dtype=np.float64)
+    n = y_code_sorted.shape[0]
+    for i in numba.prange(count):
+        st = _seeded_state(seed, start + i)
+        if is_classif:
+            yc = np.empty(n, dtype=np.int64)
+            _shuffle_int(y_code_sorted, yc, st)
+            prefix = prefix_class_counts(yc, w, n_classes)
+            total = prefix[n]
+            parent = class_impurity(total, total.sum(), criterion)
+            g = class_gains_at(prefix, positions, criterion)
+        else:
+            yv = np.empty(n, dtype=np.float64)
+            _shuffle_float(y_val_sorted, yv, st)
+            prefix = prefix_sums(yv, w)
+            parent = squared_error(prefix[n, 0], prefix[n, 1], prefix[n, 2])
+            g = squared_error_gains_at(prefix, positions)
+        for j in range(m):
+            out[i, j] = parent - g[j]
+    return out
+
+
 # ---------------------------------------------------------------------------------------
 # adaptive stopping
 # ---------------------------------------------------------------------------------------
@@ -299,6 +328,61 @@ def splitter_test(is_classif, y_code_sorted, y_val_sorted, position, criterion, 
     return run_test(block, t_obs, B, tail="left", **kwargs)
 
 
+def splitter_tests(is_classif, y_code_sorted, y_val_sorted, positions, criterion, n_classes,
+                   B, seed, *, alpha=0.05, adaptive=False, gamma=0.95, keep_null=False
+                   ) -> list[PermutationResult]:
+    """Left-tailed tests of the weighted child impurity at every split position at once.
+
+    All positions share the permutations (permutation ``b`` of position ``j`` is the one
+    :func:`splitter_test` would draw with the same ``seed``), so the result for each
+    position equals :func:`splitter_test`'s; the cost is one prefix scan per permutation
+    for all positions.  Adaptive stopping applies to each position separately.
+    """
+    positions = np.ascontiguousarray(positions, dtype=np.int64)
+    m = positions.shape[0]
+    w = np.ones(y_code_sorted.shape[0])
+    t_obs = np.array([child_impurity(is_classif, y_code_sorted, y_val_sorted, w, int(q),
+                                     criterion, n_classes) for q in positions])
+    n_min = math.ceil(1.0 / alpha - 1e-9)
+    if adaptive:
+        B = max(B, n_min)
+    tol = _TIE * np.maximum(1.0, np.abs(t_obs))
+    n_used = np.zeros(m, dtype=np.int64)
+    L = np.zeros(m, dtype=np.int64)
+    done = np.zeros(m, dtype=bool)
+    kept = [[] for _ in range(m)] if keep_null else None
+    n = 0
+    block = min(B, max(n_min, 32)) if adaptive else B
+    while n < B and not done.all():
+        live = np.flatnonzero(~done)
+        count = min(block, B - n, max(1, 2_000_000 // max(live.size, 1)))
+        vals = call_parallel(splitter_null_all, is_classif, y_code_sorted, y_val_sorted, w,
+                             positions[live], criterion, n_classes, n, count, seed)
+        for c, j in enumerate(live):
+            col = vals[:, c]
+            flags = (col <= t_obs[j] + tol[j]).astype(np.int64)
+            if adaptive:
+                used, L_new = adaptive_stop_index(flags, n, int(L[j]), alpha, gamma, n_min)
+                L[j] = L_new
+                if used >= 0:
+                    n_used[j] = n + used
+                    done[j] = True
+                    if keep_null:
+                        kept[j].append(col[:used])
+                    continue
+            else:
+                L[j] += int(flags.sum())
+            n_used[j] = n + count
+            if keep_null:
+                kept[j].append(col)
+        n += count
+        block *= 2
+    return [PermutationResult(float(t_obs[j]), (L[j] + 1.0) / (n_used[j] + 1.0),
+                              int(n_used[j]), int(L[j]),
+                              np.concatenate(kept[j]) if keep_null else None)
+            for j in range(m)]
+
+
 @register_warmup("cit.permutation")
 def _warmup() -> None:
     x = np.array([0.0, 1.0, 2.0, 3.0])
@@ -310,4 +394,7 @@ def _warmup() -> None:
     for crit in (0, 1):
         splitter_test(True, yc, yv, 2, crit, 2, 4, 1)
     splitter_test(False, yc, yv, 2, 2, 1, 4, 1)
+    for crit in (0, 1):
+        splitter_tests(True, yc, yv, np.array([1, 2]), crit, 2, 4, 1)
+    splitter_tests(False, yc, yv, np.array([1, 2]), 2, 1, 4, 1)
     adaptive_stop_index(np.zeros(3, dtype=np.int64), 0, 0, 0.5, 0.95, 2)

@@ -33,7 +33,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from engine._numba import register_warmup
-from engine.cit.permutation import n_resamples, selector_test, splitter_test
+from engine.cit.permutation import n_resamples, selector_test, splitter_test, splitter_tests
 from engine.cit.statistics import (
     CLASSIFICATION_SELECTORS,
     ETA_REG,
@@ -109,6 +109,10 @@ def threshold_candidates(x, method: str = "exact", max_thresholds=None, *, rng=N
         pos = np.searchsorted(xs, mid, side="right")
         mid = mid[(pos >= min_samples_leaf) & (x.size - pos >= min_samples_leaf)]
     return np.ascontiguousarray(mid, dtype=np.float64)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
 def _check_alpha(name, value):
@@ -293,6 +297,8 @@ class _BaseCIT(BaseEstimator):
         m_t = tested.size
         a_sel = prm["a_sel"] / m_t if self.adjust_alpha_selector else prm["a_sel"]
         B = n_resamples(self.n_resamples_selector, a_sel)
+        if self.adjust_alpha_selector and _is_int(self.n_resamples_selector):
+            B *= m_t  # as citrees: an integer B is per test at the unadjusted level
         prepared = []
         stats = []
         for f in tested:
@@ -375,6 +381,8 @@ class _BaseCIT(BaseEstimator):
         child = node["impurity"] - gains
         a_spl = prm["a_spl"] / cand.size if self.adjust_alpha_splitter else prm["a_spl"]
         B2 = n_resamples(self.n_resamples_splitter, a_spl)
+        if self.adjust_alpha_splitter and _is_int(self.n_resamples_splitter):
+            B2 *= cand.size
         sort_idx = np.argsort(x, kind="stable")
         ycs = np.ascontiguousarray(yc[sort_idx])
         yvs = np.ascontiguousarray(yv[sort_idx])
@@ -387,14 +395,24 @@ class _BaseCIT(BaseEstimator):
         best_p2 = np.inf
         best_t = -1
         n_ties = 0
-        for i in t_order:
-            res = splitter_test(classif, ycs, yvs, int(pos[i]), prm["crit"],
-                                n_classes if classif else 1, B2,
-                                int(rng.randint(0, 2**31 - 1)), alpha=a_spl,
-                                adaptive=prm["es_spl"], keep_null=self.keep_null)
+        seed_b = int(rng.randint(0, 2**31 - 1))
+        kw = dict(alpha=a_spl, adaptive=prm["es_spl"], keep_null=self.keep_null)
+        k_cls = n_classes if classif else 1
+        # one seed per node: every threshold sees the same permutations, so testing the
+        # first threshold alone and then the rest at once (one prefix scan per permutation)
+        # gives the same p-values as testing them one by one
+        first = splitter_test(classif, ycs, yvs, int(pos[t_order[0]]), prm["crit"], k_cls, B2,
+                              seed_b, **kw)
+        if self.threshold_scanning and first.p_value < a_spl or t_order.size == 1:
+            results = [first]
+        else:
+            results = [first] + splitter_tests(classif, ycs, yvs, pos[t_order[1:]],
+                                               prm["crit"], k_cls, B2, seed_b, **kw)
+        for i, res in zip(t_order, results, strict=False):
             rec["thresholds"].append(float(cand[i]))
             rec["threshold_statistics"].append(res.statistic)
             rec["threshold_p_values"].append(res.p_value)
+            rec.setdefault("threshold_n_permutations", []).append(res.n_permutations)
             if res.p_value < best_p2:
                 best_p2, best_t, n_ties = res.p_value, int(i), 1
                 best_b2, best_null = res.n_permutations, res.null
