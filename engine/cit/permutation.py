@@ -38,6 +38,7 @@ from engine.criteria import (
     prefix_sums,
     squared_error,
     squared_error_gains_at,
+    weighted_class_counts,
 )
 
 _TIE = 1e-12
@@ -115,18 +116,35 @@ def selector_null(code, x, a, n_a, y_code, y_val, n_classes, start, count, seed)
 @njit
 def child_impurity(is_classif, y_code_sorted, y_val_sorted, w, position, criterion, n_classes):
     """Weighted child impurity ``W_L/W i(L) + W_R/W i(R)`` of the split at ``position``
-    (rows ``[0, position)`` left) of labels in the feature's sorted order."""
-    pos = np.empty(1, dtype=np.int64)
-    pos[0] = position
+    (rows ``[0, position)`` left) of labels in the feature's sorted order (criteria kernels
+    on the two sides' counts or sums; no prefix table)."""
+    n = y_code_sorted.shape[0]
     if is_classif:
-        prefix = prefix_class_counts(y_code_sorted, w, n_classes)
-        total = prefix[prefix.shape[0] - 1]
-        parent = class_impurity(total, total.sum(), criterion)
-        return parent - class_gains_at(prefix, pos, criterion)[0]
-    prefix = prefix_sums(y_val_sorted, w)
-    n = prefix.shape[0] - 1
-    parent = squared_error(prefix[n, 0], prefix[n, 1], prefix[n, 2])
-    return parent - squared_error_gains_at(prefix, pos)[0]
+        left = weighted_class_counts(y_code_sorted[:position], w[:position], n_classes)
+        right = weighted_class_counts(y_code_sorted[position:], w[position:], n_classes)
+        w_l = left.sum()
+        w_r = right.sum()
+        w_t = w_l + w_r
+        return ((w_r / w_t) * class_impurity(right, w_r, criterion)
+                + (w_l / w_t) * class_impurity(left, w_l, criterion))
+    sl = 0.0
+    ql = 0.0
+    wl = 0.0
+    sr = 0.0
+    qr = 0.0
+    wr = 0.0
+    for i in range(n):
+        v = y_val_sorted[i]
+        if i < position:
+            wl += w[i]
+            sl += w[i] * v
+            ql += w[i] * v * v
+        else:
+            wr += w[i]
+            sr += w[i] * v
+            qr += w[i] * v * v
+    wt = wl + wr
+    return (wr / wt) * squared_error(wr, sr, qr) + (wl / wt) * squared_error(wl, sl, ql)
 
 
 @njit(parallel=True)
