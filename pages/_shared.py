@@ -20,6 +20,7 @@ import numpy as np
 import streamlit as st
 
 from engine import _numba
+from engine.compare import cross_validate_steps, summarise
 from engine.data import (
     DEFAULT_NA_VALUES,
     DataError,
@@ -28,6 +29,7 @@ from engine.data import (
     load_csv,
     make_dataset,
 )
+from engine.jobs import Job
 from engine.tree import TreeArrays, from_sklearn
 
 UPLOAD_PREFIX = "upload:"
@@ -269,6 +271,84 @@ def dataset_caption(ds) -> str:
     feats = f"{ds.n_features} feature" + ("s" if ds.n_features != 1 else "")
     return (f"**{dataset_title(st.session_state['ds'])}** -- {rows} x {feats}; target "
             f"**{ds.target}** ({kind}).")
+
+
+def cv_job_panel(prefix: str, ds, make_plan, *, budget: float, idle_text: str,
+                 can_run: bool = True):
+    """Run / Stop buttons, live progress and the outcome of a cross-validation job.
+
+    ``make_plan()`` returns an :class:`engine.compare.ComparisonPlan` (a ValueError is shown
+    as an error message).  The job and what it ran on live in ``st.session_state`` under
+    ``<prefix>_job`` and ``<prefix>_job_meta``.  While the job runs, a fragment polls it
+    twice a second and the rest of the page is not drawn; afterwards this returns
+    ``(result, meta)`` -- the :class:`engine.compare.CompareResult` (the finished folds
+    after Stop or a spent budget) and :func:`job_meta` plus run labels -- or stops the page
+    when there is nothing to show.
+    """
+    jkey, mkey = f"{prefix}_job", f"{prefix}_job_meta"
+
+    def stop_job() -> None:  # a callback runs before the page, so the buttons redraw right
+        current = st.session_state.get(jkey)
+        if current is not None:
+            current.cancel()
+            current.join(5)  # a fit cannot be interrupted; the live view waits for longer ones
+
+    job = st.session_state.get(jkey)
+    running = job is not None and not job.finished
+    b1, b2, _ = st.columns([1, 1, 6])
+    if b1.button("Run", type="primary", disabled=running or not can_run, key=f"{prefix}_run"):
+        try:
+            plan = make_plan()
+        except ValueError as exc:
+            st.error(str(exc))
+            st.stop()
+        job = Job(cross_validate_steps, plan, budget=float(budget), name=prefix).start()
+        st.session_state[jkey] = job
+        st.session_state[mkey] = {**job_meta(ds), "labels": {
+            rid: label for rid, (label, _) in plan.estimators.items()}}
+        st.rerun()  # redraw with Run disabled and Stop enabled while the job runs
+    b2.button("Stop", disabled=not running, key=f"{prefix}_stop", on_click=stop_job)
+
+    @st.fragment(run_every=0.5)
+    def live_progress():
+        snap = st.session_state[jkey].snapshot()
+        meta = st.session_state[mkey]
+        latest = snap.latest or {"completed": 0, "total": 1, "message": "starting...",
+                                 "rows": []}
+        st.caption(f"Running on {meta['caption']}")
+        st.progress(latest["completed"] / latest["total"],
+                    text=f"{latest['message']} -- {latest['completed']}/{latest['total']} "
+                         f"fits, {snap.elapsed:.1f} s")
+        if latest["rows"]:
+            st.dataframe(summarise(latest["rows"], meta["task"]).summary.round(4),
+                         hide_index=True, width="stretch")
+        if snap.finished:
+            st.rerun()
+
+    if running:
+        live_progress()
+        st.stop()
+    if job is None:
+        st.info(idle_text)
+        st.stop()
+    snap = job.snapshot()
+    meta = st.session_state[mkey]
+    if snap.status == "error":
+        st.error(f"The comparison failed: {snap.error}")
+        st.stop()
+    if snap.status in ("cancelled", "timeout"):
+        rows = (snap.result or {}).get("rows", [])
+        why = "was stopped" if snap.status == "cancelled" else (
+            f"ran out of its {job.budget:.0f} s budget")
+        st.warning(f"The job {why}; showing the {len(rows)} folds that finished.")
+        result = summarise(rows, meta["task"], complete=False)
+    else:
+        result = snap.result
+    for w in result.warnings:
+        st.info(w)
+    if result.summary.empty:
+        st.stop()
+    return result, meta
 
 
 def job_meta(ds) -> dict:

@@ -4,14 +4,13 @@
 import pandas as pd
 import streamlit as st
 
-from engine.compare import available_models, cross_validate_steps, plan_comparison, summarise
+from engine.compare import available_models, plan_comparison
 from engine.figures.compare import cv_summary_figure
 from engine.figures.tree import tree_figure
-from engine.jobs import Job
 from pages._shared import (
     current_dataset,
+    cv_job_panel,
     dataset_caption,
-    job_meta,
     labelled_tree,
     require_entrypoint,
     seed,
@@ -64,71 +63,11 @@ for spec in specs:
                                                   step=1, key=key, help=p.help)
         params[spec.key] = values
 
-def _stop_job() -> None:
-    """Stop button callback: runs before the page, so the buttons are drawn in their new state."""
-    job = st.session_state.get("cmp_job")
-    if job is not None:
-        job.cancel()
-        job.join(5)  # the current fit cannot be interrupted; the live view waits for longer ones
-
-
-job: Job | None = st.session_state.get("cmp_job")
-running = job is not None and not job.finished
-b1, b2, _ = st.columns([1, 1, 6])
-if b1.button("Run", type="primary", disabled=running or not chosen, key="cmp_run"):
-    try:
-        plan = plan_comparison(ds, {k: params.get(k, {}) for k in chosen}, n_splits=n_splits,
-                               random_state=seed())
-    except ValueError as exc:
-        st.error(str(exc))
-        st.stop()
-    job = Job(cross_validate_steps, plan, budget=float(budget), name="compare").start()
-    st.session_state["cmp_job"] = job
-    st.session_state["cmp_job_meta"] = job_meta(ds)
-    st.rerun()  # redraw with Run disabled and Stop enabled while the job runs
-b2.button("Stop", disabled=not running, key="cmp_stop", on_click=_stop_job)
-
-
-@st.fragment(run_every=0.5)
-def live_progress():
-    """Poll the job: progress bar and the folds finished so far; rerun the page when done."""
-    snap = st.session_state["cmp_job"].snapshot()
-    latest = snap.latest or {"completed": 0, "total": 1, "message": "starting...", "rows": []}
-    st.caption(f"Running on {st.session_state['cmp_job_meta']['caption']}")
-    st.progress(latest["completed"] / latest["total"],
-                text=f"{latest['message']} -- {latest['completed']}/{latest['total']} fits, "
-                     f"{snap.elapsed:.1f} s")
-    if latest["rows"]:
-        part = summarise(latest["rows"], st.session_state["cmp_job_meta"]["task"])
-        st.dataframe(part.summary, hide_index=True, width="stretch")
-    if snap.finished:
-        st.rerun()
-
-
-if running:
-    live_progress()
-    st.stop()
-
-if job is None:
-    st.info("Choose models and press **Run**.")
-    st.stop()
-
-snap = job.snapshot()
-meta = st.session_state["cmp_job_meta"]
-if snap.status == "error":
-    st.error(f"The comparison failed: {snap.error}")
-    st.stop()
-if snap.status in ("cancelled", "timeout"):
-    why = "stopped" if snap.status == "cancelled" else f"ran out of its {job.budget:.0f} s budget"
-    st.warning(f"The job {why}; showing the {len((snap.result or {}).get('rows', []))} folds "
-               "that finished.")
-    result = summarise((snap.result or {}).get("rows", []), meta["task"], complete=False)
-else:
-    result = snap.result
-for w in result.warnings:
-    st.info(w)
-if result.summary.empty:
-    st.stop()
+result, meta = cv_job_panel(
+    "cmp", ds, lambda: plan_comparison(ds, {k: params.get(k, {}) for k in chosen},
+                                       n_splits=n_splits, random_state=seed()),
+    budget=budget, idle_text="Choose models and press **Run**.", can_run=bool(chosen))
+snap = st.session_state["cmp_job"].snapshot()
 
 st.subheader("Results")
 if meta["caption"] != dataset_caption(ds):

@@ -7,7 +7,7 @@ import streamlit as st
 
 from engine.candidates import dics_dictionary, strategies_for
 from engine.cart import CARTClassifier, CARTRegressor
-from engine.compare import cross_validate_steps, plan_comparison, summarise
+from engine.compare import plan_comparison
 from engine.figures.splits import (
     candidates_figure,
     gain_curve_figure,
@@ -15,13 +15,12 @@ from engine.figures.splits import (
     threshold_scan_figure,
 )
 from engine.figures.tree import tree_figure
-from engine.jobs import Job
 from engine.splits import node_mask, split_profile, strategy_models
 from pages._shared import (
     current_dataset,
+    cv_job_panel,
     dataset_caption,
     dataset_digest,
-    job_meta,
     labelled_tree,
     require_entrypoint,
     seed,
@@ -205,72 +204,18 @@ cv_depth = c1.slider("Tree depth", 1, 20, 8, key="ss_cv_depth",
                      help="The DICS paper compares trees of depth 8.")
 folds = c2.slider("Folds (k)", 2, 10, 5, key="ss_cv_folds")
 budget = c3.number_input("Time budget (seconds)", 5, 3600, 120, step=5, key="ss_cv_budget")
-job: Job | None = st.session_state.get("ss_job")
-running = job is not None and not job.finished
-b1, b2, _ = st.columns([1, 1, 6])
 
 
-def _stop_job() -> None:
-    """Stop button callback: runs before the page, so the buttons are drawn in their new
-    state (Run enabled again)."""
-    current = st.session_state.get("ss_job")
-    if current is not None:
-        current.cancel()
-        current.join(5)  # a fit cannot be interrupted; the live view waits for longer ones
-
-
-if b1.button("Run", type="primary", disabled=running, key="ss_run"):
+def make_plan():
     params = {"max_depth": cv_depth, "min_samples_leaf": int(msl), "n_candidates": int(k)}
     if ds.task == "classification":
         params["criterion"] = criterion
-    try:
-        plan = plan_comparison(ds, strategy_models(strategies, **params), n_splits=folds,
-                               random_state=seed())
-    except ValueError as exc:
-        st.error(str(exc))
-        st.stop()
-    job = Job(cross_validate_steps, plan, budget=float(budget), name="strategies").start()
-    st.session_state["ss_job"] = job
-    st.session_state["ss_job_meta"] = {**job_meta(ds), "labels": {
-        rid: lab for rid, (lab, _) in plan.estimators.items()}}
-    st.rerun()  # redraw with Run disabled and Stop enabled while the job runs
-b2.button("Stop", disabled=not running, key="ss_stop", on_click=_stop_job)
+    return plan_comparison(ds, strategy_models(strategies, **params), n_splits=folds,
+                           random_state=seed())
 
 
-@st.fragment(run_every=0.5)
-def live_progress():
-    """Poll the job: progress bar and the folds finished so far; rerun the page when done."""
-    snap = st.session_state["ss_job"].snapshot()
-    latest = snap.latest or {"completed": 0, "total": 1, "message": "starting...", "rows": []}
-    st.progress(latest["completed"] / latest["total"],
-                text=f"{latest['message']} -- {latest['completed']}/{latest['total']} fits, "
-                     f"{snap.elapsed:.1f} s")
-    if latest["rows"]:
-        st.dataframe(summarise(latest["rows"], st.session_state["ss_job_meta"]["task"])
-                     .summary.round(4), hide_index=True, width="stretch")
-    if snap.finished:
-        st.rerun()
-
-
-if running:
-    live_progress()
-    st.stop()
-if job is None:
-    st.info("Press **Run** to compare whole trees.")
-    st.stop()
-
-snap = job.snapshot()
-meta = st.session_state["ss_job_meta"]
-if snap.status == "error":
-    st.error(f"The comparison failed: {snap.error}")
-    st.stop()
-if snap.status in ("cancelled", "timeout"):
-    st.warning("The run stopped early; showing the folds that finished.")
-    result = summarise((snap.result or {}).get("rows", []), meta["task"], complete=False)
-else:
-    result = snap.result
-if result.summary.empty:
-    st.stop()
+result, meta = cv_job_panel("ss", ds, make_plan, budget=budget,
+                            idle_text="Press **Run** to compare whole trees.")
 st.caption(f"Results for {meta['caption']}")
 metric = "accuracy" if meta["task"] == "classification" else "r2"
 cols = ["model", metric, metric + "_std", "candidates", "fit_seconds", "n_leaves", "depth"]

@@ -43,6 +43,7 @@ def cv_summary_figure(summary: pd.DataFrame, task: str) -> go.Figure:
     fig.update_layout(**base_layout(f"Cross-validated comparison ({int(summary['folds'].max())}"
                                     " folds; bars: mean, whiskers: ±1 std)" if len(summary)
                                     else "Cross-validated comparison"),
-                      height=640, barmode="group")
+                      height=660, barmode="group")
+    fig.update_layout(legend=dict(y=1.1), margin=dict(t=130))  # above the panel titles
     fig.update_annotations(font_size=12)
     return fig
