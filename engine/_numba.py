@@ -55,8 +55,8 @@ def _clear_stale_cache(package_dir: Path | None = None, cache_dir: str | None = 
 
     numba keys a cached function on its *own* file only: after an edit of
     ``criteria.py``, a kernel of ``cart.py`` that inlines a ``criteria`` kernel would load
-    its stale machine code.  A digest of all ``engine/**/*.py`` files is kept beside the
-    cache; when it differs, the engine's ``*.nbi``/``*.nbc`` files are deleted, so the next
+    its stale machine code.  A digest of the ``engine/**/*.py`` files that define kernels
+    (mention ``njit``) is kept beside the cache; when it differs, the engine's ``*.nbi``/``*.nbc`` files are deleted, so the next
     call recompiles.  Installed copies that nobody edits keep their cache.  Returns True when
     files were deleted.
     """
@@ -67,8 +67,11 @@ def _clear_stale_cache(package_dir: Path | None = None, cache_dir: str | None = 
         cache_dir = CACHE_DIR
     digest = hashlib.sha256()
     for src in sorted(package_dir.rglob("*.py")):
+        text = src.read_bytes()
+        if b"njit" not in text:
+            continue  # no kernel here (figures, estimators' Python): no cached code depends on it
         digest.update(src.relative_to(package_dir).as_posix().encode())
-        digest.update(src.read_bytes())
+        digest.update(text)
     root = package_dir if cache_dir is None else Path(cache_dir)
     stamp = (root / "__pycache__" if cache_dir is None else root) / "treelab-sources.sha256"
     current = digest.hexdigest()
