@@ -1,0 +1,175 @@
+"""Numba split scans of the Partition Tree (SPEC section 2, log-loss gain).
+
+A cell A = A_X x A_Y has counts ``nxy`` (rows with x in A_X and y in A_Y), ``nx`` (rows with
+x in A_X) and measure ``mu`` of A_Y. Its loss (times N) is ``-nxy * ln(nxy / (nx * mu))``
+(0 when nxy is 0). The gain of a split is ``(l(parent) - l(left) - l(right)) / N``.
+
+* :func:`scan_continuous` scans the midpoints between consecutive distinct sorted values with
+  prefix counts (X split: values of the node's X set; Y split: values of its Y set).
+* :func:`scan_categorical` sorts categories by ``a_c / b_c`` and scans the prefixes.
+
+Gains are clipped at 0 (a Jensen gap: negative values are rounding only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine._numba import njit, register_warmup
+
+
+@njit
+def xlogy_ratio(nxy, nx, mu):
+    """``nxy * ln(nxy / (nx * mu))``, 0 when ``nxy`` is 0."""
+    if nxy <= 0.0:
+        return 0.0
+    return nxy * np.log(nxy / (nx * mu))
+
+
+@njit
+def scan_continuous(vals, flags, nxy, nx, lo, hi, is_y, n_total,
+                    min_xy, min_x, min_y, min_width, out_gains):
+    """Best split of one continuous coordinate.
+
+    ``vals`` are the sorted values of the node's X set (``is_y`` False) or Y set (``is_y``
+    True); ``flags[i]`` is 1 when that row is also in the node's XY set. ``lo``/``hi`` is
+    A_Y (Y split only). ``out_gains[i]`` receives the gain of the threshold between
+    ``vals[i]`` and ``vals[i + 1]`` (NaN when not a candidate or refused).
+    Returns ``(best_gain, best_threshold, n_left_best)``; gain -1 when no valid split.
+    """
+    m = vals.shape[0]
+    mu = hi - lo
+    parent = xlogy_ratio(nxy, nx, mu)
+    best = -1.0
+    best_t = np.nan
+    best_n = 0
+    c_all = 0.0
+    c_xy = 0.0
+    for i in range(m - 1):
+        c_all += 1.0
+        c_xy += flags[i]
+        out_gains[i] = np.nan
+        if vals[i + 1] <= vals[i]:
+            continue
+        t = 0.5 * (vals[i] + vals[i + 1])
+        lxy = c_xy
+        rxy = nxy - c_xy
+        if lxy < min_xy or rxy < min_xy:
+            continue
+        if is_y:
+            if c_all < min_y or m - c_all < min_y:
+                continue
+            wl = t - lo
+            wr = hi - t
+            if wl < min_width or wr < min_width or wl <= 0.0 or wr <= 0.0:
+                continue
+            g = xlogy_ratio(lxy, nx, wl) + xlogy_ratio(rxy, nx, wr) - parent
+        else:
+            lx = c_all
+            rx = m - c_all
+            if lx < min_x or rx < min_x:
+                continue
+            g = xlogy_ratio(lxy, lx, 1.0) + xlogy_ratio(rxy, rx, 1.0) - xlogy_ratio(nxy, nx, 1.0)
+        g = g / n_total
+        if g < 0.0:
+            g = 0.0
+        out_gains[i] = g
+        if g > best:
+            best = g
+            best_t = t
+            best_n = i + 1
+    return best, best_t, best_n
+
+
+@njit
+def scan_categorical(a, b, present, is_y, nxy, nx, mu, n_total, min_xy, min_x, order_out):
+    """Best subset split of one categorical coordinate by the ratio-sorted prefix scan.
+
+    ``a[c]`` = n_XY of category c, ``b[c]`` = n_X of c (X split) or 1 (Y split, then ``mu``
+    is the number of categories of A_Y and each side's measure is its number of categories);
+    only categories with ``present[c]`` take part. ``order_out`` receives the present
+    categories sorted by ``a / b``. Returns ``(best_gain, n_left_categories)``; the left set
+    is ``order_out[:n_left]``. Gain -1 when no valid split.
+    """
+    k = a.shape[0]
+    m = 0
+    for c in range(k):
+        if present[c]:
+            order_out[m] = c
+            m += 1
+    ratio = np.empty(m)
+    for i in range(m):
+        c = order_out[i]
+        ratio[i] = a[c] / b[c] if b[c] > 0 else 0.0
+    srt = np.argsort(ratio, kind="mergesort")
+    tmp = order_out[:m].copy()
+    for i in range(m):
+        order_out[i] = tmp[srt[i]]
+    parent = xlogy_ratio(nxy, nx, mu)
+    best = -1.0
+    best_n = 0
+    ca = 0.0
+    cb = 0.0
+    for i in range(m - 1):
+        c = order_out[i]
+        ca += a[c]
+        cb += b[c]
+        if ca < min_xy or nxy - ca < min_xy:
+            continue
+        if is_y:
+            g = xlogy_ratio(ca, nx, cb) + xlogy_ratio(nxy - ca, nx, mu - cb) - parent
+        else:
+            if cb < min_x or nx - cb < min_x:
+                continue
+            g = xlogy_ratio(ca, cb, 1.0) + xlogy_ratio(nxy - ca, nx - cb, 1.0) \
+                - xlogy_ratio(nxy, nx, 1.0)
+        g = g / n_total
+        if g < 0.0:
+            g = 0.0
+        if g > best:
+            best = g
+            best_n = i + 1
+    return best, best_n
+
+
+@njit
+def sorted_with_flags(values, rows, in_xy):
+    """Values of ``rows`` sorted, with the XY-membership flag of each (float64)."""
+    v = values[rows]
+    o = np.argsort(v, kind="mergesort")
+    m = rows.shape[0]
+    vs = np.empty(m)
+    fs = np.empty(m)
+    for i in range(m):
+        vs[i] = v[o[i]]
+        fs[i] = in_xy[rows[o[i]]]
+    return vs, fs
+
+
+@njit
+def category_counts(codes, rows_xy, rows_x, k):
+    """``a[c]`` = XY rows with code c, ``b[c]`` = X rows with code c."""
+    a = np.zeros(k)
+    b = np.zeros(k)
+    for r in rows_xy:
+        a[int(codes[r])] += 1.0
+    for r in rows_x:
+        b[int(codes[r])] += 1.0
+    return a, b
+
+
+@register_warmup("partition.scans")
+def _warmup() -> None:
+    """Call every kernel once with the dtypes of real calls."""
+    x = np.ascontiguousarray(np.array([0.0, 1.0, 1.0, 2.0, 3.0]))
+    rows = np.arange(5, dtype=np.int64)
+    flags = np.ones(5)
+    vs, fs = sorted_with_flags(x, rows, flags)
+    out = np.empty(5)
+    scan_continuous(vs, fs, 5.0, 5.0, -0.5, 3.5, True, 5.0, 1.0, 1.0, 1.0, 0.0, out)
+    scan_continuous(vs, fs, 5.0, 5.0, -0.5, 3.5, False, 5.0, 1.0, 1.0, 1.0, 0.0, out)
+    a, b = category_counts(x, rows, rows, 4)
+    order = np.empty(4, dtype=np.int64)
+    present = np.ones(4, dtype=np.bool_)
+    scan_categorical(a, b, present, False, 5.0, 5.0, 1.0, 5.0, 1.0, 1.0, order)
+    scan_categorical(a, np.ones(4), present, True, 5.0, 5.0, 4.0, 5.0, 1.0, 1.0, order)
