@@ -1,0 +1,296 @@
+"""Best-first growth of one Partition Tree and the routing used for prediction.
+
+Each node keeps three index sets: XY (x in A_X and y in A_Y), X (x in A_X) and Y (y in A_Y).
+An X split partitions XY and X (Y inherited); a Y split partitions XY and Y (X inherited by
+both children). Leaves are pushed on a max-heap keyed by their best split's gain.
+
+Node kinds: 0 leaf, 1 continuous X split (``x <= threshold`` goes left), 2 categorical X split
+(codes in ``cat_left`` go left, unseen codes right), 3 continuous Y split (``y <= threshold``
+left), 4 categorical Y split (classes in ``cat_left`` go left).
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.partition.scans import (
+    category_counts,
+    scan_categorical,
+    scan_continuous,
+    sorted_with_flags,
+)
+
+LEAF, X_CONT, X_CAT, Y_CONT, Y_CAT = 0, 1, 2, 3, 4
+
+
+@dataclass
+class GrowParams:
+    """Stopping rules of the growth (see SPEC section 2, Growth)."""
+
+    max_leaves: int = 32
+    max_depth: int | None = None
+    min_samples_xy: int = 1
+    min_samples_x: int = 1
+    min_samples_y: int = 1
+    min_volume_fraction: float = 0.0
+    max_features: float = 1.0  # fraction of X columns searched per split (redrawn per split)
+
+
+@dataclass
+class PartitionTreeArrays:
+    """A fitted tree: one entry per node (children ``-1`` at leaves)."""
+
+    kind: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    gain: np.ndarray
+    depth: np.ndarray
+    nxy: np.ndarray
+    nx: np.ndarray
+    ylo: np.ndarray            # continuous y: A_Y = [ylo, yhi]
+    yhi: np.ndarray
+    ymask: np.ndarray | None   # discrete y: (n_nodes, n_classes) bool, A_Y
+    cat_left: list = field(default_factory=list)  # per node: bool mask or None
+    discrete_y: bool = False
+    n_classes: int = 0
+    y_box: tuple[float, float] = (0.0, 1.0)
+    n_train: int = 0
+    trace: list = field(default_factory=list)  # (n_leaves, train_nll) after each split
+
+    @property
+    def n_leaves(self) -> int:
+        return int(np.sum(self.kind == LEAF))
+
+    def measure(self) -> np.ndarray:
+        """mu_Y(A_Y) per node: width (continuous) or number of classes (discrete)."""
+        if self.discrete_y:
+            return self.ymask.sum(axis=1).astype(np.float64)
+        return self.yhi - self.ylo
+
+
+class _Node:
+    __slots__ = ("rows_xy", "rows_x", "rows_y", "ylo", "yhi", "ymask", "depth", "id", "best")
+
+    def __init__(self, rows_xy, rows_x, rows_y, ylo, yhi, ymask, depth):
+        self.rows_xy, self.rows_x, self.rows_y = rows_xy, rows_x, rows_y
+        self.ylo, self.yhi, self.ymask, self.depth = ylo, yhi, ymask, depth
+        self.id = -1
+        self.best = None
+
+
+def _best_split(node, X, y, is_cat, n_cats, discrete_y, n_classes, in_xy, n_total, p,
+                min_width, rng):
+    """(gain, kind, feature, threshold, left_mask) of the node's best split, or None."""
+    nxy = float(node.rows_xy.shape[0])
+    nx = float(node.rows_x.shape[0])
+    if nxy == 0:
+        return None
+    in_xy[node.rows_xy] = 1.0
+    best = None
+    n_feat = X.shape[1]
+    feats = np.arange(n_feat)
+    if p.max_features < 1.0 and n_feat > 0:
+        k = max(1, int(round(p.max_features * n_feat)))
+        feats = np.sort(rng.choice(n_feat, k, replace=False))
+    mx, mxy, my = float(p.min_samples_x), float(p.min_samples_xy), float(p.min_samples_y)
+    try:
+        for f in feats:
+            col = X[:, f]
+            if is_cat[f]:
+                k = int(n_cats[f])
+                a, b = category_counts(col, node.rows_xy, node.rows_x, k)
+                order = np.empty(k, dtype=np.int64)
+                g, nl = scan_categorical(a, b, b > 0, False, nxy, nx, 1.0, n_total, mxy, mx,
+                                         order)
+                if g > 0 and (best is None or g > best[0]):
+                    mask = np.zeros(k, dtype=bool)
+                    mask[order[:nl]] = True
+                    best = (g, X_CAT, int(f), np.nan, mask)
+            else:
+                vs, fs = sorted_with_flags(col, node.rows_x, in_xy)
+                out = np.empty(vs.shape[0])
+                g, t, _ = scan_continuous(vs, fs, nxy, nx, 0.0, 1.0, False, n_total, mxy, mx,
+                                          my, 0.0, out)
+                if g > 0 and (best is None or g > best[0]):
+                    best = (g, X_CONT, int(f), float(t), None)
+        if discrete_y:
+            a, _ = category_counts(y, node.rows_xy, node.rows_xy[:0], n_classes)
+            order = np.empty(n_classes, dtype=np.int64)
+            mu = float(node.ymask.sum())
+            g, nl = scan_categorical(a, np.ones(n_classes), node.ymask, True, nxy, nx, mu,
+                                     n_total, mxy, mx, order)
+            # A zero-gain Y split is allowed (popped after every positive gain): with
+            # balanced classes every root split has gain 0, and only a Y split opens X gains.
+            if g >= 0 and (best is None or g > best[0]):
+                mask = np.zeros(n_classes, dtype=bool)
+                mask[order[:nl]] = True
+                best = (g, Y_CAT, -1, np.nan, mask)
+        else:
+            vs, fs = sorted_with_flags(y, node.rows_y, in_xy)
+            out = np.empty(vs.shape[0])
+            g, t, _ = scan_continuous(vs, fs, nxy, nx, node.ylo, node.yhi, True, n_total, mxy,
+                                      mx, my, min_width, out)
+            if g >= 0 and (best is None or g > best[0]):
+                best = (g, Y_CONT, -1, float(t), None)
+    finally:
+        in_xy[node.rows_xy] = 0.0
+    return best
+
+
+def grow_tree(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: GrowParams,
+              rng=None, callback=None) -> PartitionTreeArrays:
+    """Grow one tree best-first on ``X`` (float64, C-contiguous) and ``y``.
+
+    ``y`` holds float64 values (continuous) or class codes ``0..n_classes-1`` as float64
+    (discrete). ``y_box`` is the root A_Y for continuous y. ``callback(tree, n_leaves,
+    train_nll)`` (optional) is called after each split with the tree so far.
+    """
+    rng = rng if rng is not None else np.random.RandomState(0)
+    n = X.shape[0]
+    n_total = float(n)
+    rows = np.arange(n, dtype=np.int64)
+    in_xy = np.zeros(n)
+    lo, hi = float(y_box[0]), float(y_box[1])
+    min_width = params.min_volume_fraction * (hi - lo) if not discrete_y else 0.0
+    root = _Node(rows, rows, rows, lo, hi,
+                 np.ones(n_classes, dtype=bool) if discrete_y else None, 0)
+    nodes: list[dict] = []
+
+    def add(node):
+        node.id = len(nodes)
+        nodes.append(dict(kind=LEAF, feature=-1, threshold=np.nan, left=-1, right=-1, gain=0.0,
+                          depth=node.depth, nxy=float(node.rows_xy.shape[0]),
+                          nx=float(node.rows_x.shape[0]), ylo=node.ylo, yhi=node.yhi,
+                          ymask=node.ymask, cat_left=None))
+
+    def search(node):
+        if params.max_depth is not None and node.depth >= params.max_depth:
+            return None
+        return _best_split(node, X, y, is_cat, n_cats, discrete_y, n_classes, in_xy, n_total,
+                           params, min_width, rng)
+
+    add(root)
+    mu0 = float(n_classes) if discrete_y else hi - lo
+    train_nll = float(np.log(mu0))  # root cell: density 1 / mu
+    trace = [(1, train_nll)]
+    heap = []
+    counter = 0
+    best = search(root)
+    if best is not None:
+        heapq.heappush(heap, (-best[0], counter, root, best))
+    n_leaves = 1
+    while heap and n_leaves < params.max_leaves:
+        _, _, node, (g, kind, f, t, mask) = heapq.heappop(heap)
+        if kind == X_CONT or kind == X_CAT:
+            go_xy = (X[node.rows_xy, f] <= t) if kind == X_CONT else \
+                mask[X[node.rows_xy, f].astype(np.int64)]
+            go_x = (X[node.rows_x, f] <= t) if kind == X_CONT else \
+                mask[X[node.rows_x, f].astype(np.int64)]
+            kids = [_Node(node.rows_xy[s_xy], node.rows_x[s_x], node.rows_y, node.ylo,
+                          node.yhi, node.ymask, node.depth + 1)
+                    for s_xy, s_x in ((go_xy, go_x), (~go_xy, ~go_x))]
+        else:
+            if kind == Y_CONT:
+                go_xy, go_y = y[node.rows_xy] <= t, y[node.rows_y] <= t
+                bounds = ((node.ylo, t), (t, node.yhi))
+                masks = (None, None)
+            else:
+                go_xy = mask[y[node.rows_xy].astype(np.int64)]
+                go_y = mask[y[node.rows_y].astype(np.int64)]
+                bounds = ((lo, hi), (lo, hi))
+                masks = (node.ymask & mask, node.ymask & ~mask)
+            kids = [_Node(node.rows_xy[s_xy], node.rows_x, node.rows_y[s_y], b[0], b[1], m,
+                          node.depth + 1)
+                    for s_xy, s_y, b, m in ((go_xy, go_y, bounds[0], masks[0]),
+                                            (~go_xy, ~go_y, bounds[1], masks[1]))]
+        rec = nodes[node.id]
+        rec.update(kind=kind, feature=f, threshold=t, gain=g, cat_left=mask)
+        for side, kid in zip(("left", "right"), kids, strict=True):
+            add(kid)
+            rec[side] = kid.id
+        node.rows_xy = node.rows_x = node.rows_y = None  # free memory
+        n_leaves += 1
+        train_nll -= g
+        trace.append((n_leaves, train_nll))
+        if callback is not None:
+            callback(_finish(nodes, discrete_y, n_classes, (lo, hi), n, trace), n_leaves,
+                     train_nll)
+        for kid in kids:
+            kb = search(kid)
+            if kb is not None:
+                counter += 1
+                heapq.heappush(heap, (-kb[0], counter, kid, kb))
+    return _finish(nodes, discrete_y, n_classes, (lo, hi), n, trace)
+
+
+def _finish(nodes, discrete_y, n_classes, y_box, n, trace) -> PartitionTreeArrays:
+    def col(name, dtype):
+        return np.array([d[name] for d in nodes], dtype=dtype)
+
+    ymask = np.array([d["ymask"] for d in nodes], dtype=bool) if discrete_y else None
+    return PartitionTreeArrays(
+        kind=col("kind", np.int64), feature=col("feature", np.int64),
+        threshold=col("threshold", np.float64), left=col("left", np.int64),
+        right=col("right", np.int64), gain=col("gain", np.float64),
+        depth=col("depth", np.int64), nxy=col("nxy", np.float64), nx=col("nx", np.float64),
+        ylo=col("ylo", np.float64), yhi=col("yhi", np.float64), ymask=ymask,
+        cat_left=[d["cat_left"] for d in nodes], discrete_y=discrete_y, n_classes=n_classes,
+        y_box=y_box, n_train=n, trace=list(trace))
+
+
+def _go_left_x(tree, node, xcol):
+    if tree.kind[node] == X_CONT:
+        return xcol <= tree.threshold[node]
+    codes = xcol.astype(np.int64)
+    mask = tree.cat_left[node]
+    inside = (codes >= 0) & (codes < mask.shape[0])
+    out = np.zeros(xcol.shape[0], dtype=bool)
+    out[inside] = mask[codes[inside]]
+    return out
+
+
+def slice_leaves(tree: PartitionTreeArrays, X: np.ndarray):
+    """Yield ``(leaf, rows)``: the leaves matched by each row of ``X`` (both ways at Y splits)."""
+    stack = [(0, np.arange(X.shape[0]))]
+    while stack:
+        node, rows = stack.pop()
+        if rows.shape[0] == 0:
+            continue
+        k = tree.kind[node]
+        if k == LEAF:
+            yield node, rows
+        elif k in (Y_CONT, Y_CAT):
+            stack.append((tree.left[node], rows))
+            stack.append((tree.right[node], rows))
+        else:
+            go = _go_left_x(tree, node, X[rows, tree.feature[node]])
+            stack.append((tree.left[node], rows[go]))
+            stack.append((tree.right[node], rows[~go]))
+
+
+def leaf_of(tree: PartitionTreeArrays, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Leaf of each (x, y) row (y must be inside the box; classes as codes)."""
+    out = np.full(X.shape[0], -1, dtype=np.int64)
+    stack = [(0, np.arange(X.shape[0]))]
+    while stack:
+        node, rows = stack.pop()
+        if rows.shape[0] == 0:
+            continue
+        k = tree.kind[node]
+        if k == LEAF:
+            out[rows] = node
+            continue
+        if k == Y_CONT:
+            go = y[rows] <= tree.threshold[node]
+        elif k == Y_CAT:
+            go = tree.cat_left[node][y[rows].astype(np.int64)]
+        else:
+            go = _go_left_x(tree, node, X[rows, tree.feature[node]])
+        stack.append((tree.left[node], rows[go]))
+        stack.append((tree.right[node], rows[~go]))
+    return out
