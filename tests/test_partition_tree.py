@@ -62,13 +62,13 @@ def test_classification_probabilities_sum_to_one(cls, kw):
 def test_first_split_is_on_y_and_gains_nonnegative():
     X, y = _hetero(300, 1)
     m = PartitionTreeRegressor(max_leaves=32).fit(X, y)
-    t = m.tree_
+    t = m.partition_tree_
     assert t.kind[0] == Y_CONT
     inner = t.kind != LEAF
     assert np.all(t.gain[inner] >= 0)
     Xi, yi = load_iris(return_X_y=True)  # balanced classes: root Y gain is 0, still splits
     c = PartitionTreeClassifier().fit(Xi, yi)
-    assert c.tree_.kind[0] == Y_CAT
+    assert c.partition_tree_.kind[0] == Y_CAT
 
 
 def test_training_nll_non_increasing_in_max_leaves():
@@ -81,7 +81,7 @@ def test_training_nll_non_increasing_in_max_leaves():
         prev = nll
     train = [tr for _, tr, _ in m.trace_]
     assert np.all(np.diff(train) <= 1e-12)
-    assert m.trace_[-1][0] == m.tree_.n_leaves
+    assert m.trace_[-1][0] == m.partition_tree_.n_leaves
 
 
 def test_trace_validation_and_callback():
@@ -137,4 +137,4 @@ def test_categorical_feature_split_and_cells():
     pred = m.predict(X)
     hi_group = np.isin(c, [1, 3])
     assert pred[hi_group].min() > pred[~hi_group].max() + 0.5
-    assert len(m.cells()) == m.tree_.n_leaves
+    assert len(m.cells()) == m.partition_tree_.n_leaves

@@ -317,7 +317,7 @@ class _TreeMixin:
         hook = on_split if (X_val is not None or callback is not None) else None
         tree = self._grow_one(X, yv, self._grow_params(False), self.random_state or 0, hook)
         self.trees_ = [tree]
-        self.tree_ = tree
+        self.partition_tree_ = tree
         v0 = self.nll(X_val, y_val)[0] if X_val is not None else np.nan
         vals = [v0] + (val if val else [np.nan] * (len(tree.trace) - 1))
         self.trace_ = [(n, tr, v) for (n, tr), v in zip(tree.trace, vals, strict=True)]
