@@ -163,3 +163,22 @@ def test_cv_log_loss_within_reference(name):
             p = np.clip(m.predict_proba(ds.X[te]), 1e-15, 1.0)
             losses.append(log_loss(ds.y[te], p, labels=m.classes_))
         assert np.mean(losses) <= REFERENCE[name][which] + 0.02, (which, np.mean(losses))
+
+
+def test_root_gain_matches_brute_force_and_parallel_forest_is_deterministic():
+    X, y = _hetero(60, 6)
+    m = PartitionTreeRegressor(max_leaves=2, min_volume_fraction=0.0).fit(X, y)
+    lo, hi = m.y_box_
+    n = len(y)
+    ys = np.sort(y)
+    best = 0.0
+    for t in 0.5 * (ys[1:] + ys[:-1]):
+        nl = np.sum(y <= t)
+        g = (-np.log(n / (n * (hi - lo))) + (nl / n) * np.log(nl / (n * (t - lo)))
+             + ((n - nl) / n) * np.log((n - nl) / (n * (hi - t))))
+        best = max(best, g)
+    assert abs(m.partition_tree_.gain[0] - best) < 1e-12
+    Xi, yi = load_iris(return_X_y=True)
+    a = PartitionForestClassifier(n_estimators=4, random_state=0, n_jobs=2).fit(Xi, yi)
+    b = PartitionForestClassifier(n_estimators=4, random_state=0).fit(Xi, yi)
+    assert np.array_equal(a.predict_proba(Xi), b.predict_proba(Xi))
