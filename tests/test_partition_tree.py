@@ -122,6 +122,15 @@ def test_heteroscedastic_beats_homoscedastic_gaussian():
         m = PartitionTreeRegressor(max_leaves=k).fit(ds.X[tr], ds.y[tr])
         nll, _ = m.nll(ds.X[te], ds.y[te])
         assert nll < base, (k, nll, base)
+    # a homoscedastic Gaussian around a linear mean is a harder baseline: the single tree
+    # does not beat it reliably (measured 0.80-0.94 vs 0.83-0.93), the forest does
+    from sklearn.linear_model import LinearRegression
+
+    lr = LinearRegression().fit(ds.X[tr], ds.y[tr])
+    scale = np.std(ds.y[tr] - lr.predict(ds.X[tr]))
+    linear = -norm.logpdf(ds.y[te], lr.predict(ds.X[te]), scale).mean()
+    forest = PartitionForestRegressor(n_estimators=30, random_state=0).fit(ds.X[tr], ds.y[tr])
+    assert forest.nll(ds.X[te], ds.y[te])[0] < linear
 
 
 def test_categorical_feature_split_and_cells():
