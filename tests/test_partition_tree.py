@@ -146,7 +146,18 @@ def test_categorical_feature_split_and_cells():
     pred = m.predict(X)
     hi_group = np.isin(c, [1, 3])
     assert pred[hi_group].min() > pred[~hi_group].max() + 0.5
-    assert len(m.cells()) == m.partition_tree_.n_leaves
+    cells = m.cells()
+    assert len(cells) == m.partition_tree_.n_leaves
+    assert any(0 in c["x_categories"] for c in cells)
+    # the cells' masses reproduce the slice of a row
+    row = X[0]
+    hits = [c for c in cells if all(row[f] in v for f, v in c["x_categories"].items())
+            and np.all(row >= c["x_low"]) and np.all(row <= c["x_high"])]
+    z = sum(c["n_xy"] / c["n_x"] for c in hits)
+    s = m.slice(row)
+    i = np.searchsorted(s["edges"], y[0]) - 1
+    h = [c["density"] for c in hits if c["y_low"] < y[0] <= c["y_high"]]
+    assert abs(h[0] / z - s["heights"][i]) < 1e-9
 
 
 REFERENCE = {  # SPEC section 2: reference package, 5-fold stratified CV, seed 0

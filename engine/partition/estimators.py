@@ -267,17 +267,23 @@ class _PartitionBase(BaseEstimator):
         return {"edges": e, "heights": heights}
 
     def cells(self, tree: int = 0) -> list[dict]:
-        """The leaves of one fitted tree for drawing: A_X bounds per feature and A_Y."""
+        """The leaves of one fitted tree for drawing.
+
+        Each cell: ``x_low``/``x_high`` (bounds per feature, continuous splits),
+        ``x_categories`` (feature -> allowed codes, categorical splits), ``n_xy``, ``n_x`` and
+        A_Y: ``y_low``/``y_high``/``density`` (regression) or ``classes`` (classification).
+        """
         t = self.trees_[tree]
         d = self.n_features_in_
         out = []
-        stack = [(0, np.full(d, -np.inf), np.full(d, np.inf))]
+        stack = [(0, np.full(d, -np.inf), np.full(d, np.inf), {})]
         while stack:
-            node, xlo, xhi = stack.pop()
+            node, xlo, xhi, cats = stack.pop()
             k = t.kind[node]
             if k == LEAF:
                 cell = {"x_low": xlo.copy(), "x_high": xhi.copy(), "n_xy": float(t.nxy[node]),
-                        "n_x": float(t.nx[node])}
+                        "n_x": float(t.nx[node]),
+                        "x_categories": {f: np.flatnonzero(m) for f, m in cats.items()}}
                 if self._discrete:
                     cell["classes"] = self.classes_[t.ymask[node]]
                 else:
@@ -290,9 +296,14 @@ class _PartitionBase(BaseEstimator):
                 lh[f] = min(lh[f], thr)
                 rl = xlo.copy()
                 rl[f] = max(rl[f], thr)
-                stack += [(t.left[node], xlo, lh), (t.right[node], rl, xhi)]
+                stack += [(t.left[node], xlo, lh, cats), (t.right[node], rl, xhi, cats)]
+            elif k == X_CAT:
+                f, mask = int(t.feature[node]), t.cat_left[node]
+                here = cats.get(f, np.ones(mask.shape[0], dtype=bool))
+                stack += [(t.left[node], xlo, xhi, {**cats, f: here & mask}),
+                          (t.right[node], xlo, xhi, {**cats, f: here & ~mask})]
             else:
-                stack += [(t.left[node], xlo, xhi), (t.right[node], xlo, xhi)]
+                stack += [(t.left[node], xlo, xhi, cats), (t.right[node], xlo, xhi, cats)]
         return out
 
 
