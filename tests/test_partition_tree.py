@@ -202,3 +202,21 @@ def test_root_gain_matches_brute_force_and_parallel_forest_is_deterministic():
     a = PartitionForestClassifier(n_estimators=4, random_state=0, n_jobs=2).fit(Xi, yi)
     b = PartitionForestClassifier(n_estimators=4, random_state=0).fit(Xi, yi)
     assert np.array_equal(a.predict_proba(Xi), b.predict_proba(Xi))
+
+
+def test_forest_options_and_classifier_errors():
+    rng = np.random.RandomState(7)
+    n = 300
+    c = rng.randint(0, 4, n).astype(np.float64)
+    X = np.column_stack([c, rng.rand(n)])
+    y = (np.isin(c, [0, 2]) ^ (X[:, 1] > 0.7)).astype(np.int64)
+    for agg in ("unnormalised", "normalised"):
+        m = PartitionForestClassifier(n_estimators=6, aggregation=agg, categorical_features=[0],
+                                      random_state=0).fit(X, y)
+        assert np.allclose(m.predict_proba(X).sum(axis=1), 1.0, atol=1e-9)
+        assert (m.predict(X) == y).mean() > 0.9
+        assert m.feature_importances_.sum() == pytest.approx(1.0)
+    with pytest.raises(DataError):
+        PartitionTreeClassifier().fit(X, np.where(np.arange(n) == 3, np.nan, 1.0))
+    with pytest.raises(ValueError):
+        PartitionForestClassifier(aggregation="median").fit(X, y)
