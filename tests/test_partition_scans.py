@@ -110,12 +110,13 @@ def test_categorical_prefix_scan_equals_exhaustive_enumeration():
         nxy, nx = float(len(rows_xy)), float(n)
         # X split
         present = b > 0
-        g, _ = scan_categorical(a, b, present, False, nxy, nx, 1.0, 100.0, 1.0, 1.0, order)
+        g, _ = scan_categorical(a, b, present, False, nxy, nx, 1.0, 100.0, 1.0, 1.0, order,
+                                b, 0.0)
         ref = _brute_subsets(a, b, False, nxy, nx, 1.0, 100.0)
         assert abs(max(g, -1.0) - ref) < 1e-12, (trial, g, ref)
         # Y split (categorical target): b = 1, measure = number of categories
         ones = np.ones(k)
         g, nl = scan_categorical(a, ones, np.ones(k, dtype=np.bool_), True, nxy, nx, float(k),
-                                 100.0, 1.0, 1.0, order)
+                                 100.0, 1.0, 1.0, order, ones, 0.0)
         ref = _brute_subsets(a, ones, True, nxy, nx, float(k), 100.0)
         assert abs(max(g, -1.0) - ref) < 1e-12, (trial, g, ref)

@@ -220,3 +220,9 @@ def test_forest_options_and_classifier_errors():
         PartitionTreeClassifier().fit(X, np.where(np.arange(n) == 3, np.nan, 1.0))
     with pytest.raises(ValueError):
         PartitionForestClassifier(aggregation="median").fit(X, y)
+
+
+def test_min_samples_y_applies_to_categorical_targets():
+    Xi, yi = load_iris(return_X_y=True)  # 50 rows per class: no Y side can reach 60 rows
+    assert PartitionTreeClassifier(min_samples_y=60).fit(Xi, yi).partition_tree_.n_leaves == 1
+    assert PartitionTreeClassifier(min_samples_y=50).fit(Xi, yi).partition_tree_.n_leaves > 1

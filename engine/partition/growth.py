@@ -106,7 +106,7 @@ def _best_split(node, X, y, is_cat, n_cats, discrete_y, n_classes, in_xy, n_tota
                 a, b = category_counts(col, node.rows_xy, node.rows_x, k)
                 order = np.empty(k, dtype=np.int64)
                 g, nl = scan_categorical(a, b, b > 0, False, nxy, nx, 1.0, n_total, mxy, mx,
-                                         order)
+                                         order, b, 0.0)
                 if g > 0 and (best is None or g > best[0]):
                     mask = np.zeros(k, dtype=bool)
                     mask[order[:nl]] = True
@@ -119,11 +119,11 @@ def _best_split(node, X, y, is_cat, n_cats, discrete_y, n_classes, in_xy, n_tota
                 if g > 0 and (best is None or g > best[0]):
                     best = (g, X_CONT, int(f), float(t), None)
         if discrete_y:
-            a, _ = category_counts(y, node.rows_xy, node.rows_xy[:0], n_classes)
+            a, ny_c = category_counts(y, node.rows_xy, node.rows_y, n_classes)
             order = np.empty(n_classes, dtype=np.int64)
             mu = float(node.ymask.sum())
             g, nl = scan_categorical(a, np.ones(n_classes), node.ymask, True, nxy, nx, mu,
-                                     n_total, mxy, mx, order)
+                                     n_total, mxy, mx, order, ny_c, my)
             # A zero-gain Y split is allowed (popped after every positive gain): with
             # balanced classes every root split has gain 0, and only a Y split opens X gains.
             if g >= 0 and (best is None or g > best[0]):

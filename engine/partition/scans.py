@@ -82,12 +82,14 @@ def scan_continuous(vals, flags, nxy, nx, lo, hi, is_y, n_total,
 
 
 @njit
-def scan_categorical(a, b, present, is_y, nxy, nx, mu, n_total, min_xy, min_x, order_out):
+def scan_categorical(a, b, present, is_y, nxy, nx, mu, n_total, min_xy, min_x, order_out,
+                     ny_c, min_y):
     """Best subset split of one categorical coordinate by the ratio-sorted prefix scan.
 
     ``a[c]`` = n_XY of category c, ``b[c]`` = n_X of c (X split) or 1 (Y split, then ``mu``
     is the number of categories of A_Y and each side's measure is its number of categories);
-    only categories with ``present[c]`` take part. ``order_out`` receives the present
+    only categories with ``present[c]`` take part. Y split only: ``ny_c[c]`` is the Y-set
+    count of c and each side's Y set needs ``min_y`` rows. ``order_out`` receives the present
     categories sorted by ``a / b``. Returns ``(best_gain, n_left_categories)``; the left set
     is ``order_out[:n_left]``. Gain -1 when no valid split.
     """
@@ -110,13 +112,20 @@ def scan_categorical(a, b, present, is_y, nxy, nx, mu, n_total, min_xy, min_x, o
     best_n = 0
     ca = 0.0
     cb = 0.0
+    cy = 0.0
+    ny = 0.0
+    for i in range(m):
+        ny += ny_c[order_out[i]]
     for i in range(m - 1):
         c = order_out[i]
         ca += a[c]
         cb += b[c]
+        cy += ny_c[c]
         if ca < min_xy or nxy - ca < min_xy:
             continue
         if is_y:
+            if cy < min_y or ny - cy < min_y:
+                continue
             g = xlogy_ratio(ca, nx, cb) + xlogy_ratio(nxy - ca, nx, mu - cb) - parent
         else:
             if cb < min_x or nx - cb < min_x:
@@ -171,5 +180,6 @@ def _warmup() -> None:
     a, b = category_counts(x, rows, rows, 4)
     order = np.empty(4, dtype=np.int64)
     present = np.ones(4, dtype=np.bool_)
-    scan_categorical(a, b, present, False, 5.0, 5.0, 1.0, 5.0, 1.0, 1.0, order)
-    scan_categorical(a, np.ones(4), present, True, 5.0, 5.0, 4.0, 5.0, 1.0, 1.0, order)
+    scan_categorical(a, b, present, False, 5.0, 5.0, 1.0, 5.0, 1.0, 1.0, order, b, 0.0)
+    scan_categorical(a, np.ones(4), present, True, 5.0, 5.0, 4.0, 5.0, 1.0, 1.0, order, b,
+                     1.0)
