@@ -152,13 +152,16 @@ def _to_url(key: str, value, default) -> None:
 
 #: Widget keys whose values must survive a page switch (exact keys and ``prefix`` matches).
 _KEPT_PREFIXES = ("target::", "task::", "categorical::", "left_out::", "plot_feature::", "csv_",
-                  "cmp_", "ss_")
+                  "cmp_", "ss_", "lit_", "pt_", "tg_", "ci_")
 #: Keys under those prefixes that are not kept: buttons (cannot be set), the job itself, and
 #: result-view widgets whose bounds depend on the last result.
 _NOT_KEPT = frozenset({"cmp_run", "cmp_stop", "cmp_job", "cmp_job_meta", "cmp_tree_models",
                        "cmp_collapse", "cmp_row", "ss_run", "ss_stop", "ss_job", "ss_job_meta",
                        "ss_tree_fig", "ss_left_tree", "ss_right_tree", "ss_dl_cand",
                        "ss_dl_cv"})
+#: Key endings that are never kept, whatever the page: buttons and download buttons (their
+#: value cannot be set), jobs, and ``*_view`` widgets whose options depend on the last result.
+_NOT_KEPT_SUFFIXES = ("_run", "_stop", "_btn", "_dl", "_job", "_job_meta", "_view")
 
 
 def keep_widget_state() -> None:
@@ -172,7 +175,8 @@ def keep_widget_state() -> None:
     once per run, before any widget is drawn.
     """
     for key in list(st.session_state.keys()):
-        if isinstance(key, str) and key.startswith(_KEPT_PREFIXES) and key not in _NOT_KEPT:
+        if (isinstance(key, str) and key.startswith(_KEPT_PREFIXES) and key not in _NOT_KEPT
+                and not key.endswith(_NOT_KEPT_SUFFIXES)):
             st.session_state[key] = st.session_state[key]
 
 

@@ -9,6 +9,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1 import app_test as app_test_module
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -93,3 +96,29 @@ def app_url(tmp_path_factory, warm_engine):
         proc.wait(10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+class _NavigationPagesManager(PagesManager):
+    """AppTest resets ``PagesManager.uses_pages_directory`` before every run, so an app with
+    a ``pages/`` folder re-enters legacy mode and reruns only the page script, skipping the
+    ``st.navigation`` entry point.  The real server sets the flag once per process when
+    ``st.navigation`` is first called; this keeps AppTest in the same (navigation) mode."""
+
+    def __init__(self, *args, **kwargs):
+        PagesManager.uses_pages_directory = False
+        super().__init__(*args, **kwargs)
+
+
+#: Seconds an AppTest run may take (the first run of a page may compile numba kernels).
+APPTEST_TIMEOUT = 120
+
+
+@pytest.fixture
+def app(warm_engine, monkeypatch):
+    """The whole app (``app.py`` with navigation) in AppTest, run once, on the Data page.
+    Switch page with ``app.switch_page("pages/<page>.py").run()``."""
+    monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
+    at.run()
+    assert not at.exception, at.exception
+    return at

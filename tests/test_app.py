@@ -1,35 +1,11 @@
 """AppTest (in-process, no browser) for every page: open, upload, failed upload, Compare."""
 
 import pytest
-from streamlit.runtime.pages_manager import PagesManager
-from streamlit.testing.v1 import AppTest
-from streamlit.testing.v1 import app_test as app_test_module
 
-from tests.conftest import ROOT
+from tests.conftest import APPTEST_TIMEOUT as TIMEOUT
 
-TIMEOUT = 120
 SEMICOLON = "a;b;klasse\n" + "".join(f"{i},5;{i % 4},25;{'ja' if i % 2 else 'nein'}\n"
                                      for i in range(40))
-
-
-class _NavigationPagesManager(PagesManager):
-    """AppTest resets ``PagesManager.uses_pages_directory`` before every run, so an app with
-    a ``pages/`` folder re-enters legacy mode and reruns only the page script, skipping the
-    ``st.navigation`` entry point.  The real server sets the flag once per process when
-    ``st.navigation`` is first called; this keeps AppTest in the same (navigation) mode."""
-
-    def __init__(self, *args, **kwargs):
-        PagesManager.uses_pages_directory = False
-        super().__init__(*args, **kwargs)
-
-
-@pytest.fixture
-def app(warm_engine, monkeypatch):
-    monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def sidebar_dataset(at):
