@@ -389,3 +389,30 @@ def dataset_digest(ds) -> str:
 
 def seed() -> int:
     return int(st.session_state.get("seed") or 0)
+
+
+#: Most fitted models kept per session for other pages (the oldest is dropped first).
+MAX_REMEMBERED_MODELS = 8
+
+
+def remember_model(label: str, model, ds, source: str) -> None:
+    """Offer a model fitted on one page to the other pages (e.g. Feature ranking explains it).
+
+    ``label`` names it for a selectbox ("CIT, wine, depth 4"), ``source`` is the page title.
+    Models are kept with the digest of the dataset they were fitted on, so a page only offers
+    the ones that match the current dataset (see :func:`remembered_models`).
+    """
+    models = st.session_state.setdefault("fitted_models", {})
+    models.pop(label, None)
+    models[label] = {"model": model, "digest": dataset_digest(ds), "source": source,
+                     "meta": job_meta(ds)}
+    while len(models) > MAX_REMEMBERED_MODELS:
+        models.pop(next(iter(models)))
+
+
+def remembered_models(ds) -> dict:
+    """The models remembered by :func:`remember_model` that were fitted on ``ds`` (label -> entry
+    dict with ``model``, ``source``, ``meta``), newest last."""
+    digest = dataset_digest(ds)
+    return {label: entry for label, entry in st.session_state.get("fitted_models", {}).items()
+            if entry["digest"] == digest}
