@@ -23,6 +23,8 @@ PAGES = {
     "Methods": [
         st.Page("pages/split_strategies.py", title="Split strategies (DICS)", icon="✂️",
                 url_path="split_strategies"),
+        st.Page("pages/feature_ranking.py", title="Feature ranking (TreeGrad)",
+                icon=":material/leaderboard:", url_path="feature_ranking"),
     ],
 }
 

@@ -1,0 +1,613 @@
+"""Feature ranking page: TreeGrad attributions, TreeGrad-Ranker, insertion/deletion curves and
+the numerics of semivalue computation on trees (SPEC section 3)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine.figures.treegrad import (
+    attribution_figure,
+    curves_figure,
+    error_depth_figure,
+    gamma_tree_figure,
+    kendall_figure,
+    ranker_figure,
+    runtime_figure,
+)
+from engine.jobs import Job
+from engine.tree import TreeArrays, TreeEnsemble
+from engine.treegrad._model import as_treelab, n_outputs
+from engine.treegrad.explain import (
+    CurveSet,
+    MethodParams,
+    batch_curves,
+    curves_steps,
+    error_vs_depth_steps,
+    explain,
+    kendall_matrix,
+    model_summary,
+    runtime_vs_leaves_steps,
+)
+from pages._shared import (
+    current_dataset,
+    dataset_caption,
+    dataset_digest,
+    remembered_models,
+    require_entrypoint,
+    seed,
+)
+
+MODEL_KINDS = {"tree": "Decision tree", "forest": "Random forest",
+               "boosting": "Gradient boosting"}
+PREDICTED = -1
+#: Rows above which the single-sample curves are not recomputed on every edit (kept fast).
+BATCH_BUDGET = 300.0
+
+require_entrypoint("pages/feature_ranking.py")
+st.title("Feature ranking (TreeGrad)")
+st.markdown(
+    "Which features made the model say this? Remove features from a sample and watch the "
+    "prediction: for a tree, *removing* a feature means that at every split on it the sample "
+    "no longer chooses a side but averages both children, weighted by how many training rows "
+    "went each way (the path-dependent game of TreeSHAP). **Shapley**, **Banzhaf** and "
+    "**Beta** values average a feature's marginal effect over coalitions with different "
+    "weights; **TreeGrad-Ranker** instead climbs the gradient of the game's multilinear "
+    "extension to find an *ordering* whose insertion curve rises fast and whose deletion curve "
+    "falls fast. TreeGrad computes the gradient for all features in one pass over the leaves, "
+    "O(L), and gets Beta Shapley values exactly by Gauss-Legendre quadrature, stable on deep "
+    "trees where a Vandermonde solve at Chebyshev nodes breaks down "
+    "([TreeGrad-Ranker, ICLR 2026](https://openreview.net/forum?id=OcMeNbkN13)).")
+
+ds = current_dataset()
+if ds is None:
+    st.stop()
+st.markdown(dataset_caption(ds))
+if ds.n_samples < 10:
+    st.error(f"This dataset has {ds.n_samples} rows; a train/test split needs at least 10. "
+             "Pick a bigger dataset or upload more rows.")
+    st.stop()
+digest = dataset_digest(ds)
+class_names = None if ds.classes_ is None else [str(c) for c in ds.classes_]
+
+
+# -- model ---------------------------------------------------------------------------------
+@st.cache_resource(show_spinner="Fitting the model...", max_entries=24)
+def fit_model(_ds, key: str, kind: str, depth: int, leaves: int, n_estimators: int,
+              learning_rate: float, test_size: float, random_state: int):
+    """A scikit-learn model on a seeded train split: (model, train rows, test rows, score)."""
+    from sklearn.ensemble import (
+        GradientBoostingClassifier,
+        GradientBoostingRegressor,
+        RandomForestClassifier,
+        RandomForestRegressor,
+    )
+    from sklearn.model_selection import train_test_split
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    clf = _ds.task == "classification"
+    idx = np.arange(_ds.n_samples)
+    strat = None
+    if clf:
+        counts = np.bincount(_ds.y)
+        if counts[counts > 0].min() >= 2 and round(test_size * _ds.n_samples) >= len(counts):
+            strat = _ds.y
+    tr, te = train_test_split(idx, test_size=test_size, random_state=random_state,
+                              stratify=strat)
+    common = dict(max_depth=depth or None, max_leaf_nodes=leaves or None,
+                  random_state=random_state)
+    if kind == "tree":
+        est = (DecisionTreeClassifier if clf else DecisionTreeRegressor)(**common)
+    elif kind == "forest":
+        est = (RandomForestClassifier if clf else RandomForestRegressor)(
+            n_estimators=n_estimators, n_jobs=1, **common)
+    else:
+        est = (GradientBoostingClassifier if clf else GradientBoostingRegressor)(
+            n_estimators=n_estimators, learning_rate=learning_rate, **common)
+    est.fit(_ds.X[tr], _ds.y[tr])
+    score = float(est.score(_ds.X[te], _ds.y[te]))
+    return est, tr, te, score
+
+
+@st.cache_resource(show_spinner=False, max_entries=24)
+def treelab_model(_model, key: str):
+    """The model converted once to TreeLab arrays (TreeGrad packs them once per class)."""
+    return as_treelab(_model)
+
+
+st.subheader("1. Model")
+remembered = remembered_models(ds)
+sources = ["train", "remembered"]
+source = st.radio(
+    "Model", sources, horizontal=True, key="tg_source",
+    format_func=lambda s: {"train": "Train a scikit-learn model here",
+                           "remembered": f"A model fitted on another page ({len(remembered)})"}[s],
+    help="Models fitted on other pages (e.g. Compare) on this same dataset are offered here.")
+c = st.columns(6)
+test_size = c[5].slider("Test share", 0.1, 0.5, 0.25, 0.05, key="tg_test",
+                        help="Share of rows held out (seeded split); samples are picked among "
+                             "these test rows.")
+if source == "remembered":
+    if not remembered:
+        st.info("No model has been fitted on this dataset on another page yet: fit one on "
+                "**Compare models** (or another method page) first, or train one here.")
+        st.stop()
+    label = st.selectbox("Fitted model", list(remembered), key="tg_remembered_view",
+                         help="Models are offered only for the dataset they were fitted on.")
+    entry = remembered[label]
+    raw_model = entry["model"]
+    _, tr_idx, te_idx, _ = fit_model(ds, digest, "tree", 1, 0, 1, 0.1, float(test_size), seed())
+    model_key = f"{digest}:remembered:{label}:{id(raw_model)}"
+    score_txt = (f"fitted on **{entry['source']}**; the test rows below may include rows it "
+                 "was trained on")
+else:
+    kind = c[0].selectbox("Model type", list(MODEL_KINDS), format_func=MODEL_KINDS.get,
+                          key="tg_kind")
+    depth = c[1].number_input("Max depth (0 = none)", 0, 60, 6, step=1, key="tg_depth",
+                              help="Deeper trees use more features per path; 0 grows out.")
+    leaves = c[2].number_input("Max leaves (0 = none)", 0, 100_000, 0, step=8, key="tg_leaves",
+                               help="Caps the number of leaves per tree (best-first growth).")
+    n_est = c[3].number_input("Trees", 1, 500, 50, step=10, key="tg_trees",
+                              disabled=kind == "tree",
+                              help="Number of trees of a forest or boosting model.")
+    lr_gb = c[4].number_input("Learning rate", 0.01, 1.0, 0.1, step=0.05, key="tg_gblr",
+                              disabled=kind != "boosting", help="Boosting shrinkage.")
+    if leaves == 1:
+        st.error("Max leaves must be 0 (no limit) or at least 2.")
+        st.stop()
+    try:
+        raw_model, tr_idx, te_idx, score = fit_model(
+            ds, digest, kind, int(depth), int(leaves), int(n_est), float(lr_gb),
+            float(test_size), seed())
+    except ValueError as exc:
+        st.error(f"Cannot fit the model: {exc}")
+        st.stop()
+    model_key = (f"{digest}:{kind}:{depth}:{leaves}:{n_est}:{lr_gb}:{test_size}:{seed()}")
+    metric = "accuracy" if ds.task == "classification" else "R\u00b2"
+    score_txt = f"test {metric} **{score:.3f}** on {len(te_idx)} held-out rows"
+try:
+    model = treelab_model(raw_model, model_key)
+    summary = model_summary(model)
+except (TypeError, ValueError) as exc:
+    st.error(f"TreeGrad cannot explain this model: {exc}")
+    st.stop()
+if summary["n_features"] != ds.n_features:
+    st.error(f"The model expects {summary['n_features']} features but the dataset has "
+             f"{ds.n_features}; refit it on this dataset.")
+    st.stop()
+is_boost = isinstance(model, TreeEnsemble) and model.kind == "boosting"
+st.caption(f"{summary['trees']} tree(s), {summary['leaves']:,} leaves, max depth "
+           f"{summary['max_depth']}; {score_txt}."
+           + (" Categorical features are split on their integer codes (label order)."
+              if ds.is_categorical.any() else ""))
+
+# -- class and sample ------------------------------------------------------------------------
+X_test = ds.X[te_idx]
+n_out = n_outputs(model)
+classification = model.task == "classification"
+cls_choice = None
+if classification:
+    if class_names is None or len(class_names) != n_out:
+        class_names = [str(k) for k in range(n_out)]
+    opts = [PREDICTED, *range(n_out)]
+    if st.session_state.get("tg_class") not in opts:
+        st.session_state["tg_class"] = PREDICTED
+    cls_choice = st.selectbox(
+        "Explain the output for class", opts, key="tg_class",
+        format_func=lambda k: "the predicted class of each sample" if k == PREDICTED
+        else class_names[k],
+        help="Attributions explain one output: the class probability (tree, forest) or the "
+             "class's raw log-odds score (gradient boosting).")
+
+st.subheader("2. Sample")
+test_rows = [int(r) for r in te_idx]
+y_lab = ds.target_labels()
+if st.session_state.get("tg_row") not in test_rows:
+    st.session_state["tg_row"] = test_rows[0]
+c1, c2, c3 = st.columns([2, 2, 2])
+row = c1.selectbox("Test row", test_rows, key="tg_row",
+                   format_func=lambda r: f"row {r} (target {y_lab[r]})",
+                   help="A held-out row; edit its feature values below (what-if).")
+x0 = ds.X[row].copy()
+n = ds.n_features
+names = list(ds.feature_names)
+prefix = f"tg_x::{digest[:10]}::{row}::"
+if st.session_state.get("tg_edit_feature") not in range(n):
+    st.session_state["tg_edit_feature"] = 0
+j_edit = c2.selectbox("Feature to edit (what-if)", list(range(n)), key="tg_edit_feature",
+                      format_func=lambda j: names[j])
+ekey = prefix + str(j_edit)
+if ds.is_categorical[j_edit]:
+    labels = ds.categories[j_edit]
+    if st.session_state.get(ekey) is None:
+        st.session_state[ekey] = int(x0[j_edit])
+    c3.selectbox(f"Value of {names[j_edit]}", list(range(len(labels))), key=ekey,
+                 format_func=lambda k: labels[k])
+else:
+    col = ds.X[:, j_edit]
+    if st.session_state.get(ekey) is None:
+        st.session_state[ekey] = float(x0[j_edit])
+    c3.number_input(f"Value of {names[j_edit]}", key=ekey, format="%.6g",
+                    help=f"Training range {col.min():.4g} .. {col.max():.4g}. Values outside "
+                         "it follow the outermost branch.")
+x = x0.copy()
+for j in range(n):
+    v = st.session_state.get(prefix + str(j))
+    if v is not None:
+        x[j] = float(v)
+edited = np.flatnonzero(x != x0)
+
+
+def reset_edits(pfx: str = prefix) -> None:
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(pfx)]:
+        del st.session_state[key]
+
+
+def fmt_value(j: int, v: float) -> str:
+    if ds.is_categorical[j]:
+        return str(ds.categories[j][int(v)])
+    return f"{v:.4g}"
+
+
+if edited.size:
+    st.info("What-if: " + "; ".join(f"**{names[j]}** {fmt_value(j, x0[j])} \u2192 "
+                                    f"{fmt_value(j, x[j])}" for j in edited))
+    st.button("Reset to the row's values", key="tg_reset_btn", on_click=reset_edits)
+
+if classification:
+    proba = model.predict_proba(x[None])[0]
+    pred = int(np.argmax(proba))
+    ci = pred if cls_choice == PREDICTED else int(cls_choice)
+    cname = class_names[ci]
+    game_label = (f"raw score (log-odds) of {cname}" if is_boost else f"P({cname})")
+    st.markdown(f"Prediction: **{class_names[pred]}** (P = {proba[pred]:.3f}); explaining "
+                f"**{cname}** on the {game_label} scale.")
+else:
+    ci = 0
+    cname = ds.target
+    game_label = f"predicted {ds.target}"
+    st.markdown(f"Prediction: **{float(model.predict(x[None])[0]):.4g}** "
+                f"(target {ds.target}).")
+
+with st.expander("Method parameters", expanded=False):
+    c = st.columns(6)
+    alpha = c[0].number_input("Beta alpha", 1, 64, 4, step=1, key="tg_alpha",
+                              help="Integer >= 1. Beta(16,1) weights small coalitions, "
+                                   "(1,16) large ones; (1,1) is Shapley.")
+    beta = c[1].number_input("Beta beta", 1, 64, 1, step=1, key="tg_beta",
+                             help="Integer >= 1 (Kwon & Zou's convention).")
+    p = c[2].slider("Weighted Banzhaf p", 0.0, 1.0, 0.3, 0.05, key="tg_p",
+                    help="Each other feature is present with probability p (0.5 = Banzhaf).")
+    lr = c[3].number_input("Ranker learning rate", 0.001, 100.0, 5.0, step=0.5, key="tg_lr",
+                           help="Step size of gradient ascent / Adam (paper: 5).")
+    steps = c[4].number_input("Ranker steps T", 1, 1000, 100, step=10, key="tg_steps",
+                              help="Iterations (paper: 100). T = 1 gives the Banzhaf value.")
+    n_random = c[5].number_input("Random rankings", 0, 200, 16, step=4, key="tg_nrandom",
+                                 help="Random orderings averaged for the baseline curve "
+                                      "(0 hides it).")
+params = MethodParams(int(alpha), int(beta), float(p), float(lr), int(steps))
+curve_output = "game"
+if is_boost and classification:
+    curve_output = st.radio(
+        "Curves on the scale of", ["probability", "game"], horizontal=True, key="tg_curve_out",
+        format_func={"probability": "probability (softmax/sigmoid, as the paper)",
+                     "game": "raw score (the attributed game)"}.get,
+        help="Boosting attributions are on the raw score; the paper scores the rankings on "
+             "the predicted probability, computed on the same feature subsets.")
+curve_label = (f"P({cname})" if curve_output == "probability" else game_label)
+
+
+@st.cache_data(show_spinner="Computing attributions...", max_entries=64)
+def sample_results(key: str, x_bytes: bytes, ci: int, param_values: tuple, output: str,
+                   n_random: int, rnd_seed: int):
+    xs = np.frombuffer(x_bytes, dtype=np.float64)
+    params = MethodParams(*param_values)
+    ex = explain(model, xs, ci, params)
+    cs = batch_curves(model, xs[None], ci, params=params, output=output, n_random=n_random,
+                      seed=rnd_seed)
+    return ex, cs
+
+
+try:
+    ex, cs_one = sample_results(model_key, x.tobytes(), int(ci), dataclasses.astuple(params), curve_output,
+                                int(n_random), seed())
+except ValueError as exc:
+    st.error(f"Cannot compute the attributions: {exc}")
+    st.stop()
+
+tabs = st.tabs(["Attributions", "Insertion / deletion", "Ranker convergence",
+                "Tree and gamma", "Numerics"])
+
+# -- attributions ----------------------------------------------------------------------------
+with tabs[0]:
+    c1, c2 = st.columns([1, 1])
+    top_k = n
+    if n > 1:
+        if not 1 <= st.session_state.get("tg_topk", 1) <= n:
+            st.session_state["tg_topk"] = min(n, 15)
+        top_k = c1.slider("Features shown", 1, n, min(n, 15), key="tg_topk",
+                          help="Features with the largest |attribution| over all methods.")
+    normalise = c2.toggle("Scale each method by its max |value|", key="tg_norm")
+    value_label = f"contribution to {game_label}"
+    st.plotly_chart(attribution_figure(ex.scores, names, top_k=int(top_k), normalise=normalise,
+                                       title=f"Attributions of row {row} "
+                                             f"({'edited, ' if edited.size else ''}{value_label})",
+                                       value_label="attribution"),
+                    key="tg_attr_fig")
+    sh = ex.scores["Shapley"]
+    st.caption(
+        f"Shapley efficiency: f(\u2205) + \u03a3\u03c6 = {float(ex.f_empty):.6g} + "
+        f"{float(sh.sum()):.6g} = {float(ex.f_empty + sh.sum()):.6g}; f(all features) = "
+        f"{float(ex.f_full):.6g}. Red bars are negative. Ranker scores are the running mean of "
+        "the symmetric gradient, so they rank features; their size is not an additive "
+        "share.")
+    c1, c2 = st.columns([3, 2])
+    tau = kendall_matrix(ex.scores)
+    c1.plotly_chart(kendall_figure(tau), key="tg_tau_fig")
+    table = pd.DataFrame({"feature": names, "value": [fmt_value(j, x[j]) for j in range(n)]}
+                         | {k: v for k, v in ex.scores.items()})
+    unused = [names[j] for j in range(n) if all(s[j] == 0 for s in ex.scores.values())]
+    c2.markdown("**Kendall tau** compares orderings: 1 = same ranking, 0 = unrelated, "
+                "-1 = reversed. Linear attributions (Shapley, Banzhaf, Beta) usually agree "
+                "closely; the Ranker reorders features whose effect depends on others.")
+    if unused:
+        c2.caption(f"{len(unused)} feature(s) score 0 for every method (never on this "
+                   f"sample's relevant paths): {', '.join(unused[:12])}"
+                   + ("..." if len(unused) > 12 else ""))
+    st.dataframe(table.round(6), hide_index=True, width="stretch",
+                 height=min(420, 35 * (n + 1) + 3))
+    st.download_button("Download scores (CSV)", table.to_csv(index=False).encode(),
+                       file_name=f"treegrad_scores_row{row}.csv", mime="text/csv",
+                       on_click="ignore", key="tg_scores_dl")
+
+
+# -- insertion / deletion --------------------------------------------------------------------
+def show_curves(cs: CurveSet, label: str, key: str, dl_name: str) -> None:
+    c1, c2 = st.columns(2)
+    for col, which in ((c1, "insertion"), (c2, "deletion")):
+        col.plotly_chart(curves_figure(cs.curves, which, y_label=label, n_rows=cs.n_rows),
+                         key=f"{key}_{which}")
+    auc = cs.auc_table()
+    st.dataframe(auc.round(5), hide_index=True, width="stretch")
+    st.download_button("Download curves (CSV)", cs.to_frame().to_csv(index=False).encode(),
+                       file_name=dl_name, mime="text/csv", on_click="ignore", key=f"{key}_dl")
+
+
+def job_controls(prefix: str, start, running_text: str) -> Job | None:
+    """Run/Stop buttons of a background job stored under ``<prefix>_job``; ``start()``
+    returns a started Job (ValueError -> message)."""
+    jkey = f"{prefix}_job"
+
+    def stop_job() -> None:
+        job = st.session_state.get(jkey)
+        if job is not None:
+            job.cancel()
+            job.join(5)
+
+    job = st.session_state.get(jkey)
+    running = job is not None and not job.finished
+    b1, b2, _ = st.columns([1, 1, 5])
+    if b1.button("Run", type="primary", disabled=running, key=f"{prefix}_run"):
+        try:
+            st.session_state[jkey] = start()
+        except ValueError as exc:
+            st.error(str(exc))
+            return job
+        st.rerun()
+    b2.button("Stop", disabled=not running, key=f"{prefix}_stop", on_click=stop_job)
+    return st.session_state.get(jkey)
+
+
+def live_view(prefix: str, render, what: str) -> None:
+    """Poll the job under ``<prefix>_job`` twice a second and render its latest snapshot."""
+    @st.fragment(run_every=0.5)
+    def poll():
+        job = st.session_state.get(f"{prefix}_job")
+        if job is None:
+            return
+        snap = job.snapshot()
+        latest = snap.latest or {"done": 0, "total": 1}
+        st.progress(latest["done"] / max(latest["total"], 1),
+                    text=f"{what}: {latest['done']}/{latest['total']}, {snap.elapsed:.1f} s")
+        if snap.latest is not None:
+            render(snap.latest, partial=True)
+        if snap.finished:
+            st.rerun()
+    poll()
+
+
+def job_outcome(prefix: str):
+    """(result, meta) of a finished job, after showing its status; None when none ran."""
+    job = st.session_state.get(f"{prefix}_job")
+    if job is None or not job.finished:
+        return None
+    snap = job.snapshot()
+    if snap.status == "error":
+        st.error(f"The computation failed: {snap.error}")
+        return None
+    if snap.status in ("cancelled", "timeout"):
+        st.warning("Stopped" if snap.status == "cancelled" else "Out of time budget"
+                   f": showing the {snap.latest['done'] if snap.latest else 0} finished "
+                   "items.")
+    res = snap.result
+    return res, st.session_state.get(f"{prefix}_job_meta", {})
+
+
+with tabs[1]:
+    mode = st.radio("Curves for", ["sample", "batch"], horizontal=True, key="tg_mode",
+                    format_func={"sample": f"this sample (row {row}"
+                                           f"{', edited' if edited.size else ''})",
+                                 "batch": "the mean over a batch of test rows"}.get)
+    st.caption(
+        "Insert features one by one in each method's ranking order (insertion: start from no "
+        "feature, f(\u2205), end at the prediction) or delete them (deletion: start at the "
+        "prediction). A good ranking makes insertion rise fast (high AUC) and deletion fall fast "
+        "(low AUC); AUC is the mean of the n + 1 points. Shapley-type values rank by *average* marginal effect; the Ranker "
+        "maximises (f(S) - f(N\\S))/2 over coalitions directly, so it usually wins on ins - del. "
+        + ("The black dashed curves are the best achievable values of any ranking (brute force "
+           "over all subsets of each size)." if n <= 12 else
+           f"(Brute-force best envelopes need at most 12 features; this dataset has {n}.)"))
+    if mode == "sample":
+        show_curves(cs_one, curve_label, "tg_one", f"treegrad_curves_row{row}.csv")
+    else:
+        n_test = len(test_rows)
+        cA, cB = st.columns([2, 3])
+        size = cA.slider("Rows in the batch", 1, min(500, n_test), min(50, n_test),
+                         key="tg_batch", help="The first rows of the seeded test split.")
+        cB.caption("The batch runs in the background (Stop keeps the finished rows). Each row "
+                   "is explained at the chosen class" + (" (its own predicted class)"
+                                                         if cls_choice == PREDICTED else "")
+                   + "; what-if edits apply to the single sample only.")
+
+        def start_batch() -> Job:
+            Xb = ds.X[te_idx[: int(size)]]
+            if classification and cls_choice == PREDICTED:
+                cls = np.argmax(model.predict_proba(Xb), axis=1).astype(np.int64)
+            else:
+                cls = ci
+            job = Job(curves_steps, model, Xb, cls, params=params, output=curve_output,
+                      n_random=int(n_random), seed=seed(), chunk=4, budget=BATCH_BUDGET,
+                      name="tg_batch").start()
+            st.session_state["tg_batch_job_meta"] = {
+                "label": curve_label if cls_choice != PREDICTED or not classification
+                else ("P(predicted class)" if curve_output == "probability"
+                      else "raw score of the predicted class"),
+                "key": (model_key, int(size), params, curve_output, cls_choice),
+                "caption": f"{dataset_caption(ds)} {MODEL_KINDS.get(model.kind if isinstance(model, TreeEnsemble) else 'tree', '')}"}
+            return job
+
+        job_controls("tg_batch", start_batch, "rows")
+
+        def render_batch(latest, partial=False):
+            meta = st.session_state.get("tg_batch_job_meta", {})
+            res = latest["result"] if isinstance(latest, dict) else latest
+            if res is not None:
+                show_curves(res, meta.get("label", curve_label),
+                            "tg_batch_live" if partial else "tg_batch",
+                            "treegrad_curves_batch.csv")
+
+        job = st.session_state.get("tg_batch_job")
+        if job is not None and not job.finished:
+            live_view("tg_batch", render_batch, "rows")
+        out = job_outcome("tg_batch")
+        if out is None and job is None:
+            st.info("Press **Run** to compute the mean curves over the batch.")
+        elif out is not None and out[0] is not None:
+            res, meta = out
+            if meta.get("key") != (model_key, int(size), params, curve_output, cls_choice):
+                st.caption("These curves were computed with other settings; press Run to "
+                           "update them.")
+            render_batch(res)
+            per_row = res.per_row_auc
+            st.download_button("Download per-row AUCs (CSV)",
+                               per_row.to_csv(index=False).encode(),
+                               file_name="treegrad_batch_auc.csv", mime="text/csv",
+                               on_click="ignore", key="tg_rows_dl")
+
+# -- ranker ----------------------------------------------------------------------------------
+with tabs[2]:
+    heat = st.radio("Heat map of", ["Ranker Adam", "Ranker GA"], horizontal=True,
+                    key="tg_heat")
+    st.plotly_chart(ranker_figure({"Ranker GA": ex.ga, "Ranker Adam": ex.adam}, names,
+                                  heat=heat, top_k=20,
+                                  title=f"TreeGrad-Ranker on row {row}: lr {params.lr:g}, "
+                                        f"T = {params.steps}"),
+                    key="tg_ranker_fig")
+    st.caption("z_i is the probability that feature i is *present*; the Ranker starts at "
+               "z = 0.5 (its first step's gradient is the Banzhaf value) and climbs J(z) = "
+               "(fbar(z) - fbar(1 - z))/2, the multilinear extension of f(S) - f(N\\S). Adam's "
+               "first step is about lr \u00b7 sign(gradient), so it jumps to a vertex of the "
+               "cube at once; plain gradient ascent moves in proportion to the gradient, whose "
+               "size depends on the output's units.")
+
+# -- tree ------------------------------------------------------------------------------------
+with tabs[3]:
+    trees = model.trees if isinstance(model, TreeEnsemble) else [model]
+    k_tree = 0
+    if len(trees) > 1:
+        k_tree = int(st.number_input("Tree of the ensemble", 0, len(trees) - 1, 0, step=1,
+                                     key="tg_tree_view"))
+    tree: TreeArrays = trees[k_tree]
+    tree = dataclasses.replace(
+        tree, feature_names=names, categories=[ds.categories.get(j) for j in range(n)],
+        classes_=None if tree.task != "classification" or class_names is None
+        else np.array(class_names, dtype=object))
+    collapse = st.toggle("Collapse below depth 4", value=tree.node_count > 63,
+                         key="tg_collapse")
+    st.plotly_chart(gamma_tree_figure(tree, x, collapse_depth=4 if collapse else None,
+                                      title=f"Tree {k_tree}: {tree.n_leaves} leaves, depth "
+                                            f"{tree.max_depth}; path of row {row}"),
+                    key="tg_tree_fig")
+    st.caption("\u03b3 on an edge = cover(parent) / cover(child) where the sample takes the "
+               "edge, 0 where it does not. A leaf's factor for feature j is "
+               "(1 - z_j + z_j \u00b7 \u03b3_j), \u03b3_j the product over the path's edges on "
+               "j: z_j = 0 removes j (the leaf keeps its cover share), z_j = 1 keeps it (the "
+               "leaf counts only if the sample reaches it). Hover a node for the \u03b3 of "
+               "its incoming edge.")
+
+# -- numerics --------------------------------------------------------------------------------
+with tabs[4]:
+    st.markdown(
+        "**Why stable numerics matter.** On deep trees a path can hold many features; "
+        "computing Beta semivalues by interpolating each path's polynomial at Chebyshev nodes "
+        "with a Vandermonde solve (Linear TreeShap's approach) loses digits exponentially with "
+        "depth, while TreeGrad-Shap's Gauss-Legendre quadrature and TreeProb's roots of unity "
+        "stay exact. Errors are measured against brute force over all 2^10 subsets, on "
+        "decision trees grown on a synthetic 10-feature problem with 30% label noise (so "
+        "unconstrained trees get about 60 levels deep).")
+    c1, c2 = st.columns(2)
+    depth_opts = [5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 0]
+    depths = c1.multiselect("Max depths (0 = grown out)", depth_opts,
+                            default=[5, 10, 20, 30, 45, 0], key="tg_num_depths")
+    rows_num = c2.select_slider("Training rows", [5000, 10000, 20000, 40000], 40000,
+                                key="tg_num_rows")
+
+    def start_num() -> Job:
+        if not depths:
+            raise ValueError("Choose at least one depth.")
+        return Job(error_vs_depth_steps, [d or None for d in sorted(depths, key=lambda d:
+                                                                         d or 999)],
+                   int(rows_num), 3, seed(), budget=BATCH_BUDGET, name="tg_num").start()
+
+    job_controls("tg_num", start_num, "depths")
+    if st.session_state.get("tg_num_job") is not None and \
+            not st.session_state["tg_num_job"].finished:
+        live_view("tg_num", lambda s, partial: st.plotly_chart(
+            error_depth_figure(s["rows"]), key="tg_num_live"), "depths")
+    out = job_outcome("tg_num")
+    if out is not None and out[0] is not None:
+        df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
+        st.plotly_chart(error_depth_figure(df), key="tg_num_fig")
+        st.dataframe(df, hide_index=True, width="stretch")
+        st.download_button("Download errors (CSV)", df.to_csv(index=False).encode(),
+                           file_name="treegrad_error_vs_depth.csv", mime="text/csv",
+                           on_click="ignore", key="tg_num_dl")
+    st.markdown("**Runtime vs number of leaves**: one sample, all features. TreeGrad's "
+                "gradient is one O(L) pass; TreeGrad-Shap is O(L D); shap's TreeExplainer "
+                "(path-dependent, C++) is O(L D\u00b2).")
+    leaves_opts = [100, 300, 1000, 3000, 10000, 30000]
+    leaves_sel = st.multiselect("Leaves", leaves_opts, default=[100, 1000, 10000],
+                                key="tg_rt_leaves")
+
+    def start_rt() -> Job:
+        if not leaves_sel:
+            raise ValueError("Choose at least one tree size.")
+        return Job(runtime_vs_leaves_steps, sorted(leaves_sel), 20, 5, seed(),
+                   budget=BATCH_BUDGET, name="tg_rt").start()
+
+    job_controls("tg_rt", start_rt, "sizes")
+    if st.session_state.get("tg_rt_job") is not None and \
+            not st.session_state["tg_rt_job"].finished:
+        live_view("tg_rt", lambda s, partial: st.plotly_chart(
+            runtime_figure(s["rows"]), key="tg_rt_live"), "sizes")
+    out = job_outcome("tg_rt")
+    if out is not None and out[0] is not None:
+        df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
+        st.plotly_chart(runtime_figure(df), key="tg_rt_fig")
+        st.dataframe(df, hide_index=True, width="stretch")
+        st.download_button("Download timings (CSV)", df.to_csv(index=False).encode(),
+                           file_name="treegrad_runtime.csv", mime="text/csv",
+                           on_click="ignore", key="tg_rt_dl")
