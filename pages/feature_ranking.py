@@ -469,7 +469,7 @@ with tabs[1]:
             else:
                 cls = ci
             job = Job(curves_steps, model, Xb, cls, params=params, output=curve_output,
-                      n_random=int(n_random), seed=seed(), chunk=4, budget=BATCH_BUDGET,
+                      n_random=int(n_random), seed=seed(), chunk=8, budget=BATCH_BUDGET,
                       name="tg_batch").start()
             st.session_state["tg_batch_job_meta"] = {
                 "label": curve_label if cls_choice != PREDICTED or not classification
@@ -484,9 +484,12 @@ with tabs[1]:
         def render_batch(latest, partial=False):
             meta = st.session_state.get("tg_batch_job_meta", {})
             res = latest["result"] if isinstance(latest, dict) else latest
-            if res is not None:
-                show_curves(res, meta.get("label", curve_label),
-                            "tg_batch_live" if partial else "tg_batch",
+            if res is None:
+                return
+            if partial:  # the live view: AUCs of the rows so far (the charts come at the end)
+                st.dataframe(res.auc_table().round(5), hide_index=True, width="stretch")
+            else:
+                show_curves(res, meta.get("label", curve_label), "tg_batch",
                             "treegrad_curves_batch.csv")
 
         job = st.session_state.get("tg_batch_job")
@@ -581,7 +584,8 @@ with tabs[4]:
     if out is not None and out[0] is not None:
         df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
         st.plotly_chart(error_depth_figure(df), key="tg_num_fig")
-        st.dataframe(df, hide_index=True, width="stretch")
+        st.dataframe(df, hide_index=True, width="stretch", column_config={
+            "max_abs_error": st.column_config.NumberColumn("max |error|", format="%.2e")})
         st.download_button("Download errors (CSV)", df.to_csv(index=False).encode(),
                            file_name="treegrad_error_vs_depth.csv", mime="text/csv",
                            on_click="ignore", key="tg_num_dl")
@@ -607,7 +611,8 @@ with tabs[4]:
     if out is not None and out[0] is not None:
         df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
         st.plotly_chart(runtime_figure(df), key="tg_rt_fig")
-        st.dataframe(df, hide_index=True, width="stretch")
+        st.dataframe(df, hide_index=True, width="stretch", column_config={
+            "seconds": st.column_config.NumberColumn("seconds", format="%.2e")})
         st.download_button("Download timings (CSV)", df.to_csv(index=False).encode(),
                            file_name="treegrad_runtime.csv", mime="text/csv",
                            on_click="ignore", key="tg_rt_dl")

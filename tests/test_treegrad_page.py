@@ -139,7 +139,7 @@ def test_best_beta_and_batch_curves(wine_gb):
     cls = np.array([0, 1, 2, 1, 0, 2])
     params = E.MethodParams(steps=10)
     snaps = list(E.curves_steps(None, T, Xb, cls, params=params, output="probability",
-                                n_random=4, chunk=4))
+                                n_random=4, chunk=4, step_seconds=0.0))
     assert [s["done"] for s in snaps] == [4, 6]
     res = snaps[-1]["result"]
     assert res.n_rows == 6
@@ -216,10 +216,10 @@ def test_gamma_tree_figure_labels_the_path(small_reg):
     x = X[5]
     g = E.edge_gammas(T, x)
     fig = F.gamma_tree_figure(T, x)
-    texts = [a.text for a in fig.layout.annotations if a.text.startswith("\u03b3=")]
+    texts = [a.text for a in fig.layout.annotations if "\u03b3=" in a.text]
     path = T.decision_path(x)
     assert len(texts) == 2 * (len(path) - 1)  # each path edge and its sibling
-    assert f"\u03b3={g[path[1]]:.3g}" in texts
+    assert f"{T._names(None)[T.feature[0]]}: \u03b3={g[path[1]]:.3g}" in texts  # path edges name the feature
     assert texts.count("\u03b3=0") == len(path) - 1
     hover = " ".join(h for tr in fig.data if tr.hovertext is not None for h in tr.hovertext)
     assert f"gamma of the edge into this node: {g[path[-1]]:.4g}" in hover

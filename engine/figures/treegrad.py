@@ -173,6 +173,10 @@ def ranker_figure(results: Mapping[str, RankResult], feature_names: Sequence[str
     return fig
 
 
+def _short(name: str, width: int = 16) -> str:
+    return name if len(name) <= width else name[: width - 1] + "\u2026"
+
+
 def gamma_tree_figure(tree: TreeArrays, x: Any, *, feature_names: Sequence[str] | None = None,
                       class_names: Sequence[str] | None = None,
                       collapse_depth: int | None = None, title: str | None = None) -> go.Figure:
@@ -180,6 +184,7 @@ def gamma_tree_figure(tree: TreeArrays, x: Any, *, feature_names: Sequence[str] 
     of the path and its sibling edges (cover(parent) / cover(child) where x takes the edge,
     0 where it does not); every node's hover shows the gamma of its incoming edge."""
     g = edge_gammas(tree, x)
+    names = tree._names(None if feature_names is None else list(feature_names))
     extra = {int(v): (f"gamma of the edge into this node: {g[v]:.4g}"
                       if np.isfinite(g[v]) else "root (no incoming edge)")
              for v in range(tree.node_count)}
@@ -198,8 +203,12 @@ def gamma_tree_figure(tree: TreeArrays, x: Any, *, feature_names: Sequence[str] 
             if int(parent) in pos and int(child) in pos:
                 (x0, y0), (x1, y1) = pos[int(parent)], pos[int(child)]
                 on = child in path
-                ann.append(dict(x=(x0 + x1) / 2, y=(y0 + y1) / 2, xref="x", yref="y",
-                                text=f"\u03b3={g[child]:.3g}", showarrow=False,
+                # 70% of the way down the edge: clear of the True/False labels at mid-edge
+                text = f"\u03b3={g[child]:.3g}"
+                if on:
+                    text = f"{_short(names[int(tree.feature[parent])])}: {text}"
+                ann.append(dict(x=x0 + 0.7 * (x1 - x0), y=y0 + 0.7 * (y1 - y0), xref="x",
+                                yref="y", text=text, showarrow=False,
                                 font=dict(size=12, color="#000" if on else "#777"),
                                 bgcolor="rgba(255,255,200,0.9)" if on else "rgba(255,255,255,0.8)"))
     fig.update_layout(annotations=list(fig.layout.annotations) + ann)
@@ -239,7 +248,7 @@ def runtime_figure(df: pd.DataFrame, title: str = "Runtime for one sample vs num
             x=part["leaves"], y=part["seconds"] * 1e3, mode="lines+markers", name=name,
             line=dict(width=2.5, color=c), marker=dict(size=8),
             hovertemplate=name + "<br>%{x} leaves<br>%{y:.3g} ms<extra></extra>"))
-    fig.update_xaxes(title_text="leaves (log scale)", type="log")
-    fig.update_yaxes(title_text="time (ms, log scale, best of repeats)", type="log")
+    fig.update_xaxes(title_text="leaves (log scale)", type="log", dtick=1)
+    fig.update_yaxes(title_text="time (ms, log scale, best of repeats)", type="log", dtick=1)
     fig.update_layout(**base_layout(title, height=460))
     return fig

@@ -44,10 +44,17 @@ def _nchunks() -> int:
     return 4 * int(numba.get_num_threads())
 
 
-def _run(name: str, m: int, *args) -> None:
-    """Run batch kernel ``name`` over ``m`` samples: serially in this thread for one sample,
-    else the ``parallel=True`` kernel (prange over samples) under the process-wide lock."""
-    if m <= 1:
+#: Below this many node visits a batch runs serially in the calling thread: a parallel
+#: launch costs a thread wake-up and barrier (and the process-wide lock), which on a loaded
+#: machine takes far longer than the work itself.
+SERIAL_WORK = 200_000
+
+
+def _run(name: str, m: int, *args, work: float = float("inf")) -> None:
+    """Run batch kernel ``name`` over ``m`` samples: serially in this thread for one sample
+    or little ``work`` (estimated node visits), else the ``parallel=True`` kernel (prange
+    over samples) under the process-wide lock."""
+    if m <= 1 or work < SERIAL_WORK:
         getattr(K, name + "_serial")(*args)
     else:
         call_parallel(getattr(K, name), *args, _nchunks())
@@ -59,7 +66,7 @@ def _grad_call(P: Packed, GL: np.ndarray, Z: np.ndarray, wq: np.ndarray):
     fb = np.zeros((m, Z.shape[1]), dtype=np.float64)
     _run("grad_batch", m, P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv, GL,
          np.ascontiguousarray(Z, dtype=np.float64), np.ascontiguousarray(wq, dtype=np.float64),
-         int(P.max_depth), out, fb)
+         int(P.max_depth), out, fb, work=m * Z.shape[1] * P.left.shape[0])
     return out, fb
 
 
@@ -128,7 +135,8 @@ def _game(P: Packed, X: np.ndarray, masks: np.ndarray, GL: np.ndarray | None = N
     GL = P.goleft(X) if GL is None else GL
     out = np.zeros((X.shape[0], masks.shape[1]), dtype=np.float64)
     _run("game_batch", X.shape[0], P.offs, P.left, P.right, P.feat, P.cover, P.rv, GL,
-         np.ascontiguousarray(masks, dtype=np.uint8), out)
+         np.ascontiguousarray(masks, dtype=np.uint8), out,
+         work=X.shape[0] * masks.shape[1] * P.left.shape[0])
     return out + P.offset
 
 
@@ -208,7 +216,7 @@ def beta_shapley(model: Any, x: Any, alpha: int = 1, beta: int = 1,
     GL = P.goleft(X)
     g = np.zeros((X.shape[0], P.n_features), dtype=np.float64)
     _run("diag_batch", X.shape[0], P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv,
-         GL, t, w, int(P.max_depth), g)
+         GL, t, w, int(P.max_depth), g, work=X.shape[0] * t.shape[0] * P.left.shape[0])
     return _out(g, was_1d)
 
 
@@ -322,7 +330,7 @@ def rank(model: Any, x: Any, class_index: int | None = None, optimizer: str = "g
     jh = np.zeros((m, steps + 1))
     _run("rank_batch", m, P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv,
          P.goleft(X), steps, float(lr), opt == "adam", float(beta1), float(beta2), float(eps),
-         int(P.max_depth), scores, zh, jh)
+         int(P.max_depth), scores, zh, jh, work=2 * m * steps * P.left.shape[0])
     return RankResult(_out(scores, was_1d), _out(zh, was_1d), _out(jh, was_1d))
 
 

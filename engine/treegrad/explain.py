@@ -270,13 +270,15 @@ def _chunk_curves(model, X, ci, params: MethodParams, output, n_random, seed, wi
 def curves_steps(ctx, model: Any, X: np.ndarray, class_index: Any = None,
                  params: MethodParams | None = None, output: str = "game",
                  n_random: int = 8, seed: int = 0, with_best: bool | None = None,
-                 with_best_beta: bool = True, chunk: int = 8):
+                 with_best_beta: bool = True, chunk: int = 8, step_seconds: float = 0.1):
     """Job step generator: mean insertion/deletion curves over the rows of ``X`` (2-D).
 
     ``class_index``: one int/None for all rows, or an int array ``(m,)`` (e.g. each row's
-    predicted class).  Each step handles ``chunk`` rows and yields ``{"done", "total",
-    "result": CurveSet of the rows so far}``; returns the final :class:`CurveSet`.
-    ``with_best`` defaults to ``n_features <= 12``.
+    predicted class).  Each step handles a chunk of rows (``chunk`` at first, doubled while a
+    step takes less than ``step_seconds``: the kernels batch over rows, so fewer, larger steps
+    cost less Python overhead) and yields ``{"done", "total", "result": CurveSet of the rows
+    so far}``; returns the final :class:`CurveSet`.  ``with_best`` defaults to
+    ``n_features <= 12``.
     """
     params = params or MethodParams()
     params.check()
@@ -294,10 +296,11 @@ def curves_steps(ctx, model: Any, X: np.ndarray, class_index: Any = None,
         with_best = n <= 12
     sums: dict[str, list[np.ndarray]] = {}
     rows: list[pd.DataFrame] = []
-    done = 0
+    start, size = 0, max(1, int(chunk))
     result = None
-    for start in range(0, m, chunk):
-        idx = np.arange(start, min(m, start + chunk))
+    while start < m:
+        t0 = time.perf_counter()
+        idx = np.arange(start, min(m, start + size))
         for c in pd.unique(cls[idx]):
             sel = idx[cls[idx] == c]
             ci = None if c is None else int(c)
@@ -312,9 +315,13 @@ def curves_steps(ctx, model: Any, X: np.ndarray, class_index: Any = None,
                                           "deletion_auc": cv.auc_deletion,
                                           "ins_minus_del": cv.joint}))
         done = int(idx[-1]) + 1
+        rows = [pd.concat(rows, ignore_index=True)]
         result = CurveSet({k: api.Curves(a / done, d / done) for k, (a, d) in sums.items()},
-                          done, pd.concat(rows, ignore_index=True))
+                          done, rows[0])
         yield {"done": done, "total": m, "result": result}
+        start = done
+        if time.perf_counter() - t0 < step_seconds:
+            size = min(2 * size, 256)
     return result
 
 
@@ -383,7 +390,7 @@ def error_vs_depth_steps(ctx, depths=(5, 10, 20, 30, 45, None), n_rows: int = 40
                 errs[name] = max(errs.get(name, 0.0), e if np.isfinite(e) else np.inf)
         for name, e in errs.items():
             records.append({"depth": int(m.get_depth()),
-                            "max_depth_param": "none" if d is None else int(d),
+                            "max_depth_param": "none" if d is None else str(int(d)),
                             "leaves": int(m.get_n_leaves()), "method": name,
                             "max_abs_error": e})
         yield {"done": k + 1, "total": len(depths), "rows": pd.DataFrame(records)}
