@@ -207,9 +207,15 @@ test_rows = [int(r) for r in te_idx]
 y_lab = ds.target_labels()
 if st.session_state.get("tg_row") not in test_rows:
     st.session_state["tg_row"] = test_rows[0]
+
+
+def fmt_target(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float | np.floating) else str(v)
+
+
 c1, c2, c3 = st.columns([2, 2, 2])
 row = c1.selectbox("Test row", test_rows, key="tg_row",
-                   format_func=lambda r: f"row {r} (target {y_lab[r]})",
+                   format_func=lambda r: f"row {r} (target {fmt_target(y_lab[r])})",
                    help="A held-out row; edit its feature values below (what-if).")
 x0 = ds.X[row].copy()
 n = ds.n_features
@@ -445,8 +451,11 @@ with tabs[1]:
         "Insert features one by one in each method's ranking order (insertion: start from no "
         "feature, f(\u2205), end at the prediction) or delete them (deletion: start at the "
         "prediction). A good ranking makes insertion rise fast (high AUC) and deletion fall fast "
-        "(low AUC); AUC is the mean of the n + 1 points. Shapley-type values rank by *average* marginal effect; the Ranker "
-        "maximises (f(S) - f(N\\S))/2 over coalitions directly, so it usually wins on ins - del. "
+        "(low AUC); AUC is the mean of the n + 1 points. Shapley-type values rank by *average* "
+        "marginal effect; the Ranker maximises (f(S) - f(N\\S))/2 over coalitions directly, "
+        "which is aimed at ins - del on the attributed game (compare in the table; on another "
+        "scale, such as boosting's probability, or with few relevant features, linear "
+        "attributions can match it). "
         + ("The black dashed curves are the best achievable values of any ranking (brute force "
            "over all subsets of each size)." if n <= 12 else
            f"(Brute-force best envelopes need at most 12 features; this dataset has {n}.)"))
@@ -529,10 +538,18 @@ with tabs[2]:
 # -- tree ------------------------------------------------------------------------------------
 with tabs[3]:
     trees = model.trees if isinstance(model, TreeEnsemble) else [model]
-    k_tree = 0
-    if len(trees) > 1:
-        k_tree = int(st.number_input("Tree of the ensemble", 0, len(trees) - 1, 0, step=1,
-                                     key="tg_tree_view"))
+    ids = list(range(len(trees)))
+    note = ""
+    if is_boost and model.base.shape[0] > 1:  # multiclass boosting: the explained class's trees
+        ids = [k for k in ids if int(model.tree_output[k]) == ci]
+        note = f" (the trees adding to the raw score of {cname})"
+    k_tree = ids[0]
+    if len(ids) > 1:
+        pos = int(st.number_input(f"Tree of the ensemble{note}: 1..{len(ids)}", 1, len(ids),
+                                  1, step=1, key="tg_tree_view",
+                                  help="The game averages (forest) or sums (boosting) the "
+                                       "trees; each has its own path and gammas."))
+        k_tree = ids[pos - 1]
     tree: TreeArrays = trees[k_tree]
     tree = dataclasses.replace(
         tree, feature_names=names, categories=[ds.categories.get(j) for j in range(n)],
