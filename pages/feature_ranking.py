@@ -26,6 +26,7 @@ from engine.treegrad.explain import (
     MethodParams,
     batch_curves,
     curves_steps,
+    edge_gammas,
     error_vs_depth_steps,
     explain,
     kendall_matrix,
@@ -478,7 +479,7 @@ with tabs[1]:
             else:
                 cls = ci
             job = Job(curves_steps, model, Xb, cls, params=params, output=curve_output,
-                      n_random=int(n_random), seed=seed(), chunk=8, budget=BATCH_BUDGET,
+                      n_random=int(n_random), seed=seed(), chunk=2, budget=BATCH_BUDGET,
                       name="tg_batch").start()
             st.session_state["tg_batch_job_meta"] = {
                 "label": curve_label if cls_choice != PREDICTED or not classification
@@ -543,7 +544,7 @@ with tabs[3]:
     if is_boost and model.base.shape[0] > 1:  # multiclass boosting: the explained class's trees
         ids = [k for k in ids if int(model.tree_output[k]) == ci]
         note = f" (the trees adding to the raw score of {cname})"
-    k_tree = ids[0]
+    k_tree, pos = ids[0], 1
     if len(ids) > 1:
         pos = int(st.number_input(f"Tree of the ensemble{note}: 1..{len(ids)}", 1, len(ids),
                                   1, step=1, key="tg_tree_view",
@@ -557,8 +558,9 @@ with tabs[3]:
         else np.array(class_names, dtype=object))
     collapse = st.toggle("Collapse below depth 4", value=tree.node_count > 63,
                          key="tg_collapse")
+    which = f"Tree {pos} of {len(ids)}" if len(ids) > 1 else "The tree"
     st.plotly_chart(gamma_tree_figure(tree, x, collapse_depth=4 if collapse else None,
-                                      title=f"Tree {k_tree}: {tree.n_leaves} leaves, depth "
+                                      title=f"{which}: {tree.n_leaves} leaves, depth "
                                             f"{tree.max_depth}; path of row {row}"),
                     key="tg_tree_fig")
     st.caption("\u03b3 on an edge = cover(parent) / cover(child) where the sample takes the "
@@ -566,7 +568,17 @@ with tabs[3]:
                "(1 - z_j + z_j \u00b7 \u03b3_j), \u03b3_j the product over the path's edges on "
                "j: z_j = 0 removes j (the leaf keeps its cover share), z_j = 1 keeps it (the "
                "leaf counts only if the sample reaches it). Hover a node for the \u03b3 of "
-               "its incoming edge.")
+               "its incoming edge; the whole path is listed below (also past collapsed "
+               "subtrees).")
+    path = tree.decision_path(x)
+    gam = edge_gammas(tree, x)
+    st.dataframe(pd.DataFrame({
+        "from node": path[:-1], "to node": path[1:],
+        "split": [tree.rule(int(u), names) for u in path[:-1]],
+        "sample goes": ["left (rule true)" if tree.children_left[u] == v else
+                        "right (rule false)" for u, v in zip(path[:-1], path[1:], strict=True)],
+        "\u03b3 of the edge": gam[path[1:]]}), hide_index=True, width="stretch",
+        height=min(400, 35 * len(path) + 3))
 
 # -- numerics --------------------------------------------------------------------------------
 with tabs[4]:
