@@ -348,7 +348,7 @@ with tabs[0]:
     st.caption(
         f"Shapley efficiency: f(\u2205) + \u03a3\u03c6 = {float(ex.f_empty):.6g} + "
         f"{float(sh.sum()):.6g} = {float(ex.f_empty + sh.sum()):.6g}; f(all features) = "
-        f"{float(ex.f_full):.6g}. Red bars are negative. Ranker scores are the running mean of "
+        f"{float(ex.f_full):.6g}. Hatched bars are negative. Ranker scores are the running mean of "
         "the symmetric gradient, so they rank features; their size is not an additive "
         "share.")
     c1, c2 = st.columns([3, 2])

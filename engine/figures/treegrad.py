@@ -46,7 +46,8 @@ def attribution_figure(scores: Mapping[str, np.ndarray], feature_names: Sequence
 
     ``scores``: method -> ``(n,)`` float scores of one sample.  ``top_k`` keeps the features
     with the largest magnitude over all methods; ``normalise`` divides each method by its
-    max |score| (so shapes compare).  Bar hover shows the raw value and the rank.
+    max |score| (so shapes compare).  Negative bars are hatched; hover shows the raw value
+    and the rank.
     """
     names = list(scores)
     if not names:
@@ -64,7 +65,8 @@ def attribution_figure(scores: Mapping[str, np.ndarray], feature_names: Sequence
         scale = np.max(np.abs(raw)) if normalise and np.max(np.abs(raw)) > 0 else 1.0
         fig.add_trace(go.Bar(
             x=v / scale, y=fn, orientation="h", name=name, showlegend=False,
-            marker_color=[colours[name] if t >= 0 else "#D55E00" for t in v],
+            marker=dict(color=colours[name],
+                        pattern=dict(shape=["" if t >= 0 else "/" for t in v], solidity=0.55)),
             customdata=np.stack([v, ranks[keep]], axis=1),
             hovertemplate="%{y}<br>" + name + ": %{customdata[0]:.4g}<br>rank %{customdata[1]}"
                           " of " + str(raw.size) + "<extra></extra>"), row=1, col=c)
