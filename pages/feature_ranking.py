@@ -22,6 +22,7 @@ from engine.jobs import Job
 from engine.tree import TreeArrays, TreeEnsemble
 from engine.treegrad._model import as_treelab, n_outputs
 from engine.treegrad.explain import (
+    PAPER_BETAS,
     CurveSet,
     MethodParams,
     batch_curves,
@@ -308,19 +309,31 @@ curve_label = (f"P({cname})" if curve_output == "probability" else game_label)
 
 
 @st.cache_data(show_spinner="Computing attributions...", max_entries=64)
-def sample_results(key: str, x_bytes: bytes, ci: int, param_values: tuple, output: str,
-                   n_random: int, rnd_seed: int):
+def sample_explanation(key: str, x_bytes: bytes, ci: int, param_values: tuple):
+    return explain(model, np.frombuffer(x_bytes, dtype=np.float64), ci,
+                   MethodParams(*param_values))
+
+
+@st.cache_data(show_spinner="Computing insertion and deletion curves...", max_entries=64)
+def sample_curves(key: str, x_bytes: bytes, ci: int, param_values: tuple, output: str,
+                  n_random: int, rnd_seed: int):
     xs = np.frombuffer(x_bytes, dtype=np.float64)
-    params = MethodParams(*param_values)
-    ex = explain(model, xs, ci, params)
-    cs = batch_curves(model, xs[None], ci, params=params, output=output, n_random=n_random,
-                      seed=rnd_seed)
-    return ex, cs
+    return batch_curves(model, xs[None], ci, params=MethodParams(*param_values), output=output,
+                        n_random=n_random, seed=rnd_seed)
 
 
+#: Node visits of one sample's curves above which they run as a background job (about 2 s
+#: on a loaded 2-core machine at ~50 ns per node visit).
+SYNC_CURVE_WORK = 3e7
+n_nodes = sum(t.node_count for t in (model.trees if isinstance(model, TreeEnsemble)
+                                      else [model]))
+curve_work = n_nodes * 2 * (n + 1) * (6 + len(PAPER_BETAS) + int(n_random))
+sync_curves = curve_work < SYNC_CURVE_WORK
+param_values = dataclasses.astuple(params)
 try:
-    ex, cs_one = sample_results(model_key, x.tobytes(), int(ci), dataclasses.astuple(params), curve_output,
-                                int(n_random), seed())
+    ex = sample_explanation(model_key, x.tobytes(), int(ci), param_values)
+    cs_one = (sample_curves(model_key, x.tobytes(), int(ci), param_values, curve_output,
+                            int(n_random), seed()) if sync_curves else None)
 except ValueError as exc:
     st.error(f"Cannot compute the attributions: {exc}")
     st.stop()
@@ -460,8 +473,30 @@ with tabs[1]:
         + ("The black dashed curves are the best achievable values of any ranking (brute force "
            "over all subsets of each size)." if n <= 12 else
            f"(Brute-force best envelopes need at most 12 features; this dataset has {n}.)"))
-    if mode == "sample":
+    if mode == "sample" and cs_one is not None:
         show_curves(cs_one, curve_label, "tg_one", f"treegrad_curves_row{row}.csv")
+    elif mode == "sample":
+        one_key = (model_key, x.tobytes(), int(ci), param_values, curve_output, int(n_random))
+        st.caption(f"This model has {n_nodes:,} nodes: the {2 * (n + 1)} curve points of "
+                   f"{6 + len(PAPER_BETAS) + int(n_random)} rankings take a few seconds, so they "
+                   "run in the background. Press Run (again after an edit).")
+
+        def start_one() -> Job:
+            st.session_state["tg_one_job_meta"] = {"key": one_key}
+            return Job(curves_steps, model, x[None].copy(), int(ci), params=params,
+                       output=curve_output, n_random=int(n_random), seed=seed(), chunk=1,
+                       budget=BATCH_BUDGET, name="tg_one").start()
+
+        job_controls("tg_one", start_one, "sample")
+        job = st.session_state.get("tg_one_job")
+        if job is not None and not job.finished:
+            live_view("tg_one", lambda s, partial: None, "sample")
+        out = job_outcome("tg_one")
+        if out is not None and isinstance(out[0], CurveSet):
+            if out[1].get("key") != one_key:
+                st.caption("These curves are for the sample as it was when Run was pressed; "
+                           "press Run to update them.")
+            show_curves(out[0], curve_label, "tg_one", f"treegrad_curves_row{row}.csv")
     else:
         n_test = len(test_rows)
         cA, cB = st.columns([2, 3])
