@@ -77,6 +77,21 @@ class_names = None if ds.classes_ is None else [str(c) for c in ds.classes_]
 
 
 # -- model ---------------------------------------------------------------------------------
+@st.cache_data(show_spinner=False, max_entries=32)
+def split_rows(_ds, key: str, test_size: float, random_state: int):
+    """Seeded train/test row indices (stratified when every class has two rows)."""
+    from sklearn.model_selection import train_test_split
+
+    idx = np.arange(_ds.n_samples)
+    strat = None
+    if _ds.task == "classification":
+        counts = np.bincount(_ds.y)
+        if counts[counts > 0].min() >= 2 and round(test_size * _ds.n_samples) >= len(counts):
+            strat = _ds.y
+    return train_test_split(idx, test_size=test_size, random_state=random_state,
+                            stratify=strat)
+
+
 @st.cache_resource(show_spinner="Fitting the model...", max_entries=24)
 def fit_model(_ds, key: str, kind: str, depth: int, leaves: int, n_estimators: int,
               learning_rate: float, test_size: float, random_state: int):
@@ -87,18 +102,10 @@ def fit_model(_ds, key: str, kind: str, depth: int, leaves: int, n_estimators: i
         RandomForestClassifier,
         RandomForestRegressor,
     )
-    from sklearn.model_selection import train_test_split
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
     clf = _ds.task == "classification"
-    idx = np.arange(_ds.n_samples)
-    strat = None
-    if clf:
-        counts = np.bincount(_ds.y)
-        if counts[counts > 0].min() >= 2 and round(test_size * _ds.n_samples) >= len(counts):
-            strat = _ds.y
-    tr, te = train_test_split(idx, test_size=test_size, random_state=random_state,
-                              stratify=strat)
+    tr, te = split_rows(_ds, key, test_size, random_state)
     common = dict(max_depth=depth or None, max_leaf_nodes=leaves or None,
                   random_state=random_state)
     if kind == "tree":
@@ -141,7 +148,7 @@ if source == "remembered":
                          help="Models are offered only for the dataset they were fitted on.")
     entry = remembered[label]
     raw_model = entry["model"]
-    _, tr_idx, te_idx, _ = fit_model(ds, digest, "tree", 1, 0, 1, 0.1, float(test_size), seed())
+    tr_idx, te_idx = split_rows(ds, digest, float(test_size), seed())
     model_key = f"{digest}:remembered:{label}:{id(raw_model)}"
     score_txt = (f"fitted on **{entry['source']}**; the test rows below may include rows it "
                  "was trained on")
@@ -187,7 +194,6 @@ st.caption(f"{summary['trees']} tree(s), {summary['leaves']:,} leaves, max depth
               if ds.is_categorical.any() else ""))
 
 # -- class and sample ------------------------------------------------------------------------
-X_test = ds.X[te_idx]
 n_out = n_outputs(model)
 classification = model.task == "classification"
 cls_choice = None
