@@ -19,6 +19,11 @@ trees of 1k and 10k leaves, 50 test rows).
    (max_depth 12) and gradient boosting (5 trees of depth 6, as the paper's
    ``n_estimators=5``).  Classifiers explain each row's predicted class; boosting
    classifiers are attributed on the raw score and scored on the probability, as the paper.
+3. Numerics: max |Shapley error| against brute force over 2^10 subsets (3 rows) of
+   TreeGrad-Shap, TreeProb (roots of unity), the Chebyshev-node Vandermonde method (Linear
+   TreeShap's) and shap, on decision trees of growing depth fitted on
+   ``make_classification(40000, 10 features, 6 informative, flip_y=0.3)`` (the page's
+   Numerics tab; research/treegrad.md section 10D).
 
 Prints markdown tables plus the machine and writes them to ``bench/out/treegrad.md``.
 """
@@ -208,33 +213,56 @@ def ranking_tables(n_rows: int) -> tuple[str, str]:
     return md_table(full), md_table(sm)
 
 
+def numerics_table() -> str:
+    from engine.treegrad.explain import error_vs_depth_steps
+
+    df = None
+    for snap in error_vs_depth_steps(None, depths=(5, 10, 20, 30, 45, None), n_rows=40000,
+                                     n_samples=3, seed=0):
+        df = snap["rows"]
+    wide = df.pivot_table(index=["depth", "leaves"], columns="method", values="max_abs_error",
+                          sort=False).reset_index()
+    for c in wide.columns[2:]:
+        wide[c] = wide[c].map("{:.1e}".format)
+    return md_table(wide)
+
+
 def main() -> str:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true",
                     help="trees of 1k and 10k leaves only, 50 test rows per dataset")
+    ap.add_argument("--parts", default="speed,rankings,numerics",
+                    help="comma-separated subset of speed, rankings, numerics")
     args = ap.parse_args()
+    parts = set(args.parts.split(","))
     warnings.filterwarnings("ignore")
     warm_up()
     leaves = [1000, 10000] if args.quick else [1000, 10000, 100000]
     n_rows = 50 if args.quick else 200
-    print("speed ...", flush=True)
-    speed = speed_table(leaves)
-    print("rankings ...", flush=True)
-    full, summary = ranking_tables(n_rows)
-    out = "\n\n".join([
-        "### TreeGrad vs shap TreeExplainer (path-dependent), one regression tree, 20 features",
-        speed,
-        f"### Insertion / deletion AUCs (mean over up to {n_rows} test rows; AUC = mean of the "
-        "n + 1 points; higher insertion, lower deletion, higher ins - del is better)",
-        full,
-        "### Ranker vs Shapley (differences of the means above)",
-        summary,
-        f"Machine: {machine()}" + (" (quick run)" if args.quick else ""),
-    ])
+    blocks = []
+    if "speed" in parts:
+        print("speed ...", flush=True)
+        blocks += ["### TreeGrad vs shap TreeExplainer (path-dependent), one regression tree, "
+                   "20 features", speed_table(leaves)]
+    if "rankings" in parts:
+        print("rankings ...", flush=True)
+        full, summary = ranking_tables(n_rows)
+        blocks += [f"### Insertion / deletion AUCs (mean over up to {n_rows} test rows; AUC = "
+                   "mean of the n + 1 points; higher insertion, lower deletion, higher ins - "
+                   "del is better)", full,
+                   "### Ranker vs Shapley (differences of the means above)", summary]
+    if "numerics" in parts:
+        print("numerics ...", flush=True)
+        blocks += ["### Max |Shapley error| vs brute force (2^10 subsets, 3 rows) by tree depth",
+                   numerics_table()]
+    blocks.append(f"Machine: {machine()}" + (" (quick run)" if args.quick else ""))
+    out = "\n\n".join(blocks)
     print(out)
     out_dir = ROOT / "bench" / "out"
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "treegrad.md").write_text(out + "\n", encoding="utf-8")
+    name = "treegrad.md" if parts == {"speed", "rankings", "numerics"} else \
+        f"treegrad_{'_'.join(sorted(parts))}.md"
+    (out_dir / name).write_text(out + "\n", encoding="utf-8")
     return out
 
 
