@@ -70,7 +70,7 @@ def attribution_figure(scores: Mapping[str, np.ndarray], feature_names: Sequence
             customdata=np.stack([v, ranks[keep]], axis=1),
             hovertemplate="%{y}<br>" + name + ": %{customdata[0]:.4g}<br>rank %{customdata[1]}"
                           " of " + str(raw.size) + "<extra></extra>"), row=1, col=c)
-        fig.update_xaxes(zeroline=True, zerolinecolor="#444", row=1, col=c,
+        fig.update_xaxes(zeroline=True, zerolinecolor="#444", row=1, col=c, nticks=4,
                          title_text=("share of max |value|" if normalise else value_label)
                          if c == 1 else None)
     fig.update_yaxes(autorange="reversed", row=1, col=1)
@@ -150,7 +150,7 @@ def ranker_figure(results: Mapping[str, RankResult], feature_names: Sequence[str
         raise ValueError("ranker_figure takes one sample's RankResult")
     keep = np.argsort(-np.abs(np.asarray(r.scores)), kind="stable")
     keep = keep if top_k is None else keep[:top_k]
-    fig = make_subplots(rows=2, cols=1, row_heights=[0.6, 0.4], vertical_spacing=0.14,
+    fig = make_subplots(rows=2, cols=1, row_heights=[0.6, 0.4], vertical_spacing=0.16,
                         subplot_titles=[f"z_t of {heat} (t = 0 is z = 0.5; features by final "
                                         "|score|)", "objective J(z_t)"])
     fig.add_trace(go.Heatmap(
@@ -167,7 +167,6 @@ def ranker_figure(results: Mapping[str, RankResult], feature_names: Sequence[str
                                  hovertemplate=name + "<br>t = %{x}<br>J = %{y:.5g}"
                                                       "<extra></extra>"), row=2, col=1)
     fig.update_xaxes(title_text="iteration t", row=2, col=1)
-    fig.update_xaxes(title_text="iteration t", row=1, col=1)
     fig.update_yaxes(title_text="J(z_t) (model output units)", row=2, col=1)
     fig.update_layout(**base_layout(title, height=max(560, 22 * len(keep) + 420),
                                     legend=dict(orientation="h", y=-0.12, x=0.0,
