@@ -561,3 +561,49 @@ def test_concurrent_calls_from_threads():
         np.testing.assert_array_equal(r, ref_sh)
     for r in res[3:]:
         np.testing.assert_array_equal(r, ref_rk)
+
+
+def test_best_first_trees_are_renumbered_in_preorder():
+    """Trees grown best-first (max_leaf_nodes) number nodes in growth order; TreeGrad packs
+    them in depth-first pre-order (the kernels' visiting order).  Results must not change:
+    brute force for a scikit-learn tree and a categorical TreeLab CART, shap for Shapley."""
+    from engine.cart import CARTClassifier
+    from engine.treegrad._model import pack, preorder_ids
+
+    X, y = make_regression(800, N, n_informative=N - 1, noise=2.0, random_state=4)
+    X = X.astype(np.float32).astype(np.float64)
+    m = DecisionTreeRegressor(max_leaf_nodes=60, random_state=0).fit(X, y)
+    T = from_sklearn(m)
+    new = preorder_ids(T.children_left, T.children_right, T.depth)
+    assert not np.array_equal(new, np.arange(T.node_count))  # really reordered
+    assert np.array_equal(np.sort(new), np.arange(T.node_count))
+    P = pack(T)
+    # pre-order: every left child follows its parent, the root is first
+    internal = np.flatnonzero(P.left >= 0)
+    assert np.array_equal(P.left[internal], internal + 1) and P.parent[0] == -1
+    rng = np.random.default_rng(2)
+    for x in X[:3]:
+        f, masks = bf_game(m, x, 0, N)
+        scale = np.abs(f).max()
+        gv = tg.game_value(T, x, masks)
+        assert_close(gv - gv[-1], f - f[-1], scale)
+        for z in (rng.random(N), rng.integers(0, 2, N).astype(float)):
+            assert_close(tg.treegrad(T, x, z), bf_grad(f, masks, z), scale)
+        assert_close(tg.shapley(T, x), bf_semivalue(f, N, beta_weight(N, 1, 1)), scale)
+        assert_close(tg.treeprob(T, x, 8, 4), bf_semivalue(f, N, beta_weight(N, 8, 4)), scale)
+        assert_close(tg.rank(T, x, steps=1).scores, tg.banzhaf(T, x), scale)
+    # categorical set splits grown best-first
+    n = 6
+    Xc = rng.normal(size=(500, n))
+    Xc[:, 0] = rng.integers(0, 5, 500)
+    yc = ((Xc[:, 0] % 2 == 1) ^ (Xc[:, 1] > 0)).astype(int)
+    est = CARTClassifier(max_leaf_nodes=25, categorical_features=[0],
+                         random_state=0).fit(Xc, yc)
+    tree = est.tree_
+    assert tree.has_categorical_splits
+    cmasks = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(bool)
+    for x in Xc[:3]:
+        fc = _bf_ours(tree, x, 1, cmasks)
+        np.testing.assert_allclose(tg.game_value(est, x, cmasks), fc, atol=1e-12)
+        np.testing.assert_allclose(tg.shapley(est, x),
+                                   bf_semivalue(fc, n, beta_weight(n, 1, 1)), atol=1e-12)

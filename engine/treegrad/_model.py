@@ -16,6 +16,10 @@ class Packed:
 
     ``offset`` is the additive constant of the output (boosting's initial raw score, signed
     for binary class 0); it enters game values and fbar, not gradients or attributions.
+    Nodes are renumbered in depth-first pre-order (left subtree first), the order the
+    kernels visit them, so a traversal walks the arrays forwards (a best-first tree of 100k
+    leaves numbered in growth order made every node a cache miss, ~15x slower);
+    ``new_ids[t][u]`` is the packed position of node ``u`` of tree ``t`` (without the offset).
     """
 
     offs: np.ndarray
@@ -29,6 +33,7 @@ class Packed:
     lv: np.ndarray
     thr: np.ndarray
     trees: list[TreeArrays]
+    new_ids: list[np.ndarray]
     n_features: int
     max_depth: int
     offset: float
@@ -74,7 +79,7 @@ class Packed:
                     cats = tree._category_set(int(node))
                     if cats is not None:
                         gl[:, k] = np.isin(cols[:, k], cats.astype(np.float64))
-            out[:, o + internal] = gl
+            out[:, o + self.new_ids[t][internal]] = gl
         return out
 
 
@@ -165,6 +170,44 @@ def pack(model: Any, class_index: Any = None) -> Packed:
     return _pack(model, c)
 
 
+def preorder_ids(children_left: np.ndarray, children_right: np.ndarray,
+                 depth: np.ndarray) -> np.ndarray:
+    """Depth-first pre-order position (root 0, left subtree before right) of every node,
+    int64 ``(n_nodes,)``; vectorised level by level (subtree sizes bottom-up, positions
+    top-down).  The identity for trees grown depth-first (scikit-learn's default builder)."""
+    cl, cr = children_left, children_right
+    n = cl.size
+    internal = np.flatnonzero(cl >= 0)
+    if internal.size == 0:
+        return np.arange(n, dtype=np.int64)
+    size = _subtree_sizes(cl, cr, depth)
+    if (np.array_equal(cl[internal], internal + 1)
+            and np.array_equal(cr[internal], internal + 1 + size[cl[internal]])):
+        return np.arange(n, dtype=np.int64)
+    by_depth = internal[np.argsort(depth[internal], kind="stable")]
+    bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
+    pos = np.zeros(n, dtype=np.int64)
+    for d in range(bounds.size - 1):
+        nodes = by_depth[bounds[d]:bounds[d + 1]]
+        pos[cl[nodes]] = pos[nodes] + 1
+        pos[cr[nodes]] = pos[nodes] + 1 + size[cl[nodes]]
+    return pos
+
+
+def _subtree_sizes(cl: np.ndarray, cr: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """Nodes in the subtree of every node (itself included), bottom-up by depth."""
+    size = np.ones(cl.size, dtype=np.int64)
+    internal = np.flatnonzero(cl >= 0)
+    if internal.size == 0:
+        return size
+    by_depth = internal[np.argsort(-depth[internal], kind="stable")]
+    dd = depth[by_depth]
+    for d in np.unique(dd)[::-1]:
+        nodes = by_depth[dd == d]
+        size[nodes] += size[cl[nodes]] + size[cr[nodes]]
+    return size
+
+
 def _pack(model: TreeArrays | TreeEnsemble, c: int) -> Packed:
     if isinstance(model, TreeArrays):
         parts = [(model, 1.0, c)]
@@ -186,29 +229,36 @@ def _pack(model: TreeArrays | TreeEnsemble, c: int) -> Packed:
     offs = np.zeros(len(parts) + 1, dtype=np.int64)
     offs[1:] = np.cumsum(sizes)
     left, right, feat, parent, ratio, cover, rv, lv, thr = ([] for _ in range(9))
+    new_ids = []
     for (tree, w, col), o in zip(parts, offs[:-1], strict=True):
         cl = tree.children_left.astype(np.int64)
         cr = tree.children_right.astype(np.int64)
         leaf = cl < 0
-        left.append(np.where(leaf, -1, cl + o))
-        right.append(np.where(leaf, -1, cr + o))
-        feat.append(np.where(leaf, -1, tree.feature.astype(np.int64)))
         par = tree.parent.astype(np.int64)
-        parent.append(np.where(par < 0, -1, par + o))
         cov = tree.weighted_n_node_samples.astype(np.float64)
         pc = np.where(par < 0, 1.0, cov[np.maximum(par, 0)])
         r = np.where((par >= 0) & (cov > 0), pc / np.where(cov > 0, cov, 1.0), 1.0)
-        ratio.append(r)
-        cover.append(cov)
         val = w * _leaf_column(tree, col)
         val = np.where(leaf, val, 0.0)
-        rv.append(val)
         croot = cov[0] if cov[0] > 0 else 1.0
-        lv.append(val * cov / croot)
-        thr.append(tree.routing_arrays()[3].astype(np.float64))
+        new = preorder_ids(cl, cr, tree.depth)
+        old = np.empty_like(new)
+        old[new] = np.arange(new.size)
+        new_ids.append(new)
+        lo, ro, po = cl[old], cr[old], par[old]
+        left.append(np.where(lo < 0, -1, new[np.maximum(lo, 0)] + o))
+        right.append(np.where(ro < 0, -1, new[np.maximum(ro, 0)] + o))
+        parent.append(np.where(po < 0, -1, new[np.maximum(po, 0)] + o))
+        feat.append(np.where(leaf, -1, tree.feature.astype(np.int64))[old])
+        ratio.append(r[old])
+        cover.append(cov[old])
+        rv.append(val[old])
+        lv.append((val * cov / croot)[old])
+        thr.append(tree.routing_arrays()[3].astype(np.float64)[old])
     cat = [np.ascontiguousarray(np.concatenate(a)) for a in
            (left, right, feat, parent, ratio, cover, rv, lv, thr)]
-    return Packed(offs, *cat, trees=[p[0] for p in parts], n_features=int(model.n_features),
+    return Packed(offs, *cat, trees=[p[0] for p in parts], new_ids=new_ids,
+                  n_features=int(model.n_features),
                   max_depth=int(max(t.max_depth for t in model.trees)
                                 if isinstance(model, TreeEnsemble) else model.max_depth),
                   offset=offset, model=model, class_index=c)
