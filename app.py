@@ -23,6 +23,8 @@ PAGES = {
     "Methods": [
         st.Page("pages/split_strategies.py", title="Split strategies (DICS)", icon="✂️",
                 url_path="split_strategies"),
+        st.Page("pages/conditional_density.py", title="Conditional density (Partition Tree)",
+                icon="📈", url_path="conditional_density"),
     ],
 }
 

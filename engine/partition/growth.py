@@ -150,6 +150,27 @@ def grow_tree(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gro
     (discrete). ``y_box`` is the root A_Y for continuous y. ``callback(tree, n_leaves,
     train_nll)`` (optional) is called after each split with the tree so far.
     """
+    steps = grow_steps(X, y, is_cat=is_cat, n_cats=n_cats, discrete_y=discrete_y,
+                       n_classes=n_classes, y_box=y_box, params=params, rng=rng)
+    while True:
+        try:
+            n_leaves, train_nll, build = next(steps)
+        except StopIteration as stop:
+            return stop.value
+        if callback is not None and n_leaves > 1:
+            callback(build(), n_leaves, train_nll)
+
+
+def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: GrowParams,
+               rng=None):
+    """:func:`grow_tree` as a generator: one split per step (for live pages).
+
+    Yields ``(n_leaves, train_nll, build)`` once for the root (``n_leaves`` 1) and then
+    after each split, where ``build()`` returns the tree as it is at the time of the call
+    (a :class:`PartitionTreeArrays`, built only when called); returns the final tree.
+    Closing the generator early leaves a valid smaller tree behind the last ``build``.
+    ``train_nll`` is the growth objective: the empirical loss of the unnormalised cells.
+    """
     rng = rng if rng is not None else np.random.RandomState(0)
     n = X.shape[0]
     n_total = float(n)
@@ -180,6 +201,7 @@ def grow_tree(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gro
     trace = [(1, train_nll)]
     heap = []
     counter = 0
+    yield 1, train_nll, lambda: _finish(nodes, discrete_y, n_classes, (lo, hi), n, trace)
     best = search(root)
     if best is not None:
         heapq.heappush(heap, (-best[0], counter, root, best))
@@ -217,9 +239,8 @@ def grow_tree(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gro
         n_leaves += 1
         train_nll -= g
         trace.append((n_leaves, train_nll))
-        if callback is not None:
-            callback(_finish(nodes, discrete_y, n_classes, (lo, hi), n, trace), n_leaves,
-                     train_nll)
+        yield n_leaves, train_nll, lambda: _finish(nodes, discrete_y, n_classes, (lo, hi), n,
+                                                   trace)
         for kid in kids:
             kb = search(kid)
             if kb is not None:
