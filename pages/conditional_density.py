@@ -44,8 +44,8 @@ st.markdown(
     "first split is always on y. For a given x, the cells it falls in stack up into a "
     "piecewise-constant density over y (for a class target: class probabilities). A "
     "**Partition Forest** averages many such trees grown on bootstrap samples. Paper: "
-    "[Angelim & Leite, *Partition Trees: conditional density estimation and prediction "
-    "with tree-based partitions*, arXiv 2602.04042](https://arxiv.org/abs/2602.04042). Grow "
+    "[Angelim & Leite, *Partition Tree: Conditional Density Estimation over General "
+    "Outcome Spaces*, arXiv 2602.04042](https://arxiv.org/abs/2602.04042). Grow "
     "a model below, then move the feature sliders to see how p(y | x) changes.")
 
 ds = current_dataset()
@@ -190,11 +190,12 @@ def live_growth():
     else:
         if latest["forest"]:
             done, total, unit = latest["n_trees"], meta["n_estimators"], "trees"
+            note = f"{latest['n_leaves']} leaves in all"
         else:
             done, total, unit = latest["n_leaves"], meta["max_leaves"], "leaves"
+            note = "the tree stops early when no split gains"
         st.progress(min(done / max(total, 1), 1.0),
-                    text=f"{done} / {total} {unit} -- {snap.elapsed:.1f} s (a tree may stop "
-                         "before its budget when no split gains)")
+                    text=f"{done} / {total} {unit} -- {snap.elapsed:.1f} s ({note})")
         trace = latest["model"].trace_
         if trace:
             st.plotly_chart(growth_figure(trace, forest=latest["forest"]), key=P + "live_fig")
@@ -295,7 +296,7 @@ if st.session_state.get("_pt_row_loaded") != (run_id, row):
     load_row(row)
 
 d = len(names)
-with st.expander(f"Feature values x ({d} features)", expanded=d <= 12):
+with st.expander(f"Feature values x ({d} feature{'s' if d != 1 else ''})", expanded=d <= 12):
     cols = st.columns(4)
     x = np.empty(d)
     for j in range(d):
@@ -313,7 +314,7 @@ with st.expander(f"Feature values x ({d} features)", expanded=d <= 12):
             step = 1.0 if integral and hi - lo <= 200 else float((hi - lo) / 100)
             if st.session_state.get(key) is not None:
                 st.session_state[key] = float(np.clip(st.session_state[key], lo, hi))
-            x[j] = col.slider(names[j], lo, hi, step=step, key=key)
+            x[j] = col.slider(names[j], lo, hi, step=step, key=key, format="%.5g")
 edited = not np.allclose(x, X[row])
 b1, b2, b3, _ = st.columns([1.3, 1, 1.2, 4])
 if b1.button("Reset to the test row", key=P + "reset_btn", disabled=not edited):
@@ -406,7 +407,8 @@ st.plotly_chart(cells_figure(
     title=f"Cells of {which} along {names[j]} (others at the current x): {len(cells)} cells"),
     key=P + "cells_fig")
 st.caption("Shaded boxes: the leaves of the partition that the line through the current x "
-           f"(all features fixed except {names[j]}) meets, darker = denser. Grey dots: "
+           f"(all features fixed except {names[j]}) meets, darker = denser; hover a box for "
+           "its counts. Grey dots: "
            "training rows (their other features differ, so a dot need not sit in the box "
            "drawn around it).")
 
@@ -418,14 +420,16 @@ baselines = ("CART (scikit-learn DecisionTreeClassifier with the same leaf budge
              "scale out of fold: 5-fold for CART, out-of-bag for the forest) and a "
              "heteroscedastic Gaussian (mean from the random forest, variance from a second "
              "random forest fitted to the squared out-of-bag residuals)")
-st.caption(f"Fits the Partition Tree and Partition Forest with the parameters above and "
-           f"{baselines} on the training rows, then scores the test rows: "
+st.caption("On the training rows of the split above, fits the Partition Tree and the "
+           "Partition Forest (the parameters of the grown model; the forest settings of the "
+           f"parameter panel) and as baselines {baselines}. Then scores the test rows: "
            + ("log-loss" if discrete else "NLL in nats per unit of y")
-           + f" (floor {mfloor:g}), rows out of support, fit time.")
+           + f" (probabilities / densities floored at {mfloor:g}), test rows out of support, "
+           "fit time in seconds.")
 CJOB, CMETA = P + "cmp_job", P + "cmp_job_meta"
 cjob = st.session_state.get(CJOB)
 crunning = cjob is not None and not cjob.finished
-b1, b2, _ = st.columns([1, 1, 6])
+b1, b2, _ = st.columns([1.6, 1, 5])
 if b1.button("Run comparison", disabled=crunning, key=P + "cmp_run"):
     cat = is_cat if is_cat.any() else None
     cjob = Job(comparison_steps, X[tr], y[tr], X[te], y[te], task=meta["task"],

@@ -97,8 +97,12 @@ def test_cells_figure_draws_one_rectangle_per_cell_and_section_partitions_the_pl
     m = PartitionTreeRegressor(max_leaves=20).fit(X, y)
     cells = m.cells()
     fig = cells_figure(cells, X[:, 0], y, feature_index=0, feature="x", target="y",
-                       y_box=m.y_box_)
-    assert len(fig.layout.shapes) == len(cells) == m.partition_tree_.n_leaves
+                       y_box=m.y_box_, x_current=X[5, 0])
+    rects = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert len(rects) == len(cells) == m.partition_tree_.n_leaves
+    assert sorted((r.y0, r.y1) for r in rects) == sorted((c["y_low"], c["y_high"])
+                                                          for c in cells)
+    assert sum(s.type == "line" for s in fig.layout.shapes) == 1  # the current x
     sec = section_cells(cells, X[5], 0)
     # the section's cells tile [x range] x [y box]: their areas add up to the rectangle
     lo, hi = X[:, 0].min(), X[:, 0].max()
@@ -120,10 +124,10 @@ def test_cells_figure_categorical_feature_and_target():
     cells = [{**c, "classes": [ds.classes_[int(k)] for k in c["classes"]]} for c in m.cells()]
     fig = cells_figure(cells, ds.X[:, j], ds.y, feature_index=j, feature="island",
                        target="species", classes=list(ds.classes_),
-                       categories=ds.categories[j])
+                       categories=ds.categories[j], x_current=1)
     expected = sum(len(c["classes"]) * len(c["x_categories"].get(j, ds.categories[j]))
                    for c in cells)
-    assert len(fig.layout.shapes) == expected
+    assert sum(s.type == "rect" for s in fig.layout.shapes) == expected
     assert list(fig.layout.xaxis.ticktext) == ds.categories[j]
 
 
@@ -305,3 +309,35 @@ def test_page_bad_parameters_and_tiny_upload(app):
     app.switch_page(PAGE).run()
     assert not app.exception
     assert any("at least 20" in e.value for e in app.error)
+
+
+# -- browser -------------------------------------------------------------------------------
+@pytest.mark.e2e
+def test_browser_grow_and_move_a_feature_slider(page, app_url, tmp_path):
+    from playwright.sync_api import expect
+
+    from tests.test_e2e import no_exception, wait_idle
+
+    page.set_viewport_size({"width": 1400, "height": 2600})
+    page.goto(app_url + "/conditional_density?ds=heteroscedastic")
+    expect(page.get_by_role("heading", name="Conditional density (Partition Tree)")) \
+        .to_be_visible(timeout=90_000)
+    wait_idle(page)
+    page.get_by_role("button", name="Grow").click()
+    expect(page.get_by_text("Test rows out of support")).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    no_exception(page)
+    chart = page.get_by_test_id("stPlotlyChart").filter(has_text="Conditional density p(y")
+    line = chart.locator("g.scatterlayer g.trace path.js-line").first
+    expect(line).to_be_attached(timeout=30_000)
+    before = line.get_attribute("d")
+    page.screenshot(path=tmp_path / "pt_before.png")
+    sliders = page.get_by_test_id("stExpander").filter(has_text="Feature values") \
+        .get_by_role("slider")
+    sliders.first.focus()
+    page.keyboard.press("Home")  # x to its minimum
+    wait_idle(page)
+    expect(chart.get_by_text("(edited x)").first).to_be_visible(timeout=30_000)
+    expect(line).not_to_have_attribute("d", before, timeout=30_000)
+    no_exception(page)
+    page.screenshot(path=tmp_path / "pt_after.png")

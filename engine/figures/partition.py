@@ -197,9 +197,11 @@ def cells_figure(cells: list[dict], x_values, y_values, *, feature_index: int, f
                 hy.append(0.5 * (y0 + y1))
                 what = "mass / class" if discrete else "cell density"
                 ht.append(f"n_XY = {c['n_xy']:.0f}, n_X = {c['n_x']:.0f}<br>{what}: {d:.4g}")
-    fig.add_scatter(x=hx, y=hy, mode="markers", marker=dict(size=6, color="#0072B2",
-                                                            opacity=0.35, symbol="square"),
-                    name="cell centre (hover)", text=ht, hovertemplate="%{text}<extra></extra>")
+    # invisible markers at the cell centres carry the hover text of each box
+    fig.add_scatter(x=hx, y=hy, mode="markers", marker=dict(size=14, color="#0072B2",
+                                                            opacity=0.0, symbol="square"),
+                    showlegend=False, name="cells", text=ht,
+                    hovertemplate="%{text}<extra></extra>")
     jitter = 0.0
     if discrete:
         jitter = np.random.RandomState(0).uniform(-0.3, 0.3, len(y_values))
@@ -210,15 +212,15 @@ def cells_figure(cells: list[dict], x_values, y_values, *, feature_index: int, f
                     marker=dict(size=5, color=NEUTRAL, opacity=0.6),
                     hovertemplate=f"{feature} = %{{x:.4g}}<br>{target} = %{{y:.4g}}"
                                   "<extra></extra>")
-    if x_current is not None:
-        fig.add_vline(x=float(x_current), line=dict(color=HIGHLIGHT, dash="dash", width=2))
-        fig.add_scatter(x=[None], y=[None], mode="lines", name=f"current {feature}",
-                        line=dict(color=HIGHLIGHT, dash="dash", width=2))
     layout = base_layout(title or f"Partition cells over ({feature}, {target}): "
                          f"{len(cells)} cells", height=480, shapes=shapes,
                          xaxis_title=f"{feature} (feature units)",
                          yaxis_title=target if discrete else f"{target} (target units)")
     fig.update_layout(**layout)
+    if x_current is not None:  # after the cells: update_layout(shapes=...) would overwrite it
+        fig.add_vline(x=float(x_current), line=dict(color=HIGHLIGHT, dash="dash", width=2))
+        fig.add_scatter(x=[None], y=[None], mode="lines", name=f"current {feature}",
+                        line=dict(color=HIGHLIGHT, dash="dash", width=2))
     if categories is not None:
         fig.update_xaxes(tickmode="array", tickvals=list(range(len(categories))),
                          ticktext=list(categories), range=[lo, hi])
@@ -241,13 +243,14 @@ def comparison_figure(table: pd.DataFrame, *, task: str) -> go.Figure:
     unit = "nats per row" if task == "classification" else "nats per row, per unit of y"
     fig = go.Figure(go.Bar(
         x=t["test_nll"], y=t["model"], orientation="h", marker_color=colours,
-        text=[f"{v:.3f}" for v in t["test_nll"]], textposition="auto",
+        text=[f"{v:.3f}" for v in t["test_nll"]], textposition="outside", textangle=0,
+        cliponaxis=False,
         customdata=np.column_stack([t["n_out_of_support"], t["fit_seconds"]]),
         hovertemplate="%{y}<br>test NLL %{x:.4f}<br>out of support %{customdata[0]}"
                       "<br>fit %{customdata[1]:.3f} s<extra></extra>", name="test NLL"))
     metric = "log-loss" if task == "classification" else "NLL"
     fig.update_layout(**base_layout(f"Test {metric} on the same split (lower is better)",
-                                    margin=dict(l=330, r=20, t=60, b=60)),
+                                    margin=dict(l=330, r=70, t=60, b=60)),
                       height=140 + 45 * len(t), xaxis_title=f"test {metric} ({unit})",
                       showlegend=False)
     return fig

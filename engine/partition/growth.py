@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.partition.scans import (
+    best_x_continuous,
     category_counts,
     scan_categorical,
     scan_continuous,
@@ -99,25 +100,24 @@ def _best_split(node, X, y, is_cat, n_cats, discrete_y, n_classes, in_xy, n_tota
         feats = np.sort(rng.choice(n_feat, k, replace=False))
     mx, mxy, my = float(p.min_samples_x), float(p.min_samples_xy), float(p.min_samples_y)
     try:
-        for f in feats:
+        cont = feats[~is_cat[feats]]
+        if cont.shape[0]:
+            g, f, t = best_x_continuous(X, node.rows_x, in_xy, cont, nxy, nx, n_total, mxy, mx)
+            if g > 0:
+                best = (g, X_CONT, int(f), float(t), None)
+        for f in feats[is_cat[feats]]:
             col = X[:, f]
-            if is_cat[f]:
-                k = int(n_cats[f])
-                a, b = category_counts(col, node.rows_xy, node.rows_x, k)
-                order = np.empty(k, dtype=np.int64)
-                g, nl = scan_categorical(a, b, b > 0, False, nxy, nx, 1.0, n_total, mxy, mx,
-                                         order, b, 0.0)
-                if g > 0 and (best is None or g > best[0]):
-                    mask = np.zeros(k, dtype=bool)
-                    mask[order[:nl]] = True
-                    best = (g, X_CAT, int(f), np.nan, mask)
-            else:
-                vs, fs = sorted_with_flags(col, node.rows_x, in_xy)
-                out = np.empty(vs.shape[0])
-                g, t, _ = scan_continuous(vs, fs, nxy, nx, 0.0, 1.0, False, n_total, mxy, mx,
-                                          my, 0.0, out)
-                if g > 0 and (best is None or g > best[0]):
-                    best = (g, X_CONT, int(f), float(t), None)
+            k = int(n_cats[f])
+            a, b = category_counts(col, node.rows_xy, node.rows_x, k)
+            order = np.empty(k, dtype=np.int64)
+            g, nl = scan_categorical(a, b, b > 0, False, nxy, nx, 1.0, n_total, mxy, mx,
+                                     order, b, 0.0)
+            # ties between features go to the lower index (as a scan in column order)
+            if g > 0 and (best is None or g > best[0]
+                          or (g == best[0] and f < best[2])):
+                mask = np.zeros(k, dtype=bool)
+                mask[order[:nl]] = True
+                best = (g, X_CAT, int(f), np.nan, mask)
         if discrete_y:
             a, ny_c = category_counts(y, node.rows_xy, node.rows_y, n_classes)
             order = np.empty(n_classes, dtype=np.int64)
