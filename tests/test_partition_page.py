@@ -173,6 +173,26 @@ def test_tree_fit_steps_equal_fit_and_stop_keeps_a_valid_tree():
     assert np.sum(s["heights"] * np.diff(s["edges"])) == pytest.approx(1.0, abs=1e-9)
 
 
+def test_stop_keeps_the_forest_grown_so_far():
+    import time
+
+    X, y = _hetero(400, 8)
+    m = PartitionForestRegressor(n_estimators=500, max_leaves=16, random_state=0)
+    job = Job(growth_steps, m, X[:300], y[:300], X[300:], y[300:]).start()
+    while job.snapshot().latest is None:
+        time.sleep(0.01)
+    job.cancel()
+    assert job.join(30) and job.status == "cancelled"
+    kept = job.result["model"]
+    k = len(kept.trees_)
+    assert 1 <= k < 500 and len(kept.trace_) == k
+    # the bootstrap samples are drawn tree by tree from one seeded stream, so the first k
+    # trees of the stopped forest are those of a k-tree forest
+    ref = PartitionForestRegressor(n_estimators=k, max_leaves=16, random_state=0)
+    ref.fit(X[:300], y[:300])
+    assert np.allclose(kept.predict(X), ref.predict(X))
+
+
 @pytest.mark.parametrize("cls", [PartitionForestRegressor, PartitionForestClassifier])
 def test_forest_fit_steps_equal_fit_and_running_nll_is_exact(cls):
     if cls is PartitionForestClassifier:
