@@ -1,8 +1,6 @@
 """Conditional density page: grow a Partition Tree / Forest live, then look at p(y | x)
 (SPEC section 2)."""
 
-import itertools
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -31,7 +29,6 @@ from pages._shared import current_dataset, dataset_caption, job_meta, require_en
 
 P = "pt_"
 FLOORS = [1e-15, 1e-12, 1e-9, 1e-6, 1e-4, 1e-3]
-_RUN_IDS = itertools.count(1)
 
 require_entrypoint("pages/conditional_density.py")
 st.title("Conditional density (Partition Tree)")
@@ -173,7 +170,9 @@ if b1.button("Grow", type="primary", disabled=running, key=P + "run"):
         **job_meta(ds), "y": ds.y, "train": tr, "val": va, "test": te, "kind": kind,
         "is_categorical": ds.is_categorical.copy(), "tree_params": tree_params,
         "forest_params": forest_params, "floor": float(floor), "seed": seed(),
-        "run_id": next(_RUN_IDS), "max_leaves": int(max_leaves), "n_estimators": int(n_est)}
+        "run_id": st.session_state.get("_pt_runs", 0) + 1, "max_leaves": int(max_leaves),
+        "n_estimators": int(n_est)}
+    st.session_state["_pt_runs"] = st.session_state[META]["run_id"]
     st.session_state.pop(P + "cmp_job", None)
     st.rerun()
 b2.button("Stop", disabled=not running, key=P + "stop", on_click=stop_job, args=(JOB,))

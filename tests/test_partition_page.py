@@ -267,6 +267,11 @@ def _arr(v):
     return np.asarray(v)
 
 
+def _test_rows(at):
+    meta = at.session_state["pt_job_meta"]
+    return meta["X"][meta["test"]], meta["y"][meta["test"]]
+
+
 def _compare(at):
     at.button(key="pt_cmp_run").click().run()
     assert at.session_state["pt_cmp_job"].join(TIMEOUT)
@@ -295,9 +300,20 @@ def test_page_regression_grow_slider_and_comparison(app):
     assert "edited" in after["name"]
     app.button(key="pt_pin_btn").click().run()
     assert len(_figure(app, "Conditional density")["data"]) >= 3  # current + pin (+ true y)
+    assert len(app.session_state["_pt_pins"]) == 1
     table = _compare(app)
     assert {"model", "test_nll", "n_out_of_support", "fit_seconds"} <= set(table.columns)
     assert len(table) == 6 and (table["n_out_of_support"] >= 0).all()
+    assert table.loc[table["model"] == "Partition Tree (TreeLab)", "test_nll"].iloc[0] \
+        == pytest.approx(model.nll(*_test_rows(app))[0], abs=1e-4)
+    # growing again starts a fresh view: no pins, sliders back on a test row
+    app.button(key="pt_run").click().run()
+    assert app.session_state["pt_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception
+    assert app.session_state["_pt_pins"] == []
+    assert not any("edited" in d.get("name", "")
+                   for d in _figure(app, "Conditional density")["data"])
 
 
 def test_page_classification_with_categorical_features_and_forest(app):
