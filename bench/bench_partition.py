@@ -232,7 +232,9 @@ def log_loss_table() -> str:
 def main() -> str:
     warnings.simplefilter("ignore")
     warm_up()
+    load0 = os.getloadavg()[0]
     t_fit = fit_time_tables()
+    load1 = os.getloadavg()[0]
     t_ll = log_loss_table()
     out = "\n\n".join([
         "#### Fit time at N = 10,000 x 9, max_leaves 256 (warm JIT)",
@@ -240,7 +242,9 @@ def main() -> str:
         "#### 5-fold CV log-loss / NLL on the bundled datasets (lower is better; regression "
         "in nats per unit of y)",
         t_ll,
-        f"Machine: {machine()}",
+        f"Machine: {machine()}; 1-minute load average {load0:.1f} before and {load1:.1f} "
+        "after the fit-time tables (the box is shared: times vary with it, ratios in one "
+        "process less so)",
     ])
     print(out)
     out_dir = ROOT / "bench" / "out"

@@ -125,7 +125,7 @@ def test_categorical_prefix_scan_equals_exhaustive_enumeration():
 def test_fused_x_scan_equals_per_feature_scans():
     """best_x_continuous (one call per node) = the best of scan_continuous per feature, with
     the first feature winning exact ties (a duplicated column)."""
-    from engine.partition.scans import best_x_continuous
+    from engine.partition.scans import best_x_continuous, best_x_presorted, presort_rows
 
     rng = np.random.RandomState(3)
     n = 60
@@ -149,3 +149,10 @@ def test_fused_x_scan_equals_per_feature_scans():
                 ref = (gj, j, tj)
         assert (g, f) == (ref[0], ref[1]) and (np.isnan(t) and np.isnan(ref[2]) or t == ref[2])
         assert f != 3  # the duplicate of feature 1 never wins
+        # presorted rows (what the growth keeps per node) give the same answer
+        order = presort_rows(X, rows_x, feats)
+        sub = np.array([3, 0, 2], dtype=np.int64)  # a feature subset, as a forest searches
+        gp, fp, tp = best_x_presorted(X, order, sub, sub, in_xy, nxy, nx, 100.0, min_xy, 2.0)
+        gs, fs_, ts = best_x_continuous(X, rows_x, in_xy, sub, nxy, nx, 100.0, min_xy, 2.0)
+        assert (gp, fp) == (gs, fs_) and (np.isnan(tp) and np.isnan(ts) or tp == ts)
+        assert np.all(np.diff(X[order, np.arange(4)[:, None]], axis=1) >= 0)

@@ -425,11 +425,11 @@ class _ForestMixin:
     def fit(self, X, y):
         """Fit ``n_estimators`` trees on bootstrap samples (joblib over trees).
 
-        joblib prefers threads here (the split scans release the GIL, and threads skip the
-        process start-up and numba cache load of each worker: measured 3.4 s for 10 trees
-        with 2 threads vs 6.9-8.5 s with 2 loky processes and 4.1-5.3 s serial at
-        N = 10,000 x 9); a backend chosen with ``joblib.parallel_config`` (e.g. Dask or
-        Ray on a cluster) takes precedence.
+        joblib prefers threads here: the split scans release the GIL, and threads skip the
+        process start-up and numba cache load of each worker (measured at N = 10,000 x 9,
+        10 trees, 2 cores: 2 threads 3.4 s, 2 loky processes 6.9-8.5 s, serial 4.1-5.3 s).
+        A backend chosen with ``joblib.parallel_config`` (e.g. Dask or Ray on a cluster)
+        takes precedence.
         """
         self._check_aggregation()
         X, yv = self._prepare(X, y)
