@@ -173,7 +173,9 @@ if b1.button("Grow", type="primary", disabled=running, key=P + "run"):
         "run_id": st.session_state.get("_pt_runs", 0) + 1, "max_leaves": int(max_leaves),
         "n_estimators": int(n_est)}
     st.session_state["_pt_runs"] = st.session_state[META]["run_id"]
-    st.session_state.pop(P + "cmp_job", None)
+    old_cmp = st.session_state.pop(P + "cmp_job", None)  # it compared on the old split
+    if old_cmp is not None:
+        old_cmp.cancel()
     st.rerun()
 b2.button("Stop", disabled=not running, key=P + "stop", on_click=stop_job, args=(JOB,))
 
