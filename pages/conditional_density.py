@@ -347,7 +347,7 @@ for label, xq, r in queries:
                        "true_class": classes[int(y[r])]})
     else:
         slices.append({"label": label, "edges": s["edges"], "heights": s["heights"],
-                       "true_y": float(y[r])})
+                       "true_y": float(y[r]), "true_label": f"row {r}"})
 if discrete:
     st.plotly_chart(class_proba_figure(classes, slices, target=target), key=P + "slice_fig")
     top = classes[int(np.argmax(slices[0]["proba"]))]
@@ -359,7 +359,8 @@ else:
                     key=P + "slice_fig")
     mean = float(model.predict(x.reshape(1, -1))[0])
     dens_true = float(model.density(x.reshape(1, -1), np.array([y[row]]))[0])
-    st.caption(f"Dashed lines: true {target} of each row. Mean of the density for "
+    st.caption(f"Dashed lines: the true {target} of each test row shown (an edited x keeps "
+               f"the true {target} of its row). Mean of the density for "
                f"{current_label}: **{mean:.4g}**; density at the true {target} of row {row} "
                f"({y[row]:.4g}): **{dens_true:.4g}** per unit of {target}.")
 st.download_button("Download slices (CSV)", slice_frame(slices, target=target)
@@ -409,9 +410,9 @@ st.plotly_chart(cells_figure(
     key=P + "cells_fig")
 st.caption("Shaded boxes: the leaves of the partition that the line through the current x "
            f"(all features fixed except {names[j]}) meets, darker = denser; hover a box for "
-           "its counts. Grey dots: "
-           "training rows (their other features differ, so a dot need not sit in the box "
-           "drawn around it).")
+           "its counts. Grey dots: training rows"
+           + (" (their other features differ, so a dot need not sit in the box drawn around "
+              "it)." if len(names) > 1 else "."))
 
 # -- comparison ------------------------------------------------------------------------------
 st.subheader("Comparison on the same split")

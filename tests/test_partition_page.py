@@ -55,6 +55,10 @@ def test_slice_figure_integrates_to_what_the_engine_says():
     mids = 0.5 * (xs[1::2] + xs[0::2])
     assert np.allclose(ys[0::2], m.density(np.tile(X[0], (len(mids), 1)), mids), atol=1e-12)
     assert fig.data[1].x[0] == pytest.approx(y[0])  # true y marked
+    # an edited x of the same row: one more density, no second true-y line
+    fig2 = slice_figure([{"label": "row 0", "true_y": y[0], **s},
+                         {"label": "row 0 (edited)", "true_y": y[0], **m.slice(X[1])}])
+    assert [d.name for d in fig2.data].count("true y (row 0)") == 1 and len(fig2.data) == 3
     assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
 
 
@@ -360,7 +364,8 @@ def test_browser_grow_and_move_a_feature_slider(page, app_url, tmp_path):
         .to_be_visible(timeout=90_000)
     wait_idle(page)
     page.get_by_role("button", name="Grow").click()
-    expect(page.get_by_text("Test rows out of support")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("Test rows out of support", exact=True)).to_be_visible(
+        timeout=60_000)
     wait_idle(page)
     no_exception(page)
     chart = page.get_by_test_id("stPlotlyChart").filter(has_text="Conditional density p(y")

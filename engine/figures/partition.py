@@ -59,11 +59,13 @@ def slice_figure(slices: list[dict], *, target: str = "y", title: str | None = N
     """Piecewise-constant conditional densities p(y | x), one step line per x.
 
     ``slices``: dicts with ``label``, ``edges`` (m + 1,), ``heights`` (m,) (as returned by
-    ``model.slice``) and optional ``true_y`` (drawn as a dashed vertical line in the same
-    colour). The area under each line is 1 (the slice is normalised).
+    ``model.slice``) and optional ``true_y`` with ``true_label`` (drawn as a dashed vertical
+    line in the slice's colour, once per distinct true y: an edited x keeps the true y of the
+    row it started from). The area under each line is 1 (the slice is normalised).
     """
     fig = go.Figure()
     colours = palette(len(slices))
+    drawn = set()
     for s, c in zip(slices, colours, strict=True):
         e, h = np.asarray(s["edges"], dtype=float), np.asarray(s["heights"], dtype=float)
         xs = np.repeat(e, 2)[1:-1]
@@ -73,12 +75,14 @@ def slice_figure(slices: list[dict], *, target: str = "y", title: str | None = N
         fig.add_scatter(x=xs, y=ys, mode="lines", name=s["label"], line=dict(color=c, width=2),
                         text=hover, hovertemplate="%{text}<extra></extra>",
                         fill="tozeroy" if len(slices) == 1 else None)
-        if s.get("true_y") is not None and np.isfinite(s["true_y"]):
+        ty = s.get("true_y")
+        if ty is not None and np.isfinite(ty) and float(ty) not in drawn:
+            drawn.add(float(ty))
             top = float(h.max()) if len(h) else 1.0
-            fig.add_scatter(x=[s["true_y"], s["true_y"]], y=[0, top * 1.05], mode="lines",
+            fig.add_scatter(x=[ty, ty], y=[0, top * 1.05], mode="lines",
                             line=dict(color=c, dash="dash", width=2),
-                            name=f"true {target} ({s['label']})",
-                            hovertemplate=f"true {target} = {s['true_y']:.4g}<extra></extra>")
+                            name=f"true {target} ({s.get('true_label', s['label'])})",
+                            hovertemplate=f"true {target} = {ty:.4g}<extra></extra>")
     fig.update_layout(**base_layout(title or f"Conditional density p({target} | x)"),
                       height=420, xaxis_title=f"{target} (target units)",
                       yaxis_title=f"density (per unit of {target})")

@@ -427,7 +427,8 @@ class _ForestMixin:
 
         joblib prefers threads here: the split scans release the GIL, and threads skip the
         process start-up and numba cache load of each worker (measured at N = 10,000 x 9,
-        10 trees, 2 cores: 2 threads 3.4 s, 2 loky processes 6.9-8.5 s, serial 4.1-5.3 s).
+        10 trees, on a busy 2-core box before rows were presorted: 2 threads 3.4 s, 2 loky
+        processes 6.9-8.5 s, serial 4.1-5.3 s).
         A backend chosen with ``joblib.parallel_config`` (e.g. Dask or Ray on a cluster)
         takes precedence.
         """
