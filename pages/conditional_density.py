@@ -272,8 +272,8 @@ run_id = meta["run_id"]
 if st.session_state.get("_pt_run_seen") != run_id:  # a new model: reset the view state
     st.session_state["_pt_run_seen"] = run_id
     st.session_state["_pt_pins"] = []
-    st.session_state.pop(P + "row_view", None)
-    st.session_state.pop(P + "overlay_view", None)
+    for key in ("row_view", "overlay_view", "feature_view", "tree_view"):
+        st.session_state.pop(P + key, None)  # their options depend on the model
     st.session_state.pop("_pt_row_loaded", None)
 
 

@@ -341,6 +341,15 @@ def test_page_classification_with_categorical_features_and_forest(app):
     assert len(heat["x"]) == 3 and len(heat["y"]) == 3
     table = _compare(app)
     assert len(table) == 4 and (table["accuracy"] > 0.8).all()
+    # draw the last tree, then grow a smaller forest: the view follows the new model
+    app.number_input(key="pt_tree_view").set_value(4).run()
+    assert not app.exception
+    app.number_input(key="pt_n_estimators").set_value(2)
+    app.button(key="pt_run").click().run()
+    assert app.session_state["pt_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    assert app.number_input(key="pt_tree_view").value == 0
 
 
 def test_page_bad_parameters_and_tiny_upload(app):
