@@ -256,6 +256,12 @@ m3.metric("Test rows out of support", n_out,
                "floored in the NLL.")
 m4.metric("Fit time (s)", f"{res['fit_seconds']:.2f}",
           help="Wall-clock time of the growth, including the validation NLL at each step.")
+if not forest and model.partition_tree_.n_leaves == 1:
+    st.info("The tree did not split: no split met the limits with a positive gain. The first "
+            "split is always on y, so a large **Min volume fraction** (y-intervals that "
+            "narrow are refused) or a **Min rows** setting above half the training rows "
+            "stops it at the root; the density is then uniform over the y box (equal class "
+            "probabilities for a class target).")
 st.plotly_chart(growth_figure(model.trace_, forest=forest), key=P + "growth_fig")
 unit = "n_trees" if forest else "n_leaves"
 trace_df = pd.DataFrame(model.trace_, columns=[unit, "train_nll", "val_nll"])
