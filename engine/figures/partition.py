@@ -139,7 +139,8 @@ def density_heatmap_figure(values, z, *, feature: str, target: str, y_grid=None,
                         line=dict(color=HIGHLIGHT, dash="dash", width=2),
                         hovertemplate=f"current {feature} = {_fmt(xc)}<extra></extra>")
     fig.update_layout(**base_layout(title or f"p({target} | {feature}), other features fixed"),
-                      height=460, xaxis_title=f"{feature} (feature units)",
+                      height=460,
+                      xaxis_title=feature if categories is not None else f"{feature} (feature units)",
                       yaxis_title=target if discrete else f"{target} (target units)")
     return fig
 
@@ -218,7 +219,8 @@ def cells_figure(cells: list[dict], x_values, y_values, *, feature_index: int, f
                                   "<extra></extra>")
     layout = base_layout(title or f"Partition cells over ({feature}, {target}): "
                          f"{len(cells)} cells", height=480, shapes=shapes,
-                         xaxis_title=f"{feature} (feature units)",
+                         xaxis_title=(feature if categories is not None
+                                      else f"{feature} (feature units)"),
                          yaxis_title=target if discrete else f"{target} (target units)")
     fig.update_layout(**layout)
     if x_current is not None:  # after the cells: update_layout(shapes=...) would overwrite it
