@@ -25,6 +25,8 @@ PAGES = {
                 url_path="split_strategies"),
         st.Page("pages/feature_ranking.py", title="Feature ranking (TreeGrad)",
                 icon=":material/leaderboard:", url_path="feature_ranking"),
+        st.Page("pages/conditional_density.py", title="Conditional density (Partition Tree)",
+                icon="📈", url_path="conditional_density"),
     ],
 }
 

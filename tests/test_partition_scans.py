@@ -120,3 +120,39 @@ def test_categorical_prefix_scan_equals_exhaustive_enumeration():
                                  100.0, 1.0, 1.0, order, ones, 0.0)
         ref = _brute_subsets(a, ones, True, nxy, nx, float(k), 100.0)
         assert abs(max(g, -1.0) - ref) < 1e-12, (trial, g, ref)
+
+
+def test_fused_x_scan_equals_per_feature_scans():
+    """best_x_continuous (one call per node) = the best of scan_continuous per feature, with
+    the first feature winning exact ties (a duplicated column)."""
+    from engine.partition.scans import best_x_continuous, best_x_presorted, presort_rows
+
+    rng = np.random.RandomState(3)
+    n = 60
+    X = np.round(rng.rand(n, 4) * 6)
+    X[:, 3] = X[:, 1]  # exact tie between features 1 and 3
+    X = np.ascontiguousarray(X)
+    for trial in range(20):
+        rows_x = np.sort(rng.choice(n, 40, replace=False)).astype(np.int64)
+        in_xy = np.zeros(n)
+        in_xy[rows_x[rng.rand(40) < 0.5]] = 1.0
+        nxy, nx = in_xy[rows_x].sum(), float(len(rows_x))
+        feats = np.array([0, 1, 2, 3], dtype=np.int64)
+        min_xy = float(trial % 3)
+        g, f, t = best_x_continuous(X, rows_x, in_xy, feats, nxy, nx, 100.0, min_xy, 2.0)
+        ref = (-1.0, -1, np.nan)
+        for j in feats:
+            vs, fs = sorted_with_flags(X[:, j].copy(), rows_x, in_xy)
+            gj, tj, _ = scan_continuous(vs, fs, nxy, nx, 0.0, 1.0, False, 100.0, min_xy, 2.0,
+                                        1.0, 0.0, np.empty(len(vs)))
+            if gj > 0 and gj > ref[0]:
+                ref = (gj, j, tj)
+        assert (g, f) == (ref[0], ref[1]) and (np.isnan(t) and np.isnan(ref[2]) or t == ref[2])
+        assert f != 3  # the duplicate of feature 1 never wins
+        # presorted rows (what the growth keeps per node) give the same answer
+        order = presort_rows(X, rows_x, feats)
+        sub = np.array([3, 0, 2], dtype=np.int64)  # a feature subset, as a forest searches
+        gp, fp, tp = best_x_presorted(X, order, sub, sub, in_xy, nxy, nx, 100.0, min_xy, 2.0)
+        gs, fs_, ts = best_x_continuous(X, rows_x, in_xy, sub, nxy, nx, 100.0, min_xy, 2.0)
+        assert (gp, fp) == (gs, fs_) and (np.isnan(tp) and np.isnan(ts) or tp == ts)
+        assert np.all(np.diff(X[order, np.arange(4)[:, None]], axis=1) >= 0)

@@ -17,11 +17,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.partition.scans import (
+    best_x_continuous,
+    best_x_presorted,
     category_counts,
+    presort_rows,
     scan_categorical,
     scan_continuous,
     sorted_with_flags,
 )
+
+#: Largest ``continuous features x rows`` kept presorted per node (int64 entries, 8 bytes
+#: each); bigger nodes sort their rows at every search instead.
+PRESORT_LIMIT = 20_000_000
 
 LEAF, X_CONT, X_CAT, Y_CONT, Y_CAT = 0, 1, 2, 3, 4
 
@@ -74,17 +81,21 @@ class PartitionTreeArrays:
 
 
 class _Node:
-    __slots__ = ("rows_xy", "rows_x", "rows_y", "ylo", "yhi", "ymask", "depth", "id", "best")
+    __slots__ = ("rows_xy", "rows_x", "rows_y", "ylo", "yhi", "ymask", "depth", "id", "best",
+                 "order")
 
-    def __init__(self, rows_xy, rows_x, rows_y, ylo, yhi, ymask, depth):
+    def __init__(self, rows_xy, rows_x, rows_y, ylo, yhi, ymask, depth, order=None):
         self.rows_xy, self.rows_x, self.rows_y = rows_xy, rows_x, rows_y
+        # X rows sorted by every continuous feature (presort_rows), shared by the two
+        # children of a Y split (same X set), filtered stably for X-split children
+        self.order = order
         self.ylo, self.yhi, self.ymask, self.depth = ylo, yhi, ymask, depth
         self.id = -1
         self.best = None
 
 
 def _best_split(node, X, y, is_cat, n_cats, discrete_y, n_classes, in_xy, n_total, p,
-                min_width, rng):
+                min_width, rng, cont_pos=None):
     """(gain, kind, feature, threshold, left_mask) of the node's best split, or None."""
     nxy = float(node.rows_xy.shape[0])
     nx = float(node.rows_x.shape[0])
@@ -99,25 +110,29 @@ def _best_split(node, X, y, is_cat, n_cats, discrete_y, n_classes, in_xy, n_tota
         feats = np.sort(rng.choice(n_feat, k, replace=False))
     mx, mxy, my = float(p.min_samples_x), float(p.min_samples_xy), float(p.min_samples_y)
     try:
-        for f in feats:
+        cont = feats[~is_cat[feats]]
+        if cont.shape[0] and node.order is not None and cont_pos is not None:
+            g, f, t = best_x_presorted(X, node.order, cont_pos[cont], cont, in_xy, nxy, nx,
+                                       n_total, mxy, mx)
+            if g > 0:
+                best = (g, X_CONT, int(f), float(t), None)
+        elif cont.shape[0]:
+            g, f, t = best_x_continuous(X, node.rows_x, in_xy, cont, nxy, nx, n_total, mxy, mx)
+            if g > 0:
+                best = (g, X_CONT, int(f), float(t), None)
+        for f in feats[is_cat[feats]]:
             col = X[:, f]
-            if is_cat[f]:
-                k = int(n_cats[f])
-                a, b = category_counts(col, node.rows_xy, node.rows_x, k)
-                order = np.empty(k, dtype=np.int64)
-                g, nl = scan_categorical(a, b, b > 0, False, nxy, nx, 1.0, n_total, mxy, mx,
-                                         order, b, 0.0)
-                if g > 0 and (best is None or g > best[0]):
-                    mask = np.zeros(k, dtype=bool)
-                    mask[order[:nl]] = True
-                    best = (g, X_CAT, int(f), np.nan, mask)
-            else:
-                vs, fs = sorted_with_flags(col, node.rows_x, in_xy)
-                out = np.empty(vs.shape[0])
-                g, t, _ = scan_continuous(vs, fs, nxy, nx, 0.0, 1.0, False, n_total, mxy, mx,
-                                          my, 0.0, out)
-                if g > 0 and (best is None or g > best[0]):
-                    best = (g, X_CONT, int(f), float(t), None)
+            k = int(n_cats[f])
+            a, b = category_counts(col, node.rows_xy, node.rows_x, k)
+            order = np.empty(k, dtype=np.int64)
+            g, nl = scan_categorical(a, b, b > 0, False, nxy, nx, 1.0, n_total, mxy, mx,
+                                     order, b, 0.0)
+            # ties between features go to the lower index (as a scan in column order)
+            if g > 0 and (best is None or g > best[0]
+                          or (g == best[0] and f < best[2])):
+                mask = np.zeros(k, dtype=bool)
+                mask[order[:nl]] = True
+                best = (g, X_CAT, int(f), np.nan, mask)
         if discrete_y:
             a, ny_c = category_counts(y, node.rows_xy, node.rows_y, n_classes)
             order = np.empty(n_classes, dtype=np.int64)
@@ -150,6 +165,27 @@ def grow_tree(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gro
     (discrete). ``y_box`` is the root A_Y for continuous y. ``callback(tree, n_leaves,
     train_nll)`` (optional) is called after each split with the tree so far.
     """
+    steps = grow_steps(X, y, is_cat=is_cat, n_cats=n_cats, discrete_y=discrete_y,
+                       n_classes=n_classes, y_box=y_box, params=params, rng=rng)
+    while True:
+        try:
+            n_leaves, train_nll, build = next(steps)
+        except StopIteration as stop:
+            return stop.value
+        if callback is not None and n_leaves > 1:
+            callback(build(), n_leaves, train_nll)
+
+
+def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: GrowParams,
+               rng=None):
+    """:func:`grow_tree` as a generator: one split per step (for live pages).
+
+    Yields ``(n_leaves, train_nll, build)`` once for the root (``n_leaves`` 1) and then
+    after each split, where ``build()`` returns the tree as it is at the time of the call
+    (a :class:`PartitionTreeArrays`, built only when called); returns the final tree.
+    Closing the generator early leaves a valid smaller tree behind the last ``build``.
+    ``train_nll`` is the growth objective: the empirical loss of the unnormalised cells.
+    """
     rng = rng if rng is not None else np.random.RandomState(0)
     n = X.shape[0]
     n_total = float(n)
@@ -157,8 +193,14 @@ def grow_tree(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gro
     in_xy = np.zeros(n)
     lo, hi = float(y_box[0]), float(y_box[1])
     min_width = params.min_volume_fraction * (hi - lo) if not discrete_y else 0.0
+    cont_all = np.flatnonzero(~np.asarray(is_cat, dtype=bool)).astype(np.int64)
+    cont_pos = np.full(X.shape[1], -1, dtype=np.int64)
+    cont_pos[cont_all] = np.arange(cont_all.shape[0])
+    presort = 0 < cont_all.shape[0] * n <= PRESORT_LIMIT
     root = _Node(rows, rows, rows, lo, hi,
-                 np.ones(n_classes, dtype=bool) if discrete_y else None, 0)
+                 np.ones(n_classes, dtype=bool) if discrete_y else None, 0,
+                 presort_rows(X, rows, cont_all) if presort else None)
+    goes = np.zeros(n, dtype=bool)
     nodes: list[dict] = []
 
     def add(node):
@@ -172,7 +214,7 @@ def grow_tree(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gro
         if params.max_depth is not None and node.depth >= params.max_depth:
             return None
         return _best_split(node, X, y, is_cat, n_cats, discrete_y, n_classes, in_xy, n_total,
-                           params, min_width, rng)
+                           params, min_width, rng, cont_pos)
 
     add(root)
     mu0 = float(n_classes) if discrete_y else hi - lo
@@ -180,6 +222,7 @@ def grow_tree(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gro
     trace = [(1, train_nll)]
     heap = []
     counter = 0
+    yield 1, train_nll, lambda: _finish(nodes, discrete_y, n_classes, (lo, hi), n, trace)
     best = search(root)
     if best is not None:
         heapq.heappush(heap, (-best[0], counter, root, best))
@@ -191,9 +234,16 @@ def grow_tree(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gro
                 mask[X[node.rows_xy, f].astype(np.int64)]
             go_x = (X[node.rows_x, f] <= t) if kind == X_CONT else \
                 mask[X[node.rows_x, f].astype(np.int64)]
+            orders = (None, None)
+            if node.order is not None:  # stable filter of the sorted rows: still sorted
+                goes[node.rows_x] = go_x
+                left = goes[node.order]
+                k = node.order.shape[0]
+                orders = (node.order[left].reshape(k, -1), node.order[~left].reshape(k, -1))
+                goes[node.rows_x] = False
             kids = [_Node(node.rows_xy[s_xy], node.rows_x[s_x], node.rows_y, node.ylo,
-                          node.yhi, node.ymask, node.depth + 1)
-                    for s_xy, s_x in ((go_xy, go_x), (~go_xy, ~go_x))]
+                          node.yhi, node.ymask, node.depth + 1, o)
+                    for s_xy, s_x, o in ((go_xy, go_x, orders[0]), (~go_xy, ~go_x, orders[1]))]
         else:
             if kind == Y_CONT:
                 go_xy, go_y = y[node.rows_xy] <= t, y[node.rows_y] <= t
@@ -205,7 +255,7 @@ def grow_tree(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gro
                 bounds = ((lo, hi), (lo, hi))
                 masks = (node.ymask & mask, node.ymask & ~mask)
             kids = [_Node(node.rows_xy[s_xy], node.rows_x, node.rows_y[s_y], b[0], b[1], m,
-                          node.depth + 1)
+                          node.depth + 1, node.order)
                     for s_xy, s_y, b, m in ((go_xy, go_y, bounds[0], masks[0]),
                                             (~go_xy, ~go_y, bounds[1], masks[1]))]
         rec = nodes[node.id]
@@ -213,13 +263,12 @@ def grow_tree(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gro
         for side, kid in zip(("left", "right"), kids, strict=True):
             add(kid)
             rec[side] = kid.id
-        node.rows_xy = node.rows_x = node.rows_y = None  # free memory
+        node.rows_xy = node.rows_x = node.rows_y = node.order = None  # free memory
         n_leaves += 1
         train_nll -= g
         trace.append((n_leaves, train_nll))
-        if callback is not None:
-            callback(_finish(nodes, discrete_y, n_classes, (lo, hi), n, trace), n_leaves,
-                     train_nll)
+        yield n_leaves, train_nll, lambda: _finish(nodes, discrete_y, n_classes, (lo, hi), n,
+                                                   trace)
         for kid in kids:
             kb = search(kid)
             if kb is not None:

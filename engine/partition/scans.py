@@ -156,6 +156,109 @@ def sorted_with_flags(values, rows, in_xy):
 
 
 @njit
+def _scan_sorted_x(X, srt, f, in_xy, nxy, parent, n_total, min_xy, min_x, vs, fs):
+    """Best threshold of column ``f`` given the node's X rows ``srt`` sorted by it."""
+    m = srt.shape[0]
+    for i in range(m):
+        vs[i] = X[srt[i], f]
+        fs[i] = in_xy[srt[i]]
+    fbest = -1.0
+    ft = np.nan
+    c_xy = 0.0
+    for i in range(m - 1):
+        c_xy += fs[i]
+        if vs[i + 1] <= vs[i]:
+            continue
+        lxy = c_xy
+        rxy = nxy - c_xy
+        if lxy < min_xy or rxy < min_xy:
+            continue
+        lx = i + 1.0
+        rx = m - lx
+        if lx < min_x or rx < min_x:
+            continue
+        g = (xlogy_ratio(lxy, lx, 1.0) + xlogy_ratio(rxy, rx, 1.0) - parent) / n_total
+        if g < 0.0:
+            g = 0.0
+        if g > fbest:
+            fbest = g
+            ft = 0.5 * (vs[i] + vs[i + 1])
+    return fbest, ft
+
+
+@njit
+def best_x_continuous(X, rows_x, in_xy, feats, nxy, nx, n_total, min_xy, min_x):
+    """Best continuous X split over the columns ``feats`` (ascending) of one node.
+
+    One call per node instead of :func:`sorted_with_flags` + :func:`scan_continuous` per
+    feature (same candidates, gains and tie rule: the first feature and the first threshold
+    with the largest gain win). Returns ``(best_gain, feature, threshold)``; gain -1 and
+    feature -1 when no feature has a valid split.
+    """
+    m = rows_x.shape[0]
+    v = np.empty(m)
+    srt = np.empty(m, dtype=np.int64)
+    vs = np.empty(m)
+    fs = np.empty(m)
+    parent = xlogy_ratio(nxy, nx, 1.0)
+    best = -1.0
+    best_f = -1
+    best_t = np.nan
+    for fi in range(feats.shape[0]):
+        f = feats[fi]
+        for i in range(m):
+            v[i] = X[rows_x[i], f]
+        o = np.argsort(v, kind="mergesort")
+        for i in range(m):
+            srt[i] = rows_x[o[i]]
+        fbest, ft = _scan_sorted_x(X, srt, f, in_xy, nxy, parent, n_total, min_xy, min_x,
+                                   vs, fs)
+        if fbest > 0.0 and fbest > best:
+            best = fbest
+            best_f = f
+            best_t = ft
+    return best, best_f, best_t
+
+
+@njit
+def presort_rows(X, rows, cont):
+    """``(len(cont), len(rows))`` int64: ``rows`` stably sorted by each column ``cont[i]``."""
+    m = rows.shape[0]
+    out = np.empty((cont.shape[0], m), dtype=np.int64)
+    v = np.empty(m)
+    for i in range(cont.shape[0]):
+        f = cont[i]
+        for j in range(m):
+            v[j] = X[rows[j], f]
+        o = np.argsort(v, kind="mergesort")
+        for j in range(m):
+            out[i, j] = rows[o[j]]
+    return out
+
+
+@njit
+def best_x_presorted(X, order, which, feats, in_xy, nxy, nx, n_total, min_xy, min_x):
+    """:func:`best_x_continuous` without sorting: ``order[which[i]]`` holds the node's X rows
+    sorted by column ``feats[i]`` (see :func:`presort_rows`); same result."""
+    m = order.shape[1]
+    vs = np.empty(m)
+    fs = np.empty(m)
+    parent = xlogy_ratio(nxy, nx, 1.0)
+    best = -1.0
+    best_f = -1
+    best_t = np.nan
+    for fi in range(feats.shape[0]):
+        f = feats[fi]
+        fbest, ft = _scan_sorted_x(X, order[which[fi]], f, in_xy, nxy, parent, n_total,
+                                   min_xy, min_x, vs, fs)
+        if fbest > 0.0 and fbest > best:
+            best = fbest
+            best_f = f
+            best_t = ft
+    return best, best_f, best_t
+
+
+@njit
 def category_counts(codes, rows_xy, rows_x, k):
     """``a[c]`` = XY rows with code c, ``b[c]`` = X rows with code c."""
     a = np.zeros(k)
@@ -177,6 +280,11 @@ def _warmup() -> None:
     out = np.empty(5)
     scan_continuous(vs, fs, 5.0, 5.0, -0.5, 3.5, True, 5.0, 1.0, 1.0, 1.0, 0.0, out)
     scan_continuous(vs, fs, 5.0, 5.0, -0.5, 3.5, False, 5.0, 1.0, 1.0, 1.0, 0.0, out)
+    X2 = np.ascontiguousarray(np.column_stack([x, x[::-1]]))
+    cols = np.arange(2, dtype=np.int64)
+    best_x_continuous(X2, rows, flags, cols, 5.0, 5.0, 5.0, 1.0, 1.0)
+    order = presort_rows(X2, rows, cols)
+    best_x_presorted(X2, order, cols, cols, flags, 5.0, 5.0, 5.0, 1.0, 1.0)
     a, b = category_counts(x, rows, rows, 4)
     order = np.empty(4, dtype=np.int64)
     present = np.ones(4, dtype=np.bool_)
