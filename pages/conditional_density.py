@@ -28,6 +28,8 @@ from engine.partition.explore import (
 from pages._shared import current_dataset, dataset_caption, job_meta, require_entrypoint, seed
 
 P = "pt_"
+#: Key endings of buttons, jobs, result views and charts (never saved; see pages/_shared.py).
+NOT_KEPT_SUFFIXES = ("_run", "_stop", "_btn", "_dl", "_job", "_job_meta", "_view", "_fig")
 FLOORS = [1e-15, 1e-12, 1e-9, 1e-6, 1e-4, 1e-3]
 
 require_entrypoint("pages/conditional_density.py")
@@ -44,6 +46,14 @@ st.markdown(
     "[Angelim & Leite, *Partition Tree: Conditional Density Estimation over General "
     "Outcome Spaces*, arXiv 2602.04042](https://arxiv.org/abs/2602.04042). Grow "
     "a model below, then move the feature sliders to see how p(y | x) changes.")
+
+#: The parameter panel's values, saved at every run of this page. Streamlit drops the values
+#: of a page's widgets when the user switches page while the growth's fragment is polling
+#: (keep_widget_state then has nothing left to keep), so they are put back from here.
+SAVED = "_pt_saved_params"
+for _k, _v in st.session_state.get(SAVED, {}).items():
+    if _k not in st.session_state:
+        st.session_state[_k] = _v
 
 ds = current_dataset()
 if ds is None:
@@ -127,6 +137,9 @@ with st.expander("Parameters", expanded=True):
     budget = c4.number_input("Time budget (seconds)", 5, 3600, 120, step=5, key=P + "budget",
                              help="The growth stops after this long and keeps the model so far.")
 
+st.session_state[SAVED] = {
+    k: v for k, v in st.session_state.items()
+    if isinstance(k, str) and k.startswith(P) and not k.endswith(NOT_KEPT_SUFFIXES)}
 tree_params = dict(max_leaves=int(max_leaves), max_depth=int(max_depth) or None,
                    min_samples_xy=int(min_xy), min_samples_x=int(min_x),
                    min_samples_y=int(min_y),

@@ -352,6 +352,23 @@ def test_page_classification_with_categorical_features_and_forest(app):
     assert app.number_input(key="pt_tree_view").value == 0
 
 
+def test_page_parameters_come_back_when_streamlit_dropped_them(app):
+    # Switching page while the growth's fragment polls made Streamlit drop the panel's
+    # widget values (seen in the browser: Forest, depth and budget back at their defaults).
+    app.switch_page(PAGE).run()
+    app.radio(key="pt_kind").set_value("forest").run()
+    app.number_input(key="pt_max_depth").set_value(3).run()
+    app.number_input(key="pt_n_estimators").set_value(7).run()
+    app.switch_page("pages/data.py").run()
+    for key in ("pt_kind", "pt_max_depth", "pt_n_estimators"):
+        del app.session_state[key]  # what Streamlit's stale-widget cleanup did
+    app.switch_page(PAGE).run()
+    assert not app.exception, app.exception
+    assert app.radio(key="pt_kind").value == "forest"
+    assert app.number_input(key="pt_max_depth").value == 3
+    assert app.number_input(key="pt_n_estimators").value == 7
+
+
 def test_page_bad_parameters_and_tiny_upload(app):
     csv = "a,b,t\n" + "".join(f"{i},{i % 3},{i * 0.5}\n" for i in range(12))
     app.file_uploader(key="uploader").set_value(("tiny.csv", csv.encode(), "text/csv")).run()
