@@ -50,6 +50,24 @@ PREDICTED = -1
 BATCH_BUDGET = 300.0
 
 require_entrypoint("pages/feature_ranking.py")
+#: This page's widget values, saved at every run. Streamlit drops the values of a page's
+#: widgets when the user switches page while a job's fragment is polling (keep_widget_state
+#: then has nothing left to keep), so they are put back from here.
+SAVED = "_tg_saved_params"
+#: Key endings of buttons, jobs, result views and charts (never saved; see pages/_shared.py).
+NOT_SAVED_SUFFIXES = ("_run", "_stop", "_btn", "_dl", "_job", "_job_meta", "_view", "_fig")
+for _k, _v in st.session_state.get(SAVED, {}).items():
+    if _k not in st.session_state:
+        st.session_state[_k] = _v
+
+
+def save_params() -> None:
+    """Remember the current values of the page's widgets (see ``SAVED``)."""
+    st.session_state[SAVED] = st.session_state.get(SAVED, {}) | {
+        k: v for k, v in st.session_state.items()
+        if isinstance(k, str) and k.startswith("tg_") and not k.endswith(NOT_SAVED_SUFFIXES)}
+
+
 st.title("Feature ranking (TreeGrad)")
 st.markdown(
     "Which features made the model say this? Remove features from a sample and watch the "
@@ -258,6 +276,8 @@ edited = np.flatnonzero(x != x0)
 def reset_edits(pfx: str = prefix) -> None:
     for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(pfx)]:
         del st.session_state[key]
+    saved = st.session_state.get(SAVED, {})
+    st.session_state[SAVED] = {k: v for k, v in saved.items() if not k.startswith(pfx)}
 
 
 def fmt_value(j: int, v: float) -> str:
@@ -303,6 +323,7 @@ with st.expander("Method parameters", expanded=False):
                                  help="Random orderings averaged for the baseline curve "
                                       "(0 hides it).")
 params = MethodParams(int(alpha), int(beta), float(p), float(lr), int(steps))
+save_params()
 curve_output = "game"
 if is_boost and classification:
     curve_output = st.radio(
@@ -686,3 +707,4 @@ with tabs[4]:
         st.download_button("Download timings (CSV)", df.to_csv(index=False).encode(),
                            file_name="treegrad_runtime.csv", mime="text/csv",
                            on_click="ignore", key="tg_rt_dl")
+save_params()

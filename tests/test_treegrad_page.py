@@ -320,6 +320,30 @@ def test_page_classification_edit_a_feature(app):
     assert names_csv
 
 
+def test_page_settings_come_back_when_streamlit_dropped_them(app):
+    # Switching page while a job's fragment polls made Streamlit drop the page's widget
+    # values (seen in the browser: Max depth back at 6 after a visit to the Data page).
+    at = _open(app, "diabetes")
+    at.number_input(key="tg_depth").set_value(3).run()
+    row = at.selectbox(key="tg_row").value
+    (field,) = [w for w in at.number_input if w.key and w.key.startswith("tg_x::")]
+    field.set_value(123.0).run()
+    assert any("What-if" in i.value for i in at.info)
+    at.switch_page("pages/data.py").run()
+    for key in ("tg_depth", field.key):
+        del at.session_state[key]  # what Streamlit's stale-widget cleanup did
+    at.switch_page("pages/feature_ranking.py").run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="tg_depth").value == 3
+    assert at.number_input(key=field.key).value == 123.0
+    assert at.selectbox(key="tg_row").value == row
+    # Reset still removes the edit for good (the saved copy goes too)
+    at.button(key="tg_reset_btn").click().run()
+    at.switch_page("pages/data.py").run()
+    at.switch_page("pages/feature_ranking.py").run()
+    assert not any("What-if" in i.value for i in at.info)
+
+
 def test_page_regression_boosting_batch_job(app):
     at = _open(app, "diabetes")
     at.selectbox(key="tg_kind").set_value("boosting").run()
