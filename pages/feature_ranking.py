@@ -476,10 +476,12 @@ def job_outcome(prefix: str):
         st.error(f"The computation failed: {snap.error}")
         return None
     if snap.status in ("cancelled", "timeout"):
-        st.warning("Stopped" if snap.status == "cancelled" else "Out of time budget"
-                   f": showing the {snap.latest['done'] if snap.latest else 0} finished "
+        st.warning(("Stopped" if snap.status == "cancelled" else "Out of time budget")
+                   + f": showing the {snap.latest['done'] if snap.latest else 0} finished "
                    "items.")
     res = snap.result
+    if isinstance(res, dict) and "result" in res:  # stopped: the last snapshot of the curves
+        res = res["result"]
     return res, st.session_state.get(f"{prefix}_job_meta", {})
 
 

@@ -10,6 +10,7 @@ the multilinear extension rebuilt from the gammas, shap for brute-force Shapley 
 from __future__ import annotations
 
 import re
+import time
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import engine.treegrad as tg
 from engine.figures import treegrad as F
+from engine.jobs import Job
 from engine.tree import from_sklearn
 from engine.treegrad import explain as E
 
@@ -363,6 +365,36 @@ def test_page_regression_boosting_batch_job(app):
     shap_auc = float(res.curves["Shapley"].auc_insertion)
     assert F.curve_label("Shapley", shap_auc) in names
     assert res.n_rows == 6
+
+
+def test_page_stopped_batch_says_how_many_rows_finished(app):
+    # a stopped job's result is its last snapshot {"done", "total", "result": CurveSet}
+    from engine.data import load_bundled, make_dataset
+
+    df, _r, entry = load_bundled("diabetes")
+    ds = make_dataset(df, entry["target"])
+    tree = DecisionTreeRegressor(max_depth=3, random_state=0).fit(ds.X, ds.y)
+    partial = E.batch_curves(tree, ds.X[:4], None, n_random=2, seed=0)
+
+    def forever(ctx):
+        while True:
+            yield {"done": 4, "total": 9, "result": partial}
+
+    at = _open(app, "diabetes")
+    at.radio(key="tg_mode").set_value("batch").run()
+    job = Job(forever, budget=30, name="tg_batch").start()
+    deadline = time.monotonic() + 30
+    while job.snapshot().latest is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    job.cancel()
+    assert job.join(30) and job.status == "cancelled"
+    at.session_state["tg_batch_job"] = job
+    at.run()
+    assert not at.exception, at.exception
+    assert any(w.value == "Stopped: showing the 4 finished items." for w in at.warning), \
+        [w.value for w in at.warning]
+    assert any(nm.startswith("Shapley") for nm in _curve_names(at))  # the 4 rows' curves
+    assert any(b.key == "tg_rows_dl" for b in at.get("download_button"))
 
 
 def test_page_categorical_remembered_model_and_numerics(app):
