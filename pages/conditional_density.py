@@ -253,6 +253,9 @@ discrete = meta["task"] == "classification"
 nll_test, n_out = model.nll(X[te], y[te], floor=mfloor)
 
 st.subheader("Result")
+if meta["caption"] != dataset_caption(ds):
+    st.info("The model below was grown on another dataset (see the next line); press **Grow** "
+            "to grow one on the current dataset.")
 st.caption(f"Grown on {meta['caption']} Split (seed {meta['seed']}): {len(tr)} train, "
            f"{len(va)} validation, {len(te)} test rows.")
 m1, m2, m3, m4 = st.columns(4)

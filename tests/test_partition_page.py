@@ -350,6 +350,12 @@ def test_page_classification_with_categorical_features_and_forest(app):
     app.run()
     assert not app.exception, app.exception
     assert app.number_input(key="pt_tree_view").value == 0
+    # another dataset: the penguins model stays on show, and the page says so
+    assert not any("another dataset" in i.value for i in app.info)
+    app.selectbox(key="ds").set_value("iris").run()
+    assert not app.exception, app.exception
+    assert any("another dataset" in i.value for i in app.info)
+    assert any("Palmer penguins" in c.value for c in app.caption)
 
 
 def test_page_parameters_come_back_when_streamlit_dropped_them(app):
