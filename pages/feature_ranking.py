@@ -547,8 +547,8 @@ with tabs[1]:
                       name="tg_batch").start()
             st.session_state["tg_batch_job_meta"] = {
                 "label": curve_label if cls_choice != PREDICTED or not classification
-                else ("P(predicted class)" if curve_output == "probability"
-                      else "raw score of the predicted class"),
+                else ("raw score of the predicted class" if is_boost and curve_output == "game"
+                      else "P(predicted class)"),
                 "key": (model_key, int(size), params, curve_output, cls_choice),
                 "caption": f"{dataset_caption(ds)} {MODEL_KINDS.get(model.kind if isinstance(model, TreeEnsemble) else 'tree', '')}"}
             return job

@@ -367,6 +367,19 @@ def test_page_regression_boosting_batch_job(app):
     assert res.n_rows == 6
 
 
+def test_page_batch_curves_of_a_tree_classifier_are_probabilities(app):
+    at = _open(app, "wine")  # a decision tree: the game is the class probability
+    at.radio(key="tg_mode").set_value("batch").run()
+    at.slider(key="tg_batch").set_value(3).run()
+    at.button(key="tg_batch_run").click().run()
+    assert at.session_state["tg_batch_job"].join(120)
+    at.run()
+    assert not at.exception, at.exception
+    titles = {f["layout"]["yaxis"]["title"]["text"] for f in _charts(at)
+              if "curves" in f["layout"]["title"]["text"]}
+    assert titles == {"P(predicted class)"}
+
+
 def test_page_stopped_batch_says_how_many_rows_finished(app):
     # a stopped job's result is its last snapshot {"done", "total", "result": CurveSet}
     from engine.data import load_bundled, make_dataset
