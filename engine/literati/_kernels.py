@@ -1,0 +1,570 @@
+"""numba kernels of the Literati search (SPEC section 1): the per-state work.
+
+Every kernel is ``@njit(cache=True, nogil=True)`` and takes float64 C-contiguous ``X``
+``(n, p)``, int64 class codes ``y`` ``(n,)`` in ``[0, C)`` and int64 sample ids.  A data
+state's samples are kept as its **orders**: int64 ``(p, m)``, row ``j`` = the state's sample
+ids sorted by ``X[:, j]`` (stable, ties by id).  Children orders are obtained by filtering the
+parent's rows (no re-sorting), so the lookahead CART and the depth-1 solver cost
+O(p * m) per level.
+
+Shape routing (SPEC section 1): a node with feature ``j`` and sorted breakpoints
+``u_1 < ... < u_K`` sends ``x`` left iff ``#{u_i < x_j}`` is even.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine._numba import njit
+
+_INF = 1e300
+
+
+# ---------------------------------------------------------------------------------------
+# orders
+# ---------------------------------------------------------------------------------------
+
+
+@njit
+def sort_orders(X, idx):
+    """Orders int64 ``(p, m)`` of the samples ``idx`` (int64, ascending) per feature."""
+    p = X.shape[1]
+    m = idx.shape[0]
+    out = np.empty((p, m), dtype=np.int64)
+    vals = np.empty(m, dtype=np.float64)
+    for j in range(p):
+        for r in range(m):
+            vals[r] = X[idx[r], j]
+        o = np.argsort(vals, kind="mergesort")
+        for r in range(m):
+            out[j, r] = idx[o[r]]
+    return out
+
+
+@njit
+def split_orders(orders, go_left, n_left):
+    """Split orders ``(p, m)`` into the left ``(p, n_left)`` and right ``(p, m - n_left)``
+    orders; ``go_left`` is a bool array over **all** samples (indexed by sample id)."""
+    p, m = orders.shape
+    left = np.empty((p, n_left), dtype=np.int64)
+    right = np.empty((p, m - n_left), dtype=np.int64)
+    for j in range(p):
+        a = 0
+        b = 0
+        for r in range(m):
+            g = orders[j, r]
+            if go_left[g]:
+                left[j, a] = g
+                a += 1
+            else:
+                right[j, b] = g
+                b += 1
+    return left, right
+
+
+@njit
+def n_below(u, v):
+    """Number of breakpoints ``u`` (sorted float64) strictly below ``v``."""
+    c = 0
+    for i in range(u.shape[0]):
+        if u[i] < v:
+            c += 1
+        else:
+            break
+    return c
+
+
+@njit
+def route_left(X, idx, j, u, out):
+    """``out[g] = True`` iff sample ``g`` of ``idx`` goes left under the shape ``(j, u)``;
+    returns the number of left samples.  ``out``: bool ``(n,)`` (entries outside ``idx``
+    are not touched)."""
+    nl = 0
+    for r in range(idx.shape[0]):
+        g = idx[r]
+        left = n_below(u, X[g, j]) % 2 == 0
+        out[g] = left
+        if left:
+            nl += 1
+    return nl
+
+
+@njit
+def shape_route_kernel(x, u):
+    """bool ``(n,)``: True where ``x`` goes left under breakpoints ``u`` (sorted)."""
+    n = x.shape[0]
+    out = np.empty(n, dtype=np.bool_)
+    for i in range(n):
+        out[i] = np.searchsorted(u, x[i]) % 2 == 0
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# class counts
+# ---------------------------------------------------------------------------------------
+
+
+@njit
+def class_counts(y, idx, C):
+    """int64 ``(C,)`` class counts of the samples ``idx``."""
+    out = np.zeros(C, dtype=np.int64)
+    for r in range(idx.shape[0]):
+        out[y[idx[r]]] += 1
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# univariate CART (candidate breakpoints)
+# ---------------------------------------------------------------------------------------
+
+
+@njit
+def _midpoint(a, b):
+    """scikit-learn's threshold between consecutive values ``a < b``: ``a/2 + b/2``,
+    or ``a`` when rounding reaches ``b`` (so ``a <= t < b``)."""
+    t = a / 2.0 + b / 2.0
+    if t >= b or not np.isfinite(t):
+        t = a
+    return t
+
+
+@njit
+def _best_segment_split(xs, ys, s, e, C, L, T):
+    """Best gini split of the sorted segment ``[s, e)``: returns ``(pos, gain)`` with the
+    split between positions ``pos`` and ``pos + 1`` (``pos = -1``: pure or constant).
+    ``gain`` = n * weighted gini decrease = sum L^2/nL + sum R^2/nR - sum T^2/n >= 0."""
+    n = e - s
+    for c in range(C):
+        T[c] = 0
+        L[c] = 0
+    for r in range(s, e):
+        T[ys[r]] += 1
+    sqT = 0.0
+    mx = 0
+    for c in range(C):
+        sqT += T[c] * T[c]
+        if T[c] > mx:
+            mx = T[c]
+    if mx == n or n < 2:
+        return -1, 0.0
+    sqL = 0.0
+    sqR = sqT
+    best = -1.0
+    bpos = -1
+    for r in range(s, e - 1):
+        c = ys[r]
+        sqL += 2.0 * L[c] + 1.0
+        rc = T[c] - L[c]
+        sqR -= 2.0 * rc - 1.0
+        L[c] += 1
+        if xs[r] < xs[r + 1]:
+            nl = r - s + 1
+            g = sqL / nl + sqR / (n - nl)
+            if g > best:
+                best = g
+                bpos = r
+    if bpos < 0:
+        return -1, 0.0
+    gain = best - sqT / n
+    if gain < 0.0:
+        gain = 0.0
+    return bpos, gain
+
+
+@njit
+def uni_thresholds(xs, ys, C, max_leaves):
+    """Candidate breakpoints (sorted float64) of one feature over one sample set.
+
+    ``xs`` float64 sorted values, ``ys`` int64 codes in the same order.  With
+    ``max_leaves >= 2``: the thresholds of a best-first univariate CART (gini) with at most
+    ``max_leaves`` leaves (splits with zero gain allowed, as scikit-learn; ties to the
+    earliest segment); ``max_leaves <= 0``: every midpoint between consecutive distinct
+    values.  Thresholds are float64 midpoints of the sample's own values."""
+    m = xs.shape[0]
+    if max_leaves <= 0:
+        cnt = 0
+        for r in range(m - 1):
+            if xs[r] < xs[r + 1]:
+                cnt += 1
+        out = np.empty(cnt, dtype=np.float64)
+        k = 0
+        for r in range(m - 1):
+            if xs[r] < xs[r + 1]:
+                out[k] = _midpoint(xs[r], xs[r + 1])
+                k += 1
+        return out
+    L = np.zeros(C, dtype=np.int64)
+    T = np.zeros(C, dtype=np.int64)
+    seg_s = np.empty(max_leaves, dtype=np.int64)
+    seg_e = np.empty(max_leaves, dtype=np.int64)
+    seg_pos = np.empty(max_leaves, dtype=np.int64)
+    seg_gain = np.empty(max_leaves, dtype=np.float64)
+    cut = np.empty(max_leaves, dtype=np.int64)
+    n_seg = 1
+    seg_s[0] = 0
+    seg_e[0] = m
+    pos, gain = _best_segment_split(xs, ys, 0, m, C, L, T)
+    seg_pos[0] = pos
+    seg_gain[0] = gain
+    n_cut = 0
+    while n_seg < max_leaves:
+        k = -1
+        bg = -1.0
+        for i in range(n_seg):
+            if seg_pos[i] >= 0 and (k < 0 or seg_gain[i] > bg):
+                k = i
+                bg = seg_gain[i]
+        if k < 0:
+            break
+        s = seg_s[k]
+        e = seg_e[k]
+        pos = seg_pos[k]
+        cut[n_cut] = pos
+        n_cut += 1
+        seg_e[k] = pos + 1
+        p1, g1 = _best_segment_split(xs, ys, s, pos + 1, C, L, T)
+        seg_pos[k] = p1
+        seg_gain[k] = g1
+        seg_s[n_seg] = pos + 1
+        seg_e[n_seg] = e
+        p2, g2 = _best_segment_split(xs, ys, pos + 1, e, C, L, T)
+        seg_pos[n_seg] = p2
+        seg_gain[n_seg] = g2
+        n_seg += 1
+    cs = np.sort(cut[:n_cut])
+    out = np.empty(n_cut, dtype=np.float64)
+    for i in range(n_cut):
+        out[i] = _midpoint(xs[cs[i]], xs[cs[i] + 1])
+    return out
+
+
+@njit
+def state_candidates(X, y, orders, C, max_leaves):
+    """Candidate breakpoints of every feature over one data state.
+
+    Returns ``(offsets int64 (p + 1,), values float64)``: feature ``j``'s sorted
+    candidates are ``values[offsets[j]:offsets[j + 1]]``, and ``counts`` int64
+    ``(n_bins_total, C)``: class counts of the bins (intervals between consecutive
+    candidates, ``len + 1`` bins per feature, stacked feature by feature; bin ``b`` of
+    feature ``j`` is row ``offsets[j] + j + b``)."""
+    p, m = orders.shape
+    xs = np.empty(m, dtype=np.float64)
+    ys = np.empty(m, dtype=np.int64)
+    parts = []
+    total = 0
+    for j in range(p):
+        for r in range(m):
+            g = orders[j, r]
+            xs[r] = X[g, j]
+            ys[r] = y[g]
+        t = uni_thresholds(xs, ys, C, max_leaves)
+        parts.append(t)
+        total += t.shape[0]
+    off = np.zeros(p + 1, dtype=np.int64)
+    vals = np.empty(total, dtype=np.float64)
+    counts = np.zeros((total + p, C), dtype=np.int64)
+    for j in range(p):
+        t = parts[j]
+        off[j + 1] = off[j] + t.shape[0]
+        for i in range(t.shape[0]):
+            vals[off[j] + i] = t[i]
+        base = off[j] + j
+        b = 0
+        for r in range(m):
+            g = orders[j, r]
+            v = X[g, j]
+            while b < t.shape[0] and t[b] < v:
+                b += 1
+            counts[base + b, y[g]] += 1
+    return off, vals, counts
+
+
+# ---------------------------------------------------------------------------------------
+# depth-1 solver (exact over a state's candidates): alternating-interval DP
+# ---------------------------------------------------------------------------------------
+
+
+@njit
+def _dp_errors(counts, C, K_max, cL, cR, f, g):
+    """Errors of the best alternating assignment with exactly k switches (k = 0..K_max)
+    when left intervals predict ``cL`` and right ones ``cR``; writes ``f`` (K_max + 1)."""
+    nb = counts.shape[0]
+    for k in range(K_max + 1):
+        f[k] = _INF
+    tot = 0
+    for c in range(C):
+        tot += counts[0, c]
+    f[0] = tot - counts[0, cL]
+    for b in range(1, nb):
+        tot = 0
+        for c in range(C):
+            tot += counts[b, c]
+        eL = tot - counts[b, cL]
+        eR = tot - counts[b, cR]
+        for k in range(K_max + 1):
+            v = f[k]
+            if k >= 1 and f[k - 1] < v:
+                v = f[k - 1]
+            g[k] = v + (eL if k % 2 == 0 else eR)
+        for k in range(K_max + 1):
+            f[k] = g[k]
+
+
+@njit
+def _dp_backtrack(counts, C, K, cL, cR):
+    """Bin boundaries (indices of candidates) of the optimum with exactly ``K`` switches."""
+    nb = counts.shape[0]
+    f = np.full((nb, K + 1), _INF)
+    came = np.zeros((nb, K + 1), dtype=np.bool_)
+    tot = 0
+    for c in range(C):
+        tot += counts[0, c]
+    f[0, 0] = tot - counts[0, cL]
+    for b in range(1, nb):
+        tot = 0
+        for c in range(C):
+            tot += counts[b, c]
+        eL = tot - counts[b, cL]
+        eR = tot - counts[b, cR]
+        for k in range(K + 1):
+            v = f[b - 1, k]
+            sw = False
+            if k >= 1 and f[b - 1, k - 1] < v:
+                v = f[b - 1, k - 1]
+                sw = True
+            f[b, k] = v + (eL if k % 2 == 0 else eR)
+            came[b, k] = sw
+    out = np.empty(K, dtype=np.int64)
+    k = K
+    b = nb - 1
+    while b > 0:
+        if came[b, k]:
+            out[k - 1] = b - 1
+            k -= 1
+        b -= 1
+    return out
+
+
+@njit
+def solve_depth1(X, y, orders, C, max_leaves, K_max, lam, alpha):
+    """Exact optimum of a data state with one level left, within its candidates.
+
+    Minimises ``Err`` (leaf) or ``lam + alpha*K + Err_L + Err_R`` over every feature ``j``
+    and every subset of ``K <= K_max`` of the state's candidates on ``j`` (alternating
+    routing; majority leaves).  Returns ``(value, j, bps)``: ``j = -1`` for the leaf,
+    ``bps`` the float64 breakpoints."""
+    p, m = orders.shape
+    tot = np.zeros(C, dtype=np.int64)
+    for r in range(m):
+        tot[y[orders[0, r]]] += 1
+    mx = 0
+    for c in range(C):
+        if tot[c] > mx:
+            mx = tot[c]
+    leaf = float(m - mx)
+    best = leaf
+    best_j = -1
+    best_bps = np.empty(0, dtype=np.float64)
+    if leaf <= lam + alpha or m < 2:
+        return best, best_j, best_bps
+    off, vals, counts = state_candidates(X, y, orders, C, max_leaves)
+    f = np.empty(K_max + 1, dtype=np.float64)
+    g = np.empty(K_max + 1, dtype=np.float64)
+    for j in range(p):
+        nc = off[j + 1] - off[j]
+        if nc == 0:
+            continue
+        cnt = counts[off[j] + j: off[j + 1] + j + 1]
+        kk = min(K_max, nc)
+        bj = _INF
+        bcl = -1
+        bcr = -1
+        bk = 0
+        for cL in range(C):
+            for cR in range(C):
+                if cL == cR:
+                    continue
+                _dp_errors(cnt, C, kk, cL, cR, f, g)
+                for k in range(1, kk + 1):
+                    v = lam + alpha * k + f[k]
+                    if v < bj - 1e-12:
+                        bj = v
+                        bcl = cL
+                        bcr = cR
+                        bk = k
+        if bj < best - 1e-12:
+            pos = _dp_backtrack(cnt, C, bk, bcl, bcr)
+            bps = np.empty(bk, dtype=np.float64)
+            for i in range(bk):
+                bps[i] = vals[off[j] + pos[i]]
+            best = bj
+            best_j = j
+            best_bps = bps
+    return best, best_j, best_bps
+
+
+# ---------------------------------------------------------------------------------------
+# lookahead CART (ordering heuristic V~)
+# ---------------------------------------------------------------------------------------
+
+
+@njit
+def cart_value(X, y, orders, C, depth, cost, mark):
+    """Regularised loss of a greedy (gini, every threshold) CART of depth ``depth``.
+
+    ``orders`` (p, m) is modified (partitioned in place); ``mark`` bool ``(n,)`` scratch,
+    all False on entry and exit.  Value = min over prunings: leaf error or
+    ``cost + value(left) + value(right)`` bottom-up (the SPEC's V~)."""
+    p, m = orders.shape
+    if m == 0:
+        return 0.0
+    cap = 1
+    for _ in range(depth + 1):
+        cap *= 2
+    ns = np.empty(cap, dtype=np.int64)
+    ne = np.empty(cap, dtype=np.int64)
+    nd = np.empty(cap, dtype=np.int64)
+    nl = np.full(cap, -1, dtype=np.int64)
+    nerr = np.empty(cap, dtype=np.float64)
+    tmp = np.empty(m, dtype=np.int64)
+    L = np.zeros(C, dtype=np.int64)
+    T = np.zeros(C, dtype=np.int64)
+    ns[0] = 0
+    ne[0] = m
+    nd[0] = depth
+    count = 1
+    i = 0
+    while i < count:
+        s = ns[i]
+        e = ne[i]
+        n = e - s
+        for c in range(C):
+            T[c] = 0
+        for r in range(s, e):
+            T[y[orders[0, r]]] += 1
+        mx = 0
+        sqT = 0.0
+        for c in range(C):
+            sqT += T[c] * T[c]
+            if T[c] > mx:
+                mx = T[c]
+        err = float(n - mx)
+        nerr[i] = err
+        if nd[i] > 0 and err > cost and err > 0:
+            best = -1.0
+            bf = -1
+            bpos = -1
+            for fj in range(p):
+                for c in range(C):
+                    L[c] = 0
+                sqL = 0.0
+                sqR = sqT
+                for r in range(s, e - 1):
+                    g = orders[fj, r]
+                    c = y[g]
+                    sqL += 2.0 * L[c] + 1.0
+                    sqR -= 2.0 * (T[c] - L[c]) - 1.0
+                    L[c] += 1
+                    if X[g, fj] < X[orders[fj, r + 1], fj]:
+                        k = r - s + 1
+                        v = sqL / k + sqR / (n - k)
+                        if v > best:
+                            best = v
+                            bf = fj
+                            bpos = r
+            if bf >= 0:
+                for r in range(s, bpos + 1):
+                    mark[orders[bf, r]] = True
+                nleft = bpos + 1 - s
+                for fj in range(p):
+                    a = s
+                    b = 0
+                    for r in range(s, e):
+                        g = orders[fj, r]
+                        if mark[g]:
+                            orders[fj, a] = g
+                            a += 1
+                        else:
+                            tmp[b] = g
+                            b += 1
+                    for r in range(b):
+                        orders[fj, a + r] = tmp[r]
+                for r in range(s, s + nleft):
+                    mark[orders[0, r]] = False
+                nl[i] = count
+                ns[count] = s
+                ne[count] = s + nleft
+                nd[count] = nd[i] - 1
+                ns[count + 1] = s + nleft
+                ne[count + 1] = e
+                nd[count + 1] = nd[i] - 1
+                count += 2
+        i += 1
+    val = np.empty(count, dtype=np.float64)
+    for i in range(count - 1, -1, -1):
+        if nl[i] < 0:
+            val[i] = nerr[i]
+        else:
+            v = cost + val[nl[i]] + val[nl[i] + 1]
+            val[i] = v if v < nerr[i] else nerr[i]
+    return val[0]
+
+
+@njit
+def lookahead_shapes(X, y, orders, C, depth, cost, feats, bp_off, bp_val, mark, side):
+    """V~ of the two children of shapes ``q`` of one data state.
+
+    ``orders`` (p, m): the state's orders; shape ``q`` splits on ``feats[q]`` with
+    breakpoints ``bp_val[bp_off[q]:bp_off[q + 1]]``; ``depth`` = children's remaining
+    depth.  Returns float64 ``(S, 2)``: lookahead-CART loss (``depth >= 1``) or leaf error
+    (``depth == 0``) of the left and right child.  ``mark``, ``side``: bool ``(n,)``
+    scratch."""
+    S = feats.shape[0]
+    p, m = orders.shape
+    out = np.empty((S, 2), dtype=np.float64)
+    for q in range(S):
+        j = feats[q]
+        u = bp_val[bp_off[q]: bp_off[q + 1]]
+        nleft = route_left(X, orders[0], j, u, side)
+        ol, orr = split_orders(orders, side, nleft)
+        if depth == 0:
+            for h in range(2):
+                o = ol if h == 0 else orr
+                cnt = np.zeros(C, dtype=np.int64)
+                for r in range(o.shape[1]):
+                    cnt[y[o[0, r]]] += 1
+                out[q, h] = o.shape[1] - cnt.max() if o.shape[1] > 0 else 0.0
+        else:
+            out[q, 0] = cart_value(X, y, ol, C, depth, cost, mark)
+            out[q, 1] = cart_value(X, y, orr, C, depth, cost, mark)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# tree objective (verification of the incumbent)
+# ---------------------------------------------------------------------------------------
+
+
+@njit
+def apply_shape_tree(children_left, children_right, feature, bp_off, bp_val, X):
+    """Leaf id (int64 ``(n,)``) of every row under shape routing: internal node ``i`` with
+    breakpoints ``bp_val[bp_off[i]:bp_off[i+1]]`` sends ``x`` left iff the number of
+    breakpoints strictly below ``x[feature[i]]`` is even."""
+    n = X.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        node = 0
+        while children_left[node] >= 0:
+            v = X[i, feature[node]]
+            c = 0
+            for t in range(bp_off[node], bp_off[node + 1]):
+                if bp_val[t] < v:
+                    c += 1
+                else:
+                    break
+            if c % 2 == 0:
+                node = children_left[node]
+            else:
+                node = children_right[node]
+        out[i] = node
+    return out
