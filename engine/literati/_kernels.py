@@ -26,15 +26,16 @@ _INF = 1e300
 
 
 @njit
-def sort_orders(X, idx):
-    """Orders int64 ``(p, m)`` of the samples ``idx`` (int64, ascending) per feature."""
-    p = X.shape[1]
+def sort_orders(XT, idx):
+    """Orders int64 ``(p, m)`` of the samples ``idx`` (int64, ascending) per feature.
+    ``XT``: the transposed features, float64 C-contiguous ``(p, n)``."""
+    p = XT.shape[0]
     m = idx.shape[0]
     out = np.empty((p, m), dtype=np.int64)
     vals = np.empty(m, dtype=np.float64)
     for j in range(p):
         for r in range(m):
-            vals[r] = X[idx[r], j]
+            vals[r] = XT[j, idx[r]]
         o = np.argsort(vals, kind="mergesort")
         for r in range(m):
             out[j, r] = idx[o[r]]
@@ -75,14 +76,14 @@ def n_below(u, v):
 
 
 @njit
-def route_left(X, idx, j, u, out):
+def route_left(XT, idx, j, u, out):
     """``out[g] = True`` iff sample ``g`` of ``idx`` goes left under the shape ``(j, u)``;
     returns the number of left samples.  ``out``: bool ``(n,)`` (entries outside ``idx``
     are not touched)."""
     nl = 0
     for r in range(idx.shape[0]):
         g = idx[r]
-        left = n_below(u, X[g, j]) % 2 == 0
+        left = n_below(u, XT[j, g]) % 2 == 0
         out[g] = left
         if left:
             nl += 1
@@ -239,7 +240,7 @@ def uni_thresholds(xs, ys, C, max_leaves):
 
 
 @njit
-def state_candidates(X, y, orders, C, max_leaves):
+def state_candidates(XT, y, orders, C, max_leaves):
     """Candidate breakpoints of every feature over one data state.
 
     Returns ``(offsets int64 (p + 1,), values float64)``: feature ``j``'s sorted
@@ -255,7 +256,7 @@ def state_candidates(X, y, orders, C, max_leaves):
     for j in range(p):
         for r in range(m):
             g = orders[j, r]
-            xs[r] = X[g, j]
+            xs[r] = XT[j, g]
             ys[r] = y[g]
         t = uni_thresholds(xs, ys, C, max_leaves)
         parts.append(t)
@@ -272,7 +273,7 @@ def state_candidates(X, y, orders, C, max_leaves):
         b = 0
         for r in range(m):
             g = orders[j, r]
-            v = X[g, j]
+            v = XT[j, g]
             while b < t.shape[0] and t[b] < v:
                 b += 1
             counts[base + b, y[g]] += 1
@@ -346,7 +347,7 @@ def _dp_backtrack(counts, C, K, cL, cR):
 
 
 @njit
-def solve_depth1(X, y, orders, C, max_leaves, K_max, lam, alpha):
+def solve_depth1(XT, y, orders, C, max_leaves, K_max, lam, alpha):
     """Exact optimum of a data state with one level left, within its candidates.
 
     Minimises ``Err`` (leaf) or ``lam + alpha*K + Err_L + Err_R`` over every feature ``j``
@@ -367,7 +368,7 @@ def solve_depth1(X, y, orders, C, max_leaves, K_max, lam, alpha):
     best_bps = np.empty(0, dtype=np.float64)
     if leaf <= lam + alpha or m < 2:
         return best, best_j, best_bps
-    off, vals, counts = state_candidates(X, y, orders, C, max_leaves)
+    off, vals, counts = state_candidates(XT, y, orders, C, max_leaves)
     f = np.empty(K_max + 1, dtype=np.float64)
     g = np.empty(K_max + 1, dtype=np.float64)
     for j in range(p):
@@ -409,7 +410,7 @@ def solve_depth1(X, y, orders, C, max_leaves, K_max, lam, alpha):
 
 
 @njit
-def cart_value(X, y, orders, C, depth, cost, mark):
+def cart_value(XT, y, orders, C, depth, cost, mark):
     """Regularised loss of a greedy (gini, every threshold) CART of depth ``depth``.
 
     ``orders`` (p, m) is modified (partitioned in place); ``mark`` bool ``(n,)`` scratch,
@@ -465,7 +466,7 @@ def cart_value(X, y, orders, C, depth, cost, mark):
                     sqL += 2.0 * L[c] + 1.0
                     sqR -= 2.0 * (T[c] - L[c]) - 1.0
                     L[c] += 1
-                    if X[g, fj] < X[orders[fj, r + 1], fj]:
+                    if XT[fj, g] < XT[fj, orders[fj, r + 1]]:
                         k = r - s + 1
                         v = sqL / k + sqR / (n - k)
                         if v > best:
@@ -511,7 +512,7 @@ def cart_value(X, y, orders, C, depth, cost, mark):
 
 
 @njit
-def lookahead_shapes(X, y, orders, C, depth, cost, feats, bp_off, bp_val, mark, side):
+def lookahead_shapes(XT, y, orders, C, depth, cost, feats, bp_off, bp_val, mark, side):
     """V~ of the two children of shapes ``q`` of one data state.
 
     ``orders`` (p, m): the state's orders; shape ``q`` splits on ``feats[q]`` with
@@ -522,21 +523,40 @@ def lookahead_shapes(X, y, orders, C, depth, cost, feats, bp_off, bp_val, mark, 
     S = feats.shape[0]
     p, m = orders.shape
     out = np.empty((S, 2), dtype=np.float64)
+    flat_l = np.empty(p * m, dtype=np.int64)
+    flat_r = np.empty(p * m, dtype=np.int64)
+    cnt = np.zeros(C, dtype=np.int64)
     for q in range(S):
         j = feats[q]
         u = bp_val[bp_off[q]: bp_off[q + 1]]
-        nleft = route_left(X, orders[0], j, u, side)
-        ol, orr = split_orders(orders, side, nleft)
+        nleft = route_left(XT, orders[0], j, u, side)
         if depth == 0:
             for h in range(2):
-                o = ol if h == 0 else orr
-                cnt = np.zeros(C, dtype=np.int64)
-                for r in range(o.shape[1]):
-                    cnt[y[o[0, r]]] += 1
-                out[q, h] = o.shape[1] - cnt.max() if o.shape[1] > 0 else 0.0
-        else:
-            out[q, 0] = cart_value(X, y, ol, C, depth, cost, mark)
-            out[q, 1] = cart_value(X, y, orr, C, depth, cost, mark)
+                for c in range(C):
+                    cnt[c] = 0
+                tot = 0
+                for r in range(m):
+                    g = orders[0, r]
+                    if side[g] == (h == 0):
+                        cnt[y[g]] += 1
+                        tot += 1
+                out[q, h] = tot - cnt.max() if tot > 0 else 0.0
+            continue
+        ol = flat_l[: p * nleft].reshape((p, nleft))
+        orr = flat_r[: p * (m - nleft)].reshape((p, m - nleft))
+        for fj in range(p):
+            a = 0
+            b = 0
+            for r in range(m):
+                g = orders[fj, r]
+                if side[g]:
+                    ol[fj, a] = g
+                    a += 1
+                else:
+                    orr[fj, b] = g
+                    b += 1
+        out[q, 0] = cart_value(XT, y, ol, C, depth, cost, mark)
+        out[q, 1] = cart_value(XT, y, orr, C, depth, cost, mark)
     return out
 
 

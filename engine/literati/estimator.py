@@ -25,6 +25,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from engine._numba import register_warmup
 from engine.data import DataError
 from engine.literati import _kernels as K
 from engine.literati.search import AOStarSearch
@@ -163,7 +164,8 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
 
     def _prepare(self, X, y):
         if y is None:
-            raise ValueError("LiteratiClassifier.fit needs class labels y")
+            raise ValueError("LiteratiClassifier requires y to be passed, but the target y is "
+                             "None: give one class label per row")
         try:
             X, y = validate_data(self, X, y, dtype=np.float64, order="C",
                                  ensure_all_finite=False)
@@ -186,11 +188,8 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
                 "values (a regression target): pick a categorical target or set the task to "
                 "classification with integer labels")
         if kind not in ("binary", "multiclass"):
-            raise DataError(f"LiteratiClassifier needs one column of class labels, got a "
-                            f"{kind!r} target")
-        y = np.asarray(y)
-        if pd.isna(y).any() if y.dtype == object else False:
-            raise DataError("y has missing labels: drop those rows first")
+            raise DataError(f"Unknown label type: LiteratiClassifier needs one column of "
+                            f"class labels, got a {kind!r} target")
         classes, codes = np.unique(y, return_inverse=True)
         return X, classes, np.ascontiguousarray(codes.reshape(-1), dtype=np.int64)
 
@@ -225,6 +224,8 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         if np.isnan(X).any():
             raise DataError("X has missing values (NaN): Literati cannot route them; impute "
                             "or drop those rows first")
+        if not np.isfinite(X).all():
+            raise DataError("X has infinite values: replace them with finite numbers")
         if not X.flags.writeable:
             X = X.copy()
         return X
@@ -238,11 +239,13 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X):
         """Class fractions of the reached leaf: float64 ``(n, n_classes)``."""
-        return self.tree_.value[self.apply(X), 0, :]
+        leaves = self.apply(X)
+        return self.tree_.value[leaves, 0, :]
 
     def predict(self, X):
         """Majority class of the reached leaf (ties to the first class)."""
-        return self.classes_.take(np.argmax(self.predict_proba(X), axis=1), axis=0)
+        proba = self.predict_proba(X)
+        return self.classes_.take(np.argmax(proba, axis=1), axis=0)
 
     def get_depth(self) -> int:
         """Depth of the fitted tree."""
@@ -449,3 +452,16 @@ class LiteratiSearch:
         est.n_iterations_ = self.engine.iterations
         est.search_time_ = self.elapsed
         return est
+
+
+@register_warmup("literati")
+def _warmup() -> None:
+    """Compile (or load) every Literati kernel: a tiny depth-3 search with K_max = 2."""
+    rng = np.random.RandomState(0)
+    X = np.ascontiguousarray(rng.normal(size=(40, 3)))
+    y = (X[:, 0] * X[:, 1] > 0).astype(np.int64) + (X[:, 2] > 1)
+    est = LiteratiClassifier(max_depth=3, max_breakpoints=2, split_penalty=0.5,
+                             breakpoint_penalty=0.5, time_limit=5.0)
+    est.fit(X, y)
+    est.predict_proba(X)
+    shape_route(X[:, 0], [0.0, 1.0])

@@ -91,7 +91,7 @@ class _Shape:
 
     __slots__ = ("state", "j", "k", "bpv", "err", "lb", "ub", "vt", "vts", "solved",
                  "expanded", "refinable", "keys", "hint", "refines", "rr", "best",
-                 "commit_pruned", "child_idx")
+                 "commit_pruned", "child_idx", "dead")
 
     def __init__(self, state, j, k, bpv, err, refinable):
         self.state = state
@@ -101,7 +101,7 @@ class _Shape:
         self.err = err  # (Err_L, Err_R) of the two children as leaves
         self.refinable = refinable
         self.vt = 0.0
-        self.vts = (0.0, 0.0)
+        self.vts = None  # V~ of (left, right) once the lookahead ran
         self.solved = False
         self.expanded = False
         self.keys = None
@@ -111,6 +111,7 @@ class _Shape:
         self.best = None  # None = commit, or a refined _Shape
         self.commit_pruned = False
         self.child_idx = None
+        self.dead = False
         self.ub = err[0] + err[1]
         self.lb = 0.0
 
@@ -127,6 +128,7 @@ class AOStarSearch:
     def __init__(self, X, y, n_classes, max_depth, max_breakpoints, lam, alpha,
                  leaves_per_depth, cache_size):
         self.X = X
+        self.XT = np.ascontiguousarray(X.T)
         self.y = y
         self.C = int(n_classes)
         self.D = int(max_depth)
@@ -160,7 +162,7 @@ class AOStarSearch:
     def _orders_of(self, st: _Data) -> np.ndarray:
         o = self._orders.get(st.key)
         if o is None:
-            o = K.sort_orders(self.X, st.idx)
+            o = K.sort_orders(self.XT, st.idx)
             self._orders[st.key] = o
             if len(self._orders) > 8:
                 self._orders.popitem(last=False)
@@ -190,8 +192,8 @@ class AOStarSearch:
             st.kind = "d1"
             self.solved_count += 1
         elif d == 1:
-            o = orders if orders is not None else K.sort_orders(self.X, idx)
-            val, j, bps = K.solve_depth1(self.X, self.y, o, self.C, self._leaves(st.depth),
+            o = orders if orders is not None else K.sort_orders(self.XT, idx)
+            val, j, bps = K.solve_depth1(self.XT, self.y, o, self.C, self._leaves(st.depth),
                                          self.Kmax, self.lam, self.alpha)
             st.kind = "d1"
             st.sol_j = int(j)
@@ -206,44 +208,55 @@ class AOStarSearch:
 
     # -- expansion ------------------------------------------------------------------
 
-    def _expand_data(self, st: _Data) -> bool:
-        """Expand a data state (staged: candidates, then V~ of its shapes in chunks).
-
-        Returns True when the expansion is complete."""
-        if st.pending is None:
-            o = self._orders_of(st)
-            off, vals, cnt = K.state_candidates(self.X, self.y, o, self.C,
-                                                self._leaves(st.depth))
-            st.cand_off, st.cand_val, st.bin_counts = off, vals, cnt
-            shapes = []
-            p = self.X.shape[1]
-            for j in range(p):
-                nc = int(off[j + 1] - off[j])
-                for i in range(nc):
-                    shapes.append(self._make_shape(st, j, (i,)))
-            st.pending = shapes
-            st.vt_done = 0
-        shapes = st.pending
+    def _expand_data(self, st: _Data) -> None:
+        """Expand a data state: candidate breakpoints, one shape state per ``(j, u)``
+        with its children's leaf errors (so the state's bounds and incumbent are updated
+        at once), and V~ of the most promising shapes.  The shapes are ranked by the
+        weighted gini impurity of their two children; V~ of the others is computed in
+        later visits (:meth:`_more_vt`), a chunk per visit, so one expansion never holds
+        the search for long."""
         o = self._orders_of(st)
-        while st.vt_done < len(shapes):
-            if time.perf_counter() >= self.deadline:
-                self.timed_out = True
-                return False
-            chunk = shapes[st.vt_done: st.vt_done + _CHUNK]
-            self._lookahead(st, o, chunk)
-            st.vt_done += len(chunk)
+        off, vals, cnt = K.state_candidates(self.XT, self.y, o, self.C,
+                                            self._leaves(st.depth))
+        st.cand_off, st.cand_val, st.bin_counts = off, vals, cnt
+        shapes = []
+        proxy = []
+        p = self.X.shape[1]
+        for j in range(p):
+            nc = int(off[j + 1] - off[j])
+            for i in range(nc):
+                h = self._make_shape(st, j, (i,))
+                shapes.append(h)
+                proxy.append(h.vt)
+        order = np.argsort(np.asarray(proxy), kind="stable")
         st.shapes = shapes
-        st.pending = None
+        st.pending = [shapes[i] for i in order]
+        st.vt_done = 0
         st.kind = "expanded"
         self.expanded += 1
-        return True
+        self._more_vt(st)
+
+    def _more_vt(self, st: _Data) -> None:
+        """Compute V~ of the next chunk of a data state's shapes (in gini order)."""
+        if st.pending is None:
+            return
+        if time.perf_counter() >= self.deadline:
+            self.timed_out = True
+            return
+        chunk = st.pending[st.vt_done: st.vt_done + _CHUNK]
+        chunk = [h for h in chunk if not (h.dead or h.solved)]
+        if chunk:
+            self._lookahead(st, self._orders_of(st), chunk)
+        st.vt_done += _CHUNK
+        if st.vt_done >= len(st.pending):
+            st.pending = None
 
     def _lookahead(self, st: _Data, o: np.ndarray, shapes: list) -> None:
         feats = np.array([h.j for h in shapes], dtype=np.int64)
         off = np.zeros(len(shapes) + 1, dtype=np.int64)
         off[1:] = np.cumsum([len(h.k) for h in shapes])
         vals = np.concatenate([h.bpv for h in shapes]) if shapes else np.empty(0)
-        out = K.lookahead_shapes(self.X, self.y, o, self.C, st.d - 1, self.lr, feats, off,
+        out = K.lookahead_shapes(self.XT, self.y, o, self.C, st.d - 1, self.lr, feats, off,
                                  np.ascontiguousarray(vals, dtype=np.float64), self._mark,
                                  self._side)
         for h, (a, b) in zip(shapes, out, strict=True):
@@ -265,6 +278,12 @@ class AOStarSearch:
         refinable = len(k) < self.Kmax and k[-1] < nc - 1
         h = _Shape(st, j, k, cand[list(k)].copy(), err, refinable)
         h.lb = self._shape_base_lb(h)
+        # weighted gini of the children: ranks shapes until V~ is known (then V~)
+        nl, nr = cl.sum(), cr.sum()
+        h.vt = (nl - (cl @ cl) / nl if nl else 0.0) + (nr - (cr @ cr) / nr if nr else 0.0)
+        if h.lb >= h.ub - _EPS:
+            h.lb = h.ub
+            h.solved = True
         return h
 
     def _child_base_lb(self, err: float, d: int) -> float:
@@ -279,7 +298,7 @@ class AOStarSearch:
         st = h.state
         # children of the commit
         side = self._side
-        nl = K.route_left(self.X, st.idx, h.j, h.bpv, side)
+        nl = K.route_left(self.XT, st.idx, h.j, h.bpv, side)
         mask = side[st.idx]
         h.child_idx = (st.idx[mask], st.idx[~mask])
         del nl
@@ -296,7 +315,8 @@ class AOStarSearch:
                 if d == 1 and orders is None:
                     o = self._orders_of(st)
                     orders = K.split_orders(o, side, int(mask.sum()))
-                child = self._new_state(idx, d, hint=h.hint[s], vt=h.vts[s],
+                child = self._new_state(idx, d, hint=h.hint[s],
+                                        vt=None if h.vts is None else h.vts[s],
                                         orders=None if orders is None else orders[s])
                 self._cache[key] = child
             else:
@@ -310,6 +330,9 @@ class AOStarSearch:
                 refines.append(self._make_shape(st, h.j, h.k + (i,)))
             o = self._orders_of(st)
             for a in range(0, len(refines), _CHUNK):
+                if time.perf_counter() >= self.deadline:
+                    self.timed_out = True
+                    break
                 self._lookahead(st, o, refines[a: a + _CHUNK])
         h.refines = refines
         h.expanded = True
@@ -374,6 +397,7 @@ class AOStarSearch:
         keep = []
         for r in h.refines:
             if r is not best and self.alpha + r.lb >= ub - _EPS:
+                r.dead = True
                 self.pruned += 1
             else:
                 keep.append(r)
@@ -406,6 +430,7 @@ class AOStarSearch:
         keep = []
         for h in st.shapes:
             if h is not best and self.lr + h.lb >= ub - _EPS:
+                h.dead = True
                 self.pruned += 1
             else:
                 keep.append(h)
@@ -416,6 +441,7 @@ class AOStarSearch:
             self.solved_count += 1
             # free everything but the incumbent chain
             st.shapes = [best] if best is not None else []
+            st.pending = None
             h = best
             while h is not None:
                 if h.refines is not None:
@@ -441,11 +467,14 @@ class AOStarSearch:
                 if st.solved:
                     break
                 if st.kind == "open":
-                    if not self._expand_data(st):
-                        path.pop()
-                        return False
+                    self._expand_data(st)
                     break
+                if st.pending is not None:
+                    self._more_vt(st)
                 h = self._select_shape(st)
+                while h is None and st.pending is not None and not self.timed_out:
+                    self._more_vt(st)
+                    h = self._select_shape(st)
                 if h is None:
                     break
                 node = h
@@ -480,7 +509,7 @@ class AOStarSearch:
         best = None
         bq = float("inf")
         for h in st.shapes:
-            if h.solved:
+            if h.solved or h.vts is None:
                 continue
             q = max(h.vt, h.lb)
             if q < bq:
@@ -500,7 +529,7 @@ class AOStarSearch:
                 sides = [s for s in (h.rr, 1 - h.rr) if not (solL if s == 0 else solR)]
                 best = sides[0]
         for r in h.refines:
-            if r.solved:
+            if r.solved or r.vts is None:
                 continue
             q = self.alpha + max(r.vt, r.lb)
             if q < bq:
