@@ -173,34 +173,17 @@ def _best_segment_split(xs, ys, s, e, C, L, T):
 
 
 @njit
-def uni_thresholds(xs, ys, C, max_leaves):
-    """Candidate breakpoints (sorted float64) of one feature over one sample set.
-
-    ``xs`` float64 sorted values, ``ys`` int64 codes in the same order.  With
-    ``max_leaves >= 2``: the thresholds of a best-first univariate CART (gini) with at most
-    ``max_leaves`` leaves (splits with zero gain allowed, as scikit-learn; ties to the
-    earliest segment); ``max_leaves <= 0``: every midpoint between consecutive distinct
-    values.  Thresholds are float64 midpoints of the sample's own values."""
-    m = xs.shape[0]
+def _uni_into(xs, ys, m, C, max_leaves, out, L, T, seg_s, seg_e, seg_pos, seg_gain, cut):
+    """Candidate breakpoints of ``xs[:m]`` written to ``out`` (sorted); returns their
+    number.  Work arrays: ``L``, ``T`` int64 ``(C,)``; ``seg_*``, ``cut`` of length
+    ``>= max_leaves``.  See :func:`uni_thresholds`."""
     if max_leaves <= 0:
-        cnt = 0
-        for r in range(m - 1):
-            if xs[r] < xs[r + 1]:
-                cnt += 1
-        out = np.empty(cnt, dtype=np.float64)
         k = 0
         for r in range(m - 1):
             if xs[r] < xs[r + 1]:
                 out[k] = _midpoint(xs[r], xs[r + 1])
                 k += 1
-        return out
-    L = np.zeros(C, dtype=np.int64)
-    T = np.zeros(C, dtype=np.int64)
-    seg_s = np.empty(max_leaves, dtype=np.int64)
-    seg_e = np.empty(max_leaves, dtype=np.int64)
-    seg_pos = np.empty(max_leaves, dtype=np.int64)
-    seg_gain = np.empty(max_leaves, dtype=np.float64)
-    cut = np.empty(max_leaves, dtype=np.int64)
+        return k
     n_seg = 1
     seg_s[0] = 0
     seg_e[0] = m
@@ -233,10 +216,28 @@ def uni_thresholds(xs, ys, C, max_leaves):
         seg_gain[n_seg] = g2
         n_seg += 1
     cs = np.sort(cut[:n_cut])
-    out = np.empty(n_cut, dtype=np.float64)
     for i in range(n_cut):
         out[i] = _midpoint(xs[cs[i]], xs[cs[i] + 1])
-    return out
+    return n_cut
+
+
+@njit
+def uni_thresholds(xs, ys, C, max_leaves):
+    """Candidate breakpoints (sorted float64) of one feature over one sample set.
+
+    ``xs`` float64 sorted values, ``ys`` int64 codes in the same order.  With
+    ``max_leaves >= 2``: the thresholds of a best-first univariate CART (gini) with at most
+    ``max_leaves`` leaves (splits with zero gain allowed, as scikit-learn; ties to the
+    earliest segment); ``max_leaves <= 0``: every midpoint between consecutive distinct
+    values.  Thresholds are float64 midpoints of the sample's own values."""
+    m = xs.shape[0]
+    w = max(max_leaves, 1)
+    out = np.empty(max(m, 1), dtype=np.float64)
+    k = _uni_into(xs, ys, m, C, max_leaves, out, np.zeros(C, dtype=np.int64),
+                  np.zeros(C, dtype=np.int64), np.empty(w, dtype=np.int64),
+                  np.empty(w, dtype=np.int64), np.empty(w, dtype=np.int64),
+                  np.empty(w, dtype=np.float64), np.empty(w, dtype=np.int64))
+    return out[:k].copy()
 
 
 @njit
@@ -347,37 +348,60 @@ def _dp_backtrack(counts, C, K, cL, cR):
 
 
 @njit
-def solve_depth1(XT, y, orders, C, max_leaves, K_max, lam, alpha):
-    """Exact optimum of a data state with one level left, within its candidates.
+def _d1_workspace(m, C, max_leaves, K_max):
+    w = max(max_leaves, 1)
+    nb = (m + 1) if max_leaves <= 0 else (max_leaves + 1)
+    return (np.empty(m, dtype=np.float64), np.empty(m, dtype=np.int64),
+            np.empty(max(m, 1), dtype=np.float64), np.zeros((max(nb, 2), C), dtype=np.int64),
+            np.zeros(C, dtype=np.int64), np.zeros(C, dtype=np.int64),
+            np.empty(w, dtype=np.int64), np.empty(w, dtype=np.int64),
+            np.empty(w, dtype=np.int64), np.empty(w, dtype=np.float64),
+            np.empty(w, dtype=np.int64), np.empty(K_max + 1, dtype=np.float64),
+            np.empty(K_max + 1, dtype=np.float64))
 
-    Minimises ``Err`` (leaf) or ``lam + alpha*K + Err_L + Err_R`` over every feature ``j``
-    and every subset of ``K <= K_max`` of the state's candidates on ``j`` (alternating
-    routing; majority leaves).  Returns ``(value, j, bps)``: ``j = -1`` for the leaf,
-    ``bps`` the float64 breakpoints."""
+
+@njit
+def _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps_out):
+    """:func:`solve_depth1` with preallocated work arrays ``ws`` (from
+    :func:`_d1_workspace` for at least ``orders.shape[1]`` samples); writes the
+    breakpoints to ``bps_out`` and returns ``(value, j, K)``."""
+    xs, ys, thr, cnt, L, T, seg_s, seg_e, seg_pos, seg_gain, cut, f, g = ws
     p, m = orders.shape
-    tot = np.zeros(C, dtype=np.int64)
+    for c in range(C):
+        T[c] = 0
     for r in range(m):
-        tot[y[orders[0, r]]] += 1
+        T[y[orders[0, r]]] += 1
     mx = 0
     for c in range(C):
-        if tot[c] > mx:
-            mx = tot[c]
+        if T[c] > mx:
+            mx = T[c]
     leaf = float(m - mx)
     best = leaf
     best_j = -1
-    best_bps = np.empty(0, dtype=np.float64)
+    best_k = 0
     if leaf <= lam + alpha or m < 2:
-        return best, best_j, best_bps
-    off, vals, counts = state_candidates(XT, y, orders, C, max_leaves)
-    f = np.empty(K_max + 1, dtype=np.float64)
-    g = np.empty(K_max + 1, dtype=np.float64)
+        return best, best_j, best_k
     for j in range(p):
-        nc = off[j + 1] - off[j]
+        for r in range(m):
+            gg = orders[j, r]
+            xs[r] = XT[j, gg]
+            ys[r] = y[gg]
+        nc = _uni_into(xs, ys, m, C, max_leaves, thr, L, T, seg_s, seg_e, seg_pos,
+                       seg_gain, cut)
         if nc == 0:
             continue
-        cnt = counts[off[j] + j: off[j + 1] + j + 1]
+        nb = nc + 1
+        for b in range(nb):
+            for c in range(C):
+                cnt[b, c] = 0
+        b = 0
+        for r in range(m):
+            while b < nc and thr[b] < xs[r]:
+                b += 1
+            cnt[b, ys[r]] += 1
+        cv = cnt[:nb]
         kk = min(K_max, nc)
-        bj = _INF
+        bj = np.inf
         bcl = -1
         bcr = -1
         bk = 0
@@ -385,7 +409,7 @@ def solve_depth1(XT, y, orders, C, max_leaves, K_max, lam, alpha):
             for cR in range(C):
                 if cL == cR:
                     continue
-                _dp_errors(cnt, C, kk, cL, cR, f, g)
+                _dp_errors(cv, C, kk, cL, cR, f, g)
                 for k in range(1, kk + 1):
                     v = lam + alpha * k + f[k]
                     if v < bj - 1e-12:
@@ -394,14 +418,29 @@ def solve_depth1(XT, y, orders, C, max_leaves, K_max, lam, alpha):
                         bcr = cR
                         bk = k
         if bj < best - 1e-12:
-            pos = _dp_backtrack(cnt, C, bk, bcl, bcr)
-            bps = np.empty(bk, dtype=np.float64)
+            pos = _dp_backtrack(cv, C, bk, bcl, bcr)
             for i in range(bk):
-                bps[i] = vals[off[j] + pos[i]]
+                bps_out[i] = thr[pos[i]]
             best = bj
             best_j = j
-            best_bps = bps
-    return best, best_j, best_bps
+            best_k = bk
+    return best, best_j, best_k
+
+
+@njit
+def solve_depth1(XT, y, orders, C, max_leaves, K_max, lam, alpha):
+    """Exact optimum of a data state with one level left, within its candidates.
+
+    Minimises ``Err`` (leaf) or ``lam + alpha*K + Err_L + Err_R`` over every feature ``j``
+    and every subset of ``K <= K_max`` of the state's candidates on ``j`` (alternating
+    routing; majority leaves), by a dynamic programme over the candidate intervals for
+    every pair of leaf classes.  Returns ``(value, j, bps)``: ``j = -1`` for the leaf,
+    ``bps`` the float64 breakpoints."""
+    m = orders.shape[1]
+    ws = _d1_workspace(m, C, max_leaves, K_max)
+    bps = np.empty(K_max, dtype=np.float64)
+    v, j, k = _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps)
+    return v, j, bps[:k].copy()
 
 
 # ---------------------------------------------------------------------------------------
@@ -588,3 +627,188 @@ def apply_shape_tree(children_left, children_right, feature, bp_off, bp_val, X):
                 node = children_right[node]
         out[i] = node
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# depth-2 solver (exact over the candidates, with an optional budget)
+# ---------------------------------------------------------------------------------------
+
+
+@njit
+def _gini_proxy(cnt_l, cnt_r, C):
+    nl = 0.0
+    nr = 0.0
+    sl = 0.0
+    sr = 0.0
+    for c in range(C):
+        nl += cnt_l[c]
+        nr += cnt_r[c]
+        sl += cnt_l[c] * cnt_l[c]
+        sr += cnt_r[c] * cnt_r[c]
+    g = 0.0
+    if nl > 0:
+        g += nl - sl / nl
+    if nr > 0:
+        g += nr - sr / nr
+    return g
+
+
+@njit
+def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget):
+    """Optimum of a data state with two levels left, within its candidates.
+
+    Candidates of the state come from :func:`state_candidates` with ``leaves2``; each
+    child (one level left) is solved by :func:`solve_depth1` with its own candidates
+    (``leaves1``).  Every feature ``j`` and every subset of ``K <= K_max`` candidates is a
+    shape; shapes are tried in order of the weighted gini of their children, and a shape is
+    skipped as soon as ``lam + alpha K + V(L) + V(R)`` (with ``min(Err, lam + alpha)`` for
+    a child not solved yet) reaches ``min(best, budget)``.
+
+    Returns ``(ub, lb, feats, ks, bps)``: ``ub`` the value of the best tree found,
+    ``lb <= optimum`` (``lb >= ub`` means proven; with a finite ``budget`` the search may
+    stop at ``lb >= budget``); ``feats`` int64 ``(3,)`` the split feature of the node, its
+    left and right child (-1 = leaf; ``feats[0] = -1`` = the state is a leaf), ``ks`` int64
+    ``(3,)`` their numbers of breakpoints, ``bps`` float64 ``(3, K_max)`` the breakpoints.
+    """
+    p, m = orders.shape
+    lr = lam + alpha
+    feats = np.full(3, -1, dtype=np.int64)
+    ks = np.zeros(3, dtype=np.int64)
+    bps = np.zeros((3, K_max), dtype=np.float64)
+    tot = np.zeros(C, dtype=np.int64)
+    for r in range(m):
+        tot[y[orders[0, r]]] += 1
+    leaf = float(m - tot.max())
+    best = leaf
+    if leaf <= lr or m < 2:
+        return best, best, feats, ks, bps
+    off, vals, counts = state_candidates(XT, y, orders, C, leaves2)
+    # enumerate the shapes: feature, subset (flat), children's leaf errors, proxy
+    n_shapes = 0
+    for j in range(p):
+        nc = off[j + 1] - off[j]
+        c = 1.0
+        for kk in range(1, min(K_max, nc) + 1):
+            c = c * (nc - kk + 1) / kk
+            n_shapes += int(c + 0.5)
+    sh_j = np.empty(n_shapes, dtype=np.int64)
+    sh_k = np.empty(n_shapes, dtype=np.int64)
+    sh_c = np.empty((n_shapes, K_max), dtype=np.int64)
+    sh_el = np.empty(n_shapes, dtype=np.float64)
+    sh_er = np.empty(n_shapes, dtype=np.float64)
+    sh_g = np.empty(n_shapes, dtype=np.float64)
+    comb = np.empty(K_max, dtype=np.int64)
+    cl = np.zeros(C, dtype=np.int64)
+    cr = np.zeros(C, dtype=np.int64)
+    q = 0
+    for j in range(p):
+        nc = off[j + 1] - off[j]
+        base = off[j] + j
+        for kk in range(1, min(K_max, nc) + 1):
+            for i in range(kk):
+                comb[i] = i
+            while True:
+                for c in range(C):
+                    cl[c] = 0
+                    cr[c] = 0
+                t = 0
+                for b in range(nc + 1):
+                    while t < kk and comb[t] < b:
+                        t += 1
+                    if t % 2 == 0:
+                        for c in range(C):
+                            cl[c] += counts[base + b, c]
+                    else:
+                        for c in range(C):
+                            cr[c] += counts[base + b, c]
+                sh_j[q] = j
+                sh_k[q] = kk
+                for i in range(kk):
+                    sh_c[q, i] = comb[i]
+                sh_el[q] = cl.sum() - cl.max()
+                sh_er[q] = cr.sum() - cr.max()
+                sh_g[q] = _gini_proxy(cl, cr, C)
+                q += 1
+                i = kk - 1
+                while i >= 0 and comb[i] == nc - kk + i:
+                    i -= 1
+                if i < 0:
+                    break
+                comb[i] += 1
+                for t2 in range(i + 1, kk):
+                    comb[t2] = comb[t2 - 1] + 1
+    order = np.argsort(sh_g, kind="mergesort")
+    n_all = XT.shape[1]
+    side = np.zeros(n_all, dtype=np.bool_)
+    flat_l = np.empty(p * m, dtype=np.int64)
+    flat_r = np.empty(p * m, dtype=np.int64)
+    lb_skip = np.inf
+    u = np.empty(K_max, dtype=np.float64)
+    ws = _d1_workspace(m, C, leaves1, K_max)
+    b1 = np.empty(K_max, dtype=np.float64)
+    b2 = np.empty(K_max, dtype=np.float64)
+    for oi in range(n_shapes):
+        q = order[oi]
+        j = sh_j[q]
+        kk = sh_k[q]
+        cost = lam + alpha * kk
+        bl = sh_el[q] if sh_el[q] <= lr else lr
+        br = sh_er[q] if sh_er[q] <= lr else lr
+        thr = best if best < budget else budget
+        if cost + bl + br >= thr:
+            if cost + bl + br < lb_skip:
+                lb_skip = cost + bl + br
+            continue
+        for i in range(kk):
+            u[i] = vals[off[j] + sh_c[q, i]]
+        uk = u[:kk]
+        nleft = route_left(XT, orders[0], j, uk, side)
+        ol = flat_l[: p * nleft].reshape((p, nleft))
+        orr = flat_r[: p * (m - nleft)].reshape((p, m - nleft))
+        for fj in range(p):
+            a = 0
+            b = 0
+            for r in range(m):
+                g = orders[fj, r]
+                if side[g]:
+                    ol[fj, a] = g
+                    a += 1
+                else:
+                    orr[fj, b] = g
+                    b += 1
+        # the child with the larger leaf error first: it is the likelier to exceed
+        first_left = sh_el[q] >= sh_er[q]
+        if first_left:
+            v1, j1, k1 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b1)
+            rest = br
+        else:
+            v1, j1, k1 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b1)
+            rest = bl
+        if cost + v1 + rest >= thr:
+            if cost + v1 + rest < lb_skip:
+                lb_skip = cost + v1 + rest
+            continue
+        if first_left:
+            v2, j2, k2 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b2)
+        else:
+            v2, j2, k2 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b2)
+        v = cost + v1 + v2
+        if v < thr and v < best - 1e-12:
+            best = v
+            feats[0] = j
+            ks[0] = kk
+            for i in range(kk):
+                bps[0, i] = uk[i]
+            sl = 1 if first_left else 2
+            sr = 3 - sl
+            feats[sl] = j1
+            ks[sl] = k1
+            feats[sr] = j2
+            ks[sr] = k2
+            for i in range(K_max):
+                bps[sl, i] = b1[i] if i < k1 else 0.0
+                bps[sr, i] = b2[i] if i < k2 else 0.0
+        elif v < lb_skip:
+            lb_skip = v
+    lb = best if best < lb_skip else lb_skip
+    return best, lb, feats, ks, bps

@@ -47,6 +47,9 @@ import numpy as np
 from engine.literati import _kernels as K
 
 _EPS = 1e-9
+#: Data states with this many levels left or fewer are solved by one kernel call (1: the
+#: depth-1 DP; 2: also the depth-2 solver), except the root, which is always searched.
+KERNEL_DEPTH = 2
 #: Shapes per lookahead kernel call while expanding a data state (time is checked between
 #: calls, so an expansion never overruns the time limit by more than one chunk).
 _CHUNK = 8
@@ -63,7 +66,7 @@ class _Data:
 
     __slots__ = ("key", "idx", "d", "depth", "counts", "err", "lb", "ub", "solved", "kind",
                  "shapes", "best", "sol_j", "sol_bps", "vt", "cand_off", "cand_val",
-                 "bin_counts", "pending", "vt_done")
+                 "bin_counts", "pending", "vt_done", "sol")
 
     def __init__(self, key, idx, d, depth, counts, err):
         self.key = key
@@ -83,6 +86,7 @@ class _Data:
         self.vt = err
         self.pending = None
         self.vt_done = 0
+        self.sol = None
 
 
 class _Shape:
@@ -180,7 +184,7 @@ class AOStarSearch:
         """True when the child is a solved leaf (no state stored)."""
         return d == 0 or err <= self.lr + _EPS
 
-    def _new_state(self, idx, d, hint, vt, force=False, orders=None):
+    def _new_state(self, idx, d, hint, vt, force=False, orders=None, budget=np.inf):
         """Create a data state (not yet in the cache unless ``force``)."""
         counts = K.class_counts(self.y, idx, self.C)
         err = float(idx.shape[0] - counts.max())
@@ -202,9 +206,32 @@ class AOStarSearch:
             st.solved = True
             self.solved_count += 1
             self.expanded += 1
+        elif d == 2 and KERNEL_DEPTH >= 2 and not force:
+            st.kind = "d2"
+            st.lb = max(min(err, self.lr), hint)
+            self._solve_d2(st, budget, orders)
         else:
             st.lb = max(min(err, self.lr), hint)
         return st
+
+    def _solve_d2(self, st: _Data, budget: float, orders=None) -> None:
+        """Solve a two-level state with the depth-2 kernel (exact when ``budget`` is
+        infinite; else it may stop once its lower bound reaches ``budget``)."""
+        if budget <= st.lb + _EPS:
+            return  # cannot matter on this path: keep the admissible bound, solve later
+        o = orders if orders is not None else self._orders_of(st)
+        ub, lb, feats, ks, bps = K.solve_depth2(
+            self.XT, self.y, o, self.C, self._leaves(st.depth), self._leaves(st.depth + 1),
+            self.Kmax, self.lam, self.alpha, float(budget))
+        self.expanded += 1
+        if ub < st.ub - _EPS or st.sol is None:
+            st.ub = float(ub)
+            st.sol = (feats, ks, bps)
+        st.lb = max(st.lb, min(float(lb), st.ub))
+        if st.lb >= st.ub - _EPS:
+            st.lb = st.ub
+            st.solved = True
+            self.solved_count += 1
 
     # -- expansion ------------------------------------------------------------------
 
@@ -294,33 +321,39 @@ class AOStarSearch:
         commit = self._child_base_lb(h.err[0], d) + self._child_base_lb(h.err[1], d)
         return min(self.alpha, commit) if h.refinable else commit
 
-    def _expand_shape(self, h: _Shape) -> None:
+    def _expand_shape(self, h: _Shape, budget: float = np.inf) -> None:
+        """Create the commit's children (solved at once when one or two levels are left;
+        ``budget``: the value above which this shape cannot improve any incumbent on the
+        selection path) and the refinements with their V~."""
         st = h.state
-        # children of the commit
         side = self._side
-        nl = K.route_left(self.XT, st.idx, h.j, h.bpv, side)
+        K.route_left(self.XT, st.idx, h.j, h.bpv, side)
         mask = side[st.idx]
         h.child_idx = (st.idx[mask], st.idx[~mask])
-        del nl
         d = st.d - 1
         keys = [None, None]
         orders = None
-        for s in (0, 1):
+        budget = min(budget, h.ub)
+        lbs = [self._child_base_lb(h.err[0], d), self._child_base_lb(h.err[1], d)]
+        for s in ((0, 1) if h.err[0] >= h.err[1] else (1, 0)):
             if self._trivial(h.err[s], d):
                 continue
             idx = h.child_idx[s]
             key = _key(idx, d)
             keys[s] = key
-            if key not in self._cache:
-                if d == 1 and orders is None:
+            child = self._cache.get(key)
+            if child is None:
+                if d <= KERNEL_DEPTH and orders is None:
                     o = self._orders_of(st)
                     orders = K.split_orders(o, side, int(mask.sum()))
                 child = self._new_state(idx, d, hint=h.hint[s],
                                         vt=None if h.vts is None else h.vts[s],
-                                        orders=None if orders is None else orders[s])
+                                        orders=None if orders is None else orders[s],
+                                        budget=budget - lbs[1 - s])
                 self._cache[key] = child
             else:
                 self._cache.move_to_end(key)
+            lbs[s] = max(lbs[s], child.lb)
         h.keys = keys
         # refinements
         refines = []
@@ -459,6 +492,7 @@ class AOStarSearch:
         path = []
         node = root
         is_data = True
+        budget = root.ub  # a subtree is useful only while its value stays below this
         while True:
             if is_data:
                 st = node
@@ -469,6 +503,10 @@ class AOStarSearch:
                 if st.kind == "open":
                     self._expand_data(st)
                     break
+                if st.kind == "d2":  # stopped at a budget earlier: solve it exactly now
+                    self._solve_d2(st, np.inf)
+                    break
+                budget = min(budget, st.ub)
                 if st.pending is not None:
                     self._more_vt(st)
                 h = self._select_shape(st)
@@ -479,18 +517,22 @@ class AOStarSearch:
                     break
                 node = h
                 is_data = False
+                budget -= self.lr
             else:
                 h = node
                 path.append(h)
+                budget = min(budget, h.ub)
                 if not h.expanded:
-                    self._expand_shape(h)
+                    self._expand_shape(h, budget)
                     break
                 choice = self._select_action(h)
                 if choice is None:
                     break
                 if isinstance(choice, _Shape):
                     node = choice
+                    budget -= self.alpha
                     continue
+                budget -= self._child(h, 1 - choice)[0]
                 child = self._get_child(h, choice)
                 node = child
                 is_data = True
@@ -610,6 +652,26 @@ class AOStarSearch:
                 me = internal(idx, st.sol_j, st.sol_bps, st.lb, st.ub)
                 a, b = split(idx, st.sol_j, st.sol_bps)
                 nodes[me]["children"] = (leaf(a), leaf(b))
+                return me
+            if st.kind == "d2":
+                if st.sol is None:
+                    return leaf(idx, st.lb, st.ub)
+                feats, ks, bps = st.sol
+                if feats[0] < 0:
+                    return leaf(idx, st.lb, st.ub)
+                u = bps[0, : ks[0]]
+                me = internal(idx, feats[0], u, st.lb, st.ub)
+                kids = []
+                for s, cidx in zip((1, 2), split(idx, feats[0], u), strict=True):
+                    if feats[s] < 0:
+                        kids.append(leaf(cidx))
+                    else:
+                        us = bps[s, : ks[s]]
+                        c = internal(cidx, feats[s], us, None, None)
+                        a, b = split(cidx, feats[s], us)
+                        nodes[c]["children"] = (leaf(a), leaf(b))
+                        kids.append(c)
+                nodes[me]["children"] = tuple(kids)
                 return me
             if st.kind != "expanded" or st.best is None:
                 return leaf(idx, st.lb, st.ub)
