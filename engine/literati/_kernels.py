@@ -654,34 +654,37 @@ def _gini_proxy(cnt_l, cnt_r, C):
 
 
 @njit
-def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget):
-    """Optimum of a data state with two levels left, within its candidates.
+def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, start,
+                 max_evals, best, lb_skip, feats, ks, bps):
+    """Optimum of a data state with two levels left, within its candidates (resumable).
 
     Candidates of the state come from :func:`state_candidates` with ``leaves2``; each
-    child (one level left) is solved by :func:`solve_depth1` with its own candidates
+    child (one level left) is solved by the depth-1 DP with its own candidates
     (``leaves1``).  Every feature ``j`` and every subset of ``K <= K_max`` candidates is a
-    shape; shapes are tried in order of the weighted gini of their children, and a shape is
-    skipped as soon as ``lam + alpha K + V(L) + V(R)`` (with ``min(Err, lam + alpha)`` for
-    a child not solved yet) reaches ``min(best, budget)``.
+    shape; shapes are tried in a fixed order (weighted gini of their children), and a shape
+    is skipped as soon as ``lam + alpha K + V(L) + V(R)`` (with ``min(Err, lam + alpha)``
+    for a child not solved yet) reaches ``min(best, budget)``.
 
-    Returns ``(ub, lb, feats, ks, bps)``: ``ub`` the value of the best tree found,
-    ``lb <= optimum`` (``lb >= ub`` means proven; with a finite ``budget`` the search may
-    stop at ``lb >= budget``); ``feats`` int64 ``(3,)`` the split feature of the node, its
-    left and right child (-1 = leaf; ``feats[0] = -1`` = the state is a leaf), ``ks`` int64
-    ``(3,)`` their numbers of breakpoints, ``bps`` float64 ``(3, K_max)`` the breakpoints.
+    The scan starts at position ``start`` of that order and stops after ``max_evals``
+    depth-1 solves; ``best`` (value of the incumbent, the leaf error at first),
+    ``lb_skip`` (least bound of the shapes skipped so far, ``inf`` at first) and the
+    incumbent ``feats`` int64 ``(3,)`` (split feature of the node, its left and right child,
+    -1 = leaf), ``ks`` int64 ``(3,)`` (numbers of breakpoints) and ``bps`` float64
+    ``(3, K_max)`` (breakpoints) carry the state between calls (the arrays are updated in
+    place).
+
+    Returns ``(best, lb_skip, next, lb_rest, n_shapes)``: the optimum is at least
+    ``min(best, lb_skip, lb_rest)`` (``lb_rest``: least base bound of the shapes not
+    scanned yet); the scan is complete when ``next == n_shapes``.
     """
     p, m = orders.shape
     lr = lam + alpha
-    feats = np.full(3, -1, dtype=np.int64)
-    ks = np.zeros(3, dtype=np.int64)
-    bps = np.zeros((3, K_max), dtype=np.float64)
     tot = np.zeros(C, dtype=np.int64)
     for r in range(m):
         tot[y[orders[0, r]]] += 1
     leaf = float(m - tot.max())
-    best = leaf
     if leaf <= lr or m < 2:
-        return best, best, feats, ks, bps
+        return leaf, np.inf, 0, np.inf, 0
     off, vals, counts = state_candidates(XT, y, orders, C, leaves2)
     # enumerate the shapes: feature, subset (flat), children's leaf errors, proxy
     n_shapes = 0
@@ -747,8 +750,11 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget):
     ws = _d1_workspace(m, C, leaves1, K_max)
     b1 = np.empty(K_max, dtype=np.float64)
     b2 = np.empty(K_max, dtype=np.float64)
-    for oi in range(n_shapes):
+    evals = 0
+    oi = start
+    while oi < n_shapes and evals < max_evals:
         q = order[oi]
+        oi += 1
         j = sh_j[q]
         kk = sh_k[q]
         cost = lam + alpha * kk
@@ -778,6 +784,7 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget):
                     b += 1
         # the child with the larger leaf error first: it is the likelier to exceed
         first_left = sh_el[q] >= sh_er[q]
+        evals += 1
         if first_left:
             v1, j1, k1 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b1)
             rest = br
@@ -788,6 +795,7 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget):
             if cost + v1 + rest < lb_skip:
                 lb_skip = cost + v1 + rest
             continue
+        evals += 1
         if first_left:
             v2, j2, k2 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b2)
         else:
@@ -810,5 +818,12 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget):
                 bps[sr, i] = b2[i] if i < k2 else 0.0
         elif v < lb_skip:
             lb_skip = v
-    lb = best if best < lb_skip else lb_skip
-    return best, lb, feats, ks, bps
+    lb_rest = np.inf
+    for oi2 in range(oi, n_shapes):
+        q = order[oi2]
+        bl = sh_el[q] if sh_el[q] <= lr else lr
+        br = sh_er[q] if sh_er[q] <= lr else lr
+        v = lam + alpha * sh_k[q] + bl + br
+        if v < lb_rest:
+            lb_rest = v
+    return best, lb_skip, oi, lb_rest, n_shapes

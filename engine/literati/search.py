@@ -50,6 +50,8 @@ _EPS = 1e-9
 #: Data states with this many levels left or fewer are solved by one kernel call (1: the
 #: depth-1 DP; 2: also the depth-2 solver), except the root, which is always searched.
 KERNEL_DEPTH = 2
+#: Target seconds of one depth-2 kernel call (the number of depth-1 solves per call adapts).
+_D2_SECONDS = 0.04
 #: Shapes per lookahead kernel call while expanding a data state (time is checked between
 #: calls, so an expansion never overruns the time limit by more than one chunk).
 _CHUNK = 8
@@ -66,7 +68,7 @@ class _Data:
 
     __slots__ = ("key", "idx", "d", "depth", "counts", "err", "lb", "ub", "solved", "kind",
                  "shapes", "best", "sol_j", "sol_bps", "vt", "cand_off", "cand_val",
-                 "bin_counts", "pending", "vt_done", "sol")
+                 "bin_counts", "pending", "vt_done", "sol", "scan")
 
     def __init__(self, key, idx, d, depth, counts, err):
         self.key = key
@@ -87,6 +89,7 @@ class _Data:
         self.pending = None
         self.vt_done = 0
         self.sol = None
+        self.scan = None  # depth-2 kernel scan: [next, best, lb_skip, feats, ks, bps, done]
 
 
 class _Shape:
@@ -154,6 +157,7 @@ class AOStarSearch:
         self.evictions = 0
         self.deadline = float("inf")
         self.timed_out = False
+        self._d2_evals = 64
         idx = np.arange(n, dtype=np.int64)
         self.root = self._new_state(idx, self.D, hint=0.0, vt=None, force=True)
         self._touch(self.root)
@@ -215,22 +219,38 @@ class AOStarSearch:
         return st
 
     def _solve_d2(self, st: _Data, budget: float, orders=None) -> None:
-        """Solve a two-level state with the depth-2 kernel (exact when ``budget`` is
-        infinite; else it may stop once its lower bound reaches ``budget``)."""
+        """Advance the depth-2 kernel's scan of a two-level state by one bounded chunk
+        (about :data:`_D2_SECONDS` of work); exact once the scan completes with an
+        infinite ``budget``; with a finite one it may end at a lower bound >= ``budget``
+        (a later visit restarts it without budget)."""
         if budget <= st.lb + _EPS:
             return  # cannot matter on this path: keep the admissible bound, solve later
+        sc = st.scan
+        if sc is None or sc[6]:
+            sc = [0, st.err, np.inf, np.full(3, -1, dtype=np.int64),
+                  np.zeros(3, dtype=np.int64), np.zeros((3, self.Kmax)), False]
+            st.scan = sc
         o = orders if orders is not None else self._orders_of(st)
-        ub, lb, feats, ks, bps = K.solve_depth2(
+        t0 = time.perf_counter()
+        best, lb_skip, nxt, lb_rest, n_shapes = K.solve_depth2(
             self.XT, self.y, o, self.C, self._leaves(st.depth), self._leaves(st.depth + 1),
-            self.Kmax, self.lam, self.alpha, float(budget))
+            self.Kmax, self.lam, self.alpha, float(budget), int(sc[0]), int(self._d2_evals),
+            float(sc[1]), float(sc[2]), sc[3], sc[4], sc[5])
+        dt = time.perf_counter() - t0
+        evals = min(self._d2_evals, max(nxt - sc[0], 1))
+        per = dt / max(evals, 1)
+        self._d2_evals = int(min(max(_D2_SECONDS / max(per, 1e-7), 4), 1_000_000))
+        sc[0], sc[1], sc[2] = nxt, best, lb_skip
+        sc[6] = nxt >= n_shapes
         self.expanded += 1
-        if ub < st.ub - _EPS or st.sol is None:
-            st.ub = float(ub)
-            st.sol = (feats, ks, bps)
-        st.lb = max(st.lb, min(float(lb), st.ub))
+        if best < st.ub - _EPS:
+            st.ub = float(best)
+        st.sol = (sc[3].copy(), sc[4].copy(), sc[5].copy())
+        st.lb = max(st.lb, min(best, lb_skip, lb_rest))
         if st.lb >= st.ub - _EPS:
             st.lb = st.ub
             st.solved = True
+            st.scan = None
             self.solved_count += 1
 
     # -- expansion ------------------------------------------------------------------
@@ -503,8 +523,8 @@ class AOStarSearch:
                 if st.kind == "open":
                     self._expand_data(st)
                     break
-                if st.kind == "d2":  # stopped at a budget earlier: solve it exactly now
-                    self._solve_d2(st, np.inf)
+                if st.kind == "d2":  # scan unfinished, or stopped at a budget: go on
+                    self._solve_d2(st, np.inf if st.scan is None or st.scan[6] else budget)
                     break
                 budget = min(budget, st.ub)
                 if st.pending is not None:
