@@ -23,6 +23,8 @@ PAGES = {
     "Methods": [
         st.Page("pages/split_strategies.py", title="Split strategies (DICS)", icon="✂️",
                 url_path="split_strategies"),
+        st.Page("pages/optimal_shape_trees.py", title="Optimal shape trees (Literati)", icon="🌲",
+                url_path="optimal_shape_trees"),
     ],
 }
 

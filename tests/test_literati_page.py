@@ -4,6 +4,7 @@ AppTest, and a browser test that watches the gap chart of a short search update.
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -279,3 +280,174 @@ def test_shape_grid_has_one_panel_per_split_node():
         leaf = TreeArrays([-1], [-1], [-2], [-2.0], [0.0], [1], [1.0], [[1.0]],
                           task="classification", n_features=1, classes_=np.array([0]))
         shape_grid_figure(leaf, X[:, :1], y)
+
+
+# -- the page in AppTest -----------------------------------------------------------------------
+PAGE = "pages/optimal_shape_trees.py"
+TIMEOUT = 120
+
+
+def _open(app, dataset="iris"):
+    if dataset != app.selectbox(key="ds").value:
+        app.selectbox(key="ds").set_value(dataset).run()
+    app.switch_page(PAGE).run()
+    assert not app.exception, app.exception
+    assert app.title[0].value == "Optimal shape trees (Literati)"
+
+
+def _run(app, *, depth=2, time_limit=5.0, **widgets):
+    app.slider(key="lit_depth").set_value(depth)
+    app.number_input(key="lit_time").set_value(time_limit)
+    for key, value in widgets.items():
+        app.session_state[key] = value
+    app.button(key="lit_run").click().run()
+    job = app.session_state["lit_job"]
+    assert job.join(TIMEOUT), "the search job did not finish"
+    app.run()
+    assert not app.exception, app.exception
+    return job
+
+
+def test_page_runs_a_search_and_reports_it_against_the_baselines(app):
+    from sklearn.tree import DecisionTreeClassifier
+
+    _open(app)
+    _run(app, depth=2, time_limit=10.0)
+    meta = app.session_state["lit_job_meta"]
+    models = app.session_state["_lit_results"][1]["models"]
+    main, k1 = models["main"], models["k1"]
+    assert main.proven_optimal_ and k1.proven_optimal_  # iris at depth 2: seconds
+    assert any("Proven optimal" in s.value for s in app.success)
+    # the optimum cannot get worse with more breakpoints allowed (same candidates)
+    assert main.objective_ <= k1.objective_ + 1e-9
+    X, y, tr, te = meta["X"], meta["y"], meta["tr"], meta["te"]
+    assert len(tr) + len(te) == 150 and len(te) == round(0.25 * 150)
+    assert meta["lam"] == pytest.approx(0.005 * len(tr))
+    table = app.dataframe[2].value  # breakdown, split nodes, baselines
+    assert len(table) == 3
+    lit = table.iloc[0]
+    # the objective column is recomputed from the fitted tree's own predictions
+    err = int(np.sum(main.predict(X[tr]) != y[tr]))
+    n_split, n_bp = main.objective_breakdown_["n_splits"], main.objective_breakdown_["n_breakpoints"]
+    assert lit["objective (λ, α)"] == pytest.approx(err + meta["lam"] * n_split
+                                                    + meta["alpha"] * n_bp)
+    assert lit["objective (λ, α)"] == pytest.approx(main.objective_)
+    assert lit["test accuracy"] == pytest.approx(np.mean(main.predict(X[te]) == y[te]))
+    cart = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X[tr], y[tr])
+    assert table.iloc[2]["train accuracy"] == pytest.approx(cart.score(X[tr], y[tr]))
+    breakdown = app.dataframe[0].value
+    assert breakdown.iloc[-1]["cost"] == f"{main.objective_:.4g}"
+    nodes = app.dataframe[1].value
+    assert list(nodes["K"]) == [int(np.diff(main.tree_.bp_offsets)[v]) for v in nodes["node"]]
+    assert len(app.get("plotly_chart")) >= 4  # gap chart, tree, node, grid
+    # the incumbent slider goes back in time: the first incumbent is the worst
+    if len(main.incumbents_) > 1:
+        app.select_slider(key="lit_snap_view").set_value(0).run()
+        assert not app.exception
+        first = main.incumbents_[0]
+        assert any(f"Incumbent #1 of {len(main.incumbents_)}" in c.value for c in app.caption)
+        assert first["ub"] >= main.objective_
+        app.select_slider(key="lit_snap_view").set_value(len(main.incumbents_) - 1).run()
+    # every split node's shape function can be drawn
+    inner = internal_nodes(main.tree_)
+    assert len(app.selectbox(key="lit_node_view").options) == len(inner)
+    for v in inner:
+        app.selectbox(key="lit_node_view").set_value(v).run()
+        assert not app.exception
+        assert f"Node {v}: shape function" in app.get("plotly_chart")[2].proto.spec
+    dl = {b.proto.label for b in app.get("download_button")}
+    assert {"Download tree (JSON)", "Download trace (CSV)"} <= dl
+
+
+def test_regression_target_is_refused_with_a_way_out(app):
+    _open(app, "diabetes")
+    assert any("classification-only" in e.value for e in app.error)
+    assert "lit_run" not in [b.key for b in app.button]
+    app.selectbox(key="ds").set_value("sandwich").run()
+    app.session_state["task::sandwich"] = "regression"
+    app.run()
+    assert any("classification-only" in e.value for e in app.error)
+    app.button(key="lit_switch_btn").click().run()
+    assert not app.exception
+    assert app.session_state["task::sandwich"] == "classification"
+    assert not app.error and app.button(key="lit_run")
+
+
+def test_bad_candidate_setting_blocks_run(app):
+    _open(app)
+    app.text_input(key="lit_bd").set_value("8, one").run()
+    assert any("B_d must be" in e.value for e in app.error)
+    assert app.button(key="lit_run").disabled
+    app.text_input(key="lit_bd").set_value("all").run()
+    assert not app.error and not app.button(key="lit_run").disabled
+
+
+def test_stop_keeps_a_valid_tree_on_a_categorical_dataset(app):
+    import time
+
+    _open(app, "penguins")
+    app.slider(key="lit_depth").set_value(5)
+    app.number_input(key="lit_time").set_value(60.0)
+    app.button(key="lit_run").click().run()
+    job = app.session_state["lit_job"]
+    time.sleep(2.5)
+    app.button(key="lit_stop").click().run()  # the callback cancels and waits for the job
+    assert job.finished and job.status == "cancelled"
+    assert not app.exception, app.exception
+    assert any("Stopped after" in w.value for w in app.warning)
+    main = app.session_state["_lit_results"][1]["models"]["main"]
+    meta = app.session_state["lit_job_meta"]
+    tr = meta["tr"]
+    assert main.upper_bound_ >= main.lower_bound_ - 1e-9
+    errors = int(np.sum(main.predict(meta["X"][tr]) != meta["y"][tr]))
+    assert main.objective_breakdown_["errors"] == errors  # the kept tree is the incumbent
+    # category labels, never codes, in the node picker of a tree splitting on island or sex
+    labels = " ".join(str(o) for o in app.selectbox(key="lit_node_view").options)
+    cats = [j for j, c in enumerate(meta["categories"]) if c]
+    if any(int(main.tree_.feature[v]) in cats for v in internal_nodes(main.tree_)):
+        assert "{" in labels
+
+
+# -- browser -----------------------------------------------------------------------------------
+@pytest.mark.e2e
+def test_browser_watches_the_gap_chart_of_a_short_search(page, app_url, tmp_path):
+    """Run a 3-second search on wine (depth 3 is not proven that fast) and see the live gap
+    chart grow, then the result with the tree and the shape functions."""
+    from playwright.sync_api import expect
+
+    from tests.test_e2e import no_exception, wait_idle
+
+    page.set_viewport_size({"width": 1400, "height": 2400})
+    page.goto(app_url + "/optimal_shape_trees?ds=wine")
+    expect(page.get_by_role("heading", name="Optimal shape trees (Literati)")).to_be_visible(
+        timeout=60_000)
+    wait_idle(page)
+    no_exception(page)
+    box = page.get_by_role("spinbutton", name="Time limit (seconds)")
+    box.fill("3")
+    box.press("Enter")
+    wait_idle(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    # points of the UB line as plotly drew them (``data`` holds base64 arrays; the decoded
+    # length is in ``_fullData``)
+    points = ("() => { const c = document.querySelector('[data-testid=stPlotlyChart] "
+              ".js-plotly-plot'); return (c && c._fullData && c._fullData.length > 1) ? "
+              "c._fullData[1]._length : 0; }")
+    seen: list[int] = []  # UB points drawn, polled until the result replaces the live view
+    result = page.get_by_role("heading", name="Result")
+    for _ in range(900):
+        seen.append(page.evaluate(points))
+        if len(seen) == 3:
+            page.screenshot(path=tmp_path / "literati_live.png", full_page=True)
+        if result.count():
+            break
+        page.wait_for_timeout(100)
+    live = [v for v in seen if v > 0]
+    assert len(set(live)) >= 2, f"the live gap chart never changed: {seen}"
+    expect(result).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    no_exception(page)
+    expect(page.get_by_text(re.compile(r"(Time limit reached|Proven optimal) after \d")).first
+           ).to_be_visible()
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(4, timeout=30_000)
+    page.screenshot(path=tmp_path / "literati_result.png", full_page=True)
