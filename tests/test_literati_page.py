@@ -451,3 +451,29 @@ def test_browser_watches_the_gap_chart_of_a_short_search(page, app_url, tmp_path
            ).to_be_visible()
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(4, timeout=30_000)
     page.screenshot(path=tmp_path / "literati_result.png", full_page=True)
+
+
+def test_plain_tree_figure_does_not_show_a_shape_node_as_a_threshold():
+    """The shared tree view (Compare page) labels a K >= 2 node as a shape, not 'x <= u1'."""
+    from engine.figures.tree import tree_figure
+
+    tree = make_shape_tree(categories=False)
+    ann = [a.text for a in tree_figure(tree).layout.annotations]
+    assert "length: shape, K = 2" in ann and "length: shape, K = 3" in ann
+    assert "colour <= 1.5" in ann  # K = 1: the ordinary threshold label
+    assert not any("length <= 3" in a for a in ann)
+
+
+def test_compare_registry_builds_literati():
+    from engine.compare import REGISTRY, available_models
+    from engine.literati import LiteratiClassifier
+
+    spec = REGISTRY["treelab_literati"]
+    assert spec in available_models("classification")
+    assert spec not in available_models("regression")
+    est = spec.make("classification", 3, candidate_leaves="all", max_breakpoints=1)
+    assert isinstance(est, LiteratiClassifier)
+    assert est.candidate_leaves is None and est.max_breakpoints == 1 and est.random_state == 3
+    assert spec.make("classification").time_limit == 5.0
+    with pytest.raises(ValueError, match="max_depth"):
+        spec.make("classification", max_depth=9)
