@@ -489,18 +489,21 @@ def test_bad_data_gets_clear_errors():
 
 @pytest.mark.parametrize("seed,k", [(0, 1), (1, 2), (2, 2)])
 def test_depth3_equals_brute_force_with_and_without_the_depth2_kernel(seed, k, monkeypatch):
-    """D = 3: the root is searched and its grandchildren (two levels left) are solved by
-    the depth-2 kernel; the same search with that kernel switched off (states with two
-    levels left searched as graph nodes too) and the brute force must agree."""
+    """D = 3: the root is searched and its children (two levels left) are solved by the
+    depth-2 kernel; the same search with the kernel's scans cut into tiny chunks, with that
+    kernel switched off (states with two levels left searched as graph nodes too) and the
+    brute force must agree."""
     from engine.literati import search
 
     X, y = _random_data(200 + seed, 9, 2, 2, levels=4)
     kw = dict(max_depth=3, max_breakpoints=k, split_penalty=0.2, breakpoint_penalty=0.15)
     with_kernel = _exact(**kw).fit(X, y)
+    monkeypatch.setattr(search, "_D2_SECONDS", 1e-9)  # kernel scans in chunks of 4 solves
+    chunked = _exact(**kw).fit(X, y)
     monkeypatch.setattr(search, "KERNEL_DEPTH", 1)
     graph_only = _exact(**kw).fit(X, y)
     expected = brute_force(X, y, 3, k, 0.2, 0.15)
-    for est in (with_kernel, graph_only):
+    for est in (with_kernel, chunked, graph_only):
         assert est.proven_optimal_
         assert est.objective_ == pytest.approx(expected, abs=1e-9)
         assert tree_objective(est, X, y)[0] == pytest.approx(expected, abs=1e-9)

@@ -52,9 +52,9 @@ _EPS = 1e-9
 KERNEL_DEPTH = 2
 #: Target seconds of one depth-2 kernel call (the number of depth-1 solves per call adapts).
 _D2_SECONDS = 0.04
-#: Shapes per lookahead kernel call while expanding a data state (time is checked between
-#: calls, so an expansion never overruns the time limit by more than one chunk).
-_CHUNK = 8
+#: Target seconds of one lookahead kernel call (V~ of a chunk of shapes); the chunk size
+#: adapts to the measured cost per shape, sample and level.  Time is checked between calls.
+_LA_SECONDS = 0.03
 
 
 def _key(idx: np.ndarray, d: int) -> tuple:
@@ -158,6 +158,7 @@ class AOStarSearch:
         self.deadline = float("inf")
         self.timed_out = False
         self._d2_evals = 64
+        self._la_rate = 2e-8  # seconds of lookahead per shape, sample and level (measured)
         idx = np.arange(n, dtype=np.int64)
         self.root = self._new_state(idx, self.D, hint=0.0, vt=None, force=True)
         self._touch(self.root)
@@ -227,8 +228,13 @@ class AOStarSearch:
             return  # cannot matter on this path: keep the admissible bound, solve later
         sc = st.scan
         if sc is None or sc[6]:
-            sc = [0, st.err, np.inf, np.full(3, -1, dtype=np.int64),
-                  np.zeros(3, dtype=np.int64), np.zeros((3, self.Kmax)), False]
+            # (re)start the scan from the current incumbent so the state's ub never rises
+            if st.sol is None:
+                sc = [0, st.err, np.inf, np.full(3, -1, dtype=np.int64),
+                      np.zeros(3, dtype=np.int64), np.zeros((3, self.Kmax)), False]
+            else:
+                sc = [0, st.ub, np.inf, st.sol[0].copy(), st.sol[1].copy(),
+                      st.sol[2].copy(), False]
             st.scan = sc
         o = orders if orders is not None else self._orders_of(st)
         t0 = time.perf_counter()
@@ -290,15 +296,22 @@ class AOStarSearch:
         if time.perf_counter() >= self.deadline:
             self.timed_out = True
             return
-        chunk = st.pending[st.vt_done: st.vt_done + _CHUNK]
+        size = self._chunk(st)
+        chunk = st.pending[st.vt_done: st.vt_done + size]
         chunk = [h for h in chunk if not (h.dead or h.solved)]
         if chunk:
             self._lookahead(st, self._orders_of(st), chunk)
-        st.vt_done += _CHUNK
+        st.vt_done += size
         if st.vt_done >= len(st.pending):
             st.pending = None
 
+    def _chunk(self, st: _Data) -> int:
+        """Shapes per lookahead call so that one call takes about ``_LA_SECONDS``."""
+        work = st.idx.shape[0] * max(st.d - 1, 1)
+        return int(min(max(_LA_SECONDS / max(self._la_rate * work, 1e-9), 1), 256))
+
     def _lookahead(self, st: _Data, o: np.ndarray, shapes: list) -> None:
+        t0 = time.perf_counter()
         feats = np.array([h.j for h in shapes], dtype=np.int64)
         off = np.zeros(len(shapes) + 1, dtype=np.int64)
         off[1:] = np.cumsum([len(h.k) for h in shapes])
@@ -309,6 +322,8 @@ class AOStarSearch:
         for h, (a, b) in zip(shapes, out, strict=True):
             h.vts = (float(a), float(b))
             h.vt = h.vts[0] + h.vts[1]
+        work = len(shapes) * st.idx.shape[0] * max(st.d - 1, 1)
+        self._la_rate = (time.perf_counter() - t0) / max(work, 1)
 
     def _make_shape(self, st: _Data, j: int, k: tuple) -> _Shape:
         off = st.cand_off
@@ -382,11 +397,14 @@ class AOStarSearch:
             for i in range(h.k[-1] + 1, nc):
                 refines.append(self._make_shape(st, h.j, h.k + (i,)))
             o = self._orders_of(st)
-            for a in range(0, len(refines), _CHUNK):
+            a = 0
+            while a < len(refines):
                 if time.perf_counter() >= self.deadline:
                     self.timed_out = True
                     break
-                self._lookahead(st, o, refines[a: a + _CHUNK])
+                size = self._chunk(st)
+                self._lookahead(st, o, refines[a: a + size])
+                a += size
         h.refines = refines
         h.expanded = True
         self.expanded += 1
@@ -524,7 +542,8 @@ class AOStarSearch:
                     self._expand_data(st)
                     break
                 if st.kind == "d2":  # scan unfinished, or stopped at a budget: go on
-                    self._solve_d2(st, np.inf if st.scan is None or st.scan[6] else budget)
+                    fresh = st.scan is None or st.scan[6] or budget <= st.lb + _EPS
+                    self._solve_d2(st, np.inf if fresh else budget)
                     break
                 budget = min(budget, st.ub)
                 if st.pending is not None:
