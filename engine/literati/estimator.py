@@ -36,6 +36,8 @@ TRACE_COLUMNS = ("time", "iterations", "expanded", "solved", "pruned", "cache_si
                  "evictions", "ub", "lb", "gap", "rel_gap", "event")
 
 _TOL = 1e-9
+#: The trace keeps about this many rows (plain progress rows are thinned; event rows stay).
+_MAX_ROWS = 1000
 
 
 def shape_route(x_values, breakpoints) -> np.ndarray:
@@ -382,6 +384,11 @@ class LiteratiSearch:
             "solved": eng.solved_count, "pruned": eng.pruned, "cache_size": len(eng._cache),
             "evictions": eng.evictions, "ub": ub, "lb": lb, "gap": gap,
             "rel_gap": gap / max(abs(ub), 1e-12) if gap > 0 else 0.0, "event": event})
+        if len(self._rows) > 2 * _MAX_ROWS:
+            # downsample: keep every event row, the latest rows and every other plain row
+            head, tail = self._rows[:-10], self._rows[-10:]
+            kept = [r for i, r in enumerate(head) if r["event"] or i % 2 == 0]
+            self._rows = kept + tail
 
     # -- public API -----------------------------------------------------------------------
 
@@ -456,12 +463,14 @@ class LiteratiSearch:
 
 @register_warmup("literati")
 def _warmup() -> None:
-    """Compile (or load) every Literati kernel: a tiny depth-3 search with K_max = 2."""
+    """Compile (or load) every Literati kernel: tiny depth-2 and depth-3 searches."""
     rng = np.random.RandomState(0)
     X = np.ascontiguousarray(rng.normal(size=(40, 3)))
     y = (X[:, 0] * X[:, 1] > 0).astype(np.int64) + (X[:, 2] > 1)
-    est = LiteratiClassifier(max_depth=3, max_breakpoints=2, split_penalty=0.5,
-                             breakpoint_penalty=0.5, time_limit=5.0)
-    est.fit(X, y)
-    est.predict_proba(X)
+    for depth in (2, 3):
+        est = LiteratiClassifier(max_depth=depth, max_breakpoints=2, split_penalty=0.5,
+                                 breakpoint_penalty=0.5, time_limit=5.0)
+        est.fit(X, y)
+        est.predict_proba(X)
+        est.tree_.apply(X)
     shape_route(X[:, 0], [0.0, 1.0])
