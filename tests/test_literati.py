@@ -144,20 +144,22 @@ def test_solved_objective_equals_brute_force(seed, n, p, C, D, k, lam, alpha):
     assert tree_objective(est, X, y)[0] == pytest.approx(est.objective_, abs=1e-9)
 
 
-@pytest.mark.parametrize("seed,leaves", [(0, [3, 2]), (1, [4, 3]), (2, [2])])
-def test_finite_candidates_equal_brute_force_over_the_same_candidates(seed, leaves):
+@pytest.mark.parametrize("seed,leaves,D", [(0, [3, 2], 2), (1, [4, 3], 2), (2, [2], 2),
+                                           (3, [3, 2], 3), (4, [4, 3, 2], 3)])
+def test_finite_candidates_equal_brute_force_over_the_same_candidates(seed, leaves, D):
     """B_d < infinity: optimal within the candidate space, where the candidates of every
-    data state come from scikit-learn's univariate CART with at most B_d leaves."""
+    data state come from scikit-learn's univariate CART with at most B_d leaves (at D = 3
+    the states below the root go through the depth-2 kernel)."""
     rng = np.random.default_rng(seed)
-    n = 12
+    n = 12 if D == 2 else 10
     X = np.round(rng.normal(size=(n, 2)) * 8) / 8  # float32-exact values
     y = rng.integers(0, 2, size=n)
-    est = LiteratiClassifier(max_depth=2, max_breakpoints=2, split_penalty=0.3,
+    est = LiteratiClassifier(max_depth=D, max_breakpoints=2, split_penalty=0.3,
                              breakpoint_penalty=0.2, candidate_leaves=tuple(leaves),
                              time_limit=60).fit(X, y)
     assert est.proven_optimal_
     assert est.objective_ == pytest.approx(
-        brute_force(X, y, 2, 2, 0.3, 0.2, leaves=leaves), abs=1e-9)
+        brute_force(X, y, D, 2, 0.3, 0.2, leaves=leaves), abs=1e-9)
 
 
 def test_univariate_candidates_equal_scikit_learn_cart():
