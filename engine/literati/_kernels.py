@@ -673,9 +673,10 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, 
     ``(3, K_max)`` (breakpoints) carry the state between calls (the arrays are updated in
     place).
 
-    Returns ``(best, lb_skip, next, lb_rest, n_shapes)``: the optimum is at least
-    ``min(best, lb_skip, lb_rest)`` (``lb_rest``: least base bound of the shapes not
-    scanned yet); the scan is complete when ``next == n_shapes``.
+    Returns ``(best, lb_skip, next, lb_rest, n_shapes, n_solves)``: the optimum is at
+    least ``min(best, lb_skip, lb_rest)`` (``lb_rest``: least base bound of the shapes not
+    scanned yet); the scan is complete when ``next == n_shapes``; ``n_solves`` depth-1
+    solves were done.
     """
     p, m = orders.shape
     lr = lam + alpha
@@ -684,7 +685,7 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, 
         tot[y[orders[0, r]]] += 1
     leaf = float(m - tot.max())
     if leaf <= lr or m < 2:
-        return leaf, np.inf, 0, np.inf, 0
+        return leaf, np.inf, 0, np.inf, 0, 0
     off, vals, counts = state_candidates(XT, y, orders, C, leaves2)
     # enumerate the shapes: feature, subset (flat), children's leaf errors, proxy
     n_shapes = 0
@@ -826,4 +827,4 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, 
         v = lam + alpha * sh_k[q] + bl + br
         if v < lb_rest:
             lb_rest = v
-    return best, lb_skip, oi, lb_rest, n_shapes
+    return best, lb_skip, oi, lb_rest, n_shapes, evals

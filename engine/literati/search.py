@@ -13,7 +13,11 @@ States
   A state with ``d == 0`` or ``Err <= lambda + alpha`` is a solved leaf and is never
   stored (a "virtual" child).  A state with ``d == 1`` is solved on creation by the exact
   depth-1 kernel (the subgraph below it has only leaf children, so this is its complete
-  expansion done in one call).
+  expansion done in one call).  A state with ``d == 2`` (other than the root) is solved by
+  the depth-2 kernel, which scans every shape of the state with the depth-1 solver on its
+  children, skipping shapes by the same bounds (``Q >= min(V_bar, budget)``; the budget is
+  the value above which the state cannot improve any incumbent on the selection path); its
+  scan runs in chunks of about 40 ms, resumed on later visits.
 * **Shape state** ``(D_s, d, j, k)`` (OR node, :class:`_Shape`), owned by its data
   state.  Actions: Commit (cost 0; AND node over the children ``(D_L, d-1)`` and
   ``(D_R, d-1)``, left iff the number of breakpoints strictly below ``x_j`` is even) and
@@ -157,8 +161,8 @@ class AOStarSearch:
         self.evictions = 0
         self.deadline = float("inf")
         self.timed_out = False
-        self._d2_evals = 64
-        self._la_rate = 2e-8  # seconds of lookahead per shape, sample and level (measured)
+        self._d2_evals = 8  # depth-1 solves per depth-2 kernel call (adapts)
+        self._la_rate = 1e-6  # seconds of lookahead per shape, sample and level (measured)
         idx = np.arange(n, dtype=np.int64)
         self.root = self._new_state(idx, self.D, hint=0.0, vt=None, force=True)
         self._touch(self.root)
@@ -238,14 +242,14 @@ class AOStarSearch:
             st.scan = sc
         o = orders if orders is not None else self._orders_of(st)
         t0 = time.perf_counter()
-        best, lb_skip, nxt, lb_rest, n_shapes = K.solve_depth2(
+        best, lb_skip, nxt, lb_rest, n_shapes, evals = K.solve_depth2(
             self.XT, self.y, o, self.C, self._leaves(st.depth), self._leaves(st.depth + 1),
             self.Kmax, self.lam, self.alpha, float(budget), int(sc[0]), int(self._d2_evals),
             float(sc[1]), float(sc[2]), sc[3], sc[4], sc[5])
         dt = time.perf_counter() - t0
-        evals = min(self._d2_evals, max(nxt - sc[0], 1))
-        per = dt / max(evals, 1)
-        self._d2_evals = int(min(max(_D2_SECONDS / max(per, 1e-7), 4), 1_000_000))
+        if evals >= 4:
+            per = dt / evals
+            self._d2_evals = int(min(max(_D2_SECONDS / max(per, 1e-7), 4), 1_000_000))
         sc[0], sc[1], sc[2] = nxt, best, lb_skip
         sc[6] = nxt >= n_shapes
         self.expanded += 1
