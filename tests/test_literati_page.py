@@ -154,7 +154,11 @@ def test_gap_figure_draws_bounds_gap_and_events():
     assert n_inc > 0 and len(by_name["new incumbent"].x) == n_inc
     assert np.allclose(by_name["new incumbent"].y, trace.loc[trace.event == "incumbent", "ub"])
     assert len(by_name["time limit reached"].x) == 1
-    assert any("time limit 10 s" in (a.text or "") for a in fig.layout.annotations)
+    # the limit line in data units, its label in log10 units (plotly's log-axis rules)
+    line = next(s for s in fig.layout.shapes if s.type == "line")
+    assert line.x0 == line.x1 == 10
+    label = next(a for a in fig.layout.annotations if "time limit 10 s" in (a.text or ""))
+    assert label.x == pytest.approx(1.0)
     last = trace.iloc[-1]
     assert f"UB {last.ub:.4g}" in fig.layout.title.text
 

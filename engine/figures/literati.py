@@ -45,6 +45,8 @@ BAND_OPACITY = 0.13
 UB_COLOR = "#BB5566"
 LB_COLOR = "#004488"
 GAP_FILL = "rgba(187, 85, 102, 0.16)"
+#: Features with at most this many distinct values at a node get one histogram bar per value.
+DISCRETE_MAX = 24
 #: Times below this are drawn at this value on the log-time axis (the first snapshot is
 #: often taken at t = 0).
 MIN_TIME = 1e-3
@@ -304,10 +306,12 @@ def gap_figure(trace: pd.DataFrame, *, time_limit: float | None = None,
                         customdata=custom[rows],
                         hovertemplate=f"<b>{label}</b><br>" + hover + "<extra></extra>")
     if time_limit is not None and time_limit > 0:
-        fig.add_vline(x=math.log10(max(time_limit, MIN_TIME)),
-                      line=dict(color="#555555", dash="dot", width=1.5),
-                      annotation_text=f"time limit {time_limit:g} s",
-                      annotation_position="top left")
+        # on a log axis plotly places shapes in data units but annotations in log10 units
+        tl = max(float(time_limit), MIN_TIME)
+        fig.add_vline(x=tl, line=dict(color="#555555", dash="dot", width=1.5))
+        fig.add_annotation(x=math.log10(tl), y=1.0, xref="x", yref="paper", yanchor="top",
+                           xanchor="right", showarrow=False, text=f"time limit {time_limit:g} s ",
+                           font=dict(color="#555555"))
     if title is None:
         last = tr.iloc[-1]
         title = (f"Gap convergence: UB {float(last['ub']):.4g}, LB {float(last['lb']):.4g}, "
@@ -412,7 +416,7 @@ def shape_function_figure(x: Any, y: Any, breakpoints: Any, *, feature_name: str
     cnames = None if yc is None else (
         [str(c) for c in class_names] if class_names is not None
         else [str(k) for k in range(n_classes)])
-    discrete = categories is not None or np.unique(xs).size <= 12
+    discrete = categories is not None or np.unique(xs).size <= DISCRETE_MAX
     left_mask = shape_goes_left(xs, u)
 
     data_lo, data_hi = float(xs.min()), float(xs.max())
@@ -711,7 +715,7 @@ def shape_grid_figure(tree: TreeArrays, X: Any, y: Any, *,
         for val in u:
             fig.add_vline(x=val, line=dict(color="#333333", dash="dash", width=1), row=r, col=c,
                           exclude_empty_subplots=False)
-        discrete = cats is not None or np.unique(xs).size <= 12
+        discrete = cats is not None or np.unique(xs).size <= DISCRETE_MAX
         edges, centres, widths = _hist_edges(xs, u, n_bins, discrete)
         b_idx = _bin_index(xs, edges)
         groups = ([(k, yc[mask] == k) for k in range(len(cnames))] if yc is not None
