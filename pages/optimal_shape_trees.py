@@ -368,6 +368,10 @@ if meta["caption"] != dataset_caption(ds):
             "**Run** to search on the active dataset.")
 st.subheader("Result")
 st.markdown(f"On {meta['caption']}")
+st.caption(f"Run with D = {meta['depth']}, K_max = {meta['kmax']}, λ = {meta['lam']:.4g}, "
+           f"α = {meta['alpha']:.4g}, B_d = {meta['bd']}, time limit {meta['time_limit']:g} s, "
+           f"cache {meta['cache']:,} states, {len(meta['tr']):,} training / "
+           f"{len(meta['te']):,} test rows (seed {meta['seed']}).")
 t_end = float(main.trace_["time"].iloc[-1]) if len(main.trace_) else 0.0
 ub, lb = float(main.upper_bound_), float(main.lower_bound_)
 if main.proven_optimal_:

@@ -361,6 +361,12 @@ def test_page_runs_a_search_and_reports_it_against_the_baselines(app):
         assert f"Node {v}: shape function" in app.get("plotly_chart")[2].proto.spec
     dl = {b.proto.label for b in app.get("download_button")}
     assert {"Download tree (JSON)", "Download trace (CSV)"} <= dl
+    # another page and back: the parameters and the result are still there
+    app.switch_page("pages/data.py").run()
+    app.switch_page(PAGE).run()
+    assert not app.exception, app.exception
+    assert app.slider(key="lit_depth").value == 2
+    assert any("Proven optimal" in s.value for s in app.success)
 
 
 def test_regression_target_is_refused_with_a_way_out(app):
