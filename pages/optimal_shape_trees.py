@@ -91,6 +91,13 @@ def objective_of(errors: int, n_splits: int, n_bp: int, lam: float, alpha: float
     return float(errors + lam * n_splits + alpha * n_bp)
 
 
+def label_tree(tree, meta: dict):
+    """The tree with the feature, category and class labels of the dataset it ran on."""
+    return dataclasses.replace(tree, feature_names=meta["feature_names"],
+                               categories=meta["categories"],
+                               classes_=np.array(meta["classes"], dtype=object))
+
+
 def tree_counts(tree) -> tuple[int, int]:
     """(internal nodes, breakpoints) of a TreeArrays (K = 1 where no breakpoints)."""
     inner = internal_nodes(tree)
@@ -284,6 +291,16 @@ def live_view():
         st.plotly_chart(gap_figure(latest["trace"], time_limit=meta["time_limit"],
                                    title=f"{PHASE_TITLE[phase]}: gap convergence (live)"),
                         key="lit_live_gap")
+        # the incumbent as it changes (the worker swaps in a new immutable tree object)
+        inc = latest["searches"][phase].incumbent()
+        if inc is not None and inc.node_count > 1:
+            n_split, n_bp = tree_counts(inc)
+            st.plotly_chart(shape_tree_figure(
+                label_tree(inc, meta), split_penalty=meta["lam"],
+                breakpoint_penalty=meta["alpha"],
+                collapse_depth=3 if inc.max_depth > 3 else None,
+                title=f"Current incumbent (UB {float(row['ub']):.4g}): {n_split} splits, "
+                      f"{n_bp} breakpoints, depth {inc.max_depth}"), key="lit_live_tree")
     if snap.finished:
         st.rerun()
 
@@ -358,9 +375,7 @@ classes = meta["classes"]
 
 
 def labelled(tree):
-    return dataclasses.replace(tree, feature_names=meta["feature_names"],
-                               categories=meta["categories"],
-                               classes_=np.array(classes, dtype=object))
+    return label_tree(tree, meta)
 
 
 if meta["caption"] != dataset_caption(ds):
