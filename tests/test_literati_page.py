@@ -401,6 +401,12 @@ def test_stop_keeps_a_valid_tree_on_a_categorical_dataset(app):
     app.button(key="lit_run").click().run()
     job = app.session_state["lit_job"]
     time.sleep(2.5)
+    app.run()  # the live view while the job runs: counters, gap chart, current incumbent
+    assert not app.exception, app.exception
+    assert [m.label for m in app.metric][:2] == ["iterations", "states expanded"]
+    assert int(app.metric[0].value.replace(",", "")) > 0
+    charts = app.get("plotly_chart")
+    assert charts and "gap convergence (live)" in charts[0].proto.spec
     app.button(key="lit_stop").click().run()  # the callback cancels and waits for the job
     assert job.finished and job.status == "cancelled"
     assert not app.exception, app.exception
