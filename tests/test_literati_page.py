@@ -330,6 +330,7 @@ def test_page_runs_a_search_and_reports_it_against_the_baselines(app):
     table = app.dataframe[2].value  # breakdown, split nodes, baselines
     assert len(table) == 3
     lit = table.iloc[0]
+    assert list(table["proven optimal"]) == ["yes", "yes", "greedy, no bound"]
     # the objective column is recomputed from the fitted tree's own predictions
     err = int(np.sum(main.predict(X[tr]) != y[tr]))
     n_split, n_bp = main.objective_breakdown_["n_splits"], main.objective_breakdown_["n_breakpoints"]
