@@ -378,6 +378,8 @@ class LiteratiSearch:
         lb = self.lower_bound
         if self._rows:
             lb = max(lb, self._rows[-1]["lb"])
+        if eng.root.solved and lb >= ub - 1e-6 * max(1.0, abs(ub)):
+            lb = ub  # proven: the bounds met (up to float rounding of the sums)
         gap = max(0.0, ub - lb)
         self._rows.append({
             "time": self.elapsed, "iterations": eng.iterations, "expanded": eng.expanded,

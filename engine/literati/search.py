@@ -72,7 +72,8 @@ class _Data:
 
     __slots__ = ("key", "idx", "d", "depth", "counts", "err", "lb", "ub", "solved", "kind",
                  "shapes", "best", "sol_j", "sol_bps", "vt", "cand_off", "cand_val",
-                 "bin_counts", "pending", "vt_done", "sol", "scan")
+                 "bin_counts", "pending", "vt_done", "sol", "scan", "a_lb", "a_ub", "a_vt",
+                 "a_sel", "a_alive")
 
     def __init__(self, key, idx, d, depth, counts, err):
         self.key = key
@@ -92,6 +93,7 @@ class _Data:
         self.vt = err
         self.pending = None
         self.vt_done = 0
+        self.a_lb = None
         self.sol = None
         self.scan = None  # depth-2 kernel scan: [next, best, lb_skip, feats, ks, bps, done]
 
@@ -102,7 +104,7 @@ class _Shape:
 
     __slots__ = ("state", "j", "k", "bpv", "err", "lb", "ub", "vt", "vts", "solved",
                  "expanded", "refinable", "keys", "hint", "refines", "rr", "best",
-                 "commit_pruned", "child_idx", "dead")
+                 "commit_pruned", "child_idx", "dead", "pos")
 
     def __init__(self, state, j, k, bpv, err, refinable):
         self.state = state
@@ -123,6 +125,7 @@ class _Shape:
         self.commit_pruned = False
         self.child_idx = None
         self.dead = False
+        self.pos = -1  # index in the owning data state's action table (-1: a refinement)
         self.ub = err[0] + err[1]
         self.lb = 0.0
 
@@ -287,11 +290,41 @@ class AOStarSearch:
                 proxy.append(h.vt)
         order = np.argsort(np.asarray(proxy), kind="stable")
         st.shapes = shapes
+        self._table(st)
         st.pending = [shapes[i] for i in order]
         st.vt_done = 0
         st.kind = "expanded"
         self.expanded += 1
         self._more_vt(st)
+
+    def _table(self, st: _Data) -> None:
+        """(Re)build the action table of a data state: numpy arrays over its split
+        actions (lower/upper bounds, V~, selectable, alive) so backup and selection are
+        vectorised."""
+        n = len(st.shapes)
+        st.a_lb = np.empty(n)
+        st.a_ub = np.empty(n)
+        st.a_vt = np.empty(n)
+        st.a_sel = np.zeros(n, dtype=bool)
+        st.a_alive = np.ones(n, dtype=bool)
+        for i, h in enumerate(st.shapes):
+            h.pos = i
+            self._sync(h)
+
+    @staticmethod
+    def _sync(h: _Shape) -> None:
+        """Copy a split action's values into its data state's table."""
+        i = h.pos
+        if i < 0:
+            return
+        st = h.state
+        if (st.a_lb is None or st.shapes is None or i >= st.a_lb.shape[0]
+                or st.shapes[i] is not h):
+            return
+        st.a_lb[i] = h.lb
+        st.a_ub[i] = h.ub
+        st.a_vt[i] = np.inf if h.vts is None else h.vt
+        st.a_sel[i] = not (h.solved or h.dead) and h.vts is not None
 
     def _more_vt(self, st: _Data) -> None:
         """Compute V~ of the next chunk of a data state's shapes (in gini order)."""
@@ -305,6 +338,8 @@ class AOStarSearch:
         chunk = [h for h in chunk if not (h.dead or h.solved)]
         if chunk:
             self._lookahead(st, self._orders_of(st), chunk)
+            for h in chunk:
+                self._sync(h)
         st.vt_done += size
         if st.vt_done >= len(st.pending):
             st.pending = None
@@ -486,36 +521,45 @@ class AOStarSearch:
             h.lb = h.ub
             h.solved = True
             self.solved_count += 1
+        self._sync(h)
 
     def _backup_data(self, st: _Data) -> None:
         if st.kind != "expanded" or st.solved:
             return
         ub = st.err
         best = None
+        bi = -1
         lbm = st.err
-        for h in st.shapes:
-            q = self.lr + h.ub
-            if q < ub - _EPS:
-                ub = q
-                best = h
-            lbm = min(lbm, self.lr + h.lb)
+        if st.a_ub.shape[0]:
+            q_ub = self.lr + st.a_ub
+            i = int(np.argmin(q_ub))
+            if q_ub[i] < ub - _EPS:
+                ub = float(q_ub[i])
+                best = st.shapes[i]
+                bi = i
+            lbm = min(lbm, float(np.min(self.lr + st.a_lb)))
         st.ub = ub
         st.best = best
         st.lb = max(st.lb, min(lbm, ub))
-        keep = []
-        for h in st.shapes:
-            if h is not best and self.lr + h.lb >= ub - _EPS:
+        if st.a_ub.shape[0]:
+            cond = st.a_alive & (self.lr + st.a_lb >= ub - _EPS)
+            if bi >= 0:
+                cond[bi] = False
+            for i in np.flatnonzero(cond):
+                h = st.shapes[i]
                 h.dead = True
+                st.shapes[i] = None
+                st.a_alive[i] = False
+                st.a_sel[i] = False
+                st.a_lb[i] = st.a_ub[i] = np.inf
                 self.pruned += 1
-            else:
-                keep.append(h)
-        st.shapes = keep
         if st.lb >= st.ub - _EPS:
             st.lb = st.ub
             st.solved = True
             self.solved_count += 1
             # free everything but the incumbent chain
             st.shapes = [best] if best is not None else []
+            self._table(st)
             st.pending = None
             h = best
             while h is not None:
@@ -591,16 +635,11 @@ class AOStarSearch:
         return True
 
     def _select_shape(self, st: _Data):
-        best = None
-        bq = float("inf")
-        for h in st.shapes:
-            if h.solved or h.vts is None:
-                continue
-            q = max(h.vt, h.lb)
-            if q < bq:
-                bq = q
-                best = h
-        return best
+        """The open split action with the least ``max(V~, V)`` (None if none)."""
+        if not st.a_sel.any():
+            return None
+        q = np.where(st.a_sel, np.maximum(st.a_vt, st.a_lb), np.inf)
+        return st.shapes[int(np.argmin(q))]
 
     def _select_action(self, h: _Shape):
         """The refined shape or the commit side (0/1) to descend into, or None."""
