@@ -56,6 +56,9 @@ _EPS = 1e-9
 KERNEL_DEPTH = 2
 #: Target seconds of one depth-2 kernel call (the number of depth-1 solves per call adapts).
 _D2_SECONDS = 0.04
+#: A two-level state with more shapes than this (all midpoints, K_max >= 2 on many rows) is
+#: searched as a graph node instead of by the depth-2 kernel (which lists all its shapes).
+_D2_MAX_SHAPES = 50_000
 #: Target seconds of one lookahead kernel call (V~ of a chunk of shapes); the chunk size
 #: adapts to the measured cost per shape, sample and level.  Time is checked between calls.
 _LA_SECONDS = 0.03
@@ -218,13 +221,27 @@ class AOStarSearch:
             st.solved = True
             self.solved_count += 1
             self.expanded += 1
-        elif d == 2 and KERNEL_DEPTH >= 2 and not force:
+        elif d == 2 and KERNEL_DEPTH >= 2 and not force and self._d2_small(st):
             st.kind = "d2"
             st.lb = max(min(err, self.lr), hint)
             self._solve_d2(st, budget, orders)
         else:
             st.lb = max(min(err, self.lr), hint)
         return st
+
+    def _d2_small(self, st: _Data) -> bool:
+        """True when the depth-2 kernel can list the state's shapes cheaply (at most
+        :data:`_D2_MAX_SHAPES`, counted with every midpoint as a candidate when B_d is
+        infinite); larger states are searched as graph nodes, which create refinements
+        only when they are selected."""
+        m = st.idx.shape[0]
+        nc = (m - 1) if self._leaves(st.depth) <= 0 else self._leaves(st.depth) - 1
+        count = 0
+        c = 1
+        for k in range(1, min(self.Kmax, max(nc, 0)) + 1):
+            c = c * (nc - k + 1) // k
+            count += c
+        return self.X.shape[1] * count <= _D2_MAX_SHAPES
 
     def _solve_d2(self, st: _Data, budget: float, orders=None) -> None:
         """Advance the depth-2 kernel's scan of a two-level state by one bounded chunk
