@@ -348,7 +348,7 @@ def _dp_backtrack(counts, C, K, cL, cR):
 
 
 @njit
-def _d1_workspace(m, C, max_leaves, K_max):
+def _d1_workspace(m, C, max_leaves, K_max, p):
     w = max(max_leaves, 1)
     nb = (m + 1) if max_leaves <= 0 else (max_leaves + 1)
     return (np.empty(m, dtype=np.float64), np.empty(m, dtype=np.int64),
@@ -357,15 +357,48 @@ def _d1_workspace(m, C, max_leaves, K_max):
             np.empty(w, dtype=np.int64), np.empty(w, dtype=np.int64),
             np.empty(w, dtype=np.int64), np.empty(w, dtype=np.float64),
             np.empty(w, dtype=np.int64), np.empty(K_max + 1, dtype=np.float64),
-            np.empty(K_max + 1, dtype=np.float64))
+            np.empty(K_max + 1, dtype=np.float64), np.empty(p, dtype=np.float64),
+            np.zeros((m + 1, C), dtype=np.int64))
+
+
+@njit
+def _feature_bound(xs, ys, m, C, K_max, lam, alpha, ucnt, f, g):
+    """Least ``lam + alpha K + Err`` of a depth-1 split on one feature with **any**
+    breakpoints (every midpoint a candidate): a lower bound for the same feature with a
+    state's candidates (a subset).  ``inf`` for a constant feature."""
+    nb = 0
+    for r in range(m):
+        if r == 0 or xs[r] != xs[r - 1]:
+            for c in range(C):
+                ucnt[nb, c] = 0
+            nb += 1
+        ucnt[nb - 1, ys[r]] += 1
+    if nb < 2:
+        return np.inf
+    kk = min(K_max, nb - 1)
+    bj = np.inf
+    for cL in range(C):
+        for cR in range(C):
+            if cL == cR:
+                continue
+            _dp_errors(ucnt[:nb], C, kk, cL, cR, f, g)
+            for k in range(1, kk + 1):
+                v = lam + alpha * k + f[k]
+                if v < bj:
+                    bj = v
+    return bj
 
 
 @njit
 def _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps_out):
     """:func:`solve_depth1` with preallocated work arrays ``ws`` (from
     :func:`_d1_workspace` for at least ``orders.shape[1]`` samples); writes the
-    breakpoints to ``bps_out`` and returns ``(value, j, K)``."""
-    xs, ys, thr, cnt, L, T, seg_s, seg_e, seg_pos, seg_gain, cut, f, g = ws
+    breakpoints to ``bps_out`` and returns ``(value, j, K)``.
+
+    With finite candidates and at most 3 classes, every feature first gets the bound of
+    :func:`_feature_bound`; features are then solved in increasing bound order until the
+    bound reaches the best value found (the rest cannot improve it)."""
+    xs, ys, thr, cnt, L, T, seg_s, seg_e, seg_pos, seg_gain, cut, f, g, bnd, ucnt = ws
     p, m = orders.shape
     for c in range(C):
         T[c] = 0
@@ -381,7 +414,21 @@ def _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps_out):
     best_k = 0
     if leaf <= lam + alpha or m < 2:
         return best, best_j, best_k
-    for j in range(p):
+    use_bound = max_leaves > 0 and C <= 3
+    if use_bound:
+        for j in range(p):
+            for r in range(m):
+                gg = orders[j, r]
+                xs[r] = XT[j, gg]
+                ys[r] = y[gg]
+            bnd[j] = _feature_bound(xs, ys, m, C, K_max, lam, alpha, ucnt, f, g)
+        fo = np.argsort(bnd[:p], kind="mergesort")
+    else:
+        fo = np.arange(p)
+    for jj in range(p):
+        j = fo[jj]
+        if use_bound and bnd[j] >= best - 1e-12:
+            break
         for r in range(m):
             gg = orders[j, r]
             xs[r] = XT[j, gg]
@@ -436,8 +483,8 @@ def solve_depth1(XT, y, orders, C, max_leaves, K_max, lam, alpha):
     routing; majority leaves), by a dynamic programme over the candidate intervals for
     every pair of leaf classes.  Returns ``(value, j, bps)``: ``j = -1`` for the leaf,
     ``bps`` the float64 breakpoints."""
-    m = orders.shape[1]
-    ws = _d1_workspace(m, C, max_leaves, K_max)
+    p, m = orders.shape
+    ws = _d1_workspace(m, C, max_leaves, K_max, p)
     bps = np.empty(K_max, dtype=np.float64)
     v, j, k = _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps)
     return v, j, bps[:k].copy()
@@ -748,7 +795,7 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, 
     flat_r = np.empty(p * m, dtype=np.int64)
     lb_skip = np.inf
     u = np.empty(K_max, dtype=np.float64)
-    ws = _d1_workspace(m, C, leaves1, K_max)
+    ws = _d1_workspace(m, C, leaves1, K_max, p)
     b1 = np.empty(K_max, dtype=np.float64)
     b2 = np.empty(K_max, dtype=np.float64)
     evals = 0
