@@ -1,11 +1,25 @@
 """numba kernels of the Literati search (SPEC section 1): the per-state work.
 
-Every kernel is ``@njit(cache=True, nogil=True)`` and takes float64 C-contiguous ``X``
-``(n, p)``, int64 class codes ``y`` ``(n,)`` in ``[0, C)`` and int64 sample ids.  A data
-state's samples are kept as its **orders**: int64 ``(p, m)``, row ``j`` = the state's sample
-ids sorted by ``X[:, j]`` (stable, ties by id).  Children orders are obtained by filtering the
-parent's rows (no re-sorting), so the lookahead CART and the depth-1 solver cost
-O(p * m) per level.
+Every kernel is ``@njit(cache=True, nogil=True)``.  Features are passed **transposed**:
+``XT`` float64 C-contiguous ``(p, n)`` (one feature's values are contiguous, so the scans
+below read memory in order); class codes ``y`` int64 ``(n,)`` in ``[0, C)``; sample ids
+int64.  A data state's samples are kept as its **orders**: int64 ``(p, m)``, row ``j`` = the
+state's sample ids sorted by feature ``j`` (stable, ties by id).  Children orders are
+obtained by filtering the parent's rows (no re-sorting), so the lookahead CART and the
+depth-1 solver cost O(p * m) per level.
+
+* :func:`state_candidates` / :func:`uni_thresholds`: candidate breakpoints of a state
+  (univariate best-first CART with at most B_d leaves per feature, float64 midpoints).
+* :func:`solve_depth1`: exact optimum of a state with one level left (a DP over the
+  candidate intervals with alternating sides, for every pair of leaf classes).
+* :func:`solve_depth2`: resumable exact scan of a state with two levels left.
+* :func:`cart_value` / :func:`lookahead_shapes`: the lookahead-CART heuristic V~.
+* :func:`apply_shape_tree`, :func:`shape_route_kernel`, :func:`route_left`: routing.
+
+Numba cannot read the clock, so no kernel checks the time limit itself; instead every
+kernel call does a bounded amount of work (one state's candidates, a chunk of lookahead
+CARTs or of depth-2 shapes sized from measured costs) and the search checks the clock
+between calls.
 
 Shape routing (SPEC section 1): a node with feature ``j`` and sorted breakpoints
 ``u_1 < ... < u_K`` sends ``x`` left iff ``#{u_i < x_j}`` is even.
