@@ -500,7 +500,7 @@ def test_depth3_equals_brute_force_with_and_without_the_depth2_kernel(seed, k, m
     X, y = _random_data(200 + seed, 9, 2, 2, levels=4)
     kw = dict(max_depth=3, max_breakpoints=k, split_penalty=0.2, breakpoint_penalty=0.15)
     with_kernel = _exact(**kw).fit(X, y)
-    monkeypatch.setattr(search, "_D2_SECONDS", 1e-9)  # kernel scans in chunks of 4 solves
+    monkeypatch.setattr(search, "_D2_WORK", 1)  # kernel scans in chunks of 4 solves
     chunked = _exact(**kw).fit(X, y)
     monkeypatch.setattr(search, "KERNEL_DEPTH", 1)
     graph_only = _exact(**kw).fit(X, y)
@@ -509,3 +509,17 @@ def test_depth3_equals_brute_force_with_and_without_the_depth2_kernel(seed, k, m
         assert est.proven_optimal_
         assert est.objective_ == pytest.approx(expected, abs=1e-9)
         assert tree_objective(est, X, y)[0] == pytest.approx(expected, abs=1e-9)
+
+
+def test_search_is_reproducible(wine):
+    """The work per step is fixed (not timed), so two searches stopped after the same
+    number of iterations are identical."""
+    trees = []
+    for _ in range(2):
+        search = LiteratiClassifier(max_depth=3, time_limit=60).start(wine.X, wine.y)
+        while search.engine.iterations < 40 and not search.done:
+            search.engine.iterate()
+            search._refresh_incumbent()
+        trees.append((search.engine.root.lb, search.engine.root.ub,
+                      search.incumbent().to_json()))
+    assert trees[0] == trees[1]

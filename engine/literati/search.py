@@ -17,7 +17,7 @@ States
   the depth-2 kernel, which scans every shape of the state with the depth-1 solver on its
   children, skipping shapes by the same bounds (``Q >= min(V_bar, budget)``; the budget is
   the value above which the state cannot improve any incumbent on the selection path); its
-  scan runs in chunks of about 40 ms, resumed on later visits.
+  scan runs in chunks of bounded work, resumed on later visits.
 * **Shape state** ``(D_s, d, j, k)`` (OR node, :class:`_Shape`), owned by its data
   state.  Actions: Commit (cost 0; AND node over the children ``(D_L, d-1)`` and
   ``(D_R, d-1)``, left iff the number of breakpoints strictly below ``x_j`` is even) and
@@ -54,14 +54,17 @@ _EPS = 1e-9
 #: Data states with this many levels left or fewer are solved by one kernel call (1: the
 #: depth-1 DP; 2: also the depth-2 solver), except the root, which is always searched.
 KERNEL_DEPTH = 2
-#: Target seconds of one depth-2 kernel call (the number of depth-1 solves per call adapts).
-_D2_SECONDS = 0.04
+#: Work of one depth-2 kernel call, in (feature x sample) units of depth-1 solves: a call
+#: does ``max(4, _D2_WORK // (p * m))`` depth-1 solves (about 10-50 ms on this machine).
+#: Fixed units (not measured times) keep the search's sequence of steps reproducible.
+_D2_WORK = 4_000_000
 #: A two-level state with more shapes than this (all midpoints, K_max >= 2 on many rows) is
 #: searched as a graph node instead of by the depth-2 kernel (which lists all its shapes).
 _D2_MAX_SHAPES = 50_000
-#: Target seconds of one lookahead kernel call (V~ of a chunk of shapes); the chunk size
-#: adapts to the measured cost per shape, sample and level.  Time is checked between calls.
-_LA_SECONDS = 0.03
+#: Work of one lookahead kernel call (V~ of a chunk of shapes) in (feature x sample x
+#: level) units: ``max(1, _LA_WORK // (p * m * levels))`` shapes per call.  The clock is
+#: checked between calls.
+_LA_WORK = 2_000_000
 
 
 def _key(idx: np.ndarray, d: int) -> tuple:
@@ -167,8 +170,6 @@ class AOStarSearch:
         self.evictions = 0
         self.deadline = float("inf")
         self.timed_out = False
-        self._d2_evals = 8  # depth-1 solves per depth-2 kernel call (adapts)
-        self._la_rate = 1e-6  # seconds of lookahead per shape, sample and level (measured)
         idx = np.arange(n, dtype=np.int64)
         self.root = self._new_state(idx, self.D, hint=0.0, vt=None, force=True)
         self._touch(self.root)
@@ -245,7 +246,7 @@ class AOStarSearch:
 
     def _solve_d2(self, st: _Data, budget: float, orders=None) -> None:
         """Advance the depth-2 kernel's scan of a two-level state by one bounded chunk
-        (about :data:`_D2_SECONDS` of work); exact once the scan completes with an
+        (:data:`_D2_WORK`); exact once the scan completes with an
         infinite ``budget``; with a finite one it may end at a lower bound >= ``budget``
         (a later visit restarts it without budget)."""
         if budget <= st.lb + _EPS:
@@ -261,15 +262,11 @@ class AOStarSearch:
                       st.sol[2].copy(), False]
             st.scan = sc
         o = orders if orders is not None else self._orders_of(st)
-        t0 = time.perf_counter()
-        best, lb_skip, nxt, lb_rest, n_shapes, evals = K.solve_depth2(
+        evals = max(4, _D2_WORK // max(self.X.shape[1] * st.idx.shape[0], 1))
+        best, lb_skip, nxt, lb_rest, n_shapes, _ = K.solve_depth2(
             self.XT, self.y, o, self.C, self._leaves(st.depth), self._leaves(st.depth + 1),
-            self.Kmax, self.lam, self.alpha, float(budget), int(sc[0]), int(self._d2_evals),
+            self.Kmax, self.lam, self.alpha, float(budget), int(sc[0]), int(evals),
             float(sc[1]), float(sc[2]), sc[3], sc[4], sc[5])
-        dt = time.perf_counter() - t0
-        if evals >= 4:
-            per = dt / evals
-            self._d2_evals = int(min(max(_D2_SECONDS / max(per, 1e-7), 4), 1_000_000))
         sc[0], sc[1], sc[2] = nxt, best, lb_skip
         sc[6] = nxt >= n_shapes
         self.expanded += 1
@@ -362,12 +359,11 @@ class AOStarSearch:
             st.pending = None
 
     def _chunk(self, st: _Data) -> int:
-        """Shapes per lookahead call so that one call takes about ``_LA_SECONDS``."""
-        work = st.idx.shape[0] * max(st.d - 1, 1)
-        return int(min(max(_LA_SECONDS / max(self._la_rate * work, 1e-9), 1), 256))
+        """Shapes per lookahead call (:data:`_LA_WORK`)."""
+        work = self.X.shape[1] * st.idx.shape[0] * max(st.d - 1, 1)
+        return int(min(max(_LA_WORK // max(work, 1), 1), 256))
 
     def _lookahead(self, st: _Data, o: np.ndarray, shapes: list) -> None:
-        t0 = time.perf_counter()
         feats = np.array([h.j for h in shapes], dtype=np.int64)
         off = np.zeros(len(shapes) + 1, dtype=np.int64)
         off[1:] = np.cumsum([len(h.k) for h in shapes])
@@ -378,8 +374,9 @@ class AOStarSearch:
         for h, (a, b) in zip(shapes, out, strict=True):
             h.vts = (float(a), float(b))
             h.vt = h.vts[0] + h.vts[1]
-        work = len(shapes) * st.idx.shape[0] * max(st.d - 1, 1)
-        self._la_rate = (time.perf_counter() - t0) / max(work, 1)
+        """Shapes per lookahead call (:data:`_LA_WORK`)."""
+        work = self.X.shape[1] * st.idx.shape[0] * max(st.d - 1, 1)
+        return int(min(max(_LA_WORK // max(work, 1), 1), 256))
 
     def _make_shape(self, st: _Data, j: int, k: tuple) -> _Shape:
         off = st.cand_off
