@@ -270,10 +270,16 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
 class LiteratiSearch:
     """A running Literati search, advanced by bounded :meth:`step` calls.
 
-    Create it with :meth:`LiteratiClassifier.start`.  ``step(max_seconds)`` does AO*
-    iterations for about ``max_seconds`` (one expansion may overrun it by a few ms; the
-    time limit is also checked between chunks of an expansion) and returns True when the
-    root is proven optimal or the time limit is reached.  Time counts only while stepping.
+    Create it with :meth:`LiteratiClassifier.start`.  ``step(max_seconds)`` does at least
+    one AO* iteration and stops once ``max_seconds`` have passed (an iteration is a few
+    bounded kernel calls: typically 1-100 ms, a few hundred ms on a large, many-class state
+    under load); it returns True when the root is proven optimal, the time limit is reached
+    (also checked between the kernel calls of one expansion) or the search was finished.
+    Time counts only while stepping.
+
+    Attributes: ``engine`` (:class:`engine.literati.search.AOStarSearch`), ``incumbents``
+    (list of dicts ``time``, ``ub``, ``lb``, ``tree``), ``elapsed`` (s), ``done``,
+    ``proven``, ``timed_out``, ``stopped``, ``prm`` (resolved parameters).
     """
 
     def __init__(self, estimator: LiteratiClassifier, X, codes, prm):
