@@ -275,7 +275,7 @@ class LiteratiSearch:
     bounded kernel calls: typically 1-100 ms, a few hundred ms on a large, many-class state
     under load); it returns True when the root is proven optimal, the time limit is reached
     (also checked between the kernel calls of one expansion) or the search was finished.
-    Time counts only while stepping.
+    Time counts while setting up (the root state) and while stepping, not between steps.
 
     Attributes: ``engine`` (:class:`engine.literati.search.AOStarSearch`), ``incumbents``
     (list of dicts ``time``, ``ub``, ``lb``, ``tree``), ``elapsed`` (s), ``done``,
@@ -283,6 +283,7 @@ class LiteratiSearch:
     """
 
     def __init__(self, estimator: LiteratiClassifier, X, codes, prm):
+        t0 = time.perf_counter()
         self.estimator = estimator
         self.X = X
         self.codes = codes
@@ -304,6 +305,8 @@ class LiteratiSearch:
         self._tree = None
         self._breakdown = None
         self._refresh_incumbent(force=True)
+        self.elapsed = time.perf_counter() - t0  # set-up counts against the time limit
+        self.incumbents[0]["time"] = self.elapsed
         self._log("incumbent")
 
     # -- internals ----------------------------------------------------------------------
