@@ -117,8 +117,8 @@ def run_worker(spec: dict, timeout: float) -> dict | None:
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None
-    if done.returncode != 0:
-        raise RuntimeError(f"worker {spec} failed:\n{done.stderr[-2000:]}")
+    if done.returncode != 0:  # pystreed can crash (a signal) on very wide binarisations
+        return {"crashed": done.returncode, "stderr": done.stderr[-500:]}
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -161,7 +161,9 @@ def pystreed_table(cases, cap) -> str:
         lit_s = f"{wall:.2f}" if est.proven_optimal_ else f"> {cap:g} (not proven)"
         ps = run_worker({"kind": "pystreed", "data": name, "depth": D, "midpoints": True,
                          "time_limit": cap}, timeout=cap + 30)
-        if ps is None or ps["seconds"] >= 0.98 * cap:
+        if ps is not None and "crashed" in ps:
+            ps_s, ratio, ps_obj = f"crashed (exit code {ps['crashed']})", "-", "-"
+        elif ps is None or ps["seconds"] >= 0.98 * cap:
             ps_s, ratio, ps_obj = f"> {cap:g} (killed)" if ps is None else f"> {cap:g}", "-", "-"
             if ps is not None:
                 ps_obj = f"{ps['objective']:.4g} (not proven)"
@@ -215,8 +217,8 @@ def anytime_table(sets, depths, limits) -> tuple[str, str]:
             for t in limits:
                 r = run_worker({"kind": "pystreed", "data": name, "depth": D,
                                 "midpoints": False, "time_limit": t}, timeout=t + 60)
-                if r is None:
-                    ps.append("killed")
+                if r is None or "crashed" in r:
+                    ps.append("killed" if r is None else "crashed")
                     continue
                 done = r["seconds"] < 0.98 * t
                 proofs[t][1] += done
