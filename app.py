@@ -27,6 +27,8 @@ PAGES = {
                 icon=":material/leaderboard:", url_path="feature_ranking"),
         st.Page("pages/conditional_density.py", title="Conditional density (Partition Tree)",
                 icon="📈", url_path="conditional_density"),
+        st.Page("pages/optimal_shape_trees.py", title="Optimal shape trees (Literati)", icon="🌲",
+                url_path="optimal_shape_trees"),
     ],
 }
 

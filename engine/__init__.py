@@ -12,6 +12,7 @@ from engine import _numba  # noqa: F401  (sets NUMBA_CACHE_DIR before any kernel
 
 # isort: on
 import engine.cit  # noqa: F401  (registers the conditional inference models)
+import engine.literati  # noqa: F401
 import engine.partition  # noqa: F401
 import engine.treegrad  # noqa: F401  (registers the TreeGrad warm-up)
 from engine._numba import warm_up

@@ -155,6 +155,38 @@ register_model(ModelSpec(
     description="Stage-wise additive regression trees (Friedman 2001)."))
 
 
+# -- TreeLab's Literati (imported when built: engine.literati imports nothing from here) ------
+_LITERATI_CANDIDATES = {"8,4": (8, 4), "16,8": (16, 8), "4": 4, "all": None}
+
+
+def _literati(task, random_state, max_depth, max_breakpoints, time_limit, candidate_leaves):
+    from engine.literati import LiteratiClassifier
+
+    return LiteratiClassifier(max_depth=max_depth, max_breakpoints=max_breakpoints,
+                              time_limit=time_limit,
+                              candidate_leaves=_LITERATI_CANDIDATES[candidate_leaves],
+                              random_state=random_state)
+
+
+register_model(ModelSpec(
+    key="treelab_literati", label="Literati optimal shape tree (TreeLab)", build=_literati,
+    tasks=("classification",),
+    params=(ParamSpec("max_depth", 3, "int", 1, 8, help="Maximum depth D of the tree."),
+            ParamSpec("max_breakpoints", 2, "int", 1, 4,
+                      help="K_max: breakpoints per node's shape function (1 = plain "
+                           "thresholds)."),
+            ParamSpec("time_limit", 5.0, "float", 0.5, 600.0,
+                      help="Seconds per fit; the search returns its best tree at the limit "
+                           "(every fold and the refit get this budget)."),
+            ParamSpec("candidate_leaves", "8,4", "choice", choices=tuple(_LITERATI_CANDIDATES),
+                      help="B_d per depth (root first, the last repeats): leaves of the "
+                           "one-feature CART giving each state's candidate breakpoints; "
+                           "'all' = every midpoint (exact, slowest).")),
+    description="Anytime AO* search for the optimal shape generalized tree: errors + "
+                "0.005 n per split and per breakpoint (Literati, arXiv 2609.09299).",
+    family="TreeLab"))
+
+
 # -- cross-validation -------------------------------------------------------------------------
 @dataclass
 class CompareResult:

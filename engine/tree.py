@@ -19,7 +19,9 @@ Public API
 
 Routing is done by numba kernels (single-threaded, ``nogil``, iterative).  Rows are cast to
 float64 C-contiguous before every call so that one compiled specialisation serves every call.
-Missing values are **not** routed: a NaN in ``X`` raises ``ValueError``.
+Missing values are **not** routed: a NaN in ``X`` raises ``ValueError``.  Shape-function
+nodes (``bp_offsets``/``bp_values``, Literati) route by their breakpoints: left iff the
+number of breakpoints strictly below ``x[feature]`` is even (see ``has_shape_splits``).
 """
 
 from __future__ import annotations
@@ -112,6 +114,45 @@ def _apply_cat_kernel(
                     if v == np.float64(cat_values[j]):
                         go_left = True
                         break
+            else:
+                go_left = v <= threshold[node]
+            if go_left:
+                node = left
+            else:
+                node = children_right[node]
+        out[i] = node
+    return out
+
+
+@njit
+def _apply_shape_kernel(children_left, children_right, feature, threshold, bp_offsets, bp_values,
+                        X):
+    """Like :func:`_apply_kernel`, with shape-function nodes (Literati, SPEC section 1).
+
+    A node with breakpoints ``u = bp_values[bp_offsets[i]:bp_offsets[i + 1]]`` (sorted
+    float64, int64 offsets) sends a row left iff the number of breakpoints strictly below
+    ``x[feature]`` is even (``searchsorted(u, x, 'left') % 2 == 0``); nodes without
+    breakpoints use ``x[feature] <= threshold``.
+    """
+    n = X.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        node = np.uint64(0)
+        while True:
+            left = children_left[node]
+            if left == 0:
+                break
+            v = X[i, feature[node]]
+            start = bp_offsets[node]
+            stop = bp_offsets[node + np.uint64(1)]
+            if stop > start:
+                c = 0
+                for j in range(start, stop):
+                    if bp_values[j] < v:
+                        c += 1
+                    else:
+                        break
+                go_left = c % 2 == 0
             else:
                 go_left = v <= threshold[node]
             if go_left:
@@ -565,6 +606,29 @@ class TreeArrays:
         """True when at least one node splits on a category set."""
         return self.cat_offsets is not None and bool(np.any(np.diff(self.cat_offsets) > 0))
 
+    @property
+    def has_shape_splits(self) -> bool:
+        """True when an internal node routes by a shape function that is not its plain
+        ``x <= threshold`` test: more than one breakpoint, or one breakpoint other than
+        ``threshold`` (see :meth:`breakpoints`)."""
+        if self.bp_offsets is None or self.has_categorical_splits:
+            return False
+        counts = np.diff(self.bp_offsets)
+        internal = self.children_left != TREE_LEAF
+        if np.any(counts[internal] > 1):
+            return True
+        one = np.flatnonzero(internal & (counts == 1))
+        return bool(np.any(self.bp_values[self.bp_offsets[one]] != self.threshold[one]))
+
+    def breakpoints(self, node: int) -> np.ndarray | None:
+        """Shape-function breakpoints (float64, sorted) of internal ``node``, or ``None``
+        when it has none (a plain threshold split).  The node sends ``x`` left iff the
+        number of breakpoints strictly below ``x[feature]`` is even."""
+        if self.bp_offsets is None or self.children_left[node] == TREE_LEAF:
+            return None
+        a, b = int(self.bp_offsets[node]), int(self.bp_offsets[node + 1])
+        return self.bp_values[a:b] if b > a else None
+
     # -- prediction ---------------------------------------------------------------------
 
     def check_X(self, X: Any) -> np.ndarray:
@@ -602,6 +666,8 @@ class TreeArrays:
         left, right, feat, thr = self.routing_arrays()
         if self.has_categorical_splits:
             return _apply_cat_kernel(left, right, feat, thr, self.cat_offsets, self.cat_values, X)
+        if self.has_shape_splits:
+            return _apply_shape_kernel(left, right, feat, thr, self.bp_offsets, self.bp_values, X)
         return _apply_kernel(left, right, feat, thr, X)
 
     def apply(self, X: Any) -> np.ndarray:
@@ -667,6 +733,10 @@ class TreeArrays:
         cats = self._category_set(node)
         if cats is not None:
             return bool(np.any(cats.astype(np.float64) == v))
+        if self.has_shape_splits:
+            u = self.breakpoints(node)
+            if u is not None:
+                return bool(np.searchsorted(u, v, side="left") % 2 == 0)
         return bool(v <= self.routing_arrays()[3][node])
 
     def _category_set(self, node: int) -> np.ndarray | None:
@@ -735,7 +805,8 @@ class TreeArrays:
         ``decimals``: fixed decimals for the threshold; ``None`` gives up to 6 significant
         digits.  Category sets use the labels in ``categories`` when known, and so do
         threshold splits on a feature with labels (``island in {Biscoe, Dream}`` rather
-        than ``island <= 1.5``; see :meth:`left_categories`).
+        than ``island <= 1.5``; see :meth:`left_categories`).  A shape-function node
+        (Literati) lists the intervals of that side, e.g. ``'x <= 3.5 or x > 7.5'``.
 
         Raises ``ValueError`` for a leaf or a node id out of range.
         """
@@ -757,6 +828,20 @@ class TreeArrays:
             ]
             op = "in" if branch == "left" else "not in"
             return f"{name} {op} {{{', '.join(shown)}}}"
+        u = self.breakpoints(node) if self.has_shape_splits else None
+        if u is not None and (u.shape[0] > 1 or u[0] != self.threshold[node]):
+            # shape function: the intervals of this side (left = even-numbered intervals)
+            parts = []
+            for i in range(0 if branch == "left" else 1, u.shape[0] + 1, 2):
+                lo = None if i == 0 else _fmt_number(float(u[i - 1]), decimals)
+                hi = None if i == u.shape[0] else _fmt_number(float(u[i]), decimals)
+                if lo is None:
+                    parts.append(f"{name} <= {hi}")
+                elif hi is None:
+                    parts.append(f"{name} > {lo}")
+                else:
+                    parts.append(f"{lo} < {name} <= {hi}")
+            return " or ".join(parts)
         op = "<=" if branch == "left" else ">"
         return f"{name} {op} {_fmt_number(float(self.threshold[node]), decimals)}"
 
@@ -1064,7 +1149,8 @@ class TreeEnsemble:
             values = np.ascontiguousarray(
                 np.concatenate([t.value[:, 0, :] for t in self.trees]), dtype=np.float64
             )
-            plain = not any(t.has_categorical_splits for t in self.trees)
+            plain = not any(t.has_categorical_splits or t.has_shape_splits
+                            for t in self.trees)
             self._packed = (offs, left, right, feat, thr, values, plain)
         return self._packed
 
@@ -1403,6 +1489,15 @@ def _warmup() -> None:
         thr,
         np.array([0, 1, 1, 1], dtype=np.int64),
         np.array([0], dtype=np.int64),
+        X,
+    )
+    _apply_shape_kernel(
+        left,
+        right,
+        feat,
+        thr,
+        np.array([0, 2, 2, 2], dtype=np.int64),
+        np.array([0.25, 0.75], dtype=np.float64),
         X,
     )
     forest = TreeEnsemble(

@@ -126,7 +126,10 @@ def _short_rule(tree: TreeArrays, node: int, names: list[str]) -> str:
     rule = tree.rule(node, names)
     full = names[int(tree.feature[node])]
     body = rule[len(full) :]
-    if tree.left_categories(node) is None:
+    u = tree.breakpoints(node) if tree.has_shape_splits else None
+    if u is not None and (u.size > 1 or u[0] != tree.threshold[node]):
+        body = f": shape, K = {u.size}"  # Literati node; the hover has its intervals
+    elif tree.left_categories(node) is None:
         body = f" <= {float(tree.threshold[node]):.4g}"
     elif len(body) > 24:
         body = body[:23] + "\u2026}"

@@ -1,0 +1,753 @@
+"""Figures of the Optimal shape trees page (Literati, SPEC section 1): the gap convergence
+chart of the AO* search, the shape function of one node, and the shape tree itself.
+
+Pure functions of engine results -> ``go.Figure`` (usable from a notebook)::
+
+    from engine.literati import LiteratiClassifier
+    from engine.figures.literati import gap_figure, node_shape_figure, shape_tree_figure
+
+    est = LiteratiClassifier(max_depth=3).fit(X, y)
+    gap_figure(est.trace_, time_limit=est.time_limit)
+    shape_tree_figure(est.tree_, feature_names=names, class_names=classes)
+    node_shape_figure(est.tree_, X, y, node=0, feature_names=names, class_names=classes)
+
+Shape functions (Literati; arXiv 2609.09299): an internal node holds one feature ``j`` and
+sorted breakpoints ``u_1 < ... < u_K``; a row goes **left iff the number of breakpoints
+strictly below** ``x_j`` **is even** (``searchsorted(u, x_j, side='left') % 2 == 0``), so
+the intervals ``(-inf, u_1], (u_1, u_2], ...`` alternate left, right, left, ...  ``K = 1``
+is the ordinary ``x_j <= u_1`` split.  A tree keeps the breakpoints of node ``i`` in CSR
+form, ``tree.bp_values[tree.bp_offsets[i]:tree.bp_offsets[i + 1]]``; a tree without them
+(any plain threshold tree) is read as ``K = 1`` at every internal node.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine.figures.style import FONT_SIZE, HIGHLIGHT, NEUTRAL, base_layout
+from engine.figures.tree import _short_name, class_color, tree_figure
+from engine.tree import TREE_LEAF, TreeArrays
+
+#: Colours of the two sides a shape function sends rows to (Paul Tol's muted indigo and
+#: olive: colour-blind safe, and apart from the Okabe-Ito class colours they sit under).
+LEFT_COLOR = "#332288"
+RIGHT_COLOR = "#999933"
+SIDE_COLORS = {"left": LEFT_COLOR, "right": RIGHT_COLOR}
+#: Opacity of the side-coloured bands drawn behind the class histograms.
+BAND_OPACITY = 0.13
+UB_COLOR = "#BB5566"
+LB_COLOR = "#004488"
+GAP_FILL = "rgba(187, 85, 102, 0.16)"
+#: Features with at most this many distinct values at a node get one histogram bar per value.
+DISCRETE_MAX = 24
+#: Times below this are drawn at this value on the log-time axis (the first snapshot is
+#: often taken at t = 0).
+MIN_TIME = 1e-3
+#: Events of a trace (column ``event``) and how the gap chart marks them.
+EVENT_STYLE = {
+    "incumbent": ("new incumbent", "diamond", HIGHLIGHT, 10),
+    "optimal": ("proven optimal", "star", "#117733", 18),
+    "time_limit": ("time limit reached", "x", "#222222", 13),
+    "stopped": ("stopped", "square", NEUTRAL, 11),
+}
+
+
+# ---------------------------------------------------------------------------------------
+# shape functions: breakpoints, routing, intervals, text
+# ---------------------------------------------------------------------------------------
+
+
+def node_breakpoints(tree: TreeArrays, node: int) -> np.ndarray:
+    """Sorted float64 breakpoints of internal ``node`` (``[threshold]`` when the tree has
+    no breakpoints for it); an empty array at a leaf.
+
+    Raises ``ValueError`` for a node id out of range.
+    """
+    node = int(node)
+    if not 0 <= node < tree.node_count:
+        raise ValueError(f"node {node} is out of range [0, {tree.node_count})")
+    if tree.children_left[node] == TREE_LEAF:
+        return np.empty(0, dtype=np.float64)
+    if tree.bp_offsets is not None:
+        a, b = int(tree.bp_offsets[node]), int(tree.bp_offsets[node + 1])
+        if b > a:
+            return np.sort(np.asarray(tree.bp_values[a:b], dtype=np.float64))
+    return np.array([float(tree.threshold[node])])
+
+
+def shape_goes_left(x: Any, breakpoints: Any) -> np.ndarray:
+    """bool ``(n,)``: True where a value goes left, i.e. an even number of the (sorted)
+    ``breakpoints`` lies strictly below it (``x <= u_1`` -> left, ``u_1 < x <= u_2`` ->
+    right, ...)."""
+    u = np.sort(np.asarray(breakpoints, dtype=np.float64).ravel())
+    xs = np.asarray(x, dtype=np.float64)
+    return np.searchsorted(u, xs, side="left") % 2 == 0
+
+
+def shape_apply(tree: TreeArrays, X: Any) -> np.ndarray:
+    """Leaf id (int64 ``(n_samples,)``) each row of ``X`` reaches when every internal node
+    routes by its shape function (see the module docstring).  Category-set splits of
+    plain trees are honoured.  Raises ``ValueError`` for a bad ``X`` (as
+    :meth:`TreeArrays.check_X`)."""
+    Xc = tree.check_X(X)
+    node = np.zeros(Xc.shape[0], dtype=np.int64)
+    active = np.flatnonzero(tree.children_left[node] != TREE_LEAF)
+    while active.size:
+        at = node[active]
+        nxt = np.empty_like(at)
+        for v in np.unique(at):
+            sel = at == v
+            left = _goes_left(tree, int(v), Xc[active[sel], tree.feature[v]])
+            nxt[sel] = np.where(left, tree.children_left[v], tree.children_right[v])
+        node[active] = nxt
+        active = active[tree.children_left[nxt] != TREE_LEAF]
+    return node
+
+
+def _goes_left(tree: TreeArrays, node: int, col: np.ndarray) -> np.ndarray:
+    cats = tree._category_set(node)
+    if cats is not None:
+        return np.isin(col, cats.astype(np.float64))
+    return shape_goes_left(col, node_breakpoints(tree, node))
+
+
+def node_rows(tree: TreeArrays, X: Any, node: int) -> np.ndarray:
+    """bool ``(n_samples,)``: the rows of ``X`` that pass through ``node`` (shape routing
+    along the path from the root)."""
+    node = int(node)
+    if not 0 <= node < tree.node_count:
+        raise ValueError(f"node {node} is out of range [0, {tree.node_count})")
+    Xc = tree.check_X(X)
+    parent = tree.parent
+    path = [node]
+    while parent[path[-1]] >= 0:
+        path.append(int(parent[path[-1]]))
+    path.reverse()
+    mask = np.ones(Xc.shape[0], dtype=bool)
+    for a, b in zip(path[:-1], path[1:], strict=True):
+        idx = np.flatnonzero(mask)
+        left = _goes_left(tree, a, Xc[idx, tree.feature[a]])
+        keep = left if b == tree.children_left[a] else ~left
+        mask[idx[~keep]] = False
+    return mask
+
+
+def shape_intervals(breakpoints: Any, lo: float = -math.inf,
+                    hi: float = math.inf) -> list[tuple[float, float, str]]:
+    """The ``K + 1`` intervals of a shape function as ``(start, end, side)``, side
+    'left' / 'right' alternating from 'left'; the outer ends are ``lo`` and ``hi``.
+    Interval ``i`` is ``(start, end]`` (the first one includes everything up to ``u_1``)."""
+    u = np.sort(np.asarray(breakpoints, dtype=np.float64).ravel())
+    edges = [float(lo)] + [float(v) for v in u] + [float(hi)]
+    return [(edges[i], edges[i + 1], "left" if i % 2 == 0 else "right")
+            for i in range(len(edges) - 1)]
+
+
+def _num(v: float, decimals: int | None = None) -> str:
+    return f"{v:.{decimals}f}" if decimals is not None else f"{v:.4g}"
+
+
+def _interval_text(a: float, b: float, decimals: int | None = None) -> str:
+    if not np.isfinite(a) and not np.isfinite(b):
+        return "any value"
+    if not np.isfinite(a):
+        return f"\u2264 {_num(b, decimals)}"
+    if not np.isfinite(b):
+        return f"> {_num(a, decimals)}"
+    return f"({_num(a, decimals)}, {_num(b, decimals)}]"
+
+
+def side_text(breakpoints: Any, side: str = "left", *, categories: Sequence[str] | None = None,
+              decimals: int | None = None) -> str:
+    """The values a shape function sends to ``side``: ``'<= 2.45 or > 4.75'``, or the set
+    of category labels (``'{Biscoe, Torgersen}'``) when ``categories`` labels the integer
+    codes ``0..k-1`` of a categorical feature."""
+    if side not in ("left", "right"):
+        raise ValueError(f"side must be 'left' or 'right', got {side!r}")
+    u = np.asarray(breakpoints, dtype=np.float64)
+    if categories is not None:
+        codes = np.arange(len(categories), dtype=np.float64)
+        left = shape_goes_left(codes, u)
+        chosen = left if side == "left" else ~left
+        return "{" + ", ".join(str(categories[i]) for i in np.flatnonzero(chosen)) + "}"
+    parts = [_interval_text(a, b, decimals) for a, b, s in shape_intervals(u) if s == side]
+    return " or ".join(parts) if parts else "nothing"
+
+
+def shape_rule(tree: TreeArrays, node: int, feature_names: Sequence[str] | None = None, *,
+               decimals: int | None = None) -> str:
+    """Text of internal ``node``'s shape function: ``'petal length (cm): left if <= 2.45
+    or > 4.75, right if (2.45, 4.75]  (K = 2)'``; category labels (from
+    ``tree.categories``) replace codes.  Raises ``ValueError`` for a leaf."""
+    node = int(node)
+    if not 0 <= node < tree.node_count:
+        raise ValueError(f"node {node} is out of range [0, {tree.node_count})")
+    if tree.children_left[node] == TREE_LEAF:
+        raise ValueError(f"node {node} is a leaf: it has no shape function")
+    j = int(tree.feature[node])
+    name = tree._names(None if feature_names is None else list(feature_names))[j]
+    cats_set = tree._category_set(node)
+    if cats_set is not None:  # a plain tree's category-set split
+        return tree.rule(node, feature_names)
+    u = node_breakpoints(tree, node)
+    labels = tree.categories[j] if tree.categories is not None else None
+    left = side_text(u, "left", categories=labels, decimals=decimals)
+    right = side_text(u, "right", categories=labels, decimals=decimals)
+    return f"{name}: left if {left}, right if {right}  (K = {u.size})"
+
+
+# ---------------------------------------------------------------------------------------
+# gap convergence
+# ---------------------------------------------------------------------------------------
+
+
+def _thin_trace(trace: pd.DataFrame, max_points: int) -> pd.DataFrame:
+    """At most about ``max_points`` rows: always the first and last rows, every event row and
+    every row where UB changes, and evenly spaced rows in between."""
+    n = len(trace)
+    if n <= max_points:
+        return trace
+    keep = np.zeros(n, dtype=bool)
+    keep[[0, n - 1]] = True
+    keep[np.linspace(0, n - 1, max_points).astype(np.int64)] = True
+    ub = trace["ub"].to_numpy(dtype=np.float64)
+    keep[1:] |= ub[1:] != ub[:-1]
+    if "event" in trace:
+        keep |= trace["event"].fillna("").astype(str).to_numpy() != ""
+    return trace.loc[keep]
+
+
+def gap_figure(trace: pd.DataFrame, *, time_limit: float | None = None,
+               title: str | None = None, height: int = 440,
+               max_points: int = 1000) -> go.Figure:
+    """Gap convergence of an anytime search: upper bound UB (the incumbent's objective) and
+    admissible lower bound LB of the root over log time, the gap between them shaded, and
+    the trace's events marked (new incumbent, proven optimal, time limit, stopped).
+
+    Parameters
+    ----------
+    trace : DataFrame
+        One row per snapshot with columns ``time`` (seconds since the start), ``ub``, ``lb``
+        (objective units: misclassified rows + penalties), optionally ``gap``,
+        ``rel_gap``, ``iterations``, ``expanded``, ``solved``, ``pruned``, ``cache_size``,
+        ``evictions`` (shown in the hover) and ``event`` ('' | 'incumbent' | 'optimal' |
+        'time_limit' | 'stopped').  Without ``event``, a drop of UB marks a new incumbent.
+        Rows are thinned to about ``max_points`` (events and UB changes kept).
+    time_limit : float, optional
+        Seconds; drawn as a dotted vertical line (the search stops there).
+    title : str, optional
+        Default: the last row's UB, LB and gap.
+    height : int
+        Pixels.
+
+    Returns
+    -------
+    go.Figure
+        Traces in order: 'lower bound', 'upper bound' (filled down to LB: the gap), then one
+        marker trace per event kind present.  The x-axis is logarithmic; times below
+        :data:`MIN_TIME` are drawn at ``MIN_TIME``.
+
+    Raises
+    ------
+    ValueError
+        When ``trace`` lacks ``time``, ``ub`` or ``lb``.
+    """
+    missing = [c for c in ("time", "ub", "lb") if c not in trace]
+    if missing:
+        raise ValueError(f"trace lacks column(s) {missing}; it needs time, ub and lb")
+    fig = go.Figure()
+    if len(trace) == 0:
+        fig.update_layout(**base_layout(title or "Gap convergence (no snapshot yet)",
+                                        height=height))
+        fig.update_xaxes(type="log", title_text="time since start (s, log scale)")
+        fig.update_yaxes(title_text="objective (errors + penalties)")
+        return fig
+    tr = _thin_trace(trace.reset_index(drop=True), max_points)
+    t = np.maximum(tr["time"].to_numpy(dtype=np.float64), MIN_TIME)
+    ub = tr["ub"].to_numpy(dtype=np.float64)
+    lb = tr["lb"].to_numpy(dtype=np.float64)
+    gap = tr["gap"].to_numpy(dtype=np.float64) if "gap" in tr else ub - lb
+    rel = (tr["rel_gap"].to_numpy(dtype=np.float64) if "rel_gap" in tr
+           else gap / np.maximum(np.abs(ub), 1e-12))
+    counters = [c for c in ("iterations", "expanded", "solved", "pruned", "cache_size",
+                            "evictions") if c in tr]
+    custom = np.column_stack([ub, lb, gap, 100 * rel]
+                             + [tr[c].to_numpy(dtype=np.float64) for c in counters])
+    hover = ("t = %{x:.3g} s<br>UB = %{customdata[0]:.4g}<br>LB = %{customdata[1]:.4g}"
+             "<br>gap = %{customdata[2]:.4g} (%{customdata[3]:.2f} %)")
+    for i, c in enumerate(counters):
+        hover += f"<br>{c.replace('_', ' ')}: %{{customdata[{4 + i}]:,.0f}}"
+    fig.add_scatter(x=t, y=lb, mode="lines", line=dict(color=LB_COLOR, width=2.5, shape="hv"),
+                    name="lower bound LB (admissible)", customdata=custom,
+                    hovertemplate=hover + "<extra>LB</extra>")
+    fig.add_scatter(x=t, y=ub, mode="lines", line=dict(color=UB_COLOR, width=2.5, shape="hv"),
+                    fill="tonexty", fillcolor=GAP_FILL,
+                    name="upper bound UB (incumbent); shaded: gap", customdata=custom,
+                    hovertemplate=hover + "<extra>UB</extra>")
+    if "event" in tr:
+        events = tr["event"].fillna("").astype(str).to_numpy()
+    else:
+        events = np.array([""] + ["incumbent" if b < a else "" for a, b in
+                                  zip(ub[:-1], ub[1:], strict=True)], dtype=object)
+    for kind, (label, symbol, colour, size) in EVENT_STYLE.items():
+        rows = np.flatnonzero(events == kind)
+        if rows.size == 0:
+            continue
+        fig.add_scatter(x=t[rows], y=ub[rows], mode="markers", name=label,
+                        marker=dict(symbol=symbol, size=size, color=colour,
+                                    line=dict(width=1, color="white")),
+                        customdata=custom[rows],
+                        hovertemplate=f"<b>{label}</b><br>" + hover + "<extra></extra>")
+    if time_limit is not None and time_limit > 0:
+        # on a log axis plotly places shapes in data units but annotations in log10 units
+        tl = max(float(time_limit), MIN_TIME)
+        fig.add_vline(x=tl, line=dict(color="#555555", dash="dot", width=1.5))
+        fig.add_annotation(x=math.log10(tl), y=1.0, xref="x", yref="paper", yanchor="top",
+                           xanchor="right", showarrow=False, text=f"time limit {time_limit:g} s ",
+                           font=dict(color="#555555"))
+    if title is None:
+        last = tr.iloc[-1]
+        title = (f"Gap convergence: UB {float(last['ub']):.4g}, LB {float(last['lb']):.4g}, "
+                 f"gap {gap[-1]:.4g} ({100 * rel[-1]:.1f} %) after {float(last['time']):.2f} s")
+    hi = max(float(t.max()), float(time_limit or 0.0), 2 * MIN_TIME)
+    lo = min(float(t.min()), hi / 10)
+    fig.update_layout(**base_layout(title, height=height), hovermode="closest")
+    fig.update_xaxes(type="log", title_text="time since start (s, log scale)",
+                     range=[math.log10(lo) - 0.1, math.log10(hi) + 0.1])
+    fig.update_yaxes(title_text="objective (errors + penalties)")
+    return fig
+
+
+# ---------------------------------------------------------------------------------------
+# one node's shape function
+# ---------------------------------------------------------------------------------------
+
+
+def _hist_edges(x: np.ndarray, u: np.ndarray, n_bins: int, discrete: bool):
+    """Bin edges for the class histogram that never straddle a breakpoint.
+
+    Discrete features (codes, few distinct values): one bar per value.  Otherwise
+    ``n_bins`` equal-width bins over the data, split at every breakpoint inside.
+    Returns ``(edges, centres, widths)``; bin ``i`` is ``(edges[i], edges[i + 1]]`` (the
+    first also holds its left edge), the same side of ``<=`` as the routing.
+    """
+    lo, hi = float(x.min()), float(x.max())
+    if discrete:
+        vals = np.unique(x)
+        step = float(np.min(np.diff(vals))) if vals.size > 1 else 1.0
+        edges = np.concatenate([[vals[0] - step / 2], (vals[:-1] + vals[1:]) / 2,
+                                [vals[-1] + step / 2]])
+        centres = vals
+        widths = np.full(vals.size, 0.8 * step)
+        return edges, centres, widths
+    if hi <= lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    inner = u[(u > lo) & (u < hi)]
+    edges = np.unique(np.concatenate([np.linspace(lo, hi, n_bins + 1), inner]))
+    centres = 0.5 * (edges[:-1] + edges[1:])
+    return edges, centres, np.diff(edges)
+
+
+def _bin_index(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    return np.clip(np.searchsorted(edges, x, side="left") - 1, 0, edges.size - 2)
+
+
+def _counts_text(counts: np.ndarray, cnames: list[str] | None) -> str:
+    if cnames is None:
+        return ""
+    order = np.argsort(-counts, kind="stable")
+    shown = [f"{cnames[k]} {int(counts[k])}" for k in order[:6] if counts[k] > 0]
+    more = int(np.sum(counts[order[6:]] > 0))
+    return ", ".join(shown) + (f", ... {more} more" if more else "")
+
+
+def shape_function_figure(x: Any, y: Any, breakpoints: Any, *, feature_name: str = "x",
+                          class_names: Sequence[str] | None = None,
+                          categories: Sequence[str] | None = None, title: str | None = None,
+                          n_bins: int = 30, height: int = 520) -> go.Figure:
+    """The shape function of one node over its feature, with the class histogram of the
+    node's rows underneath.
+
+    Top panel: the step function (1 = left, 0 = right) over the feature's range, each
+    interval drawn in the colour of the side it sends rows to, breakpoints as dashed lines
+    labelled ``u1 = ...``.  Bottom panel: rows per bin stacked by class; the bins never
+    straddle a breakpoint, and bands in the side colours run behind both panels.
+
+    Parameters
+    ----------
+    x : array-like (n,)
+        The feature's values for the rows at the node (float; categorical codes allowed).
+    y : array-like (n,) of int class codes ``0..C-1``, or None
+        Class of each row (None: one grey histogram).
+    breakpoints : array-like (K,)
+        The node's breakpoints (sorted here).  ``K >= 1``.
+    feature_name : str
+        Axis title.
+    class_names : sequence of str, optional
+        Labels of the class codes (default ``'0', '1', ...``).
+    categories : sequence of str, optional
+        Labels of the codes ``0..k-1`` of a categorical feature: ticks show labels and
+        each code gets its own bar.
+    n_bins : int
+        Equal-width bins of the histogram (continuous features with many values).
+
+    Raises
+    ------
+    ValueError
+        No breakpoint, ``x`` empty, or ``x``/``y`` lengths that differ.
+    """
+    xs = np.asarray(x, dtype=np.float64).ravel()
+    u = np.sort(np.asarray(breakpoints, dtype=np.float64).ravel())
+    if u.size == 0:
+        raise ValueError("a shape function needs at least one breakpoint")
+    if xs.size == 0:
+        raise ValueError("no rows at this node: nothing to draw")
+    yc = None if y is None else np.asarray(y).ravel().astype(np.int64)
+    if yc is not None and yc.size != xs.size:
+        raise ValueError(f"x has {xs.size} values but y has {yc.size}")
+    n_classes = 0 if yc is None else int(max(yc.max() + 1, len(class_names or ())))
+    cnames = None if yc is None else (
+        [str(c) for c in class_names] if class_names is not None
+        else [str(k) for k in range(n_classes)])
+    discrete = categories is not None or np.unique(xs).size <= DISCRETE_MAX
+    left_mask = shape_goes_left(xs, u)
+
+    data_lo, data_hi = float(xs.min()), float(xs.max())
+    lo, hi = min(data_lo, float(u[0])), max(data_hi, float(u[-1]))
+    span = hi - lo if hi > lo else 1.0
+    pad = 0.5 if categories is not None else 0.04 * span
+    x0, x1 = lo - pad, hi + pad
+    intervals = shape_intervals(u, x0, x1)
+
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.3, 0.7],
+                        vertical_spacing=0.06)
+    # side bands behind both panels
+    for a, b, side in intervals:
+        fig.add_vrect(x0=a, x1=b, fillcolor=SIDE_COLORS[side], opacity=BAND_OPACITY,
+                      line_width=0, layer="below", row="all", col=1,
+                      exclude_empty_subplots=False)
+    # step function: one trace per side (segments + a hover marker at each middle)
+    level = {"left": 1.0, "right": 0.0}
+    int_idx = np.searchsorted(u, xs, side="left")  # interval of every row
+    for side in ("left", "right"):
+        sx, sy, texts, sizes = [], [], [], []
+        n_side = int(left_mask.sum() if side == "left" else (~left_mask).sum())
+        for i, (a, b, s) in enumerate(intervals):
+            if s != side:
+                continue
+            rows = int_idx == i
+            counts = (np.bincount(yc[rows], minlength=n_classes) if yc is not None
+                      else np.zeros(0))
+            a_txt = -math.inf if i == 0 else a
+            b_txt = math.inf if i == len(intervals) - 1 else b
+            desc = _interval_text(a_txt, b_txt)
+            if categories is not None:  # the codes inside this interval
+                codes = np.arange(len(categories))
+                inside = np.searchsorted(u, codes.astype(np.float64), side="left") == i
+                desc = "{" + ", ".join(str(categories[c]) for c in codes[inside]) + "}"
+            text = (f"<b>{feature_name} {desc}</b><br>goes {side}: {int(rows.sum())} rows"
+                    + (f"<br>{_counts_text(counts, cnames)}" if cnames else ""))
+            sx += [a, 0.5 * (a + b), b, None]
+            sy += [level[side]] * 3 + [None]
+            texts += [text] * 3 + [""]
+            sizes += [0, 11, 0, 0]
+        fig.add_scatter(x=sx, y=sy, mode="lines+markers", connectgaps=False,
+                        line=dict(color=SIDE_COLORS[side], width=5),
+                        marker=dict(size=sizes, color=SIDE_COLORS[side]),
+                        name=f"goes {side} ({n_side} rows)", legendgroup=side,
+                        hovertext=texts, hovertemplate="%{hovertext}<extra></extra>",
+                        row=1, col=1)
+    # vertical risers of the step
+    for v in u:
+        fig.add_scatter(x=[v, v], y=[0, 1], mode="lines", showlegend=False,
+                        line=dict(color="#555555", width=1.5), hoverinfo="skip", row=1, col=1)
+    # class histogram
+    edges, centres, widths = _hist_edges(xs, u, n_bins, discrete)
+    b_idx = _bin_index(xs, edges)
+    lo_hi = np.column_stack([edges[:-1], edges[1:]])
+    if yc is None:
+        counts = np.bincount(b_idx, minlength=centres.size)
+        fig.add_bar(x=centres, y=counts, width=widths, name="rows",
+                    marker=dict(color=NEUTRAL, line_width=0), customdata=lo_hi,
+                    hovertemplate="(%{customdata[0]:.4g}, %{customdata[1]:.4g}]: %{y} rows"
+                                  "<extra></extra>", row=2, col=1)
+    else:
+        for k in range(n_classes):
+            counts = np.bincount(b_idx[yc == k], minlength=centres.size)
+            if not counts.any():
+                continue
+            fig.add_bar(x=centres, y=counts, width=widths, name=cnames[k],
+                        legendgroup="classes", marker=dict(color=class_color(k), line_width=0),
+                        customdata=lo_hi,
+                        hovertemplate=f"class {cnames[k]}<br>(%{{customdata[0]:.4g}}, "
+                                      "%{customdata[1]:.4g}]: %{y} rows<extra></extra>",
+                        row=2, col=1)
+    # breakpoints: dashed lines through both panels, labelled at the top
+    for i, v in enumerate(u):
+        fig.add_vline(x=v, line=dict(color="#333333", dash="dash", width=1.5), row="all",
+                      col=1, exclude_empty_subplots=False)
+        fig.add_annotation(x=v, y=1.0, xref="x", yref="y domain", yanchor="top",
+                           showarrow=False,
+                           text=f"u{i + 1} = {v:.4g}", font=dict(size=12),
+                           bgcolor="rgba(255,255,255,0.8)")
+    n_left = int(left_mask.sum())
+    if title is None:
+        title = (f"Shape function on {feature_name}: {u.size} breakpoint"
+                 f"{'s' if u.size != 1 else ''}, {n_left} rows left / {xs.size - n_left} right")
+    fig.update_layout(**base_layout(title, height=height, barmode="stack", bargap=0.02,
+                                    margin=dict(l=70, r=20, t=120, b=60)))
+    fig.update_yaxes(title_text="side", tickvals=[0, 1], ticktext=["right", "left"],
+                     range=[-0.35, 1.35], row=1, col=1)
+    fig.update_yaxes(title_text="rows (count)", row=2, col=1)
+    fig.update_xaxes(range=[x0, x1])
+    fig.update_xaxes(title_text=feature_name, row=2, col=1)
+    if categories is not None:
+        fig.update_xaxes(tickvals=list(range(len(categories))),
+                         ticktext=[str(c) for c in categories])
+    return fig
+
+
+def _node_context(tree: TreeArrays, node: int, feature_names, class_names):
+    j = int(tree.feature[node])
+    names = tree._names(None if feature_names is None else list(feature_names))
+    cats = tree.categories[j] if tree.categories is not None else None
+    cnames = (tree.class_names(None if class_names is None else list(class_names))
+              if tree.task == "classification" else None)
+    return j, names[j], cats, cnames
+
+
+def node_shape_figure(tree: TreeArrays, X: Any, y: Any, node: int, *,
+                      feature_names: Sequence[str] | None = None,
+                      class_names: Sequence[str] | None = None, **kw) -> go.Figure:
+    """:func:`shape_function_figure` of internal ``node`` of ``tree`` over the rows of ``X``
+    that reach it (shape routing; ``y``: their class codes, or None).  Raises
+    ``ValueError`` for a leaf or when no row reaches the node."""
+    node = int(node)
+    if not 0 <= node < tree.node_count or tree.children_left[node] == TREE_LEAF:
+        raise ValueError(f"node {node} is not an internal node of this tree")
+    mask = node_rows(tree, X, node)
+    if not mask.any():
+        raise ValueError(f"no row of X reaches node {node}")
+    j, name, cats, cnames = _node_context(tree, node, feature_names, class_names)
+    Xc = tree.check_X(X)
+    yy = None if y is None else np.asarray(y)[mask]
+    kw.setdefault("title", None)
+    if kw["title"] is None:
+        u = node_breakpoints(tree, node)
+        kw["title"] = (f"Node {node}: shape function on {name} (K = {u.size}), "
+                       f"{int(mask.sum())} training rows")
+    return shape_function_figure(Xc[mask, j], yy, node_breakpoints(tree, node),
+                                 feature_name=name, class_names=cnames, categories=cats, **kw)
+
+
+# ---------------------------------------------------------------------------------------
+# the tree with its shape functions
+# ---------------------------------------------------------------------------------------
+
+
+def internal_nodes(tree: TreeArrays) -> list[int]:
+    """Internal node ids in pre-order (root first, left subtree before right)."""
+    out, stack = [], [0]
+    while stack:
+        v = stack.pop()
+        if tree.children_left[v] == TREE_LEAF:
+            continue
+        out.append(v)
+        stack.append(int(tree.children_right[v]))
+        stack.append(int(tree.children_left[v]))
+    return out
+
+
+def _compact_shape(u: np.ndarray, cats: Sequence[str] | None) -> str:
+    """'L 2.45 R 4.75 L' (sides between breakpoints), or the left category set."""
+    if cats is not None:
+        return "L " + side_text(u, "left", categories=cats)
+    parts = ["L"]
+    for i, v in enumerate(u):
+        parts += [f"{v:.3g}", "R" if i % 2 == 0 else "L"]
+    return " ".join(parts)
+
+
+def shape_tree_figure(tree: TreeArrays, *, feature_names: Sequence[str] | None = None,
+                      class_names: Sequence[str] | None = None,
+                      split_penalty: float | None = None,
+                      breakpoint_penalty: float | None = None,
+                      collapse_depth: int | None = None, title: str | None = None,
+                      height: int | None = None) -> go.Figure:
+    """The tree drawn by :func:`engine.figures.tree.tree_figure`, with every internal node
+    labelled by its shape function instead of a single threshold.
+
+    Split nodes read ``feature`` over ``L u1 R u2 L`` (the sides between breakpoints); the
+    edges say which values go that way (``<= 2.45 or > 4.75`` / ``(2.45, 4.75]``); the hover
+    gives the full :func:`shape_rule`, the number of breakpoints K and, when the penalties
+    are given, the node's cost ``lambda + alpha * K`` (misclassification units).  Node
+    traces keep ``customdata`` = node id, so a page can read clicks.
+    """
+    names = tree._names(None if feature_names is None else list(feature_names))
+    inner = internal_nodes(tree)
+    bps = {v: node_breakpoints(tree, v) for v in inner}
+    extra = {}
+    for v in inner:
+        k = bps[v].size
+        line = f"breakpoints K = {k}: " + ", ".join(f"{b:.4g}" for b in bps[v])
+        if split_penalty is not None and breakpoint_penalty is not None:
+            cost = split_penalty + breakpoint_penalty * k
+            line += (f"<br>cost \u03bb + \u03b1K = {split_penalty:.4g} + "
+                     f"{breakpoint_penalty:.4g} \u00d7 {k} = {cost:.4g}")
+        extra[v] = line
+    if title is None:
+        n_bp = sum(b.size for b in bps.values())
+        title = (f"Shape tree: {len(inner)} split{'s' if len(inner) != 1 else ''}, "
+                 f"{n_bp} breakpoint{'s' if n_bp != 1 else ''}, {tree.n_leaves} leaves, "
+                 f"depth {tree.max_depth}")
+    fig = tree_figure(tree, feature_names=names, class_names=class_names,
+                      collapse_depth=collapse_depth, title=title, height=height,
+                      node_extra=extra)
+    # node coordinates from the node traces (customdata = node id)
+    coords: dict[int, tuple[float, float]] = {}
+    for trace in fig.data:
+        if (trace.meta or {}).get("role") == "nodes":
+            for nid, xv, yv in zip(trace.customdata, trace.x, trace.y, strict=True):
+                coords[int(nid)] = (float(xv), float(yv))
+            texts = list(trace.hovertext)
+            for i, nid in enumerate(trace.customdata):
+                v = int(nid)
+                if v in bps and tree._category_set(v) is None:
+                    old = f"rule: {tree.rule(v, names)}  (True \u2192 left)"
+                    texts[i] = texts[i].replace(old, "shape: " + shape_rule(tree, v, names))
+            trace.hovertext = texts
+    visible_splits = [v for v in inner if v in coords
+                      and int(tree.children_left[v]) in coords]
+    labels_on = bool(fig.layout.annotations)
+    # node labels: replace the '<= t' annotation of each visible split node
+    if labels_on:
+        by_xy = {coords[v]: v for v in visible_splits}
+        anns = []
+        for ann in fig.layout.annotations:
+            v = by_xy.get((float(ann.x), float(ann.y)))
+            if v is not None and tree._category_set(v) is None:
+                j = int(tree.feature[v])
+                cats = tree.categories[j] if tree.categories is not None else None
+                ann = go.layout.Annotation(ann)
+                ann.text = (f"{_short_name(names[j])}<br>"
+                            f"{_compact_shape(bps[v], cats)}")
+            anns.append(ann)
+        fig.layout.annotations = anns
+    # edge labels: which values go each way
+    fig.data = [t for t in fig.data if t.name != "edge labels"]
+    lx, ly, lt, lp = [], [], [], []
+    for v in visible_splits:
+        if not labels_on and v != 0:
+            continue
+        j = int(tree.feature[v])
+        cats = tree.categories[j] if tree.categories is not None else None
+        for child, side, pos in ((tree.children_left[v], "left", "top left"),
+                                 (tree.children_right[v], "right", "top right")):
+            (xa, ya), (xb, yb) = coords[v], coords[int(child)]
+            lx.append(xa + 0.6 * (xb - xa))
+            ly.append(ya + 0.6 * (yb - ya))
+            if tree._category_set(v) is not None:
+                lt.append("True" if side == "left" else "False")
+            else:
+                lt.append(side_text(bps[v], side, categories=cats))
+            lp.append(pos)
+    if lx:
+        fig.add_trace(go.Scatter(x=lx, y=ly, mode="text", text=lt, textposition=lp,
+                                 textfont=dict(size=10, color="#555555"), hoverinfo="skip",
+                                 showlegend=False, name="edge labels"))
+    return fig
+
+
+def shape_grid_figure(tree: TreeArrays, X: Any, y: Any, *,
+                      feature_names: Sequence[str] | None = None,
+                      class_names: Sequence[str] | None = None,
+                      nodes: Sequence[int] | None = None, cols: int = 3,
+                      max_nodes: int = 15, n_bins: int = 24,
+                      row_height: int = 250) -> go.Figure:
+    """Small multiples: the shape function of every internal node (pre-order, at most
+    ``max_nodes``), each as the class histogram of the node's rows with the intervals shaded
+    by the side they send rows to and the breakpoints as dashed lines.
+
+    ``X``: the rows to route (usually the training rows), ``y``: their class codes (or
+    None).  Panel titles name the node, feature and K.  Nodes no row reaches show an empty
+    panel.  Raises ``ValueError`` when the tree has no internal node.
+    """
+    chosen = list(internal_nodes(tree) if nodes is None else nodes)[:max_nodes]
+    if not chosen:
+        raise ValueError("the tree is a single leaf: it has no shape function to draw")
+    Xc = tree.check_X(X)
+    yc = None if y is None else np.asarray(y).astype(np.int64)
+    names = tree._names(None if feature_names is None else list(feature_names))
+    cnames = (tree.class_names(None if class_names is None else list(class_names))
+              if tree.task == "classification" else None)
+    ncols = max(1, min(cols, len(chosen)))
+    nrows = math.ceil(len(chosen) / ncols)
+    titles = []
+    for v in chosen:
+        u = node_breakpoints(tree, v)
+        titles.append(f"node {v}: {_short_name(names[int(tree.feature[v])], 22)} "
+                      f"(K = {u.size})")
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=titles,
+                        horizontal_spacing=0.06, vertical_spacing=min(0.12, 0.5 / nrows))
+    shown_classes: set[int] = set()
+    for i, v in enumerate(chosen):
+        r, c = i // ncols + 1, i % ncols + 1
+        j = int(tree.feature[v])
+        cats = tree.categories[j] if tree.categories is not None else None
+        u = node_breakpoints(tree, v)
+        mask = node_rows(tree, Xc, v)
+        xs = Xc[mask, j]
+        if xs.size == 0:
+            continue
+        lo, hi = min(float(xs.min()), float(u[0])), max(float(xs.max()), float(u[-1]))
+        pad = 0.5 if cats is not None else 0.04 * (hi - lo if hi > lo else 1.0)
+        for a, b, side in shape_intervals(u, lo - pad, hi + pad):
+            fig.add_vrect(x0=a, x1=b, fillcolor=SIDE_COLORS[side], opacity=BAND_OPACITY + 0.05,
+                          line_width=0, layer="below", row=r, col=c,
+                          exclude_empty_subplots=False)
+        for val in u:
+            fig.add_vline(x=val, line=dict(color="#333333", dash="dash", width=1), row=r, col=c,
+                          exclude_empty_subplots=False)
+        discrete = cats is not None or np.unique(xs).size <= DISCRETE_MAX
+        edges, centres, widths = _hist_edges(xs, u, n_bins, discrete)
+        b_idx = _bin_index(xs, edges)
+        groups = ([(k, yc[mask] == k) for k in range(len(cnames))] if yc is not None
+                  and cnames is not None else [(-1, np.ones(xs.size, dtype=bool))])
+        for k, sel in groups:
+            counts = np.bincount(b_idx[sel], minlength=centres.size)
+            if not counts.any():
+                continue
+            name = cnames[k] if k >= 0 else "rows"
+            fig.add_bar(x=centres, y=counts, width=widths, name=name, legendgroup=name,
+                        showlegend=k not in shown_classes,
+                        marker=dict(color=class_color(k) if k >= 0 else NEUTRAL, line_width=0),
+                        hovertemplate=f"node {v}, {name}<br>{names[j]} \u2248 %{{x:.4g}}: "
+                                      "%{y} rows<extra></extra>", row=r, col=c)
+            shown_classes.add(k)
+        fig.update_xaxes(range=[lo - pad, hi + pad], row=r, col=c)
+        if cats is not None:
+            fig.update_xaxes(tickvals=list(range(len(cats))), ticktext=[str(s) for s in cats],
+                             row=r, col=c)
+    for side in ("left", "right"):  # legend entries for the shaded sides
+        fig.add_scatter(x=[None], y=[None], mode="markers", name=f"shaded: goes {side}",
+                        marker=dict(symbol="square", size=14, color=SIDE_COLORS[side],
+                                    opacity=0.5), hoverinfo="skip")
+    height = int(150 + row_height * nrows)
+    plot_h = height - 190  # the plot area: height minus the top and bottom margins
+    fig.update_layout(**base_layout(
+        "Shape function of every split node (rows per bin stacked by class; shading: the side "
+        "each interval goes to)", barmode="stack", bargap=0.02, height=height,
+        margin=dict(l=50, r=20, t=150, b=40),
+        legend=dict(orientation="h", yanchor="bottom", y=1 + 42 / plot_h, xanchor="left",
+                    x=0.0)))
+    for ann in fig.layout.annotations:
+        ann.font = dict(size=FONT_SIZE - 1)
+    fig.update_yaxes(title_text="rows", col=1)
+    return fig

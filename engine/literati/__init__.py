@@ -1,0 +1,15 @@
+"""Literati: anytime optimal shape generalized trees via AO* (SPEC section 1).
+
+Public API: :class:`LiteratiClassifier` (scikit-learn estimator), :class:`LiteratiSearch`
+(stepwise search for the live page, from :meth:`LiteratiClassifier.start`),
+:func:`shape_route` (routing of one shape function) and :data:`TRACE_COLUMNS`.
+"""
+
+from engine.literati.estimator import (
+    TRACE_COLUMNS,
+    LiteratiClassifier,
+    LiteratiSearch,
+    shape_route,
+)
+
+__all__ = ["TRACE_COLUMNS", "LiteratiClassifier", "LiteratiSearch", "shape_route"]

@@ -1,0 +1,891 @@
+"""numba kernels of the Literati search (SPEC section 1): the per-state work.
+
+Every kernel is ``@njit(cache=True, nogil=True)``.  Features are passed **transposed**:
+``XT`` float64 C-contiguous ``(p, n)`` (one feature's values are contiguous, so the scans
+below read memory in order); class codes ``y`` int64 ``(n,)`` in ``[0, C)``; sample ids
+int64.  A data state's samples are kept as its **orders**: int64 ``(p, m)``, row ``j`` = the
+state's sample ids sorted by feature ``j`` (stable, ties by id).  Children orders are
+obtained by filtering the parent's rows (no re-sorting), so the lookahead CART and the
+depth-1 solver cost O(p * m) per level.
+
+* :func:`state_candidates` / :func:`uni_thresholds`: candidate breakpoints of a state
+  (univariate best-first CART with at most B_d leaves per feature, float64 midpoints).
+* :func:`solve_depth1`: exact optimum of a state with one level left (a DP over the
+  candidate intervals with alternating sides, for every pair of leaf classes).
+* :func:`solve_depth2`: resumable exact scan of a state with two levels left.
+* :func:`cart_value` / :func:`lookahead_shapes`: the lookahead-CART heuristic V~.
+* :func:`apply_shape_tree`, :func:`shape_route_kernel`, :func:`route_left`: routing.
+
+Numba cannot read the clock, so no kernel checks the time limit itself; instead every
+kernel call does a bounded amount of work (one state's candidates, a chunk of lookahead
+CARTs or of depth-2 shapes sized from measured costs) and the search checks the clock
+between calls.
+
+Shape routing (SPEC section 1): a node with feature ``j`` and sorted breakpoints
+``u_1 < ... < u_K`` sends ``x`` left iff ``#{u_i < x_j}`` is even.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine._numba import njit
+
+_INF = 1e300
+
+
+# ---------------------------------------------------------------------------------------
+# orders
+# ---------------------------------------------------------------------------------------
+
+
+@njit
+def sort_orders(XT, idx):
+    """Orders int64 ``(p, m)`` of the samples ``idx`` (int64, ascending) per feature.
+    ``XT``: the transposed features, float64 C-contiguous ``(p, n)``."""
+    p = XT.shape[0]
+    m = idx.shape[0]
+    out = np.empty((p, m), dtype=np.int64)
+    vals = np.empty(m, dtype=np.float64)
+    for j in range(p):
+        for r in range(m):
+            vals[r] = XT[j, idx[r]]
+        o = np.argsort(vals, kind="mergesort")
+        for r in range(m):
+            out[j, r] = idx[o[r]]
+    return out
+
+
+@njit
+def split_orders(orders, go_left, n_left):
+    """Split orders ``(p, m)`` into the left ``(p, n_left)`` and right ``(p, m - n_left)``
+    orders; ``go_left`` is a bool array over **all** samples (indexed by sample id)."""
+    p, m = orders.shape
+    left = np.empty((p, n_left), dtype=np.int64)
+    right = np.empty((p, m - n_left), dtype=np.int64)
+    for j in range(p):
+        a = 0
+        b = 0
+        for r in range(m):
+            g = orders[j, r]
+            if go_left[g]:
+                left[j, a] = g
+                a += 1
+            else:
+                right[j, b] = g
+                b += 1
+    return left, right
+
+
+@njit
+def n_below(u, v):
+    """Number of breakpoints ``u`` (sorted float64) strictly below ``v``."""
+    c = 0
+    for i in range(u.shape[0]):
+        if u[i] < v:
+            c += 1
+        else:
+            break
+    return c
+
+
+@njit
+def route_left(XT, idx, j, u, out):
+    """``out[g] = True`` iff sample ``g`` of ``idx`` goes left under the shape ``(j, u)``;
+    returns the number of left samples.  ``out``: bool ``(n,)`` (entries outside ``idx``
+    are not touched)."""
+    nl = 0
+    for r in range(idx.shape[0]):
+        g = idx[r]
+        left = n_below(u, XT[j, g]) % 2 == 0
+        out[g] = left
+        if left:
+            nl += 1
+    return nl
+
+
+@njit
+def shape_route_kernel(x, u):
+    """bool ``(n,)``: True where ``x`` goes left under breakpoints ``u`` (sorted)."""
+    n = x.shape[0]
+    out = np.empty(n, dtype=np.bool_)
+    for i in range(n):
+        out[i] = np.searchsorted(u, x[i]) % 2 == 0
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# class counts
+# ---------------------------------------------------------------------------------------
+
+
+@njit
+def class_counts(y, idx, C):
+    """int64 ``(C,)`` class counts of the samples ``idx``."""
+    out = np.zeros(C, dtype=np.int64)
+    for r in range(idx.shape[0]):
+        out[y[idx[r]]] += 1
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# univariate CART (candidate breakpoints)
+# ---------------------------------------------------------------------------------------
+
+
+@njit
+def _midpoint(a, b):
+    """scikit-learn's threshold between consecutive values ``a < b``: ``a/2 + b/2``,
+    or ``a`` when rounding reaches ``b`` (so ``a <= t < b``)."""
+    t = a / 2.0 + b / 2.0
+    if t >= b or not np.isfinite(t):
+        t = a
+    return t
+
+
+@njit
+def _best_segment_split(xs, ys, s, e, C, L, T):
+    """Best gini split of the sorted segment ``[s, e)``: returns ``(pos, gain)`` with the
+    split between positions ``pos`` and ``pos + 1`` (``pos = -1``: pure or constant).
+    ``gain`` = n * weighted gini decrease = sum L^2/nL + sum R^2/nR - sum T^2/n >= 0."""
+    n = e - s
+    for c in range(C):
+        T[c] = 0
+        L[c] = 0
+    for r in range(s, e):
+        T[ys[r]] += 1
+    sqT = 0.0
+    mx = 0
+    for c in range(C):
+        sqT += T[c] * T[c]
+        if T[c] > mx:
+            mx = T[c]
+    if mx == n or n < 2:
+        return -1, 0.0
+    sqL = 0.0
+    sqR = sqT
+    best = -1.0
+    bpos = -1
+    for r in range(s, e - 1):
+        c = ys[r]
+        sqL += 2.0 * L[c] + 1.0
+        rc = T[c] - L[c]
+        sqR -= 2.0 * rc - 1.0
+        L[c] += 1
+        if xs[r] < xs[r + 1]:
+            nl = r - s + 1
+            g = sqL / nl + sqR / (n - nl)
+            if g > best:
+                best = g
+                bpos = r
+    if bpos < 0:
+        return -1, 0.0
+    gain = best - sqT / n
+    if gain < 0.0:
+        gain = 0.0
+    return bpos, gain
+
+
+@njit
+def _uni_into(xs, ys, m, C, max_leaves, out, L, T, seg_s, seg_e, seg_pos, seg_gain, cut):
+    """Candidate breakpoints of ``xs[:m]`` written to ``out`` (sorted); returns their
+    number.  Work arrays: ``L``, ``T`` int64 ``(C,)``; ``seg_*``, ``cut`` of length
+    ``>= max_leaves``.  See :func:`uni_thresholds`."""
+    if max_leaves <= 0:
+        k = 0
+        for r in range(m - 1):
+            if xs[r] < xs[r + 1]:
+                out[k] = _midpoint(xs[r], xs[r + 1])
+                k += 1
+        return k
+    n_seg = 1
+    seg_s[0] = 0
+    seg_e[0] = m
+    pos, gain = _best_segment_split(xs, ys, 0, m, C, L, T)
+    seg_pos[0] = pos
+    seg_gain[0] = gain
+    n_cut = 0
+    while n_seg < max_leaves:
+        k = -1
+        bg = -1.0
+        for i in range(n_seg):
+            if seg_pos[i] >= 0 and (k < 0 or seg_gain[i] > bg):
+                k = i
+                bg = seg_gain[i]
+        if k < 0:
+            break
+        s = seg_s[k]
+        e = seg_e[k]
+        pos = seg_pos[k]
+        cut[n_cut] = pos
+        n_cut += 1
+        seg_e[k] = pos + 1
+        p1, g1 = _best_segment_split(xs, ys, s, pos + 1, C, L, T)
+        seg_pos[k] = p1
+        seg_gain[k] = g1
+        seg_s[n_seg] = pos + 1
+        seg_e[n_seg] = e
+        p2, g2 = _best_segment_split(xs, ys, pos + 1, e, C, L, T)
+        seg_pos[n_seg] = p2
+        seg_gain[n_seg] = g2
+        n_seg += 1
+    cs = np.sort(cut[:n_cut])
+    for i in range(n_cut):
+        out[i] = _midpoint(xs[cs[i]], xs[cs[i] + 1])
+    return n_cut
+
+
+@njit
+def uni_thresholds(xs, ys, C, max_leaves):
+    """Candidate breakpoints (sorted float64) of one feature over one sample set.
+
+    ``xs`` float64 sorted values, ``ys`` int64 codes in the same order.  With
+    ``max_leaves >= 2``: the thresholds of a best-first univariate CART (gini) with at most
+    ``max_leaves`` leaves (splits with zero gain allowed, as scikit-learn; ties to the
+    earliest segment); ``max_leaves <= 0``: every midpoint between consecutive distinct
+    values.  Thresholds are float64 midpoints of the sample's own values."""
+    m = xs.shape[0]
+    w = max(max_leaves, 1)
+    out = np.empty(max(m, 1), dtype=np.float64)
+    k = _uni_into(xs, ys, m, C, max_leaves, out, np.zeros(C, dtype=np.int64),
+                  np.zeros(C, dtype=np.int64), np.empty(w, dtype=np.int64),
+                  np.empty(w, dtype=np.int64), np.empty(w, dtype=np.int64),
+                  np.empty(w, dtype=np.float64), np.empty(w, dtype=np.int64))
+    return out[:k].copy()
+
+
+@njit
+def state_candidates(XT, y, orders, C, max_leaves):
+    """Candidate breakpoints of every feature over one data state.
+
+    Returns ``(offsets int64 (p + 1,), values float64)``: feature ``j``'s sorted
+    candidates are ``values[offsets[j]:offsets[j + 1]]``, and ``counts`` int64
+    ``(n_bins_total, C)``: class counts of the bins (intervals between consecutive
+    candidates, ``len + 1`` bins per feature, stacked feature by feature; bin ``b`` of
+    feature ``j`` is row ``offsets[j] + j + b``)."""
+    p, m = orders.shape
+    xs = np.empty(m, dtype=np.float64)
+    ys = np.empty(m, dtype=np.int64)
+    parts = []
+    total = 0
+    for j in range(p):
+        for r in range(m):
+            g = orders[j, r]
+            xs[r] = XT[j, g]
+            ys[r] = y[g]
+        t = uni_thresholds(xs, ys, C, max_leaves)
+        parts.append(t)
+        total += t.shape[0]
+    off = np.zeros(p + 1, dtype=np.int64)
+    vals = np.empty(total, dtype=np.float64)
+    counts = np.zeros((total + p, C), dtype=np.int64)
+    for j in range(p):
+        t = parts[j]
+        off[j + 1] = off[j] + t.shape[0]
+        for i in range(t.shape[0]):
+            vals[off[j] + i] = t[i]
+        base = off[j] + j
+        b = 0
+        for r in range(m):
+            g = orders[j, r]
+            v = XT[j, g]
+            while b < t.shape[0] and t[b] < v:
+                b += 1
+            counts[base + b, y[g]] += 1
+    return off, vals, counts
+
+
+# ---------------------------------------------------------------------------------------
+# depth-1 solver (exact over a state's candidates): alternating-interval DP
+# ---------------------------------------------------------------------------------------
+
+
+@njit
+def _dp_errors(counts, C, K_max, cL, cR, f, g):
+    """Errors of the best alternating assignment with exactly k switches (k = 0..K_max)
+    when left intervals predict ``cL`` and right ones ``cR``; writes ``f`` (K_max + 1)."""
+    nb = counts.shape[0]
+    for k in range(K_max + 1):
+        f[k] = _INF
+    tot = 0
+    for c in range(C):
+        tot += counts[0, c]
+    f[0] = tot - counts[0, cL]
+    for b in range(1, nb):
+        tot = 0
+        for c in range(C):
+            tot += counts[b, c]
+        eL = tot - counts[b, cL]
+        eR = tot - counts[b, cR]
+        for k in range(K_max + 1):
+            v = f[k]
+            if k >= 1 and f[k - 1] < v:
+                v = f[k - 1]
+            g[k] = v + (eL if k % 2 == 0 else eR)
+        for k in range(K_max + 1):
+            f[k] = g[k]
+
+
+@njit
+def _dp_backtrack(counts, C, K, cL, cR):
+    """Bin boundaries (indices of candidates) of the optimum with exactly ``K`` switches."""
+    nb = counts.shape[0]
+    f = np.full((nb, K + 1), _INF)
+    came = np.zeros((nb, K + 1), dtype=np.bool_)
+    tot = 0
+    for c in range(C):
+        tot += counts[0, c]
+    f[0, 0] = tot - counts[0, cL]
+    for b in range(1, nb):
+        tot = 0
+        for c in range(C):
+            tot += counts[b, c]
+        eL = tot - counts[b, cL]
+        eR = tot - counts[b, cR]
+        for k in range(K + 1):
+            v = f[b - 1, k]
+            sw = False
+            if k >= 1 and f[b - 1, k - 1] < v:
+                v = f[b - 1, k - 1]
+                sw = True
+            f[b, k] = v + (eL if k % 2 == 0 else eR)
+            came[b, k] = sw
+    out = np.empty(K, dtype=np.int64)
+    k = K
+    b = nb - 1
+    while b > 0:
+        if came[b, k]:
+            out[k - 1] = b - 1
+            k -= 1
+        b -= 1
+    return out
+
+
+@njit
+def _d1_workspace(m, C, max_leaves, K_max, p):
+    w = max(max_leaves, 1)
+    nb = (m + 1) if max_leaves <= 0 else (max_leaves + 1)
+    return (np.empty(m, dtype=np.float64), np.empty(m, dtype=np.int64),
+            np.empty(max(m, 1), dtype=np.float64), np.zeros((max(nb, 2), C), dtype=np.int64),
+            np.zeros(C, dtype=np.int64), np.zeros(C, dtype=np.int64),
+            np.empty(w, dtype=np.int64), np.empty(w, dtype=np.int64),
+            np.empty(w, dtype=np.int64), np.empty(w, dtype=np.float64),
+            np.empty(w, dtype=np.int64), np.empty(K_max + 1, dtype=np.float64),
+            np.empty(K_max + 1, dtype=np.float64), np.empty(p, dtype=np.float64),
+            np.zeros((m + 1, C), dtype=np.int64))
+
+
+@njit
+def _feature_bound(xs, ys, m, C, K_max, lam, alpha, ucnt, f, g):
+    """Least ``lam + alpha K + Err`` of a depth-1 split on one feature with **any**
+    breakpoints (every midpoint a candidate): a lower bound for the same feature with a
+    state's candidates (a subset).  ``inf`` for a constant feature."""
+    nb = 0
+    for r in range(m):
+        if r == 0 or xs[r] != xs[r - 1]:
+            for c in range(C):
+                ucnt[nb, c] = 0
+            nb += 1
+        ucnt[nb - 1, ys[r]] += 1
+    if nb < 2:
+        return np.inf
+    kk = min(K_max, nb - 1)
+    bj = np.inf
+    for cL in range(C):
+        for cR in range(C):
+            if cL == cR:
+                continue
+            _dp_errors(ucnt[:nb], C, kk, cL, cR, f, g)
+            for k in range(1, kk + 1):
+                v = lam + alpha * k + f[k]
+                if v < bj:
+                    bj = v
+    return bj
+
+
+@njit
+def _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps_out):
+    """:func:`solve_depth1` with preallocated work arrays ``ws`` (from
+    :func:`_d1_workspace` for at least ``orders.shape[1]`` samples); writes the
+    breakpoints to ``bps_out`` and returns ``(value, j, K)``.
+
+    With finite candidates and at most 3 classes, every feature first gets the bound of
+    :func:`_feature_bound`; features are then solved in increasing bound order until the
+    bound reaches the best value found (the rest cannot improve it)."""
+    xs, ys, thr, cnt, L, T, seg_s, seg_e, seg_pos, seg_gain, cut, f, g, bnd, ucnt = ws
+    p, m = orders.shape
+    for c in range(C):
+        T[c] = 0
+    for r in range(m):
+        T[y[orders[0, r]]] += 1
+    mx = 0
+    for c in range(C):
+        if T[c] > mx:
+            mx = T[c]
+    leaf = float(m - mx)
+    best = leaf
+    best_j = -1
+    best_k = 0
+    if leaf <= lam + alpha or m < 2:
+        return best, best_j, best_k
+    use_bound = max_leaves > 0 and C <= 3
+    if use_bound:
+        for j in range(p):
+            for r in range(m):
+                gg = orders[j, r]
+                xs[r] = XT[j, gg]
+                ys[r] = y[gg]
+            bnd[j] = _feature_bound(xs, ys, m, C, K_max, lam, alpha, ucnt, f, g)
+        fo = np.argsort(bnd[:p], kind="mergesort")
+    else:
+        fo = np.arange(p)
+    for jj in range(p):
+        j = fo[jj]
+        if use_bound and bnd[j] >= best - 1e-12:
+            break
+        for r in range(m):
+            gg = orders[j, r]
+            xs[r] = XT[j, gg]
+            ys[r] = y[gg]
+        nc = _uni_into(xs, ys, m, C, max_leaves, thr, L, T, seg_s, seg_e, seg_pos,
+                       seg_gain, cut)
+        if nc == 0:
+            continue
+        nb = nc + 1
+        for b in range(nb):
+            for c in range(C):
+                cnt[b, c] = 0
+        b = 0
+        for r in range(m):
+            while b < nc and thr[b] < xs[r]:
+                b += 1
+            cnt[b, ys[r]] += 1
+        cv = cnt[:nb]
+        kk = min(K_max, nc)
+        bj = np.inf
+        bcl = -1
+        bcr = -1
+        bk = 0
+        for cL in range(C):
+            for cR in range(C):
+                if cL == cR:
+                    continue
+                _dp_errors(cv, C, kk, cL, cR, f, g)
+                for k in range(1, kk + 1):
+                    v = lam + alpha * k + f[k]
+                    if v < bj - 1e-12:
+                        bj = v
+                        bcl = cL
+                        bcr = cR
+                        bk = k
+        if bj < best - 1e-12:
+            pos = _dp_backtrack(cv, C, bk, bcl, bcr)
+            for i in range(bk):
+                bps_out[i] = thr[pos[i]]
+            best = bj
+            best_j = j
+            best_k = bk
+    return best, best_j, best_k
+
+
+@njit
+def solve_depth1(XT, y, orders, C, max_leaves, K_max, lam, alpha):
+    """Exact optimum of a data state with one level left, within its candidates.
+
+    Minimises ``Err`` (leaf) or ``lam + alpha*K + Err_L + Err_R`` over every feature ``j``
+    and every subset of ``K <= K_max`` of the state's candidates on ``j`` (alternating
+    routing; majority leaves), by a dynamic programme over the candidate intervals for
+    every pair of leaf classes.  Returns ``(value, j, bps)``: ``j = -1`` for the leaf,
+    ``bps`` the float64 breakpoints."""
+    p, m = orders.shape
+    ws = _d1_workspace(m, C, max_leaves, K_max, p)
+    bps = np.empty(K_max, dtype=np.float64)
+    v, j, k = _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps)
+    return v, j, bps[:k].copy()
+
+
+# ---------------------------------------------------------------------------------------
+# lookahead CART (ordering heuristic V~)
+# ---------------------------------------------------------------------------------------
+
+
+@njit
+def cart_value(XT, y, orders, C, depth, cost, mark):
+    """Regularised loss of a greedy (gini, every threshold) CART of depth ``depth``.
+
+    ``orders`` (p, m) is modified (partitioned in place); ``mark`` bool ``(n,)`` scratch,
+    all False on entry and exit.  Value = min over prunings: leaf error or
+    ``cost + value(left) + value(right)`` bottom-up (the SPEC's V~)."""
+    p, m = orders.shape
+    if m == 0:
+        return 0.0
+    cap = 1
+    for _ in range(depth + 1):
+        cap *= 2
+    ns = np.empty(cap, dtype=np.int64)
+    ne = np.empty(cap, dtype=np.int64)
+    nd = np.empty(cap, dtype=np.int64)
+    nl = np.full(cap, -1, dtype=np.int64)
+    nerr = np.empty(cap, dtype=np.float64)
+    tmp = np.empty(m, dtype=np.int64)
+    L = np.zeros(C, dtype=np.int64)
+    T = np.zeros(C, dtype=np.int64)
+    ns[0] = 0
+    ne[0] = m
+    nd[0] = depth
+    count = 1
+    i = 0
+    while i < count:
+        s = ns[i]
+        e = ne[i]
+        n = e - s
+        for c in range(C):
+            T[c] = 0
+        for r in range(s, e):
+            T[y[orders[0, r]]] += 1
+        mx = 0
+        sqT = 0.0
+        for c in range(C):
+            sqT += T[c] * T[c]
+            if T[c] > mx:
+                mx = T[c]
+        err = float(n - mx)
+        nerr[i] = err
+        if nd[i] > 0 and err > cost and err > 0:
+            best = -1.0
+            bf = -1
+            bpos = -1
+            for fj in range(p):
+                for c in range(C):
+                    L[c] = 0
+                sqL = 0.0
+                sqR = sqT
+                for r in range(s, e - 1):
+                    g = orders[fj, r]
+                    c = y[g]
+                    sqL += 2.0 * L[c] + 1.0
+                    sqR -= 2.0 * (T[c] - L[c]) - 1.0
+                    L[c] += 1
+                    if XT[fj, g] < XT[fj, orders[fj, r + 1]]:
+                        k = r - s + 1
+                        v = sqL / k + sqR / (n - k)
+                        if v > best:
+                            best = v
+                            bf = fj
+                            bpos = r
+            if bf >= 0:
+                for r in range(s, bpos + 1):
+                    mark[orders[bf, r]] = True
+                nleft = bpos + 1 - s
+                for fj in range(p):
+                    a = s
+                    b = 0
+                    for r in range(s, e):
+                        g = orders[fj, r]
+                        if mark[g]:
+                            orders[fj, a] = g
+                            a += 1
+                        else:
+                            tmp[b] = g
+                            b += 1
+                    for r in range(b):
+                        orders[fj, a + r] = tmp[r]
+                for r in range(s, s + nleft):
+                    mark[orders[0, r]] = False
+                nl[i] = count
+                ns[count] = s
+                ne[count] = s + nleft
+                nd[count] = nd[i] - 1
+                ns[count + 1] = s + nleft
+                ne[count + 1] = e
+                nd[count + 1] = nd[i] - 1
+                count += 2
+        i += 1
+    val = np.empty(count, dtype=np.float64)
+    for i in range(count - 1, -1, -1):
+        if nl[i] < 0:
+            val[i] = nerr[i]
+        else:
+            v = cost + val[nl[i]] + val[nl[i] + 1]
+            val[i] = v if v < nerr[i] else nerr[i]
+    return val[0]
+
+
+@njit
+def lookahead_shapes(XT, y, orders, C, depth, cost, feats, bp_off, bp_val, mark, side):
+    """V~ of the two children of shapes ``q`` of one data state.
+
+    ``orders`` (p, m): the state's orders; shape ``q`` splits on ``feats[q]`` with
+    breakpoints ``bp_val[bp_off[q]:bp_off[q + 1]]``; ``depth`` = children's remaining
+    depth.  Returns float64 ``(S, 2)``: lookahead-CART loss (``depth >= 1``) or leaf error
+    (``depth == 0``) of the left and right child.  ``mark``, ``side``: bool ``(n,)``
+    scratch."""
+    S = feats.shape[0]
+    p, m = orders.shape
+    out = np.empty((S, 2), dtype=np.float64)
+    flat_l = np.empty(p * m, dtype=np.int64)
+    flat_r = np.empty(p * m, dtype=np.int64)
+    cnt = np.zeros(C, dtype=np.int64)
+    for q in range(S):
+        j = feats[q]
+        u = bp_val[bp_off[q]: bp_off[q + 1]]
+        nleft = route_left(XT, orders[0], j, u, side)
+        if depth == 0:
+            for h in range(2):
+                for c in range(C):
+                    cnt[c] = 0
+                tot = 0
+                for r in range(m):
+                    g = orders[0, r]
+                    if side[g] == (h == 0):
+                        cnt[y[g]] += 1
+                        tot += 1
+                out[q, h] = tot - cnt.max() if tot > 0 else 0.0
+            continue
+        ol = flat_l[: p * nleft].reshape((p, nleft))
+        orr = flat_r[: p * (m - nleft)].reshape((p, m - nleft))
+        for fj in range(p):
+            a = 0
+            b = 0
+            for r in range(m):
+                g = orders[fj, r]
+                if side[g]:
+                    ol[fj, a] = g
+                    a += 1
+                else:
+                    orr[fj, b] = g
+                    b += 1
+        out[q, 0] = cart_value(XT, y, ol, C, depth, cost, mark)
+        out[q, 1] = cart_value(XT, y, orr, C, depth, cost, mark)
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# tree objective (verification of the incumbent)
+# ---------------------------------------------------------------------------------------
+
+
+@njit
+def apply_shape_tree(children_left, children_right, feature, bp_off, bp_val, X):
+    """Leaf id (int64 ``(n,)``) of every row under shape routing: internal node ``i`` with
+    breakpoints ``bp_val[bp_off[i]:bp_off[i+1]]`` sends ``x`` left iff the number of
+    breakpoints strictly below ``x[feature[i]]`` is even."""
+    n = X.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        node = 0
+        while children_left[node] >= 0:
+            v = X[i, feature[node]]
+            c = 0
+            for t in range(bp_off[node], bp_off[node + 1]):
+                if bp_val[t] < v:
+                    c += 1
+                else:
+                    break
+            if c % 2 == 0:
+                node = children_left[node]
+            else:
+                node = children_right[node]
+        out[i] = node
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# depth-2 solver (exact over the candidates, with an optional budget)
+# ---------------------------------------------------------------------------------------
+
+
+@njit
+def _gini_proxy(cnt_l, cnt_r, C):
+    nl = 0.0
+    nr = 0.0
+    sl = 0.0
+    sr = 0.0
+    for c in range(C):
+        nl += cnt_l[c]
+        nr += cnt_r[c]
+        sl += cnt_l[c] * cnt_l[c]
+        sr += cnt_r[c] * cnt_r[c]
+    g = 0.0
+    if nl > 0:
+        g += nl - sl / nl
+    if nr > 0:
+        g += nr - sr / nr
+    return g
+
+
+@njit
+def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, start,
+                 max_evals, best, lb_skip, feats, ks, bps):
+    """Optimum of a data state with two levels left, within its candidates (resumable).
+
+    Candidates of the state come from :func:`state_candidates` with ``leaves2``; each
+    child (one level left) is solved by the depth-1 DP with its own candidates
+    (``leaves1``).  Every feature ``j`` and every subset of ``K <= K_max`` candidates is a
+    shape; shapes are tried in a fixed order (weighted gini of their children), and a shape
+    is skipped as soon as ``lam + alpha K + V(L) + V(R)`` (with ``min(Err, lam + alpha)``
+    for a child not solved yet) reaches ``min(best, budget)``.
+
+    The scan starts at position ``start`` of that order and stops after ``max_evals``
+    depth-1 solves; ``best`` (value of the incumbent, the leaf error at first),
+    ``lb_skip`` (least bound of the shapes skipped so far, ``inf`` at first) and the
+    incumbent ``feats`` int64 ``(3,)`` (split feature of the node, its left and right child,
+    -1 = leaf), ``ks`` int64 ``(3,)`` (numbers of breakpoints) and ``bps`` float64
+    ``(3, K_max)`` (breakpoints) carry the state between calls (the arrays are updated in
+    place).
+
+    Returns ``(best, lb_skip, next, lb_rest, n_shapes, n_solves)``: the optimum is at
+    least ``min(best, lb_skip, lb_rest)`` (``lb_rest``: least base bound of the shapes not
+    scanned yet); the scan is complete when ``next == n_shapes``; ``n_solves`` depth-1
+    solves were done.
+    """
+    p, m = orders.shape
+    lr = lam + alpha
+    tot = np.zeros(C, dtype=np.int64)
+    for r in range(m):
+        tot[y[orders[0, r]]] += 1
+    leaf = float(m - tot.max())
+    if leaf <= lr or m < 2:
+        return leaf, np.inf, 0, np.inf, 0, 0
+    off, vals, counts = state_candidates(XT, y, orders, C, leaves2)
+    # enumerate the shapes: feature, subset (flat), children's leaf errors, proxy
+    n_shapes = 0
+    for j in range(p):
+        nc = off[j + 1] - off[j]
+        c = 1.0
+        for kk in range(1, min(K_max, nc) + 1):
+            c = c * (nc - kk + 1) / kk
+            n_shapes += int(c + 0.5)
+    sh_j = np.empty(n_shapes, dtype=np.int64)
+    sh_k = np.empty(n_shapes, dtype=np.int64)
+    sh_c = np.empty((n_shapes, K_max), dtype=np.int64)
+    sh_el = np.empty(n_shapes, dtype=np.float64)
+    sh_er = np.empty(n_shapes, dtype=np.float64)
+    sh_g = np.empty(n_shapes, dtype=np.float64)
+    comb = np.empty(K_max, dtype=np.int64)
+    cl = np.zeros(C, dtype=np.int64)
+    cr = np.zeros(C, dtype=np.int64)
+    q = 0
+    for j in range(p):
+        nc = off[j + 1] - off[j]
+        base = off[j] + j
+        for kk in range(1, min(K_max, nc) + 1):
+            for i in range(kk):
+                comb[i] = i
+            while True:
+                for c in range(C):
+                    cl[c] = 0
+                    cr[c] = 0
+                t = 0
+                for b in range(nc + 1):
+                    while t < kk and comb[t] < b:
+                        t += 1
+                    if t % 2 == 0:
+                        for c in range(C):
+                            cl[c] += counts[base + b, c]
+                    else:
+                        for c in range(C):
+                            cr[c] += counts[base + b, c]
+                sh_j[q] = j
+                sh_k[q] = kk
+                for i in range(kk):
+                    sh_c[q, i] = comb[i]
+                sh_el[q] = cl.sum() - cl.max()
+                sh_er[q] = cr.sum() - cr.max()
+                sh_g[q] = _gini_proxy(cl, cr, C)
+                q += 1
+                i = kk - 1
+                while i >= 0 and comb[i] == nc - kk + i:
+                    i -= 1
+                if i < 0:
+                    break
+                comb[i] += 1
+                for t2 in range(i + 1, kk):
+                    comb[t2] = comb[t2 - 1] + 1
+    order = np.argsort(sh_g, kind="mergesort")
+    n_all = XT.shape[1]
+    side = np.zeros(n_all, dtype=np.bool_)
+    flat_l = np.empty(p * m, dtype=np.int64)
+    flat_r = np.empty(p * m, dtype=np.int64)
+    lb_skip = np.inf
+    u = np.empty(K_max, dtype=np.float64)
+    ws = _d1_workspace(m, C, leaves1, K_max, p)
+    b1 = np.empty(K_max, dtype=np.float64)
+    b2 = np.empty(K_max, dtype=np.float64)
+    evals = 0
+    oi = start
+    while oi < n_shapes and evals < max_evals:
+        q = order[oi]
+        oi += 1
+        j = sh_j[q]
+        kk = sh_k[q]
+        cost = lam + alpha * kk
+        bl = sh_el[q] if sh_el[q] <= lr else lr
+        br = sh_er[q] if sh_er[q] <= lr else lr
+        thr = best if best < budget else budget
+        if cost + bl + br >= thr:
+            if cost + bl + br < lb_skip:
+                lb_skip = cost + bl + br
+            continue
+        for i in range(kk):
+            u[i] = vals[off[j] + sh_c[q, i]]
+        uk = u[:kk]
+        nleft = route_left(XT, orders[0], j, uk, side)
+        ol = flat_l[: p * nleft].reshape((p, nleft))
+        orr = flat_r[: p * (m - nleft)].reshape((p, m - nleft))
+        for fj in range(p):
+            a = 0
+            b = 0
+            for r in range(m):
+                g = orders[fj, r]
+                if side[g]:
+                    ol[fj, a] = g
+                    a += 1
+                else:
+                    orr[fj, b] = g
+                    b += 1
+        # the child with the larger leaf error first: it is the likelier to exceed
+        first_left = sh_el[q] >= sh_er[q]
+        evals += 1
+        if first_left:
+            v1, j1, k1 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b1)
+            rest = br
+        else:
+            v1, j1, k1 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b1)
+            rest = bl
+        if cost + v1 + rest >= thr:
+            if cost + v1 + rest < lb_skip:
+                lb_skip = cost + v1 + rest
+            continue
+        evals += 1
+        if first_left:
+            v2, j2, k2 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b2)
+        else:
+            v2, j2, k2 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b2)
+        v = cost + v1 + v2
+        if v < thr and v < best - 1e-12:
+            best = v
+            feats[0] = j
+            ks[0] = kk
+            for i in range(kk):
+                bps[0, i] = uk[i]
+            sl = 1 if first_left else 2
+            sr = 3 - sl
+            feats[sl] = j1
+            ks[sl] = k1
+            feats[sr] = j2
+            ks[sr] = k2
+            for i in range(K_max):
+                bps[sl, i] = b1[i] if i < k1 else 0.0
+                bps[sr, i] = b2[i] if i < k2 else 0.0
+        elif v < lb_skip:
+            lb_skip = v
+    lb_rest = np.inf
+    for oi2 in range(oi, n_shapes):
+        q = order[oi2]
+        bl = sh_el[q] if sh_el[q] <= lr else lr
+        br = sh_er[q] if sh_er[q] <= lr else lr
+        v = lam + alpha * sh_k[q] + bl + br
+        if v < lb_rest:
+            lb_rest = v
+    return best, lb_skip, oi, lb_rest, n_shapes, evals

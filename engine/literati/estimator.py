@@ -1,0 +1,487 @@
+"""Literati estimator and stepwise search API (SPEC section 1; issue 4).
+
+:class:`LiteratiClassifier` is a scikit-learn classifier whose ``fit`` runs the anytime AO*
+search of :mod:`engine.literati.search` for at most ``time_limit`` seconds and keeps the
+incumbent.  :meth:`LiteratiClassifier.start` returns a :class:`LiteratiSearch` the live page
+drives step by step (``step`` / ``snapshot`` / ``trace`` / ``incumbent`` / ``finish``).
+
+Objective (minimised, misclassification-count units)::
+
+    Err(T) + sum over internal nodes v of (lambda + alpha * K_v),  K_v <= K_max, depth <= D
+
+Shape routing: internal node ``v`` with feature ``j`` and sorted breakpoints ``u`` sends
+``x`` left iff ``searchsorted(u, x_j, side='left') % 2 == 0`` (:func:`shape_route`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from engine._numba import register_warmup
+from engine.data import DataError
+from engine.literati import _kernels as K
+from engine.literati.search import AOStarSearch
+from engine.tree import TreeArrays
+
+#: Columns of ``trace_`` / ``LiteratiSearch.trace()``.
+TRACE_COLUMNS = ("time", "iterations", "expanded", "solved", "pruned", "cache_size",
+                 "evictions", "ub", "lb", "gap", "rel_gap", "event")
+
+_TOL = 1e-9
+#: The trace keeps about this many rows (plain progress rows are thinned; event rows stay).
+_MAX_ROWS = 1000
+
+
+def shape_route(x_values, breakpoints) -> np.ndarray:
+    """Side of each value under a shape function: bool ``(n,)``, True = left.
+
+    ``x_values``: float array ``(n,)``; ``breakpoints``: sorted float array ``(K,)``,
+    ``K >= 1``.  Left iff the number of breakpoints strictly below ``x`` is even, i.e.
+    ``np.searchsorted(breakpoints, x, side='left') % 2 == 0`` (K = 1: ``x <= u``).
+
+    Raises ``ValueError`` when the breakpoints are not strictly increasing or NaN.
+    """
+    u = np.ascontiguousarray(np.asarray(breakpoints, dtype=np.float64).reshape(-1))
+    if np.any(np.isnan(u)) or np.any(np.diff(u) <= 0):
+        raise ValueError("breakpoints must be strictly increasing numbers")
+    x = np.ascontiguousarray(np.asarray(x_values, dtype=np.float64).reshape(-1))
+    return K.shape_route_kernel(x, u)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _is_real(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool)
+
+
+class LiteratiClassifier(ClassifierMixin, BaseEstimator):
+    """Anytime optimal shape generalized tree by AO* (Literati, arXiv 2609.09299).
+
+    Parameters
+    ----------
+    max_depth : int in [1, 8], default 3
+        Depth budget D (depth 1 = one split).
+    max_breakpoints : int in [1, 4], default 2
+        K_max, breakpoints per shape function (1 = ordinary threshold splits).
+    split_penalty : float >= 0 or None, default None
+        lambda, cost of every internal node in misclassified samples; None = 0.005 * n.
+    breakpoint_penalty : float >= 0 or None, default None
+        alpha, cost of every breakpoint; None = 0.005 * n.  A plain threshold split costs
+        lambda_r = lambda + alpha.
+    candidate_leaves : int >= 2, tuple of them, or None, default (8, 4)
+        B_d: candidate breakpoints of a data state at depth d (root = 0) on feature j are
+        the thresholds of a univariate CART with at most B_d leaves fitted on its samples;
+        a tuple gives the top depths first and its last value repeats below; None (or
+        None inside the tuple) = every midpoint (exact search).
+    time_limit : float > 0, default 20.0
+        Seconds of search; the incumbent is returned when it runs out.
+    cache_size : int >= 1, default 10_000
+        Data states kept in the LRU cache (states on the incumbent tree or the current
+        selection path are never evicted).
+    random_state : None or int
+        Accepted for scikit-learn compatibility; the search is deterministic.
+
+    Fitted attributes
+    -----------------
+    ``tree_`` (:class:`engine.tree.TreeArrays` with ``bp_offsets``/``bp_values`` and
+    per-node ``lower_bound``/``upper_bound``), ``classes_``, ``n_classes_``,
+    ``n_features_in_``, ``feature_names_in_`` (DataFrame input), ``objective_``,
+    ``lower_bound_``, ``upper_bound_``, ``proven_optimal_``, ``objective_breakdown_``,
+    ``trace_`` (DataFrame with :data:`TRACE_COLUMNS`), ``incumbents_``,
+    ``split_penalty_``, ``breakpoint_penalty_``, ``candidate_leaves_`` (list of B_d, 0 =
+    all midpoints), ``n_iterations_``, ``search_time_``.
+    """
+
+    def __init__(self, max_depth=3, max_breakpoints=2, split_penalty=None,
+                 breakpoint_penalty=None, candidate_leaves=(8, 4), time_limit=20.0,
+                 cache_size=10_000, random_state=None):
+        self.max_depth = max_depth
+        self.max_breakpoints = max_breakpoints
+        self.split_penalty = split_penalty
+        self.breakpoint_penalty = breakpoint_penalty
+        self.candidate_leaves = candidate_leaves
+        self.time_limit = time_limit
+        self.cache_size = cache_size
+        self.random_state = random_state
+
+    # -- validation ----------------------------------------------------------------------
+
+    def _check_params(self, n: int) -> dict:
+        D = self.max_depth
+        if not _is_int(D) or not 1 <= D <= 8:
+            raise ValueError(f"max_depth must be an int in 1..8, got {D!r}")
+        Km = self.max_breakpoints
+        if not _is_int(Km) or not 1 <= Km <= 4:
+            raise ValueError(f"max_breakpoints (K_max) must be an int in 1..4, got {Km!r}")
+        out = {"max_depth": int(D), "max_breakpoints": int(Km)}
+        for name in ("split_penalty", "breakpoint_penalty"):
+            v = getattr(self, name)
+            if v is None:
+                v = 0.005 * n
+            elif not _is_real(v) or not math.isfinite(v) or v < 0:
+                raise ValueError(f"{name} must be a finite number >= 0 (misclassified "
+                                 f"samples) or None for 0.005 * n, got {v!r}")
+            out[name] = float(v)
+        cl = self.candidate_leaves
+        seq = [cl] if (cl is None or _is_int(cl)) else cl
+        try:
+            seq = list(seq)
+        except TypeError:
+            seq = None
+        if not seq:
+            raise ValueError("candidate_leaves must be an int >= 2, a non-empty tuple of "
+                             f"them, or None (all midpoints), got {cl!r}")
+        leaves = []
+        for v in seq:
+            if v is None:
+                leaves.append(0)
+            elif _is_int(v) and v >= 2:
+                leaves.append(int(v))
+            else:
+                raise ValueError("candidate_leaves must be an int >= 2, a non-empty tuple "
+                                 f"of them, or None (all midpoints), got {cl!r}")
+        out["candidate_leaves"] = leaves
+        tl = self.time_limit
+        if not _is_real(tl) or not math.isfinite(tl) or tl <= 0:
+            raise ValueError(f"time_limit must be a number of seconds > 0, got {tl!r}")
+        out["time_limit"] = float(tl)
+        cs = self.cache_size
+        if not _is_int(cs) or cs < 1:
+            raise ValueError(f"cache_size must be an int >= 1, got {cs!r}")
+        out["cache_size"] = int(cs)
+        rs = self.random_state
+        if rs is not None and not _is_int(rs) and not hasattr(rs, "randint"):
+            raise ValueError(f"random_state must be None or an int, got {rs!r}")
+        return out
+
+    def _prepare(self, X, y):
+        if y is None:
+            raise ValueError("LiteratiClassifier requires y to be passed, but the target y is "
+                             "None: give one class label per row")
+        try:
+            X, y = validate_data(self, X, y, dtype=np.float64, order="C",
+                                 ensure_all_finite=False)
+        except ValueError as exc:
+            raise DataError(str(exc)) from exc
+        if not X.flags.writeable or not X.flags.c_contiguous:
+            X = np.array(X, dtype=np.float64, order="C")
+        if np.isnan(X).any():
+            rows, cols = np.nonzero(np.isnan(X))
+            raise DataError(
+                f"X has missing values (NaN) in {len(np.unique(rows))} rows, first in column "
+                f"{int(cols[0])}: Literati cannot route missing values; impute or drop those "
+                "rows first")
+        if not np.isfinite(X).all():
+            raise DataError("X has infinite values: replace them with finite numbers")
+        kind = type_of_target(y)
+        if kind in ("continuous", "continuous-multioutput"):
+            raise DataError(
+                "LiteratiClassifier needs class labels, but the target holds continuous "
+                "values (a regression target): pick a categorical target or set the task to "
+                "classification with integer labels")
+        if kind not in ("binary", "multiclass"):
+            raise DataError(f"Unknown label type: LiteratiClassifier needs one column of "
+                            f"class labels, got a {kind!r} target")
+        classes, codes = np.unique(y, return_inverse=True)
+        return X, classes, np.ascontiguousarray(codes.reshape(-1), dtype=np.int64)
+
+    # -- fitting ---------------------------------------------------------------------------
+
+    def start(self, X, y) -> LiteratiSearch:
+        """Validate the input and return a :class:`LiteratiSearch` (no search work yet).
+
+        Raises ``ValueError`` for bad parameters and :class:`engine.data.DataError` (a
+        ``ValueError``) for bad data: NaN/inf in ``X``, a continuous (regression) target,
+        mismatched lengths."""
+        X, classes, codes = self._prepare(X, y)
+        prm = self._check_params(X.shape[0])
+        self.classes_ = classes
+        self.n_classes_ = int(classes.shape[0])
+        return LiteratiSearch(self, X, codes, prm)
+
+    def fit(self, X, y):
+        """Run the search on ``X`` (n, p) and labels ``y`` (n,) for at most
+        ``time_limit`` seconds; returns ``self``."""
+        search = self.start(X, y)
+        while not search.step(max_seconds=0.5):
+            pass
+        return search.finish()
+
+    # -- prediction --------------------------------------------------------------------------
+
+    def _X(self, X):
+        check_is_fitted(self, "tree_")
+        X = validate_data(self, X, reset=False, dtype=np.float64, order="C",
+                          ensure_all_finite=False)
+        if np.isnan(X).any():
+            raise DataError("X has missing values (NaN): Literati cannot route them; impute "
+                            "or drop those rows first")
+        if not np.isfinite(X).all():
+            raise DataError("X has infinite values: replace them with finite numbers")
+        if not X.flags.writeable:
+            X = X.copy()
+        return X
+
+    def apply(self, X):
+        """Leaf id (int64 ``(n,)``) reached by each row, routed by the shape functions."""
+        X = self._X(X)
+        t = self.tree_
+        return K.apply_shape_tree(t.children_left, t.children_right, t.feature,
+                                  t.bp_offsets, t.bp_values, X)
+
+    def predict_proba(self, X):
+        """Class fractions of the reached leaf: float64 ``(n, n_classes)``."""
+        leaves = self.apply(X)
+        return self.tree_.value[leaves, 0, :]
+
+    def predict(self, X):
+        """Majority class of the reached leaf (ties to the first class)."""
+        proba = self.predict_proba(X)
+        return self.classes_.take(np.argmax(proba, axis=1), axis=0)
+
+    def get_depth(self) -> int:
+        """Depth of the fitted tree."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.max_depth
+
+    def get_n_leaves(self) -> int:
+        """Number of leaves of the fitted tree."""
+        check_is_fitted(self, "tree_")
+        return self.tree_.n_leaves
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = False
+        tags.non_deterministic = False
+        return tags
+
+
+class LiteratiSearch:
+    """A running Literati search, advanced by bounded :meth:`step` calls.
+
+    Create it with :meth:`LiteratiClassifier.start`.  ``step(max_seconds)`` does at least
+    one AO* iteration and stops once ``max_seconds`` have passed (an iteration is a few
+    bounded kernel calls: typically 1-100 ms, a few hundred ms on a large, many-class state
+    under load); it returns True when the root is proven optimal, the time limit is reached
+    (also checked between the kernel calls of one expansion) or the search was finished.
+    Time counts while setting up (the root state) and while stepping, not between steps.
+
+    Attributes: ``engine`` (:class:`engine.literati.search.AOStarSearch`), ``incumbents``
+    (list of dicts ``time``, ``ub``, ``lb``, ``tree``), ``elapsed`` (s), ``done``,
+    ``proven``, ``timed_out``, ``stopped``, ``prm`` (resolved parameters).
+    """
+
+    def __init__(self, estimator: LiteratiClassifier, X, codes, prm):
+        t0 = time.perf_counter()
+        self.estimator = estimator
+        self.X = X
+        self.codes = codes
+        self.prm = prm
+        n = X.shape[0]
+        self.n_samples = n
+        self.engine = AOStarSearch(
+            X, codes, estimator.n_classes_, prm["max_depth"], prm["max_breakpoints"],
+            prm["split_penalty"], prm["breakpoint_penalty"], prm["candidate_leaves"],
+            prm["cache_size"])
+        self.elapsed = 0.0
+        self.done = False
+        self.proven = False
+        self.timed_out = False
+        self.stopped = False
+        self._rows: list[dict] = []
+        self.incumbents: list[dict] = []
+        self._ub = math.inf
+        self._tree = None
+        self._breakdown = None
+        self._refresh_incumbent(force=True)
+        self.elapsed = time.perf_counter() - t0  # set-up counts against the time limit
+        self.incumbents[0]["time"] = self.elapsed
+        self._log("incumbent")
+
+    # -- internals ----------------------------------------------------------------------
+
+    @property
+    def lower_bound(self) -> float:
+        return min(self.engine.root.lb, self._ub)
+
+    def _refresh_incumbent(self, force=False) -> bool:
+        """Extract the incumbent when the root's upper bound improved."""
+        eng = self.engine
+        if not force and eng.root.ub >= self._ub - _TOL:
+            return False
+        nodes, obj = eng.extract()
+        if not force and obj >= self._ub - _TOL:
+            return False
+        self._ub = obj
+        self._tree, self._breakdown = self._to_tree(nodes)
+        self.incumbents.append({"time": self.elapsed, "ub": obj, "lb": self.lower_bound,
+                                "tree": self._tree})
+        return True
+
+    def _to_tree(self, nodes):
+        est = self.estimator
+        C = est.n_classes_
+        lam, alpha = self.prm["split_penalty"], self.prm["breakpoint_penalty"]
+        m = len(nodes)
+        cl = np.full(m, -1, dtype=np.int64)
+        cr = np.full(m, -1, dtype=np.int64)
+        feat = np.full(m, -2, dtype=np.int64)
+        thr = np.full(m, -2.0)
+        imp = np.zeros(m)
+        nns = np.zeros(m, dtype=np.int64)
+        val = np.zeros((m, 1, C))
+        lbs = np.full(m, np.nan)
+        ubs = np.full(m, np.nan)
+        bp_off = np.zeros(m + 1, dtype=np.int64)
+        bps = []
+        errors = 0
+        n_splits = 0
+        n_bp = 0
+        for i, nd in enumerate(nodes):
+            cnt = np.bincount(self.codes[nd["idx"]], minlength=C).astype(np.float64)
+            tot = cnt.sum()
+            nns[i] = int(tot)
+            val[i, 0] = cnt / tot if tot > 0 else cnt
+            imp[i] = 1.0 - float(np.sum((cnt / tot) ** 2)) if tot > 0 else 0.0
+            if nd["children"] is None:
+                errors += int(tot - cnt.max())
+                lbs[i] = ubs[i] = float(tot - cnt.max())
+            else:
+                cl[i], cr[i] = nd["children"]
+                feat[i] = nd["feature"]
+                b = nd["bps"]
+                thr[i] = float(b[0])
+                bps.append(b)
+                n_splits += 1
+                n_bp += len(b)
+            if nd["lb"] is not None:
+                lbs[i], ubs[i] = nd["lb"], nd["ub"]
+            bp_off[i + 1] = bp_off[i] + (0 if nd["children"] is None else len(nd["bps"]))
+        names = getattr(est, "feature_names_in_", None)
+        tree = TreeArrays(
+            cl, cr, feat, thr, imp, nns, nns.astype(np.float64), val,
+            task="classification", n_features=self.X.shape[1], classes_=est.classes_,
+            feature_names=None if names is None else [str(s) for s in names],
+            bp_offsets=bp_off,
+            bp_values=np.concatenate(bps) if bps else np.empty(0),
+            lower_bound=lbs, upper_bound=ubs)
+        breakdown = {"errors": int(errors), "n_splits": n_splits, "n_breakpoints": n_bp,
+                     "split_cost": lam * n_splits, "breakpoint_cost": alpha * n_bp,
+                     "objective": errors + lam * n_splits + alpha * n_bp}
+        return tree, breakdown
+
+    def _log(self, event: str) -> None:
+        eng = self.engine
+        ub = self._ub
+        lb = self.lower_bound
+        if self._rows:
+            lb = max(lb, self._rows[-1]["lb"])
+        if eng.root.solved and lb >= ub - 1e-6 * max(1.0, abs(ub)):
+            lb = ub  # proven: the bounds met (up to float rounding of the sums)
+        gap = max(0.0, ub - lb)
+        self._rows.append({
+            "time": self.elapsed, "iterations": eng.iterations, "expanded": eng.expanded,
+            "solved": eng.solved_count, "pruned": eng.pruned, "cache_size": len(eng._cache),
+            "evictions": eng.evictions, "ub": ub, "lb": lb, "gap": gap,
+            "rel_gap": gap / max(abs(ub), 1e-12) if gap > 0 else 0.0, "event": event})
+        if len(self._rows) > 2 * _MAX_ROWS:
+            # downsample: keep every event row, the latest rows and every other plain row
+            head, tail = self._rows[:-10], self._rows[-10:]
+            kept = [r for i, r in enumerate(head) if r["event"] or i % 2 == 0]
+            self._rows = kept + tail
+
+    # -- public API -----------------------------------------------------------------------
+
+    def step(self, max_seconds: float = 0.1) -> bool:
+        """Run AO* iterations for about ``max_seconds``; True when finished (proven optimal,
+        time limit reached, or stopped)."""
+        if self.done:
+            return True
+        eng = self.engine
+        t0 = time.perf_counter()
+        limit_at = t0 + (self.prm["time_limit"] - self.elapsed)
+        eng.deadline = limit_at
+        stop_at = min(t0 + max(float(max_seconds), 0.0), limit_at)
+        while True:
+            progressed = eng.iterate()
+            self.elapsed += time.perf_counter() - t0
+            t0 = time.perf_counter()
+            if self._refresh_incumbent():
+                self._log("incumbent")
+            if eng.root.solved or (not progressed and not eng.timed_out):
+                self.proven = True
+                self.done = True
+                self._log("optimal")
+                return True
+            now = time.perf_counter()
+            if eng.timed_out or now >= limit_at:
+                self.timed_out = True
+                self.done = True
+                self._log("time_limit")
+                return True
+            if now >= stop_at:
+                break
+        self._log("")
+        return False
+
+    def snapshot(self) -> dict:
+        """The latest trace row (keys as :data:`TRACE_COLUMNS`) plus ``done``."""
+        row = dict(self._rows[-1])
+        row["done"] = self.done
+        return row
+
+    def trace(self) -> pd.DataFrame:
+        """All trace rows so far as a DataFrame with :data:`TRACE_COLUMNS`."""
+        return pd.DataFrame(self._rows, columns=list(TRACE_COLUMNS))
+
+    def incumbent(self) -> TreeArrays:
+        """The current incumbent tree (its objective equals the trace's ``ub``)."""
+        return self._tree
+
+    def finish(self) -> LiteratiClassifier:
+        """Stop the search and return the estimator fitted with the current incumbent."""
+        if not self.done:
+            self.done = True
+            self.stopped = True
+            self._log("stopped")
+        est = self.estimator
+        est.tree_ = self._tree
+        est.objective_ = float(self._ub)
+        est.upper_bound_ = float(self._ub)
+        est.lower_bound_ = float(self._rows[-1]["lb"])
+        est.proven_optimal_ = bool(self.proven)
+        est.objective_breakdown_ = dict(self._breakdown)
+        est.trace_ = self.trace()
+        est.incumbents_ = list(self.incumbents)
+        est.split_penalty_ = self.prm["split_penalty"]
+        est.breakpoint_penalty_ = self.prm["breakpoint_penalty"]
+        est.candidate_leaves_ = list(self.prm["candidate_leaves"])
+        est.n_iterations_ = self.engine.iterations
+        est.search_time_ = self.elapsed
+        return est
+
+
+@register_warmup("literati")
+def _warmup() -> None:
+    """Compile (or load) every Literati kernel: tiny depth-2 and depth-3 searches."""
+    rng = np.random.RandomState(0)
+    X = np.ascontiguousarray(rng.normal(size=(40, 3)))
+    y = (X[:, 0] * X[:, 1] > 0).astype(np.int64) + (X[:, 2] > 1)
+    for depth in (2, 3):
+        est = LiteratiClassifier(max_depth=depth, max_breakpoints=2, split_penalty=0.5,
+                                 breakpoint_penalty=0.5, time_limit=5.0)
+        est.fit(X, y)
+        est.predict_proba(X)
+        est.tree_.apply(X)
+    shape_route(X[:, 0], [0.0, 1.0])

@@ -1,0 +1,527 @@
+"""Literati engine (SPEC section 1, issue 4): exactness against a brute force and pystreed,
+the SPEC's hand-computed cases, anytime invariants, routing, limits and sklearn conventions.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.tree import DecisionTreeClassifier
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from engine.data import DataError, load_bundled, make_dataset
+from engine.literati import TRACE_COLUMNS, LiteratiClassifier, LiteratiSearch, shape_route
+from engine.literati import _kernels as K
+
+# ---------------------------------------------------------------------------------------
+# independent references
+# ---------------------------------------------------------------------------------------
+
+
+def _route(x, u):
+    """Left iff an even number of breakpoints lies strictly below x (SPEC section 1)."""
+    return np.searchsorted(np.asarray(u, float), x, side="left") % 2 == 0
+
+
+def _sk_candidates(x, y, leaves):
+    """Thresholds of a univariate scikit-learn CART with at most ``leaves`` leaves,
+    snapped to the midpoint of the float64 values they separate; all midpoints for
+    ``leaves is None``."""
+    v = np.unique(x)
+    mids = v[:-1] / 2 + v[1:] / 2
+    if leaves is None or v.size < 2:
+        return mids
+    t = DecisionTreeClassifier(max_leaf_nodes=leaves, random_state=0).fit(x[:, None], y).tree_
+    thr = t.threshold[t.children_left >= 0]
+    # snap: the float64 midpoint of the values on both sides of each threshold
+    out = []
+    for s in thr:
+        lo = v[v <= s].max()
+        hi = v[v > s].min()
+        out.append(lo / 2 + hi / 2)
+    return np.array(sorted(out))
+
+
+def brute_force(X, y, depth, k_max, lam, alpha, leaves=None):
+    """Exact optimum by recursion on (sample set, depth) over every feature, every
+    K <= k_max and every K-subset of the node's candidates (all midpoints by default;
+    ``leaves`` = B_d per depth from the root as a list, candidates by scikit-learn's
+    univariate CART)."""
+    C = int(y.max()) + 1
+
+    @functools.cache
+    def f(idx, d):
+        ids = np.array(idx)
+        cnt = np.bincount(y[ids], minlength=C)
+        best = float(len(ids) - cnt.max())
+        if d == 0 or best == 0:
+            return best
+        level = depth - d
+        for j in range(X.shape[1]):
+            xs = X[ids, j]
+            B = None if leaves is None else leaves[min(level, len(leaves) - 1)]
+            cand = _sk_candidates(xs, y[ids], B)
+            for k in range(1, min(k_max, len(cand)) + 1):
+                cost = lam + alpha * k
+                if cost >= best:
+                    break
+                for u in itertools.combinations(cand, k):
+                    left = _route(xs, u)
+                    a = cost + f(tuple(ids[left]), d - 1)
+                    if a >= best:
+                        continue
+                    best = min(best, a + f(tuple(ids[~left]), d - 1))
+        return best
+
+    return f(tuple(range(len(y))), depth)
+
+
+def tree_objective(est, X, y):
+    """Recompute Err + sum(lambda + alpha K) of a fitted tree by routing every training row
+    with :func:`_route` (independent of the engine's kernels)."""
+    t = est.tree_
+    leaf = np.zeros(len(y), dtype=int)
+    for i in range(len(y)):
+        node = 0
+        while t.children_left[node] >= 0:
+            u = t.bp_values[t.bp_offsets[node]: t.bp_offsets[node + 1]]
+            go = _route(X[i, t.feature[node]], u)
+            node = t.children_left[node] if go else t.children_right[node]
+        leaf[i] = node
+    err = 0
+    for v in np.unique(leaf):
+        cnt = np.bincount(y[leaf == v])
+        err += cnt.sum() - cnt.max()
+    internal = t.children_left >= 0
+    k = np.diff(t.bp_offsets)[internal]
+    return err + est.split_penalty_ * internal.sum() + est.breakpoint_penalty_ * k.sum(), leaf
+
+
+def _random_data(seed, n, p, C=2, levels=5):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, levels, size=(n, p)).astype(np.float64)
+    if p > 2:
+        X[:, -1] = np.round(rng.normal(size=n), 2)
+    y = rng.integers(0, C, size=n)
+    return np.ascontiguousarray(X), y
+
+
+def _exact(**kw):
+    return LiteratiClassifier(candidate_leaves=None, time_limit=60, **kw)
+
+
+# ---------------------------------------------------------------------------------------
+# exactness
+# ---------------------------------------------------------------------------------------
+
+_BRUTE_CASES = [
+    (seed, n, p, C, D, k, lam, alpha)
+    for seed, (n, p, C, D, k, lam, alpha) in enumerate([
+        (10, 2, 2, 1, 1, 0.5, 0.5), (12, 2, 2, 1, 2, 0.5, 0.25), (11, 3, 3, 1, 2, 0.2, 0.3),
+        (9, 2, 2, 2, 1, 0.3, 0.3), (10, 2, 3, 2, 2, 0.5, 0.25), (12, 3, 2, 2, 2, 0.1, 0.4),
+        (12, 2, 2, 2, 2, 1.0, 0.0), (8, 3, 3, 2, 2, 0.25, 0.75), (12, 2, 3, 2, 1, 0.0, 0.6),
+        (12, 3, 2, 2, 2, 0.6, 0.1), (10, 3, 2, 2, 2, 0.05, 0.05), (12, 2, 2, 2, 2, 2.0, 0.5),
+    ])
+]
+
+
+@pytest.mark.parametrize("seed,n,p,C,D,k,lam,alpha", _BRUTE_CASES)
+def test_solved_objective_equals_brute_force(seed, n, p, C, D, k, lam, alpha):
+    X, y = _random_data(seed, n, p, C)
+    est = _exact(max_depth=D, max_breakpoints=k, split_penalty=lam,
+                 breakpoint_penalty=alpha).fit(X, y)
+    assert est.proven_optimal_
+    assert est.objective_ == pytest.approx(brute_force(X, y, D, k, lam, alpha), abs=1e-9)
+    assert est.lower_bound_ == pytest.approx(est.objective_, abs=1e-9)
+    assert tree_objective(est, X, y)[0] == pytest.approx(est.objective_, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed,leaves,D", [(0, [3, 2], 2), (1, [4, 3], 2), (2, [2], 2),
+                                           (3, [3, 2], 3), (4, [4, 3, 2], 3)])
+def test_finite_candidates_equal_brute_force_over_the_same_candidates(seed, leaves, D):
+    """B_d < infinity: optimal within the candidate space, where the candidates of every
+    data state come from scikit-learn's univariate CART with at most B_d leaves (at D = 3
+    the states below the root go through the depth-2 kernel)."""
+    rng = np.random.default_rng(seed)
+    n = 12 if D == 2 else 10
+    X = np.round(rng.normal(size=(n, 2)) * 8) / 8  # float32-exact values
+    y = rng.integers(0, 2, size=n)
+    est = LiteratiClassifier(max_depth=D, max_breakpoints=2, split_penalty=0.3,
+                             breakpoint_penalty=0.2, candidate_leaves=tuple(leaves),
+                             time_limit=60).fit(X, y)
+    assert est.proven_optimal_
+    assert est.objective_ == pytest.approx(
+        brute_force(X, y, D, 2, 0.3, 0.2, leaves=leaves), abs=1e-9)
+
+
+def test_univariate_candidates_equal_scikit_learn_cart():
+    rng = np.random.default_rng(5)
+    for _trial in range(20):
+        m = int(rng.integers(5, 80))
+        x = np.sort(np.round(rng.normal(size=m) * 16) / 16)
+        y = rng.integers(0, 3, size=m)
+        for leaves in (2, 3, 4, 8):
+            got = K.uni_thresholds(x, y.astype(np.int64), 3, leaves)
+            np.testing.assert_array_equal(got, _sk_candidates(x, y, leaves))
+        got = K.uni_thresholds(x, y.astype(np.int64), 3, 0)
+        np.testing.assert_array_equal(got, _sk_candidates(x, y, None))
+
+
+def _sandwich():
+    x = np.arange(12.0).reshape(-1, 1)
+    y = np.array([0] * 4 + [1] * 4 + [0] * 4)
+    return x, y
+
+
+@pytest.mark.parametrize("D,k,expected", [(1, 1, 4.0), (1, 2, 1.5), (2, 1, 2.0), (2, 2, 1.5)])
+def test_sandwich(D, k, expected):
+    X, y = _sandwich()
+    est = _exact(max_depth=D, max_breakpoints=k, split_penalty=0.5,
+                 breakpoint_penalty=0.5).fit(X, y)
+    assert est.proven_optimal_ and est.objective_ == pytest.approx(expected)
+    if (D, k) == (1, 2):
+        np.testing.assert_allclose(est.tree_.bp_values, [3.5, 7.5])
+        assert est.objective_breakdown_ == {
+            "errors": 0, "n_splits": 1, "n_breakpoints": 2, "split_cost": 0.5,
+            "breakpoint_cost": 1.0, "objective": 1.5}
+
+
+def test_sandwich_leaf_wins_when_breakpoints_are_dear():
+    X, y = _sandwich()
+    est = _exact(max_depth=1, max_breakpoints=2, split_penalty=3.0,
+                 breakpoint_penalty=0.6).fit(X, y)
+    assert est.objective_ == pytest.approx(4.0) and est.tree_.node_count == 1
+
+
+def _xor():
+    """4 cells x 3 points (three copies of each cell's point), y = cx XOR cy."""
+    X, y = [], []
+    for cx, cy in itertools.product((0, 1), (0, 1)):
+        for _ in range(3):
+            X.append([float(cx), float(cy)])
+            y.append(cx ^ cy)
+    return np.array(X), np.array(y)
+
+
+@pytest.mark.parametrize("D,k,expected", [(1, 1, 6.0), (1, 2, 6.0), (1, 3, 6.0), (2, 1, 3.0),
+                                          (2, 2, 3.0)])
+def test_xor(D, k, expected):
+    X, y = _xor()
+    est = _exact(max_depth=D, max_breakpoints=k, split_penalty=0.5,
+                 breakpoint_penalty=0.5).fit(X, y)
+    assert est.proven_optimal_ and est.objective_ == pytest.approx(expected)
+
+
+def _pystreed_optimum(X, y, D, cost):
+    pystreed = pytest.importorskip("pystreed")
+    cols = []
+    for j in range(X.shape[1]):
+        v = np.unique(X[:, j])
+        for t in v[:-1] / 2 + v[1:] / 2:
+            cols.append((X[:, j] <= t).astype(np.int64))
+    Xb = np.column_stack(cols)
+    n = len(y)
+    m = pystreed.STreeDClassifier(optimization_task="cost-complex-accuracy", max_depth=D,
+                                  cost_complexity=cost / n, time_limit=60).fit(Xb, y)
+    return float((m.predict(Xb) != y).sum() + cost * (m.get_n_leaves() - 1))
+
+
+def test_kmax1_equals_pystreed_on_iris():
+    df, _, entry = load_bundled("iris")
+    ds = make_dataset(df, entry["target"])
+    for D, lam, alpha, expected in [(2, 0.5, 0.5, 8.0), (1, 0.25, 0.75, 51.0),
+                                    (2, 2.0, 3.0, 16.0)]:
+        est = _exact(max_depth=D, max_breakpoints=1, split_penalty=lam,
+                     breakpoint_penalty=alpha).fit(ds.X, ds.y)
+        assert est.proven_optimal_
+        assert est.objective_ == pytest.approx(expected)
+        assert est.objective_ == pytest.approx(_pystreed_optimum(ds.X, ds.y, D, lam + alpha))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kmax1_equals_pystreed_on_random_data(seed):
+    rng = np.random.default_rng(100 + seed)
+    n = 30
+    X = np.round(rng.normal(size=(n, 3)), 1)
+    y = ((X[:, 0] > 0) ^ (X[:, 1] > 0.3)).astype(int)
+    y[rng.random(n) < 0.2] ^= 1
+    cost = [0.5, 1.0, 1.5, 3.0][seed]
+    D = 2 if seed < 2 else 3
+    est = _exact(max_depth=D, max_breakpoints=1, split_penalty=cost / 2,
+                 breakpoint_penalty=cost / 2).fit(X, y)
+    assert est.proven_optimal_
+    assert est.objective_ == pytest.approx(_pystreed_optimum(X, y, D, cost))
+
+
+def test_optimum_is_non_increasing_in_kmax_and_depth():
+    for seed in range(3):
+        X, y = _random_data(40 + seed, 14, 2, 2, levels=6)
+        values = {}
+        for D in (1, 2, 3):
+            for k in (1, 2, 3):
+                est = _exact(max_depth=D, max_breakpoints=k, split_penalty=0.4,
+                             breakpoint_penalty=0.3).fit(X, y)
+                assert est.proven_optimal_
+                values[D, k] = est.objective_
+        for D in (1, 2, 3):
+            for k in (1, 2, 3):
+                if k > 1:
+                    assert values[D, k] <= values[D, k - 1] + 1e-9
+                if D > 1:
+                    assert values[D, k] <= values[D - 1, k] + 1e-9
+
+
+# ---------------------------------------------------------------------------------------
+# anytime behaviour, routing, limits
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def wine():
+    df, _, entry = load_bundled("wine")
+    return make_dataset(df, entry["target"])
+
+
+@pytest.fixture(scope="module")
+def digits():
+    df, _, entry = load_bundled("digits")
+    return make_dataset(df, entry["target"])
+
+
+def _check_trace(search: LiteratiSearch, X, y):
+    tr = search.trace()
+    assert list(tr.columns) == list(TRACE_COLUMNS)
+    assert np.all(tr.lb <= tr.ub + 1e-9)
+    assert np.all(np.diff(tr.lb) >= -1e-9)
+    assert np.all(np.diff(tr.ub) <= 1e-9)
+    assert np.all(np.diff(tr.time) >= 0) and np.all(np.diff(tr.iterations) >= 0)
+    np.testing.assert_allclose(tr.gap, tr.ub - tr.lb, atol=1e-9)
+    assert set(tr.event) <= {"", "incumbent", "time_limit", "optimal", "stopped"}
+    # every incumbent's recomputed objective equals the UB logged with it
+    inc = search.incumbents
+    assert len(inc) == int((tr.event == "incumbent").sum())
+    for rec, (_, row) in zip(inc, tr[tr.event == "incumbent"].iterrows(), strict=True):
+        est = LiteratiClassifier()
+        est.tree_ = rec["tree"]
+        est.split_penalty_ = search.prm["split_penalty"]
+        est.breakpoint_penalty_ = search.prm["breakpoint_penalty"]
+        assert tree_objective(est, X, y)[0] == pytest.approx(rec["ub"], abs=1e-9)
+        assert rec["ub"] == pytest.approx(row.ub, abs=1e-9)
+    assert np.all(np.diff([r["ub"] for r in inc]) < 0)
+
+
+def test_trace_invariants_and_incumbents(wine):
+    est = LiteratiClassifier(max_depth=3, time_limit=3.0)
+    search = est.start(wine.X, wine.y)
+    steps = 0
+    while not search.step(max_seconds=0.05):
+        snap = search.snapshot()
+        assert snap["done"] is False and snap["lb"] <= snap["ub"] + 1e-9
+        assert search.incumbent() is search.incumbents[-1]["tree"]
+        steps += 1
+    assert steps >= 3
+    _check_trace(search, wine.X, wine.y)
+    est = search.finish()
+    assert est.trace_.event.iloc[-1] in ("optimal", "time_limit")
+    assert est.objective_ == pytest.approx(est.trace_.ub.iloc[-1])
+    assert est.proven_optimal_ == (est.trace_.event.iloc[-1] == "optimal")
+    assert len(est.incumbents_) >= 2  # the root leaf, then better trees
+    obj, leaf = tree_objective(est, wine.X, wine.y)
+    assert obj == pytest.approx(est.objective_)
+    b = est.objective_breakdown_
+    assert b["objective"] == pytest.approx(est.objective_)
+    assert b["n_splits"] == int((est.tree_.children_left >= 0).sum())
+
+
+def test_predictions_route_as_the_shape_functions_say():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(0, 10, size=(120, 3))
+    y = ((np.floor(X[:, 0]) % 3 == 0) ^ (X[:, 1] > 5)).astype(int)
+    est = LiteratiClassifier(max_depth=2, max_breakpoints=4, split_penalty=0.5,
+                             breakpoint_penalty=0.5, candidate_leaves=8,
+                             time_limit=20).fit(X, y)
+    t = est.tree_
+    assert np.diff(t.bp_offsets).max() >= 2  # real shape functions are in the tree
+    Xt = rng.uniform(-1, 11, size=(500, 3))
+    Xt[:50, 0] = np.repeat(t.bp_values[:5], 10)[:50]  # values exactly on breakpoints
+    expected_leaf = []
+    for row in Xt:
+        node = 0
+        while t.children_left[node] >= 0:
+            u = t.bp_values[t.bp_offsets[node]: t.bp_offsets[node + 1]]
+            node = t.children_left[node] if _route(row[t.feature[node]], u) else \
+                t.children_right[node]
+        expected_leaf.append(node)
+    expected_leaf = np.array(expected_leaf)
+    np.testing.assert_array_equal(est.apply(Xt), expected_leaf)
+    np.testing.assert_array_equal(t.apply(Xt), expected_leaf)  # TreeArrays routes too
+    majority = est.classes_[np.argmax(t.value[:, 0, :], axis=1)]
+    np.testing.assert_array_equal(est.predict(Xt), majority[expected_leaf])
+    np.testing.assert_array_equal(t.predict(Xt), majority[expected_leaf])
+    np.testing.assert_allclose(est.predict_proba(Xt), t.value[expected_leaf, 0, :])
+    for i in np.flatnonzero(t.children_left >= 0):
+        u = t.bp_values[t.bp_offsets[i]: t.bp_offsets[i + 1]]
+        assert np.all(np.diff(u) > 0) and t.threshold[i] == u[0]
+    path = t.decision_path(Xt[0])
+    assert path[-1] == expected_leaf[0]
+
+
+def test_shape_route():
+    x = np.array([0.0, 3.5, 3.6, 7.5, 7.6, 12.0])
+    np.testing.assert_array_equal(shape_route(x, [3.5, 7.5]),
+                                  [True, True, False, False, True, True])
+    np.testing.assert_array_equal(shape_route(x, [3.5]), x <= 3.5)
+    with pytest.raises(ValueError, match="strictly increasing"):
+        shape_route(x, [2.0, 1.0])
+
+
+def test_time_limit_is_honoured_at_depth_6_on_digits(digits):
+    limit = 2.0
+    # load every kernel first (the app warms them up at start), then time the search only
+    LiteratiClassifier(max_depth=6, time_limit=0.3).fit(digits.X[:300], digits.y[:300])
+    est = LiteratiClassifier(max_depth=6, time_limit=limit)
+    t0 = time.perf_counter()
+    est.fit(digits.X, digits.y)
+    wall = time.perf_counter() - t0
+    assert wall <= 1.1 * limit + 0.5
+    assert not est.proven_optimal_ and est.trace_.event.iloc[-1] == "time_limit"
+    assert est.tree_.node_count > 1
+    assert tree_objective(est, digits.X, digits.y)[0] == pytest.approx(est.objective_)
+
+
+def test_small_cache_stays_bounded_and_evicts(wine):
+    cache = 40
+    D = 3
+    est = LiteratiClassifier(max_depth=D, cache_size=cache, time_limit=2.0)
+    search = est.start(wine.X, wine.y)
+    while not search.step(max_seconds=0.05):
+        # at most the cache plus the protected states (incumbent tree + selection path)
+        assert len(search.engine._cache) <= cache + 2 ** D + D + 1
+    tr = search.trace()
+    assert tr.evictions.iloc[-1] > 0
+    assert tr.cache_size.max() <= cache + 2 ** D + D + 1
+    _check_trace(search, wine.X, wine.y)
+
+
+def test_stop_returns_a_valid_tree(wine):
+    est = LiteratiClassifier(max_depth=4, time_limit=60)
+    search = est.start(wine.X, wine.y)
+    for _ in range(3):
+        assert not search.step(max_seconds=0.05)
+    t0 = time.perf_counter()
+    est = search.finish()
+    assert time.perf_counter() - t0 < 0.5
+    assert est.trace_.event.iloc[-1] == "stopped" and not est.proven_optimal_
+    assert est.lower_bound_ <= est.objective_
+    assert tree_objective(est, wine.X, wine.y)[0] == pytest.approx(est.objective_)
+    assert est.score(wine.X, wine.y) > 0.5
+    assert search.step() is True  # a stopped search stays stopped
+
+
+# ---------------------------------------------------------------------------------------
+# scikit-learn conventions and errors
+# ---------------------------------------------------------------------------------------
+
+
+@parametrize_with_checks([LiteratiClassifier(max_depth=2, time_limit=2.0)])
+def test_scikit_learn_compatible(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        check(estimator)
+
+
+def test_defaults_params_and_dataframe_input():
+    df, _, entry = load_bundled("iris")
+    ds = make_dataset(df, entry["target"])
+    est = LiteratiClassifier(max_depth=2, time_limit=5)
+    assert est.get_params()["candidate_leaves"] == (8, 4)
+    est.set_params(max_breakpoints=1)
+    assert clone(est).get_params() == est.get_params()
+    frame = pd.DataFrame(ds.X, columns=ds.feature_names)
+    labels = np.asarray(ds.classes_)[ds.y]
+    est.fit(frame, labels)
+    n = len(labels)
+    assert est.split_penalty_ == est.breakpoint_penalty_ == pytest.approx(0.005 * n)
+    assert est.candidate_leaves_ == [8, 4]
+    assert list(est.feature_names_in_) == list(ds.feature_names)
+    assert est.tree_.feature_names == list(ds.feature_names)
+    assert set(est.predict(frame)) <= set(labels)
+    assert est.score(frame, labels) == pytest.approx(np.mean(est.predict(frame) == labels))
+    assert np.diff(est.tree_.bp_offsets).max() <= 1
+
+
+@pytest.mark.parametrize("params,match", [
+    (dict(max_depth=0), "max_depth must be an int in 1..8"),
+    (dict(max_depth=9), "max_depth must be an int in 1..8"),
+    (dict(max_breakpoints=5), "max_breakpoints"),
+    (dict(split_penalty=-1.0), "split_penalty must be a finite number >= 0"),
+    (dict(breakpoint_penalty="x"), "breakpoint_penalty must be a finite number"),
+    (dict(candidate_leaves=1), "candidate_leaves must be an int >= 2"),
+    (dict(candidate_leaves=()), "candidate_leaves must be an int >= 2"),
+    (dict(time_limit=0), "time_limit must be a number of seconds > 0"),
+    (dict(cache_size=0), "cache_size must be an int >= 1"),
+])
+def test_parameters_are_validated(params, match):
+    X, y = _random_data(0, 20, 2)
+    with pytest.raises(ValueError, match=match):
+        LiteratiClassifier(**params).fit(X, y)
+
+
+def test_bad_data_gets_clear_errors():
+    X, y = _random_data(0, 20, 2)
+    with pytest.raises(DataError, match="regression target"):
+        LiteratiClassifier().fit(X, np.linspace(0, 1, 20))
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(DataError, match="missing values"):
+        LiteratiClassifier().fit(Xn, y)
+    with pytest.raises(DataError, match="missing values"):
+        LiteratiClassifier(max_depth=1).fit(X, y).predict(Xn)
+    with pytest.raises(NotFittedError):
+        LiteratiClassifier().predict(X)
+    with pytest.raises(ValueError, match="features"):
+        LiteratiClassifier(max_depth=1).fit(X, y).predict(X[:, :1])
+
+
+@pytest.mark.parametrize("seed,k", [(0, 1), (1, 2), (2, 2)])
+def test_depth3_equals_brute_force_with_and_without_the_depth2_kernel(seed, k, monkeypatch):
+    """D = 3: the root is searched and its children (two levels left) are solved by the
+    depth-2 kernel; the same search with the kernel's scans cut into tiny chunks, with that
+    kernel switched off (states with two levels left searched as graph nodes too) and the
+    brute force must agree."""
+    from engine.literati import search
+
+    X, y = _random_data(200 + seed, 9, 2, 2, levels=4)
+    kw = dict(max_depth=3, max_breakpoints=k, split_penalty=0.2, breakpoint_penalty=0.15)
+    with_kernel = _exact(**kw).fit(X, y)
+    monkeypatch.setattr(search, "_D2_WORK", 1)  # kernel scans in chunks of 4 solves
+    chunked = _exact(**kw).fit(X, y)
+    monkeypatch.setattr(search, "KERNEL_DEPTH", 1)
+    graph_only = _exact(**kw).fit(X, y)
+    expected = brute_force(X, y, 3, k, 0.2, 0.15)
+    for est in (with_kernel, chunked, graph_only):
+        assert est.proven_optimal_
+        assert est.objective_ == pytest.approx(expected, abs=1e-9)
+        assert tree_objective(est, X, y)[0] == pytest.approx(expected, abs=1e-9)
+
+
+def test_search_is_reproducible(wine):
+    """The work per step is fixed (not timed), so two searches stopped after the same
+    number of iterations are identical."""
+    trees = []
+    for _ in range(2):
+        search = LiteratiClassifier(max_depth=3, time_limit=60).start(wine.X, wine.y)
+        while search.engine.iterations < 40 and not search.done:
+            search.engine.iterate()
+            search._refresh_incumbent()
+        trees.append((search.engine.root.lb, search.engine.root.ub,
+                      search.incumbent().to_json()))
+    assert trees[0] == trees[1]

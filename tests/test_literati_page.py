@@ -1,0 +1,496 @@
+"""Optimal shape trees page (Literati): figure builders on synthetic inputs, the page in
+AppTest, and a browser test that watches the gap chart of a short search update."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.figures.literati import (
+    gap_figure,
+    internal_nodes,
+    node_breakpoints,
+    node_rows,
+    node_shape_figure,
+    shape_apply,
+    shape_function_figure,
+    shape_goes_left,
+    shape_grid_figure,
+    shape_intervals,
+    shape_rule,
+    shape_tree_figure,
+    side_text,
+)
+from engine.tree import TreeArrays
+
+
+# -- synthetic inputs ----------------------------------------------------------------------
+def make_shape_tree(categories=True) -> TreeArrays:
+    """Depth-2 shape tree on (length, colour): the root sends length <= 3 or > 7 left
+    (K = 2), node 1 splits colour codes {0, 1} | {2} (K = 1), node 2 has K = 3."""
+    cl = [1, 3, 5, -1, -1, -1, -1]
+    cr = [2, 4, 6, -1, -1, -1, -1]
+    feat = [0, 1, 0, -2, -2, -2, -2]
+    thr = [3.0, 1.5, 4.0, -2, -2, -2, -2]
+    bpo = [0, 2, 3, 6, 6, 6, 6, 6]
+    bpv = [3.0, 7.0, 1.5, 4.0, 5.0, 6.0]
+    value = np.full((7, 3), 1 / 3)
+    return TreeArrays(cl, cr, feat, thr, np.zeros(7), np.ones(7, dtype=np.int64), np.ones(7),
+                      value, task="classification", n_features=2,
+                      classes_=np.array(["a", "b", "c"]),
+                      feature_names=["length (cm)", "colour"],
+                      categories=[None, ["red", "green", "blue"]] if categories else None,
+                      bp_offsets=bpo, bp_values=bpv)
+
+
+def make_data(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.uniform(0, 10, n), rng.integers(0, 3, n).astype(float)])
+    y = np.minimum(((X[:, 0] > 3) & (X[:, 0] <= 7)).astype(int) + (X[:, 1] == 2), 2)
+    return X, y
+
+
+def brute_left(x, u):
+    """Left iff an even number of breakpoints lies strictly below x (SPEC section 1)."""
+    return np.array([sum(b < v for b in u) % 2 == 0 for v in x])
+
+
+def brute_leaf(tree: TreeArrays, row) -> int:
+    node = 0
+    while tree.children_left[node] != -1:
+        u = node_breakpoints(tree, node)
+        left = sum(b < row[tree.feature[node]] for b in u) % 2 == 0
+        node = tree.children_left[node] if left else tree.children_right[node]
+    return int(node)
+
+
+def make_trace(n=60, seed=0, events=True):
+    rng = np.random.default_rng(seed)
+    t = np.concatenate([[0.0], np.sort(rng.uniform(0.001, 10, n - 1))])
+    ub = np.minimum.accumulate(50 - np.floor(rng.exponential(1.0, n).cumsum() / 4))
+    ub = np.maximum(ub, 20)
+    lb = np.minimum(ub, np.maximum.accumulate(10 + 10 * (1 - np.exp(-t / 3))))
+    df = pd.DataFrame({"time": t, "iterations": np.arange(n) * 10, "expanded": np.arange(n) * 3,
+                       "solved": np.arange(n), "pruned": np.arange(n) * 2,
+                       "cache_size": np.arange(n) * 4, "evictions": np.zeros(n, int),
+                       "ub": ub, "lb": lb, "gap": ub - lb, "rel_gap": (ub - lb) / ub})
+    if events:
+        ev = np.where(np.r_[False, ub[1:] < ub[:-1]], "incumbent", "").astype(object)
+        ev[-1] = "time_limit"
+        df["event"] = ev
+    return df
+
+
+# -- routing ---------------------------------------------------------------------------------
+def test_shape_goes_left_is_the_even_count_rule():
+    rng = np.random.default_rng(1)
+    for k in range(1, 5):
+        u = np.sort(rng.choice(np.arange(0.5, 10), size=k, replace=False))
+        x = np.concatenate([rng.integers(0, 11, 200).astype(float), u])  # values on breakpoints
+        assert np.array_equal(shape_goes_left(x, u), brute_left(x, u))
+        assert np.array_equal(shape_goes_left(x, u[::-1]), brute_left(x, u))  # order-free
+    assert np.array_equal(shape_goes_left([1.0, 1.5, 2.0], [1.5]), [True, True, False])
+
+
+def test_shape_apply_and_node_rows_follow_the_breakpoints():
+    tree = make_shape_tree()
+    X, _ = make_data(400)
+    X[:5, 0] = [3.0, 7.0, 4.0, 5.0, 6.0]  # rows exactly on breakpoints go to the lower interval
+    leaves = shape_apply(tree, X)
+    assert leaves.tolist() == [brute_leaf(tree, r) for r in X]
+    for v in range(tree.node_count):
+        below = {v}
+        for w in range(tree.node_count):  # the subtree of v
+            p = w
+            while p > 0 and p not in below:
+                p = int(tree.parent[p])
+            if p in below:
+                below.add(w)
+        assert np.array_equal(node_rows(tree, X, v), np.isin(leaves, sorted(below))), v
+
+
+def test_shape_apply_of_a_plain_tree_equals_threshold_routing():
+    from sklearn.tree import DecisionTreeClassifier
+
+    from engine.tree import from_sklearn
+
+    X, y = make_data(300, seed=2)
+    tree = from_sklearn(DecisionTreeClassifier(max_depth=4, random_state=0).fit(X, y))
+    assert tree.bp_offsets is None
+    assert np.array_equal(shape_apply(tree, X), tree.apply(X))
+
+
+def test_intervals_and_texts():
+    u = [7.0, 3.0]
+    assert shape_intervals(u) == [(-math.inf, 3.0, "left"), (3.0, 7.0, "right"),
+                                  (7.0, math.inf, "left")]
+    assert side_text(u, "left") == "\u2264 3 or > 7"
+    assert side_text(u, "right") == "(3, 7]"
+    assert side_text([0.5, 1.5], "left", categories=["x", "y", "z"]) == "{x, z}"
+    assert side_text([0.5, 1.5], "right", categories=["x", "y", "z"]) == "{y}"
+    tree = make_shape_tree()
+    assert shape_rule(tree, 0) == "length (cm): left if \u2264 3 or > 7, right if (3, 7]  (K = 2)"
+    assert shape_rule(tree, 1) == "colour: left if {red, green}, right if {blue}  (K = 1)"
+    with pytest.raises(ValueError, match="leaf"):
+        shape_rule(tree, 3)
+    assert internal_nodes(tree) == [0, 1, 2]
+
+
+# -- gap chart -------------------------------------------------------------------------------
+def test_gap_figure_draws_bounds_gap_and_events():
+    trace = make_trace()
+    fig = gap_figure(trace, time_limit=10)
+    lb, ub = fig.data[0], fig.data[1]
+    assert lb.name.startswith("lower bound") and ub.name.startswith("upper bound")
+    assert ub.fill == "tonexty"  # the gap is the area between UB and LB
+    assert np.allclose(ub.y, trace["ub"]) and np.allclose(lb.y, trace["lb"])
+    assert min(ub.x) > 0 and fig.layout.xaxis.type == "log"  # t = 0 is drawn at MIN_TIME
+    by_name = {t.name: t for t in fig.data}
+    n_inc = int((trace["event"] == "incumbent").sum())
+    assert n_inc > 0 and len(by_name["new incumbent"].x) == n_inc
+    assert np.allclose(by_name["new incumbent"].y, trace.loc[trace.event == "incumbent", "ub"])
+    assert len(by_name["time limit reached"].x) == 1
+    # the limit line in data units, its label in log10 units (plotly's log-axis rules)
+    line = next(s for s in fig.layout.shapes if s.type == "line")
+    assert line.x0 == line.x1 == 10
+    label = next(a for a in fig.layout.annotations if "time limit 10 s" in (a.text or ""))
+    assert label.x == pytest.approx(1.0)
+    last = trace.iloc[-1]
+    assert f"UB {last.ub:.4g}" in fig.layout.title.text
+
+
+def test_gap_figure_without_event_column_marks_ub_drops():
+    trace = make_trace(events=False)
+    fig = gap_figure(trace)
+    drops = int(np.sum(np.diff(trace["ub"].to_numpy()) < 0))
+    marks = [t for t in fig.data if t.name == "new incumbent"]
+    assert drops > 0 and len(marks[0].x) == drops
+
+
+def test_gap_figure_thins_long_traces_but_keeps_every_ub_change():
+    n = 20_000
+    t = np.linspace(0, 20, n)
+    ub = np.repeat(np.arange(100, 50, -1, dtype=float), n // 50)
+    trace = pd.DataFrame({"time": t, "ub": ub, "lb": np.linspace(0, 40, n)})
+    fig = gap_figure(trace, max_points=500)
+    x = np.asarray(fig.data[1].x)
+    assert len(x) < 700
+    kept_ub = np.asarray(fig.data[1].y)
+    assert set(np.unique(kept_ub)) == set(np.unique(ub))  # every incumbent level drawn
+    assert x[-1] == pytest.approx(20.0)
+
+
+def test_gap_figure_errors_and_empty():
+    with pytest.raises(ValueError, match="ub"):
+        gap_figure(pd.DataFrame({"time": [0.1], "lb": [1.0]}))
+    fig = gap_figure(make_trace().iloc[:0])
+    assert len(fig.data) == 0 and "no snapshot" in fig.layout.title.text
+
+
+# -- one node's shape function ---------------------------------------------------------------
+def _bars(fig):
+    return [t for t in fig.data if t.type == "bar"]
+
+
+def test_shape_function_histogram_counts_and_sides():
+    X, y = make_data(500, seed=3)
+    x = X[:, 0]
+    u = np.array([3.0, 7.0])
+    fig = shape_function_figure(x, y, u, feature_name="length", class_names=["a", "b", "c"])
+    bars = _bars(fig)
+    assert {b.name for b in bars} == {"a", "b", "c"}
+    for b in bars:  # every row counted once, in its class
+        assert sum(b.y) == int(np.sum(y == "abc".index(b.name)))
+    left = shape_goes_left(x, u)
+    for b in bars:  # no bar straddles a breakpoint: a bar's rows all go to one side
+        k = "abc".index(b.name)
+        for cx, w, cnt in zip(b.x, b.width, b.y, strict=True):
+            lo, hi = cx - w / 2, cx + w / 2
+            inside = (x > lo + 1e-12) & (x <= hi + 1e-12) & (y == k)
+            if cnt:
+                assert len(set(left[inside])) == 1
+    names = [t.name for t in fig.data if t.type == "scatter" and t.name]
+    assert f"goes left ({int(left.sum())} rows)" in names
+    assert f"goes right ({int((~left).sum())} rows)" in names
+    texts = [a.text for a in fig.layout.annotations]
+    assert "u1 = 3" in texts and "u2 = 7" in texts
+    # the bands behind the panels alternate left, right, left
+    rects = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert len(rects) == 2 * 3  # three intervals, two panels
+
+
+def test_shape_function_categorical_and_errors():
+    X, y = make_data(200, seed=4)
+    fig = shape_function_figure(X[:, 1], y, [1.5], feature_name="colour",
+                                categories=["red", "green", "blue"])
+    assert list(fig.layout.xaxis2.ticktext) == ["red", "green", "blue"]
+    hover = " ".join(h for t in fig.data if t.type == "scatter" and t.hovertext
+                     for h in t.hovertext)
+    assert "colour {red, green}" in hover and "colour {blue}" in hover
+    assert sum(sum(b.y) for b in _bars(fig)) == 200
+    with pytest.raises(ValueError, match="breakpoint"):
+        shape_function_figure(X[:, 0], y, [])
+    with pytest.raises(ValueError, match="rows"):
+        shape_function_figure([], [], [1.0])
+
+
+def test_node_shape_figure_uses_the_rows_reaching_the_node():
+    tree = make_shape_tree()
+    X, y = make_data(400, seed=5)
+    fig = node_shape_figure(tree, X, y, 2)
+    n2 = int(node_rows(tree, X, 2).sum())
+    assert sum(sum(b.y) for b in _bars(fig)) == n2
+    assert f"{n2} training rows" in fig.layout.title.text and "K = 3" in fig.layout.title.text
+    with pytest.raises(ValueError, match="internal"):
+        node_shape_figure(tree, X, y, 4)
+
+
+# -- the tree --------------------------------------------------------------------------------
+def test_shape_tree_figure_labels_shapes_not_thresholds():
+    tree = make_shape_tree()
+    fig = shape_tree_figure(tree, split_penalty=1.0, breakpoint_penalty=0.5)
+    hover = {int(c): h for t in fig.data if (t.meta or {}).get("role") == "nodes"
+             for c, h in zip(t.customdata, t.hovertext, strict=True)}
+    assert set(hover) == set(range(7))
+    assert "shape: length (cm): left if \u2264 3 or > 7, right if (3, 7]" in hover[0]
+    assert "length (cm) <= 3" not in hover[0]  # no single-threshold rule on a K = 2 node
+    assert "cost \u03bb + \u03b1K = 1 + 0.5 \u00d7 2 = 2" in hover[0]
+    assert "K = 3" in hover[2]
+    edge = next(t for t in fig.data if t.name == "edge labels")
+    assert list(edge.text) == ["\u2264 3 or > 7", "(3, 7]", "{red, green}", "{blue}",
+                               "\u2264 4 or (5, 6]", "(4, 5] or > 6"]
+    ann = [a.text for a in fig.layout.annotations]
+    assert "length<br>L 3 R 7 L" in ann and "length<br>L 4 R 5 L 6 R" in ann
+    assert "3 splits, 6 breakpoints" in fig.layout.title.text
+
+
+def test_shape_grid_has_one_panel_per_split_node():
+    tree = make_shape_tree()
+    X, y = make_data(300, seed=6)
+    fig = shape_grid_figure(tree, X, y, cols=2)
+    titles = [a.text for a in fig.layout.annotations if a.text.startswith("node ")]
+    assert titles == ["node 0: length (K = 2)", "node 1: colour (K = 1)",
+                      "node 2: length (K = 3)"]
+    per_axis: dict[str, int] = {}
+    for b in _bars(fig):
+        per_axis[b.xaxis] = per_axis.get(b.xaxis, 0) + int(sum(b.y))
+    expected = [int(node_rows(tree, X, v).sum()) for v in (0, 1, 2)]
+    assert [per_axis[a] for a in ("x", "x2", "x3")] == expected
+    with pytest.raises(ValueError, match="leaf"):
+        leaf = TreeArrays([-1], [-1], [-2], [-2.0], [0.0], [1], [1.0], [[1.0]],
+                          task="classification", n_features=1, classes_=np.array([0]))
+        shape_grid_figure(leaf, X[:, :1], y)
+
+
+# -- the page in AppTest -----------------------------------------------------------------------
+PAGE = "pages/optimal_shape_trees.py"
+TIMEOUT = 120
+
+
+def _open(app, dataset="iris"):
+    if dataset != app.selectbox(key="ds").value:
+        app.selectbox(key="ds").set_value(dataset).run()
+    app.switch_page(PAGE).run()
+    assert not app.exception, app.exception
+    assert app.title[0].value == "Optimal shape trees (Literati)"
+
+
+def _run(app, *, depth=2, time_limit=5.0, **widgets):
+    app.slider(key="lit_depth").set_value(depth)
+    app.number_input(key="lit_time").set_value(time_limit)
+    for key, value in widgets.items():
+        app.session_state[key] = value
+    app.button(key="lit_run").click().run()
+    job = app.session_state["lit_job"]
+    assert job.join(TIMEOUT), "the search job did not finish"
+    app.run()
+    assert not app.exception, app.exception
+    return job
+
+
+def test_page_runs_a_search_and_reports_it_against_the_baselines(app):
+    from sklearn.tree import DecisionTreeClassifier
+
+    _open(app)
+    _run(app, depth=2, time_limit=10.0)
+    meta = app.session_state["lit_job_meta"]
+    models = app.session_state["_lit_results"][1]["models"]
+    main, k1 = models["main"], models["k1"]
+    assert main.proven_optimal_ and k1.proven_optimal_  # iris at depth 2: seconds
+    assert any("Proven optimal" in s.value for s in app.success)
+    # the optimum cannot get worse with more breakpoints allowed (same candidates)
+    assert main.objective_ <= k1.objective_ + 1e-9
+    X, y, tr, te = meta["X"], meta["y"], meta["tr"], meta["te"]
+    assert len(tr) + len(te) == 150 and len(te) == round(0.25 * 150)
+    assert meta["lam"] == pytest.approx(0.005 * len(tr))
+    table = app.dataframe[2].value  # breakdown, split nodes, baselines
+    assert len(table) == 3
+    lit = table.iloc[0]
+    assert list(table["proven optimal"]) == ["yes", "yes", "greedy, no bound"]
+    # the objective column is recomputed from the fitted tree's own predictions
+    err = int(np.sum(main.predict(X[tr]) != y[tr]))
+    n_split, n_bp = main.objective_breakdown_["n_splits"], main.objective_breakdown_["n_breakpoints"]
+    assert lit["objective (λ, α)"] == pytest.approx(err + meta["lam"] * n_split
+                                                    + meta["alpha"] * n_bp)
+    assert lit["objective (λ, α)"] == pytest.approx(main.objective_)
+    assert lit["test accuracy"] == pytest.approx(np.mean(main.predict(X[te]) == y[te]))
+    cart = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X[tr], y[tr])
+    assert table.iloc[2]["train accuracy"] == pytest.approx(cart.score(X[tr], y[tr]))
+    breakdown = app.dataframe[0].value
+    assert breakdown.iloc[-1]["cost"] == f"{main.objective_:.4g}"
+    nodes = app.dataframe[1].value
+    assert list(nodes["K"]) == [int(np.diff(main.tree_.bp_offsets)[v]) for v in nodes["node"]]
+    assert len(app.get("plotly_chart")) >= 4  # gap chart, tree, node, grid
+    # the incumbent slider goes back in time: the first incumbent is the worst
+    if len(main.incumbents_) > 1:
+        app.select_slider(key="lit_snap_view").set_value(0).run()
+        assert not app.exception
+        first = main.incumbents_[0]
+        assert any(f"Incumbent #1 of {len(main.incumbents_)}" in c.value for c in app.caption)
+        assert first["ub"] >= main.objective_
+        app.select_slider(key="lit_snap_view").set_value(len(main.incumbents_) - 1).run()
+    # every split node's shape function can be drawn
+    inner = internal_nodes(main.tree_)
+    assert len(app.selectbox(key="lit_node_view").options) == len(inner)
+    for v in inner:
+        app.selectbox(key="lit_node_view").set_value(v).run()
+        assert not app.exception
+        assert f"Node {v}: shape function" in app.get("plotly_chart")[2].proto.spec
+    dl = {b.proto.label for b in app.get("download_button")}
+    assert {"Download tree (JSON)", "Download trace (CSV)"} <= dl
+    # another page and back: the parameters and the result are still there
+    app.switch_page("pages/data.py").run()
+    app.switch_page(PAGE).run()
+    assert not app.exception, app.exception
+    assert app.slider(key="lit_depth").value == 2
+    assert any("Proven optimal" in s.value for s in app.success)
+
+
+def test_regression_target_is_refused_with_a_way_out(app):
+    _open(app, "diabetes")
+    assert any("classification-only" in e.value for e in app.error)
+    assert "lit_run" not in [b.key for b in app.button]
+    app.selectbox(key="ds").set_value("sandwich").run()
+    app.session_state["task::sandwich"] = "regression"
+    app.run()
+    assert any("classification-only" in e.value for e in app.error)
+    app.button(key="lit_switch_btn").click().run()
+    assert not app.exception
+    assert app.session_state["task::sandwich"] == "classification"
+    assert not app.error and app.button(key="lit_run")
+
+
+def test_bad_candidate_setting_blocks_run(app):
+    _open(app)
+    app.text_input(key="lit_bd").set_value("8, one").run()
+    assert any("B_d must be" in e.value for e in app.error)
+    assert app.button(key="lit_run").disabled
+    app.text_input(key="lit_bd").set_value("all").run()
+    assert not app.error and not app.button(key="lit_run").disabled
+
+
+def test_stop_keeps_a_valid_tree_on_a_categorical_dataset(app):
+    import time
+
+    _open(app, "penguins")
+    app.slider(key="lit_depth").set_value(5)
+    app.number_input(key="lit_time").set_value(60.0)
+    app.button(key="lit_run").click().run()
+    job = app.session_state["lit_job"]
+    time.sleep(2.5)
+    app.run()  # the live view while the job runs: counters, gap chart, current incumbent
+    assert not app.exception, app.exception
+    assert [m.label for m in app.metric][:2] == ["iterations", "states expanded"]
+    assert int(app.metric[0].value.replace(",", "")) > 0
+    charts = app.get("plotly_chart")
+    assert charts and "gap convergence (live)" in charts[0].proto.spec
+    app.button(key="lit_stop").click().run()  # the callback cancels and waits for the job
+    assert job.finished and job.status == "cancelled"
+    assert not app.exception, app.exception
+    assert any("Stopped after" in w.value for w in app.warning)
+    main = app.session_state["_lit_results"][1]["models"]["main"]
+    meta = app.session_state["lit_job_meta"]
+    tr = meta["tr"]
+    assert main.upper_bound_ >= main.lower_bound_ - 1e-9
+    errors = int(np.sum(main.predict(meta["X"][tr]) != meta["y"][tr]))
+    assert main.objective_breakdown_["errors"] == errors  # the kept tree is the incumbent
+    # category labels, never codes, in the node picker of a tree splitting on island or sex
+    labels = " ".join(str(o) for o in app.selectbox(key="lit_node_view").options)
+    cats = [j for j, c in enumerate(meta["categories"]) if c]
+    if any(int(main.tree_.feature[v]) in cats for v in internal_nodes(main.tree_)):
+        assert "{" in labels
+
+
+# -- browser -----------------------------------------------------------------------------------
+@pytest.mark.e2e
+def test_browser_watches_the_gap_chart_of_a_short_search(page, app_url, tmp_path):
+    """Run a 3-second search on wine (depth 3 is not proven that fast) and see the live gap
+    chart grow, then the result with the tree and the shape functions."""
+    from playwright.sync_api import expect
+
+    from tests.test_e2e import no_exception, wait_idle
+
+    page.set_viewport_size({"width": 1400, "height": 2400})
+    page.goto(app_url + "/optimal_shape_trees?ds=wine")
+    expect(page.get_by_role("heading", name="Optimal shape trees (Literati)")).to_be_visible(
+        timeout=60_000)
+    wait_idle(page)
+    no_exception(page)
+    box = page.get_by_role("spinbutton", name="Time limit (seconds)")
+    box.fill("3")
+    box.press("Enter")
+    wait_idle(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    # points of the UB line as plotly drew them (``data`` holds base64 arrays; the decoded
+    # length is in ``_fullData``)
+    points = ("() => { const c = document.querySelector('[data-testid=stPlotlyChart] "
+              ".js-plotly-plot'); return (c && c._fullData && c._fullData.length > 1) ? "
+              "c._fullData[1]._length : 0; }")
+    seen: list[int] = []  # UB points drawn, polled until the result replaces the live view
+    result = page.get_by_role("heading", name="Result")
+    for _ in range(900):
+        seen.append(page.evaluate(points))
+        if len(seen) == 3:
+            page.screenshot(path=tmp_path / "literati_live.png", full_page=True)
+        if result.count():
+            break
+        page.wait_for_timeout(100)
+    live = [v for v in seen if v > 0]
+    assert len(set(live)) >= 2, f"the live gap chart never changed: {seen}"
+    expect(result).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    no_exception(page)
+    expect(page.get_by_text(re.compile(r"(Time limit reached|Proven optimal) after \d")).first
+           ).to_be_visible()
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(4, timeout=30_000)
+    page.screenshot(path=tmp_path / "literati_result.png", full_page=True)
+
+
+def test_plain_tree_figure_does_not_show_a_shape_node_as_a_threshold():
+    """The shared tree view (Compare page) labels a K >= 2 node as a shape, not 'x <= u1'."""
+    from engine.figures.tree import tree_figure
+
+    tree = make_shape_tree(categories=False)
+    ann = [a.text for a in tree_figure(tree).layout.annotations]
+    assert "length: shape, K = 2" in ann and "length: shape, K = 3" in ann
+    assert "colour <= 1.5" in ann  # K = 1: the ordinary threshold label
+    assert not any("length <= 3" in a for a in ann)
+
+
+def test_compare_registry_builds_literati():
+    from engine.compare import REGISTRY, available_models
+    from engine.literati import LiteratiClassifier
+
+    spec = REGISTRY["treelab_literati"]
+    assert spec in available_models("classification")
+    assert spec not in available_models("regression")
+    est = spec.make("classification", 3, candidate_leaves="all", max_breakpoints=1)
+    assert isinstance(est, LiteratiClassifier)
+    assert est.candidate_leaves is None and est.max_breakpoints == 1 and est.random_state == 3
+    assert spec.make("classification").time_limit == 5.0
+    with pytest.raises(ValueError, match="max_depth"):
+        spec.make("classification", max_depth=9)
