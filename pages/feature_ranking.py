@@ -46,7 +46,8 @@ from pages._shared import (
 MODEL_KINDS = {"tree": "Decision tree", "forest": "Random forest",
                "boosting": "Gradient boosting"}
 PREDICTED = -1
-#: Rows above which the single-sample curves are not recomputed on every edit (kept fast).
+#: Wall-clock budget (seconds) of the page's background jobs (curves, numerics); a job that
+#: runs out keeps what it finished.
 BATCH_BUDGET = 300.0
 
 require_entrypoint("pages/feature_ranking.py")
