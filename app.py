@@ -23,6 +23,8 @@ PAGES = {
     "Methods": [
         st.Page("pages/split_strategies.py", title="Split strategies (DICS)", icon="✂️",
                 url_path="split_strategies"),
+        st.Page("pages/conditional_inference.py", title="Conditional inference (CIT / CIF)",
+                icon="🧪", url_path="conditional_inference"),
     ],
 }
 
