@@ -7,7 +7,14 @@ import pandas as pd
 import streamlit as st
 
 from engine.cit import n_resamples
-from engine.cit.report import node_feature_table, rankings_table, threshold_table
+from engine.cit.report import (
+    NOT_IN_POOL,
+    NOT_TESTED,
+    TESTED,
+    node_feature_table,
+    rankings_table,
+    threshold_table,
+)
 from engine.cit.steps import (
     CART,
     CIF,
@@ -46,6 +53,7 @@ METHODS = (CIT, CIF, CART, RF)
 PRESETS = ("auto", "minimum", "maximum", "fixed B")
 #: Root-node permutation work (features x permutations x rows) above which we warn.
 HEAVY_WORK = 3e9
+STATUS_SHORT = {TESTED: "tested", NOT_TESTED: "scan stopped", NOT_IN_POOL: "not in pool"}
 
 require_entrypoint("pages/conditional_inference.py")
 st.title(TITLE)
@@ -75,7 +83,7 @@ if ds.n_samples < 10:
     st.stop()
 
 # -- parameters --------------------------------------------------------------------------
-with st.expander("Parameters", expanded=True):
+with st.expander("Parameters (defaults follow the paper)", expanded=False):
     c = st.columns(4)
     if clf:
         selector = c[0].selectbox(
@@ -373,15 +381,30 @@ else:
                 f"permutation-tested at level {rec['alpha_selector']:.3g}; {verdict}.")
     show = table.rename(columns={"p_value": "p-value", "p_bonferroni": "p x m (Bonferroni)",
                                  "level": "level alpha'"})
+    show["status"] = show["status"].map(STATUS_SHORT)
 
     def highlight(row):
         colour = "background-color: #FBD9BF" if row["chosen"] else ""
         return [colour] * len(row)
 
-    st.dataframe(show.style.apply(highlight, axis=1).format(
-        {"statistic": "{:.4f}", "p-value": "{:.4g}", "p x m (Bonferroni)": "{:.4g}",
-         "level alpha'": "{:.3g}"}, na_rep="-"),
-        hide_index=True, width="stretch", key="ci_node_table")
+    number = st.column_config.NumberColumn
+    st.dataframe(show.style.apply(highlight, axis=1), hide_index=True, width="stretch",
+                 key="ci_node_table", column_config={
+                     "index": None,
+                     "statistic": number(format="%.4f", help="Raw selector statistic."),
+                     "p-value": number(format="%.4g", help="Monte Carlo permutation p-value "
+                                       "(1 + #{T_b >= T}) / (B + 1); empty: not tested."),
+                     "p x m (Bonferroni)": number(format="%.4g", help="min(1, m p), m = "
+                                                  "features drawn at the node; significant "
+                                                  "when below alpha."),
+                     "level alpha'": number(format="%.3g", help="alpha / m (Bonferroni) or "
+                                            "alpha: p must be below it."),
+                     "permutations": number(help="Permutations run (adaptive stopping ends "
+                                                 "early once the decision is clear)."),
+                     "status": st.column_config.TextColumn(width="medium")})
+    st.caption("Status: *tested*; *scan stopped*: drawn, but feature scanning stopped at an "
+               "earlier significant feature (statistic only); *not in pool*: muted by an "
+               "ancestor's test, constant at this node, or not drawn (features per node).")
     st.download_button("Download this node's tests (CSV)", table.to_csv(index=False).encode(),
                        file_name=f"cit_node{node}_tests.csv", mime="text/csv",
                        on_click="ignore", key="ci_node_dl")

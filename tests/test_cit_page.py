@@ -103,7 +103,9 @@ def test_node_feature_table_with_scanning_and_leaves():
 def test_rankings_table_normalises_and_ranks():
     t = rankings_table({"a": [2.0, 6.0, 0.0], "b": [0.0, 0.0, 0.0], "c": [1, 1, 2]},
                        ["f0", "f1", "f2"])
-    assert list(t["feature"]) == ["f1", "f0", "f2"]
+    # mean importance: f0 (0.25 + 0.25) / 3, f1 (0.75 + 0.25) / 3, f2 (0 + 0.5) / 3
+    assert list(t["feature"]) == ["f1", "f0", "f2"]  # the f0 / f2 tie by column order
+    assert t["mean"].tolist() == pytest.approx([1 / 3, 1 / 6, 1 / 6])
     assert t["a"].tolist() == [0.75, 0.25, 0.0] and t["b"].sum() == 0
     assert t.set_index("feature").loc["f2", "c rank"] == 1
     assert t.set_index("feature").loc["f0", "c rank"] == 2  # tie with f1, column order
@@ -373,12 +375,15 @@ def test_click_a_node_shows_its_tests(page, app_url):
            ).to_be_visible(timeout=90_000)
     expect(page.get_by_text(re.compile(r"Stage A at node 0:"))).to_be_visible(timeout=60_000)
     chart = page.get_by_test_id("stPlotlyChart").first
+    chart.scroll_into_view_if_needed()
+    points = chart.locator(".scatterlayer .trace path.point")
+    expect(points.nth(1)).to_be_attached(timeout=30_000)
     # the second split node of the tree; its id from the figure's data
     node_id = page.evaluate(
         "() => { const gd = document.querySelector('[data-testid=stPlotlyChart] "
-        ".js-plotly-plot'); const t = gd.data.find(t => t.meta && t.meta.role === 'nodes');"
-        " return t.customdata[1]; }")
-    chart.locator(".scatterlayer .trace path.point").nth(1).click(force=True)
+        ".js-plotly-plot'); const t = gd._fullData.find(t => t.meta && t.meta.role === 'nodes');"
+        " return t.customdata[1]; }")  # (plotly decodes customdata in _fullData)
+    points.nth(1).click(force=True)
     expect(page.get_by_text(re.compile(rf"Stage A at node {node_id}:"))
            ).to_be_visible(timeout=30_000)
     expect(page.get_by_test_id("stException")).to_have_count(0)

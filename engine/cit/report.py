@@ -6,7 +6,7 @@
 * :func:`threshold_table` -- stage B at one node: the tested thresholds with their weighted
   child impurity and left-tailed p-value.
 * :func:`rankings_table` -- several importance vectors side by side, normalised to sum 1,
-  with the rank of every feature under each method.
+  with the rank of every feature under each method and their mean.
 
 Pure functions of fitted estimators / arrays; they return pandas DataFrames.
 """
@@ -129,7 +129,8 @@ def rankings_table(importances: Mapping[str, Sequence[float]],
     ``importances`` maps a method name to a non-negative vector (n_features,); each is
     normalised to sum 1 (all-zero vectors stay zero).  Returns one row per feature with
     ``<method>`` (normalised importance) and ``<method> rank`` (1 = most important,
-    ties by column order), sorted by the first method's importance (descending).
+    ties by column order) and ``mean`` (the mean normalised importance over the methods),
+    sorted by ``mean`` (descending; ties by column order).
 
     Raises ValueError on a vector of the wrong length or with negative entries.
     """
@@ -149,6 +150,6 @@ def rankings_table(importances: Mapping[str, Sequence[float]],
         out[name] = v
         out[f"{name} rank"] = rank
     if importances:
-        first = next(iter(importances))
-        out = out.sort_values(f"{first} rank", kind="stable").reset_index(drop=True)
+        out["mean"] = out[list(importances)].mean(axis=1)
+        out = out.sort_values("mean", ascending=False, kind="stable").reset_index(drop=True)
     return out

@@ -29,6 +29,10 @@ from engine.figures.style import HIGHLIGHT, NEUTRAL, base_layout, palette
 from engine.figures.tree import class_color, tree_figure
 from engine.tree import TreeArrays
 
+#: Compact figures (half page width): legend under the x-axis title, room for a subtitle.
+_LEGEND_BELOW = dict(legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
+                     margin=dict(l=60, r=20, t=110, b=120))
+
 
 def _fmt_p(p: float) -> str:
     return f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
@@ -190,7 +194,7 @@ def null_histogram_figure(null, observed: float, *, p_value: float | None = None
     head = title or f"Permutation null of the {name}"
     fig.update_layout(**base_layout(f"{head}<br><sup>B = {null.size} permutations, "
                                     f"p = {_fmt_p(float(p_value))} ({tail} tail{lvl})</sup>",
-                                    barmode="overlay", height=380))
+                                    barmode="overlay", height=440, **_LEGEND_BELOW))
     fig.update_xaxes(title_text=name)
     fig.update_yaxes(title_text="permutations")
     return fig
@@ -254,8 +258,8 @@ def threshold_statistic_figure(record: Mapping, *, feature_name: str = "feature"
                                  line=dict(color=NEUTRAL, dash="dot"),
                                  name=f"parent impurity {float(parent_impurity):.4g}"))
     fig.update_layout(**base_layout(
-        title or f"Stage B on {feature_name}: {t.size} candidate thresholds, "
-                 f"{tt.size} tested (level {level:.2g})", height=400))
+        title or f"Stage B on {feature_name}<br><sup>{t.size} candidate thresholds, "
+                 f"{tt.size} tested (level {level:.2g})</sup>", height=440, **_LEGEND_BELOW))
     fig.update_xaxes(title_text=xlabel)
     fig.update_yaxes(title_text="weighted child impurity (lower is better)")
     return fig
@@ -264,8 +268,8 @@ def threshold_statistic_figure(record: Mapping, *, feature_name: str = "feature"
 def rankings_figure(table, methods: Sequence[str], *, top: int = 15,
                     title: str | None = None) -> go.Figure:
     """Grouped horizontal bars of normalised importances, one colour per method, for the
-    ``top`` features of the first method (``table`` from
-    :func:`engine.cit.report.rankings_table`)."""
+    first ``top`` rows of ``table`` (from :func:`engine.cit.report.rankings_table`, sorted
+    by mean importance over the methods)."""
     sub = table.head(top).iloc[::-1]
     fig = go.Figure()
     for m, colour in zip(methods, palette(len(methods)), strict=True):
@@ -274,7 +278,7 @@ def rankings_figure(table, methods: Sequence[str], *, top: int = 15,
             customdata=sub[f"{m} rank"],
             hovertemplate=f"{m}<br>%{{y}}: %{{x:.3f}} (rank %{{customdata}})<extra></extra>"))
     fig.update_layout(**base_layout(title or f"Normalised importances, top {len(sub)} "
-                                              f"features by {methods[0]}",
+                                              "features by mean importance",
                                     barmode="group", height=max(380, 140 + 22 * len(sub)
                                                                 * max(1, len(methods)) // 2)))
     fig.update_xaxes(title_text="importance (share of the method's total)")
