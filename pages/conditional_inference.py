@@ -221,10 +221,13 @@ digest = dataset_digest(ds)
 
 
 # -- job helper --------------------------------------------------------------------------
-def job_controls(prefix: str, label: str, start, *, help_text: str | None = None):
+def job_controls(prefix: str, label: str, start, *, help_text: str | None = None,
+                 redraw_on=None):
     """Run / Stop buttons of the job ``<prefix>_job``; ``start()`` returns a started Job
     (or raises ValueError, shown as an error).  While it runs, a fragment polls it and draws
-    a progress bar.  Returns the job (None before the first run) and whether it runs."""
+    a progress bar; the whole page is redrawn when the job ends or when
+    ``redraw_on(latest snapshot)`` changes (e.g. a new partial result to show).  Returns the
+    job (None before the first run) and whether it runs."""
     jkey = f"{prefix}_job"
 
     def stop_job():
@@ -245,13 +248,15 @@ def job_controls(prefix: str, label: str, start, *, help_text: str | None = None
         st.rerun()
     b2.button("Stop", disabled=not running, key=f"{prefix}_stop", on_click=stop_job)
     if running:
+        drawn = None if redraw_on is None else redraw_on(job.snapshot().latest)
+
         @st.fragment(run_every=0.5)
         def poll():
             snap = st.session_state[jkey].snapshot()
             latest = snap.latest or {"done": 0, "total": 1, "message": "starting..."}
             st.progress(min(1.0, latest["done"] / max(latest["total"], 1)),
                         text=f"{latest['message']} ({snap.elapsed:.1f} s)")
-            if snap.finished:
+            if snap.finished or (redraw_on is not None and redraw_on(snap.latest) != drawn):
                 st.rerun()
         poll()
     return job, running
@@ -292,7 +297,8 @@ if st.session_state.get("ci_job") is None or (meta is not None and meta["digest"
 job, running = job_controls("ci", "Fit", start_fit,
                             help_text="Fit the conditional inference tree, then CART, a random "
                                       "forest and the conditional inference forest for the "
-                                      "rankings (in the background).")
+                                      "rankings (in the background).",
+                            redraw_on=lambda latest: len((latest or {}).get("importances", ())))
 meta = st.session_state.get("ci_job_meta")
 if job is None:
     fit = None
@@ -515,7 +521,7 @@ if tjob is not None:
     tres = tjob.snapshot().latest if trunning else finished_result(tjob, "The top-k run")
     tmeta = st.session_state["ci_topk_job_meta"]
     if tres and tres.get("curves"):
-        st.caption(f"Results for {tmeta['caption']} (learner {tmeta['learner']})")
+        st.caption(f"Results for {tmeta['caption'].rstrip('.')}; learner {tmeta['learner']}.")
         st.plotly_chart(top_k_figure(tres["curves"], metric=tmeta["metric"]),
                         key="ci_topk_fig")
         ttable = pd.DataFrame({"k": next(iter(tres["curves"].values()))["k"]})
@@ -555,7 +561,7 @@ if bjob is not None and not brunning:
         k = bmeta["n_noise"]
         bnames = bmeta["names"] + [f"noise {i + 1}" for i in range(k)]
         is_noise = np.r_[np.zeros(len(bmeta["names"]), bool), np.ones(k, bool)]
-        st.caption(f"Results for {bmeta['caption']} plus {k} noise features")
+        st.caption(f"Results for {bmeta['caption'].rstrip('.')}, plus {k} noise features.")
         share = {m: float(v[is_noise].sum()) for m, v in bres["importances"].items()}
         st.markdown(" · ".join(f"**{m}** puts {s:.0%} of its importance on noise"
                                for m, s in share.items()))
