@@ -211,6 +211,11 @@ if param_error:
 st.caption(f"At the root: {m_root} features tested at level {a_root:.3g}, up to {b_root:,} "
            f"permutations each" + (" (adaptive stopping usually needs far fewer)."
                                    if es_sel else "."))
+if not es_sel and 1.0 / (b_root + 1) >= a_root:
+    st.warning(f"With {b_root:,} permutations the smallest possible p-value is 1/(B+1) = "
+               f"{1 / (b_root + 1):.3g}, not below the root's level {a_root:.3g}: no split can "
+               "ever be significant. Raise B (or use a preset, or adaptive stopping, which "
+               "raises B to at least 1/level).")
 if not es_sel and b_root * m_root * ds.n_samples > HEAVY_WORK:
     st.warning("Without adaptive stopping every test runs all its permutations: about "
                f"{b_root * m_root * ds.n_samples:.1e} row-permutations at the root alone. The "
