@@ -414,8 +414,11 @@ else:
                                                  "early once the decision is clear)."),
                      "status": st.column_config.TextColumn(width="medium")})
     st.caption("Status: *tested*; *scan stopped*: drawn, but feature scanning stopped at an "
-               "earlier significant feature (statistic only); *not in pool*: muted by an "
-               "ancestor's test, constant at this node, or not drawn (features per node).")
+               "earlier significant feature (statistic only; turn scanning off to test every "
+               "feature); *not in pool*: muted by an ancestor's test, constant at this node, or "
+               "not drawn (features per node). Categorical features use another statistic "
+               "(mutual information or the correlation ratio of y), so compare p-values, not "
+               "statistics, across feature types.")
     st.download_button("Download this node's tests (CSV)", table.to_csv(index=False).encode(),
                        file_name=f"cit_node{node}_tests.csv", mime="text/csv",
                        on_click="ignore", key="ci_node_dl")

@@ -195,6 +195,7 @@ def null_histogram_figure(null, observed: float, *, p_value: float | None = None
     fig.update_layout(**base_layout(f"{head}<br><sup>B = {null.size} permutations, "
                                     f"p = {_fmt_p(float(p_value))} ({tail} tail{lvl})</sup>",
                                     barmode="overlay", height=440, **_LEGEND_BELOW))
+    fig.update_layout(title_y=0.96)
     fig.update_xaxes(title_text=name)
     fig.update_yaxes(title_text="permutations")
     return fig
@@ -260,6 +261,7 @@ def threshold_statistic_figure(record: Mapping, *, feature_name: str = "feature"
     fig.update_layout(**base_layout(
         title or f"Stage B on {feature_name}<br><sup>{t.size} candidate thresholds, "
                  f"{tt.size} tested (level {level:.2g})</sup>", height=440, **_LEGEND_BELOW))
+    fig.update_layout(title_y=0.96)
     fig.update_xaxes(title_text=xlabel)
     fig.update_yaxes(title_text="weighted child impurity (lower is better)")
     return fig
