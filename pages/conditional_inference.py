@@ -345,15 +345,20 @@ if (st.session_state.get("ci_node_view") not in nodes
 fig = cit_tree_figure(est, tree=tree, feature_names=names, class_names=meta["classes"],
                       highlight_node=st.session_state["ci_node_view"])
 fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type="scatter"))
-event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="ci_tree_fig_view")
-points = (event.selection.points if event and event.selection else None) or []
-clicked = next((int(p["customdata"]) for p in points
-                if isinstance(p.get("customdata"), int | float)), None)
-if clicked is not None and clicked != st.session_state.get("_ci_last_click"):
-    st.session_state["_ci_last_click"] = clicked
-    if 0 <= clicked < tree.node_count:
+
+
+def on_tree_click():
+    """Select the clicked node (a callback runs before the page, so the selectbox below
+    and the highlight follow at once, even while the forests are still being fitted)."""
+    event = st.session_state.get("ci_tree_fig_view")
+    points = (event.selection.points if event and event.selection else None) or []
+    clicked = next((int(p["customdata"]) for p in points
+                    if isinstance(p.get("customdata"), int | float)), None)
+    if clicked is not None and 0 <= clicked < tree.node_count:
         st.session_state["ci_node_view"] = clicked
-        st.rerun()
+
+
+st.plotly_chart(fig, on_select=on_tree_click, selection_mode="points", key="ci_tree_fig_view")
 st.plotly_chart(leaf_distribution_figure(tree, meta["X"], meta["y"],
                                          class_names=meta["classes"]), key="ci_leaves")
 st.download_button("Download the tree (JSON)", tree.to_json(indent=1).encode(),

@@ -374,6 +374,9 @@ def test_click_a_node_shows_its_tests(page, app_url):
     expect(page.get_by_role("heading", name="Conditional inference (CIT / CIF)")
            ).to_be_visible(timeout=90_000)
     expect(page.get_by_text(re.compile(r"Stage A at node 0:"))).to_be_visible(timeout=60_000)
+    # the forests for the rankings finish in the background; then the page is idle
+    expect(page.get_by_text(re.compile(r"Fit times: .*CIF \d"))).to_be_visible(timeout=120_000)
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]')
     chart = page.get_by_test_id("stPlotlyChart").first
     chart.scroll_into_view_if_needed()
     points = chart.locator(".scatterlayer .trace path.point")
