@@ -190,6 +190,7 @@ def options_table(sets, reps: int) -> str:
             perms = int(est.n_permutations_selector_.sum() + est.n_permutations_splitter_.sum())
             rows.append(f"| {name} | {label} | {t:.2f} | {t / base:.1f}x | "
                         f"{est.tree_.node_count} | {perms:,} |")
+            print(rows[-1], file=sys.stderr, flush=True)
     head = ("| data | thresholds, stopping | fit s | vs default | nodes | permutations at the "
             "splits (stage A + B) |\n|---|---|---|---|---|---|")
     return "\n".join([head] + rows)
@@ -263,6 +264,7 @@ def top_k_table(names, learners, n_trees: int) -> str:
             cells = " | ".join(f"{v:.3f}" + (f" ({r:.3f})" if ref else "")
                                for v, r in zip(mean, ref or [None] * len(KS), strict=True))
             rows.append(f"| {dname} | {mname} | {cells} | {time.perf_counter() - t0:.0f} |")
+            print(rows[-1], file=sys.stderr, flush=True)
     head = ("| data | ranking | " + " | ".join(f"k={k}" for k in KS)
             + " | s |\n|---|---|" + "---|" * (len(KS) + 1))
     return "\n".join([head] + rows)
@@ -272,6 +274,8 @@ def main() -> str:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="B = 999, one repeat, smaller runs")
     ap.add_argument("--B", type=int, default=None, help="permutations for the ctree race")
+    ap.add_argument("--topk-sets", nargs="*", default=["wine", "breast_cancer", "digits"],
+                    help="datasets of the top-k table")
     ap.add_argument("--only", nargs="*", choices=("agree", "topk", "fit", "options"),
                     help="run only these parts (default: all)")
     args = ap.parse_args()
@@ -306,7 +310,7 @@ def main() -> str:
     if "topk" in only:
         add(f"### Top-k balanced accuracy (mean over {', '.join(learners)}; SPEC "
             "reference in brackets)\n\n"
-            + top_k_table(("wine", "breast_cancer", "digits"), learners, 50 if quick else 100))
+            + top_k_table(args.topk_sets, learners, 50 if quick else 100))
     parts.append(f"Machine: {machine()}; R partykit via Rscript: {'yes' if r_ok else 'no'}; "
                  f"total {time.perf_counter() - t0:.0f} s"
                  + (" (--quick)" if quick else "") + ".")
