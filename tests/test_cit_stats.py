@@ -187,3 +187,32 @@ def test_shared_splitter_tests_equal_one_by_one():
                             49, 3)
     assert shared[1].p_value == splitter_test(False, np.zeros(50, dtype=np.int64), yr, 25, 2,
                                               1, 49, 3).p_value
+
+
+def test_one_thread_kernels_equal_parallel_ones():
+    """Small blocks run in the ``*_serial`` twins: the same permutations, the same values."""
+    from engine.cit import permutation as P
+
+    rng = np.random.default_rng(5)
+    n = 60
+    x = rng.normal(size=n)
+    a = rng.integers(0, 3, n).astype(np.int64)
+    yc = rng.integers(0, 2, n).astype(np.int64)
+    yv = rng.normal(size=n)
+    w = np.ones(n)
+    pos = np.array([5, 30, 55], dtype=np.int64)
+    for code in (0, 1, 2, 3):
+        np.testing.assert_array_equal(P.selector_null(code, x, a, 3, yc, yv, 2, 7, 40, 11),
+                                      P.selector_null_serial(code, x, a, 3, yc, yv, 2, 7, 40, 11))
+    for clf, crit, k in ((True, 0, 2), (True, 1, 2), (False, 2, 1)):
+        np.testing.assert_array_equal(
+            P.splitter_null(clf, yc, yv, w, 30, crit, k, 3, 40, 11),
+            P.splitter_null_serial(clf, yc, yv, w, 30, crit, k, 3, 40, 11))
+        np.testing.assert_array_equal(
+            P.splitter_null_all(clf, yc, yv, w, pos, crit, k, 3, 40, 11),
+            P.splitter_null_all_serial(clf, yc, yv, w, pos, crit, k, 3, 40, 11))
+    # the dispatcher switches on the work, never on the values
+    big = P._null(P.selector_null, P.selector_null_serial, P.PARALLEL_MIN_WORK, 0, x, a, 3, yc,
+                  yv, 2, 0, 50, 1)
+    small = P._null(P.selector_null, P.selector_null_serial, 0, 0, x, a, 3, yc, yv, 2, 0, 50, 1)
+    np.testing.assert_array_equal(big, small)

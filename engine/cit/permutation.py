@@ -8,7 +8,8 @@
   seeded by ``(seed, b)``, so the null values do not depend on the threads or on the block
   sizes: a test is reproducible for a seed.  The null kernels are ``parallel=True`` with
   ``prange`` over permutations only and are called through
-  :func:`engine._numba.call_parallel`.
+  :func:`engine._numba.call_parallel`; blocks of fewer than :data:`PARALLEL_MIN_WORK`
+  row-permutations run in their one-thread twins (``*_serial``, the same values).
 * Number of permutations ``B``: an integer or a preset at the (adjusted) level ``a``:
   ``minimum = ceil(1/a)``, ``auto = max(ceil(1/a), ceil(z^2 (1 - a) / a))`` with
   ``z = Phi^-1(1 - a)``, ``maximum = ceil(1 / (4 a^2))`` (:func:`n_resamples`).
@@ -92,6 +93,20 @@ def _shuffle_float(src, dst, st):
 # ---------------------------------------------------------------------------------------
 
 
+@njit
+def _selector_perm(code, x, a, n_a, y_code, y_val, n_classes, b, seed):
+    """Selector statistic under permutation ``b`` (its own seeded shuffle) of the labels."""
+    st = _seeded_state(seed, b)
+    n = x.shape[0]
+    if code == 0 or code == 1:
+        yc = np.empty(n, dtype=np.int64)
+        _shuffle_int(y_code, yc, st)
+        return statistic(code, x, a, n_a, yc, y_val, n_classes)
+    yv = np.empty(n, dtype=np.float64)
+    _shuffle_float(y_val, yv, st)
+    return statistic(code, x, a, n_a, y_code, yv, n_classes)
+
+
 @njit(parallel=True)
 def selector_null(code, x, a, n_a, y_code, y_val, n_classes, start, count, seed):
     """Selector statistics under permutations ``start .. start + count - 1`` of the labels.
@@ -99,17 +114,17 @@ def selector_null(code, x, a, n_a, y_code, y_val, n_classes, start, count, seed)
     Arguments as :func:`engine.cit.statistics.statistic`; returns float64 ``(count,)``.
     """
     out = np.empty(count, dtype=np.float64)
-    n = x.shape[0]
     for i in numba.prange(count):
-        st = _seeded_state(seed, start + i)
-        yc = np.empty(n, dtype=np.int64)
-        yv = np.empty(n, dtype=np.float64)
-        if code == 0 or code == 1:
-            _shuffle_int(y_code, yc, st)
-            out[i] = statistic(code, x, a, n_a, yc, y_val, n_classes)
-        else:
-            _shuffle_float(y_val, yv, st)
-            out[i] = statistic(code, x, a, n_a, y_code, yv, n_classes)
+        out[i] = _selector_perm(code, x, a, n_a, y_code, y_val, n_classes, start + i, seed)
+    return out
+
+
+@njit
+def selector_null_serial(code, x, a, n_a, y_code, y_val, n_classes, start, count, seed):
+    """:func:`selector_null` in one thread (same values; for small blocks)."""
+    out = np.empty(count, dtype=np.float64)
+    for i in range(count):
+        out[i] = _selector_perm(code, x, a, n_a, y_code, y_val, n_classes, start + i, seed)
     return out
 
 
@@ -147,25 +162,65 @@ def child_impurity(is_classif, y_code_sorted, y_val_sorted, w, position, criteri
     return (wr / wt) * squared_error(wr, sr, qr) + (wl / wt) * squared_error(wl, sl, ql)
 
 
+@njit
+def _splitter_perm(is_classif, y_code_sorted, y_val_sorted, w, position, criterion, n_classes,
+                   b, seed):
+    """Weighted child impurity at ``position`` under permutation ``b`` of the labels."""
+    st = _seeded_state(seed, b)
+    n = y_code_sorted.shape[0]
+    if is_classif:
+        yc = np.empty(n, dtype=np.int64)
+        _shuffle_int(y_code_sorted, yc, st)
+        return child_impurity(True, yc, y_val_sorted, w, position, criterion, n_classes)
+    yv = np.empty(n, dtype=np.float64)
+    _shuffle_float(y_val_sorted, yv, st)
+    return child_impurity(False, y_code_sorted, yv, w, position, criterion, n_classes)
+
+
 @njit(parallel=True)
 def splitter_null(is_classif, y_code_sorted, y_val_sorted, w, position, criterion, n_classes,
                   start, count, seed):
     """Weighted child impurity at ``position`` under permutations ``start ..`` of the labels
     (unit weights ``w``); float64 ``(count,)``."""
     out = np.empty(count, dtype=np.float64)
-    n = y_code_sorted.shape[0]
     for i in numba.prange(count):
-        st = _seeded_state(seed, start + i)
-        yc = np.empty(n, dtype=np.int64)
-        yv = np.empty(n, dtype=np.float64)
-        if is_classif:
-            _shuffle_int(y_code_sorted, yc, st)
-            out[i] = child_impurity(True, yc, y_val_sorted, w, position, criterion, n_classes)
-        else:
-            _shuffle_float(y_val_sorted, yv, st)
-            out[i] = child_impurity(False, y_code_sorted, yv, w, position, criterion,
-                                    n_classes)
+        out[i] = _splitter_perm(is_classif, y_code_sorted, y_val_sorted, w, position,
+                                criterion, n_classes, start + i, seed)
     return out
+
+
+@njit
+def splitter_null_serial(is_classif, y_code_sorted, y_val_sorted, w, position, criterion,
+                         n_classes, start, count, seed):
+    """:func:`splitter_null` in one thread (same values; for small blocks)."""
+    out = np.empty(count, dtype=np.float64)
+    for i in range(count):
+        out[i] = _splitter_perm(is_classif, y_code_sorted, y_val_sorted, w, position,
+                                criterion, n_classes, start + i, seed)
+    return out
+
+
+@njit
+def _splitter_all_perm(is_classif, y_code_sorted, y_val_sorted, w, positions, criterion,
+                       n_classes, b, seed, out_row):
+    """Weighted child impurity at every position under permutation ``b`` into ``out_row``."""
+    st = _seeded_state(seed, b)
+    n = y_code_sorted.shape[0]
+    if is_classif:
+        yc = np.empty(n, dtype=np.int64)
+        _shuffle_int(y_code_sorted, yc, st)
+        prefix = prefix_class_counts(yc, w, n_classes)
+        total = prefix[n]
+        parent = class_impurity(total, total.sum(), criterion)
+        g = class_gains_at(prefix, positions, criterion)
+    else:
+        yv = np.empty(n, dtype=np.float64)
+        _shuffle_float(y_val_sorted, yv, st)
+        prefix = prefix_sums(yv, w)
+        parent = squared_error(prefix[n, 0], prefix[n, 1], prefix[n, 2])
+        g = squared_error_gains_at(prefix, positions)
+    for j in range(positions.shape[0]):
+        out_row[j] = parent - g[j]
 
 
 @njit(parallel=True)
@@ -174,27 +229,35 @@ def splitter_null_all(is_classif, y_code_sorted, y_val_sorted, w, positions, cri
     """Weighted child impurity at every split position under permutations ``start ..``:
     float64 ``(count, len(positions))``.  One shuffle and one prefix scan per permutation
     serve all positions (permutation ``b`` is the same shuffle as in :func:`splitter_null`)."""
-    m = positions.shape[0]
-    out = np.empty((count, m), dtype=np.float64)
-    n = y_code_sorted.shape[0]
+    out = np.empty((count, positions.shape[0]), dtype=np.float64)
     for i in numba.prange(count):
-        st = _seeded_state(seed, start + i)
-        if is_classif:
-            yc = np.empty(n, dtype=np.int64)
-            _shuffle_int(y_code_sorted, yc, st)
-            prefix = prefix_class_counts(yc, w, n_classes)
-            total = prefix[n]
-            parent = class_impurity(total, total.sum(), criterion)
-            g = class_gains_at(prefix, positions, criterion)
-        else:
-            yv = np.empty(n, dtype=np.float64)
-            _shuffle_float(y_val_sorted, yv, st)
-            prefix = prefix_sums(yv, w)
-            parent = squared_error(prefix[n, 0], prefix[n, 1], prefix[n, 2])
-            g = squared_error_gains_at(prefix, positions)
-        for j in range(m):
-            out[i, j] = parent - g[j]
+        _splitter_all_perm(is_classif, y_code_sorted, y_val_sorted, w, positions, criterion,
+                           n_classes, start + i, seed, out[i])
     return out
+
+
+@njit
+def splitter_null_all_serial(is_classif, y_code_sorted, y_val_sorted, w, positions, criterion,
+                             n_classes, start, count, seed):
+    """:func:`splitter_null_all` in one thread (same values; for small blocks)."""
+    out = np.empty((count, positions.shape[0]), dtype=np.float64)
+    for i in range(count):
+        _splitter_all_perm(is_classif, y_code_sorted, y_val_sorted, w, positions, criterion,
+                           n_classes, start + i, seed, out[i])
+    return out
+
+
+#: Below this many row-permutations (rows x permutations) a null block runs in one thread:
+#: waking the worker threads costs more than it saves on small blocks, and far more when
+#: the machine is busy (measured: a CIT on diabetes 10x slower with 2 threads on a loaded
+#: 2-core machine).
+PARALLEL_MIN_WORK = 1_000_000
+
+
+def _null(parallel_kernel, serial_kernel, work: int, *args):
+    if work < PARALLEL_MIN_WORK:
+        return serial_kernel(*args)
+    return call_parallel(parallel_kernel, *args)
 
 
 # ---------------------------------------------------------------------------------------
@@ -326,8 +389,8 @@ def selector_test(code, x, a, n_a, y_code, y_val, n_classes, B, seed, **kwargs
     t_obs = statistic(code, x, a, n_a, y_code, y_val, n_classes)
 
     def block(start, count):
-        return call_parallel(selector_null, code, x, a, n_a, y_code, y_val, n_classes,
-                             start, count, seed)
+        return _null(selector_null, selector_null_serial, count * x.shape[0], code, x, a,
+                     n_a, y_code, y_val, n_classes, start, count, seed)
 
     return run_test(block, t_obs, B, tail="right", **kwargs)
 
@@ -340,8 +403,9 @@ def splitter_test(is_classif, y_code_sorted, y_val_sorted, position, criterion, 
                            n_classes)
 
     def block(start, count):
-        return call_parallel(splitter_null, is_classif, y_code_sorted, y_val_sorted, w,
-                             position, criterion, n_classes, start, count, seed)
+        return _null(splitter_null, splitter_null_serial, count * w.shape[0], is_classif,
+                     y_code_sorted, y_val_sorted, w, position, criterion, n_classes, start,
+                     count, seed)
 
     return run_test(block, t_obs, B, tail="left", **kwargs)
 
@@ -374,8 +438,9 @@ def splitter_tests(is_classif, y_code_sorted, y_val_sorted, positions, criterion
     while n < B and not done.all():
         live = np.flatnonzero(~done)
         count = min(block, B - n, max(1, 2_000_000 // max(live.size, 1)))
-        vals = call_parallel(splitter_null_all, is_classif, y_code_sorted, y_val_sorted, w,
-                             positions[live], criterion, n_classes, n, count, seed)
+        vals = _null(splitter_null_all, splitter_null_all_serial,
+                     count * (w.shape[0] + live.size), is_classif, y_code_sorted, y_val_sorted,
+                     w, positions[live], criterion, n_classes, n, count, seed)
         for c, j in enumerate(live):
             col = vals[:, c]
             flags = (col <= t_obs[j] + tol[j]).astype(np.int64)
@@ -416,3 +481,17 @@ def _warmup() -> None:
         splitter_tests(True, yc, yv, np.array([1, 2]), crit, 2, 4, 1)
     splitter_tests(False, yc, yv, np.array([1, 2]), 2, 1, 4, 1)
     adaptive_stop_index(np.zeros(3, dtype=np.int64), 0, 0, 0.5, 0.95, 2)
+    # the tests above use the one-thread kernels (tiny blocks); compile the parallel ones too
+    w = np.ones(4)
+    pos = np.array([1, 2], dtype=np.int64)
+    for kernel in (selector_null, selector_null_serial):
+        for code in (0, 1, 2, 3):
+            kernel(code, x, a, 2, yc, yv, 2, 0, 2, 1)
+    for kernel in (splitter_null, splitter_null_serial):
+        for crit in (0, 1):
+            kernel(True, yc, yv, w, 2, crit, 2, 0, 2, 1)
+        kernel(False, yc, yv, w, 2, 2, 1, 0, 2, 1)
+    for kernel in (splitter_null_all, splitter_null_all_serial):
+        for crit in (0, 1):
+            kernel(True, yc, yv, w, pos, crit, 2, 0, 2, 1)
+        kernel(False, yc, yv, w, pos, 2, 1, 0, 2, 1)

@@ -10,10 +10,18 @@ decrease per split, **not** weighted by the node size, normalised to sum 1; all 
 the root is a leaf), the per-node arrays ``p_value_selector_``, ``p_value_splitter_``,
 ``n_permutations_selector_``, ``n_permutations_splitter_`` (nan / 0 at leaves) and
 ``node_records_``: one dict per node with every tested feature's statistic, p-value and
-permutations (``features``, ``statistics``, ``p_values``, ``n_permutations``), the level
-``alpha_selector`` used, the tested thresholds (``thresholds``, ``threshold_statistics``,
-``threshold_p_values``), and with ``keep_null=True`` the permutation null distributions
-(``nulls``: feature -> array; ``threshold_null``: the chosen threshold's null).
+permutations (``features``, ``statistics``, ``p_values``, ``n_permutations``, in test
+order), the level ``alpha_selector`` used (after Bonferroni), the features drawn for the
+node's stage A (``candidates``, ``n_tested`` = m_t of the Bonferroni division) with their raw
+statistics (``candidate_statistics``; with feature scanning the test stops at the first
+significant one, so later candidates have a statistic but no p-value), stage B's
+candidate thresholds with the weighted child impurity of each (``candidate_thresholds``,
+``candidate_threshold_statistics``; for a categorical feature the thresholds are positions
+in ``category_order``, the node's categories sorted by mean target), the tested thresholds
+(``thresholds``, ``threshold_statistics``, ``threshold_p_values``, ``alpha_splitter``) and
+at a split the ``chosen_threshold`` (on that same scale), and with ``keep_null=True`` the
+permutation null distributions (``nulls``: feature -> array; ``threshold_null``: the chosen
+threshold's null).
 
 Categorical features (``categorical_features``: mask or indices; integer codes 0..C-1):
 stage A uses the plug-in mutual information of the codes (classification) or the
@@ -213,6 +221,19 @@ class _BaseCIT(BaseEstimator):
             es_spl=_early("early_stopping_splitter", self.early_stopping_splitter),
         )
 
+    def check_params(self):
+        """Validate the parameters without fitting; raises ValueError with the reason.
+
+        Returns ``self`` (so a page can check a configuration before starting a job).
+        """
+        self._validate()
+        self._n_features_node(10)
+        _n_thresholds(self.max_thresholds, 10)
+        v = self.min_impurity_decrease
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not v >= 0.0:
+            raise ValueError(f"min_impurity_decrease must be a number >= 0, got {v!r}")
+        return self
+
     def _categorical_mask(self, p):
         cf = self.categorical_features
         mask = np.zeros(p, dtype=bool)
@@ -318,6 +339,9 @@ class _BaseCIT(BaseEstimator):
                  else rng.permutation(m_t))
         rec = node["record"]
         rec["alpha_selector"] = a_sel
+        rec["n_tested"] = int(m_t)
+        rec["candidates"] = [int(f) for f in tested]
+        rec["candidate_statistics"] = [float(s) for s in stats]
         if self.keep_null:
             rec["nulls"] = {}
         best_p = np.inf
@@ -388,6 +412,10 @@ class _BaseCIT(BaseEstimator):
         yvs = np.ascontiguousarray(yv[sort_idx])
         t_order = (np.argsort(child, kind="stable") if self.threshold_scanning
                    else rng.permutation(cand.size))
+        rec["candidate_thresholds"] = [float(t) for t in cand]
+        rec["candidate_threshold_statistics"] = [float(c) for c in child]
+        if cat_order is not None:
+            rec["category_order"] = [int(c) for c in cat_order]
         rec["thresholds"] = []
         rec["threshold_statistics"] = []
         rec["threshold_p_values"] = []
@@ -428,6 +456,7 @@ class _BaseCIT(BaseEstimator):
         if delta < self.min_impurity_decrease or delta <= 0.0:
             return None
         thr = float(cand[best_t])
+        rec["chosen_threshold"] = thr
         goes_left = x <= thr
         node["feature"] = int(f)
         node["p_spl"] = best_p2

@@ -1,0 +1,326 @@
+"""Benchmark: conditional inference trees and forests against R partykit's ``ctree``.
+
+Run ``python bench/bench_cit.py`` from the repository root (``--quick`` for a short run:
+B = 999, fewer repeats, one learner and smaller forests).  Needs ``Rscript`` with
+``library(partykit)`` (Debian ``r-cran-partykit``); without it the ctree columns say so.
+
+1. Fit time at equal B: TreeLab's ``ConditionalInferenceTreeClassifier`` with B fixed
+   permutations per test (``n_resamples_selector = n_resamples_splitter = B``, unadjusted
+   level 0.05 per test, ``min_samples_split=20, min_samples_leaf=7`` = ctree's ``minsplit``
+   / ``minbucket``), with adaptive stopping (the default) and without, against
+   ``ctree(y ~ ., control = ctree_control(testtype = "MonteCarlo", nresample = B,
+   mincriterion = 0.95))``.  Our time: best of N in this process, warm JIT
+   (``time.perf_counter``).  ctree's time: ``system.time`` around the ``ctree`` call only, best
+   of N inside one ``Rscript`` run, on the same rows written to a temporary CSV.  Data:
+   breast_cancer (bundled) and a synthetic 2,000 x 50 table (``make_classification``:
+   10 informative, 5 redundant, 2 classes, flip_y 0.05, seed 0).
+2. Effect of adaptive stopping and of the threshold method on our fit time (defaults
+   otherwise: Bonferroni, B 'auto'): exact vs histogram (256 bins), adaptive on / off.
+3. Split variables of the first two levels, ours (defaults, ``min_samples_split=20,
+   min_samples_leaf=7``) beside ctree's defaults (asymptotic Bonferroni test), on iris, wine,
+   breast_cancer and penguins (categorical island / sex as factors in R).
+4. Top-k balanced accuracy (k = 1, 2, 3, 5, 10) on wine, breast_cancer and digits for CIT,
+   CIF, CART and random forest (scikit-learn, default parameters): stratified 5-fold CV
+   (shuffle seed 0), ranking recomputed on every training fold, features standardised on
+   the training fold, mean over the learners logistic regression, RBF SVM and 5-NN
+   (``--quick``: logistic only).  CIT / CIF use the paper's configuration (B 'minimum',
+   histogram thresholds with 256 bins, adaptive stopping, Bonferroni); CIF 100 trees (50
+   with ``--quick``).  Shown beside the SPEC section 4 reference figures on wine.
+
+Prints markdown tables plus the machine and writes them to ``bench/out/cit.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _machine import machine  # noqa: E402
+from sklearn.datasets import make_classification  # noqa: E402
+
+from engine._numba import warm_up  # noqa: E402
+from engine.cit import (  # noqa: E402
+    ConditionalInferenceForestClassifier,
+    ConditionalInferenceTreeClassifier,
+    top_k_curve,
+)
+from engine.data import load_bundled, make_dataset  # noqa: E402
+
+KS = (1, 2, 3, 5, 10)
+SPEC_WINE = {"CIF": (0.728, 0.899, 0.937, 0.982, 0.977),
+             "CIT": (0.707, 0.873, 0.929, 0.963, 0.966)}
+PAPER_CFG = dict(n_resamples_selector="minimum", n_resamples_splitter="minimum",
+                 threshold_method="histogram", max_thresholds=256)
+CTREE_MIN = dict(min_samples_split=20, min_samples_leaf=7)
+
+R_SCRIPT = r"""
+suppressMessages(library(partykit))
+a <- commandArgs(TRUE)
+d <- read.csv(a[1], stringsAsFactors = TRUE)
+d$y <- factor(d$y)
+B <- as.integer(a[2]); reps <- as.integer(a[3])
+ctl <- if (B > 0) ctree_control(testtype = "MonteCarlo", nresample = B,
+                                mincriterion = 0.95) else ctree_control()
+best <- Inf
+for (i in seq_len(reps)) {
+  set.seed(i)
+  t <- system.time(m <- ctree(y ~ ., data = d, control = ctl))[["elapsed"]]
+  best <- min(best, t)
+}
+vn <- function(nd) {
+  s <- split_node(nd)
+  if (is.null(s)) "leaf" else names(m$data)[varid_split(s)]
+}
+root <- node_party(m)
+kids <- kids_node(root)
+lv2 <- if (is.null(kids)) "" else paste(sapply(kids, vn), collapse = "|")
+cat(best, length(m), vn(root), lv2, sep = "\t")
+"""
+
+
+def have_r() -> bool:
+    if shutil.which("Rscript") is None:
+        return False
+    r = subprocess.run(["Rscript", "-e", "suppressMessages(library(partykit))"],
+                       capture_output=True, text=True)
+    return r.returncode == 0
+
+
+def run_ctree(frame: pd.DataFrame, y, B: int, reps: int) -> dict:
+    """ctree on ``frame`` (columns f0..) + y: best elapsed seconds, nodes, level-1/2 vars."""
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = Path(tmp) / "data.csv"
+        script = Path(tmp) / "ctree.R"
+        df = frame.copy()
+        df["y"] = np.asarray(y).astype(str)
+        df.to_csv(csv, index=False)
+        script.write_text(R_SCRIPT)
+        r = subprocess.run(["Rscript", str(script), str(csv), str(B), str(reps)],
+                           capture_output=True, text=True, timeout=3600)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr[-2000:])
+    best, nodes, lv1, lv2 = r.stdout.strip().split("\t") + [""] * (4 - len(
+        r.stdout.strip().split("\t")))
+    return {"seconds": float(best), "nodes": int(nodes), "lv1": lv1,
+            "lv2": [v for v in lv2.split("|") if v]}
+
+
+def best_time(make, X, y, reps: int):
+    best, est = np.inf, None
+    for i in range(reps):
+        t0 = time.perf_counter()
+        est = make(i).fit(X, y)
+        best = min(best, time.perf_counter() - t0)
+    return best, est
+
+
+def bundled(name: str):
+    df, _, entry = load_bundled(name)
+    return make_dataset(df, entry["target"], missing="drop")
+
+
+def r_frame(ds) -> pd.DataFrame:
+    """Features named f0.. (categorical ones as labels, read as factors by R)."""
+    ff = ds.feature_frame()
+    ff.columns = [f"f{j}" for j in range(ds.n_features)]
+    return ff
+
+
+def synthetic():
+    X, y = make_classification(n_samples=2000, n_features=50, n_informative=10,
+                               n_redundant=5, n_classes=2, flip_y=0.05, random_state=0)
+    return np.ascontiguousarray(X), y
+
+
+# -- 1. fit time vs ctree ------------------------------------------------------------------
+def fit_time_table(sets, B: int, reps: int, r_ok: bool) -> str:
+    rows = []
+    for name, X, y, frame in sets:
+        fixed = dict(n_resamples_selector=B, n_resamples_splitter=B,
+                     adjust_alpha_selector=False, adjust_alpha_splitter=False, **CTREE_MIN)
+        t_ad, est_ad = best_time(lambda i, f=fixed: ConditionalInferenceTreeClassifier(
+            random_state=i, **f), X, y, reps)
+        t_fx, est_fx = best_time(lambda i, f=fixed: ConditionalInferenceTreeClassifier(
+            random_state=i, early_stopping_selector=None, early_stopping_splitter=None, **f),
+            X, y, reps)
+        if r_ok:
+            rc = run_ctree(frame, y, B, reps)
+            ct, cn = f"{rc['seconds']:.2f}", str(rc["nodes"])
+            r_ad, r_fx = f"{rc['seconds'] / t_ad:.1f}x", f"{rc['seconds'] / t_fx:.1f}x"
+        else:
+            ct = cn = r_ad = r_fx = "n/a (no Rscript/partykit)"
+        rows.append(f"| {name} | {X.shape[0]} x {X.shape[1]} | {B} | {t_ad:.2f} "
+                    f"({est_ad.tree_.node_count}) | {t_fx:.2f} ({est_fx.tree_.node_count}) | "
+                    f"{ct} ({cn}) | {r_ad} | {r_fx} |")
+    head = ("| data | rows x features | B | TreeLab CIT, adaptive: s (nodes) | TreeLab CIT, "
+            "fixed B: s (nodes) | partykit ctree MonteCarlo: s (nodes) | ctree / ours "
+            "(adaptive) | ctree / ours (fixed B) |\n|---|---|---|---|---|---|---|---|")
+    return "\n".join([head] + rows)
+
+
+# -- 2. adaptive stopping and threshold method ---------------------------------------------
+def options_table(sets, reps: int) -> str:
+    configs = {"exact, adaptive (default)": {},
+               "histogram 256, adaptive": dict(threshold_method="histogram",
+                                               max_thresholds=256),
+               "exact, fixed B": dict(early_stopping_selector=None,
+                                      early_stopping_splitter=None),
+               "histogram 256, fixed B": dict(threshold_method="histogram", max_thresholds=256,
+                                              early_stopping_selector=None,
+                                              early_stopping_splitter=None)}
+    rows = []
+    for name, X, y, _ in sets:
+        base = None
+        for label, cfg in configs.items():
+            t, est = best_time(lambda i, c=cfg: ConditionalInferenceTreeClassifier(
+                random_state=i, **c), X, y, reps)
+            base = base or t
+            perms = int(est.n_permutations_selector_.sum() + est.n_permutations_splitter_.sum())
+            rows.append(f"| {name} | {label} | {t:.2f} | {t / base:.1f}x | "
+                        f"{est.tree_.node_count} | {perms:,} |")
+            print(rows[-1], file=sys.stderr, flush=True)
+    head = ("| data | thresholds, stopping | fit s | vs default | nodes | permutations at the "
+            "splits (stage A + B) |\n|---|---|---|---|---|---|")
+    return "\n".join([head] + rows)
+
+
+# -- 3. agreement with ctree ------------------------------------------------------------------
+def agreement_table(names, r_ok: bool) -> str:
+    rows = []
+    for dname in names:
+        ds = bundled(dname)
+        est = ConditionalInferenceTreeClassifier(
+            categorical_features=ds.is_categorical, random_state=0, **CTREE_MIN).fit(ds.X, ds.y)
+        t = est.tree_
+        fn = ds.feature_names
+
+        def var(v, t=t, fn=fn):
+            return "leaf" if t.children_left[v] < 0 else fn[t.feature[v]]
+
+        ours1 = var(0)
+        ours2 = [] if t.children_left[0] < 0 else [var(t.children_left[0]),
+                                                    var(t.children_right[0])]
+        if r_ok:
+            rc = run_ctree(r_frame(ds), ds.target_labels(), 0, 1)
+            mp = {f"f{j}": n for j, n in enumerate(fn)}
+            c1 = mp.get(rc["lv1"], rc["lv1"])
+            c2 = [mp.get(v, v) for v in rc["lv2"]]
+            agree1 = "yes" if c1 == ours1 else "no"
+            agree2 = "yes" if c2 == ours2 else ("same set" if sorted(c2) == sorted(ours2)
+                                                else "no")
+            ctxt = f"{c1} / {' , '.join(c2) or '-'}"
+        else:
+            ctxt, agree1, agree2 = "n/a", "n/a", "n/a"
+        rows.append(f"| {dname} | {ours1} / {' , '.join(ours2) or '-'} | {ctxt} | {agree1} | "
+                    f"{agree2} |")
+    head = ("| data | TreeLab CIT: root / level 2 (left, right) | partykit ctree: root / level "
+            "2 (left, right) | root agrees | level 2 agrees |\n|---|---|---|---|---|")
+    return "\n".join([head] + rows)
+
+
+# -- 4. top-k ----------------------------------------------------------------------------------
+def top_k_table(names, learners, n_trees: int) -> str:
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    rankers = {"CIT": ConditionalInferenceTreeClassifier(random_state=0, **PAPER_CFG),
+               "CIF": ConditionalInferenceForestClassifier(n_estimators=n_trees, n_jobs=1,
+                                                           random_state=0, **PAPER_CFG),
+               "CART": DecisionTreeClassifier(random_state=0),
+               "RF": RandomForestClassifier(random_state=0)}
+    from sklearn.base import clone
+    from sklearn.model_selection import StratifiedKFold
+
+    from engine.cit.steps import _OneFold
+
+    rows = []
+    for dname in names:
+        ds = bundled(dname)
+        folds = list(StratifiedKFold(5, shuffle=True, random_state=0).split(ds.X, ds.y))
+        for mname, est in rankers.items():
+            t0 = time.perf_counter()
+            scores = np.zeros((len(learners), len(folds), len(KS)))
+            for f, (tr, te) in enumerate(folds):  # one ranking per training fold
+                rank = np.argsort(-clone(est).fit(ds.X[tr], ds.y[tr]).feature_importances_,
+                                  kind="stable")
+                for i, lr in enumerate(learners):
+                    scores[i, f] = top_k_curve(rank, ds.X, ds.y, KS, learner=lr,
+                                               cv=_OneFold(tr, te),
+                                               task="classification")["mean"]
+            mean = scores.mean(axis=(0, 1))
+            ref = SPEC_WINE.get(mname) if dname == "wine" else None
+            cells = " | ".join(f"{v:.3f}" + (f" ({r:.3f})" if ref else "")
+                               for v, r in zip(mean, ref or [None] * len(KS), strict=True))
+            rows.append(f"| {dname} | {mname} | {cells} | {time.perf_counter() - t0:.0f} |")
+            print(rows[-1], file=sys.stderr, flush=True)
+    head = ("| data | ranking | " + " | ".join(f"k={k}" for k in KS)
+            + " | s |\n|---|---|" + "---|" * (len(KS) + 1))
+    return "\n".join([head] + rows)
+
+
+def main() -> str:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="B = 999, one repeat, smaller runs")
+    ap.add_argument("--B", type=int, default=None, help="permutations for the ctree race")
+    ap.add_argument("--topk-sets", nargs="*", default=["wine", "breast_cancer", "digits"],
+                    help="datasets of the top-k table")
+    ap.add_argument("--only", nargs="*", choices=("agree", "topk", "fit", "options"),
+                    help="run only these parts (default: all)")
+    args = ap.parse_args()
+    quick = args.quick
+    B = args.B or (999 if quick else 9999)
+    reps = 1 if quick else 3
+    warm_up()
+    r_ok = have_r()
+    bc = bundled("breast_cancer")
+    Xs, ys = synthetic()
+    sframe = pd.DataFrame(Xs, columns=[f"f{j}" for j in range(Xs.shape[1])])
+    sets = [("breast_cancer", bc.X, bc.y, r_frame(bc)),
+            ("synthetic", Xs, ys, sframe)]
+    ConditionalInferenceTreeClassifier(random_state=0).fit(bc.X[:60], bc.y[:60])  # warm
+    parts = []
+    t0 = time.perf_counter()
+
+    def add(text):  # print each table as soon as it is measured
+        parts.append(text)
+        print(text + "\n", flush=True)
+
+    only = set(args.only or ("agree", "topk", "fit", "options"))
+    if "agree" in only:
+        add("### Split variables of the first two levels vs ctree\n\n"
+            + agreement_table(("iris", "wine", "breast_cancer", "penguins"), r_ok))
+    if "fit" in only:
+        add(f"### Fit time vs partykit ctree at equal B\n\n{fit_time_table(sets, B, reps, r_ok)}")
+    if "options" in only:
+        add("### Adaptive stopping and threshold method (TreeLab CIT, defaults otherwise)"
+            f"\n\n{options_table(sets, 1)}")
+    learners = ("logistic",) if quick else ("logistic", "svm", "knn")
+    if "topk" in only:
+        add(f"### Top-k balanced accuracy (mean over {', '.join(learners)}; SPEC "
+            "reference in brackets)\n\n"
+            + top_k_table(args.topk_sets, learners, 50 if quick else 100))
+    parts.append(f"Machine: {machine()}; R partykit via Rscript: {'yes' if r_ok else 'no'}; "
+                 f"total {time.perf_counter() - t0:.0f} s"
+                 + (" (--quick)" if quick else "") + ".")
+    out = "\n\n".join(parts)
+    print(parts[-1])
+    out_dir = ROOT / "bench" / "out"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "cit.md").write_text(out + "\n", encoding="utf-8")
+    return out
+
+
+if __name__ == "__main__":
+    main()

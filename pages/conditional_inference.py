@@ -1,0 +1,587 @@
+"""Conditional inference page: permutation-tested splits (CIT), forests (CIF), how their
+feature rankings differ from impurity-based ones, and what top-k features buy downstream
+(SPEC section 4)."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine.cit import n_resamples
+from engine.cit.report import (
+    NOT_IN_POOL,
+    NOT_TESTED,
+    TESTED,
+    node_feature_table,
+    rankings_table,
+    threshold_table,
+)
+from engine.cit.steps import (
+    CART,
+    CIF,
+    CIT,
+    RF,
+    fit_rankings_steps,
+    make_rankers,
+    make_tree,
+    selection_bias_steps,
+    top_k_steps,
+)
+from engine.cit.topk import CLASSIFICATION_LEARNERS, REGRESSION_LEARNERS
+from engine.figures.cit import (
+    cit_tree_figure,
+    leaf_distribution_figure,
+    null_histogram_figure,
+    rankings_figure,
+    selection_bias_figure,
+    threshold_statistic_figure,
+    top_k_figure,
+)
+from engine.jobs import Job
+from pages._shared import (
+    current_dataset,
+    dataset_caption,
+    dataset_digest,
+    job_meta,
+    labelled_tree,
+    remember_model,
+    require_entrypoint,
+    seed,
+)
+
+TITLE = "Conditional inference (CIT / CIF)"
+METHODS = (CIT, CIF, CART, RF)
+PRESETS = ("auto", "minimum", "maximum", "fixed B")
+#: Root-node permutation work (features x permutations x rows) above which we warn.
+HEAVY_WORK = 3e9
+STATUS_SHORT = {TESTED: "tested", NOT_TESTED: "scan stopped", NOT_IN_POOL: "not in pool"}
+
+require_entrypoint("pages/conditional_inference.py")
+st.title(TITLE)
+st.markdown(
+    "A **conditional inference tree** (Hothorn, Hornik & Zeileis 2006; the variant here follows "
+    "[Milletich et al., arXiv 2607.01417](https://arxiv.org/abs/2607.01417)) splits a node "
+    "only when a **permutation test** says the target depends on some feature. *Stage A*: "
+    "for every feature it measures the association with the target (correlation ratio, "
+    "mutual information or |Pearson r|), shuffles the target B times to see how large that "
+    "measure gets by chance, and turns the rank of the real value into a p-value; the feature "
+    "with the smallest p-value is chosen if it beats the Bonferroni-adjusted level "
+    "alpha / (features tested), otherwise the node stays a leaf. *Stage B* tests the "
+    "candidate thresholds of that feature the same way (weighted child impurity, lower is "
+    "better). Because the choice is made by p-values, not by the largest impurity decrease, "
+    "features with many distinct values get no head start: CART's **selection bias** "
+    "disappears. Click a node to see every feature's test there; compare the rankings with "
+    "CART and random forests; check what the top-k features buy a downstream model.")
+
+ds = current_dataset()
+if ds is None:
+    st.stop()
+st.markdown(dataset_caption(ds))
+clf = ds.task == "classification"
+if ds.n_samples < 10:
+    st.error(f"This dataset has {ds.n_samples} rows; permutation tests need at least 10. "
+             "Pick a larger dataset or drop fewer rows.")
+    st.stop()
+
+# -- parameters --------------------------------------------------------------------------
+with st.expander("Parameters (defaults follow the paper)", expanded=False):
+    c = st.columns(4)
+    if clf:
+        selector = c[0].selectbox(
+            "Selector (stage A)", ["mc", "mi"], key="ci_selector_clf",
+            help="Association of a feature with the class. mc: correlation ratio "
+                 "sqrt(between-class / total sum of squares); mi: mutual information of the "
+                 "binned feature and the class. Categorical features always use mutual "
+                 "information of their categories.")
+        splitter = c[1].selectbox("Splitter (stage B)", ["gini", "entropy"],
+                                  key="ci_splitter_clf",
+                                  help="Impurity of the children; stage B tests the weighted "
+                                       "child impurity of each threshold.")
+    else:
+        selector = c[0].selectbox(
+            "Selector (stage A)", ["pc"], key="ci_selector_reg",
+            help="pc: |Pearson correlation| of the feature and the target. Categorical "
+                 "features use the correlation ratio of the target across their categories.")
+        splitter = c[1].selectbox("Splitter (stage B)", ["mse"], key="ci_splitter_reg",
+                                  help="Squared error of the children.")
+    alpha_sel = c[2].number_input(
+        "alpha (stage A)", 0.0001, 0.5, 0.05, step=0.01, format="%.4f", key="ci_alpha_sel",
+        help="Level of the feature-selection test. A node splits only when the best "
+             "feature's p-value is below alpha (divided by the number of features tested when "
+             "Bonferroni is on). Smaller alpha: smaller trees.")
+    alpha_spl = c[3].number_input(
+        "alpha (stage B)", 0.0001, 0.5, 0.05, step=0.01, format="%.4f", key="ci_alpha_spl",
+        help="Level of the threshold test (divided by the number of candidate thresholds "
+             "when Bonferroni is on).")
+    c = st.columns(4)
+    adj_sel = c[0].checkbox("Bonferroni in stage A", True, key="ci_adj_sel",
+                            help="Compare p-values with alpha / m, m = features tested at the "
+                                 "node (controls the chance of any false split at a node).")
+    adj_spl = c[1].checkbox("Bonferroni in stage B", True, key="ci_adj_spl",
+                            help="Compare p-values with alpha / |C|, |C| = candidate thresholds.")
+    es_sel = c[2].checkbox("Adaptive stopping (stage A)", True, key="ci_es_sel",
+                           help="Stop permuting once a Beta-CDF rule is 95% sure whether p is "
+                                "below the level (same decisions, far fewer permutations).")
+    es_spl = c[3].checkbox("Adaptive stopping (stage B)", True, key="ci_es_spl",
+                           help="The same rule for the threshold tests.")
+    c = st.columns(4)
+    preset_help = ("Permutations B per test: presets at the (adjusted) level a: minimum "
+                   "ceil(1/a), auto max(ceil(1/a), ceil(z^2 (1-a)/a)), maximum ceil(1/(4a^2)); "
+                   "or a fixed B (multiplied by the number of tests when Bonferroni is on, as "
+                   "in citrees). More permutations: more precise p-values, slower fits.")
+    pre_sel = c[0].selectbox("Permutations (stage A)", PRESETS, key="ci_b_sel_preset",
+                             help=preset_help)
+    b_sel = c[1].number_input("Fixed B (stage A)", 1, 100_000, 99, step=1, key="ci_b_sel",
+                              disabled=pre_sel != "fixed B",
+                              help="Used when 'fixed B' is chosen.")
+    pre_spl = c[2].selectbox("Permutations (stage B)", PRESETS, key="ci_b_spl_preset",
+                             help=preset_help)
+    b_spl = c[3].number_input("Fixed B (stage B)", 1, 100_000, 99, step=1, key="ci_b_spl",
+                              disabled=pre_spl != "fixed B",
+                              help="Used when 'fixed B' is chosen.")
+    c = st.columns(4)
+    muting = c[0].checkbox("Feature muting", True, key="ci_muting",
+                           help="A feature that is not significant at a node is not tested "
+                                "again below it (subtree-local).")
+    fscan = c[1].checkbox("Feature scanning", True, key="ci_fscan",
+                          help="Test features in decreasing order of their raw statistic and "
+                               "stop at the first significant one (needs adaptive stopping to "
+                               "pay off).")
+    tscan = c[2].checkbox("Threshold scanning", True, key="ci_tscan",
+                          help="Test thresholds from the best raw impurity and stop at the "
+                               "first significant one.")
+    max_features = c[3].selectbox("Features per node", ["all", "sqrt", "log2"],
+                                  key="ci_max_features",
+                                  help="Features drawn (without replacement) for stage A at "
+                                       "each node of the tree. The forest always uses sqrt.")
+    c = st.columns(4)
+    tmethod = c[0].selectbox(
+        "Threshold candidates", ["exact", "histogram", "percentile", "random"],
+        key="ci_tmethod",
+        help="exact: every midpoint between distinct values; histogram: edges of k equal-"
+             "width bins; percentile: k percentiles; random: k midpoints at random. Features "
+             "with at most 4 values always use every midpoint.")
+    mt_kind = c[1].selectbox("Number k of candidates", ["sqrt", "log2", "fixed k"],
+                             key="ci_mt_kind", disabled=tmethod == "exact",
+                             help="k for histogram / percentile / random: sqrt or log2 of the "
+                                  "number of midpoints, or a fixed k (the paper uses 256 bins).")
+    mt_k = c[2].number_input("Fixed k", 1, 10_000, 256, step=1, key="ci_mt_k",
+                             disabled=tmethod == "exact" or mt_kind != "fixed k")
+    min_dec = c[3].number_input("Min. impurity decrease", 0.0, 1e6, 0.0, step=0.01,
+                                format="%.4f", key="ci_min_dec",
+                                help="A significant split is still refused when it lowers the "
+                                     "impurity by less than this.")
+    c = st.columns(4)
+    max_depth = c[0].number_input("Max depth (0 = none)", 0, 50, 0, step=1, key="ci_max_depth",
+                                  help="Stop splitting at this depth; 0: the tests decide.")
+    mss = c[1].number_input("Min. rows to split", 2, 100_000, 2, step=1, key="ci_mss",
+                            help="Nodes with fewer rows are leaves.")
+    msl = c[2].number_input("Min. rows per leaf", 1, 100_000, 1, step=1, key="ci_msl",
+                            help="Thresholds that leave fewer rows on a side are not tested.")
+    n_trees = c[3].number_input("Trees in the forests", 5, 500, 50, step=5, key="ci_n_trees",
+                                help="Trees of the conditional inference forest and of the "
+                                     "random forest used for the rankings.")
+
+params = dict(
+    selector=selector, splitter=splitter, alpha_selector=float(alpha_sel),
+    alpha_splitter=float(alpha_spl), adjust_alpha_selector=adj_sel,
+    adjust_alpha_splitter=adj_spl,
+    n_resamples_selector=int(b_sel) if pre_sel == "fixed B" else pre_sel,
+    n_resamples_splitter=int(b_spl) if pre_spl == "fixed B" else pre_spl,
+    early_stopping_selector="adaptive" if es_sel else None,
+    early_stopping_splitter="adaptive" if es_spl else None,
+    feature_muting=muting, feature_scanning=fscan, threshold_scanning=tscan,
+    threshold_method=tmethod,
+    max_thresholds=None if mt_kind == "sqrt" else ("log2" if mt_kind == "log2" else int(mt_k)),
+    max_features=None if max_features == "all" else max_features,
+    max_depth=int(max_depth) or None, min_samples_split=int(mss), min_samples_leaf=int(msl),
+    min_impurity_decrease=float(min_dec))
+categorical = ds.is_categorical if ds.is_categorical.any() else None
+try:
+    make_tree(ds.task, params, categorical=categorical).check_params()
+    m_root = ds.n_features
+    a_root = params["alpha_selector"] / m_root if adj_sel else params["alpha_selector"]
+    spec = params["n_resamples_selector"]
+    b_root = n_resamples(spec, a_root) * (m_root if adj_sel and isinstance(spec, int) else 1)
+    param_error = None
+except ValueError as exc:
+    param_error = str(exc)
+if param_error:
+    st.error(f"**These parameters cannot be used:** {param_error}")
+    st.stop()
+st.caption(f"At the root: {m_root} features tested at level {a_root:.3g}, up to {b_root:,} "
+           f"permutations each" + (" (adaptive stopping usually needs far fewer)."
+                                   if es_sel else "."))
+if not es_sel and 1.0 / (b_root + 1) >= a_root:
+    st.warning(f"With {b_root:,} permutations the smallest possible p-value is 1/(B+1) = "
+               f"{1 / (b_root + 1):.3g}, not below the root's level {a_root:.3g}: no split can "
+               "ever be significant. Raise B (or use a preset, or adaptive stopping, which "
+               "raises B to at least 1/level).")
+if not es_sel and b_root * m_root * ds.n_samples > HEAVY_WORK:
+    st.warning("Without adaptive stopping every test runs all its permutations: about "
+               f"{b_root * m_root * ds.n_samples:.1e} row-permutations at the root alone. The "
+               "fit may take minutes and cannot be interrupted half-way; consider adaptive "
+               "stopping or a smaller preset.")
+
+digest = dataset_digest(ds)
+
+
+# -- job helper --------------------------------------------------------------------------
+def job_controls(prefix: str, label: str, start, *, help_text: str | None = None,
+                 redraw_on=None):
+    """Run / Stop buttons of the job ``<prefix>_job``; ``start()`` returns a started Job
+    (or raises ValueError, shown as an error).  While it runs, a fragment polls it and draws
+    a progress bar; the whole page is redrawn when the job ends or when
+    ``redraw_on(latest snapshot)`` changes (e.g. a new partial result to show).  Returns the
+    job (None before the first run) and whether it runs."""
+    jkey = f"{prefix}_job"
+
+    def stop_job():
+        job = st.session_state.get(jkey)
+        if job is not None:
+            job.cancel()
+
+    job = st.session_state.get(jkey)
+    running = job is not None and not job.finished
+    b1, b2, _ = st.columns([1.4, 1, 5])
+    if b1.button(label, type="primary", disabled=running, key=f"{prefix}_run",
+                 help=help_text):
+        try:
+            st.session_state[jkey] = start()
+        except ValueError as exc:
+            st.error(str(exc))
+            return job, False
+        st.rerun()
+    b2.button("Stop", disabled=not running, key=f"{prefix}_stop", on_click=stop_job)
+    if running:
+        drawn = None if redraw_on is None else redraw_on(job.snapshot().latest)
+
+        @st.fragment(run_every=0.5)
+        def poll():
+            snap = st.session_state[jkey].snapshot()
+            latest = snap.latest or {"done": 0, "total": 1, "message": "starting..."}
+            st.progress(min(1.0, latest["done"] / max(latest["total"], 1)),
+                        text=f"{latest['message']} ({snap.elapsed:.1f} s)")
+            if snap.finished or (redraw_on is not None and redraw_on(snap.latest) != drawn):
+                st.rerun()
+        poll()
+    return job, running
+
+
+def finished_result(job, what: str):
+    """The job's result (or what Stop kept), after showing its status; None if nothing."""
+    snap = job.snapshot()
+    if snap.status == "error":
+        st.error(f"{what} failed: {snap.error.split(': ', 1)[-1]}")
+        return snap.result
+    if snap.status in ("cancelled", "timeout"):
+        why = "was stopped" if snap.status == "cancelled" else "ran out of time"
+        st.warning(f"{what} {why}; showing what finished.")
+    return snap.result
+
+
+# -- 1. fit --------------------------------------------------------------------------------
+st.subheader("1. Fit the tree and the rankings")
+
+
+def start_fit():
+    meta = {**job_meta(ds), "y": ds.y, "digest": digest, "params": dict(params),
+            "n_trees": int(n_trees), "ds_option": st.session_state.get("ds")}
+    st.session_state["ci_job_meta"] = meta
+    return Job(fit_rankings_steps, ds.X, ds.y, ds.task, params, categorical=categorical,
+               n_estimators=int(n_trees), random_state=seed(), budget=600.0,
+               name="ci_fit").start()
+
+
+meta = st.session_state.get("ci_job_meta")
+if st.session_state.get("ci_job") is None or (meta is not None and meta["digest"] != digest):
+    # first visit, or another dataset: fit right away (the tree takes well under a second
+    # on the bundled data; the forests follow in the background)
+    if st.session_state.get("ci_job") is not None:
+        st.session_state["ci_job"].cancel()
+    st.session_state["ci_job"] = start_fit()
+job, running = job_controls("ci", "Fit", start_fit,
+                            help_text="Fit the conditional inference tree, then CART, a random "
+                                      "forest and the conditional inference forest for the "
+                                      "rankings (in the background).",
+                            redraw_on=lambda latest: len((latest or {}).get("importances", ())))
+meta = st.session_state.get("ci_job_meta")
+if job is None:
+    fit = None
+elif running:
+    fit = job.snapshot().latest
+else:
+    fit = finished_result(job, "The fit")
+if not fit or fit.get("tree") is None:
+    if not running:
+        st.info("Press **Fit** to grow the tree.")
+    st.stop()
+if meta["params"] != params or meta["n_trees"] != int(n_trees):
+    st.caption("The parameters changed since this fit; press **Fit** to refit.")
+est = fit["tree"]
+st.caption(f"Fitted on {meta['caption']}")
+tree = labelled_tree(est, meta)
+names = meta["feature_names"]
+if not running and job.snapshot().status == "done" and meta.get("_remembered") != id(est):
+    label = f"CIT, {meta['caption'].split('**')[1]}, {tree.n_leaves} leaves"
+    remember_model(label, est, ds, TITLE)
+    meta["_remembered"] = id(est)
+
+# -- 2. the tree -----------------------------------------------------------------------------
+st.subheader("2. The tree")
+if tree.node_count == 1:
+    rec0 = est.node_records_[0]
+    if rec0.get("p_values"):
+        st.info(f"No feature passed the test at the root (smallest p-value "
+                f"{min(rec0['p_values']):.3g}, level {rec0['alpha_selector']:.3g}): the tree "
+                "is a single leaf. Below are the root's tests; a larger alpha or "
+                "turning Bonferroni off lets weaker associations split.")
+    else:
+        st.info("The root is a leaf before any test (pure node, too few rows or max depth 0).")
+nodes = list(range(tree.node_count))
+if (st.session_state.get("ci_node_view") not in nodes
+        or st.session_state.get("_ci_tree_id") != id(est)):
+    st.session_state["ci_node_view"] = 0  # a new fit starts at the root
+    st.session_state["_ci_tree_id"] = id(est)
+fig = cit_tree_figure(est, tree=tree, feature_names=names, class_names=meta["classes"],
+                      highlight_node=st.session_state["ci_node_view"])
+fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type="scatter"))
+
+
+def on_tree_click():
+    """Select the clicked node (a callback runs before the page, so the selectbox below
+    and the highlight follow at once, even while the forests are still being fitted)."""
+    event = st.session_state.get("ci_tree_fig_view")
+    points = (event.selection.points if event and event.selection else None) or []
+    clicked = next((int(p["customdata"]) for p in points
+                    if isinstance(p.get("customdata"), int | float)), None)
+    if clicked is not None and 0 <= clicked < tree.node_count:
+        st.session_state["ci_node_view"] = clicked
+
+
+st.plotly_chart(fig, on_select=on_tree_click, selection_mode="points", key="ci_tree_fig_view")
+st.plotly_chart(leaf_distribution_figure(tree, meta["X"], meta["y"],
+                                         class_names=meta["classes"]), key="ci_leaves")
+st.download_button("Download the tree (JSON)", tree.to_json(indent=1).encode(),
+                   file_name="conditional_inference_tree.json", mime="application/json",
+                   on_click="ignore", key="ci_tree_dl")
+
+
+# -- 3. one node -----------------------------------------------------------------------------
+def node_label(v: int) -> str:
+    rows = int(tree.n_node_samples[v])
+    if tree.is_leaf[v]:
+        return f"node {v}: leaf, {rows} rows"
+    return (f"node {v}: {tree.rule(v, names)}, {rows} rows, "
+            f"p = {est.p_value_selector_[v]:.3g}")
+
+
+st.subheader("3. Why this node split (or did not)")
+st.caption("Click a node in the tree, or choose it here.")
+node = st.selectbox("Node", nodes, key="ci_node_view", format_func=node_label)
+rec = est.node_records_[node]
+table = node_feature_table(est, node, names)
+if table.empty:
+    why = ("the node is pure" if tree.impurity[node] <= 1e-12 else
+           "it has too few rows or sits at the maximum depth")
+    st.info(f"Node {node} has no tests: {why}, so it became a leaf before stage A.")
+else:
+    n_tested = int((table["status"] == "tested").sum())
+    chosen = table.loc[table["chosen"], "feature"]
+    verdict = (f"**{chosen.iloc[0]}** was chosen (p = {est.p_value_selector_[node]:.3g} < "
+               f"{rec['alpha_selector']:.3g})" if len(chosen) else
+               "no feature was chosen, so the node is a leaf" if tree.is_leaf[node] else "")
+    if len(chosen) == 0 and "thresholds" in rec:
+        verdict = ("a feature passed stage A but no threshold passed stage B (or the impurity "
+                   "decrease was too small), so the node is a leaf")
+    st.markdown(f"Stage A at node {node}: {rec['n_tested']} features drawn, {n_tested} "
+                f"permutation-tested at level {rec['alpha_selector']:.3g}; {verdict}.")
+    show = table.rename(columns={"p_value": "p-value", "p_bonferroni": "p x m (Bonferroni)",
+                                 "level": "level alpha'"})
+    show["status"] = show["status"].map(STATUS_SHORT)
+
+    def highlight(row):
+        colour = "background-color: #FBD9BF" if row["chosen"] else ""
+        return [colour] * len(row)
+
+    number = st.column_config.NumberColumn
+    st.dataframe(show.style.apply(highlight, axis=1), hide_index=True, width="stretch",
+                 key="ci_node_table", column_config={
+                     "index": None,
+                     "statistic": number(format="%.4f", help="Raw selector statistic."),
+                     "p-value": number(format="%.4g", help="Monte Carlo permutation p-value "
+                                       "(1 + #{T_b >= T}) / (B + 1); empty: not tested."),
+                     "p x m (Bonferroni)": number(format="%.4g", help="min(1, m p), m = "
+                                                  "features drawn at the node; significant "
+                                                  "when below alpha."),
+                     "level alpha'": number(format="%.3g", help="alpha / m (Bonferroni) or "
+                                            "alpha: p must be below it."),
+                     "permutations": number(help="Permutations run (adaptive stopping ends "
+                                                 "early once the decision is clear)."),
+                     "status": st.column_config.TextColumn(width="medium")})
+    st.caption("Status: *tested*; *scan stopped*: drawn, but feature scanning stopped at an "
+               "earlier significant feature (statistic only; turn scanning off to test every "
+               "feature); *not in pool*: muted by an ancestor's test, constant at this node, or "
+               "not drawn (features per node). Categorical features use another statistic "
+               "(mutual information or the correlation ratio of y), so compare p-values, not "
+               "statistics, across feature types.")
+    st.download_button("Download this node's tests (CSV)", table.to_csv(index=False).encode(),
+                       file_name=f"cit_node{node}_tests.csv", mime="text/csv",
+                       on_click="ignore", key="ci_node_dl")
+    nulls = rec.get("nulls", {})
+    options = [int(f) for f in table.loc[table["status"] == "tested", "index"] if f in nulls]
+    c1, c2 = st.columns(2)
+    with c1:
+        if options:
+            if st.session_state.get("ci_null_feature_view") not in options:
+                st.session_state["ci_null_feature_view"] = options[0]
+            f = st.selectbox("Null distribution of", options, key="ci_null_feature_view",
+                             format_func=lambda j: names[j],
+                             help="The feature's selector statistic under permutations of "
+                                  "the target at this node.")
+            row = table[table["index"] == f].iloc[0]
+            st.plotly_chart(null_histogram_figure(
+                nulls[f], row["statistic"], p_value=row["p_value"], tail="right",
+                name="selector statistic", level=rec["alpha_selector"],
+                title=f"Stage A, node {node}: {names[f]}"), key="ci_null_fig")
+    with c2:
+        if "candidate_thresholds" in rec and len(rec["candidate_thresholds"]):
+            f_split = int(rec["features"][int(np.argmin(rec["p_values"]))])
+            if not tree.is_leaf[node]:
+                f_split = int(tree.feature[node])
+            cats = meta["categories"][f_split]
+            st.plotly_chart(threshold_statistic_figure(
+                rec, feature_name=names[f_split], parent_impurity=float(tree.impurity[node]),
+                category_labels=cats), key="ci_thr_fig")
+            tnull = rec.get("threshold_null")
+            if tnull is not None and "chosen_threshold" in rec:
+                trow = threshold_table(est, node)
+                trow = trow[trow["chosen"]].iloc[0]
+                st.plotly_chart(null_histogram_figure(
+                    tnull, trow["statistic"], p_value=trow["p_value"], tail="left",
+                    name="weighted child impurity", level=rec["alpha_splitter"],
+                    title=f"Stage B, node {node}: chosen threshold on {names[f_split]}"),
+                    key="ci_thr_null_fig")
+        elif not tree.is_leaf[node] or rec.get("p_values"):
+            st.caption("Stage B did not run here: no feature passed stage A.")
+
+# -- 4. rankings -------------------------------------------------------------------------------
+st.subheader("4. Feature rankings: CIT, CIF, CART, random forest")
+imps = {m: fit["importances"][m] for m in METHODS if m in fit["importances"]}
+if running:
+    st.caption("The forests are still being fitted; the table fills in as they finish.")
+rank = rankings_table(imps, names)
+st.caption("Normalised importances (each method sums to 1). CIT / CIF: impurity decrease of "
+           "the permutation-tested splits (not weighted by node size); CART / random forest: "
+           "scikit-learn's mean decrease in impurity (fully grown trees; categorical codes "
+           "treated as numbers). Fit times: " + ", ".join(
+               f"{m} {s:.2f} s" for m, s in fit["seconds"].items()) + ".")
+st.plotly_chart(rankings_figure(rank, list(imps)), key="ci_rank_fig")
+st.dataframe(rank.round(4), hide_index=True, width="stretch", key="ci_rank_table")
+st.download_button("Download the rankings (CSV)", rank.to_csv(index=False).encode(),
+                   file_name="cit_rankings.csv", mime="text/csv", on_click="ignore",
+                   key="ci_rank_dl")
+if CIT in imps and not np.any(imps[CIT] > 0):
+    st.caption("The CIT has no split, so all its importances are 0.")
+
+# -- 5. top-k ------------------------------------------------------------------------------------
+st.subheader("5. What the top-k features buy downstream")
+st.caption("For each k, a fixed learner is trained on the k top-ranked features of each method "
+           "and scored by cross-validation (features standardised on the training fold). The "
+           "paper's protocol re-ranks on every training fold.")
+learners = CLASSIFICATION_LEARNERS if clf else REGRESSION_LEARNERS
+metric = "balanced accuracy" if clf else "R²"
+c = st.columns(4)
+learner = c[0].selectbox("Learner", learners, key=f"ci_learner_{ds.task}",
+                         help="logistic: logistic regression; svm / svr: RBF support vector "
+                              "machine; knn: 5 nearest neighbours; ridge: ridge regression.")
+k_all = [k for k in (1, 2, 3, 5, 10, 20, 50) if k <= ds.n_features]
+if ds.n_features not in k_all:
+    k_all.append(ds.n_features)
+ks = c[1].multiselect("k values", k_all, default=[k for k in (1, 2, 3, 5, 10) if k in k_all]
+                      or k_all[:1], key="ci_ks_view",
+                      help="Numbers of top-ranked features to keep.")
+folds = c[2].slider("Folds", 2, 10, 5, key="ci_folds")
+rerank = c[3].checkbox("Re-rank on every training fold", True, key="ci_rerank",
+                       help="The paper's protocol (honest, slower: every method is refitted "
+                            "per fold). Off: use the rankings above, fitted on all rows "
+                            "(optimistic, fast).")
+topk_methods = st.multiselect("Methods", list(METHODS), default=list(METHODS),
+                              key="ci_topk_methods")
+
+
+def start_topk():
+    if not ks:
+        raise ValueError("Choose at least one k.")
+    if not topk_methods:
+        raise ValueError("Choose at least one method.")
+    rankers = make_rankers(ds.task, params, categorical=categorical,
+                           n_estimators=int(n_trees), random_state=seed())
+    if not rerank:
+        if meta["digest"] != digest:
+            raise ValueError("The rankings above were fitted on another dataset; press Fit.")
+        rankers = {m: np.argsort(-fit["importances"][m], kind="stable")
+                   for m in topk_methods if m in fit["importances"]}
+    rankers = {m: r for m, r in rankers.items() if m in topk_methods}
+    st.session_state["ci_topk_job_meta"] = {"caption": dataset_caption(ds), "metric": metric,
+                                            "learner": learner}
+    return Job(top_k_steps, ds.X, ds.y, ds.task, rankers, sorted(ks), learner=learner,
+               n_folds=int(folds), random_state=seed(), budget=900.0,
+               name="ci_topk").start()
+
+
+tjob, trunning = job_controls("ci_topk", "Run top-k", start_topk)
+if tjob is not None:
+    tres = tjob.snapshot().latest if trunning else finished_result(tjob, "The top-k run")
+    tmeta = st.session_state["ci_topk_job_meta"]
+    if tres and tres.get("curves"):
+        st.caption(f"Results for {tmeta['caption'].rstrip('.')}; learner {tmeta['learner']}.")
+        st.plotly_chart(top_k_figure(tres["curves"], metric=tmeta["metric"]),
+                        key="ci_topk_fig")
+        ttable = pd.DataFrame({"k": next(iter(tres["curves"].values()))["k"]})
+        for m, cv in tres["curves"].items():
+            ttable[m] = np.round(cv["mean"], 4)
+            ttable[f"{m} sd"] = np.round(cv["std"], 4)
+        st.dataframe(ttable, hide_index=True, width="stretch", key="ci_topk_table")
+        st.download_button("Download the top-k scores (CSV)",
+                           ttable.to_csv(index=False).encode(), file_name="cit_top_k.csv",
+                           mime="text/csv", on_click="ignore", key="ci_topk_dl")
+else:
+    st.info("Press **Run top-k** to score the rankings downstream.")
+
+# -- 6. selection bias ------------------------------------------------------------------------
+st.subheader("6. CART's selection bias, live")
+st.caption("Adds pure-noise features (continuous uniform: every value distinct) to the current "
+           "data and fits a fully grown CART and the conditional inference tree with the "
+           "parameters above. CART's greedy search finds spurious splits among many distinct "
+           "values, so noise collects importance; the permutation tests give it (almost) none.")
+n_noise = st.number_input("Noise features to add", 1, 200, 10, step=1, key="ci_n_noise")
+
+
+def start_bias():
+    st.session_state["ci_bias_job_meta"] = {"caption": dataset_caption(ds),
+                                            "names": list(ds.feature_names),
+                                            "n_noise": int(n_noise)}
+    return Job(selection_bias_steps, ds.X, ds.y, ds.task, params, int(n_noise),
+               categorical=categorical, random_state=seed(), budget=600.0,
+               name="ci_bias").start()
+
+
+bjob, brunning = job_controls("ci_bias", "Add noise and refit", start_bias)
+if bjob is not None and not brunning:
+    bres = finished_result(bjob, "The demonstration")
+    bmeta = st.session_state["ci_bias_job_meta"]
+    if bres and len(bres.get("importances", {})) == 2:
+        k = bmeta["n_noise"]
+        bnames = bmeta["names"] + [f"noise {i + 1}" for i in range(k)]
+        is_noise = np.r_[np.zeros(len(bmeta["names"]), bool), np.ones(k, bool)]
+        st.caption(f"Results for {bmeta['caption'].rstrip('.')}, plus {k} noise features.")
+        share = {m: float(v[is_noise].sum()) for m, v in bres["importances"].items()}
+        st.markdown(" · ".join(f"**{m}** puts {s:.0%} of its importance on noise"
+                               for m, s in share.items()))
+        st.plotly_chart(selection_bias_figure(bres["importances"], bnames, is_noise),
+                        key="ci_bias_fig")
+        btable = pd.DataFrame({"feature": bnames, "noise": is_noise,
+                               **{m: np.round(v, 4) for m, v in bres["importances"].items()}})
+        st.dataframe(btable, hide_index=True, width="stretch", key="ci_bias_table")
+elif bjob is None:
+    st.info("Press **Add noise and refit** to run the demonstration.")

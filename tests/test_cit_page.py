@@ -1,0 +1,394 @@
+"""Conditional inference page: figure builders and report tables (values checked against
+brute force and the engine's records), the page in AppTest, and one browser test.
+
+Oracles: hand-computed Gini impurities of every candidate threshold, brute-force counts of
+the permutation tail, leaf class fractions recounted from the training rows, the engine's
+``node_records_`` for the page's p-value table, and :func:`engine.cit.top_k_curve` run on
+the same folds for the step generator.
+"""
+
+import re
+
+import numpy as np
+import pytest
+
+from engine.cit import ConditionalInferenceTreeClassifier, ConditionalInferenceTreeRegressor
+from engine.cit.report import node_feature_table, rankings_table, threshold_table
+from engine.cit.steps import (
+    CART,
+    CIT,
+    add_noise_features,
+    fit_rankings_steps,
+    selection_bias_steps,
+    top_k_steps,
+)
+from engine.cit.topk import top_k_curve
+from engine.figures.cit import (
+    cit_tree_figure,
+    leaf_distribution_figure,
+    null_histogram_figure,
+    rankings_figure,
+    selection_bias_figure,
+    threshold_statistic_figure,
+    top_k_figure,
+)
+
+
+def drive(gen):
+    """Run a job step generator to the end (no Job thread); return (snapshots, result)."""
+    snaps = []
+    while True:
+        try:
+            snaps.append(next(gen))
+        except StopIteration as stop:
+            return snaps, stop.value
+
+
+@pytest.fixture(scope="module")
+def wine_tree():
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    est = ConditionalInferenceTreeClassifier(keep_null=True, feature_scanning=False,
+                                             threshold_scanning=False, random_state=0)
+    return est.fit(X, y), X, y
+
+
+def gini(y, k):
+    if y.size == 0:
+        return 0.0
+    p = np.bincount(y, minlength=k) / y.size
+    return 1.0 - np.sum(p * p)
+
+
+# -- tables --------------------------------------------------------------------------------
+def test_node_feature_table_matches_records(wine_tree):
+    est, X, y = wine_tree
+    rec = est.node_records_[0]
+    table = node_feature_table(est, 0)
+    # no scanning: every feature tested at the root, one row each
+    assert sorted(table["index"]) == list(range(13)) and (table["status"] == "tested").all()
+    by = table.set_index("index")
+    for f, s, p in zip(rec["features"], rec["statistics"], rec["p_values"], strict=True):
+        assert by.loc[f, "statistic"] == s and by.loc[f, "p_value"] == p
+        assert by.loc[f, "p_bonferroni"] == pytest.approx(min(1.0, 13 * p))
+    assert by.loc[:, "level"].eq(0.05 / 13).all()
+    assert table["chosen"].sum() == 1
+    assert table.loc[table["chosen"], "index"].item() == est.tree_.feature[0]
+    assert (table["p_value"].diff().dropna() >= 0).all()  # sorted by p-value
+    # the correlation ratio recomputed by hand for the chosen feature
+    f = est.tree_.feature[0]
+    x = X[:, f]
+    ssb = sum((y == c).sum() * (x[y == c].mean() - x.mean()) ** 2 for c in range(3))
+    assert by.loc[f, "statistic"] == pytest.approx(np.sqrt(ssb / ((x - x.mean()) ** 2).sum()))
+    with pytest.raises(IndexError):
+        node_feature_table(est, est.tree_.node_count)
+
+
+def test_node_feature_table_with_scanning_and_leaves():
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    est = ConditionalInferenceTreeClassifier(random_state=0).fit(X, y)
+    table = node_feature_table(est, 0)
+    tested = table[table["status"] == "tested"]
+    assert len(tested) == len(est.node_records_[0]["features"]) and len(table) == 4
+    assert tested["significant"].iloc[-1]  # scanning stops at the first significant one
+    # a pure leaf (setosa) has no tests at all
+    leaf = next(v for v in range(est.tree_.node_count)
+                if est.tree_.children_left[v] < 0 and est.tree_.impurity[v] == 0)
+    assert node_feature_table(est, leaf).empty and threshold_table(est, leaf).empty
+
+
+def test_rankings_table_normalises_and_ranks():
+    t = rankings_table({"a": [2.0, 6.0, 0.0], "b": [0.0, 0.0, 0.0], "c": [1, 1, 2]},
+                       ["f0", "f1", "f2"])
+    # mean importance: f0 (0.25 + 0.25) / 3, f1 (0.75 + 0.25) / 3, f2 (0 + 0.5) / 3
+    assert list(t["feature"]) == ["f1", "f0", "f2"]  # the f0 / f2 tie by column order
+    assert t["mean"].tolist() == pytest.approx([1 / 3, 1 / 6, 1 / 6])
+    assert t["a"].tolist() == [0.75, 0.25, 0.0] and t["b"].sum() == 0
+    assert t.set_index("feature").loc["f2", "c rank"] == 1
+    assert t.set_index("feature").loc["f0", "c rank"] == 2  # tie with f1, column order
+    with pytest.raises(ValueError, match="importances"):
+        rankings_table({"a": [1.0]}, ["f0", "f1"])
+    fig = rankings_figure(t, ["a", "b", "c"], top=2)
+    assert [tr.name for tr in fig.data] == ["a", "b", "c"]
+    assert list(fig.data[0].x) == [0.25, 0.75]  # reversed: best on top
+
+
+# -- figures --------------------------------------------------------------------------------
+def test_null_histogram_counts_the_tail():
+    rng = np.random.default_rng(1)
+    null = rng.normal(size=199)
+    obs = 1.3
+    fig = null_histogram_figure(null, obs, tail="right")
+    tail = next(tr for tr in fig.data if "at least as extreme" in tr.name)
+    other = next(tr for tr in fig.data if "other tail" in tr.name)
+    count = int((null >= obs).sum())
+    assert len(tail.x) == count and len(other.x) == 199 - count
+    assert f"p = {(1 + count) / 200:.2g}" in fig.layout.title.text
+    left = null_histogram_figure(null, obs, tail="left")
+    assert len(next(tr for tr in left.data if "extreme" in tr.name).x) == int((null <= obs).sum())
+    with pytest.raises(ValueError):
+        null_histogram_figure([], 0.0)
+
+
+def test_null_histogram_of_the_engine_reproduces_its_p_value(wine_tree):
+    est, _, _ = wine_tree
+    rec = est.node_records_[0]
+    for f, s, p in zip(rec["features"], rec["statistics"], rec["p_values"], strict=True):
+        fig = null_histogram_figure(rec["nulls"][f], s)
+        tail = next(tr for tr in fig.data if "extreme" in tr.name)
+        assert (1 + len(tail.x)) / (rec["nulls"][f].size + 1) == pytest.approx(p)
+
+
+def test_threshold_figure_is_the_weighted_child_gini(wine_tree):
+    est, X, y = wine_tree
+    rec = est.node_records_[0]
+    f = est.tree_.feature[0]
+    fig = threshold_statistic_figure(rec, feature_name="f", parent_impurity=gini(y, 3))
+    curve = fig.data[0]
+    t = np.asarray(curve.x)
+    assert np.array_equal(t, (np.unique(X[:, f])[1:] + np.unique(X[:, f])[:-1]) / 2)
+    for ti, si in zip(t[::7], np.asarray(curve.y)[::7], strict=True):
+        left, right = y[X[:, f] <= ti], y[X[:, f] > ti]
+        w = (left.size * gini(left, 3) + right.size * gini(right, 3)) / y.size
+        assert si == pytest.approx(w)
+    # no threshold scanning: every candidate was tested; the chosen one has the smallest p
+    tested = sum(len(tr.x) for tr in fig.data[1:] if tr.name and tr.name.startswith("tested"))
+    assert tested == t.size
+    tt = threshold_table(est, 0)
+    assert tt["chosen"].sum() == 1
+    assert tt.loc[tt["chosen"], "threshold"].item() == est.tree_.threshold[0]
+    assert tt.loc[tt["chosen"], "p_value"].item() == tt["p_value"].min()
+
+
+def test_cit_tree_figure_labels(wine_tree):
+    est, _, _ = wine_tree
+    tree = est.tree_
+    fig = cit_tree_figure(est, highlight_node=2)
+    ids = sorted(int(v) for tr in fig.data if (tr.meta or {}).get("role") == "nodes"
+                 for v in tr.customdata)
+    assert ids == list(range(tree.node_count))
+    texts = [a.text for a in fig.layout.annotations]
+    splits = [v for v in range(tree.node_count) if tree.children_left[v] >= 0]
+    p_labels = [t for t in texts if "<br>p = " in t]
+    n_labels = [t for t in texts if "<br>n = " in t]
+    assert len(p_labels) == len(splits) and len(n_labels) == tree.n_leaves
+    assert sorted(int(t.rsplit("n = ", 1)[1]) for t in n_labels) == sorted(
+        int(tree.n_node_samples[v]) for v in range(tree.node_count) if tree.children_left[v] < 0)
+    ps = sorted(float(t.rsplit("p = ", 1)[1]) for t in p_labels)
+    assert ps == pytest.approx(sorted(float(f"{est.p_value_selector_[v]:.2g}") for v in splits))
+    assert any((tr.meta or {}).get("role") == "selected" for tr in fig.data)
+
+
+def test_leaf_distribution_fractions_and_boxes(wine_tree):
+    est, X, y = wine_tree
+    fig = leaf_distribution_figure(est.tree_, X, y)
+    leaves = np.flatnonzero(est.tree_.children_left < 0)
+    frac = np.column_stack([np.asarray(tr.y) for tr in fig.data])
+    assert frac == pytest.approx(est.tree_.value[leaves, 0, :])  # training rows = node values
+    from sklearn.datasets import load_diabetes
+
+    Xr, yr = load_diabetes(return_X_y=True)
+    reg = ConditionalInferenceTreeRegressor(random_state=0).fit(Xr, yr)
+    fig = leaf_distribution_figure(reg.tree_, Xr, yr)
+    rl = np.flatnonzero(reg.tree_.children_left < 0)
+    assert [len(tr.y) for tr in fig.data] == [int(reg.tree_.n_node_samples[v]) for v in rl]
+    assert [np.mean(tr.y) for tr in fig.data] == pytest.approx(reg.tree_.value[rl, 0, 0])
+
+
+def test_top_k_and_bias_figures():
+    curves = {"A": {"k": [1, 2], "mean": [0.5, 0.7], "std": [0.1, 0.0]},
+              "B": {"k": [1, 2], "mean": [0.6, 0.65], "std": [0.0, 0.05]}}
+    fig = top_k_figure(curves)
+    assert [tr.name for tr in fig.data] == ["A", "B"]
+    assert list(fig.data[1].y) == [0.6, 0.65] and list(fig.data[0].error_y.array) == [0.1, 0.0]
+    fig = selection_bias_figure({"CART": [0.5, 0.25, 0.25], "CIT": [1.0, 0.0, 0.0]},
+                                ["x", "noise 1", "noise 2"], [False, True, True])
+    assert [tr.name for tr in fig.data] == ["CART (noise share 50%)", "CIT (noise share 0%)"]
+    assert len(fig.layout.shapes) == 2
+
+
+# -- job steps -----------------------------------------------------------------------------
+def test_top_k_steps_equal_top_k_curve():
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    ranking = np.arange(13)[::-1]
+    snaps, res = drive(top_k_steps(None, X, y, "classification", {"fixed": ranking},
+                                   [1, 3, 5], learner="knn", n_folds=3, random_state=4))
+    ref = top_k_curve(ranking, X, y, [1, 3, 5], learner="knn", cv=3, task="classification",
+                      random_state=4)
+    assert res["curves"]["fixed"]["mean"] == pytest.approx(ref["mean"])
+    assert [s["done"] for s in snaps] == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="smallest class"):
+        drive(top_k_steps(None, X[:20], np.r_[np.zeros(18), 1, 1], "classification",
+                          {"fixed": ranking}, [1], n_folds=3))
+
+
+def test_fit_rankings_and_bias_steps():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4))
+    y = (X[:, 1] > 0).astype(int)
+    params = {"n_resamples_selector": "minimum"}
+    snaps, res = drive(fit_rankings_steps(None, X, y, "classification", params,
+                                          n_estimators=5, random_state=0))
+    assert snaps[1]["tree"] is not None and len(snaps[1]["importances"]) == 1  # CIT first
+    assert set(res["importances"]) == {"CIT", "CIF", "CART", "Random forest"}
+    ref = ConditionalInferenceTreeClassifier(random_state=0, **params).fit(X, y)
+    assert res["importances"][CIT] == pytest.approx(ref.feature_importances_)
+    assert res["tree"].node_records_[0]["nulls"]  # kept for the page's histograms
+    for v in res["importances"].values():
+        assert v.sum() == pytest.approx(1.0) and np.argmax(v) == 1
+    Xn = add_noise_features(X, 3, random_state=0)
+    assert Xn.shape == (200, 7) and np.array_equal(Xn[:, :4], X)
+    y_noisy = (X[:, 1] + rng.normal(size=200) > 0).astype(int)  # CART must grow deep
+    _, bias = drive(selection_bias_steps(None, X, y_noisy, "classification", params, 3))
+    assert bias["importances"][CIT][4:].sum() == 0.0  # the test never picks noise here
+    assert bias["importances"][CART][4:].sum() > 0.0  # fully grown CART does
+    with pytest.raises(ValueError, match="n_noise"):
+        add_noise_features(X, 0)
+
+
+def test_check_params_reports_bad_values():
+    with pytest.raises(ValueError, match="max_thresholds"):
+        ConditionalInferenceTreeClassifier(max_thresholds=0).check_params()
+    with pytest.raises(ValueError, match="alpha_selector"):
+        ConditionalInferenceTreeClassifier(alpha_selector=1.5).check_params()
+    with pytest.raises(ValueError, match="selector"):
+        ConditionalInferenceTreeRegressor(selector="mc").check_params()
+    with pytest.raises(ValueError, match="min_impurity_decrease"):
+        ConditionalInferenceTreeRegressor(min_impurity_decrease=-1).check_params()
+
+
+# -- the page in AppTest -------------------------------------------------------------------
+TIMEOUT = 120
+
+
+def frame(app, column):
+    """The first table on the page with ``column`` (AppTest does not expose table keys)."""
+    return next(d.value for d in app.dataframe if column in d.value.columns)
+
+
+def open_page(app, dataset):
+    app.session_state["ci_n_trees"] = 10  # small forests keep the test fast
+    app.selectbox(key="ds").set_value(dataset).run()
+    app.switch_page("pages/conditional_inference.py").run()
+    assert not app.exception, app.exception
+    assert app.session_state["ci_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    assert not app.error, [e.value for e in app.error]
+    return app.session_state["ci_job"].result["tree"]
+
+
+def check_node_table(app, est, node):
+    app.selectbox(key="ci_node_view").set_value(node).run()
+    assert not app.exception, app.exception
+    shown = frame(app, "status")
+    rec = est.node_records_[node]
+    names = app.session_state["ci_job_meta"]["feature_names"]
+    tested = shown[shown["status"] == "tested"].set_index("feature")
+    assert sorted(tested.index) == sorted(names[f] for f in rec["features"])
+    for f, p in zip(rec["features"], rec["p_values"], strict=True):
+        assert tested.loc[names[f], "p-value"] == p
+    assert any(f"Stage A at node {node}:" in m.value for m in app.markdown)
+
+
+def test_page_classification(app):
+    est = open_page(app, "wine")
+    assert app.title[0].value == "Conditional inference (CIT / CIF)"
+    splits = [v for v in range(est.tree_.node_count) if est.tree_.children_left[v] >= 0]
+    check_node_table(app, est, splits[-1])
+    check_node_table(app, est, 0)
+    assert len(app.get("plotly_chart")) >= 6  # tree, leaves, null, stage B, its null, ranks
+    ranks = frame(app, "CIT rank")
+    assert {"CIT", "CIF", "CART", "Random forest"} <= set(ranks.columns)
+    assert ranks["CIT"].sum() == pytest.approx(1.0)
+    assert "fitted_models" in app.session_state and any(
+        k.startswith("CIT, Wine") for k in app.session_state["fitted_models"])
+    # the selection-bias demonstration
+    app.number_input(key="ci_n_noise").set_value(5).run()
+    app.button(key="ci_bias_run").click().run()
+    assert app.session_state["ci_bias_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception
+    bias = frame(app, "noise")
+    assert bias["noise"].sum() == 5 and bias.loc[bias["noise"], "CIT"].sum() == 0
+    from sklearn.tree import DecisionTreeClassifier
+
+    ds = app.session_state["ci_job_meta"]
+    cart = DecisionTreeClassifier(random_state=0).fit(add_noise_features(ds["X"], 5), ds["y"])
+    assert bias["CART"].to_numpy() == pytest.approx(cart.feature_importances_, abs=1e-4)
+    # bad parameters: a clear message, nothing else
+    app.selectbox(key="ci_tmethod").set_value("random").run()
+    app.selectbox(key="ci_mt_kind").set_value("fixed k").run()
+    assert not app.exception
+
+
+def test_page_regression_and_top_k(app):
+    est = open_page(app, "diabetes")
+    check_node_table(app, est, 1 if est.tree_.node_count > 1 else 0)
+    ranks = frame(app, "CIT rank")
+    assert len(ranks) == 10
+    app.multiselect(key="ci_ks_view").set_value([1, 3])
+    app.slider(key="ci_folds").set_value(2)
+    app.checkbox(key="ci_rerank").uncheck()
+    app.multiselect(key="ci_topk_methods").set_value(["CIT", "CART"]).run()
+    app.button(key="ci_topk_run").click().run()
+    assert app.session_state["ci_topk_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception
+    top = frame(app, "k")
+    assert list(top["k"]) == [1, 3] and {"CIT", "CART"} <= set(top.columns)
+    assert (top["CIT"] > 0).all()  # R^2 of ridge on the top features of diabetes
+
+
+def test_page_categorical_features(app):
+    open_page(app, "penguins")
+    app.checkbox(key="ci_fscan").uncheck().run()
+    app.button(key="ci_run").click().run()
+    assert app.session_state["ci_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception
+    est = app.session_state["ci_job"].result["tree"]
+    check_node_table(app, est, 0)  # every feature tested, the categorical ones included
+    shown = frame(app, "status")
+    assert {"island", "sex"} <= set(shown.loc[shown["status"] == "tested", "feature"])
+    labels = app.selectbox(key="ci_node_view").options
+    cat_nodes = [v for v in range(est.tree_.node_count)
+                 if est.tree_.feature[v] >= 0 and est.tree_.cat_offsets is not None
+                 and est.tree_.cat_offsets[v + 1] > est.tree_.cat_offsets[v]]
+    assert cat_nodes  # island or sex splits somewhere with scanning off
+    for v in cat_nodes:  # category names, never codes
+        assert re.search(r"in \{[A-Za-z]", labels[v]), labels[v]
+
+
+# -- browser ---------------------------------------------------------------------------------
+@pytest.mark.e2e
+def test_click_a_node_shows_its_tests(page, app_url):
+    from playwright.sync_api import expect
+
+    page.goto(app_url + "/conditional_inference?ds=wine")
+    expect(page.get_by_role("heading", name="Conditional inference (CIT / CIF)")
+           ).to_be_visible(timeout=90_000)
+    expect(page.get_by_text(re.compile(r"Stage A at node 0:"))).to_be_visible(timeout=60_000)
+    # the forests for the rankings finish in the background; then the page is idle
+    expect(page.get_by_text(re.compile(r"Fit times: .*CIF \d"))).to_be_visible(timeout=120_000)
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]')
+    chart = page.get_by_test_id("stPlotlyChart").first
+    chart.scroll_into_view_if_needed()
+    points = chart.locator(".scatterlayer .trace path.point")
+    expect(points.nth(1)).to_be_attached(timeout=30_000)
+    # the second split node of the tree; its id from the figure's data
+    node_id = page.evaluate(
+        "() => { const gd = document.querySelector('[data-testid=stPlotlyChart] "
+        ".js-plotly-plot'); const t = gd._fullData.find(t => t.meta && t.meta.role === 'nodes');"
+        " return t.customdata[1]; }")  # (plotly decodes customdata in _fullData)
+    points.nth(1).click(force=True)
+    expect(page.get_by_text(re.compile(rf"Stage A at node {node_id}:"))
+           ).to_be_visible(timeout=30_000)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    grid = page.get_by_test_id("stDataFrame").first
+    expect(grid).to_be_visible()
