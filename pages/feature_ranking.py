@@ -530,8 +530,16 @@ with tabs[1]:
     else:
         n_test = len(test_rows)
         cA, cB = st.columns([2, 3])
-        size = cA.slider("Rows in the batch", 1, min(500, n_test), min(50, n_test),
-                         key="tg_batch", help="The first rows of the seeded test split.")
+        max_batch = min(500, n_test)
+        # the kept value may come from a dataset with more test rows
+        if not 1 <= st.session_state.get("tg_batch", 1) <= max_batch:
+            st.session_state["tg_batch"] = min(50, max_batch)
+        if max_batch > 1:
+            size = cA.slider("Rows in the batch", 1, max_batch, min(50, max_batch),
+                             key="tg_batch", help="The first rows of the seeded test split.")
+        else:
+            size = 1
+            cA.caption("The test split has a single row: the batch is that row.")
         cB.caption("The batch runs in the background (Stop keeps the finished rows). Each row "
                    "is explained at the chosen class" + (" (its own predicted class)"
                                                          if cls_choice == PREDICTED else "")

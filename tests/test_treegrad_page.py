@@ -380,6 +380,15 @@ def test_page_batch_curves_of_a_tree_classifier_are_probabilities(app):
     assert titles == {"P(predicted class)"}
 
 
+def test_page_batch_size_kept_from_a_bigger_dataset(app):
+    at = _open(app, "digits")
+    at.radio(key="tg_mode").set_value("batch").run()
+    at.slider(key="tg_batch").set_value(400).run()
+    at.selectbox(key="ds").set_value("iris").run()  # 38 test rows
+    assert not at.exception, at.exception
+    assert at.slider(key="tg_batch").max == 38 and at.slider(key="tg_batch").value == 38
+
+
 def test_page_stopped_batch_says_how_many_rows_finished(app):
     # a stopped job's result is its last snapshot {"done", "total", "result": CurveSet}
     from engine.data import load_bundled, make_dataset
