@@ -107,6 +107,16 @@ def tree_counts(tree) -> tuple[int, int]:
 
 # -- header and data ---------------------------------------------------------------------
 require_entrypoint("pages/optimal_shape_trees.py")
+#: The parameter panel's values, saved at every run that draws it.  Streamlit drops the
+#: values of a page's widgets when the user switches page or dataset while the search's
+#: fragment is polling (keep_widget_state then has nothing left to keep): they are put back
+#: from here before any widget is drawn.
+SAVED = "_lit_saved_params"
+PARAM_KEYS = ("lit_depth", "lit_kmax", "lit_time", "lit_lambda", "lit_alpha", "lit_test",
+              "lit_bd", "lit_cache", "lit_k1")
+for _k, _v in st.session_state.get(SAVED, {}).items():
+    if _k not in st.session_state:
+        st.session_state[_k] = _v
 st.title("Optimal shape trees (Literati)")
 st.markdown(
     "A classic decision tree asks one question per node: *is x ≤ t?* A **shape tree** lets "
@@ -198,6 +208,7 @@ with st.expander("Parameters", expanded=True):
              "(K_max = 1) and the same time limit, on the same split: what do shape "
              "functions buy? Skipped when K_max is already 1.")
 
+st.session_state[SAVED] = {k: st.session_state[k] for k in PARAM_KEYS if k in st.session_state}
 try:
     candidate_leaves = parse_candidate_leaves(bd_text)
     bd_error = None

@@ -384,6 +384,29 @@ def test_regression_target_is_refused_with_a_way_out(app):
     assert not app.error and app.button(key="lit_run")
 
 
+def test_parameters_come_back_when_streamlit_dropped_them(app):
+    # Switching page (or dataset) while the search's fragment polls made Streamlit drop the
+    # panel's widget values (seen in the browser: time limit, B_d and cache back at their
+    # defaults after a visit to the Data page during a search).
+    _open(app)
+    app.slider(key="lit_depth").set_value(4)
+    app.slider(key="lit_kmax").set_value(3)
+    app.number_input(key="lit_time").set_value(15.0)
+    app.text_input(key="lit_bd").set_value("6, 3")
+    app.number_input(key="lit_cache").set_value(5000)
+    app.checkbox(key="lit_k1").uncheck().run()
+    app.switch_page("pages/data.py").run()
+    for key in ("lit_depth", "lit_kmax", "lit_time", "lit_bd", "lit_cache", "lit_k1"):
+        del app.session_state[key]  # what Streamlit's stale-widget cleanup did
+    app.switch_page(PAGE).run()
+    assert not app.exception, app.exception
+    assert app.slider(key="lit_depth").value == 4 and app.slider(key="lit_kmax").value == 3
+    assert app.number_input(key="lit_time").value == 15.0
+    assert app.text_input(key="lit_bd").value == "6, 3"
+    assert app.number_input(key="lit_cache").value == 5000
+    assert app.checkbox(key="lit_k1").value is False
+
+
 def test_bad_candidate_setting_blocks_run(app):
     _open(app)
     app.text_input(key="lit_bd").set_value("8, one").run()
