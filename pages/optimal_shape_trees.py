@@ -114,6 +114,8 @@ require_entrypoint("pages/optimal_shape_trees.py")
 SAVED = "_lit_saved_params"
 PARAM_KEYS = ("lit_depth", "lit_kmax", "lit_time", "lit_lambda", "lit_alpha", "lit_test",
               "lit_bd", "lit_cache", "lit_k1")
+#: Widgets of the result view: they start again from the newest result after every Run.
+RESULT_VIEW_KEYS = ("lit_snap_view", "lit_node_view", "lit_trace_view", "lit_tree_view")
 for _k, _v in st.session_state.get(SAVED, {}).items():
     if _k not in st.session_state:
         st.session_state[_k] = _v
@@ -268,6 +270,8 @@ if b1.button("Run", type="primary", disabled=running or bd_error is not None, ke
         "bd": bd_text.strip(), "cache": int(cache_size), "phases": [p for p, _ in ests],
         "seed": seed(), "digest": dataset_digest(ds)}
     st.session_state.pop("_lit_results", None)
+    for key in RESULT_VIEW_KEYS:  # the incumbent slider etc. of the last result
+        st.session_state.pop(key, None)
     st.rerun()
 b2.button("Stop", disabled=not running, key="lit_stop", on_click=stop_job)
 

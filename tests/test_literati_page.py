@@ -407,6 +407,21 @@ def test_parameters_come_back_when_streamlit_dropped_them(app):
     assert app.checkbox(key="lit_k1").value is False
 
 
+def test_a_new_run_shows_its_own_last_incumbent(app):
+    # The incumbent slider kept the position picked on the previous result: the next run
+    # drew the slider at its newest incumbent but showed an old, worse tree under it.
+    _open(app)
+    _run(app, depth=2, time_limit=10.0)
+    n_first = len(app.session_state["_lit_results"][1]["models"]["main"].incumbents_)
+    assert n_first > 1
+    app.select_slider(key="lit_snap_view").set_value(0).run()
+    assert any(f"Incumbent #1 of {n_first}" in c.value for c in app.caption)
+    _run(app, depth=3, time_limit=10.0, lit_lambda=0.002, lit_alpha=0.002)
+    n = len(app.session_state["_lit_results"][1]["models"]["main"].incumbents_)
+    assert any(f"Incumbent #{n} of {n}," in c.value for c in app.caption), \
+        [c.value for c in app.caption]
+
+
 def test_bad_candidate_setting_blocks_run(app):
     _open(app)
     app.text_input(key="lit_bd").set_value("8, one").run()
