@@ -422,6 +422,32 @@ def test_a_new_run_shows_its_own_last_incumbent(app):
         [c.value for c in app.caption]
 
 
+def test_stop_in_the_baseline_does_not_call_the_main_search_stopped(app):
+    import time
+
+    _open(app, "wine")
+    app.slider(key="lit_depth").set_value(4)
+    app.number_input(key="lit_time").set_value(2.0)
+    app.button(key="lit_run").click().run()
+    job = app.session_state["lit_job"]
+    for _ in range(600):  # until the K_max = 1 baseline runs (the main search timed out)
+        latest = job.snapshot().latest
+        if latest is not None and latest["phase"] == "k1" or job.finished:
+            break
+        time.sleep(0.05)
+    assert not job.finished, "the baseline ended before Stop could be pressed"
+    app.button(key="lit_stop").click().run()
+    assert job.status == "cancelled"
+    assert not app.exception, app.exception
+    main = app.session_state["_lit_results"][1]["models"]["main"]
+    assert not main.proven_optimal_ and main.trace_["event"].iloc[-1] == "time_limit"
+    assert any("Time limit reached after" in i.value for i in app.info)
+    assert not any("Stopped after" in w.value for w in app.warning)
+    table = app.dataframe[2].value
+    assert table.iloc[1]["model"].startswith("Literati, K_max = 1")
+    assert table.iloc[1]["proven optimal"].startswith("no")
+
+
 def test_bad_candidate_setting_blocks_run(app):
     _open(app)
     app.text_input(key="lit_bd").set_value("8, one").run()
