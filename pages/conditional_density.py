@@ -297,6 +297,22 @@ if st.session_state.get("_pt_run_seen") != run_id:  # a new model: reset the vie
     for key in ("row_view", "overlay_view", "feature_view", "tree_view"):
         st.session_state.pop(P + key, None)  # their options depend on the model
     st.session_state.pop("_pt_row_loaded", None)
+VIEW_SAVED = "_pt_view_saved"
+# Streamlit forgets the *_view widgets (row, feature values, overlay, feature, tree) while
+# another page is shown; for the same model, put them back as the user left them (otherwise
+# the sliders came back at their minimum while the row stayed: a silent, wrong "edited x").
+_saved_view = st.session_state.get(VIEW_SAVED)
+if _saved_view is not None and _saved_view["run_id"] == run_id:
+    for _k, _v in _saved_view["values"].items():
+        if _k not in st.session_state:
+            st.session_state[_k] = _v
+
+
+def save_view() -> None:
+    """Remember the current values of the result-view widgets (see ``VIEW_SAVED``)."""
+    st.session_state[VIEW_SAVED] = {"run_id": run_id, "values": {
+        k: v for k, v in st.session_state.items()
+        if isinstance(k, str) and k.startswith(P) and k.endswith("_view")}}
 
 
 def y_text(i: int) -> str:
@@ -314,7 +330,8 @@ def load_row(i: int) -> None:
         st.session_state[f"{P}x{j}_view"] = (int(X[i, j]) if is_cat[j] else float(X[i, j]))
 
 
-if st.session_state.get("_pt_row_loaded") != (run_id, row):
+if st.session_state.get("_pt_row_loaded") != (run_id, row) or any(
+        f"{P}x{j}_view" not in st.session_state for j in range(len(names))):
     st.session_state["_pt_row_loaded"] = (run_id, row)
     load_row(row)
 
@@ -355,6 +372,7 @@ overlay = st.multiselect("Overlay other test rows", [i for i in te if i != row],
                          format_func=lambda i: f"row {i} ({target} = {y_text(i)})",
                          help="Their densities are drawn beside the current x.")
 
+save_view()
 current_label = f"row {row}" + (" (edited x)" if edited else "")
 queries = [(current_label, x, row)]
 queries += [(p["label"], p["x"], p["row"]) for p in st.session_state["_pt_pins"]]
@@ -402,6 +420,7 @@ if forest:
     tree_idx = int(fc2.number_input("Tree of the forest to draw", 0, len(model.trees_) - 1, 0,
                                     key=P + "tree_view",
                                     help="The cells figure shows one tree's partition."))
+save_view()
 if is_cat[j]:
     values = np.arange(len(categories[j]), dtype=np.float64)
 else:
