@@ -55,7 +55,31 @@ PRESETS = ("auto", "minimum", "maximum", "fixed B")
 HEAVY_WORK = 3e9
 STATUS_SHORT = {TESTED: "tested", NOT_TESTED: "scan stopped", NOT_IN_POOL: "not in pool"}
 
+#: The page's settings (parameter panel, top-k and selection-bias inputs), saved at every run.
+#: Streamlit drops the values of a page's widgets when the user switches page while a job's
+#: fragment is polling (keep_widget_state then has nothing left to keep), so they are put
+#: back from here. Buttons, jobs, charts and ``*_view`` widgets are not settings.
+SETTINGS = ("ci_selector_clf", "ci_splitter_clf", "ci_selector_reg", "ci_splitter_reg",
+            "ci_alpha_sel", "ci_alpha_spl", "ci_adj_sel", "ci_adj_spl", "ci_es_sel",
+            "ci_es_spl", "ci_b_sel_preset", "ci_b_sel", "ci_b_spl_preset", "ci_b_spl",
+            "ci_muting", "ci_fscan", "ci_tscan", "ci_max_features", "ci_tmethod", "ci_mt_kind",
+            "ci_mt_k", "ci_min_dec", "ci_max_depth", "ci_mss", "ci_msl", "ci_n_trees",
+            "ci_learner_classification", "ci_learner_regression", "ci_folds", "ci_rerank",
+            "ci_topk_methods", "ci_n_noise")
+SAVED = "_ci_saved_settings"
+
 require_entrypoint("pages/conditional_inference.py")
+for _k, _v in st.session_state.get(SAVED, {}).items():
+    if _k not in st.session_state:
+        st.session_state[_k] = _v
+
+
+def save_settings() -> None:
+    """Remember the current values of the page's settings (see ``SAVED``)."""
+    st.session_state[SAVED] = st.session_state.get(SAVED, {}) | {
+        k: st.session_state[k] for k in SETTINGS if k in st.session_state}
+
+
 st.title(TITLE)
 st.markdown(
     "A **conditional inference tree** (Hothorn, Hornik & Zeileis 2006; the variant here follows "
@@ -195,6 +219,7 @@ params = dict(
     max_features=None if max_features == "all" else max_features,
     max_depth=int(max_depth) or None, min_samples_split=int(mss), min_samples_leaf=int(msl),
     min_impurity_decrease=float(min_dec))
+save_settings()
 categorical = ds.is_categorical if ds.is_categorical.any() else None
 try:
     make_tree(ds.task, params, categorical=categorical).check_params()
@@ -507,6 +532,7 @@ rerank = c[3].checkbox("Re-rank on every training fold", True, key="ci_rerank",
                             "(optimistic, fast).")
 topk_methods = st.multiselect("Methods", list(METHODS), default=list(METHODS),
                               key="ci_topk_methods")
+save_settings()
 
 
 def start_topk():
@@ -555,6 +581,7 @@ st.caption("Adds pure-noise features (continuous uniform: every value distinct) 
            "parameters above. CART's greedy search finds spurious splits among many distinct "
            "values, so noise collects importance; the permutation tests give it (almost) none.")
 n_noise = st.number_input("Noise features to add", 1, 200, 10, step=1, key="ci_n_noise")
+save_settings()
 
 
 def start_bias():

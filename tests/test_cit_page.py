@@ -365,6 +365,26 @@ def test_page_categorical_features(app):
         assert re.search(r"in \{[A-Za-z]", labels[v]), labels[v]
 
 
+def test_page_settings_come_back_when_streamlit_dropped_them(app):
+    # Switching page while the fit's fragment polls made Streamlit drop the parameter
+    # panel's values (seen in the browser: max depth, forest size and alpha back at their
+    # defaults on return).
+    open_page(app, "iris")
+    app.number_input(key="ci_max_depth").set_value(2).run()
+    app.number_input(key="ci_n_trees").set_value(15).run()
+    app.number_input(key="ci_alpha_sel").set_value(0.1).run()
+    app.number_input(key="ci_n_noise").set_value(7).run()
+    app.switch_page("pages/data.py").run()
+    for key in ("ci_max_depth", "ci_n_trees", "ci_alpha_sel", "ci_n_noise"):
+        del app.session_state[key]  # what Streamlit's stale-widget cleanup did
+    app.switch_page("pages/conditional_inference.py").run()
+    assert not app.exception, app.exception
+    assert app.number_input(key="ci_max_depth").value == 2
+    assert app.number_input(key="ci_n_trees").value == 15
+    assert app.number_input(key="ci_alpha_sel").value == pytest.approx(0.1)
+    assert app.number_input(key="ci_n_noise").value == 7
+
+
 # -- browser ---------------------------------------------------------------------------------
 @pytest.mark.e2e
 def test_click_a_node_shows_its_tests(page, app_url):
