@@ -304,6 +304,31 @@ def finished_result(job, what: str):
     return snap.result
 
 
+def leaf_reason(rec: dict, impurity: float) -> str:
+    """Why a node with record ``rec`` (one entry of ``node_records_``) stayed a leaf, in the
+    order the engine checks: before stage A, stage A, stage-B candidates, stage B, the
+    minimum impurity decrease."""
+    if "alpha_selector" not in rec:
+        if impurity <= 1e-12:
+            return "the node is pure, so it became a leaf before stage A"
+        return ("it has too few rows (min. rows to split / twice the min. rows per leaf), sits "
+                "at the maximum depth, or every feature is constant in it, so it became a leaf "
+                "before stage A")
+    p_min = min(rec["p_values"]) if rec.get("p_values") else np.inf
+    if not p_min < rec["alpha_selector"]:
+        return (f"no feature passed stage A (smallest p-value {p_min:.3g}, level "
+                f"{rec['alpha_selector']:.3g}), so the node is a leaf")
+    if "thresholds" not in rec:
+        return ("a feature passed stage A, but none of its thresholds leaves the min. rows per "
+                "leaf on both sides, so the node is a leaf")
+    p2 = min(rec["threshold_p_values"]) if rec["threshold_p_values"] else np.inf
+    if not p2 < rec["alpha_splitter"]:
+        return (f"a feature passed stage A, but no threshold passed stage B (smallest p-value "
+                f"{p2:.3g}, level {rec['alpha_splitter']:.3g}), so the node is a leaf")
+    return ("a feature and a threshold passed both tests, but the impurity decrease is below "
+            "the min. impurity decrease, so the node is a leaf")
+
+
 # -- 1. fit --------------------------------------------------------------------------------
 st.subheader("1. Fit the tree and the rankings")
 
@@ -355,13 +380,9 @@ if not running and job.snapshot().status == "done" and meta.get("_remembered") !
 st.subheader("2. The tree")
 if tree.node_count == 1:
     rec0 = est.node_records_[0]
-    if rec0.get("p_values"):
-        st.info(f"No feature passed the test at the root (smallest p-value "
-                f"{min(rec0['p_values']):.3g}, level {rec0['alpha_selector']:.3g}): the tree "
-                "is a single leaf. Below are the root's tests; a larger alpha or "
-                "turning Bonferroni off lets weaker associations split.")
-    else:
-        st.info("The root is a leaf before any test (pure node, too few rows or max depth 0).")
+    st.info(f"The tree is a single leaf: at the root, {leaf_reason(rec0, tree.impurity[0])}."
+            + (" Below are the root's tests; a larger alpha, more permutations or turning "
+               "Bonferroni off lets weaker associations split." if rec0.get("p_values") else ""))
 nodes = list(range(tree.node_count))
 if (st.session_state.get("ci_node_view") not in nodes
         or st.session_state.get("_ci_tree_id") != id(est)):
@@ -406,18 +427,13 @@ node = st.selectbox("Node", nodes, key="ci_node_view", format_func=node_label)
 rec = est.node_records_[node]
 table = node_feature_table(est, node, names)
 if table.empty:
-    why = ("the node is pure" if tree.impurity[node] <= 1e-12 else
-           "it has too few rows or sits at the maximum depth")
-    st.info(f"Node {node} has no tests: {why}, so it became a leaf before stage A.")
+    st.info(f"Node {node} has no tests: {leaf_reason(rec, tree.impurity[node])}.")
 else:
     n_tested = int((table["status"] == "tested").sum())
     chosen = table.loc[table["chosen"], "feature"]
     verdict = (f"**{chosen.iloc[0]}** was chosen (p = {est.p_value_selector_[node]:.3g} < "
                f"{rec['alpha_selector']:.3g})" if len(chosen) else
-               "no feature was chosen, so the node is a leaf" if tree.is_leaf[node] else "")
-    if len(chosen) == 0 and "thresholds" in rec:
-        verdict = ("a feature passed stage A but no threshold passed stage B (or the impurity "
-                   "decrease was too small), so the node is a leaf")
+               leaf_reason(rec, tree.impurity[node]))
     st.markdown(f"Stage A at node {node}: {rec['n_tested']} features drawn, {n_tested} "
                 f"permutation-tested at level {rec['alpha_selector']:.3g}; {verdict}.")
     show = table.rename(columns={"p_value": "p-value", "p_bonferroni": "p x m (Bonferroni)",
@@ -486,8 +502,8 @@ else:
                     name="weighted child impurity", level=rec["alpha_splitter"],
                     title=f"Stage B, node {node}: chosen threshold on {names[f_split]}"),
                     key="ci_thr_null_fig")
-        elif not tree.is_leaf[node] or rec.get("p_values"):
-            st.caption("Stage B did not run here: no feature passed stage A.")
+        elif rec.get("p_values"):
+            st.caption(f"Stage B did not run here: {leaf_reason(rec, tree.impurity[node])}.")
 
 # -- 4. rankings -------------------------------------------------------------------------------
 st.subheader("4. Feature rankings: CIT, CIF, CART, random forest")

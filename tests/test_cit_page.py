@@ -385,6 +385,38 @@ def test_page_settings_come_back_when_streamlit_dropped_them(app):
     assert app.number_input(key="ci_n_noise").value == 7
 
 
+def test_page_says_which_stage_made_the_root_a_leaf(app):
+    # The single-leaf message used to say "no feature passed the test at the root" even when
+    # one did (p 0.333 < level 0.5) and stage B or the minimum impurity decrease refused it.
+    open_page(app, "iris")
+    for key, value in dict(ci_alpha_sel=0.5, ci_alpha_spl=0.5, ci_adj_sel=False,
+                           ci_adj_spl=False, ci_es_spl=False, ci_b_spl_preset="fixed B",
+                           ci_b_spl=1).items():
+        app.session_state[key] = value
+    app.run()
+
+    def refit():
+        app.button(key="ci_run").click().run()
+        assert app.session_state["ci_job"].join(TIMEOUT)
+        app.run()
+        assert not app.exception, app.exception
+        est = app.session_state["ci_job"].result["tree"]
+        assert est.tree_.node_count == 1
+        rec = est.node_records_[0]
+        assert min(rec["p_values"]) < rec["alpha_selector"]  # stage A did pass
+        return " ".join(m.value for m in app.info), rec
+
+    text, rec = refit()  # B = 1: the smallest stage-B p-value is 1/2, not below 0.5
+    assert min(rec["threshold_p_values"]) >= rec["alpha_splitter"]
+    assert "no threshold passed stage B" in text and "no feature passed" not in text.lower()
+    app.session_state["ci_b_spl_preset"] = "auto"
+    app.session_state["ci_min_dec"] = 1e6
+    app.run()
+    text, rec = refit()
+    assert min(rec["threshold_p_values"]) < rec["alpha_splitter"]
+    assert "below the min. impurity decrease" in text and "no feature passed" not in text.lower()
+
+
 # -- browser ---------------------------------------------------------------------------------
 @pytest.mark.e2e
 def test_click_a_node_shows_its_tests(page, app_url):
