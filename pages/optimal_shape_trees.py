@@ -114,8 +114,6 @@ require_entrypoint("pages/optimal_shape_trees.py")
 SAVED = "_lit_saved_params"
 PARAM_KEYS = ("lit_depth", "lit_kmax", "lit_time", "lit_lambda", "lit_alpha", "lit_test",
               "lit_bd", "lit_cache", "lit_k1")
-#: Widgets of the result view: they start again from the newest result after every Run.
-RESULT_VIEW_KEYS = ("lit_snap_view", "lit_node_view", "lit_trace_view", "lit_tree_view")
 for _k, _v in st.session_state.get(SAVED, {}).items():
     if _k not in st.session_state:
         st.session_state[_k] = _v
@@ -264,14 +262,13 @@ if b1.button("Run", type="primary", disabled=running or bd_error is not None, ke
     job = Job(literati_steps, ests, X_tr, y_tr, name="literati", max_history=20,
               budget=len(ests) * float(time_limit) + JOB_SLACK).start()
     st.session_state[JKEY] = job
+    st.session_state["_lit_runs"] = st.session_state.get("_lit_runs", 0) + 1
     st.session_state[MKEY] = {
         **job_meta(ds), "y": ds.y, "tr": tr_idx, "te": te_idx, "depth": int(depth),
         "kmax": int(kmax), "lam": lam, "alpha": alpha, "time_limit": float(time_limit),
         "bd": bd_text.strip(), "cache": int(cache_size), "phases": [p for p, _ in ests],
-        "seed": seed(), "digest": dataset_digest(ds)}
+        "seed": seed(), "digest": dataset_digest(ds), "run": st.session_state["_lit_runs"]}
     st.session_state.pop("_lit_results", None)
-    for key in RESULT_VIEW_KEYS:  # the incumbent slider etc. of the last result
-        st.session_state.pop(key, None)
     st.rerun()
 b2.button("Stop", disabled=not running, key="lit_stop", on_click=stop_job)
 
@@ -394,6 +391,13 @@ def labelled(tree):
     return label_tree(tree, meta)
 
 
+def view_key(name: str) -> str:
+    """Key of a result-view widget, new for every Run: the browser keeps the value of a
+    widget whose key and options did not change (the incumbent slider of the last result
+    at #1 of 5 stayed at #1 for the next result with 5 incumbents, drawn at #5)."""
+    return f"lit_{name}{meta.get('run', 0)}_view"
+
+
 if meta["caption"] != dataset_caption(ds):
     st.info("These results are for the dataset the search ran on, not the active one. Press "
             "**Run** to search on the active dataset.")
@@ -470,7 +474,7 @@ st.caption("Objective = training errors + λ × splits + α × breakpoints, the 
 traces = {label: m.trace_ for label, m in models.items()}
 shown = "main"
 if len(traces) > 1:
-    shown = st.radio("Gap chart of", list(traces), key="lit_trace_view", horizontal=True,
+    shown = st.radio("Gap chart of", list(traces), key=view_key("trace"), horizontal=True,
                      format_func=PHASE_TITLE.get)
 st.plotly_chart(gap_figure(traces[shown], time_limit=meta["time_limit"],
                            title=f"{PHASE_TITLE[shown]}: gap convergence "
@@ -487,7 +491,7 @@ pick = len(incumbents) - 1
 if len(incumbents) > 1:
     pick = st.select_slider(
         "Incumbent over time", options=list(range(len(incumbents))), value=len(incumbents) - 1,
-        key="lit_snap_view",
+        key=view_key("snap"),
         format_func=lambda i: f"#{i + 1} at {incumbents[i]['time']:.2f} s (UB "
                               f"{incumbents[i]['ub']:.4g})",
         help="Every tree the search held as its best so far, in order; the last is the "
@@ -504,7 +508,7 @@ st.caption(f"Incumbent #{pick + 1} of {len(incumbents)}, found at {inc['time']:.
 fig = shape_tree_figure(tree, split_penalty=meta["lam"], breakpoint_penalty=meta["alpha"],
                         collapse_depth=4 if tree.max_depth > 4 else None)
 fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type="scatter"))
-event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="lit_tree_view")
+event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=view_key("tree"))
 inner = internal_nodes(tree)
 if not inner:
     st.info("This tree is a single leaf: no split pays for its price λ + α here. Lower λ or "
@@ -514,12 +518,12 @@ else:
     clicked = next((int(p["customdata"]) for p in points
                     if isinstance(p.get("customdata"), int | float)), None)
     if clicked in inner:
-        st.session_state["lit_node_view"] = clicked
-    if st.session_state.get("lit_node_view") not in inner:
-        st.session_state["lit_node_view"] = inner[0]
+        st.session_state[view_key("node")] = clicked
+    if st.session_state.get(view_key("node")) not in inner:
+        st.session_state[view_key("node")] = inner[0]
     names = meta["feature_names"]
     node = st.selectbox(
-        "Node (or click a split node in the tree)", inner, key="lit_node_view",
+        "Node (or click a split node in the tree)", inner, key=view_key("node"),
         format_func=lambda v: f"node {v}: {shape_rule(tree, v, names)}")
     st.plotly_chart(node_shape_figure(tree, X_tr, y_tr, node), key="lit_node_fig")
     with st.expander(f"All {len(inner)} split nodes at a glance", expanded=len(inner) <= 7):

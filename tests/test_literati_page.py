@@ -299,6 +299,11 @@ def _open(app, dataset="iris"):
     assert app.title[0].value == "Optimal shape trees (Literati)"
 
 
+def _view(app, name):
+    """Key of a result-view widget of the last run (see view_key in the page)."""
+    return f"lit_{name}{app.session_state['lit_job_meta']['run']}_view"
+
+
 def _run(app, *, depth=2, time_limit=5.0, **widgets):
     app.slider(key="lit_depth").set_value(depth)
     app.number_input(key="lit_time").set_value(time_limit)
@@ -347,17 +352,17 @@ def test_page_runs_a_search_and_reports_it_against_the_baselines(app):
     assert len(app.get("plotly_chart")) >= 4  # gap chart, tree, node, grid
     # the incumbent slider goes back in time: the first incumbent is the worst
     if len(main.incumbents_) > 1:
-        app.select_slider(key="lit_snap_view").set_value(0).run()
+        app.select_slider(key=_view(app, "snap")).set_value(0).run()
         assert not app.exception
         first = main.incumbents_[0]
         assert any(f"Incumbent #1 of {len(main.incumbents_)}" in c.value for c in app.caption)
         assert first["ub"] >= main.objective_
-        app.select_slider(key="lit_snap_view").set_value(len(main.incumbents_) - 1).run()
+        app.select_slider(key=_view(app, "snap")).set_value(len(main.incumbents_) - 1).run()
     # every split node's shape function can be drawn
     inner = internal_nodes(main.tree_)
-    assert len(app.selectbox(key="lit_node_view").options) == len(inner)
+    assert len(app.selectbox(key=_view(app, "node")).options) == len(inner)
     for v in inner:
-        app.selectbox(key="lit_node_view").set_value(v).run()
+        app.selectbox(key=_view(app, "node")).set_value(v).run()
         assert not app.exception
         assert f"Node {v}: shape function" in app.get("plotly_chart")[2].proto.spec
     dl = {b.proto.label for b in app.get("download_button")}
@@ -414,7 +419,7 @@ def test_a_new_run_shows_its_own_last_incumbent(app):
     _run(app, depth=2, time_limit=10.0)
     n_first = len(app.session_state["_lit_results"][1]["models"]["main"].incumbents_)
     assert n_first > 1
-    app.select_slider(key="lit_snap_view").set_value(0).run()
+    app.select_slider(key=_view(app, "snap")).set_value(0).run()
     assert any(f"Incumbent #1 of {n_first}" in c.value for c in app.caption)
     _run(app, depth=3, time_limit=10.0, lit_lambda=0.002, lit_alpha=0.002)
     n = len(app.session_state["_lit_results"][1]["models"]["main"].incumbents_)
@@ -483,7 +488,7 @@ def test_stop_keeps_a_valid_tree_on_a_categorical_dataset(app):
     errors = int(np.sum(main.predict(meta["X"][tr]) != meta["y"][tr]))
     assert main.objective_breakdown_["errors"] == errors  # the kept tree is the incumbent
     # category labels, never codes, in the node picker of a tree splitting on island or sex
-    labels = " ".join(str(o) for o in app.selectbox(key="lit_node_view").options)
+    labels = " ".join(str(o) for o in app.selectbox(key=_view(app, "node")).options)
     cats = [j for j, c in enumerate(meta["categories"]) if c]
     if any(int(main.tree_.feature[v]) in cats for v in internal_nodes(main.tree_)):
         assert "{" in labels
