@@ -223,6 +223,19 @@ def test_shape_function_histogram_counts_and_sides():
     assert len(rects) == 2 * 3  # three intervals, two panels
 
 
+def test_shape_function_labels_of_close_breakpoints_do_not_cover_each_other():
+    # moons, K = 3 at the root: u2 = 0.9042 and u3 = 0.9112 were drawn on one spot, u2 hidden
+    x = np.linspace(-1, 1.6, 300)
+    u = [0.09762, 0.9042, 0.9112]
+    fig = shape_function_figure(x, None, u, feature_name="x2")
+    shift = {a.text: (a.yshift or 0) for a in fig.layout.annotations if a.text.startswith("u")}
+    assert set(shift) == {"u1 = 0.09762", "u2 = 0.9042", "u3 = 0.9112"}
+    assert shift["u2 = 0.9042"] != shift["u3 = 0.9112"]
+    assert shift["u1 = 0.09762"] == shift["u2 = 0.9042"] == 0  # far apart: one line
+    far = shape_function_figure(x, None, [-0.5, 0.5, 1.4], feature_name="x2")
+    assert all(not a.yshift for a in far.layout.annotations if a.text.startswith("u"))
+
+
 def test_shape_function_categorical_and_errors():
     X, y = make_data(200, seed=4)
     fig = shape_function_figure(X[:, 1], y, [1.5], feature_name="colour",

@@ -45,6 +45,9 @@ BAND_OPACITY = 0.13
 UB_COLOR = "#BB5566"
 LB_COLOR = "#004488"
 GAP_FILL = "rgba(187, 85, 102, 0.16)"
+#: Breakpoint labels of a shape function closer than this fraction of the x-axis to the
+#: previous label are moved one line down (up to three lines).
+LABEL_GAP = 0.1
 #: Features with at most this many distinct values at a node get one histogram bar per value.
 DISCRETE_MAX = 24
 #: Times below this are drawn at this value on the log-time axis (the first snapshot is
@@ -489,12 +492,15 @@ def shape_function_figure(x: Any, y: Any, breakpoints: Any, *, feature_name: str
                         hovertemplate=f"class {cnames[k]}<br>(%{{customdata[0]:.4g}}, "
                                       "%{customdata[1]:.4g}]: %{y} rows<extra></extra>",
                         row=2, col=1)
-    # breakpoints: dashed lines through both panels, labelled at the top
+    # breakpoints: dashed lines through both panels, labelled at the top; a label closer
+    # than LABEL_GAP of the axis to the previous one moves one line down (else it hides it)
+    level = 0
     for i, v in enumerate(u):
         fig.add_vline(x=v, line=dict(color="#333333", dash="dash", width=1.5), row="all",
                       col=1, exclude_empty_subplots=False)
+        level = (level + 1) % 3 if i and v - u[i - 1] < LABEL_GAP * (x1 - x0) else 0
         fig.add_annotation(x=v, y=1.0, xref="x", yref="y domain", yanchor="top",
-                           showarrow=False,
+                           yshift=-20 * level, showarrow=False,
                            text=f"u{i + 1} = {v:.4g}", font=dict(size=12),
                            bgcolor="rgba(255,255,255,0.8)")
     n_left = int(left_mask.sum())
