@@ -251,6 +251,38 @@ def test_fit_rankings_and_bias_steps():
         add_noise_features(X, 0)
 
 
+def test_forest_fits_tree_by_tree_so_stop_is_prompt():
+    # The forest used to be one job step: Stop (and the budget) waited for all its trees,
+    # minutes for 500 trees on a larger table.
+    from engine.cit import ConditionalInferenceForestClassifier
+    from engine.jobs import Job
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(150, 5))
+    y = (X[:, 0] + 0.5 * rng.normal(size=150) > 0).astype(int)
+    params = {"n_resamples_selector": "minimum"}
+    ref = ConditionalInferenceForestClassifier(n_estimators=6, random_state=3, n_jobs=2,
+                                               **params).fit(X, y)
+    f = ConditionalInferenceForestClassifier(n_estimators=6, random_state=3, **params)
+    assert list(f.fit_steps(X, y)) == [1, 2, 3, 4, 5, 6]
+    assert f.feature_importances_ == pytest.approx(ref.feature_importances_)
+    assert np.array_equal(f.predict_proba(X), ref.predict_proba(X))
+    snaps, res = drive(fit_rankings_steps(None, X, y, "classification", params,
+                                          n_estimators=6, random_state=3))
+    partial = [s["done"] for s in snaps if s["done"] % 1]
+    assert partial == pytest.approx([3 + k / 6 for k in range(1, 6)])  # CIF is fitted last
+    assert res["importances"]["CIF"] == pytest.approx(ref.feature_importances_)
+    # a Job cancelled while the forest grows stops after the current tree
+    job = Job(fit_rankings_steps, X, y, "classification", params, n_estimators=20_000,
+              random_state=3, methods=("CIT", "CIF")).start()
+    while job.snapshot().latest is None or job.snapshot().latest["done"] < 1.0001:
+        assert not job.finished
+        job.join(0.05)
+    job.cancel()
+    assert job.join(30) and job.status == "cancelled"
+    assert set(job.result["importances"]) == {"CIT"} and job.result["tree"] is not None
+
+
 def test_check_params_reports_bad_values():
     with pytest.raises(ValueError, match="max_thresholds"):
         ConditionalInferenceTreeClassifier(max_thresholds=0).check_params()

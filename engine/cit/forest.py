@@ -105,6 +105,38 @@ class _BaseCIF(BaseEstimator):
         return np.sort(rng.randint(0, n, size=size))
 
     def _fit_forest(self, X, y_code, y_val, n_classes):
+        if self.n_jobs in (None, 1):
+            for _ in self._fit_forest_steps(X, y_code, y_val, n_classes):
+                pass
+            return self
+        one = self._plan(X, y_code, n_classes, y_val)
+        trees = Parallel(n_jobs=self.n_jobs, prefer="threads")(
+            delayed(one)(i) for i in range(self.n_estimators))
+        return self._finish(X, trees, n_classes)
+
+    def _fit_forest_steps(self, X, y_code, y_val, n_classes):
+        one = self._plan(X, y_code, n_classes, y_val)
+        trees = []
+        for i in range(self.n_estimators):
+            trees.append(one(i))
+            if i + 1 < self.n_estimators:
+                yield i + 1
+        self._finish(X, trees, n_classes)
+        yield self.n_estimators
+
+    def fit_steps(self, X, y):
+        """Fit tree by tree (sequentially, whatever ``n_jobs``): a generator that yields the
+        number of trees fitted so far (1, ..., ``n_estimators``) after each tree; the fitted
+        attributes are set just before the last yield.  Exhausting it gives the same forest
+        as :meth:`fit` (same seeds, same trees); stop iterating to abandon the fit (for a
+        background job's Stop).  Raises ValueError as :meth:`fit` does: on bad ``X`` / ``y``
+        at the call, on bad forest parameters at the first ``next``.
+        """
+        return self._fit_forest_steps(*self._prepare(X, y))
+
+    def _plan(self, X, y_code, n_classes, y_val):
+        """Validate, draw every tree's seed and rows up front; return ``one(i)`` that fits
+        tree ``i`` (so results do not depend on the order or threads)."""
         if not isinstance(self.n_estimators, (int, np.integer)) or self.n_estimators < 1:
             raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
         if self._task == "classification" and self.sampling_method not in ("stratified",
@@ -126,11 +158,9 @@ class _BaseCIF(BaseEstimator):
             return tree._fit(X[rows], np.ascontiguousarray(y_code[rows]),
                              np.ascontiguousarray(y_val[rows]), n_classes)
 
-        if self.n_jobs in (None, 1):
-            trees = [one(i) for i in range(self.n_estimators)]
-        else:
-            trees = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-                delayed(one)(i) for i in range(self.n_estimators))
+        return one
+
+    def _finish(self, X, trees, n_classes):
         self.estimators_ = trees
         self.n_features_in_ = X.shape[1]
         imp = np.sum([t.feature_importances_ for t in trees], axis=0)
@@ -153,12 +183,15 @@ class ConditionalInferenceForestClassifier(ClassifierMixin, _BaseCIF):
     _task = "classification"
     _tree_cls = ConditionalInferenceTreeClassifier
 
-    def fit(self, X, y):
+    def _prepare(self, X, y):
         X, y = _check_Xy(X, y)
         self.classes_, y_code = np.unique(y, return_inverse=True)
         self.n_classes_ = self.classes_.size
-        return self._fit_forest(X, np.ascontiguousarray(y_code, dtype=np.int64),
-                                np.zeros(X.shape[0]), self.n_classes_)
+        return (X, np.ascontiguousarray(y_code, dtype=np.int64), np.zeros(X.shape[0]),
+                self.n_classes_)
+
+    def fit(self, X, y):
+        return self._fit_forest(*self._prepare(X, y))
 
     def predict_proba(self, X):
         X = self._X(X)
@@ -174,12 +207,15 @@ class ConditionalInferenceForestRegressor(RegressorMixin, _BaseCIF):
     _task = "regression"
     _tree_cls = ConditionalInferenceTreeRegressor
 
-    def fit(self, X, y):
+    def _prepare(self, X, y):
         X, y = _check_Xy(X, y)
         y_val = np.ascontiguousarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y_val)):
             raise ValueError("y holds NaN or infinite values")
-        return self._fit_forest(X, np.zeros(X.shape[0], dtype=np.int64), y_val, 1)
+        return X, np.zeros(X.shape[0], dtype=np.int64), y_val, 1
+
+    def fit(self, X, y):
+        return self._fit_forest(*self._prepare(X, y))
 
     def predict(self, X):
         X = self._X(X)

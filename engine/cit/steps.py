@@ -67,7 +67,10 @@ def fit_rankings_steps(ctx, X, y, task: str, params: Mapping, *, categorical=Non
                        n_estimators: int = 100, random_state: int = 0,
                        methods: Sequence[str] = (CIT, CART, RF, CIF)):
     """Job steps: fit the CIT with ``keep_null=True`` first (so Stop after step 1 still has
-    the tree), then the other rankers; one fit per step.
+    the tree), then the other rankers; one fit per step, except the conditional inference
+    forest, which is fitted one tree per step (:meth:`fit_steps`) so that Stop and the job's
+    budget take effect within one tree.  ``done`` counts finished models (fractional while
+    the forest grows).
 
     Yields and returns ``{"done", "total", "message", "tree": fitted CIT or None,
     "importances": {name: (n_features,) normalised importances}, "seconds": {name: s}}``.
@@ -85,7 +88,17 @@ def fit_rankings_steps(ctx, X, y, task: str, params: Mapping, *, categorical=Non
     yield dict(state)
     for i, name in enumerate(order):
         t0 = time.perf_counter()
-        est = rankers[name].fit(X, y)
+        est = rankers[name]
+        if hasattr(est, "fit_steps"):
+            n_trees = int(est.n_estimators)
+            for k in est.fit_steps(X, y):
+                if k < n_trees:
+                    yield {**state, "done": i + k / n_trees,
+                           "message": f"fitting {name}: tree {k + 1}/{n_trees}...",
+                           "importances": dict(state["importances"]),
+                           "seconds": dict(state["seconds"])}
+        else:
+            est.fit(X, y)
         state["seconds"][name] = time.perf_counter() - t0
         imp = np.asarray(est.feature_importances_, dtype=np.float64)
         state["importances"][name] = imp / imp.sum() if imp.sum() > 0 else imp
