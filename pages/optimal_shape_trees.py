@@ -99,6 +99,11 @@ def label_tree(tree, meta: dict):
                                classes_=np.array(meta["classes"], dtype=object))
 
 
+def plural(count: int, word: str) -> str:
+    """'1 split', '3 splits'."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
 def tree_counts(tree) -> tuple[int, int]:
     """(internal nodes, breakpoints) of a TreeArrays (K = 1 where no breakpoints)."""
     inner = internal_nodes(tree)
@@ -312,8 +317,9 @@ def live_view():
                 label_tree(inc, meta), split_penalty=meta["lam"],
                 breakpoint_penalty=meta["alpha"],
                 collapse_depth=3 if inc.max_depth > 3 else None,
-                title=f"Current incumbent (UB {float(row['ub']):.4g}): {n_split} splits, "
-                      f"{n_bp} breakpoints, depth {inc.max_depth}"), key="lit_live_tree")
+                title=f"Current incumbent (UB {float(row['ub']):.4g}): "
+                      f"{plural(n_split, 'split')}, {plural(n_bp, 'breakpoint')}, "
+                      f"depth {inc.max_depth}"), key="lit_live_tree")
     if snap.finished:
         st.rerun()
 
@@ -354,7 +360,8 @@ def compute_results(payload, meta) -> dict:
         rows.append({"model": name, "train accuracy": float(np.mean(pred_tr == y[tr])),
                      "test accuracy": float(np.mean(model.predict(X[te]) == y[te])),
                      "objective (λ, α)": objective_of(err, n_split, n_bp, lam, alpha),
-                     "lower bound": lb, "proven optimal": proven, "splits": n_split,
+                     "lower bound": float("nan") if lb is None else lb,  # NaN: blank cell
+                     "proven optimal": proven, "splits": n_split,
                      "breakpoints": n_bp, "leaves": tree.n_leaves, "depth": tree.max_depth,
                      "seconds": fit_s})
 
@@ -503,7 +510,8 @@ n_split, n_bp = tree_counts(tree)
 # training errors of this incumbent: majority class of the leaf each row reaches by shape routing
 err = int(np.sum(np.argmax(tree.value[shape_apply(tree, X_tr), 0, :], axis=1) != y_tr))
 st.caption(f"Incumbent #{pick + 1} of {len(incumbents)}, found at {inc['time']:.2f} s: "
-           f"{err} training errors, {n_split} splits, {n_bp} breakpoints, objective "
+           f"{plural(err, 'training error')}, {plural(n_split, 'split')}, "
+           f"{plural(n_bp, 'breakpoint')}, objective "
            f"{objective_of(err, n_split, n_bp, meta['lam'], meta['alpha']):.4g}.")
 fig = shape_tree_figure(tree, split_penalty=meta["lam"], breakpoint_penalty=meta["alpha"],
                         collapse_depth=4 if tree.max_depth > 4 else None)
