@@ -144,7 +144,8 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
                             help="Compare p-values with alpha / |C|, |C| = candidate thresholds.")
     es_sel = c[2].checkbox("Adaptive stopping (stage A)", True, key="ci_es_sel",
                            help="Stop permuting once a Beta-CDF rule is 95% sure whether p is "
-                                "below the level (same decisions, far fewer permutations).")
+                                "below the level (almost always the same decisions, far fewer "
+                                "permutations).")
     es_spl = c[3].checkbox("Adaptive stopping (stage B)", True, key="ci_es_spl",
                            help="The same rule for the threshold tests.")
     c = st.columns(4)
@@ -439,6 +440,8 @@ else:
     show = table.rename(columns={"p_value": "p-value", "p_bonferroni": "p x m (Bonferroni)",
                                  "level": "level alpha'"})
     show["status"] = show["status"].map(STATUS_SHORT)
+    if not est.adjust_alpha_selector:  # without Bonferroni the column would repeat p
+        show = show.drop(columns="p x m (Bonferroni)")
 
     def highlight(row):
         colour = "background-color: #FBD9BF" if row["chosen"] else ""

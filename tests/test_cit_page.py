@@ -320,6 +320,7 @@ def check_node_table(app, est, node):
     assert not app.exception, app.exception
     shown = frame(app, "status")
     rec = est.node_records_[node]
+    assert ("p x m (Bonferroni)" in shown.columns) == est.adjust_alpha_selector
     names = app.session_state["ci_job_meta"]["feature_names"]
     tested = shown[shown["status"] == "tested"].set_index("feature")
     assert sorted(tested.index) == sorted(names[f] for f in rec["features"])
@@ -441,6 +442,7 @@ def test_page_says_which_stage_made_the_root_a_leaf(app):
     text, rec = refit()  # B = 1: the smallest stage-B p-value is 1/2, not below 0.5
     assert min(rec["threshold_p_values"]) >= rec["alpha_splitter"]
     assert "no threshold passed stage B" in text and "no feature passed" not in text.lower()
+    assert "p x m (Bonferroni)" not in frame(app, "status").columns  # Bonferroni is off
     app.session_state["ci_b_spl_preset"] = "auto"
     app.session_state["ci_min_dec"] = 1e6
     app.run()
