@@ -354,10 +354,11 @@ def test_page_classification(app):
     ds = app.session_state["ci_job_meta"]
     cart = DecisionTreeClassifier(random_state=0).fit(add_noise_features(ds["X"], 5), ds["y"])
     assert bias["CART"].to_numpy() == pytest.approx(cart.feature_importances_, abs=1e-4)
-    # bad parameters: a clear message, nothing else
+    # changed parameters: the page keeps the fitted tree and says it is out of date
     app.selectbox(key="ci_tmethod").set_value("random").run()
     app.selectbox(key="ci_mt_kind").set_value("fixed k").run()
-    assert not app.exception
+    assert not app.exception and not app.error
+    assert any("parameters changed since this fit" in c.value for c in app.caption)
 
 
 def test_page_regression_and_top_k(app):
