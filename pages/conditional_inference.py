@@ -223,8 +223,9 @@ params = dict(
 save_settings()
 categorical = ds.is_categorical if ds.is_categorical.any() else None
 try:
-    make_tree(ds.task, params, categorical=categorical).check_params()
-    m_root = ds.n_features
+    probe = make_tree(ds.task, params, categorical=categorical)
+    probe.check_params()
+    m_root = probe._n_features_node(ds.n_features)  # features drawn at the root
     a_root = params["alpha_selector"] / m_root if adj_sel else params["alpha_selector"]
     spec = params["n_resamples_selector"]
     b_root = n_resamples(spec, a_root) * (m_root if adj_sel and isinstance(spec, int) else 1)
@@ -234,7 +235,8 @@ except ValueError as exc:
 if param_error:
     st.error(f"**These parameters cannot be used:** {param_error}")
     st.stop()
-st.caption(f"At the root: {m_root} features tested at level {a_root:.3g}, up to {b_root:,} "
+drawn = f"{m_root}" if m_root == ds.n_features else f"{m_root} of {ds.n_features}"
+st.caption(f"At the root: {drawn} features tested at level {a_root:.3g}, up to {b_root:,} "
            f"permutations each" + (" (adaptive stopping usually needs far fewer)."
                                    if es_sel else "."))
 if not es_sel and 1.0 / (b_root + 1) >= a_root:

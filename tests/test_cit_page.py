@@ -419,6 +419,22 @@ def test_page_settings_come_back_when_streamlit_dropped_them(app):
     assert app.number_input(key="ci_n_noise").value == 7
 
 
+def test_page_root_caption_counts_the_features_drawn(app):
+    # With 'Features per node' sqrt the caption said "13 features tested at level 0.00385"
+    # on wine, while the tree draws ceil(sqrt(13)) = 4 and tests them at 0.05 / 4.
+    open_page(app, "wine")
+    assert any("At the root: 13 features tested at level 0.00385" in c.value
+               for c in app.caption)
+    app.selectbox(key="ci_max_features").set_value("sqrt").run()
+    assert not app.exception, app.exception
+    assert any("At the root: 4 of 13 features tested at level 0.0125" in c.value
+               for c in app.caption), [c.value for c in app.caption]
+    app.button(key="ci_run").click().run()
+    assert app.session_state["ci_job"].join(TIMEOUT)
+    rec = app.session_state["ci_job"].result["tree"].node_records_[0]
+    assert rec["n_tested"] == 4 and rec["alpha_selector"] == pytest.approx(0.0125)
+
+
 def test_page_says_which_stage_made_the_root_a_leaf(app):
     # The single-leaf message used to say "no feature passed the test at the root" even when
     # one did (p 0.333 < level 0.5) and stage B or the minimum impurity decrease refused it.
