@@ -387,10 +387,13 @@ if tree.node_count == 1:
             + (" Below are the root's tests; a larger alpha, more permutations or turning "
                "Bonferroni off lets weaker associations split." if rec0.get("p_values") else ""))
 nodes = list(range(tree.node_count))
-if (st.session_state.get("ci_node_view") not in nodes
-        or st.session_state.get("_ci_tree_id") != id(est)):
+if st.session_state.get("_ci_tree_id") != id(est):
     st.session_state["ci_node_view"] = 0  # a new fit starts at the root
     st.session_state["_ci_tree_id"] = id(est)
+elif st.session_state.get("ci_node_view") not in nodes:
+    # Streamlit forgot the *_view widget on another page: back to this tree's last node
+    last = st.session_state.get("_ci_node", 0)
+    st.session_state["ci_node_view"] = last if last in nodes else 0
 fig = cit_tree_figure(est, tree=tree, feature_names=names, class_names=meta["classes"],
                       highlight_node=st.session_state["ci_node_view"])
 fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type="scatter"))
@@ -427,6 +430,7 @@ def node_label(v: int) -> str:
 st.subheader("3. Why this node split (or did not)")
 st.caption("Click a node in the tree, or choose it here.")
 node = st.selectbox("Node", nodes, key="ci_node_view", format_func=node_label)
+st.session_state["_ci_node"] = node
 rec = est.node_records_[node]
 table = node_feature_table(est, node, names)
 if table.empty:

@@ -419,6 +419,24 @@ def test_page_settings_come_back_when_streamlit_dropped_them(app):
     assert app.number_input(key="ci_n_noise").value == 7
 
 
+def test_page_keeps_the_chosen_node_across_a_page_switch(app):
+    # The node selectbox is a *_view widget (its options depend on the fit), so Streamlit
+    # forgot it on another page and the page came back at the root.
+    est = open_page(app, "wine")
+    node = est.tree_.node_count - 1
+    app.selectbox(key="ci_node_view").set_value(node).run()
+    app.switch_page("pages/data.py").run()
+    app.switch_page("pages/conditional_inference.py").run()
+    assert not app.exception, app.exception
+    assert app.selectbox(key="ci_node_view").value == node
+    assert any(f"node {node} has no tests" in i.value.lower() or f"at node {node}:" in i.value
+               for i in list(app.info) + list(app.markdown))
+    app.button(key="ci_run").click().run()  # a new fit starts at the root again
+    assert app.session_state["ci_job"].join(TIMEOUT)
+    app.run()
+    assert app.selectbox(key="ci_node_view").value == 0
+
+
 def test_page_root_caption_counts_the_features_drawn(app):
     # With 'Features per node' sqrt the caption said "13 features tested at level 0.00385"
     # on wine, while the tree draws ceil(sqrt(13)) = 4 and tests them at 0.05 / 4.
