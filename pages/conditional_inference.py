@@ -570,6 +570,11 @@ def start_topk():
     if not rerank:
         if meta["digest"] != digest:
             raise ValueError("The rankings above were fitted on another dataset; press Fit.")
+        missing = [m for m in topk_methods if m not in fit["importances"]]
+        if missing:
+            raise ValueError(f"No ranking above for {', '.join(missing)} yet (the fit was "
+                             "stopped or is still running): wait for it, press Fit, remove "
+                             "them from Methods, or re-rank on every training fold.")
         rankers = {m: np.argsort(-fit["importances"][m], kind="stable")
                    for m in topk_methods if m in fit["importances"]}
     rankers = {m: r for m, r in rankers.items() if m in topk_methods}

@@ -437,6 +437,25 @@ def test_page_keeps_the_chosen_node_across_a_page_switch(app):
     assert app.selectbox(key="ci_node_view").value == 0
 
 
+def test_page_top_k_without_reranking_names_missing_rankings(app):
+    # After Stop only some rankings exist; top-k without re-ranking used to drop the others
+    # silently (and showed nothing at all when none of the chosen methods was left).
+    from engine.jobs import Job
+
+    open_page(app, "iris")
+    meta = app.session_state["ci_job_meta"]
+    params = meta["params"]
+    stopped = Job(fit_rankings_steps, meta["X"], meta["y"], "classification", params,
+                  methods=("CIT",)).start()  # what a fit stopped after the tree leaves
+    assert stopped.join(TIMEOUT)
+    app.session_state["ci_job"] = stopped
+    app.checkbox(key="ci_rerank").uncheck().run()
+    app.button(key="ci_topk_run").click().run()
+    assert not app.exception, app.exception
+    assert any("No ranking above for CIF, CART, Random forest" in e.value for e in app.error)
+    assert "ci_topk_job" not in app.session_state or app.session_state["ci_topk_job"] is None
+
+
 def test_page_root_caption_counts_the_features_drawn(app):
     # With 'Features per node' sqrt the caption said "13 features tested at level 0.00385"
     # on wine, while the tree draws ceil(sqrt(13)) = 4 and tests them at 0.05 / 4.
