@@ -272,6 +272,15 @@ def test_forest_fits_tree_by_tree_so_stop_is_prompt():
     partial = [s["done"] for s in snaps if s["done"] % 1]
     assert partial == pytest.approx([3 + k / 6 for k in range(1, 6)])  # CIF is fitted last
     assert res["importances"]["CIF"] == pytest.approx(ref.feature_importances_)
+    # the top-k job refits the forest on every training fold, also one tree per step,
+    # with the same scores as top_k_curve refitting it in one go
+    cif = ConditionalInferenceForestClassifier(n_estimators=4, random_state=3, **params)
+    snaps, res = drive(top_k_steps(None, X, y, "classification", {"CIF": cif}, [1, 2],
+                                   learner="knn", n_folds=3, random_state=1))
+    ref_curve = top_k_curve(cif, X, y, [1, 2], learner="knn", cv=3, task="classification",
+                            random_state=1)
+    assert res["curves"]["CIF"]["mean"] == pytest.approx(ref_curve["mean"])
+    assert sum(1 for s in snaps if s["done"] % 1) == 3 * 3  # 3 folds x trees 1..3 of 4
     # a Job cancelled while the forest grows stops after the current tree
     job = Job(fit_rankings_steps, X, y, "classification", params, n_estimators=20_000,
               random_state=3, methods=("CIT", "CIF")).start()

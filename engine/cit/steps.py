@@ -23,7 +23,7 @@ from engine.cit.forest import (
     ConditionalInferenceForestClassifier,
     ConditionalInferenceForestRegressor,
 )
-from engine.cit.topk import top_k_curve
+from engine.cit.topk import ranking_of, top_k_curve
 from engine.cit.tree import ConditionalInferenceTreeClassifier, ConditionalInferenceTreeRegressor
 
 #: Display names of the four rankers.
@@ -132,7 +132,8 @@ def top_k_steps(ctx, X, y, task: str, rankers: Mapping, ks: Sequence[int], *,
     ``rankers`` maps a name to an unfitted estimator with ``feature_importances_`` (re-ranked
     on every training fold, the paper's protocol) or to a fixed ranking (feature indices).
     The folds are the same for every ranker (stratified for classification, shuffled with
-    ``random_state``).  Yields ``{"done", "total", "message", "curves": {name: {"k", "mean",
+    ``random_state``).  A forest with ``fit_steps`` is fitted one tree per step (same
+    ranking as refitting it inside :func:`top_k_curve`), so Stop takes effect within a tree.  Yields ``{"done", "total", "message", "curves": {name: {"k", "mean",
     "std", "scores"}}}`` with the finished rankers (and the finished folds of the current
     one); returns the same with everything.
     """
@@ -160,6 +161,15 @@ def top_k_steps(ctx, X, y, task: str, rankers: Mapping, ks: Sequence[int], *,
         ks_out = None
         for tr, te in folds:
             r = ranker if not hasattr(ranker, "fit") else clone(ranker)
+            if hasattr(r, "fit_steps"):  # a forest: one tree per step, so Stop is prompt
+                n_trees = int(r.n_estimators)
+                for k in r.fit_steps(X[tr], y[tr]):
+                    if k < n_trees:
+                        yield {"done": done + k / n_trees, "total": total,
+                               "message": f"{name}: fold {len(rows) + 1}/{len(folds)}, "
+                                          f"tree {k + 1}/{n_trees}",
+                               "curves": {c: dict(v) for c, v in curves.items()}}
+                r = ranking_of(r.feature_importances_)  # what top_k_curve would rank by
             res = top_k_curve(r, X, y, ks, learner=learner, cv=_OneFold(tr, te), task=task,
                               random_state=random_state)
             rows.append(res["scores"][0])
