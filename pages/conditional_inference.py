@@ -579,7 +579,7 @@ def start_topk():
                    for m in topk_methods if m in fit["importances"]}
     rankers = {m: r for m, r in rankers.items() if m in topk_methods}
     st.session_state["ci_topk_job_meta"] = {"caption": dataset_caption(ds), "metric": metric,
-                                            "learner": learner}
+                                            "learner": learner, "folds": int(folds)}
     return Job(top_k_steps, ds.X, ds.y, ds.task, rankers, sorted(ks), learner=learner,
                n_folds=int(folds), random_state=seed(), budget=900.0,
                name="ci_topk").start()
@@ -591,6 +591,10 @@ if tjob is not None:
     tmeta = st.session_state["ci_topk_job_meta"]
     if tres and tres.get("curves"):
         st.caption(f"Results for {tmeta['caption'].rstrip('.')}; learner {tmeta['learner']}.")
+        partial = [f"{m} ({len(cv['scores'])} of {tmeta['folds']} folds)"
+                   for m, cv in tres["curves"].items() if not cv.get("complete", True)]
+        if partial:
+            st.caption("Not every fold finished: " + ", ".join(partial) + ".")
         st.plotly_chart(top_k_figure(tres["curves"], metric=tmeta["metric"]),
                         key="ci_topk_fig")
         ttable = pd.DataFrame({"k": next(iter(tres["curves"].values()))["k"]})

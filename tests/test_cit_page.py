@@ -386,6 +386,25 @@ def test_page_regression_and_top_k(app):
     top = frame(app, "k")
     assert list(top["k"]) == [1, 3] and {"CIT", "CART"} <= set(top.columns)
     assert (top["CIT"] > 0).all()  # R^2 of ridge on the top features of diabetes
+    assert not any("Not every fold finished" in c.value for c in app.caption)
+    # a run stopped after one fold says so
+    from engine.jobs import Job
+
+    meta = app.session_state["ci_job_meta"]
+
+    def one_fold_then_stop(ctx, *args, **kwargs):
+        gen = top_k_steps(ctx, *args, **kwargs)
+        yield next(gen)
+        last = next(gen)  # fold 1 of 2 done: what Stop would keep
+        yield last
+        return last
+
+    job = Job(one_fold_then_stop, meta["X"], meta["y"], "regression", {"CIT": np.arange(10)},
+              [1, 3], learner="ridge", n_folds=2).start()
+    assert job.join(TIMEOUT)
+    app.session_state["ci_topk_job"] = job
+    app.run()
+    assert any("Not every fold finished: CIT (1 of 2 folds)" in c.value for c in app.caption)
 
 
 def test_page_categorical_features(app):
