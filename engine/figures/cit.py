@@ -8,7 +8,8 @@ Pure functions of fitted results -> ``go.Figure``; usable from a notebook::
     cit_tree_figure(est, feature_names=names).show()
 
 * :func:`cit_tree_figure` -- the tree, partykit style: the stage-A p-value under every split's
-  rule, ``n`` and the class mix (or the mean) at every leaf; node ids in ``customdata``.
+  rule, ``n`` and the majority class (or the mean) at every leaf (the class mix is
+  :func:`leaf_distribution_figure`); node ids in ``customdata``.
 * :func:`leaf_distribution_figure` -- class fractions per leaf (stacked bars) or box plots
   of ``y`` per leaf (regression).
 * :func:`null_histogram_figure` -- a permutation null distribution with the observed
