@@ -510,7 +510,7 @@ def test_stop_keeps_a_valid_tree_on_a_categorical_dataset(app):
 # -- browser -----------------------------------------------------------------------------------
 @pytest.mark.e2e
 def test_browser_watches_the_gap_chart_of_a_short_search(page, app_url, tmp_path):
-    """Run a 6-second search on breast_cancer (depth 3 takes minutes to prove, so the search
+    """Run a 3-second search on breast_cancer (depth 3 takes minutes to prove, so the search
     runs the whole time limit on any machine) and see the live gap chart grow, then the
     result with the tree and the shape functions."""
     from playwright.sync_api import expect
@@ -524,7 +524,7 @@ def test_browser_watches_the_gap_chart_of_a_short_search(page, app_url, tmp_path
     wait_idle(page)
     no_exception(page)
     box = page.get_by_role("spinbutton", name="Time limit (seconds)")
-    box.fill("6")
+    box.fill("3")
     box.press("Enter")
     wait_idle(page)
     page.get_by_role("button", name="Run", exact=True).click()
