@@ -542,8 +542,10 @@ learners = CLASSIFICATION_LEARNERS if clf else REGRESSION_LEARNERS
 metric = "balanced accuracy" if clf else "R²"
 c = st.columns(4)
 learner = c[0].selectbox("Learner", learners, key=f"ci_learner_{ds.task}",
-                         help="logistic: logistic regression; svm / svr: RBF support vector "
-                              "machine; knn: 5 nearest neighbours; ridge: ridge regression.")
+                         help="The CIT paper's benchmark learners: logistic: logistic "
+                              "regression (balanced class weights); svm / svr: RBF support "
+                              "vector machine (C = 1); knn: 5 nearest neighbours, "
+                              "distance-weighted; ridge: ridge regression (alpha = 1).")
 k_all = [k for k in (1, 2, 3, 5, 10, 20, 50) if k <= ds.n_features]
 if ds.n_features not in k_all:
     k_all.append(ds.n_features)

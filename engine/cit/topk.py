@@ -4,10 +4,13 @@
 features, for every ``k`` in ``ks``, by K-fold cross-validation: on each training fold the
 features are standardised (``StandardScaler`` fitted on the training fold only) and the
 ranking is either given or recomputed from an estimator fitted on the training fold
-(descending ``feature_importances_``, ties by column order).  Learners: classification
-'logistic' (``LogisticRegression(max_iter=1000)``), 'svm' (RBF ``SVC``), 'knn'
-(5-NN) scored by balanced accuracy; regression 'ridge', 'svr', 'knn' scored by R^2; or any
-scikit-learn estimator.
+(descending ``feature_importances_``, ties by column order).  Learners (the CIT
+paper's benchmark settings, research/density_cit_dics.md section 2.5): classification
+'logistic' (``LogisticRegression(class_weight='balanced', max_iter=1000)``), 'svm' (RBF
+``SVC(C=1, gamma='scale', class_weight='balanced')``), 'knn' (5 nearest neighbours,
+distance-weighted) scored by balanced accuracy; regression 'ridge' (``Ridge(alpha=1)``),
+'svr' (RBF ``SVR(C=1, epsilon=0.1, gamma='scale')``), 'knn' (5 nearest neighbours,
+distance-weighted) scored by R^2; or any scikit-learn estimator.
 """
 
 from __future__ import annotations
@@ -33,14 +36,17 @@ def make_learner(name, task: str):
         from sklearn.neighbors import KNeighborsClassifier
         from sklearn.svm import SVC
 
-        table = {"logistic": lambda: LogisticRegression(max_iter=1000), "svm": SVC,
-                 "knn": lambda: KNeighborsClassifier(5)}
+        table = {"logistic": lambda: LogisticRegression(class_weight="balanced", max_iter=1000),
+                 "svm": lambda: SVC(C=1.0, gamma="scale", class_weight="balanced"),
+                 "knn": lambda: KNeighborsClassifier(5, weights="distance")}
     else:
         from sklearn.linear_model import Ridge
         from sklearn.neighbors import KNeighborsRegressor
         from sklearn.svm import SVR
 
-        table = {"ridge": Ridge, "svr": SVR, "knn": lambda: KNeighborsRegressor(5)}
+        table = {"ridge": lambda: Ridge(alpha=1.0),
+                 "svr": lambda: SVR(C=1.0, epsilon=0.1, gamma="scale"),
+                 "knn": lambda: KNeighborsRegressor(5, weights="distance")}
     if name not in table:
         raise ValueError(f"learner must be one of {list(table)} for {task} or an estimator, "
                          f"got {name!r}")
