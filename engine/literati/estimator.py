@@ -104,7 +104,8 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
     ``lower_bound_``, ``upper_bound_``, ``proven_optimal_``, ``objective_breakdown_``,
     ``trace_`` (DataFrame with :data:`TRACE_COLUMNS`), ``incumbents_``,
     ``split_penalty_``, ``breakpoint_penalty_``, ``candidate_leaves_`` (list of B_d, 0 =
-    all midpoints), ``n_iterations_``, ``search_time_``.
+    all midpoints), ``n_iterations_``, ``search_time_``, ``greedy_calls_`` and
+    ``greedy_seconds_`` (greedy completions computed to seed upper bounds, and their time).
     """
 
     def __init__(self, max_depth=3, max_breakpoints=2, split_penalty=None,
@@ -440,6 +441,8 @@ class LiteratiSearch:
         est.candidate_leaves_ = list(self.prm["candidate_leaves"])
         est.n_iterations_ = self.engine.iterations
         est.search_time_ = self.elapsed
+        est.greedy_calls_ = self.engine.greedy_calls
+        est.greedy_seconds_ = self.engine.greedy_seconds
         return est
 
 
