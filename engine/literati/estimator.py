@@ -313,7 +313,8 @@ class LiteratiSearch:
         self.engine = AOStarSearch(
             X, codes, estimator.n_classes_, prm["max_depth"], prm["max_breakpoints"],
             prm["split_penalty"], prm["breakpoint_penalty"], prm["candidate_leaves"],
-            prm["cache_size"], greedy_seed=prm["greedy_seed"])
+            prm["cache_size"], greedy_seed=prm["greedy_seed"],
+            deadline=t0 + prm["time_limit"])
         self.elapsed = 0.0
         self.done = False
         self.proven = False

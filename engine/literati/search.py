@@ -155,11 +155,13 @@ class AOStarSearch:
     Parameters: ``X`` float64 C-contiguous ``(n, p)``, ``y`` int64 codes ``(n,)`` in
     ``[0, C)``, ``max_depth`` D >= 1, ``max_breakpoints`` K_max >= 1, ``lam``/``alpha``
     (misclassification units, >= 0), ``leaves_per_depth`` list of B_d (0 = all midpoints)
-    indexed by depth from the root, ``cache_size`` (max stored data states).
+    indexed by depth from the root, ``cache_size`` (max stored data states),
+    ``greedy_seed`` (seed the upper bound of every searched data state with its greedy
+    shape tree), ``deadline`` (``time.perf_counter()`` value; the caller may move it later).
     """
 
     def __init__(self, X, y, n_classes, max_depth, max_breakpoints, lam, alpha,
-                 leaves_per_depth, cache_size, greedy_seed=True):
+                 leaves_per_depth, cache_size, greedy_seed=True, deadline=float("inf")):
         self.X = X
         self.XT = np.ascontiguousarray(X.T)
         self.y = y
@@ -184,7 +186,7 @@ class AOStarSearch:
         self.solved_count = 0
         self.pruned = 0
         self.evictions = 0
-        self.deadline = float("inf")
+        self.deadline = float(deadline)  # set-up (the root's greedy seed) respects it too
         self.timed_out = False
         idx = np.arange(n, dtype=np.int64)
         self.root = self._new_state(idx, self.D, hint=0.0, vt=None, force=True)
