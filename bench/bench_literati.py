@@ -11,12 +11,14 @@ smoke run, ``--limits 5,20`` to choose the anytime time limits; default 5, 20, 6
    price a split at lambda + alpha = 0.01 n): seconds to proof of each (pystreed in a
    subprocess killed at the cap: it overruns its own ``time_limit`` on wide binarisations),
    their ratio, and both objectives (equal when both finish: the same optimum).
-3. **Anytime quality** at D = 4, 5, 6 on wine, breast_cancer, digits: training accuracy of
+3. **Anytime quality** at D = 4, 5, 6 on wine, breast_cancer, digits: training accuracy and
+   objective of the greedy shape tree (same candidates and penalties) and of
    Literati's incumbent after each time limit (one run with the largest limit, read at the
    smaller ones from the incumbent history: the tree a run with that limit would return), vs
    scikit-learn's CART of the same depth and vs pystreed (its default binarisation: 5
    quantile thresholds per feature; one subprocess per limit, same split price); whether
-   each proved optimality, and Literati's final relative gap.
+   each proved optimality, and Literati's final relative gap; a second table gives the UB at
+   t = 0 and at each limit with and without greedy seeding (``greedy_seed``).
 4. **Peak RSS vs cache_size**: wine and breast_cancer, D = 6, 20 s (thousands of states
    expanded), each setting in a fresh subprocess (``ru_maxrss``), next to a subprocess that
    loads the same data and fits a depth-1 tree.
@@ -184,14 +186,29 @@ def _at(est, t: float):
     return incs[-1]["tree"], row
 
 
-def anytime_table(sets, depths, limits) -> tuple[str, str]:
+def _reach(est, target: float) -> float:
+    """Search seconds until the incumbent is within 1 % of ``target`` (inf if never)."""
+    for inc in est.incumbents_:
+        if inc["ub"] <= 1.01 * target + 1e-9:
+            return inc["time"]
+    return float("inf")
+
+
+def anytime_table(sets, depths, limits) -> tuple[str, str, str]:
     from sklearn.tree import DecisionTreeClassifier
+
+    from engine.literati import GreedyShapeTreeClassifier
 
     big = max(limits)
     lim_txt = " / ".join(f"{t:g}" for t in limits)
-    rows = [f"| dataset | D | CART | Literati @ {lim_txt} s | pystreed @ {lim_txt} s | "
-            "Literati proven (s) | Literati final gap | objective Literati / CART |",
-            "|---|---:|---:|---|---|---|---:|---:|"]
+    rows = [f"| dataset | D | CART acc (obj) | greedy shape tree acc (obj) | Literati acc @ "
+            f"{lim_txt} s | Literati obj @ {lim_txt} s | pystreed acc @ {lim_txt} s | "
+            "Literati proven (s) | Literati final gap |",
+            "|---|---:|---|---|---|---|---|---|---:|"]
+    seed_rows = [f"| dataset | D | UB at t = 0 seeded / unseeded | UB @ {lim_txt} s seeded | "
+                 f"UB @ {lim_txt} s unseeded | s to reach 1.01 x final UB seeded / "
+                 f"unseeded | LB @ {big:g} s seeded / unseeded | greedy seeds (calls, s) |",
+                 "|---|---:|---|---|---|---|---|---|"]
     proofs = {t: [0, 0] for t in limits}  # Literati, pystreed proofs by each limit
     wins = {t: 0 for t in limits}
     cells = 0
@@ -204,12 +221,17 @@ def anytime_table(sets, depths, limits) -> tuple[str, str]:
             # CART's tree priced like Literati's: errors + (lambda + alpha) per split
             cart_obj = (np.sum(sk.predict(X) != y)
                         + 2 * PENALTY * len(y) * (sk.get_n_leaves() - 1))
+            g = GreedyShapeTreeClassifier(max_depth=D).fit(X, y)
             est, _ = fit_literati(X, y, max_depth=D, time_limit=big)
-            lit = []
+            off, _ = fit_literati(X, y, max_depth=D, time_limit=big, greedy_seed=False)
+            lit, objs, ub_on, ub_off = [], [], [], []
             for t in limits:
                 tree, row = _at(est, t)
                 acc = float(np.mean(tree.predict(X) == y))
                 lit.append(acc)
+                objs.append(float(row["ub"]))
+                ub_on.append(float(row["ub"]))
+                ub_off.append(float(_at(off, t)[1]["ub"]))
                 proved = est.proven_optimal_ and est.search_time_ <= t
                 proofs[t][0] += proved
                 wins[t] += acc > cart
@@ -225,17 +247,26 @@ def anytime_table(sets, depths, limits) -> tuple[str, str]:
                 ps.append(f"{r['accuracy']:.3f}" + ("*" if done else ""))
             last = est.trace_.iloc[-1]
             proven = f"yes ({est.search_time_:.1f})" if est.proven_optimal_ else "no"
-            rows.append(f"| {name} | {D} | {cart:.3f} | "
-                        + " / ".join(f"{a:.3f}" for a in lit) + " | " + " / ".join(ps)
-                        + f" | {proven} | {100 * float(last['rel_gap']):.1f} % | "
-                        f"{est.objective_:.4g} / {cart_obj:.4g} |")
+            rows.append(f"| {name} | {D} | {cart:.3f} ({cart_obj:.4g}) | "
+                        f"{g.score(X, y):.3f} ({g.objective_:.4g}) | "
+                        + " / ".join(f"{a:.3f}" for a in lit) + " | "
+                        + " / ".join(f"{o:.4g}" for o in objs) + " | " + " / ".join(ps)
+                        + f" | {proven} | {100 * float(last['rel_gap']):.1f} % |")
             print(rows[-1], flush=True)
+            seed_rows.append(
+                f"| {name} | {D} | {est.trace_.ub.iloc[0]:.4g} / {off.trace_.ub.iloc[0]:.4g} | "
+                + " / ".join(f"{u:.4g}" for u in ub_on) + " | "
+                + " / ".join(f"{u:.4g}" for u in ub_off) + " | "
+                f"{_reach(est, est.objective_):.2f} / {_reach(off, est.objective_):.2f} | "
+                f"{est.lower_bound_:.4g} / {off.lower_bound_:.4g} | "
+                f"{est.greedy_calls_}, {est.greedy_seconds_:.2f} |")
+            print(seed_rows[-1], flush=True)
     summary = ["| time limit s | Literati proofs | pystreed finished | Literati beats CART |",
                "|---:|---:|---:|---:|"]
     for t in limits:
         summary.append(f"| {t:g} | {proofs[t][0]}/{cells} | {proofs[t][1]}/{cells} | "
                        f"{wins[t]}/{cells} |")
-    return "\n".join(rows), "\n".join(summary)
+    return "\n".join(rows), "\n".join(summary), "\n".join(seed_rows)
 
 
 def rss_table(sets, sizes, depth, limit) -> str:
@@ -295,8 +326,13 @@ def main(argv=None) -> str:
         parts += ["#### K_max = 1, all midpoints: Literati vs pystreed on the same binarised "
                   "data (split price 0.01 n)", pystreed_table(*plan["pystreed"])]
     if run("anytime"):
-        parts += ["#### Anytime: training accuracy at each time limit (* = pystreed finished: "
-                  "optimal on its 5-quantile binarisation)", *anytime_table(*plan["anytime"])]
+        table, summary, seeds = anytime_table(*plan["anytime"])
+        parts += ["#### Anytime: training accuracy and objective (errors + 0.01 n per split; "
+                  "Literati: + 0.005 n per extra breakpoint) at each time limit; Literati "
+                  "seeded with greedy completions (* = pystreed finished: optimal on its "
+                  "5-quantile binarisation)", table, summary,
+                  "#### Greedy seeding of Literati's upper bounds: UB with and without "
+                  "(`greedy_seed`)", seeds]
     if run("rss"):
         d, t = plan["rss"][2], plan["rss"][3]
         parts += [f"#### Peak RSS vs cache_size (D = {d}, {t:g} s, one subprocess each)",

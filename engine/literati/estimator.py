@@ -28,6 +28,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from engine._numba import register_warmup
 from engine.data import DataError
 from engine.literati import _kernels as K
+from engine.literati.greedy import greedy_shape_tree
 from engine.literati.search import AOStarSearch
 from engine.tree import TreeArrays
 
@@ -90,6 +91,10 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         selection path are never evicted).
     random_state : None or int
         Accepted for scikit-learn compatibility; the search is deterministic.
+    greedy_seed : bool, default True
+        Seed the incumbent of every data state the search explores as a graph node (the
+        root included) with its greedy shape tree (:mod:`engine.literati.greedy`), so the
+        anytime tree is a full-depth tree from the start; False = leaf errors only.
 
     Fitted attributes
     -----------------
@@ -99,12 +104,13 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
     ``lower_bound_``, ``upper_bound_``, ``proven_optimal_``, ``objective_breakdown_``,
     ``trace_`` (DataFrame with :data:`TRACE_COLUMNS`), ``incumbents_``,
     ``split_penalty_``, ``breakpoint_penalty_``, ``candidate_leaves_`` (list of B_d, 0 =
-    all midpoints), ``n_iterations_``, ``search_time_``.
+    all midpoints), ``n_iterations_``, ``search_time_``, ``greedy_calls_`` and
+    ``greedy_seconds_`` (greedy completions computed to seed upper bounds, and their time).
     """
 
     def __init__(self, max_depth=3, max_breakpoints=2, split_penalty=None,
                  breakpoint_penalty=None, candidate_leaves=(8, 4), time_limit=20.0,
-                 cache_size=10_000, random_state=None):
+                 cache_size=10_000, random_state=None, greedy_seed=True):
         self.max_depth = max_depth
         self.max_breakpoints = max_breakpoints
         self.split_penalty = split_penalty
@@ -113,10 +119,32 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         self.time_limit = time_limit
         self.cache_size = cache_size
         self.random_state = random_state
+        self.greedy_seed = greedy_seed
 
     # -- validation ----------------------------------------------------------------------
 
     def _check_params(self, n: int) -> dict:
+        out = self._check_tree_params(n)
+        tl = self.time_limit
+        if not _is_real(tl) or not math.isfinite(tl) or tl <= 0:
+            raise ValueError(f"time_limit must be a number of seconds > 0, got {tl!r}")
+        out["time_limit"] = float(tl)
+        cs = self.cache_size
+        if not _is_int(cs) or cs < 1:
+            raise ValueError(f"cache_size must be an int >= 1, got {cs!r}")
+        out["cache_size"] = int(cs)
+        gs = self.greedy_seed
+        if not isinstance(gs, (bool, np.bool_)):
+            raise ValueError(f"greedy_seed must be True or False, got {gs!r}")
+        out["greedy_seed"] = bool(gs)
+        return out
+
+    def _check_tree_params(self, n: int) -> dict:
+        """Validate the tree parameters shared with :class:`GreedyShapeTreeClassifier`
+        (``max_depth``, ``max_breakpoints``, the penalties, ``candidate_leaves``,
+        ``random_state``); returns them resolved (penalties in misclassified samples,
+        ``candidate_leaves`` as a list of B_d, 0 = all midpoints).  Raises ``ValueError``
+        naming the parameter."""
         D = self.max_depth
         if not _is_int(D) or not 1 <= D <= 8:
             raise ValueError(f"max_depth must be an int in 1..8, got {D!r}")
@@ -151,14 +179,6 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError("candidate_leaves must be an int >= 2, a non-empty tuple "
                                  f"of them, or None (all midpoints), got {cl!r}")
         out["candidate_leaves"] = leaves
-        tl = self.time_limit
-        if not _is_real(tl) or not math.isfinite(tl) or tl <= 0:
-            raise ValueError(f"time_limit must be a number of seconds > 0, got {tl!r}")
-        out["time_limit"] = float(tl)
-        cs = self.cache_size
-        if not _is_int(cs) or cs < 1:
-            raise ValueError(f"cache_size must be an int >= 1, got {cs!r}")
-        out["cache_size"] = int(cs)
         rs = self.random_state
         if rs is not None and not _is_int(rs) and not hasattr(rs, "randint"):
             raise ValueError(f"random_state must be None or an int, got {rs!r}")
@@ -166,8 +186,8 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
 
     def _prepare(self, X, y):
         if y is None:
-            raise ValueError("LiteratiClassifier requires y to be passed, but the target y is "
-                             "None: give one class label per row")
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target "
+                             "y is None: give one class label per row")
         try:
             X, y = validate_data(self, X, y, dtype=np.float64, order="C",
                                  ensure_all_finite=False)
@@ -186,11 +206,11 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         kind = type_of_target(y)
         if kind in ("continuous", "continuous-multioutput"):
             raise DataError(
-                "LiteratiClassifier needs class labels, but the target holds continuous "
+                f"{type(self).__name__} needs class labels, but the target holds continuous "
                 "values (a regression target): pick a categorical target or set the task to "
                 "classification with integer labels")
         if kind not in ("binary", "multiclass"):
-            raise DataError(f"Unknown label type: LiteratiClassifier needs one column of "
+            raise DataError(f"Unknown label type: {type(self).__name__} needs one column of "
                             f"class labels, got a {kind!r} target")
         classes, codes = np.unique(y, return_inverse=True)
         return X, classes, np.ascontiguousarray(codes.reshape(-1), dtype=np.int64)
@@ -293,7 +313,8 @@ class LiteratiSearch:
         self.engine = AOStarSearch(
             X, codes, estimator.n_classes_, prm["max_depth"], prm["max_breakpoints"],
             prm["split_penalty"], prm["breakpoint_penalty"], prm["candidate_leaves"],
-            prm["cache_size"])
+            prm["cache_size"], greedy_seed=prm["greedy_seed"],
+            deadline=t0 + prm["time_limit"])
         self.elapsed = 0.0
         self.done = False
         self.proven = False
@@ -330,56 +351,8 @@ class LiteratiSearch:
         return True
 
     def _to_tree(self, nodes):
-        est = self.estimator
-        C = est.n_classes_
-        lam, alpha = self.prm["split_penalty"], self.prm["breakpoint_penalty"]
-        m = len(nodes)
-        cl = np.full(m, -1, dtype=np.int64)
-        cr = np.full(m, -1, dtype=np.int64)
-        feat = np.full(m, -2, dtype=np.int64)
-        thr = np.full(m, -2.0)
-        imp = np.zeros(m)
-        nns = np.zeros(m, dtype=np.int64)
-        val = np.zeros((m, 1, C))
-        lbs = np.full(m, np.nan)
-        ubs = np.full(m, np.nan)
-        bp_off = np.zeros(m + 1, dtype=np.int64)
-        bps = []
-        errors = 0
-        n_splits = 0
-        n_bp = 0
-        for i, nd in enumerate(nodes):
-            cnt = np.bincount(self.codes[nd["idx"]], minlength=C).astype(np.float64)
-            tot = cnt.sum()
-            nns[i] = int(tot)
-            val[i, 0] = cnt / tot if tot > 0 else cnt
-            imp[i] = 1.0 - float(np.sum((cnt / tot) ** 2)) if tot > 0 else 0.0
-            if nd["children"] is None:
-                errors += int(tot - cnt.max())
-                lbs[i] = ubs[i] = float(tot - cnt.max())
-            else:
-                cl[i], cr[i] = nd["children"]
-                feat[i] = nd["feature"]
-                b = nd["bps"]
-                thr[i] = float(b[0])
-                bps.append(b)
-                n_splits += 1
-                n_bp += len(b)
-            if nd["lb"] is not None:
-                lbs[i], ubs[i] = nd["lb"], nd["ub"]
-            bp_off[i + 1] = bp_off[i] + (0 if nd["children"] is None else len(nd["bps"]))
-        names = getattr(est, "feature_names_in_", None)
-        tree = TreeArrays(
-            cl, cr, feat, thr, imp, nns, nns.astype(np.float64), val,
-            task="classification", n_features=self.X.shape[1], classes_=est.classes_,
-            feature_names=None if names is None else [str(s) for s in names],
-            bp_offsets=bp_off,
-            bp_values=np.concatenate(bps) if bps else np.empty(0),
-            lower_bound=lbs, upper_bound=ubs)
-        breakdown = {"errors": int(errors), "n_splits": n_splits, "n_breakpoints": n_bp,
-                     "split_cost": lam * n_splits, "breakpoint_cost": alpha * n_bp,
-                     "objective": errors + lam * n_splits + alpha * n_bp}
-        return tree, breakdown
+        return _nodes_to_tree(self.estimator, self.codes, self.X.shape[1],
+                              self.prm["split_penalty"], self.prm["breakpoint_penalty"], nodes)
 
     def _log(self, event: str) -> None:
         eng = self.engine
@@ -469,7 +442,136 @@ class LiteratiSearch:
         est.candidate_leaves_ = list(self.prm["candidate_leaves"])
         est.n_iterations_ = self.engine.iterations
         est.search_time_ = self.elapsed
+        est.greedy_calls_ = self.engine.greedy_calls
+        est.greedy_seconds_ = self.engine.greedy_seconds
         return est
+
+
+class GreedyShapeTreeClassifier(LiteratiClassifier):
+    """Greedy shape tree (SPEC section 1's baseline; ShapeCART-like) in Literati's candidate
+    space.
+
+    Grown top-down from the root: each node's candidate breakpoints are those Literati's
+    search uses for the same data state (univariate CART with at most ``B_d`` leaves per
+    feature, ``d`` = the node's depth), its split is the shape function (feature ``j``,
+    ``K <= K_max`` sorted candidate breakpoints, alternating intervals starting left) of
+    least weighted gini impurity of its two children (ties: lowest ``j``, fewest
+    breakpoints, lexicographic); growth stops at ``max_depth``, a pure node or one sample;
+    then subtrees are replaced bottom-up by leaves when that does not increase the
+    objective ``Err + sum over internal nodes (lambda + alpha K_v)``.  See
+    :func:`engine.literati.greedy.greedy_shape_tree` (a node with more than
+    :data:`engine.literati.greedy.MAX_SHAPES` shapes uses fewer breakpoints).
+
+    Parameters
+    ----------
+    max_depth, max_breakpoints, split_penalty, breakpoint_penalty, candidate_leaves,
+    random_state : as :class:`LiteratiClassifier` (same defaults, same validation).
+
+    Fitted attributes
+    -----------------
+    ``tree_`` (:class:`engine.tree.TreeArrays` with ``bp_offsets``/``bp_values``),
+    ``classes_``, ``n_classes_``, ``n_features_in_``, ``feature_names_in_`` (DataFrame
+    input), ``objective_`` (float, misclassified-sample units), ``objective_breakdown_``
+    (errors, n_splits, n_breakpoints, split_cost, breakpoint_cost, objective),
+    ``split_penalty_``, ``breakpoint_penalty_``, ``candidate_leaves_``, ``fit_time_`` (s).
+
+    Raises ``ValueError`` for bad parameters and :class:`engine.data.DataError` for bad
+    data (NaN/inf, a continuous target), as :class:`LiteratiClassifier`.
+    """
+
+    def __init__(self, max_depth=3, max_breakpoints=2, split_penalty=None,
+                 breakpoint_penalty=None, candidate_leaves=(8, 4), random_state=None):
+        self.max_depth = max_depth
+        self.max_breakpoints = max_breakpoints
+        self.split_penalty = split_penalty
+        self.breakpoint_penalty = breakpoint_penalty
+        self.candidate_leaves = candidate_leaves
+        self.random_state = random_state
+
+    def _check_params(self, n: int) -> dict:
+        return self._check_tree_params(n)
+
+    def start(self, X, y):
+        """Not available: the greedy tree has no search (use :meth:`fit`)."""
+        raise NotImplementedError("GreedyShapeTreeClassifier has no stepwise search; call fit")
+
+    def fit(self, X, y):
+        """Grow and prune the greedy shape tree on ``X`` (n, p) and labels ``y`` (n,);
+        returns ``self``."""
+        t0 = time.perf_counter()
+        X, classes, codes = self._prepare(X, y)
+        prm = self._check_params(X.shape[0])
+        self.classes_ = classes
+        self.n_classes_ = int(classes.shape[0])
+        lam, alpha = prm["split_penalty"], prm["breakpoint_penalty"]
+        idx = np.arange(X.shape[0], dtype=np.int64)
+        g = greedy_shape_tree(np.ascontiguousarray(X.T), codes, self.n_classes_, idx,
+                              prm["max_depth"], 0, prm["candidate_leaves"],
+                              prm["max_breakpoints"], lam, alpha)
+        nodes = g.nodes(X, idx)
+        self.tree_, self.objective_breakdown_ = _nodes_to_tree(self, codes, X.shape[1], lam,
+                                                               alpha, nodes)
+        self.objective_ = float(g.objective)
+        self.split_penalty_ = lam
+        self.breakpoint_penalty_ = alpha
+        self.candidate_leaves_ = list(prm["candidate_leaves"])
+        self.fit_time_ = time.perf_counter() - t0
+        return self
+
+
+def _nodes_to_tree(est, codes, n_features, lam, alpha, nodes):
+    """Node dicts (``idx``, ``feature``, ``bps``, ``children``, ``lb``, ``ub``; as
+    :meth:`AOStarSearch.extract`) to ``(TreeArrays, objective breakdown dict)``: class
+    fractions from ``codes`` (int64 ``(n,)``) of each node's samples, breakpoints in
+    ``bp_offsets``/``bp_values``, ``threshold`` = first breakpoint."""
+    C = est.n_classes_
+    m = len(nodes)
+    cl = np.full(m, -1, dtype=np.int64)
+    cr = np.full(m, -1, dtype=np.int64)
+    feat = np.full(m, -2, dtype=np.int64)
+    thr = np.full(m, -2.0)
+    imp = np.zeros(m)
+    nns = np.zeros(m, dtype=np.int64)
+    val = np.zeros((m, 1, C))
+    lbs = np.full(m, np.nan)
+    ubs = np.full(m, np.nan)
+    bp_off = np.zeros(m + 1, dtype=np.int64)
+    bps = []
+    errors = 0
+    n_splits = 0
+    n_bp = 0
+    for i, nd in enumerate(nodes):
+        cnt = np.bincount(codes[nd["idx"]], minlength=C).astype(np.float64)
+        tot = cnt.sum()
+        nns[i] = int(tot)
+        val[i, 0] = cnt / tot if tot > 0 else cnt
+        imp[i] = 1.0 - float(np.sum((cnt / tot) ** 2)) if tot > 0 else 0.0
+        if nd["children"] is None:
+            errors += int(tot - cnt.max())
+            lbs[i] = ubs[i] = float(tot - cnt.max())
+        else:
+            cl[i], cr[i] = nd["children"]
+            feat[i] = nd["feature"]
+            b = nd["bps"]
+            thr[i] = float(b[0])
+            bps.append(b)
+            n_splits += 1
+            n_bp += len(b)
+        if nd["lb"] is not None:
+            lbs[i], ubs[i] = nd["lb"], nd["ub"]
+        bp_off[i + 1] = bp_off[i] + (0 if nd["children"] is None else len(nd["bps"]))
+    names = getattr(est, "feature_names_in_", None)
+    tree = TreeArrays(
+        cl, cr, feat, thr, imp, nns, nns.astype(np.float64), val,
+        task="classification", n_features=n_features, classes_=est.classes_,
+        feature_names=None if names is None else [str(s) for s in names],
+        bp_offsets=bp_off,
+        bp_values=np.concatenate(bps) if bps else np.empty(0),
+        lower_bound=lbs, upper_bound=ubs)
+    breakdown = {"errors": int(errors), "n_splits": n_splits, "n_breakpoints": n_bp,
+                 "split_cost": lam * n_splits, "breakpoint_cost": alpha * n_bp,
+                 "objective": errors + lam * n_splits + alpha * n_bp}
+    return tree, breakdown
 
 
 @register_warmup("literati")

@@ -30,9 +30,14 @@ Bounds
   (a child with ``d - 1 == 0`` or ``Err_side <= lambda + alpha`` counts exactly
   ``Err_side``).  Backed up as ``V(s) = max(V_old, min(Err, V_bar(s), min_a Q(s, a)))``
   over the actions not pruned.  Every value is non-decreasing in time.
-* Upper bounds ``V_bar`` (incumbents): leaf error, or the best action's
-  ``cost + V_bar(child)``; an unexpanded shape state's incumbent is its commit with two
-  leaves.
+* Upper bounds ``V_bar`` (incumbents): the leaf error or, for a data state searched as a
+  graph node (kind 'open' at creation, including the root), its **greedy completion**
+  (:mod:`engine.literati.greedy`: a greedy shape tree grown from the state with the
+  search's own candidates, so a tree of the search space; ``greedy_seed=True``), or the
+  best action's ``cost + V_bar(child)``: ``V_bar = min(Err, greedy, min_a Q_bar)``.  The
+  greedy tree (features, breakpoints, children; no sample ids) is kept on the state, and
+  :meth:`AOStarSearch.extract` re-routes the state's samples through it when it is the
+  state's incumbent.  An unexpanded shape state's incumbent is its commit with two leaves.
 * Action ``a`` at ``s`` is pruned (and its subgraph freed) when ``Q(s, a) >= V_bar(s)``
   and it is not the incumbent action; a state is solved when ``V(s) >= V_bar(s)``.
 * Ordering only: ``V~`` = regularised loss of a lookahead CART (SPEC), used as
@@ -49,6 +54,7 @@ from collections import OrderedDict
 import numpy as np
 
 from engine.literati import _kernels as K
+from engine.literati.greedy import greedy_shape_tree
 
 _EPS = 1e-9
 #: Data states with this many levels left or fewer are solved by one kernel call (1: the
@@ -79,7 +85,7 @@ class _Data:
     __slots__ = ("key", "idx", "d", "depth", "counts", "err", "lb", "ub", "solved", "kind",
                  "shapes", "best", "sol_j", "sol_bps", "vt", "cand_off", "cand_val",
                  "bin_counts", "pending", "vt_done", "sol", "scan", "a_lb", "a_ub", "a_vt",
-                 "a_sel", "a_alive")
+                 "a_sel", "a_alive", "greedy", "gub")
 
     def __init__(self, key, idx, d, depth, counts, err):
         self.key = key
@@ -102,6 +108,13 @@ class _Data:
         self.a_lb = None
         self.sol = None
         self.scan = None  # depth-2 kernel scan: [next, best, lb_skip, feats, ks, bps, done]
+        self.greedy = None  # GreedyTree seeding the incumbent (open states), or None
+        self.gub = np.inf  # its objective
+
+    @property
+    def base_ub(self) -> float:
+        """Incumbent value without split actions: the leaf or the greedy completion."""
+        return self.err if self.err <= self.gub else self.gub
 
 
 class _Shape:
@@ -142,11 +155,13 @@ class AOStarSearch:
     Parameters: ``X`` float64 C-contiguous ``(n, p)``, ``y`` int64 codes ``(n,)`` in
     ``[0, C)``, ``max_depth`` D >= 1, ``max_breakpoints`` K_max >= 1, ``lam``/``alpha``
     (misclassification units, >= 0), ``leaves_per_depth`` list of B_d (0 = all midpoints)
-    indexed by depth from the root, ``cache_size`` (max stored data states).
+    indexed by depth from the root, ``cache_size`` (max stored data states),
+    ``greedy_seed`` (seed the upper bound of every searched data state with its greedy
+    shape tree), ``deadline`` (``time.perf_counter()`` value; the caller may move it later).
     """
 
     def __init__(self, X, y, n_classes, max_depth, max_breakpoints, lam, alpha,
-                 leaves_per_depth, cache_size):
+                 leaves_per_depth, cache_size, greedy_seed=True, deadline=float("inf")):
         self.X = X
         self.XT = np.ascontiguousarray(X.T)
         self.y = y
@@ -158,6 +173,9 @@ class AOStarSearch:
         self.lr = self.lam + self.alpha
         self.B = list(leaves_per_depth)
         self.cache_size = int(cache_size)
+        self.greedy_seed = bool(greedy_seed)
+        self.greedy_calls = 0
+        self.greedy_seconds = 0.0
         n = X.shape[0]
         self._mark = np.zeros(n, dtype=np.bool_)
         self._side = np.zeros(n, dtype=np.bool_)
@@ -168,7 +186,7 @@ class AOStarSearch:
         self.solved_count = 0
         self.pruned = 0
         self.evictions = 0
-        self.deadline = float("inf")
+        self.deadline = float(deadline)  # set-up (the root's greedy seed) respects it too
         self.timed_out = False
         idx = np.arange(n, dtype=np.int64)
         self.root = self._new_state(idx, self.D, hint=0.0, vt=None, force=True)
@@ -228,7 +246,43 @@ class AOStarSearch:
             self._solve_d2(st, budget, orders)
         else:
             st.lb = max(min(err, self.lr), hint)
+            self._seed(st, orders)
         return st
+
+    def _seed(self, st: _Data, orders=None) -> None:
+        """Seed an open (searched) data state's incumbent with its greedy shape tree
+        (:func:`engine.literati.greedy.greedy_shape_tree`, built with the same candidates
+        the search uses below the state, so it lies in the search space):
+        ``ub = min(Err, greedy objective)``.  Skipped when seeding is off or the deadline
+        has passed (the builder also stops at the deadline, leaving leaves).
+
+        States solved by the depth-2 kernel are not seeded: its scan visits shapes in gini
+        order, so its first chunk already holds the greedy root split with exact children
+        (measured: seeding them cost ~3 % of the search time on breast_cancer D = 3 and
+        changed neither the proof time nor the anytime UB)."""
+        if not self.greedy_seed or time.perf_counter() >= self.deadline:
+            return
+        t0 = time.perf_counter()
+        if orders is None:
+            orders = self._orders.get(st.key)
+        if orders is None:
+            orders = K.sort_orders(self.XT, st.idx)
+            self._orders[st.key] = orders  # the expansion of this state reuses them
+            if len(self._orders) > 8:
+                self._orders.popitem(last=False)
+        g = greedy_shape_tree(self.XT, self.y, self.C, st.idx, st.d, st.depth, self.B,
+                              self.Kmax, self.lam, self.alpha, deadline=self.deadline,
+                              orders=orders)
+        self.greedy_calls += 1
+        self.greedy_seconds += time.perf_counter() - t0
+        if g.objective < st.err - _EPS:
+            st.greedy = g
+            st.gub = g.objective
+            st.ub = g.objective
+            if st.lb >= st.ub - _EPS:
+                st.lb = st.ub
+                st.solved = True
+                self.solved_count += 1
 
     def _d2_small(self, st: _Data) -> bool:
         """True when the depth-2 kernel can list the state's shapes cheaply (at most
@@ -540,10 +594,10 @@ class AOStarSearch:
     def _backup_data(self, st: _Data) -> None:
         if st.kind != "expanded" or st.solved:
             return
-        ub = st.err
+        ub = st.base_ub
         best = None
         bi = -1
-        lbm = st.err
+        lbm = st.base_ub
         if st.a_ub.shape[0]:
             q_ub = self.lr + st.a_ub
             i = int(np.argmin(q_ub))
@@ -770,6 +824,12 @@ class AOStarSearch:
                 nodes[me]["children"] = tuple(kids)
                 return me
             if st.kind != "expanded" or st.best is None:
+                if st.greedy is not None and st.gub < st.err - _EPS:
+                    # the incumbent is the greedy completion seeded at creation
+                    me = len(nodes)
+                    st.greedy.nodes(self.X, idx, out=nodes)
+                    nodes[me]["lb"], nodes[me]["ub"] = st.lb, st.ub
+                    return me
                 return leaf(idx, st.lb, st.ub)
             h = st.best
             while h.best is not None:
