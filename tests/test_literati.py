@@ -144,6 +144,40 @@ def test_solved_objective_equals_brute_force(seed, n, p, C, D, k, lam, alpha):
     assert tree_objective(est, X, y)[0] == pytest.approx(est.objective_, abs=1e-9)
 
 
+@pytest.mark.parametrize("seed,C,D,k,lam,alpha", [
+    (40, 4, 2, 1, 0.5, 0.5), (41, 4, 2, 2, 0.25, 0.25), (42, 5, 2, 1, 0.3, 0.2),
+    (43, 5, 2, 2, 0.1, 0.1), (44, 4, 1, 2, 0.2, 0.2), (45, 6, 2, 1, 0.0, 0.5)])
+def test_many_classes_equal_brute_force(seed, C, D, k, lam, alpha):
+    """Three or more classes exercise the class-count lower bound (it then exceeds SPEC's
+    min(Err, lambda + alpha)); the solved objective must still be the brute-force optimum."""
+    X, y = _random_data(seed, 12, 2, C)
+    est = _exact(max_depth=D, max_breakpoints=k, split_penalty=lam,
+                 breakpoint_penalty=alpha).fit(X, y)
+    assert est.proven_optimal_
+    assert est.objective_ == pytest.approx(brute_force(X, y, D, k, lam, alpha), abs=1e-9)
+
+
+def test_class_count_bound_values():
+    """min over L <= min(2^d, c) leaves of (L - 1)(lambda + alpha) + the c - L smallest
+    class counts; checked by hand and against the brute-force optimum on data whose
+    optimum attains it (four separable classes of 10 on a line)."""
+    from engine.literati.search import AOStarSearch
+
+    x = np.repeat(np.arange(4.0), 10)[:, None]
+    y = np.repeat(np.arange(4), 10)
+    s = AOStarSearch(np.ascontiguousarray(x), y, 4, 2, 1, 0.5, 0.5, [0], 100,
+                     greedy_seed=False)
+    counts = np.array([10, 10, 10, 10])
+    assert s._class_lb(counts, 0) == 30  # a leaf
+    assert s._class_lb(counts, 1) == 1 + 20  # two leaves, one split
+    assert s._class_lb(counts, 2) == 3  # four leaves, three splits, no error
+    assert s._class_lb(np.array([0, 7, 0, 2]), 3) == 1  # two classes: min(Err, 1)
+    assert s._class_lb(np.array([5, 0, 0, 0]), 3) == 0  # pure
+    # the bound is attained here: D = 2 separates the four classes with three splits
+    assert brute_force(x, y, 2, 1, 0.5, 0.5) == pytest.approx(3.0)
+    assert s.root.lb == pytest.approx(3.0)
+
+
 @pytest.mark.parametrize("seed,leaves,D", [(0, [3, 2], 2), (1, [4, 3], 2), (2, [2], 2),
                                            (3, [3, 2], 3), (4, [4, 3, 2], 3)])
 def test_finite_candidates_equal_brute_force_over_the_same_candidates(seed, leaves, D):

@@ -25,8 +25,11 @@ States
 
 Bounds
 ------
-* Lower bounds (admissible, SPEC): ``V(D_s, d) = min(Err, lambda + alpha)``;
-  ``V(shape) = min(alpha [if a refinement exists], sum_side min(Err_side, lambda + alpha))``
+* Lower bounds (admissible): SPEC's ``V(D_s, d) = min(Err, lambda + alpha)``, tightened
+  by the class-count bound (:meth:`AOStarSearch._class_lb`: ``L <= min(2^d, c)`` leaves
+  predict at most ``L`` of the ``c`` classes present and need ``L - 1`` splits; equal to
+  SPEC's bound with two classes);
+  ``V(shape) = min(alpha [if a refinement exists], sum_side V(D_side, d - 1))``
   (a child with ``d - 1 == 0`` or ``Err_side <= lambda + alpha`` counts exactly
   ``Err_side``).  Backed up as ``V(s) = max(V_old, min(Err, V_bar(s), min_a Q(s, a)))``
   over the actions not pruned.  Every value is non-decreasing in time.
@@ -214,6 +217,28 @@ class AOStarSearch:
         else:
             self._cache[st.key] = st
 
+    def _class_lb(self, counts: np.ndarray, d: int) -> float:
+        """Admissible lower bound of a data state with class counts ``counts`` and ``d``
+        levels left (the *class-count bound*): a subtree with ``L <= 2^d`` leaves predicts
+        at most ``L`` classes, so it misclassifies at least the ``c - L`` smallest of the
+        ``c`` classes present, and it has ``L - 1`` internal nodes of cost >= lambda + alpha:
+        ``min_{1 <= L <= min(2^d, c)} (L - 1)(lambda + alpha) + S(c - L)`` with ``S(k)`` the
+        sum of the ``k`` smallest non-zero counts.  ``L = 1`` is the leaf (``Err``) and
+        ``L = 2`` is at least SPEC's ``min(Err, lambda + alpha)``, so the bound is never
+        weaker than SPEC's; it is stronger with three classes or more."""
+        cnt = np.sort(counts[counts > 0]).astype(np.float64)
+        c = cnt.shape[0]
+        if d <= 0 or c <= 1:
+            return float(cnt.sum() - (cnt[-1] if c else 0.0))
+        top = min(c, 1 << min(d, 30))
+        csum = np.concatenate(([0.0], np.cumsum(cnt)))  # csum[k] = S(k)
+        best = np.inf
+        for leaves in range(1, top + 1):
+            v = (leaves - 1) * self.lr + csum[c - leaves]
+            if v < best:
+                best = v
+        return float(best)
+
     def _trivial(self, err: float, d: int) -> bool:
         """True when the child is a solved leaf (no state stored)."""
         return d == 0 or err <= self.lr + _EPS
@@ -242,10 +267,10 @@ class AOStarSearch:
             self.expanded += 1
         elif d == 2 and KERNEL_DEPTH >= 2 and not force and self._d2_small(st):
             st.kind = "d2"
-            st.lb = max(min(err, self.lr), hint)
+            st.lb = max(self._class_lb(counts, d), hint)
             self._solve_d2(st, budget, orders)
         else:
-            st.lb = max(min(err, self.lr), hint)
+            st.lb = max(self._class_lb(counts, d), hint)
             self._seed(st, orders)
         return st
 
@@ -446,6 +471,8 @@ class AOStarSearch:
         err = (float(cl.sum() - cl.max()), float(cr.sum() - cr.max()))
         refinable = len(k) < self.Kmax and k[-1] < nc - 1
         h = _Shape(st, j, k, cand[list(k)].copy(), err, refinable)
+        # class-count bounds of the two children (exact leaf errors when trivial)
+        h.hint = [self._class_lb(cl, st.d - 1), self._class_lb(cr, st.d - 1)]
         h.lb = self._shape_base_lb(h)
         # weighted gini of the children: ranks shapes until V~ is known (then V~)
         nl, nr = cl.sum(), cr.sum()
@@ -460,7 +487,8 @@ class AOStarSearch:
 
     def _shape_base_lb(self, h: _Shape) -> float:
         d = h.state.d - 1
-        commit = self._child_base_lb(h.err[0], d) + self._child_base_lb(h.err[1], d)
+        commit = (max(self._child_base_lb(h.err[0], d), h.hint[0])
+                  + max(self._child_base_lb(h.err[1], d), h.hint[1]))
         return min(self.alpha, commit) if h.refinable else commit
 
     def _expand_shape(self, h: _Shape, budget: float = np.inf) -> None:
