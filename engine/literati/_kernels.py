@@ -28,6 +28,7 @@ Shape routing (SPEC section 1): a node with feature ``j`` and sorted breakpoints
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
 from engine._numba import njit
 
@@ -714,6 +715,87 @@ def _gini_proxy(cnt_l, cnt_r, C):
     return g
 
 
+#: Shapes of a two-level state evaluated at once by :func:`_d2_block` (in parallel over
+#: the threads; the incumbent used for skipping is the one from before the block).
+_D2_BLOCK = 16
+
+
+@njit(parallel=True)
+def _d2_block(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, qs, sh_j, sh_k, sh_c, sh_el,
+              sh_er, off, vals, res_v, res_full, res_n, res_first, res_j, res_k, res_b):
+    """Evaluate shapes ``qs`` of a two-level state in parallel (``prange``) against the
+    threshold ``thr`` (``min(best, budget)`` before the block): for shape ``t`` writes
+    ``res_v[t]`` (its exact value when ``res_full[t]``, else a lower bound >= ``thr`` that
+    made it skip), ``res_n[t]`` depth-1 solves done, ``res_first[t]`` (the left child was
+    solved first), the children's features ``res_j[t]``, breakpoint counts ``res_k[t]`` and
+    breakpoints ``res_b[t]`` (first-solved child at index 0).  Each iteration has its own
+    work arrays, so the results do not depend on the threads."""
+    p, m = orders.shape
+    lr = lam + alpha
+    n_all = XT.shape[1]
+    nq = qs.shape[0]
+    for t in prange(nq):
+        q = qs[t]
+        j = sh_j[q]
+        kk = sh_k[q]
+        cost = lam + alpha * kk
+        bl = sh_el[q] if sh_el[q] <= lr else lr
+        br = sh_er[q] if sh_er[q] <= lr else lr
+        res_full[t] = False
+        res_n[t] = 0
+        if cost + bl + br >= thr:
+            res_v[t] = cost + bl + br
+            continue
+        u = np.empty(kk, dtype=np.float64)
+        for i in range(kk):
+            u[i] = vals[off[j] + sh_c[q, i]]
+        side = np.zeros(n_all, dtype=np.bool_)
+        nleft = route_left(XT, orders[0], j, u, side)
+        ol = np.empty((p, nleft), dtype=np.int64)
+        orr = np.empty((p, m - nleft), dtype=np.int64)
+        for fj in range(p):
+            a = 0
+            b = 0
+            for r in range(m):
+                g = orders[fj, r]
+                if side[g]:
+                    ol[fj, a] = g
+                    a += 1
+                else:
+                    orr[fj, b] = g
+                    b += 1
+        ws = _d1_workspace(m, C, leaves1, K_max, p)
+        b1 = np.zeros(K_max, dtype=np.float64)
+        b2 = np.zeros(K_max, dtype=np.float64)
+        # the child with the larger leaf error first: it is the likelier to exceed
+        first_left = sh_el[q] >= sh_er[q]
+        res_first[t] = first_left
+        res_n[t] = 1
+        if first_left:
+            v1, j1, k1 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b1)
+            rest = br
+        else:
+            v1, j1, k1 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b1)
+            rest = bl
+        if cost + v1 + rest >= thr:
+            res_v[t] = cost + v1 + rest
+            continue
+        res_n[t] = 2
+        if first_left:
+            v2, j2, k2 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b2)
+        else:
+            v2, j2, k2 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b2)
+        res_v[t] = cost + v1 + v2
+        res_full[t] = True
+        res_j[t, 0] = j1
+        res_k[t, 0] = k1
+        res_j[t, 1] = j2
+        res_k[t, 1] = k2
+        for i in range(K_max):
+            res_b[t, 0, i] = b1[i]
+            res_b[t, 1, i] = b2[i]
+
+
 @njit
 def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, start,
                  max_evals, best, lb_skip, feats, ks, bps):
@@ -803,83 +885,48 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, 
                 for t2 in range(i + 1, kk):
                     comb[t2] = comb[t2 - 1] + 1
     order = np.argsort(sh_g, kind="mergesort")
-    n_all = XT.shape[1]
-    side = np.zeros(n_all, dtype=np.bool_)
-    flat_l = np.empty(p * m, dtype=np.int64)
-    flat_r = np.empty(p * m, dtype=np.int64)
     lb_skip = np.inf
-    u = np.empty(K_max, dtype=np.float64)
-    ws = _d1_workspace(m, C, leaves1, K_max, p)
-    b1 = np.empty(K_max, dtype=np.float64)
-    b2 = np.empty(K_max, dtype=np.float64)
     evals = 0
     oi = start
+    blk = _D2_BLOCK
+    res_v = np.empty(blk, dtype=np.float64)
+    res_full = np.zeros(blk, dtype=np.bool_)
+    res_n = np.zeros(blk, dtype=np.int64)
+    res_first = np.zeros(blk, dtype=np.bool_)
+    res_j = np.empty((blk, 2), dtype=np.int64)
+    res_k = np.empty((blk, 2), dtype=np.int64)
+    res_b = np.zeros((blk, 2, K_max), dtype=np.float64)
     while oi < n_shapes and evals < max_evals:
-        q = order[oi]
-        oi += 1
-        j = sh_j[q]
-        kk = sh_k[q]
-        cost = lam + alpha * kk
-        bl = sh_el[q] if sh_el[q] <= lr else lr
-        br = sh_er[q] if sh_er[q] <= lr else lr
+        nq = min(blk, n_shapes - oi)
         thr = best if best < budget else budget
-        if cost + bl + br >= thr:
-            if cost + bl + br < lb_skip:
-                lb_skip = cost + bl + br
-            continue
-        for i in range(kk):
-            u[i] = vals[off[j] + sh_c[q, i]]
-        uk = u[:kk]
-        nleft = route_left(XT, orders[0], j, uk, side)
-        ol = flat_l[: p * nleft].reshape((p, nleft))
-        orr = flat_r[: p * (m - nleft)].reshape((p, m - nleft))
-        for fj in range(p):
-            a = 0
-            b = 0
-            for r in range(m):
-                g = orders[fj, r]
-                if side[g]:
-                    ol[fj, a] = g
-                    a += 1
-                else:
-                    orr[fj, b] = g
-                    b += 1
-        # the child with the larger leaf error first: it is the likelier to exceed
-        first_left = sh_el[q] >= sh_er[q]
-        evals += 1
-        if first_left:
-            v1, j1, k1 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b1)
-            rest = br
-        else:
-            v1, j1, k1 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b1)
-            rest = bl
-        if cost + v1 + rest >= thr:
-            if cost + v1 + rest < lb_skip:
-                lb_skip = cost + v1 + rest
-            continue
-        evals += 1
-        if first_left:
-            v2, j2, k2 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b2)
-        else:
-            v2, j2, k2 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b2)
-        v = cost + v1 + v2
-        if v < thr and v < best - 1e-12:
-            best = v
-            feats[0] = j
-            ks[0] = kk
-            for i in range(kk):
-                bps[0, i] = uk[i]
-            sl = 1 if first_left else 2
-            sr = 3 - sl
-            feats[sl] = j1
-            ks[sl] = k1
-            feats[sr] = j2
-            ks[sr] = k2
-            for i in range(K_max):
-                bps[sl, i] = b1[i] if i < k1 else 0.0
-                bps[sr, i] = b2[i] if i < k2 else 0.0
-        elif v < lb_skip:
-            lb_skip = v
+        _d2_block(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, order[oi: oi + nq],
+                  sh_j, sh_k, sh_c, sh_el, sh_er, off, vals, res_v, res_full, res_n,
+                  res_first, res_j, res_k, res_b)
+        # reduce in scan order (deterministic, equal to the sequential scan's optimum)
+        for t in range(nq):
+            q = order[oi + t]
+            evals += res_n[t]
+            v = res_v[t]
+            if res_full[t] and v < budget and v < best - 1e-12:
+                best = v
+                j = sh_j[q]
+                kk = sh_k[q]
+                feats[0] = j
+                ks[0] = kk
+                for i in range(kk):
+                    bps[0, i] = vals[off[j] + sh_c[q, i]]
+                sl = 1 if res_first[t] else 2
+                sr = 3 - sl
+                feats[sl] = res_j[t, 0]
+                ks[sl] = res_k[t, 0]
+                feats[sr] = res_j[t, 1]
+                ks[sr] = res_k[t, 1]
+                for i in range(K_max):
+                    bps[sl, i] = res_b[t, 0, i] if i < res_k[t, 0] else 0.0
+                    bps[sr, i] = res_b[t, 1, i] if i < res_k[t, 1] else 0.0
+            elif v < lb_skip:
+                lb_skip = v
+        oi += nq
     lb_rest = np.inf
     for oi2 in range(oi, n_shapes):
         q = order[oi2]

@@ -56,6 +56,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from engine._numba import call_parallel
 from engine.literati import _kernels as K
 from engine.literati.greedy import greedy_shape_tree
 
@@ -342,7 +343,8 @@ class AOStarSearch:
             st.scan = sc
         o = orders if orders is not None else self._orders_of(st)
         evals = max(4, _D2_WORK // max(self.X.shape[1] * st.idx.shape[0], 1))
-        best, lb_skip, nxt, lb_rest, n_shapes, _ = K.solve_depth2(
+        best, lb_skip, nxt, lb_rest, n_shapes, _ = call_parallel(
+            K.solve_depth2,
             self.XT, self.y, o, self.C, self._leaves(st.depth), self._leaves(st.depth + 1),
             self.Kmax, self.lam, self.alpha, float(budget), int(sc[0]), int(evals),
             float(sc[1]), float(sc[2]), sc[3], sc[4], sc[5])
