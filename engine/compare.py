@@ -187,6 +187,31 @@ register_model(ModelSpec(
     family="TreeLab"))
 
 
+def _greedy_shape(task, random_state, max_depth, max_breakpoints, candidate_leaves):
+    from engine.literati import GreedyShapeTreeClassifier
+
+    return GreedyShapeTreeClassifier(max_depth=max_depth, max_breakpoints=max_breakpoints,
+                                     candidate_leaves=_LITERATI_CANDIDATES[candidate_leaves],
+                                     random_state=random_state)
+
+
+register_model(ModelSpec(
+    key="treelab_greedy_shape", label="Greedy shape tree (TreeLab)", build=_greedy_shape,
+    tasks=("classification",),
+    params=(ParamSpec("max_depth", 3, "int", 1, 8, help="Maximum depth D of the tree."),
+            ParamSpec("max_breakpoints", 2, "int", 1, 4,
+                      help="K_max: breakpoints per node's shape function (1 = plain "
+                           "thresholds)."),
+            ParamSpec("candidate_leaves", "8,4", "choice", choices=tuple(_LITERATI_CANDIDATES),
+                      help="B_d per depth (root first, the last repeats): leaves of the "
+                           "one-feature CART giving each node's candidate breakpoints; "
+                           "'all' = every midpoint.")),
+    description="Greedy top-down shape tree in Literati's candidate space (least gini "
+                "impurity per node), pruned by errors + 0.005 n per split and per breakpoint; "
+                "the tree Literati's search starts from.",
+    family="TreeLab"))
+
+
 # -- cross-validation -------------------------------------------------------------------------
 @dataclass
 class CompareResult:

@@ -346,9 +346,11 @@ def test_page_runs_a_search_and_reports_it_against_the_baselines(app):
     assert len(tr) + len(te) == 150 and len(te) == round(0.25 * 150)
     assert meta["lam"] == pytest.approx(0.005 * len(tr))
     table = app.dataframe[2].value  # breakdown, split nodes, baselines
-    assert len(table) == 3
+    assert len(table) == 4
     lit = table.iloc[0]
-    assert list(table["proven optimal"]) == ["yes", "yes", "greedy, no bound"]
+    assert list(table["model"]) == ["Literati, K_max = 2", "Literati, K_max = 1 (threshold splits)",
+                                    "Greedy shape tree, K_max = 2", "CART (scikit-learn), depth 2"]
+    assert list(table["proven optimal"]) == ["yes", "yes", "greedy, no bound", "greedy, no bound"]
     # the objective column is recomputed from the fitted tree's own predictions
     err = int(np.sum(main.predict(X[tr]) != y[tr]))
     n_split, n_bp = main.objective_breakdown_["n_splits"], main.objective_breakdown_["n_breakpoints"]
@@ -357,7 +359,7 @@ def test_page_runs_a_search_and_reports_it_against_the_baselines(app):
     assert lit["objective (λ, α)"] == pytest.approx(main.objective_)
     assert lit["test accuracy"] == pytest.approx(np.mean(main.predict(X[te]) == y[te]))
     cart = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X[tr], y[tr])
-    assert table.iloc[2]["train accuracy"] == pytest.approx(cart.score(X[tr], y[tr]))
+    assert table.iloc[3]["train accuracy"] == pytest.approx(cart.score(X[tr], y[tr]))
     breakdown = app.dataframe[0].value
     assert breakdown.iloc[-1]["cost"] == f"{main.objective_:.4g}"
     nodes = app.dataframe[1].value
@@ -386,6 +388,62 @@ def test_page_runs_a_search_and_reports_it_against_the_baselines(app):
     assert not app.exception, app.exception
     assert app.slider(key="lit_depth").value == 2
     assert any("Proven optimal" in s.value for s in app.success)
+
+
+def test_the_greedy_shape_tree_baseline_is_the_searchs_first_upper_bound(app):
+    """The baseline table's greedy row is GreedyShapeTreeClassifier with the run's D, K_max,
+    λ, α and B_d on the run's training rows (refitted here from the job's meta), in the
+    objective units of the other rows; it lies in Literati's search space, so it is at least
+    the proven lower bound, and it is the search's first incumbent (greedy seed)."""
+    from engine.literati import GreedyShapeTreeClassifier
+
+    _open(app, "wine")
+    _run(app, depth=3, time_limit=10.0, lit_k1=False)
+    meta = app.session_state["lit_job_meta"]
+    main = app.session_state["_lit_results"][1]["models"]["main"]
+    X, y, tr, te = meta["X"], meta["y"], meta["tr"], meta["te"]
+    table = app.dataframe[2].value
+    assert list(table["model"]) == ["Literati, K_max = 2", "Greedy shape tree, K_max = 2",
+                                    "CART (scikit-learn), depth 3"]
+    row = table.iloc[1]
+    assert row["proven optimal"] == "greedy, no bound" and math.isnan(row["lower bound"])
+    greedy = GreedyShapeTreeClassifier(
+        max_depth=3, max_breakpoints=2, split_penalty=0.005 * len(tr),
+        breakpoint_penalty=0.005 * len(tr), candidate_leaves=(8, 4)).fit(X[tr], y[tr])
+    assert row["objective (λ, α)"] == pytest.approx(greedy.objective_)
+    # the same units as every row: training errors + λ splits + α breakpoints
+    err = int(np.sum(greedy.predict(X[tr]) != y[tr]))
+    n_split = len(internal_nodes(greedy.tree_))
+    n_bp = int(greedy.tree_.bp_offsets[-1])
+    assert (row["splits"], row["breakpoints"]) == (n_split, n_bp) and n_split > 0
+    assert greedy.objective_ == pytest.approx(err + meta["lam"] * n_split
+                                              + meta["alpha"] * n_bp)
+    assert row["train accuracy"] == pytest.approx(1 - err / len(tr))
+    assert row["test accuracy"] == pytest.approx(np.mean(greedy.predict(X[te]) == y[te]))
+    assert row["seconds"] >= 0
+    # a tree of the search space: never below the proven lower bound
+    assert row["objective (λ, α)"] >= main.lower_bound_ - 1e-9
+    assert row["objective (λ, α)"] >= main.objective_ - 1e-9
+    # the search started from it: its first upper bound is the greedy tree (or the root leaf)
+    leaf_err = len(tr) - np.bincount(y[tr]).max()
+    assert main.incumbents_[0]["ub"] == pytest.approx(min(greedy.objective_, leaf_err))
+    assert float(main.trace_["ub"].iloc[0]) == pytest.approx(min(greedy.objective_, leaf_err))
+    assert any("first upper bound" in c.value for c in app.caption)
+
+
+def test_a_failing_greedy_baseline_is_a_warning_not_a_crash(app, monkeypatch):
+    from engine.literati import GreedyShapeTreeClassifier
+
+    def broken(self, X, y):
+        raise ValueError("no candidate breakpoints")
+
+    monkeypatch.setattr(GreedyShapeTreeClassifier, "fit", broken)
+    _open(app)
+    _run(app, depth=2, time_limit=10.0, lit_k1=False)
+    assert any("greedy shape tree baseline could not be fitted: no candidate breakpoints"
+               in w.value for w in app.warning)
+    table = app.dataframe[2].value
+    assert list(table["model"]) == ["Literati, K_max = 2", "CART (scikit-learn), depth 2"]
 
 
 def test_regression_target_is_refused_with_a_way_out(app):
@@ -578,3 +636,44 @@ def test_compare_registry_builds_literati():
     assert spec.make("classification").time_limit == 5.0
     with pytest.raises(ValueError, match="max_depth"):
         spec.make("classification", max_depth=9)
+
+
+def test_compare_registry_builds_the_greedy_shape_tree():
+    """The registry entry fits and predicts, and cross-validates to the accuracy of the
+    estimator fitted by hand on the same folds."""
+    from sklearn.datasets import load_wine
+
+    from engine.compare import REGISTRY, available_models, make_folds
+    from engine.literati import GreedyShapeTreeClassifier
+
+    spec = REGISTRY["treelab_greedy_shape"]
+    assert spec.label == "Greedy shape tree (TreeLab)" and spec.family == "TreeLab"
+    assert spec in available_models("classification")
+    assert spec not in available_models("regression")
+    keys = [s.key for s in available_models("classification")]
+    assert keys.index("treelab_greedy_shape") == keys.index("treelab_literati") + 1
+    est = spec.make("classification", 3)
+    assert isinstance(est, GreedyShapeTreeClassifier)
+    assert (est.max_depth, est.max_breakpoints, est.candidate_leaves, est.random_state) == \
+        (3, 2, (8, 4), 3)
+    assert spec.make("classification", candidate_leaves="all").candidate_leaves is None
+    with pytest.raises(ValueError, match="max_depth"):
+        spec.make("classification", max_depth=9)
+    with pytest.raises(ValueError, match="time_limit"):  # no search, no time limit
+        spec.make("classification", time_limit=5.0)
+    X, y = load_wine(return_X_y=True)
+    fitted = spec.make("classification", 0, max_depth=2, max_breakpoints=1).fit(X, y)
+    ref = GreedyShapeTreeClassifier(max_depth=2, max_breakpoints=1).fit(X, y)
+    assert fitted.objective_ == pytest.approx(ref.objective_)
+    assert np.array_equal(fitted.predict(X), ref.predict(X))
+    assert fitted.predict_proba(X).shape == (len(y), 3)
+    assert int(np.max(np.diff(fitted.tree_.bp_offsets))) == 1  # K_max = 1: thresholds
+    # cross-validation on the Compare page's folds equals fitting by hand
+    from tests.test_compare import _ds, _run
+
+    res = _run(_ds(X, y.astype(np.int64), "classification"),
+               {"treelab_greedy_shape": {"max_depth": 3}}, n_splits=3, random_state=5).result
+    expect = [np.mean(GreedyShapeTreeClassifier(max_depth=3).fit(X[a], y[a]).predict(X[b])
+                      == y[b]) for a, b in make_folds("classification", y, 3, 5)]
+    np.testing.assert_allclose(res.folds["accuracy"].to_numpy(), expect)
+    assert isinstance(res.models["treelab_greedy_shape"], GreedyShapeTreeClassifier)
