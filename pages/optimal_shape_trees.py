@@ -490,11 +490,13 @@ if "k1" in meta["phases"] and "k1" not in models:
     st.caption("The K_max = 1 baseline did not run: the search was stopped before it.")
 for msg in res.get("warnings", []):
     st.warning(msg)
-st.dataframe(res["table"], hide_index=True, width="stretch",
+shown = res["table"].copy()  # a greedy model has no bound: "—", not Streamlit's "None"
+shown["lower bound"] = [("—" if pd.isna(v) else f"{v:.4g}") for v in shown["lower bound"]]
+st.dataframe(shown, hide_index=True, width="stretch",
              column_config={c: st.column_config.NumberColumn(format="%.3f")
                             for c in ("train accuracy", "test accuracy")}
              | {c: st.column_config.NumberColumn(format="%.4g")
-                for c in ("objective (λ, α)", "lower bound", "seconds")})
+                for c in ("objective (λ, α)", "seconds")})
 st.caption("Objective = training errors + λ × splits + α × breakpoints, the same for every row. "
            "The greedy shape tree grows top-down among Literati's own candidate breakpoints; "
            "it is the search's first upper bound (the search is seeded with it), so Literati "
