@@ -559,3 +559,44 @@ def test_search_is_reproducible(wine):
         trees.append((search.engine.root.lb, search.engine.root.ub,
                       search.incumbent().to_json()))
     assert trees[0] == trees[1]
+
+
+def test_depth2_scan_resumed_in_chunks_keeps_an_admissible_bound(wine):
+    """The depth-2 kernel's scan with a budget, resumed chunk by chunk (as the search does
+    for a two-level state on a path with a budget), must end at a lower bound no larger
+    than the state's optimum: the bounds of shapes skipped in earlier chunks are carried in
+    ``lb_skip``.  (The kernel used to reset ``lb_skip`` on every call, so a resumed scan
+    proved e.g. 33.26 on a state whose optimum is 16.50.)"""
+    X = np.ascontiguousarray(wine.X, dtype=np.float64)
+    y = np.ascontiguousarray(wine.y, dtype=np.int64)
+    XT = np.ascontiguousarray(X.T)
+    C = int(y.max()) + 1
+
+    def scan(o, leaves, km, lam, alpha, budget, chunk):
+        feats, ks, bps = np.full(3, -1, np.int64), np.zeros(3, np.int64), np.zeros((3, km))
+        best = float(o.shape[1] - np.bincount(y[o[0]], minlength=C).max())
+        lb_skip, start, lb = np.inf, 0, 0.0
+        while True:
+            best, lb_skip, nxt, lb_rest, n_shapes, _ = K.solve_depth2(
+                XT, y, o, C, leaves[0], leaves[1], km, lam, alpha, budget, start, chunk, best,
+                lb_skip, feats, ks, bps)
+            lb = max(lb, min(best, lb_skip, lb_rest))  # as AOStarSearch._solve_d2
+            if nxt >= n_shapes:
+                return best, lb
+            start = nxt
+
+    rng = np.random.default_rng(1)
+    for trial in range(8):
+        size = int(rng.integers(20, 178))
+        idx = np.sort(rng.choice(len(y), size, replace=False)).astype(np.int64)
+        o = K.sort_orders(XT, idx)
+        km = int(rng.integers(1, 3))
+        lam, alpha = float(rng.uniform(0.2, 3)), float(rng.uniform(0.2, 3))
+        leaves = (8, 4) if trial % 2 else (4, 3)
+        opt = scan(o, leaves, km, lam, alpha, np.inf, 10**9)[0]
+        for budget in (float(rng.uniform(2, 15)), opt + 0.5):
+            best, lb = scan(o, leaves, km, lam, alpha, budget, 7)
+            assert lb <= opt + 1e-9, (trial, budget, lb, opt)
+            assert best >= opt - 1e-9
+            if budget > opt:  # a budget above the optimum: the chunked scan finds it
+                assert best == pytest.approx(opt, abs=1e-9)

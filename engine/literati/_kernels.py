@@ -806,10 +806,14 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, 
     (``leaves1``).  Every feature ``j`` and every subset of ``K <= K_max`` candidates is a
     shape; shapes are tried in a fixed order (weighted gini of their children), and a shape
     is skipped as soon as ``lam + alpha K + V(L) + V(R)`` (with ``min(Err, lam + alpha)``
-    for a child not solved yet) reaches ``min(best, budget)``.
+    for a child not solved yet) reaches ``min(best, budget)``.  Shapes are evaluated in
+    blocks of :data:`_D2_BLOCK` in parallel (:func:`_d2_block`, skipping against the ``best``
+    from before the block) and reduced in scan order, so ``best`` and the incumbent are
+    those of a one-by-one scan.
 
-    The scan starts at position ``start`` of that order and stops after ``max_evals``
-    depth-1 solves; ``best`` (value of the incumbent, the leaf error at first),
+    The scan starts at position ``start`` of that order and stops at the end of the first
+    block in which the count of depth-1 solves reaches ``max_evals``; ``best`` (value of
+    the incumbent, the leaf error at first),
     ``lb_skip`` (least bound of the shapes skipped so far, ``inf`` at first) and the
     incumbent ``feats`` int64 ``(3,)`` (split feature of the node, its left and right child,
     -1 = leaf), ``ks`` int64 ``(3,)`` (numbers of breakpoints) and ``bps`` float64
@@ -885,7 +889,8 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, 
                 for t2 in range(i + 1, kk):
                     comb[t2] = comb[t2 - 1] + 1
     order = np.argsort(sh_g, kind="mergesort")
-    lb_skip = np.inf
+    # ``lb_skip`` carries over from the earlier calls of this scan: resetting it here lost the
+    # bounds of the shapes skipped in earlier chunks (an inadmissible bound once resumed)
     evals = 0
     oi = start
     blk = _D2_BLOCK
