@@ -446,6 +446,37 @@ def test_a_failing_greedy_baseline_is_a_warning_not_a_crash(app, monkeypatch):
     assert list(table["model"]) == ["Literati, K_max = 2", "CART (scikit-learn), depth 2"]
 
 
+def test_a_greedy_baseline_better_than_the_search_is_explained(app, monkeypatch):
+    """The search starts from the greedy tree, so it can be worse only when its time limit
+    cut that start short (simulated here: no seed, no search step): the page says so
+    instead of leaving the caption's "can only improve on it" contradicted by the table."""
+    from engine.literati import search
+
+    def no_step(self):
+        self.timed_out = True
+        return False
+
+    monkeypatch.setattr(search.AOStarSearch, "_seed", lambda self, st, orders=None: None)
+    monkeypatch.setattr(search.AOStarSearch, "iterate", no_step)
+    _open(app, "wine")
+    _run(app, depth=3, time_limit=10.0, lit_k1=False)
+    main = app.session_state["_lit_results"][1]["models"]["main"]
+    table = app.dataframe[2].value
+    greedy_obj = float(table.iloc[1]["objective (λ, α)"])
+    assert table.iloc[1]["model"] == "Greedy shape tree, K_max = 2"
+    assert main.tree_.node_count == 1 and greedy_obj < main.objective_  # the root leaf
+    assert any("beats the search's result" in w.value and f"{greedy_obj:.4g}" in w.value
+               for w in app.warning), [w.value for w in app.warning]
+
+
+def test_no_greedy_warning_when_the_search_started_from_it(app):
+    _open(app, "wine")
+    _run(app, depth=2, time_limit=10.0, lit_k1=False)
+    table = app.dataframe[2].value
+    assert float(table.iloc[0]["objective (λ, α)"]) <= float(table.iloc[1]["objective (λ, α)"])
+    assert not any("beats the search's result" in w.value for w in app.warning)
+
+
 def test_regression_target_is_refused_with_a_way_out(app):
     _open(app, "diabetes")
     assert any("classification-only" in e.value for e in app.error)
@@ -502,8 +533,10 @@ def test_a_new_run_shows_its_own_last_incumbent(app):
 def test_stop_in_the_baseline_does_not_call_the_main_search_stopped(app):
     import time
 
-    _open(app, "wine")
-    app.slider(key="lit_depth").set_value(4)
+    # breast_cancer at depth 3: neither search is proven within 2 s (wine's K_max = 1
+    # baseline at depth 4 is proven in a fraction of a second, before Stop can be pressed)
+    _open(app, "breast_cancer")
+    app.slider(key="lit_depth").set_value(3)
     app.number_input(key="lit_time").set_value(2.0)
     app.button(key="lit_run").click().run()
     job = app.session_state["lit_job"]
