@@ -65,7 +65,8 @@ _EPS = 1e-9
 #: depth-1 DP; 2: also the depth-2 solver), except the root, which is always searched.
 KERNEL_DEPTH = 2
 #: Work of one depth-2 kernel call, in (feature x sample) units of depth-1 solves: a call
-#: does ``max(4, _D2_WORK // (p * m))`` depth-1 solves (about 10-50 ms on this machine).
+#: does ``max(4, _D2_WORK // (p * m))`` depth-1 solves, rounded up to the end of a block of
+#: :data:`engine.literati._kernels._D2_BLOCK` shapes (up to 2 solves each), about 10-50 ms.
 #: Fixed units (not measured times) keep the search's sequence of steps reproducible.
 _D2_WORK = 4_000_000
 #: A two-level state with more shapes than this (all midpoints, K_max >= 2 on many rows) is
