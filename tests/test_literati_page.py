@@ -573,6 +573,8 @@ def test_stop_keeps_a_valid_tree_on_a_categorical_dataset(app):
     _open(app, "penguins")
     app.slider(key="lit_depth").set_value(5)
     app.number_input(key="lit_time").set_value(60.0)
+    # every midpoint a candidate: not proven within 15 s (default candidates: < 1 s)
+    app.text_input(key="lit_bd").set_value("all")
     app.button(key="lit_run").click().run()
     job = app.session_state["lit_job"]
     time.sleep(2.5)
@@ -602,8 +604,8 @@ def test_stop_keeps_a_valid_tree_on_a_categorical_dataset(app):
 # -- browser -----------------------------------------------------------------------------------
 @pytest.mark.e2e
 def test_browser_watches_the_gap_chart_of_a_short_search(page, app_url, tmp_path):
-    """Run a 3-second search on breast_cancer (depth 3 takes minutes to prove, so the search
-    runs the whole time limit on any machine) and see the live gap chart grow, then the
+    """Run a 3-second search on breast_cancer (depth 3 takes 15 s to prove on two cores, so
+    the search runs the whole time limit on any machine) and see the live gap chart grow, then the
     result with the tree and the shape functions."""
     from playwright.sync_api import expect
 
