@@ -574,14 +574,14 @@ def test_depth2_scan_resumed_in_chunks_keeps_an_admissible_bound(wine):
     XT = np.ascontiguousarray(X.T)
     C = int(y.max()) + 1
 
-    def scan(o, leaves, km, lam, alpha, budget, chunk):
+    def scan(o, leaves, km, lam, alpha, budget, chunk, par_min=0):
         feats, ks, bps = np.full(3, -1, np.int64), np.zeros(3, np.int64), np.zeros((3, km))
         best = float(o.shape[1] - np.bincount(y[o[0]], minlength=C).max())
         lb_skip, start, lb = np.inf, 0, 0.0
         while True:
             best, lb_skip, nxt, lb_rest, n_shapes, _ = K.solve_depth2(
                 XT, y, o, C, leaves[0], leaves[1], km, lam, alpha, budget, start, chunk, best,
-                lb_skip, feats, ks, bps)
+                lb_skip, feats, ks, bps, par_min)
             lb = max(lb, min(best, lb_skip, lb_rest))  # as AOStarSearch._solve_d2
             if nxt >= n_shapes:
                 return best, lb
@@ -602,6 +602,34 @@ def test_depth2_scan_resumed_in_chunks_keeps_an_admissible_bound(wine):
             assert best >= opt - 1e-9
             if budget > opt:  # a budget above the optimum: the chunked scan finds it
                 assert best == pytest.approx(opt, abs=1e-9)
+
+
+@pytest.mark.parametrize("name", ["wine", "breast_cancer"])
+def test_depth2_parallel_and_sequential_blocks_agree(name):
+    """``solve_depth2`` evaluates a block of shapes in parallel (``prange``) on large
+    states and on one thread on small ones: both paths return the same optimum, incumbent
+    and bounds, to the bit, on random sub-states, with and without a budget."""
+    df, _, entry = load_bundled(name)
+    ds = make_dataset(df, entry["target"])
+    XT = np.ascontiguousarray(np.asarray(ds.X, dtype=np.float64).T)
+    y = np.ascontiguousarray(ds.y, dtype=np.int64)
+    C = int(y.max()) + 1
+    rng = np.random.default_rng(3)
+    for trial in range(4):
+        idx = np.sort(rng.choice(len(y), int(rng.integers(60, min(len(y), 200))), replace=False))
+        o = K.sort_orders(XT, idx.astype(np.int64))
+        km = 1 + trial % 2
+        lam = alpha = float(rng.uniform(0.3, 2.0))
+        best0 = float(o.shape[1] - np.bincount(y[o[0]], minlength=C).max())
+        outs = []
+        for budget in (np.inf, best0 / 3):
+            for par_min in (0, 10**12):
+                feats, ks, bps = np.full(3, -1, np.int64), np.zeros(3, np.int64), np.zeros((3, km))
+                r = K.solve_depth2(XT, y, o, C, 8, 4, km, lam, alpha, budget, 0, 10**9, best0,
+                                   np.inf, feats, ks, bps, par_min)
+                outs.append((r, feats.tolist(), ks.tolist(), bps.tolist()))
+            assert outs[-2] == outs[-1], (trial, budget)
+        assert outs[0][0][0] < best0  # a split beats the leaf: the scan did solve shapes
 
 
 @pytest.mark.parametrize("name", ["wine", "iris"])

@@ -719,6 +719,80 @@ def _gini_proxy(cnt_l, cnt_r, C):
 #: the threads; the incumbent used for skipping is the one from before the block).
 _D2_BLOCK = 16
 
+#: States with fewer than this many (feature, row) pairs are evaluated on one thread
+#: (:func:`_d2_block_seq`): a block's work there is below the cost of a parallel region.
+_D2_PAR_MIN = 4000
+
+
+@njit
+def _d2_shape(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, q, t, sh_j, sh_k, sh_c,
+              sh_el, sh_er, off, vals, res_v, res_full, res_n, res_first, res_j, res_k,
+              res_b):
+    """Evaluate shape ``q`` of a two-level state against the threshold ``thr`` and write
+    its results at index ``t`` of the ``res_*`` arrays (see :func:`_d2_block`).  Allocates
+    its own work arrays, so concurrent calls on different ``t`` are independent."""
+    p, m = orders.shape
+    lr = lam + alpha
+    n_all = XT.shape[1]
+    j = sh_j[q]
+    kk = sh_k[q]
+    cost = lam + alpha * kk
+    bl = sh_el[q] if sh_el[q] <= lr else lr
+    br = sh_er[q] if sh_er[q] <= lr else lr
+    res_full[t] = False
+    res_n[t] = 0
+    if cost + bl + br >= thr:
+        res_v[t] = cost + bl + br
+        return
+    u = np.empty(kk, dtype=np.float64)
+    for i in range(kk):
+        u[i] = vals[off[j] + sh_c[q, i]]
+    side = np.zeros(n_all, dtype=np.bool_)
+    nleft = route_left(XT, orders[0], j, u, side)
+    ol = np.empty((p, nleft), dtype=np.int64)
+    orr = np.empty((p, m - nleft), dtype=np.int64)
+    for fj in range(p):
+        a = 0
+        b = 0
+        for r in range(m):
+            g = orders[fj, r]
+            if side[g]:
+                ol[fj, a] = g
+                a += 1
+            else:
+                orr[fj, b] = g
+                b += 1
+    ws = _d1_workspace(m, C, leaves1, K_max, p)
+    b1 = np.zeros(K_max, dtype=np.float64)
+    b2 = np.zeros(K_max, dtype=np.float64)
+    # the child with the larger leaf error first: it is the likelier to exceed
+    first_left = sh_el[q] >= sh_er[q]
+    res_first[t] = first_left
+    res_n[t] = 1
+    if first_left:
+        v1, j1, k1 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b1)
+        rest = br
+    else:
+        v1, j1, k1 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b1)
+        rest = bl
+    if cost + v1 + rest >= thr:
+        res_v[t] = cost + v1 + rest
+        return
+    res_n[t] = 2
+    if first_left:
+        v2, j2, k2 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b2)
+    else:
+        v2, j2, k2 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b2)
+    res_v[t] = cost + v1 + v2
+    res_full[t] = True
+    res_j[t, 0] = j1
+    res_k[t, 0] = k1
+    res_j[t, 1] = j2
+    res_k[t, 1] = k2
+    for i in range(K_max):
+        res_b[t, 0, i] = b1[i]
+        res_b[t, 1, i] = b2[i]
+
 
 @njit(parallel=True)
 def _d2_block(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, qs, sh_j, sh_k, sh_c, sh_el,
@@ -730,75 +804,29 @@ def _d2_block(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, qs, sh_j, sh_k,
     solved first), the children's features ``res_j[t]``, breakpoint counts ``res_k[t]`` and
     breakpoints ``res_b[t]`` (first-solved child at index 0).  Each iteration has its own
     work arrays, so the results do not depend on the threads."""
-    p, m = orders.shape
-    lr = lam + alpha
-    n_all = XT.shape[1]
-    nq = qs.shape[0]
-    for t in prange(nq):
-        q = qs[t]
-        j = sh_j[q]
-        kk = sh_k[q]
-        cost = lam + alpha * kk
-        bl = sh_el[q] if sh_el[q] <= lr else lr
-        br = sh_er[q] if sh_er[q] <= lr else lr
-        res_full[t] = False
-        res_n[t] = 0
-        if cost + bl + br >= thr:
-            res_v[t] = cost + bl + br
-            continue
-        u = np.empty(kk, dtype=np.float64)
-        for i in range(kk):
-            u[i] = vals[off[j] + sh_c[q, i]]
-        side = np.zeros(n_all, dtype=np.bool_)
-        nleft = route_left(XT, orders[0], j, u, side)
-        ol = np.empty((p, nleft), dtype=np.int64)
-        orr = np.empty((p, m - nleft), dtype=np.int64)
-        for fj in range(p):
-            a = 0
-            b = 0
-            for r in range(m):
-                g = orders[fj, r]
-                if side[g]:
-                    ol[fj, a] = g
-                    a += 1
-                else:
-                    orr[fj, b] = g
-                    b += 1
-        ws = _d1_workspace(m, C, leaves1, K_max, p)
-        b1 = np.zeros(K_max, dtype=np.float64)
-        b2 = np.zeros(K_max, dtype=np.float64)
-        # the child with the larger leaf error first: it is the likelier to exceed
-        first_left = sh_el[q] >= sh_er[q]
-        res_first[t] = first_left
-        res_n[t] = 1
-        if first_left:
-            v1, j1, k1 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b1)
-            rest = br
-        else:
-            v1, j1, k1 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b1)
-            rest = bl
-        if cost + v1 + rest >= thr:
-            res_v[t] = cost + v1 + rest
-            continue
-        res_n[t] = 2
-        if first_left:
-            v2, j2, k2 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b2)
-        else:
-            v2, j2, k2 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b2)
-        res_v[t] = cost + v1 + v2
-        res_full[t] = True
-        res_j[t, 0] = j1
-        res_k[t, 0] = k1
-        res_j[t, 1] = j2
-        res_k[t, 1] = k2
-        for i in range(K_max):
-            res_b[t, 0, i] = b1[i]
-            res_b[t, 1, i] = b2[i]
+    for t in prange(qs.shape[0]):
+        _d2_shape(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, qs[t], t, sh_j, sh_k,
+                  sh_c, sh_el, sh_er, off, vals, res_v, res_full, res_n, res_first, res_j,
+                  res_k, res_b)
+
+
+@njit
+def _d2_block_seq(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, qs, sh_j, sh_k, sh_c,
+                  sh_el, sh_er, off, vals, res_v, res_full, res_n, res_first, res_j, res_k,
+                  res_b):
+    """:func:`_d2_block` on one thread, for small states: there the start-up of a
+    parallel region costs more than the block's work (and, when another process holds a
+    core, it waits for that core: iris D = 3 with every midpoint took 6.5 s instead of
+    0.1 s on a loaded two-core machine)."""
+    for t in range(qs.shape[0]):
+        _d2_shape(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, qs[t], t, sh_j, sh_k,
+                  sh_c, sh_el, sh_er, off, vals, res_v, res_full, res_n, res_first, res_j,
+                  res_k, res_b)
 
 
 @njit
 def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, start,
-                 max_evals, best, lb_skip, feats, ks, bps):
+                 max_evals, best, lb_skip, feats, ks, bps, par_min):
     """Optimum of a data state with two levels left, within its candidates (resumable).
 
     Candidates of the state come from :func:`state_candidates` with ``leaves2``; each
@@ -809,7 +837,9 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, 
     for a child not solved yet) reaches ``min(best, budget)``.  Shapes are evaluated in
     blocks of :data:`_D2_BLOCK` in parallel (:func:`_d2_block`, skipping against the ``best``
     from before the block) and reduced in scan order, so ``best`` and the incumbent are
-    those of a one-by-one scan.
+    those of a one-by-one scan.  States with ``p * m < par_min`` (features x rows) are
+    evaluated on one thread (:func:`_d2_block_seq`; the search passes
+    :data:`_D2_PAR_MIN`), with the same results.
 
     The scan starts at position ``start`` of that order and stops at the end of the first
     block in which the count of depth-1 solves reaches ``max_evals``; ``best`` (value of
@@ -894,6 +924,7 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, 
     evals = 0
     oi = start
     blk = _D2_BLOCK
+    par = p * m >= par_min
     res_v = np.empty(blk, dtype=np.float64)
     res_full = np.zeros(blk, dtype=np.bool_)
     res_n = np.zeros(blk, dtype=np.int64)
@@ -904,9 +935,14 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, 
     while oi < n_shapes and evals < max_evals:
         nq = min(blk, n_shapes - oi)
         thr = best if best < budget else budget
-        _d2_block(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, order[oi: oi + nq],
-                  sh_j, sh_k, sh_c, sh_el, sh_er, off, vals, res_v, res_full, res_n,
-                  res_first, res_j, res_k, res_b)
+        if par:
+            _d2_block(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, order[oi: oi + nq],
+                      sh_j, sh_k, sh_c, sh_el, sh_er, off, vals, res_v, res_full, res_n,
+                      res_first, res_j, res_k, res_b)
+        else:
+            _d2_block_seq(XT, y, orders, C, leaves1, K_max, lam, alpha, thr,
+                          order[oi: oi + nq], sh_j, sh_k, sh_c, sh_el, sh_er, off, vals,
+                          res_v, res_full, res_n, res_first, res_j, res_k, res_b)
         # reduce in scan order (deterministic, equal to the sequential scan's optimum)
         for t in range(nq):
             q = order[oi + t]

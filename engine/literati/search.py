@@ -348,7 +348,7 @@ class AOStarSearch:
             K.solve_depth2,
             self.XT, self.y, o, self.C, self._leaves(st.depth), self._leaves(st.depth + 1),
             self.Kmax, self.lam, self.alpha, float(budget), int(sc[0]), int(evals),
-            float(sc[1]), float(sc[2]), sc[3], sc[4], sc[5])
+            float(sc[1]), float(sc[2]), sc[3], sc[4], sc[5], K._D2_PAR_MIN)
         sc[0], sc[1], sc[2] = nxt, best, lb_skip
         sc[6] = nxt >= n_shapes
         self.expanded += 1
