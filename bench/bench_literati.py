@@ -10,7 +10,8 @@ smoke run, ``--limits 5,20`` to choose the anytime time limits; default 5, 20, 6
    ``x_j <= t`` for every midpoint t, ``cost_complexity = (lambda + alpha) / n`` (so both
    price a split at lambda + alpha = 0.01 n): seconds to proof of each (pystreed in a
    subprocess killed at the cap: it overruns its own ``time_limit`` on wide binarisations),
-   their ratio, and both objectives (equal when both finish: the same optimum).
+   their ratio, and both objectives (equal when both finish: the same optimum).  Fits under
+   a second are timed as the least of up to 7 repeats, on both sides.
 3. **Anytime quality** at D = 4, 5, 6 on wine, breast_cancer, digits: training accuracy and
    objective of the greedy shape tree (same candidates and penalties) and of
    Literati's incumbent after each time limit (one run with the largest limit, read at the
@@ -67,6 +68,19 @@ def binarise(X: np.ndarray) -> np.ndarray:
     return np.column_stack(cols).astype(np.int32)
 
 
+def _best_of(fit, budget: float = 2.0, most: int = 7) -> float:
+    """Least wall time of ``fit()`` over repeats: fits under a second are repeated (up to
+    ``most`` times, while the total stays under ``budget`` s), so a 0.01 s fit is not one
+    sample of timer and scheduler noise.  Both peers are timed this way."""
+    times = []
+    while True:
+        t0 = time.perf_counter()
+        fit()
+        times.append(time.perf_counter() - t0)
+        if len(times) >= most or sum(times) + times[-1] > budget:
+            return min(times)
+
+
 # -- subprocess workers ----------------------------------------------------------------------
 def worker(spec: dict) -> dict:
     """One measurement in a fresh process (pystreed fits, peak-RSS runs)."""
@@ -80,9 +94,7 @@ def worker(spec: dict) -> dict:
         m = STreeDClassifier(optimization_task="cost-complex-accuracy",
                              max_depth=spec["depth"], cost_complexity=2 * PENALTY,
                              time_limit=spec["time_limit"])
-        t0 = time.perf_counter()
-        m.fit(Xf, y)
-        secs = time.perf_counter() - t0
+        secs = _best_of(lambda: m.fit(Xf, y))
         pred = m.predict(Xf)
         return {"seconds": secs, "accuracy": float(np.mean(pred == y)),
                 "objective": float(np.sum(pred != y) + 2 * PENALTY * n * (m.get_n_leaves() - 1))}
@@ -160,8 +172,10 @@ def pystreed_table(cases, cap) -> str:
     for name, D in cases:
         X, y = bundled(name)
         n_bin = binarise(X).shape[1]
-        est, wall = fit_literati(X, y, max_depth=D, max_breakpoints=1, candidate_leaves=None,
-                                 time_limit=cap)
+        kw = dict(max_depth=D, max_breakpoints=1, candidate_leaves=None, time_limit=cap)
+        est, wall = fit_literati(X, y, **kw)
+        if wall < 1.0:  # short fits: the least of repeats (pystreed's are timed alike)
+            wall = min(wall, _best_of(lambda: fit_literati(X, y, **kw)))
         lit_s = f"{wall:.2f}" if est.proven_optimal_ else f"> {cap:g} (not proven)"
         ps = run_worker({"kind": "pystreed", "data": name, "depth": D, "midpoints": True,
                          "time_limit": cap}, timeout=cap + 30)

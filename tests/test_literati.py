@@ -180,6 +180,26 @@ def test_class_count_bound_values():
     assert s.root.lb == pytest.approx(3.0)
 
 
+@pytest.mark.parametrize("seed,leaves,D,C", [(5, [4, 3], 2, 3), (6, [3, 3], 2, 2),
+                                             (7, [4, 3, 2], 3, 3), (8, None, 2, 3)])
+def test_plain_thresholds_equal_brute_force(seed, leaves, D, C):
+    """K_max = 1 has its own depth-1 paths (a prefix scan over the bins instead of the
+    alternating DP; with every midpoint, one scan over the sorted rows): equal to the brute
+    force over the same candidates, with 2 and 3 classes."""
+    rng = np.random.default_rng(seed)
+    n = 12 if D == 2 else 10
+    X = np.round(rng.normal(size=(n, 2)) * 8) / 8
+    y = rng.integers(0, C, size=n)
+    est = LiteratiClassifier(max_depth=D, max_breakpoints=1, split_penalty=0.3,
+                             breakpoint_penalty=0.2,
+                             candidate_leaves=None if leaves is None else tuple(leaves),
+                             time_limit=60).fit(X, y)
+    assert est.proven_optimal_
+    assert est.objective_ == pytest.approx(
+        brute_force(X, y, D, 1, 0.3, 0.2, leaves=leaves), abs=1e-9)
+    assert tree_objective(est, X, y)[0] == pytest.approx(est.objective_, abs=1e-9)
+
+
 @pytest.mark.parametrize("seed,leaves,D", [(0, [3, 2], 2), (1, [4, 3], 2), (2, [2], 2),
                                            (3, [3, 2], 3), (4, [4, 3, 2], 3)])
 def test_finite_candidates_equal_brute_force_over_the_same_candidates(seed, leaves, D):

@@ -328,6 +328,44 @@ def _dp_errors(counts, C, K_max, cL, cR, f, g):
 
 
 @njit
+def _best_k1(counts, C, L, T):
+    """Least errors of a single breakpoint over class counts per bin ``counts`` (nb, C)
+    (left = bins ``0..b``), each side predicting its majority class: returns
+    ``(errors, b)``, ``b = -1`` when ``nb < 2``.  A prefix scan, ``O(nb C)``, in place of
+    the alternating DP's ``C (C - 1)`` class pairs.  (Both sides may share a majority
+    class here, which the DP excludes; such a split costs at least the leaf's errors plus
+    its price, so it never beats the leaf and the optimum of the state is the same.)
+    ``L``, ``T`` int64 ``(C,)`` work arrays."""
+    nb = counts.shape[0]
+    n = 0
+    for c in range(C):
+        T[c] = 0
+        L[c] = 0
+    for b in range(nb):
+        for c in range(C):
+            T[c] += counts[b, c]
+            n += counts[b, c]
+    best = _INF
+    bpos = -1
+    nl = 0
+    for b in range(nb - 1):
+        mxl = 0
+        mxr = 0
+        for c in range(C):
+            L[c] += counts[b, c]
+            nl += counts[b, c]
+            if L[c] > mxl:
+                mxl = L[c]
+            if T[c] - L[c] > mxr:
+                mxr = T[c] - L[c]
+        e = float(nl - mxl + (n - nl) - mxr)
+        if e < best:
+            best = e
+            bpos = b
+    return best, bpos
+
+
+@njit
 def _dp_backtrack(counts, C, K, cL, cR):
     """Bin boundaries (indices of candidates) of the optimum with exactly ``K`` switches."""
     nb = counts.shape[0]
@@ -377,7 +415,7 @@ def _d1_workspace(m, C, max_leaves, K_max, p):
 
 
 @njit
-def _feature_bound(xs, ys, m, C, K_max, lam, alpha, ucnt, f, g):
+def _feature_bound(xs, ys, m, C, K_max, lam, alpha, ucnt, f, g, L, T):
     """Least ``lam + alpha K + Err`` of a depth-1 split on one feature with **any**
     breakpoints (every midpoint a candidate): a lower bound for the same feature with a
     state's candidates (a subset).  ``inf`` for a constant feature."""
@@ -391,6 +429,9 @@ def _feature_bound(xs, ys, m, C, K_max, lam, alpha, ucnt, f, g):
     if nb < 2:
         return np.inf
     kk = min(K_max, nb - 1)
+    if kk == 1:
+        e, _ = _best_k1(ucnt[:nb], C, L, T)
+        return lam + alpha + e
     bj = np.inf
     for cL in range(C):
         for cR in range(C):
@@ -410,7 +451,9 @@ def _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps_out):
     :func:`_d1_workspace` for at least ``orders.shape[1]`` samples); writes the
     breakpoints to ``bps_out`` and returns ``(value, j, K)``.
 
-    With finite candidates and at most 3 classes, every feature first gets the bound of
+    With ``K_max = 1`` and every midpoint a candidate, each feature is one prefix scan
+    over its sorted rows.  With finite candidates and at most 3 classes, every feature
+    first gets the bound of
     :func:`_feature_bound`; features are then solved in increasing bound order until the
     bound reaches the best value found (the rest cannot improve it)."""
     xs, ys, thr, cnt, L, T, seg_s, seg_e, seg_pos, seg_gain, cut, f, g, bnd, ucnt = ws
@@ -429,6 +472,32 @@ def _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps_out):
     best_k = 0
     if leaf <= lam + alpha or m < 2:
         return best, best_j, best_k
+    if max_leaves <= 0 and K_max == 1:
+        # plain thresholds at every midpoint: one prefix scan per feature over its sorted
+        # rows (the candidate list, the bins and the DP collapse into it)
+        for j in range(p):
+            for c in range(C):
+                L[c] = 0
+            xr = XT[j, orders[j, 0]]
+            for r in range(m - 1):
+                L[y[orders[j, r]]] += 1
+                xn = XT[j, orders[j, r + 1]]
+                if xr < xn:
+                    mxl = 0
+                    mxr = 0
+                    for c in range(C):
+                        if L[c] > mxl:
+                            mxl = L[c]
+                        if T[c] - L[c] > mxr:
+                            mxr = T[c] - L[c]
+                    v = lam + alpha + float(m - mxl - mxr)
+                    if v < best - 1e-12:
+                        best = v
+                        best_j = j
+                        best_k = 1
+                        bps_out[0] = _midpoint(xr, xn)
+                xr = xn
+        return best, best_j, best_k
     use_bound = max_leaves > 0 and C <= 3
     if use_bound:
         for j in range(p):
@@ -436,7 +505,7 @@ def _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps_out):
                 gg = orders[j, r]
                 xs[r] = XT[j, gg]
                 ys[r] = y[gg]
-            bnd[j] = _feature_bound(xs, ys, m, C, K_max, lam, alpha, ucnt, f, g)
+            bnd[j] = _feature_bound(xs, ys, m, C, K_max, lam, alpha, ucnt, f, g, L, T)
         fo = np.argsort(bnd[:p], kind="mergesort")
     else:
         fo = np.arange(p)
@@ -463,6 +532,15 @@ def _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps_out):
             cnt[b, ys[r]] += 1
         cv = cnt[:nb]
         kk = min(K_max, nc)
+        if kk == 1:
+            e, pos1 = _best_k1(cv, C, L, T)
+            bj = lam + alpha + e
+            if bj < best - 1e-12:
+                bps_out[0] = thr[pos1]
+                best = bj
+                best_j = j
+                best_k = 1
+            continue
         bj = np.inf
         bcl = -1
         bcr = -1
