@@ -483,11 +483,14 @@ else:
     with c1:
         if options:
             if st.session_state.get("ci_null_feature_view") not in options:
-                st.session_state["ci_null_feature_view"] = options[0]
+                # Streamlit forgot the *_view widget on another page: back to the last choice
+                last = st.session_state.get("_ci_null_feature")
+                st.session_state["ci_null_feature_view"] = last if last in options else options[0]
             f = st.selectbox("Null distribution of", options, key="ci_null_feature_view",
                              format_func=lambda j: names[j],
                              help="The feature's selector statistic under permutations of "
                                   "the target at this node.")
+            st.session_state["_ci_null_feature"] = f
             row = table[table["index"] == f].iloc[0]
             st.plotly_chart(null_histogram_figure(
                 nulls[f], row["statistic"], p_value=row["p_value"], tail="right",

@@ -465,6 +465,21 @@ def test_page_keeps_the_chosen_node_across_a_page_switch(app):
     assert app.selectbox(key="ci_node_view").value == 0
 
 
+def test_page_keeps_the_null_distribution_choice_across_a_page_switch(app):
+    # "Null distribution of" is a *_view widget too: it came back at the first feature.
+    app.session_state["ci_fscan"] = False  # every feature tested at the root
+    open_page(app, "wine")
+    box = app.selectbox(key="ci_null_feature_view")
+    assert len(box.options) >= 2
+    choice = box.options[-1]
+    box.set_value(int(choice) if str(choice).isdigit() else choice).run()
+    chosen = app.selectbox(key="ci_null_feature_view").value
+    app.switch_page("pages/data.py").run()
+    app.switch_page("pages/conditional_inference.py").run()
+    assert not app.exception, app.exception
+    assert app.selectbox(key="ci_null_feature_view").value == chosen
+
+
 def test_page_top_k_without_reranking_names_missing_rankings(app):
     # After Stop only some rankings exist; top-k without re-ranking used to drop the others
     # silently (and showed nothing at all when none of the chosen methods was left).
