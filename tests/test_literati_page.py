@@ -517,14 +517,15 @@ def test_parameters_come_back_when_streamlit_dropped_them(app):
 def test_a_new_run_shows_its_own_last_incumbent(app):
     # The incumbent slider kept the position picked on the previous result: the next run
     # drew the slider at its newest incumbent but showed an old, worse tree under it.
-    # (wine: on iris the greedy seed is already the D = 2 optimum, a single incumbent)
+    # (wine D = 3: the greedy seed, then the optimum; at D = 2 the depth-2 kernel's first
+    # chunk is already the optimum, a single incumbent)
     _open(app, "wine")
-    _run(app, depth=2, time_limit=10.0)
+    _run(app, depth=3, time_limit=10.0)
     n_first = len(app.session_state["_lit_results"][1]["models"]["main"].incumbents_)
     assert n_first > 1
     app.select_slider(key=_view(app, "snap")).set_value(0).run()
     assert any(f"Incumbent #1 of {n_first}" in c.value for c in app.caption)
-    _run(app, depth=3, time_limit=10.0, lit_lambda=0.002, lit_alpha=0.002)
+    _run(app, depth=4, time_limit=10.0, lit_lambda=0.002, lit_alpha=0.002)
     n = len(app.session_state["_lit_results"][1]["models"]["main"].incumbents_)
     assert any(f"Incumbent #{n} of {n}," in c.value for c in app.caption), \
         [c.value for c in app.caption]

@@ -194,7 +194,9 @@ class AOStarSearch:
         self.deadline = float(deadline)  # set-up (the root's greedy seed) respects it too
         self.timed_out = False
         idx = np.arange(n, dtype=np.int64)
-        self.root = self._new_state(idx, self.D, hint=0.0, vt=None, force=True)
+        # a two-level root small enough for the depth-2 kernel is scanned by it in chunks
+        # (one numba call per iteration instead of a Python shape object per action)
+        self.root = self._new_state(idx, self.D, hint=0.0, vt=None)
         self._touch(self.root)
 
     # -- helpers --------------------------------------------------------------------
