@@ -317,6 +317,32 @@ def test_kmax1_equals_pystreed_on_random_data(seed):
     assert est.objective_ == pytest.approx(_pystreed_optimum(X, y, D, cost))
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_similarity_bounds_keep_the_optimum(seed):
+    """With every midpoint a candidate, the search bounds a new shape's children by the
+    children of shapes on the same feature expanded earlier, and the depth-2 kernel bounds a
+    shape's children by those of its feature's other single-breakpoint shapes (the optimum
+    is monotone in the row set and drops by at most one per removed row).  The optimum with
+    these bounds equals pystreed's at D = 3 and 4 (K_max = 1, 2-3 classes, noisy labels;
+    dropping the "- rows between" term of either bound fails some of these cases) and the
+    brute force at D = 3 with K_max = 2."""
+    rng = np.random.default_rng(300 + seed)
+    n, C = 80, 2 + seed % 2
+    X = np.round(rng.normal(size=(n, 3)), 1)
+    y = (((X[:, 0] > 0) ^ (X[:, 1] > 0.3)).astype(int) + (X[:, 2] > 0.8)) % C
+    y[rng.random(n) < 0.25] = rng.integers(0, C)
+    for D in (3, 4):
+        est = _exact(max_depth=D, max_breakpoints=1, split_penalty=0.5,
+                     breakpoint_penalty=0.5).fit(X, y)
+        assert est.proven_optimal_
+        assert est.objective_ == pytest.approx(_pystreed_optimum(X, y, D, 1.0)), D
+    X, y = _random_data(seed, 10, 2, C)
+    est = _exact(max_depth=3, max_breakpoints=2, split_penalty=0.3,
+                 breakpoint_penalty=0.2).fit(X, y)
+    assert est.proven_optimal_
+    assert est.objective_ == pytest.approx(brute_force(X, y, 3, 2, 0.3, 0.2), abs=1e-9)
+
+
 def test_optimum_is_non_increasing_in_kmax_and_depth():
     for seed in range(3):
         X, y = _random_data(40 + seed, 14, 2, 2, levels=6)

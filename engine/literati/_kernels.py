@@ -803,32 +803,40 @@ _D2_PAR_MIN = 4000
 
 
 @njit
+def _d2_work(XT, m, C, leaves1, K_max, p):
+    """Work arrays of :func:`_d2_shape` for a state of ``m`` rows and ``p`` features."""
+    return (np.empty(K_max, dtype=np.float64), np.zeros(XT.shape[1], dtype=np.bool_),
+            np.empty(p * m, dtype=np.int64), np.empty(p * m, dtype=np.int64),
+            _d1_workspace(m, C, leaves1, K_max, p), np.zeros(K_max, dtype=np.float64),
+            np.zeros(K_max, dtype=np.float64))
+
+
+@njit
 def _d2_shape(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, q, t, sh_j, sh_k, sh_c,
-              sh_el, sh_er, off, vals, res_v, res_full, res_n, res_first, res_j, res_k,
-              res_b):
+              sh_el, sh_er, off, vals, blb, brb, res_v, res_full, res_n, res_first, res_j,
+              res_k, res_b, res_c, work):
     """Evaluate shape ``q`` of a two-level state against the threshold ``thr`` and write
-    its results at index ``t`` of the ``res_*`` arrays (see :func:`_d2_block`).  Allocates
-    its own work arrays, so concurrent calls on different ``t`` are independent."""
+    its results at index ``t`` of the ``res_*`` arrays (see :func:`_d2_block`), with the
+    work arrays ``work`` (from :func:`_d2_work`): concurrent calls need their own.
+    ``blb[t]``, ``brb[t]``: admissible lower bounds of the left and right child."""
     p, m = orders.shape
-    lr = lam + alpha
-    n_all = XT.shape[1]
+    u, side, olb, orb, ws, b1, b2 = work
     j = sh_j[q]
     kk = sh_k[q]
     cost = lam + alpha * kk
-    bl = sh_el[q] if sh_el[q] <= lr else lr
-    br = sh_er[q] if sh_er[q] <= lr else lr
+    bl = blb[t]
+    br = brb[t]
     res_full[t] = False
     res_n[t] = 0
     if cost + bl + br >= thr:
         res_v[t] = cost + bl + br
         return
-    u = np.empty(kk, dtype=np.float64)
+    u = u[:kk]
     for i in range(kk):
         u[i] = vals[off[j] + sh_c[q, i]]
-    side = np.zeros(n_all, dtype=np.bool_)
     nleft = route_left(XT, orders[0], j, u, side)
-    ol = np.empty((p, nleft), dtype=np.int64)
-    orr = np.empty((p, m - nleft), dtype=np.int64)
+    ol = olb[:p * nleft].reshape((p, nleft))
+    orr = orb[:p * (m - nleft)].reshape((p, m - nleft))
     for fj in range(p):
         a = 0
         b = 0
@@ -840,9 +848,6 @@ def _d2_shape(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, q, t, sh_j, sh_
             else:
                 orr[fj, b] = g
                 b += 1
-    ws = _d1_workspace(m, C, leaves1, K_max, p)
-    b1 = np.zeros(K_max, dtype=np.float64)
-    b2 = np.zeros(K_max, dtype=np.float64)
     # the child with the larger leaf error first: it is the likelier to exceed
     first_left = sh_el[q] >= sh_er[q]
     res_first[t] = first_left
@@ -853,6 +858,7 @@ def _d2_shape(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, q, t, sh_j, sh_
     else:
         v1, j1, k1 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b1)
         rest = bl
+    res_c[t, 0] = v1
     if cost + v1 + rest >= thr:
         res_v[t] = cost + v1 + rest
         return
@@ -861,6 +867,7 @@ def _d2_shape(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, q, t, sh_j, sh_
         v2, j2, k2 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b2)
     else:
         v2, j2, k2 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b2)
+    res_c[t, 1] = v2
     res_v[t] = cost + v1 + v2
     res_full[t] = True
     res_j[t, 0] = j1
@@ -874,32 +881,38 @@ def _d2_shape(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, q, t, sh_j, sh_
 
 @njit(parallel=True)
 def _d2_block(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, qs, sh_j, sh_k, sh_c, sh_el,
-              sh_er, off, vals, res_v, res_full, res_n, res_first, res_j, res_k, res_b):
+              sh_er, off, vals, blb, brb, res_v, res_full, res_n, res_first, res_j, res_k,
+              res_b, res_c):
     """Evaluate shapes ``qs`` of a two-level state in parallel (``prange``) against the
     threshold ``thr`` (``min(best, budget)`` before the block): for shape ``t`` writes
     ``res_v[t]`` (its exact value when ``res_full[t]``, else a lower bound >= ``thr`` that
     made it skip), ``res_n[t]`` depth-1 solves done, ``res_first[t]`` (the left child was
     solved first), the children's features ``res_j[t]``, breakpoint counts ``res_k[t]`` and
-    breakpoints ``res_b[t]`` (first-solved child at index 0).  Each iteration has its own
-    work arrays, so the results do not depend on the threads."""
+    breakpoints ``res_b[t]`` and values ``res_c[t]`` (first-solved child at index 0), from
+    the children's lower bounds ``blb``, ``brb`` (per block position).  Each iteration has
+    its own work arrays, so the results do not depend on the threads."""
+    p, m = orders.shape
     for t in prange(qs.shape[0]):
+        work = _d2_work(XT, m, C, leaves1, K_max, p)
         _d2_shape(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, qs[t], t, sh_j, sh_k,
-                  sh_c, sh_el, sh_er, off, vals, res_v, res_full, res_n, res_first, res_j,
-                  res_k, res_b)
+                  sh_c, sh_el, sh_er, off, vals, blb, brb, res_v, res_full, res_n, res_first,
+                  res_j, res_k, res_b, res_c, work)
 
 
 @njit
 def _d2_block_seq(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, qs, sh_j, sh_k, sh_c,
-                  sh_el, sh_er, off, vals, res_v, res_full, res_n, res_first, res_j, res_k,
-                  res_b):
+                  sh_el, sh_er, off, vals, blb, brb, res_v, res_full, res_n, res_first, res_j,
+                  res_k, res_b, res_c):
     """:func:`_d2_block` on one thread, for small states: there the start-up of a
     parallel region costs more than the block's work (and, when another process holds a
     core, it waits for that core: iris D = 3 with every midpoint took 6.5 s instead of
     0.1 s on a loaded two-core machine)."""
+    p, m = orders.shape
+    work = _d2_work(XT, m, C, leaves1, K_max, p)  # one set for the whole block
     for t in range(qs.shape[0]):
         _d2_shape(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, qs[t], t, sh_j, sh_k,
-                  sh_c, sh_el, sh_er, off, vals, res_v, res_full, res_n, res_first, res_j,
-                  res_k, res_b)
+                  sh_c, sh_el, sh_er, off, vals, blb, brb, res_v, res_full, res_n, res_first,
+                  res_j, res_k, res_b, res_c, work)
 
 
 @njit
@@ -1010,21 +1023,67 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, 
     res_j = np.empty((blk, 2), dtype=np.int64)
     res_k = np.empty((blk, 2), dtype=np.int64)
     res_b = np.zeros((blk, 2, K_max), dtype=np.float64)
+    res_c = np.zeros((blk, 2), dtype=np.float64)
+    blb = np.empty(blk, dtype=np.float64)
+    brb = np.empty(blk, dtype=np.float64)
+    # similarity bound between single-breakpoint shapes of one feature (children solved
+    # over every midpoint only): the depth-1 optimum is monotone in the row set and drops
+    # by at most one per removed row, so a child solved earlier bounds the children of
+    # the other breakpoints by its value minus the rows between the two breakpoints
+    sim = leaves1 <= 0
+    n_bins = off[p] + p
+    gpre = np.zeros(n_bins + 1, dtype=np.int64)  # rows in bins [0, b) over all features
+    for b in range(n_bins):
+        tb = 0
+        for c in range(C):
+            tb += counts[b, c]
+        gpre[b + 1] = gpre[b] + tb
+    kv_l = np.full(max(off[p], 1), -1.0)  # known left / right child value of (j, {i})
+    kv_r = np.full(max(off[p], 1), -1.0)
     while oi < n_shapes and evals < max_evals:
         nq = min(blk, n_shapes - oi)
         thr = best if best < budget else budget
+        for t in range(nq):
+            q = order[oi + t]
+            bl = sh_el[q] if sh_el[q] <= lr else lr
+            br = sh_er[q] if sh_er[q] <= lr else lr
+            if sim and sh_k[q] == 1:
+                j = sh_j[q]
+                i = sh_c[q, 0]
+                base = off[j] + j
+                for i2 in range(off[j + 1] - off[j]):
+                    vl = kv_l[off[j] + i2]
+                    if vl >= 0.0:
+                        dl = gpre[base + i2 + 1] - gpre[base + i + 1] if i2 > i else 0
+                        if vl - dl > bl:
+                            bl = vl - dl
+                    vr = kv_r[off[j] + i2]
+                    if vr >= 0.0:
+                        dr = gpre[base + i + 1] - gpre[base + i2 + 1] if i2 < i else 0
+                        if vr - dr > br:
+                            br = vr - dr
+            blb[t] = bl
+            brb[t] = br
         if par:
             _d2_block(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, order[oi: oi + nq],
-                      sh_j, sh_k, sh_c, sh_el, sh_er, off, vals, res_v, res_full, res_n,
-                      res_first, res_j, res_k, res_b)
+                      sh_j, sh_k, sh_c, sh_el, sh_er, off, vals, blb, brb, res_v, res_full,
+                      res_n, res_first, res_j, res_k, res_b, res_c)
         else:
             _d2_block_seq(XT, y, orders, C, leaves1, K_max, lam, alpha, thr,
                           order[oi: oi + nq], sh_j, sh_k, sh_c, sh_el, sh_er, off, vals,
-                          res_v, res_full, res_n, res_first, res_j, res_k, res_b)
+                          blb, brb, res_v, res_full, res_n, res_first, res_j, res_k, res_b,
+                          res_c)
         # reduce in scan order (deterministic, equal to the sequential scan's optimum)
         for t in range(nq):
             q = order[oi + t]
             evals += res_n[t]
+            if sim and sh_k[q] == 1 and res_n[t] >= 1:
+                at = off[sh_j[q]] + sh_c[q, 0]
+                for w in range(res_n[t]):
+                    if res_first[t] == (w == 0):
+                        kv_l[at] = res_c[t, w]
+                    else:
+                        kv_r[at] = res_c[t, w]
             v = res_v[t]
             if res_full[t] and v < budget and v < best - 1e-12:
                 best = v

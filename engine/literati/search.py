@@ -72,6 +72,10 @@ _D2_WORK = 4_000_000
 #: A two-level state with more shapes than this (all midpoints, K_max >= 2 on many rows) is
 #: searched as a graph node instead of by the depth-2 kernel (which lists all its shapes).
 _D2_MAX_SHAPES = 50_000
+
+#: Earlier shapes per (state, feature) whose children bound a new shape's children
+#: (similarity bound, every midpoint a candidate).
+_SIM_ITEMS = 16
 #: Work of one lookahead kernel call (V~ of a chunk of shapes) in (feature x sample x
 #: level) units: ``max(1, _LA_WORK // (p * m * levels))`` shapes per call.  The clock is
 #: checked between calls.
@@ -186,6 +190,10 @@ class AOStarSearch:
         self._side = np.zeros(n, dtype=np.bool_)
         self._cache: OrderedDict = OrderedDict()
         self._orders: OrderedDict = OrderedDict()
+        # similarity bounds (every midpoint a candidate): per (state key, feature) the bin
+        # sizes, their prefix sums and the children of the shapes expanded there
+        self._allmid = all(b <= 0 for b in self.B)
+        self._sim: dict = {}
         self.iterations = 0
         self.expanded = 0
         self.solved_count = 0
@@ -230,12 +238,14 @@ class AOStarSearch:
         sum of the ``k`` smallest non-zero counts.  ``L = 1`` is the leaf (``Err``) and
         ``L = 2`` is at least SPEC's ``min(Err, lambda + alpha)``, so the bound is never
         weaker than SPEC's; it is stronger with three classes or more."""
-        cnt = np.sort(counts[counts > 0]).astype(np.float64)
-        c = cnt.shape[0]
+        cnt = sorted(v for v in counts.tolist() if v > 0)  # a few classes: plain Python
+        c = len(cnt)
         if d <= 0 or c <= 1:
-            return float(cnt.sum() - (cnt[-1] if c else 0.0))
+            return float(sum(cnt) - (cnt[-1] if c else 0))
         top = min(c, 1 << min(d, 30))
-        csum = np.concatenate(([0.0], np.cumsum(cnt)))  # csum[k] = S(k)
+        csum = [0.0]  # csum[k] = S(k)
+        for v in cnt:
+            csum.append(csum[-1] + v)
         best = np.inf
         for leaves in range(1, top + 1):
             v = (leaves - 1) * self.lr + csum[c - leaves]
@@ -487,6 +497,79 @@ class AOStarSearch:
             h.solved = True
         return h
 
+    # -- similarity bound (every midpoint a candidate) ---------------------------------------
+
+    def _bins_of(self, st: _Data, j: int):
+        """``(rows per candidate bin, its prefix sums)`` of feature ``j`` at state ``st``."""
+        ent = self._sim.get((st.key, j))
+        if ent is None:
+            off = st.cand_off
+            sizes = st.bin_counts[off[j] + j: off[j + 1] + j + 1].sum(axis=1)
+            pre = np.concatenate(([0], np.cumsum(sizes)))
+            ent = self._sim[(st.key, j)] = [sizes, pre, []]
+            if len(self._sim) > 4 * self.cache_size:
+                self._sim.pop(next(iter(self._sim)))
+        return ent
+
+    @staticmethod
+    def _left_bins(k: tuple, nb: int) -> np.ndarray:
+        side = np.zeros(nb, dtype=np.int64)
+        for i in k:
+            side[i + 1:] ^= 1
+        return side == 0
+
+    def _similarity_bounds(self, h: _Shape) -> list:
+        """Lower bounds of the commit's two children from the children of shapes on the
+        same feature of the same state expanded earlier (MurTree's similarity bound):
+        with every midpoint a candidate, the optimum of a remaining depth d is monotone in
+        the row set and drops by at most one per removed row, so for a child D and an
+        earlier child N on the same side, ``V(D) >= V(D & N) >= LB(N) - |N minus D|``;
+        ``|N minus D|`` is a sum of candidate-bin sizes (for one breakpoint each, the rows
+        between the two breakpoints).  Not valid for data-dependent candidates (B_d finite),
+        where a smaller row set may get better candidates: used only with every midpoint."""
+        st = h.state
+        sizes, pre, items = self._bins_of(st, h.j)
+        out = [0.0, 0.0]
+        if not items:
+            return out
+        one = len(h.k) == 1
+        i = h.k[0]
+        left = None
+        for k_n, keys_n, err_n in items:
+            for s in (0, 1):
+                key = keys_n[s]
+                if key is None:
+                    lb_n = err_n[s]  # a solved leaf child: its value is its leaf error
+                else:
+                    child = self._cache.get(key)
+                    if child is None:
+                        continue
+                    lb_n = child.lb
+                if lb_n <= out[s]:
+                    continue
+                if one and len(k_n) == 1:
+                    i_n = k_n[0]
+                    if s == 0:  # left = bins 0..i: N minus D = bins i+1..i_n
+                        diff = pre[i_n + 1] - pre[i + 1] if i_n > i else 0
+                    else:  # right = bins i+1..: N minus D = bins i_n+1..i
+                        diff = pre[i + 1] - pre[i_n + 1] if i_n < i else 0
+                else:
+                    if left is None:
+                        left = self._left_bins(h.k, sizes.shape[0])
+                    left_n = self._left_bins(k_n, sizes.shape[0])
+                    in_n, in_d = (left_n, left) if s == 0 else (~left_n, ~left)
+                    diff = sizes[in_n & ~in_d].sum()
+                v = lb_n - float(diff)
+                if v > out[s]:
+                    out[s] = v
+        return out
+
+    def _remember_children(self, h: _Shape) -> None:
+        items = self._bins_of(h.state, h.j)[2]
+        items.append((h.k, tuple(h.keys), h.err))
+        if len(items) > _SIM_ITEMS:
+            del items[0]
+
     def _child_base_lb(self, err: float, d: int) -> float:
         return err if self._trivial(err, d) else min(err, self.lr)
 
@@ -509,7 +592,10 @@ class AOStarSearch:
         keys = [None, None]
         orders = None
         budget = min(budget, h.ub)
-        lbs = [self._child_base_lb(h.err[0], d), self._child_base_lb(h.err[1], d)]
+        if self._allmid and d >= 1:
+            sim = self._similarity_bounds(h)
+            h.hint = [max(h.hint[0], sim[0]), max(h.hint[1], sim[1])]
+        lbs = [max(self._child_base_lb(h.err[s], d), h.hint[s]) for s in (0, 1)]
         for s in ((0, 1) if h.err[0] >= h.err[1] else (1, 0)):
             if self._trivial(h.err[s], d):
                 continue
@@ -530,6 +616,8 @@ class AOStarSearch:
                 self._cache.move_to_end(key)
             lbs[s] = max(lbs[s], child.lb)
         h.keys = keys
+        if self._allmid and d >= 1:
+            self._remember_children(h)
         # refinements
         refines = []
         if h.refinable:
