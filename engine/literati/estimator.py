@@ -587,3 +587,9 @@ def _warmup() -> None:
         est.predict_proba(X)
         est.tree_.apply(X)
     shape_route(X[:, 0], [0.0, 1.0])
+    # the parallel depth-2 block: the searches above are below _D2_PAR_MIN and use the
+    # one-thread block, so compile the parallel one here (par_min = 0), not in a user's run
+    XT = np.ascontiguousarray(X.T)
+    o = K.sort_orders(XT, np.arange(X.shape[0], dtype=np.int64))
+    K.solve_depth2(XT, y, o, 3, 4, 3, 2, 0.5, 0.5, np.inf, 0, 10**9, 40.0, np.inf,
+                   np.full(3, -1, np.int64), np.zeros(3, np.int64), np.zeros((3, 2)), 0)
