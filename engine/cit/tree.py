@@ -69,8 +69,9 @@ _SPLITTERS_REG = {"mse": SQUARED_ERROR, "squared_error": SQUARED_ERROR}
 
 def _n_thresholds(max_thresholds, n_unique: int) -> int:
     """``k`` of :func:`threshold_candidates` for a node feature with ``n_unique`` distinct
-    values (as citrees' ``calculate_max_value`` on the number of unique values); the caller
-    caps it at the number of midpoints."""
+    values (as citrees' ``calculate_max_value`` on the number of unique values, except
+    ``None``: ours is 'sqrt', citrees' is every value); the caller caps it at the number of
+    midpoints.  Raises ValueError on a bad ``max_thresholds``."""
     if max_thresholds is None or max_thresholds == "sqrt":
         return max(1, int(math.ceil(math.sqrt(n_unique))))
     if max_thresholds == "log2":
