@@ -94,3 +94,34 @@ def test_ranker_is_fitted_on_the_standardised_training_fold():
     for Xfit, (tr, _) in zip(_ScaleProbe.seen, folds, strict=True):
         np.testing.assert_allclose(Xfit, StandardScaler().fit_transform(X[tr]))
     assert res["rankings"][0][:2].tolist() == [12, 11]
+
+
+class _StepProbe(_ScaleProbe):
+    """A forest-like ranker (``fit_steps``, one tree per step) that records its rows."""
+
+    n_estimators = 2
+
+    def fit_steps(self, X, y):
+        self.fit(X, y)
+        yield from range(1, self.n_estimators + 1)
+
+
+def test_top_k_steps_fit_a_forest_on_the_standardised_training_fold():
+    """The page's job grows a forest tree by tree itself (not through top_k_curve): it must
+    standardise the training fold as top_k_curve does."""
+    from engine.cit.steps import top_k_steps
+
+    X, y = load_wine(return_X_y=True)
+    _ScaleProbe.seen = []
+    gen = top_k_steps(None, X, y, "classification", {"probe": _StepProbe()}, [2],
+                      n_folds=3, random_state=0)
+    try:
+        while True:
+            next(gen)
+    except StopIteration as stop:
+        res = stop.value
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    assert len(_ScaleProbe.seen) == 3
+    for Xfit, (tr, _) in zip(_ScaleProbe.seen, folds, strict=True):
+        np.testing.assert_allclose(Xfit, StandardScaler().fit_transform(X[tr]))
+    assert res["curves"]["probe"]["complete"]

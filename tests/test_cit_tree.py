@@ -34,7 +34,6 @@ def test_threshold_methods_counts():
         threshold_candidates(x, "bogus")
 
 
-
 def test_k_is_capped_at_the_midpoints_as_in_citrees():
     """citrees' histogram / percentile use min(k, |midpoints|) bins, with k computed on the
     number of unique values (the paper's max_thresholds=256 on a feature with 20 unique
@@ -51,7 +50,8 @@ def test_k_is_capped_at_the_midpoints_as_in_citrees():
     x10 = np.arange(10.0)
     np.testing.assert_allclose(threshold_candidates(x10, "histogram", "sqrt"),
                                np.linspace(0.5, 8.5, 5))
-    assert threshold_candidates(x10, "random", 0.5, rng=0).size == 5
+    # ceil(0.55 * 10) = 6 (on the 9 midpoints it would be ceil(4.95) = 5)
+    assert threshold_candidates(x10, "random", 0.55, rng=0).size == 6
     # in a tree: stage B tests |u| thresholds at alpha / |u|
     rng = np.random.default_rng(1)
     xs = rng.integers(0, 20, size=300).astype(float)
@@ -61,6 +61,7 @@ def test_k_is_capped_at_the_midpoints_as_in_citrees():
     rec = m.node_records_[0]
     assert len(rec["candidate_thresholds"]) == 20
     assert rec["alpha_splitter"] == pytest.approx(0.05 / 20)
+
 
 def test_pure_noise_rarely_splits():
     rng = np.random.default_rng(0)
