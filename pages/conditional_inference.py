@@ -188,7 +188,9 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
     mt_kind = c[1].selectbox("Number k of candidates", ["sqrt", "log2", "fixed k"],
                              key="ci_mt_kind", disabled=tmethod == "exact",
                              help="k for histogram / percentile / random: sqrt or log2 of the "
-                                  "number of midpoints, or a fixed k (the paper uses 256 bins).")
+                                  "number of distinct values at the node, or a fixed k (the "
+                                  "paper uses 256), capped at the number of midpoints as in "
+                                  "citrees.")
     mt_k = c[2].number_input("Fixed k", 1, 10_000, 256, step=1, key="ci_mt_k",
                              disabled=tmethod == "exact" or mt_kind != "fixed k")
     min_dec = c[3].number_input("Min. impurity decrease", 0.0, 1e6, 0.0, step=0.01,

@@ -73,3 +73,24 @@ def test_bad_forest_parameters():
         ConditionalInferenceForestClassifier(n_estimators=0).fit(X, y)
     with pytest.raises(ValueError, match="sampling_method"):
         ConditionalInferenceForestClassifier(sampling_method="x").fit(X, y)
+
+
+def test_bootstrap_sizes_as_citrees():
+    """citrees: a fractional max_samples is rounded up, an int is capped at n, and the
+    stratified shares are the largest-remainder apportionment (summing to max_samples)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 3))
+    y = np.r_[np.zeros(31, int), np.ones(19, int), np.full(10, 2)]
+
+    def root_counts(**kw):
+        f = ConditionalInferenceForestClassifier(n_estimators=3, random_state=0, **kw).fit(X, y)
+        return [np.rint(t.tree_.value[0, 0] * t.tree_.n_node_samples[0]).astype(int).tolist()
+                for t in f.estimators_]
+
+    # ceil(0.29 * 60) = 18 (not round(17.4) = 17): ideal shares 9.3, 5.7, 3.0 -> 9, 6, 3
+    assert root_counts(max_samples=0.29) == [[9, 6, 3]] * 3
+    assert root_counts(max_samples=1000) == [[31, 19, 10]] * 3  # capped at n
+    assert root_counts() == [[31, 19, 10]] * 3
+    f = ConditionalInferenceForestClassifier(n_estimators=3, max_samples=0.29,
+                                             sampling_method="bootstrap", random_state=0)
+    assert all(t.tree_.n_node_samples[0] == 18 for t in f.fit(X, y).estimators_)

@@ -48,6 +48,80 @@ def test_estimator_ranking_per_fold_and_progress():
     assert seen == pytest.approx([1 / 3, 2 / 3, 1.0])
     assert res["k"].tolist() == [1, 2, 13] and len(res["rankings"]) == 3
     assert res["mean"][-1] > 0.85
-    assert ranking_of([0.1, 0.5, 0.1, 0.3]).tolist() == [1, 3, 0, 2]
     with pytest.raises(ValueError, match="ks"):
         top_k_curve([0], X, y, [0])
+
+
+def test_ranking_ties():
+    """Default: ties in column order.  ties='numpy' is the paper's ``np.argsort(imp)[::-1]``
+    verbatim, whose order among ties is numpy's (platform-dependent), not reversed columns."""
+    assert ranking_of([0.1, 0.5, 0.1, 0.3]).tolist() == [1, 3, 0, 2]
+    rng = np.random.default_rng(0)
+    for p in (2, 5, 13, 16, 40):
+        for _ in range(50):
+            imp = rng.integers(0, 4, size=p) / 4.0  # many ties
+            np.testing.assert_array_equal(ranking_of(imp, ties="numpy"),
+                                          np.argsort(imp)[::-1])
+            np.testing.assert_array_equal(ranking_of(imp), np.lexsort((np.arange(p), -imp)))
+    with pytest.raises(ValueError, match="ties"):
+        ranking_of([1.0], ties="random")
+
+
+class _ScaleProbe:
+    """A ranker that records the training rows it was fitted on."""
+
+    seen: list = []
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+    def fit(self, X, y):
+        _ScaleProbe.seen.append(np.array(X))
+        self.feature_importances_ = np.arange(X.shape[1], dtype=float)
+        return self
+
+
+def test_ranker_is_fitted_on_the_standardised_training_fold():
+    """As the CIT paper's stage 1: StandardScaler on the training fold, then the ranker."""
+    X, y = load_wine(return_X_y=True)
+    _ScaleProbe.seen = []
+    res = top_k_curve(_ScaleProbe(), X, y, [2], "logistic", 3, task="classification")
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    assert len(_ScaleProbe.seen) == 3
+    for Xfit, (tr, _) in zip(_ScaleProbe.seen, folds, strict=True):
+        np.testing.assert_allclose(Xfit, StandardScaler().fit_transform(X[tr]))
+    assert res["rankings"][0][:2].tolist() == [12, 11]
+
+
+class _StepProbe(_ScaleProbe):
+    """A forest-like ranker (``fit_steps``, one tree per step) that records its rows."""
+
+    n_estimators = 2
+
+    def fit_steps(self, X, y):
+        self.fit(X, y)
+        yield from range(1, self.n_estimators + 1)
+
+
+def test_top_k_steps_fit_a_forest_on_the_standardised_training_fold():
+    """The page's job grows a forest tree by tree itself (not through top_k_curve): it must
+    standardise the training fold as top_k_curve does."""
+    from engine.cit.steps import top_k_steps
+
+    X, y = load_wine(return_X_y=True)
+    _ScaleProbe.seen = []
+    gen = top_k_steps(None, X, y, "classification", {"probe": _StepProbe()}, [2],
+                      n_folds=3, random_state=0)
+    try:
+        while True:
+            next(gen)
+    except StopIteration as stop:
+        res = stop.value
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    assert len(_ScaleProbe.seen) == 3
+    for Xfit, (tr, _) in zip(_ScaleProbe.seen, folds, strict=True):
+        np.testing.assert_allclose(Xfit, StandardScaler().fit_transform(X[tr]))
+    assert res["curves"]["probe"]["complete"]

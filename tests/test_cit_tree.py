@@ -34,6 +34,35 @@ def test_threshold_methods_counts():
         threshold_candidates(x, "bogus")
 
 
+def test_k_is_capped_at_the_midpoints_as_in_citrees():
+    """citrees' histogram / percentile use min(k, |midpoints|) bins, with k computed on the
+    number of unique values (the paper's max_thresholds=256 on a feature with 20 unique
+    values: 19 bins, 20 edges, not 256 bins with 257 edges that split the same 19 gaps
+    many times over and inflate stage B's Bonferroni divisor)."""
+    x = np.repeat(np.arange(20.0), 3)  # 20 unique values, 19 midpoints 0.5 .. 18.5
+    mid = np.arange(19.0) + 0.5
+    h = threshold_candidates(x, "histogram", 256)
+    np.testing.assert_allclose(h, np.linspace(0.5, 18.5, 20))
+    np.testing.assert_allclose(h, np.unique(np.histogram(mid, bins=19)[1]))
+    p = threshold_candidates(x, "percentile", 256)
+    np.testing.assert_allclose(p, mid)  # 19 percentiles of 19 points: the points
+    # 'sqrt' and fractions count unique values: 10 unique -> ceil(sqrt(10)) = 4 bins
+    x10 = np.arange(10.0)
+    np.testing.assert_allclose(threshold_candidates(x10, "histogram", "sqrt"),
+                               np.linspace(0.5, 8.5, 5))
+    # ceil(0.55 * 10) = 6 (on the 9 midpoints it would be ceil(4.95) = 5)
+    assert threshold_candidates(x10, "random", 0.55, rng=0).size == 6
+    # in a tree: stage B tests |u| thresholds at alpha / |u|
+    rng = np.random.default_rng(1)
+    xs = rng.integers(0, 20, size=300).astype(float)
+    y = (xs > 9).astype(int)
+    m = ConditionalInferenceTreeClassifier(threshold_method="histogram", max_thresholds=256,
+                                           max_depth=1, random_state=0).fit(xs[:, None], y)
+    rec = m.node_records_[0]
+    assert len(rec["candidate_thresholds"]) == 20
+    assert rec["alpha_splitter"] == pytest.approx(0.05 / 20)
+
+
 def test_pure_noise_rarely_splits():
     rng = np.random.default_rng(0)
     n_split = 0

@@ -1,9 +1,11 @@
 """Conditional inference forests (SPEC section 4): bootstrap ensembles of conditional
 inference trees with feature sampling at every node (``max_features='sqrt'``).
 
-* ``bootstrap=True`` draws ``max_samples`` rows (default ``n``) with replacement per tree;
-  the classifier's ``sampling_method='stratified'`` (default) draws each class's share
-  within the class, so every tree sees every class.
+* ``bootstrap=True`` draws ``max_samples`` rows (default ``n``; an int is capped at ``n``, a
+  fraction is rounded up) with replacement per tree; the classifier's
+  ``sampling_method='stratified'`` (default) draws each class's share within the class
+  (exactly its size with the default ``max_samples``, so every tree sees every class), as
+  citrees' ``stratified_bootstrap_sample``.
 * ``feature_importances_``: the sum of the trees' normalised importance vectors,
   renormalised (all zeros when no tree split).
 * Predictions average the trees' class fractions (classifier) or values (regressor).
@@ -15,6 +17,8 @@ Fitted attributes: ``estimators_`` (fitted trees), ``ensemble_``
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -38,6 +42,20 @@ _TREE_PARAMS = (
     "threshold_scanning", "threshold_method", "max_thresholds", "max_features", "max_depth",
     "min_samples_split", "min_samples_leaf", "min_impurity_decrease", "categorical_features",
 )
+
+
+def _apportion(sizes, total: int) -> np.ndarray:
+    """Integer shares (int64) of ``total`` proportional to ``sizes`` by the largest remainder
+    (Hamilton) method, as citrees' ``_allocate_samples``: floor of each ideal share, then one
+    more to the largest fractional parts (ties to the lower index) until the sum is ``total``.
+    """
+    sizes = np.asarray(sizes, dtype=np.float64)
+    ideal = sizes * total / sizes.sum()
+    out = np.floor(ideal).astype(np.int64)
+    rest = int(total - out.sum())
+    if rest > 0:
+        out[np.argsort(-(ideal - out), kind="stable")[:rest]] += 1
+    return out
 
 
 class _BaseCIF(BaseEstimator):
@@ -83,24 +101,32 @@ class _BaseCIF(BaseEstimator):
         self.random_state = random_state
 
     def _sample(self, rng, n, y_code, n_classes):
+        """Row indices (sorted int64) of one tree's bootstrap sample, as citrees' forest.
+
+        Size ``m``: ``n`` (``max_samples=None``), ``min(max_samples, n)`` (an int) or
+        ``ceil(max_samples * n)`` (a fraction), citrees' ``calculate_max_value``.  Stratified
+        (classifier, ``sampling_method='stratified'``): class ``k`` gets ``m_k`` rows drawn
+        with replacement within the class, ``m_k`` the largest-remainder apportionment of
+        ``m`` by the class sizes (``m_k = n_k`` when ``m = n``; the ``m_k`` sum to ``m``; a
+        tiny class can get 0 when ``m < n``).  Otherwise ``m`` rows with replacement.
+        """
         if not self.bootstrap:
             return np.arange(n)
         ms = self.max_samples
         if ms is None:
             size = n
         elif isinstance(ms, float) and 0.0 < ms <= 1.0:
-            size = max(1, int(round(ms * n)))
+            size = max(1, int(math.ceil(ms * n)))
         elif isinstance(ms, (int, np.integer)) and not isinstance(ms, bool) and 1 <= ms:
-            size = int(ms)
+            size = min(int(ms), n)
         else:
             raise ValueError(f"max_samples must be None, an int >= 1 or a fraction in (0, 1], "
                              f"got {ms!r}")
         if self._task == "classification" and self.sampling_method == "stratified":
-            parts = []
-            for k in range(n_classes):
-                idx = np.flatnonzero(y_code == k)
-                take = max(1, int(round(size * idx.size / n)))
-                parts.append(idx[rng.randint(0, idx.size, size=take)])
+            members = [np.flatnonzero(y_code == k) for k in range(n_classes)]
+            takes = _apportion(np.array([idx.size for idx in members]), size)
+            parts = [idx[rng.randint(0, idx.size, size=take)]
+                     for idx, take in zip(members, takes, strict=True) if take > 0]
             return np.sort(np.concatenate(parts))
         return np.sort(rng.randint(0, n, size=size))
 

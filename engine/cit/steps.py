@@ -138,6 +138,7 @@ def top_k_steps(ctx, X, y, task: str, rankers: Mapping, ks: Sequence[int], *,
     one); returns the same with everything.
     """
     from sklearn.model_selection import KFold, StratifiedKFold
+    from sklearn.preprocessing import StandardScaler
 
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
@@ -163,7 +164,9 @@ def top_k_steps(ctx, X, y, task: str, rankers: Mapping, ks: Sequence[int], *,
             r = ranker if not hasattr(ranker, "fit") else clone(ranker)
             if hasattr(r, "fit_steps"):  # a forest: one tree per step, so Stop is prompt
                 n_trees = int(r.n_estimators)
-                for k in r.fit_steps(X[tr], y[tr]):
+                # fitted on the standardised training fold, as top_k_curve does
+                Xtr = StandardScaler().fit_transform(X[tr])
+                for k in r.fit_steps(Xtr, y[tr]):
                     if k < n_trees:
                         yield {"done": done + k / n_trees, "total": total,
                                "message": f"{name}: fold {len(rows) + 1}/{len(folds)}, "

@@ -3,8 +3,9 @@
 :func:`top_k_curve` scores a fixed downstream learner trained on the ``k`` top-ranked
 features, for every ``k`` in ``ks``, by K-fold cross-validation: on each training fold the
 features are standardised (``StandardScaler`` fitted on the training fold only) and the
-ranking is either given or recomputed from an estimator fitted on the training fold
-(descending ``feature_importances_``, ties by column order).  Learners (the CIT
+ranking is either given or recomputed from an estimator fitted on the standardised training
+fold (:func:`ranking_of` its ``feature_importances_``, ties in column order), as in the CIT
+paper's benchmark (citrees ``paper/benchmark/pipeline/stage1.py``).  Learners (the CIT
 paper's benchmark settings, research/density_cit_dics.md section 2.5): classification
 'logistic' (``LogisticRegression(class_weight='balanced', max_iter=1000)``), 'svm' (RBF
 ``SVC(C=1, gamma='scale', class_weight='balanced')``), 'knn' (5 nearest neighbours,
@@ -53,10 +54,24 @@ def make_learner(name, task: str):
     return table[name]()
 
 
-def ranking_of(importances) -> np.ndarray:
-    """Feature indices by descending importance (ties by column order)."""
+def ranking_of(importances, ties: str = "column") -> np.ndarray:
+    """Feature indices (int64, best first) by descending importance.
+
+    ``ties='column'`` (default): equal importances in column order (a stable sort, the same
+    on every machine).  ``ties='numpy'``: the CIT paper's benchmark expression
+    ``np.argsort(importances)[::-1]`` (citrees ``paper/benchmark/pipeline/stage1.py``,
+    ``embedding_selector``) as is: its order among ties is whatever numpy's default sort
+    gives, which depends on the numpy version and the CPU (numpy 2.4 on an AVX-512 CPU
+    returns equal values in no fixed column order).  Ties matter for a
+    single tree, whose unused features all have importance 0.  Raises ValueError on another
+    ``ties``.
+    """
     imp = np.asarray(importances, dtype=np.float64)
-    return np.argsort(-imp, kind="stable")
+    if ties == "column":
+        return np.argsort(-imp, kind="stable").astype(np.int64)
+    if ties == "numpy":
+        return np.argsort(imp)[::-1].astype(np.int64)
+    raise ValueError(f"ties must be 'column' or 'numpy', got {ties!r}")
 
 
 def top_k_curve(estimator_or_ranking, X, y, ks: Sequence[int], learner="logistic", cv=5, *,
@@ -67,7 +82,8 @@ def top_k_curve(estimator_or_ranking, X, y, ks: Sequence[int], learner="logistic
     Parameters
     ----------
     estimator_or_ranking : estimator with ``feature_importances_`` (refitted on every
-        training fold) or a ranking (int feature indices, best first) used for all folds.
+        standardised training fold) or a ranking (int feature indices, best first) used
+        for all folds.
     X, y : data; ``ks`` : ints >= 1 (capped at the number of features).
     learner : a name (see the module docstring) or a scikit-learn estimator.
     cv : number of folds (stratified for classification, shuffled with ``random_state``)
@@ -111,15 +127,15 @@ def top_k_curve(estimator_or_ranking, X, y, ks: Sequence[int], learner="logistic
     scores = np.zeros((len(folds), ks.size))
     rankings = []
     for i, (tr, te) in enumerate(folds):
+        scaler = StandardScaler().fit(X[tr])
+        Xtr = scaler.transform(X[tr])
+        Xte = scaler.transform(X[te])
         if fixed is None:
-            est = clone(estimator_or_ranking).fit(X[tr], y[tr])
+            est = clone(estimator_or_ranking).fit(Xtr, y[tr])
             rank = ranking_of(est.feature_importances_)
         else:
             rank = fixed
         rankings.append(rank)
-        scaler = StandardScaler().fit(X[tr])
-        Xtr = scaler.transform(X[tr])
-        Xte = scaler.transform(X[te])
         for j, k in enumerate(ks):
             cols = rank[:k]
             model = make_learner(learner, task).fit(Xtr[:, cols], y[tr])

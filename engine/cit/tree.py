@@ -67,17 +67,21 @@ _SPLITTERS_CLF = {"gini": GINI, "entropy": ENTROPY}
 _SPLITTERS_REG = {"mse": SQUARED_ERROR, "squared_error": SQUARED_ERROR}
 
 
-def _n_thresholds(max_thresholds, n_mid: int) -> int:
+def _n_thresholds(max_thresholds, n_unique: int) -> int:
+    """``k`` of :func:`threshold_candidates` for a node feature with ``n_unique`` distinct
+    values (as citrees' ``calculate_max_value`` on the number of unique values, except
+    ``None``: ours is 'sqrt', citrees' is every value); the caller caps it at the number of
+    midpoints.  Raises ValueError on a bad ``max_thresholds``."""
     if max_thresholds is None or max_thresholds == "sqrt":
-        return max(1, int(math.ceil(math.sqrt(n_mid))))
+        return max(1, int(math.ceil(math.sqrt(n_unique))))
     if max_thresholds == "log2":
-        return max(1, int(math.ceil(math.log2(max(n_mid, 2)))))
+        return max(1, int(math.ceil(math.log2(max(n_unique, 2)))))
     if isinstance(max_thresholds, (int, np.integer)) and not isinstance(max_thresholds, bool):
         if max_thresholds < 1:
             raise ValueError(f"max_thresholds must be >= 1, got {max_thresholds}")
         return int(max_thresholds)
     if isinstance(max_thresholds, float) and 0.0 < max_thresholds <= 1.0:
-        return max(1, int(math.ceil(max_thresholds * n_mid)))
+        return max(1, int(math.ceil(max_thresholds * n_unique)))
     raise ValueError("max_thresholds must be None, 'sqrt', 'log2', an int >= 1 or a fraction in "
                      f"(0, 1], got {max_thresholds!r}")
 
@@ -86,13 +90,17 @@ def threshold_candidates(x, method: str = "exact", max_thresholds=None, *, rng=N
                          min_samples_leaf: int = 1) -> np.ndarray:
     """Stage-B candidate thresholds (sorted float64) of one feature at a node.
 
-    From the midpoints ``m`` of the sorted unique values of ``x``: ``exact`` all of them;
-    ``random`` ``k`` distinct midpoints drawn without replacement; ``percentile``
+    From the midpoints ``m`` of the sorted unique values ``u`` of ``x``: ``exact`` all of
+    them; ``random`` ``k`` distinct midpoints drawn without replacement; ``percentile``
     ``unique(percentile(m, linspace(0, 100, k)))``; ``histogram`` the unique edges of
-    ``np.histogram(m, bins=k)`` (``k + 1`` edges).  All midpoints when ``x`` has at most 4
-    unique values.  ``k`` from ``max_thresholds`` (None/'sqrt': ceil(sqrt(|m|)), 'log2',
-    an int or a fraction of ``|m|``).  Thresholds leaving fewer than ``min_samples_leaf``
-    rows on a side (left iff ``x <= t``) are dropped.
+    ``np.histogram(m, bins=k)`` (``k + 1`` equally spaced edges from ``min(m)`` to
+    ``max(m)``).  All midpoints when ``x`` has at most 4 unique values.  ``k`` from
+    ``max_thresholds`` on the number of unique values ``|u|`` (None/'sqrt':
+    ceil(sqrt(|u|)), 'log2': ceil(log2(|u|)), an int, or ceil(fraction * |u|)), then capped
+    at ``|m| = |u| - 1`` as in citrees: a histogram never has more bins than there are
+    midpoints (``max_thresholds=256`` on 100 unique values gives 99 bins, 100 edges).
+    Thresholds leaving fewer than ``min_samples_leaf`` rows on a side (left iff ``x <= t``)
+    are dropped.  Raises ValueError on an unknown ``method`` or a bad ``max_thresholds``.
     """
     if method not in THRESHOLD_METHODS:
         raise ValueError(f"threshold_method must be one of {list(THRESHOLD_METHODS)}, "
@@ -103,7 +111,7 @@ def threshold_candidates(x, method: str = "exact", max_thresholds=None, *, rng=N
     if mid.size == 0:
         return mid
     if method != "exact" and u.size > 4:
-        k = _n_thresholds(max_thresholds, mid.size)
+        k = min(_n_thresholds(max_thresholds, u.size), mid.size)
         if method == "random":
             if k < mid.size:
                 rng = check_random_state(rng)
