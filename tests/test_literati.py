@@ -493,6 +493,34 @@ def test_small_cache_stays_bounded_and_evicts(wine):
     _check_trace(search, wine.X, wine.y)
 
 
+@pytest.mark.parametrize("seed", [18, 35, 39])
+def test_evictions_never_leave_an_upper_bound_without_its_tree(seed):
+    """A shape's upper bound is the sum of its children's incumbents.  Those children may
+    be evicted while the shape is off the incumbent tree; when the root later switched to
+    that shape, its UB counted a tree the cache no longer held: the extracted incumbent
+    was worse than the UB (10.75 vs 6.0 for seed 18) and the search ended "proven optimal"
+    with a tree worse than its own lower bound and than the brute force (7.75 vs 7.0 for
+    seed 35).  After every iteration the extracted tree's objective must equal the root's
+    UB, and the fit must return the brute-force optimum."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 8, size=(36, 3)).astype(np.float64)
+    y = rng.integers(0, 3, size=36)
+    kw = dict(max_depth=4, max_breakpoints=1, split_penalty=0.25, breakpoint_penalty=0.0,
+              candidate_leaves=(4, 3), time_limit=60, cache_size=15, greedy_seed=False)
+    search = LiteratiClassifier(**kw).start(X, y)
+    eng = search.engine
+    while not eng.root.solved and eng.iterations < 20_000:
+        eng.iterate()
+        assert eng.extract()[1] == pytest.approx(eng.root.ub, abs=1e-9), eng.iterations
+    assert eng.root.solved and eng.evictions > 0
+    est = LiteratiClassifier(**kw).fit(X, y)
+    expected = brute_force(X, y, 4, 1, 0.25, 0.0, leaves=[4, 3])
+    assert est.proven_optimal_
+    assert est.objective_ == pytest.approx(expected, abs=1e-9)
+    assert est.lower_bound_ == pytest.approx(expected, abs=1e-9)
+    assert tree_objective(est, X, y)[0] == pytest.approx(expected, abs=1e-9)
+
+
 def test_stop_returns_a_valid_tree(wine):
     est = LiteratiClassifier(max_depth=4, time_limit=60)
     search = est.start(wine.X, wine.y)

@@ -818,10 +818,48 @@ class AOStarSearch:
                 self._backup_data(obj)
             else:
                 self._backup_shape(obj)
+        if self.evictions:
+            self._repair(root)
         self.iterations += 1
         if len(self._cache) > self.cache_size:
             self._evict(path)
         return True
+
+    def _repair(self, st: _Data) -> None:
+        """Make the incumbent of ``st`` one that :meth:`extract` can rebuild.
+
+        A shape's upper bound is the sum of its children's incumbents, kept when those
+        children are evicted (they were off the incumbent tree then); if the shape later
+        becomes part of the incumbent tree, the upper bound counts a tree the cache no
+        longer holds.  The bound is still a valid upper bound of the optimum (so nothing
+        pruned or proved with it is wrong), but the tree is lost.  Here every shape of the
+        incumbent tree with an evicted child (or a child whose own incumbent was repaired)
+        is backed up again (the evicted child counts as a leaf, as in :meth:`_child`) and
+        un-solved when its bound rose above its lower bound, and its data state likewise,
+        until the incumbent tree is held in full.  Lower bounds are unchanged."""
+        while st.kind == "expanded" and st.best is not None:
+            chain = [st.best]
+            while chain[-1].best is not None:
+                chain.append(chain[-1].best)
+            hf = chain[-1]
+            real = 0.0  # value of the tree extract() rebuilds under hf's commit
+            for s in (0, 1):
+                child = None
+                if hf.keys is not None and hf.keys[s] is not None:
+                    child = self._cache.get(hf.keys[s])
+                if child is None:
+                    real += hf.err[s]  # trivial or evicted: a leaf
+                else:
+                    self._repair(child)
+                    real += child.ub
+            broken = hf.ub < real - _EPS
+            if not broken:
+                return
+            for h in reversed(chain):
+                h.solved = False
+                self._backup_shape(h)
+            st.solved = False
+            self._backup_data(st)
 
     def _select_shape(self, st: _Data, budget: float = np.inf):
         """The open split action with the least ``max(V~, V)`` among those whose lower
