@@ -972,10 +972,17 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, 
     comb = np.empty(K_max, dtype=np.int64)
     cl = np.zeros(C, dtype=np.int64)
     cr = np.zeros(C, dtype=np.int64)
+    # per-feature prefix sums of the bin class counts: a shape's children are sums over
+    # its alternating segments, O(K C) each instead of a pass over every bin
+    pre = np.zeros((off[p] + 2 * p, C), dtype=np.int64)
     q = 0
     for j in range(p):
         nc = off[j + 1] - off[j]
         base = off[j] + j
+        pb = off[j] + 2 * j  # pre[pb + b] = class counts of bins 0..b-1 of feature j
+        for b in range(nc + 1):
+            for c in range(C):
+                pre[pb + b + 1, c] = pre[pb + b, c] + counts[base + b, c]
         for kk in range(1, min(K_max, nc) + 1):
             for i in range(kk):
                 comb[i] = i
@@ -983,16 +990,16 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, 
                 for c in range(C):
                     cl[c] = 0
                     cr[c] = 0
-                t = 0
-                for b in range(nc + 1):
-                    while t < kk and comb[t] < b:
-                        t += 1
+                lo = 0  # first bin of the current segment
+                for t in range(kk + 1):
+                    hi = comb[t] + 1 if t < kk else nc + 1  # one past its last bin
                     if t % 2 == 0:
                         for c in range(C):
-                            cl[c] += counts[base + b, c]
+                            cl[c] += pre[pb + hi, c] - pre[pb + lo, c]
                     else:
                         for c in range(C):
-                            cr[c] += counts[base + b, c]
+                            cr[c] += pre[pb + hi, c] - pre[pb + lo, c]
+                    lo = hi
                 sh_j[q] = j
                 sh_k[q] = kk
                 for i in range(kk):

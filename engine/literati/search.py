@@ -468,9 +468,6 @@ class AOStarSearch:
         for h, (a, b) in zip(shapes, out, strict=True):
             h.vts = (float(a), float(b))
             h.vt = h.vts[0] + h.vts[1]
-        """Shapes per lookahead call (:data:`_LA_WORK`)."""
-        work = self.X.shape[1] * st.idx.shape[0] * max(st.d - 1, 1)
-        return int(min(max(_LA_WORK // max(work, 1), 1), 256))
 
     def _make_shape(self, st: _Data, j: int, k: tuple) -> _Shape:
         off = st.cand_off
