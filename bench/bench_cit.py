@@ -22,14 +22,23 @@ B = 999, fewer repeats, one learner and smaller forests).  Needs ``Rscript`` wit
 4. Top-k balanced accuracy (k = 1, 2, 3, 5, 10) on wine, breast_cancer and digits for CIT,
    CIF, CART and random forest (scikit-learn, default parameters), the CIT paper's protocol
    (citrees ``paper/benchmark/pipeline/stage1.py`` / ``stage2.py``): for seeds s = 0 ..
-   ``--seeds`` - 1, stratified 5-fold CV shuffled with s; on fold f the ranker is seeded
-   with ``s * 1000 + f``, fitted on the standardised training fold and ranked by
+   ``--seeds`` - 1, stratified 5-fold CV shuffled with s; on every fold of seed s the ranker
+   is seeded with s (``--ranker-seed reference``, the default: the seeding of the SPEC's
+   reference run, whose deterministic CART and random-forest rows it reproduces; ``paper``:
+   ``s * 1000 + f`` on fold f, as stage1.py), fitted on the standardised training fold and
+   ranked by
    ``np.argsort(importances)[::-1]``; features standardised on the training fold, mean over
    the learners logistic regression, RBF SVM and 5-NN (``--quick``: logistic only); then
    every seed's mean and the standard error of the mean over seeds.  CIT / CIF use the
    paper's configuration (B 'minimum', histogram thresholds with max_thresholds=256,
    adaptive stopping, Bonferroni); CIF 100 trees (50 with ``--quick``).  Shown beside the
-   SPEC section 4 reference figures on wine.
+   SPEC section 4 reference figures on wine (CART and RF: the same reference run, from the
+   research notes).
+5. Forest draws on the reference's own splits (``--only draws``): CIF's top-k result depends
+   on its random draws, and the reference is one draw; on the reference's CV splits (seeds 0
+   and 1) and seeding, ``--draws`` R runs of CIT and CIF (run 0 with the reference's seeds,
+   run r > 0 with seeds 100 + 2r + s): mean and standard deviation over runs and the share
+   of runs at or above the reference (within 0.0005) at each k.
 
 Prints markdown tables plus the machine and writes them to ``bench/out/cit.md``.
 """
@@ -64,7 +73,10 @@ from engine.data import load_bundled, make_dataset  # noqa: E402
 
 KS = (1, 2, 3, 5, 10)
 SPEC_WINE = {"CIF": (0.728, 0.899, 0.937, 0.982, 0.977),
-             "CIT": (0.707, 0.873, 0.929, 0.963, 0.966)}
+             "CIT": (0.707, 0.873, 0.929, 0.963, 0.966),
+             # the same reference run's decision tree and random forest rows (research notes)
+             "CART": (0.767, 0.894, 0.946, 0.957, 0.972),
+             "RF": (0.692, 0.884, 0.943, 0.982, 0.974)}
 PAPER_CFG = dict(n_resamples_selector="minimum", n_resamples_splitter="minimum",
                  threshold_method="histogram", max_thresholds=256)
 CTREE_MIN = dict(min_samples_split=20, min_samples_leaf=7)
@@ -192,11 +204,17 @@ def options_table(sets, reps: int) -> str:
                 random_state=i, **c), X, y, reps)
             base = base or t
             perms = int(est.n_permutations_selector_.sum() + est.n_permutations_splitter_.sum())
+            recs = est.node_records_
+            run_a = sum(int(sum(r.get("n_permutations", []))) for r in recs)
+            run_b = sum(int(sum(r.get("threshold_n_permutations", []))) for r in recs)
+            n_thr = sum(len(r.get("thresholds", [])) for r in recs)
             rows.append(f"| {name} | {label} | {t:.2f} | {t / base:.1f}x | "
-                        f"{est.tree_.node_count} | {perms:,} |")
+                        f"{est.tree_.node_count} | {perms:,} | {run_a:,} + {run_b:,} | "
+                        f"{n_thr} |")
             print(rows[-1], file=sys.stderr, flush=True)
     head = ("| data | thresholds, stopping | fit s | vs default | nodes | permutations at the "
-            "splits (stage A + B) |\n|---|---|---|---|---|---|")
+            "splits (stage A + B) | permutations run at every node (stage A + stage B) | "
+            "thresholds tested |\n|---|---|---|---|---|---|---|---|")
     return "\n".join([head] + rows)
 
 
@@ -235,12 +253,14 @@ def agreement_table(names, r_ok: bool) -> str:
 
 
 # -- 4. top-k ----------------------------------------------------------------------------------
-def top_k_table(names, learners, n_trees: int, seeds: int = 1) -> str:
+def top_k_table(names, learners, n_trees: int, seeds: int = 1,
+                ranker_seed: str = "reference") -> str:
     """Top-k balanced accuracy, the CIT paper's protocol (citrees ``paper/benchmark``,
-    stage1.py / stage2.py): for each seed s, stratified 5-fold CV shuffled with s; on fold f
-    the ranker is seeded with ``s * 1000 + f`` and fitted on the standardised training fold,
-    ranking ``np.argsort(importances)[::-1]``; mean over seeds, folds and learners, plus
-    per-seed means and their standard error."""
+    stage1.py / stage2.py): for each seed s, stratified 5-fold CV shuffled with s; the ranker
+    is seeded with s on every fold (``ranker_seed='reference'``) or with ``s * 1000 + f`` on
+    fold f (``'paper'``) and fitted on the standardised training fold, ranking
+    ``np.argsort(importances)[::-1]``; mean over seeds, folds and learners, plus per-seed
+    means and their standard error."""
     from sklearn.base import clone
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.model_selection import StratifiedKFold
@@ -267,7 +287,8 @@ def top_k_table(names, learners, n_trees: int, seeds: int = 1) -> str:
             for seed in range(seeds):
                 folds = StratifiedKFold(5, shuffle=True, random_state=seed).split(ds.X, ds.y)
                 for f, (tr, te) in enumerate(folds):  # one ranking per training fold
-                    est = rankers(seed * 1000 + f)[mname]
+                    rs = seed if ranker_seed == "reference" else seed * 1000 + f
+                    est = rankers(rs)[mname]
                     Xtr = StandardScaler().fit_transform(ds.X[tr])
                     rank = ranking_of(clone(est).fit(Xtr, ds.y[tr]).feature_importances_,
                                       ties="numpy")
@@ -301,6 +322,65 @@ def top_k_table(names, learners, n_trees: int, seeds: int = 1) -> str:
             "standard error of the mean over seeds:\n\n" + "\n".join([seed_head] + seed_rows))
 
 
+def draws_table(learners, n_trees: int, draws: int) -> str:
+    """CIT and CIF on wine over ``draws`` random runs on the reference's own CV splits
+    (stratified 5-fold shuffled with seeds 0 and 1) and seeding (run 0: the ranker seeded with
+    s on every fold of seed s; run r > 0: with ``100 + 2 r + s``); per k the mean and standard
+    deviation over runs of the two-seed mean, and the share of runs at or above the SPEC
+    reference (within 0.0005)."""
+    from sklearn.model_selection import StratifiedKFold
+    from sklearn.preprocessing import StandardScaler
+
+    from engine.cit.steps import _OneFold
+    from engine.cit.topk import ranking_of
+
+    ds = bundled("wine")
+    splits = [list(StratifiedKFold(5, shuffle=True, random_state=s).split(ds.X, ds.y))
+              for s in range(2)]
+    memo = {}  # (seed, fold, learner, top-10 tuple) -> scores at each k
+
+    def fold_scores(s, f, rank, learner):
+        key = (s, f, learner, tuple(rank[:max(KS)]))
+        if key not in memo:
+            memo[key] = top_k_curve(rank, ds.X, ds.y, KS, learner=learner,
+                                    cv=_OneFold(*splits[s][f]), task="classification")["mean"]
+        return memo[key]
+
+    rows = []
+    for mname in ("CIT", "CIF"):
+        t0 = time.perf_counter()
+        runs = np.zeros((draws, len(KS)))
+        for r in range(draws):
+            per = np.zeros((2, 5, len(learners), len(KS)))
+            for s in range(2):
+                rs = s if r == 0 else 100 + 2 * r + s
+                for f, (tr, _) in enumerate(splits[s]):
+                    est = (ConditionalInferenceTreeClassifier(random_state=rs, **PAPER_CFG)
+                           if mname == "CIT" else
+                           ConditionalInferenceForestClassifier(n_estimators=n_trees, n_jobs=1,
+                                                                random_state=rs, **PAPER_CFG))
+                    Xtr = StandardScaler().fit_transform(ds.X[tr])
+                    rank = ranking_of(est.fit(Xtr, ds.y[tr]).feature_importances_,
+                                      ties="numpy")
+                    for i, lr in enumerate(learners):
+                        per[s, f, i] = fold_scores(s, f, rank, lr)
+            runs[r] = per.mean(axis=(0, 1, 2))
+        ref = np.array(SPEC_WINE[mname])
+        fmt = lambda v: " | ".join(f"{x:.3f}" for x in v)  # noqa: E731
+        rows.append(f"| {mname} | reference (one run) | {fmt(ref)} |")
+        rows.append(f"| {mname} | run 0 (reference seeding) | {fmt(runs[0])} |")
+        rows.append(f"| {mname} | mean of {draws} runs | {fmt(runs.mean(axis=0))} |")
+        rows.append(f"| {mname} | SD over runs | {fmt(runs.std(axis=0, ddof=1))} |")
+        rows.append(f"| {mname} | share of runs >= reference | "
+                    + " | ".join(f"{x:.2f}" for x in (runs >= ref - 5e-4).mean(axis=0))
+                    + " |")
+        print(f"{mname}: {draws} runs in {time.perf_counter() - t0:.0f} s", file=sys.stderr,
+              flush=True)
+    head = ("| ranking | row | " + " | ".join(f"k={k}" for k in KS)
+            + " |\n|---|---|" + "---|" * len(KS))
+    return "\n".join([head] + rows)
+
+
 def main() -> str:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="B = 999, one repeat, smaller runs")
@@ -309,7 +389,12 @@ def main() -> str:
                     help="datasets of the top-k table")
     ap.add_argument("--seeds", type=int, default=1,
                     help="top-k: seeds of the 5-fold CV (the CIT paper uses 5)")
-    ap.add_argument("--only", nargs="*", choices=("agree", "topk", "fit", "options"),
+    ap.add_argument("--ranker-seed", choices=("reference", "paper"), default="reference",
+                    help="top-k: seed every fold's ranker with the CV seed s (the SPEC "
+                         "reference run) or with s * 1000 + fold (citrees' stage1.py)")
+    ap.add_argument("--draws", type=int, default=30,
+                    help="draws: random runs of CIT / CIF on the reference's splits")
+    ap.add_argument("--only", nargs="*", choices=("agree", "topk", "fit", "options", "draws"),
                     help="run only these parts (default: all)")
     args = ap.parse_args()
     quick = args.quick
@@ -330,7 +415,7 @@ def main() -> str:
         parts.append(text)
         print(text + "\n", flush=True)
 
-    only = set(args.only or ("agree", "topk", "fit", "options"))
+    only = set(args.only or ("agree", "topk", "fit", "options", "draws"))
     if "agree" in only:
         add("### Split variables of the first two levels vs ctree\n\n"
             + agreement_table(("iris", "wine", "breast_cancer", "penguins"), r_ok))
@@ -343,7 +428,13 @@ def main() -> str:
     if "topk" in only:
         add(f"### Top-k balanced accuracy (mean over {', '.join(learners)} and "
             f"{args.seeds} x 5-fold CV; SPEC reference in brackets)\n\n"
-            + top_k_table(args.topk_sets, learners, 50 if quick else 100, args.seeds))
+            + top_k_table(args.topk_sets, learners, 50 if quick else 100, args.seeds,
+                          args.ranker_seed))
+    if "draws" in only:
+        n_draws = min(args.draws, 5) if quick else args.draws
+        add(f"### CIT / CIF over {n_draws} random runs on the reference's wine splits (mean "
+            f"over {', '.join(learners)}, seeds 0 and 1 x 5 folds)\n\n"
+            + draws_table(learners, 50 if quick else 100, n_draws))
     parts.append(f"Machine: {machine()}; R partykit via Rscript: {'yes' if r_ok else 'no'}; "
                  f"total {time.perf_counter() - t0:.0f} s"
                  + (" (--quick)" if quick else "") + ".")
