@@ -204,6 +204,8 @@ def test_top_k_and_bias_figures():
     fig = top_k_figure(curves)
     assert [tr.name for tr in fig.data] == ["A", "B"]
     assert list(fig.data[1].y) == [0.6, 0.65] and list(fig.data[0].error_y.array) == [0.1, 0.0]
+    ticks = top_k_figure({"A": {"k": [1, 2, 3, 5, 10], "mean": [0.5] * 5, "std": [0] * 5}})
+    assert list(ticks.layout.xaxis.tickvals) == [1, 2, 3, 5, 10]  # the k values, not even steps
     fig = selection_bias_figure({"CART": [0.5, 0.25, 0.25], "CIT": [1.0, 0.0, 0.0]},
                                 ["x", "noise 1", "noise 2"], [False, True, True])
     assert [tr.name for tr in fig.data] == ["CART (noise share 50%)", "CIT (noise share 0%)"]

@@ -307,7 +307,10 @@ def top_k_figure(curves: Mapping[str, Mapping], *, metric: str = "balanced accur
             hovertemplate=f"{name}<br>k = %{{x}}<br>{metric} %{{y:.3f}}<extra></extra>"))
     fig.update_layout(**base_layout(title or f"Top-k features: cross-validated {metric}",
                                     height=400))
-    fig.update_xaxes(title_text="k (number of top-ranked features kept)")
+    ks = sorted({int(k) for c in curves.values() for k in c["k"]})
+    # ticks at the k values measured (1, 2, 3, 5, 10, ...), not plotly's even steps
+    fig.update_xaxes(title_text="k (number of top-ranked features kept)",
+                     tickmode="array" if ks else "auto", tickvals=ks or None)
     fig.update_yaxes(title_text=f"{metric} (mean over folds, +- 1 sd)")
     return fig
 
