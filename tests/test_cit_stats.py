@@ -189,6 +189,36 @@ def test_shared_splitter_tests_equal_one_by_one():
                                               1, 49, 3).p_value
 
 
+
+@pytest.mark.parametrize("adaptive", [False, True])
+def test_splitter_tests_stop_at_first_significant(adaptive):
+    """Threshold scanning: ``stop_at_first`` returns the tests up to and including the first
+    significant position (in the order given), each equal to the one-by-one test; positions
+    before it are not significant.  Over random label noise the cut falls at every place,
+    including 'none significant' (everything returned)."""
+    from engine.cit.permutation import splitter_tests
+
+    rng = np.random.default_rng(1)
+    cuts = set()
+    for rep in range(40):
+        n = int(rng.integers(30, 120))
+        y = (np.arange(n) > rng.integers(5, n - 5)).astype(np.int64)
+        y[rng.integers(0, n, int(rng.integers(0, n // 2)))] ^= 1
+        f = np.zeros(n)
+        pos = rng.permutation(np.arange(3, n - 3))[:int(rng.integers(2, 12))]
+        alpha = float(rng.choice([0.005, 0.02, 0.05]))
+        got = splitter_tests(True, y, f, pos, 0, 2, 299, rep, alpha=alpha, adaptive=adaptive,
+                             stop_at_first=True)
+        one = [splitter_test(True, y, f, int(q), 0, 2, 299, rep, alpha=alpha,
+                             adaptive=adaptive) for q in pos]
+        sig = [i for i, r in enumerate(one) if r.p_value < alpha]
+        want = sig[0] + 1 if sig else len(pos)
+        assert len(got) == want
+        for r, o in zip(got, one, strict=False):
+            assert (r.p_value, r.n_permutations) == (o.p_value, o.n_permutations)
+        cuts.add("none" if not sig else ("first" if want == 1 else "later"))
+    assert cuts == {"none", "first", "later"}
+
 def test_one_thread_kernels_equal_parallel_ones():
     """Small blocks run in the ``*_serial`` twins: the same permutations, the same values."""
     from engine.cit import permutation as P

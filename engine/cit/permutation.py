@@ -411,14 +411,22 @@ def splitter_test(is_classif, y_code_sorted, y_val_sorted, position, criterion, 
 
 
 def splitter_tests(is_classif, y_code_sorted, y_val_sorted, positions, criterion, n_classes,
-                   B, seed, *, alpha=0.05, adaptive=False, gamma=0.95, keep_null=False
-                   ) -> list[PermutationResult]:
+                   B, seed, *, alpha=0.05, adaptive=False, gamma=0.95, keep_null=False,
+                   stop_at_first=False) -> list[PermutationResult]:
     """Left-tailed tests of the weighted child impurity at every split position at once.
 
     All positions share the permutations (permutation ``b`` of position ``j`` is the one
     :func:`splitter_test` would draw with the same ``seed``), so the result for each
     position equals :func:`splitter_test`'s; the cost is one prefix scan per permutation
     for all positions.  Adaptive stopping applies to each position separately.
+
+    ``stop_at_first`` (threshold scanning: positions in scanning order, the scan stops at
+    the first with ``p < alpha``): return only the results up to and including the first
+    significant position, and stop drawing permutations as soon as those are decided
+    (with adaptive stopping, positions after a decided significant one are dropped and the
+    run ends once every position before it is decided).  Each returned result equals
+    :func:`splitter_test`'s.  Returns a list of :class:`PermutationResult`, one per
+    position (or per position up to the first significant one).
     """
     positions = np.ascontiguousarray(positions, dtype=np.int64)
     m = positions.shape[0]
@@ -435,8 +443,9 @@ def splitter_tests(is_classif, y_code_sorted, y_val_sorted, positions, criterion
     kept = [[] for _ in range(m)] if keep_null else None
     n = 0
     block = min(B, max(n_min, 32)) if adaptive else B
-    while n < B and not done.all():
-        live = np.flatnonzero(~done)
+    limit = m  # positions from ``limit`` on are not needed (after a significant one)
+    while n < B and not done[:limit].all():
+        live = np.flatnonzero(~done[:limit])
         count = min(block, B - n, max(1, 2_000_000 // max(live.size, 1)))
         vals = _null(splitter_null_all, splitter_null_all_serial,
                      count * (w.shape[0] + live.size), is_classif, y_code_sorted, y_val_sorted,
@@ -460,10 +469,19 @@ def splitter_tests(is_classif, y_code_sorted, y_val_sorted, positions, criterion
                 kept[j].append(col)
         n += count
         block *= 2
+        if stop_at_first:
+            sig = np.flatnonzero(done[:limit] & ((L[:limit] + 1.0) / (n_used[:limit] + 1.0)
+                                                 < alpha))
+            if sig.size:
+                limit = int(sig[0]) + 1
+    if stop_at_first and n >= B:  # every position left ran all B permutations
+        sig = np.flatnonzero((L[:limit] + 1.0) / (n_used[:limit] + 1.0) < alpha)
+        if sig.size:
+            limit = int(sig[0]) + 1
     return [PermutationResult(float(t_obs[j]), (L[j] + 1.0) / (n_used[j] + 1.0),
                               int(n_used[j]), int(L[j]),
                               np.concatenate(kept[j]) if keep_null else None)
-            for j in range(m)]
+            for j in range(limit)]
 
 
 @register_warmup("cit.permutation")

@@ -434,25 +434,18 @@ class _BaseCIT(BaseEstimator):
         seed_b = int(rng.randint(0, 2**31 - 1))
         kw = dict(alpha=a_spl, adaptive=prm["es_spl"], keep_null=self.keep_null)
         k_cls = n_classes if classif else 1
-        # one seed per node: every threshold sees the same permutations, so testing them in
-        # batches (one prefix scan per permutation for a whole batch) gives the same p-values
-        # as testing them one by one.  With threshold scanning the batches double (1, 1, 2,
-        # 4, ...) and stop at the first one holding a significant threshold: a batch runs
-        # until its slowest threshold is decided, so testing every remaining candidate at
-        # once spent most of a fit on thresholds after the one that scanning stops at.
+        # one seed per node: every threshold sees the same permutations, so testing the
+        # first threshold alone and then the rest at once (one prefix scan per permutation)
+        # gives the same p-values as testing them one by one.  With threshold scanning the
+        # shared run stops once the thresholds up to the first significant one are decided
+        # (testing every remaining candidate to its own decision spent most of some fits on
+        # thresholds after the one that scanning stops at).
         first = splitter_test(classif, ycs, yvs, int(pos[t_order[0]]), prm["crit"], k_cls, B2,
                               seed_b, **kw)
         results = [first]
-        if not (self.threshold_scanning and first.p_value < a_spl):
-            start, size = 1, 1
-            while start < t_order.size:
-                stop = min(t_order.size, start + size) if self.threshold_scanning else t_order.size
-                batch = splitter_tests(classif, ycs, yvs, pos[t_order[start:stop]],
-                                       prm["crit"], k_cls, B2, seed_b, **kw)
-                results += batch
-                if self.threshold_scanning and any(r.p_value < a_spl for r in batch):
-                    break
-                start, size = stop, 2 * size
+        if not (self.threshold_scanning and first.p_value < a_spl) and t_order.size > 1:
+            results += splitter_tests(classif, ycs, yvs, pos[t_order[1:]], prm["crit"], k_cls,
+                                      B2, seed_b, stop_at_first=self.threshold_scanning, **kw)
         for i, res in zip(t_order, results, strict=False):
             rec["thresholds"].append(float(cand[i]))
             rec["threshold_statistics"].append(res.statistic)
