@@ -24,9 +24,9 @@ B = 999, fewer repeats, one learner and smaller forests).  Needs ``Rscript`` wit
    (citrees ``paper/benchmark/pipeline/stage1.py`` / ``stage2.py``): for seeds s = 0 ..
    ``--seeds`` - 1, stratified 5-fold CV shuffled with s; on every fold of seed s the ranker
    is seeded with s (``--ranker-seed reference``, the default: the seeding of the SPEC's
-   reference run, whose deterministic CART and random-forest rows it reproduces; ``paper``:
-   ``s * 1000 + f`` on fold f, as stage1.py), fitted on the standardised training fold and
-   ranked by
+   reference run: with it our seeds 0 and 1 give that run's random-forest row to the third
+   decimal and its CART row within 0.002; ``paper``: ``s * 1000 + f`` on fold f, as
+   stage1.py), fitted on the standardised training fold and ranked by
    ``np.argsort(importances)[::-1]``; features standardised on the training fold, mean over
    the learners logistic regression, RBF SVM and 5-NN (``--quick``: logistic only); then
    every seed's mean and the standard error of the mean over seeds.  CIT / CIF use the
@@ -213,8 +213,8 @@ def options_table(sets, reps: int) -> str:
                         f"{n_thr} |")
             print(rows[-1], file=sys.stderr, flush=True)
     head = ("| data | thresholds, stopping | fit s | vs default | nodes | permutations at the "
-            "splits (stage A + B) | permutations run at every node (stage A + stage B) | "
-            "thresholds tested |\n|---|---|---|---|---|---|---|---|")
+            "splits (stage A + B) | permutations in the records of every node (stage A + "
+            "stage B) | thresholds recorded |\n|---|---|---|---|---|---|---|---|")
     return "\n".join([head] + rows)
 
 
@@ -427,13 +427,15 @@ def main() -> str:
     learners = ("logistic",) if quick else ("logistic", "svm", "knn")
     if "topk" in only:
         add(f"### Top-k balanced accuracy (mean over {', '.join(learners)} and "
-            f"{args.seeds} x 5-fold CV; SPEC reference in brackets)\n\n"
+            f"{args.seeds} x 5-fold CV; the reference run in brackets)\n\n"
             + top_k_table(args.topk_sets, learners, 50 if quick else 100, args.seeds,
                           args.ranker_seed))
     if "draws" in only:
         n_draws = min(args.draws, 5) if quick else args.draws
         add(f"### CIT / CIF over {n_draws} random runs on the reference's wine splits (mean "
-            f"over {', '.join(learners)}, seeds 0 and 1 x 5 folds)\n\n"
+            f"over {', '.join(learners)}, seeds 0 and 1 x 5 folds"
+            + ("; --quick: one learner and 50 trees, not comparable with the reference" if quick
+               else "") + ")\n\n"
             + draws_table(learners, 50 if quick else 100, n_draws))
     parts.append(f"Machine: {machine()}; R partykit via Rscript: {'yes' if r_ok else 'no'}; "
                  f"total {time.perf_counter() - t0:.0f} s"
