@@ -291,11 +291,18 @@ st.caption("Pick a test row: the sliders take its feature values. Move a slider 
            "'what if this feature were different?' -- the density redraws. Pin an x to keep "
            "its curve for comparison.")
 run_id = meta["run_id"]
+imp = np.asarray(model.feature_importances_)
+order = list(np.argsort(-imp, kind="stable"))  # features by importance (the feature picker)
 if st.session_state.get("_pt_run_seen") != run_id:  # a new model: reset the view state
     st.session_state["_pt_run_seen"] = run_id
     st.session_state["_pt_pins"] = []
-    for key in ("row_view", "overlay_view", "feature_view", "tree_view"):
-        st.session_state.pop(P + key, None)  # their options depend on the model
+    # Their options depend on the model.  Set them, do not delete them: a deleted value
+    # restarts at the default in the script, but the browser is not told and keeps showing
+    # the previous model's row and feature over the new model's slices until the next click.
+    st.session_state[P + "row_view"] = te[0]
+    st.session_state[P + "overlay_view"] = []
+    st.session_state[P + "feature_view"] = order[0]
+    st.session_state[P + "tree_view"] = 0
     st.session_state.pop("_pt_row_loaded", None)
 VIEW_SAVED = "_pt_view_saved"
 # Streamlit forgets the *_view widgets (row, feature values, overlay, feature, tree) while
@@ -409,8 +416,6 @@ st.download_button("Download slices (CSV)", slice_frame(slices, target=target)
 
 # -- one feature at a time -------------------------------------------------------------------
 st.subheader("Along one feature")
-imp = np.asarray(model.feature_importances_)
-order = list(np.argsort(-imp, kind="stable"))
 fc1, fc2 = st.columns([2, 1])
 j = fc1.selectbox("Feature", order, key=P + "feature_view",
                   format_func=lambda k: f"{names[k]} (importance {imp[k]:.3f})",

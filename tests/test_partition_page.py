@@ -408,6 +408,52 @@ def test_page_bad_parameters_and_tiny_upload(app):
     assert any("at least 20" in e.value for e in app.error)
 
 
+def test_page_new_model_tells_the_browser_its_row_and_feature(app, monkeypatch):
+    # A new model reset the row / feature / overlay pickers by deleting their state: the script
+    # used the new first test row and most important feature, but the browser, which had not
+    # drawn them while the model grew, kept showing the old labels ("row 2 (y = -0.95)" over
+    # the slices of row 3) until the next click.  The reset must *set* the values, which
+    # Streamlit sends to the browser (set_value).
+    import threading
+
+    import engine.partition.explore as explore
+
+    app.selectbox(key="ds").set_value("iris").run()
+    _grow(app, pt_max_leaves_classification=8)
+    rows = app.selectbox(key="pt_row_view").options
+    app.selectbox(key="pt_row_view").set_value(int(rows[3].split()[1])).run()
+    app.multiselect(key="pt_overlay_view").set_value([int(rows[4].split()[1])]).run()
+    app.number_input(key="seed").set_value(5).run()
+    # hold the growth until the Grow click's rerun has drawn the live view (as in a browser,
+    # the result widgets are then not on the page), so the next run draws them anew
+    go = threading.Event()
+    steps = explore.growth_steps
+
+    def held(*args, **kwargs):
+        go.wait(TIMEOUT)
+        return (yield from steps(*args, **kwargs))
+
+    monkeypatch.setattr(explore, "growth_steps", held)
+    app.button(key="pt_run").click().run()
+    assert not app.exception, app.exception
+    job = app.session_state["pt_job"]
+    assert not job.finished
+    assert "pt_row_view" not in [b.key for b in app.get("selectbox")]
+    go.set()
+    assert job.join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    meta = app.session_state["pt_job_meta"]
+    model = job.result["model"]
+    first_feature = int(np.argsort(-np.asarray(model.feature_importances_), kind="stable")[0])
+    row_box, feature_box = app.selectbox(key="pt_row_view"), app.selectbox(key="pt_feature_view")
+    assert row_box.value == meta["test"][0] and row_box.proto.set_value
+    assert feature_box.value == first_feature and feature_box.proto.set_value
+    overlay = app.multiselect(key="pt_overlay_view")
+    assert overlay.value == [] and overlay.proto.set_value
+    assert any(f"for row {meta['test'][0]}:" in c.value for c in app.caption)
+
+
 # -- browser -------------------------------------------------------------------------------
 @pytest.mark.e2e
 def test_browser_grow_and_move_a_feature_slider(page, app_url, tmp_path):
