@@ -251,6 +251,39 @@ target = meta["target"]
 mfloor = meta["floor"]
 discrete = meta["task"] == "classification"
 nll_test, n_out = model.nll(X[te], y[te], floor=mfloor)
+# The floor is a density per unit of y, so it can decide the NLL for rows *inside* the
+# support too: empty cells (density 0) and, on a target in large units, every row (a y range
+# of 1e12 gives densities of about 1e-13 < 1e-9).  Count them; see floor_warning() below.
+dens_test = model.density(X[te], y[te])
+n_floored = int(np.sum(dens_test < mfloor))
+n_small = int(np.sum((dens_test > 0) & (dens_test < mfloor)))
+n_empty = max(int(np.sum(dens_test == 0)) - n_out, 0)
+
+
+def floor_warning() -> str | None:
+    """Why the density floor, not the model, sets part of the test NLL (None if it does not
+    beyond the out-of-support rows)."""
+    if not n_small and not n_empty:
+        return None
+    text = (f"**The density floor decides the test NLL:** {n_floored} of the {len(te)} test "
+            f"rows are at the floor {mfloor:g} (each adds -log {mfloor:g} = "
+            f"{-np.log(mfloor):.4g}), not only the {n_out} out of support.")
+    if n_floored == len(te):
+        text += (" Every test row is floored, so the test NLL is that constant whatever the "
+                 "model.")
+    if n_small:
+        text += f" {n_small} of them have a positive density below the floor"
+        if not discrete:
+            width = float(model.y_box_[1] - model.y_box_[0])
+            text += (f": {target} spans about {width:.3g} units, so densities per unit of "
+                     f"{target} are near {1 / width:.2g}")
+        text += (". Choose a smaller density floor (below the densities) or, if none is "
+                 f"small enough, rescale {target} (e.g. to millions).")
+    if n_empty:
+        text += (f" {n_empty} fall in cells with no training rows (density 0 inside the "
+                 "y box): raise **Min rows per cell (XY set)** or lower **Maximum leaves**.")
+    return text
+
 
 st.subheader("Result")
 if meta["caption"] != dataset_caption(ds):
@@ -258,7 +291,7 @@ if meta["caption"] != dataset_caption(ds):
             "to grow one on the current dataset.")
 st.caption(f"Grown on {meta['caption']} Split (seed {meta['seed']}): {len(tr)} train, "
            f"{len(va)} validation, {len(te)} test rows.")
-m1, m2, m3, m4 = st.columns(4)
+m1, m2, m3, m4, m5 = st.columns(5)
 if forest:
     m1.metric("Trees", len(model.trees_), help="Trees grown (Stop keeps those finished).")
 else:
@@ -270,8 +303,14 @@ m2.metric("Test log-loss" if discrete else "Test NLL", f"{nll_test:.4f}",
 m3.metric("Test rows out of support", n_out,
           help="Test y outside the model's y box (or a class unseen in training): density 0, "
                "floored in the NLL.")
-m4.metric("Fit time (s)", f"{res['fit_seconds']:.2f}",
+m4.metric("Test rows at the floor", n_floored,
+          help=f"Test rows whose density (or probability) is below the floor {mfloor:g}, so "
+               "the NLL counts the floor for them: the rows out of support, rows in empty "
+               "cells, and rows whose density is small because of the units of the target.")
+m5.metric("Fit time (s)", f"{res['fit_seconds']:.2f}",
           help="Wall-clock time of the growth, including the validation NLL at each step.")
+if (msg := floor_warning()) is not None:
+    st.warning(msg)
 if not forest and model.partition_tree_.n_leaves == 1:
     st.info("The tree did not split: no split met the limits with a positive gain. The first "
             "split is always on y, so a large **Min volume fraction** (y-intervals that "
@@ -527,6 +566,12 @@ if not crows:
     st.stop()
 table = comparison_table(crows)
 st.dataframe(table.round(4), hide_index=True)
+at_floor = table["model"][np.isclose(table["test_nll"], -np.log(mfloor), rtol=0, atol=1e-9)]
+if len(at_floor):
+    st.warning(f"Every test row of {', '.join(at_floor)} is at the density floor: "
+               f"{'its' if len(at_floor) == 1 else 'their'} test NLL is -log {mfloor:g} = "
+               f"{-np.log(mfloor):.4g} whatever the fit, so it does not rank the models. "
+               "Choose a smaller density floor or rescale the target.")
 st.plotly_chart(comparison_figure(table, task=meta["task"]), key=P + "cmp_fig")
 st.download_button("Download comparison (CSV)", table.to_csv(index=False).encode(),
                    file_name="partition_comparison.csv", mime="text/csv", on_click="ignore",

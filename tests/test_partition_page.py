@@ -408,6 +408,7 @@ def test_page_bad_parameters_and_tiny_upload(app):
     assert any("at least 20" in e.value for e in app.error)
 
 
+
 def test_page_new_model_tells_the_browser_its_row_and_feature(app, monkeypatch):
     # A new model reset the row / feature / overlay pickers by deleting their state: the script
     # used the new first test row and most important feature, but the browser, which had not
@@ -453,6 +454,36 @@ def test_page_new_model_tells_the_browser_its_row_and_feature(app, monkeypatch):
     assert overlay.value == [] and overlay.proto.set_value
     assert any(f"for row {meta['test'][0]}:" in c.value for c in app.caption)
 
+
+def test_page_says_when_the_density_floor_decides_the_nll(app):
+    # A target in units of 1e12 has densities of about 1e-13 per unit of y, below the default
+    # floor 1e-9: every test row was floored, the test NLL was exactly -log(1e-9) = 20.7233
+    # for the Partition Tree and every baseline, and "out of support" said 1.
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=100), rng.normal(size=100)
+    csv = "a,b,y\n" + "".join(f"{u},{v},{1e12 * (u + w)}\n"
+                              for u, v, w in zip(a, b, rng.normal(size=100), strict=True))
+    app.file_uploader(key="uploader").set_value(("huge.csv", csv.encode(), "text/csv")).run()
+    _grow(app)
+    meta = app.session_state["pt_job_meta"]
+    model = app.session_state["pt_job"].result["model"]
+    te = meta["test"]
+    d = model.density(meta["X"][te], meta["y"][te])
+    n_floored = int(np.sum(d < meta["floor"]))
+    assert n_floored == len(te)  # the situation the page must explain
+    text = " ".join(w.value for w in app.warning)
+    assert f"{n_floored} of the {len(te)} test rows" in text
+    assert "smaller density floor" in text
+    metric = {m.label: m.value for m in app.metric}
+    assert metric["Test rows at the floor"] == str(n_floored)
+    table = _compare(app)  # every model's NLL is the floor's: said under the table
+    assert np.allclose(table["test_nll"], -np.log(meta["floor"]))
+    assert any(w.value.startswith("Every test row of Partition Tree (TreeLab), ")
+               and "does not rank the models" in w.value for w in app.warning)
+    # a dataset on a unit scale: no such warning
+    app.selectbox(key="ds").set_value("diabetes").run()
+    _grow(app)
+    assert not any("density floor" in w.value for w in app.warning)
 
 # -- browser -------------------------------------------------------------------------------
 @pytest.mark.e2e
