@@ -228,11 +228,21 @@ st.download_button("Download per-fold results (CSV)", result.folds.to_csv(index=
 if result.models:
     labels = meta["labels"]
     keys = list(result.models)
+    job, picked = st.session_state.get("ss_job"), st.session_state.get("_ss_tree_picks")
+    for i, wkey in enumerate(("ss_left_tree", "ss_right_tree")):
+        if picked is None or picked[0] is not job:
+            # a new result starts from its first two trees.  Set the values, do not leave
+            # them to the widgets' defaults: the pickers were not on the page while the job
+            # ran, and the browser then kept showing the last result's pick (a tree that may
+            # not exist any more) above another tree.
+            st.session_state[wkey] = keys[min(i, len(keys) - 1)]
+        elif st.session_state.get(wkey) not in keys:
+            # the same result after another page: Streamlit dropped the pickers' values
+            st.session_state[wkey] = picked[1 + i]
     c1, c2 = st.columns(2)
-    for col, default, wkey in ((c1, 0, "ss_left_tree"), (c2, min(1, len(keys) - 1),
-                                                         "ss_right_tree")):
+    for col, wkey in ((c1, "ss_left_tree"), (c2, "ss_right_tree")):
         with col:
-            pick = st.selectbox("Tree", keys, index=default, key=wkey,
+            pick = st.selectbox("Tree", keys, key=wkey,
                                 format_func=lambda key: labels.get(key, key))
             t = labelled_tree(result.models[pick], meta)
             st.plotly_chart(tree_figure(t, feature_names=meta["feature_names"],
@@ -240,3 +250,5 @@ if result.models:
                                         title=f"{labels.get(pick, pick)}: {t.n_leaves} "
                                               f"leaves, depth {t.max_depth}"),
                             key=f"{wkey}_fig")
+    st.session_state["_ss_tree_picks"] = (job, st.session_state["ss_left_tree"],
+                                          st.session_state["ss_right_tree"])

@@ -305,6 +305,61 @@ def test_split_strategies_page(app):
     assert cv.loc[1, "candidates"] < cv.loc[0, "candidates"]
 
 
+
+def _title(chart) -> str:
+    import json
+
+    return json.loads(chart.proto.spec)["layout"]["title"]["text"]
+
+
+def test_split_strategies_tree_pickers_follow_a_new_result(app, monkeypatch):
+    # The two tree pickers under the CV table are not on the page while a job runs.  After a
+    # second Run with other strategies the browser kept showing the last result's pick
+    # ('CART / exhaustive', no longer run) above the tree of 'CART / quantile': a new result
+    # must *set* the pickers (Streamlit then sends the values, set_value).  And a pick made
+    # on a result survives a visit to another page.
+    import threading
+
+    import pages._shared as shared
+
+    app.switch_page("pages/split_strategies.py").run()
+    app.multiselect(key="ss_strategies").set_value(["exhaustive", "quantile", "random"]).run()
+    app.slider(key="ss_cv_folds").set_value(3)
+    app.button(key="ss_run").click().run()
+    assert app.session_state["ss_job"].join(TIMEOUT)
+    app.run()
+    first = list(app.selectbox(key="ss_right_tree").options)
+    assert first == ["CART / exhaustive", "CART / quantile", "CART / random"]
+    app.selectbox(key="ss_right_tree").select_index(2).run()
+    app.switch_page("pages/data.py").run()
+    app.switch_page("pages/split_strategies.py").run()
+    assert not app.exception, app.exception
+    assert app.selectbox(key="ss_right_tree").index == 2
+    assert "CART / random:" in _title(app.get("plotly_chart")[-1])
+    # a second run with other strategies, held until the Run click's rerun drew the live view
+    go = threading.Event()
+    steps = shared.cross_validate_steps
+
+    def held(*args, **kwargs):
+        go.wait(TIMEOUT)
+        return (yield from steps(*args, **kwargs))
+
+    monkeypatch.setattr(shared, "cross_validate_steps", held)
+    app.multiselect(key="ss_strategies").set_value(["quantile", "kmeans1d"]).run()
+    app.button(key="ss_run").click().run()
+    job = app.session_state["ss_job"]
+    assert not job.finished and not any(b.key == "ss_left_tree" for b in app.get("selectbox"))
+    go.set()
+    assert job.join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    left, right = app.selectbox(key="ss_left_tree"), app.selectbox(key="ss_right_tree")
+    assert list(left.options) == ["CART / quantile", "CART / kmeans1d"]
+    assert left.index == 0 and left.proto.set_value
+    assert right.index == 1 and right.proto.set_value
+    titles = [_title(c) for c in app.get("plotly_chart")[-2:]]
+    assert "CART / quantile:" in titles[0] and "CART / kmeans1d:" in titles[1]
+
 def test_split_strategies_regression(app):
     pick(app, "diabetes")
     app.switch_page("pages/split_strategies.py").run()
