@@ -499,13 +499,16 @@ if "k1" in meta["phases"] and "k1" not in models:
     st.caption("The K_max = 1 baseline did not run: the search was stopped before it.")
 for msg in res.get("warnings", []):
     st.warning(msg)
-shown = res["table"].copy()  # a greedy model has no bound: "—", not Streamlit's "None"
+# Objective and lower bound printed here, like the metrics above: the browser's %.4g rounds
+# ties up (361.25 -> 361.3) where Python rounds them to even (361.2), which put '361.3' beside
+# a lower bound '361.2' in a row marked proven optimal.  A greedy model has no bound: "—".
+shown = res["table"].copy()
+shown["objective (λ, α)"] = [f"{v:.4g}" for v in shown["objective (λ, α)"]]
 shown["lower bound"] = [("—" if pd.isna(v) else f"{v:.4g}") for v in shown["lower bound"]]
 st.dataframe(shown, hide_index=True, width="stretch",
              column_config={c: st.column_config.NumberColumn(format="%.3f")
                             for c in ("train accuracy", "test accuracy")}
-             | {c: st.column_config.NumberColumn(format="%.4g")
-                for c in ("objective (λ, α)", "seconds")})
+             | {"seconds": st.column_config.NumberColumn(format="%.4g")})
 st.caption("Objective = training errors + λ × splits + α × breakpoints, the same for every row. "
            "The greedy shape tree grows top-down among Literati's own candidate breakpoints; "
            "it is the search's first upper bound (the search is seeded with it), so Literati "
