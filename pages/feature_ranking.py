@@ -467,8 +467,9 @@ def live_view(prefix: str, render, what: str) -> None:
     poll()
 
 
-def job_outcome(prefix: str):
-    """(result, meta) of a finished job, after showing its status; None when none ran."""
+def job_outcome(prefix: str, what: str):
+    """(result, meta) of a finished job, after showing its status (``what``: the unit of
+    its items, e.g. 'rows'); None when none ran."""
     job = st.session_state.get(f"{prefix}_job")
     if job is None or not job.finished:
         return None
@@ -477,9 +478,10 @@ def job_outcome(prefix: str):
         st.error(f"The computation failed: {snap.error}")
         return None
     if snap.status in ("cancelled", "timeout"):
+        done = snap.latest["done"] if snap.latest else 0
+        total = f" of {snap.latest['total']}" if snap.latest else ""
         st.warning(("Stopped" if snap.status == "cancelled" else "Out of time budget")
-                   + f": showing the {snap.latest['done'] if snap.latest else 0} finished "
-                   "items.")
+                   + f": showing the {done}{total} {what} that finished.")
     res = snap.result
     if isinstance(res, dict) and "result" in res:  # stopped: the last snapshot of the curves
         res = res["result"]
@@ -521,7 +523,7 @@ with tabs[1]:
         job = st.session_state.get("tg_one_job")
         if job is not None and not job.finished:
             live_view("tg_one", lambda s, partial: None, "sample")
-        out = job_outcome("tg_one")
+        out = job_outcome("tg_one", "samples")
         if out is not None and isinstance(out[0], CurveSet):
             if out[1].get("key") != one_key:
                 st.caption("These curves are for the sample as it was when Run was pressed; "
@@ -578,7 +580,7 @@ with tabs[1]:
         job = st.session_state.get("tg_batch_job")
         if job is not None and not job.finished:
             live_view("tg_batch", render_batch, "rows")
-        out = job_outcome("tg_batch")
+        out = job_outcome("tg_batch", "rows")
         if out is None and job is None:
             st.info("Press **Run** to compute the mean curves over the batch.")
         elif out is not None and out[0] is not None:
@@ -682,7 +684,7 @@ with tabs[4]:
             not st.session_state["tg_num_job"].finished:
         live_view("tg_num", lambda s, partial: st.plotly_chart(
             error_depth_figure(s["rows"]), key="tg_num_live"), "depths")
-    out = job_outcome("tg_num")
+    out = job_outcome("tg_num", "depths")
     if out is not None and out[0] is not None:
         df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
         st.plotly_chart(error_depth_figure(df), key="tg_num_fig")
@@ -709,7 +711,7 @@ with tabs[4]:
             not st.session_state["tg_rt_job"].finished:
         live_view("tg_rt", lambda s, partial: st.plotly_chart(
             runtime_figure(s["rows"]), key="tg_rt_live"), "sizes")
-    out = job_outcome("tg_rt")
+    out = job_outcome("tg_rt", "tree sizes")
     if out is not None and out[0] is not None:
         df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
         st.plotly_chart(runtime_figure(df), key="tg_rt_fig")

@@ -413,7 +413,7 @@ def test_page_stopped_batch_says_how_many_rows_finished(app):
     at.session_state["tg_batch_job"] = job
     at.run()
     assert not at.exception, at.exception
-    assert any(w.value == "Stopped: showing the 4 finished items." for w in at.warning), \
+    assert any(w.value == "Stopped: showing the 4 of 9 rows that finished." for w in at.warning), \
         [w.value for w in at.warning]
     assert any(nm.startswith("Shapley") for nm in _curve_names(at))  # the 4 rows' curves
     assert any(b.key == "tg_rows_dl" for b in at.get("download_button"))
