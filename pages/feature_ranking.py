@@ -467,6 +467,17 @@ def live_view(prefix: str, render, what: str) -> None:
     poll()
 
 
+def other_dataset(meta: dict, what: str) -> bool:
+    """Say so (and return True) when a job's result was computed on another dataset: its
+    ``meta["key"][0]`` is the model key, which starts with the digest of the dataset."""
+    key = meta.get("key")
+    if not key or str(key[0]).startswith(digest):
+        return False
+    st.info(f"These {what} were computed on another dataset: {meta.get('caption', '')} "
+            "Press **Run** to compute them on this one.")
+    return True
+
+
 def job_outcome(prefix: str, what: str):
     """(result, meta) of a finished job, after showing its status (``what``: the unit of
     its items, e.g. 'rows'); None when none ran."""
@@ -514,7 +525,7 @@ with tabs[1]:
                    "run in the background. Press Run (again after an edit).")
 
         def start_one() -> Job:
-            st.session_state["tg_one_job_meta"] = {"key": one_key}
+            st.session_state["tg_one_job_meta"] = {"key": one_key, "caption": dataset_caption(ds)}
             return Job(curves_steps, model, x[None].copy(), int(ci), params=params,
                        output=curve_output, n_random=int(n_random), seed=seed(), chunk=1,
                        budget=BATCH_BUDGET, name="tg_one").start()
@@ -525,7 +536,7 @@ with tabs[1]:
             live_view("tg_one", lambda s, partial: None, "sample")
         out = job_outcome("tg_one", "samples")
         if out is not None and isinstance(out[0], CurveSet):
-            if out[1].get("key") != one_key:
+            if not other_dataset(out[1], "curves") and out[1].get("key") != one_key:
                 st.caption("These curves are for the sample as it was when Run was pressed; "
                            "press Run to update them.")
             show_curves(out[0], curve_label, "tg_one", f"treegrad_curves_row{row}.csv")
@@ -561,7 +572,8 @@ with tabs[1]:
                 else ("raw score of the predicted class" if is_boost and curve_output == "game"
                       else "P(predicted class)"),
                 "key": (model_key, int(size), params, curve_output, cls_choice),
-                "caption": f"{dataset_caption(ds)} {MODEL_KINDS.get(model.kind if isinstance(model, TreeEnsemble) else 'tree', '')}"}
+                "caption": f"{dataset_caption(ds)} Model: "
+                           f"{MODEL_KINDS.get(getattr(model, 'kind', 'tree'), 'tree model')}."}
             return job
 
         job_controls("tg_batch", start_batch, "rows")
@@ -585,7 +597,9 @@ with tabs[1]:
             st.info("Press **Run** to compute the mean curves over the batch.")
         elif out is not None and out[0] is not None:
             res, meta = out
-            if meta.get("key") != (model_key, int(size), params, curve_output, cls_choice):
+            if (not other_dataset(meta, "curves")
+                    and meta.get("key") != (model_key, int(size), params, curve_output,
+                                            cls_choice)):
                 st.caption("These curves were computed with other settings; press Run to "
                            "update them.")
             render_batch(res)

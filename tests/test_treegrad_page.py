@@ -380,6 +380,26 @@ def test_page_batch_curves_of_a_tree_classifier_are_probabilities(app):
     assert titles == {"P(predicted class)"}
 
 
+
+def test_page_curves_of_another_dataset_say_so(app):
+    # A batch run on one dataset, then another dataset picked: the page showed the old
+    # curves (30 features of breast cancer under Iris's 4) saying only "computed with other
+    # settings".  It now names the dataset they were computed on (so do a sample's
+    # background curves, drawn for big models only).
+    at = _open(app, "iris")
+    at.radio(key="tg_mode").set_value("batch").run()
+    at.slider(key="tg_batch").set_value(3).run()
+    at.button(key="tg_batch_run").click().run()
+    assert at.session_state["tg_batch_job"].join(120)
+    at.run()
+    assert not any("another dataset" in i.value for i in at.info)
+    at.selectbox(key="ds").set_value("wine").run()
+    assert not at.exception, at.exception
+    notes = [i.value for i in at.info if "computed on another dataset" in i.value]
+    assert len(notes) == 1 and "**Iris**" in notes[0] and "Model: Decision tree." in notes[0]
+    assert not any("other settings" in c.value for c in at.caption)
+
+
 def test_page_batch_size_kept_from_a_bigger_dataset(app):
     at = _open(app, "digits")
     at.radio(key="tg_mode").set_value("batch").run()
