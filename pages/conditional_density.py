@@ -55,15 +55,48 @@ for _k, _v in st.session_state.get(SAVED, {}).items():
     if _k not in st.session_state:
         st.session_state[_k] = _v
 
+JOB, META = P + "job", P + "job_meta"
+CJOB, CMETA = P + "cmp_job", P + "cmp_job_meta"
+
+
+def stop_job(key: str) -> None:
+    job = st.session_state.get(key)
+    if job is not None:
+        job.cancel()
+        job.join(5)
+
+
+@st.fragment(run_every=1.0)
+def running_elsewhere() -> None:
+    """A growth or comparison still running (on the dataset it started on) with a Stop
+    button, until it ends."""
+    for key, what, button in ((JOB, "growth", "stop"), (CJOB, "comparison", "cmp_stop")):
+        job = st.session_state.get(key)
+        if job is not None and not job.finished:
+            caption = st.session_state.get(META, {}).get("caption", "another dataset.")
+            st.info(f"A {what} is still running on {caption} Pick that dataset again to "
+                    "watch it, or stop it here.")
+            st.button(f"Stop the {what}", key=P + button, on_click=stop_job, args=(key,))
+
+
+def stop_page() -> None:
+    """``st.stop()`` for a dataset this page cannot use, after :func:`running_elsewhere`: a
+    running growth or comparison used to vanish with its Stop button and run on, out of
+    sight, until its time budget (up to an hour)."""
+    if any((j := st.session_state.get(k)) is not None and not j.finished for k in (JOB, CJOB)):
+        running_elsewhere()
+    st.stop()
+
+
 ds = current_dataset()
 if ds is None:
-    st.stop()
+    stop_page()
 st.markdown(dataset_caption(ds))
 task = ds.task
 if ds.n_samples < 20:
     st.error(f"This dataset has {ds.n_samples} rows; the page needs at least 20 (train, "
              "validation and test rows). Pick a larger dataset.")
-    st.stop()
+    stop_page()
 
 # -- parameters ------------------------------------------------------------------------------
 with st.expander("Parameters", expanded=True):
@@ -149,16 +182,6 @@ forest_params = {**tree_params, "n_estimators": int(n_est), "max_samples": float
                  "max_features": float(max_features), "aggregation": aggregation}
 
 # -- growth job ------------------------------------------------------------------------------
-JOB, META = P + "job", P + "job_meta"
-
-
-def stop_job(key: str) -> None:
-    job = st.session_state.get(key)
-    if job is not None:
-        job.cancel()
-        job.join(5)
-
-
 job = st.session_state.get(JOB)
 running = job is not None and not job.finished
 b1, b2, _ = st.columns([1, 1, 6])
@@ -513,7 +536,6 @@ st.caption("On the training rows of the split above, fits the Partition Tree and
            + ("log-loss" if discrete else "NLL in nats per unit of y")
            + f" (probabilities / densities floored at {mfloor:g}), test rows out of support, "
            "fit time in seconds.")
-CJOB, CMETA = P + "cmp_job", P + "cmp_job_meta"
 cjob = st.session_state.get(CJOB)
 crunning = cjob is not None and not cjob.finished
 b1, b2, _ = st.columns([1.6, 1, 5])

@@ -136,9 +136,41 @@ st.markdown(
     "meet, the tree is **proven optimal** among the candidate breakpoints. Press **Run** and "
     "watch the gap close; **Stop** keeps the best tree found so far.")
 
+JKEY, MKEY = "lit_job", "lit_job_meta"
+
+
+def stop_job() -> None:
+    job = st.session_state.get(JKEY)
+    if job is not None:
+        job.cancel()
+        job.join(5)
+
+
+@st.fragment(run_every=1.0)
+def running_elsewhere() -> None:
+    """A search still running (on the dataset it started on) with its Stop button, until it
+    ends."""
+    job = st.session_state.get(JKEY)
+    if job is not None and not job.finished:
+        meta = st.session_state.get(MKEY, {})
+        st.info(f"A search is still running on {meta.get('caption', 'another dataset.')} It "
+                "ends at its time limit; pick that dataset again to watch it, or stop it here.")
+        st.button("Stop", key="lit_stop", on_click=stop_job)
+
+
+def stop_page() -> None:
+    """``st.stop()`` for a dataset this page cannot search, after :func:`running_elsewhere`:
+    a running search used to vanish with its Stop button and run on, out of sight, for up to
+    two time limits."""
+    job = st.session_state.get(JKEY)
+    if job is not None and not job.finished:
+        running_elsewhere()
+    st.stop()
+
+
 ds = current_dataset()
 if ds is None:
-    st.stop()
+    stop_page()
 st.markdown(dataset_caption(ds))
 if ds.task != "classification":
     option = st.session_state.get("ds")
@@ -151,15 +183,15 @@ if ds.task != "classification":
                   key="lit_switch_btn", on_click=on_regression_switch, args=(option,))
     else:
         st.caption(f"{ds.target} has {n_values} distinct values: too many to use as classes.")
-    st.stop()
+    stop_page()
 if ds.n_samples < MIN_ROWS:
     st.error(f"This dataset has {ds.n_samples} rows; Literati needs at least {MIN_ROWS} "
              "(a training and a test part). Load a larger table.")
-    st.stop()
+    stop_page()
 if ds.n_classes < 2:
     st.error(f"The target **{ds.target}** has a single class: there is nothing to classify. "
              "Pick another target column in the sidebar.")
-    st.stop()
+    stop_page()
 
 # -- parameters --------------------------------------------------------------------------
 with st.expander("Parameters", expanded=True):
@@ -243,16 +275,6 @@ if np.any(ds.is_categorical):
                "non-adjacent categories.")
 
 # -- run / stop --------------------------------------------------------------------------
-JKEY, MKEY = "lit_job", "lit_job_meta"
-
-
-def stop_job() -> None:
-    job = st.session_state.get(JKEY)
-    if job is not None:
-        job.cancel()
-        job.join(5)
-
-
 job = st.session_state.get(JKEY)
 running = job is not None and not job.finished
 b1, b2, _ = st.columns([1, 1, 6])

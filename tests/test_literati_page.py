@@ -622,6 +622,26 @@ def test_stop_keeps_a_valid_tree_on_a_categorical_dataset(app):
         assert "{" in labels
 
 
+
+def test_a_running_search_can_be_stopped_from_a_dataset_it_cannot_use(app):
+    """Switching to a regression dataset while a search ran hid the search and its Stop
+    button (the page stopped at 'classification-only'); it ran on for its time limit."""
+    _open(app, "breast_cancer")
+    app.slider(key="lit_depth").set_value(5)
+    app.number_input(key="lit_time").set_value(60.0)
+    app.text_input(key="lit_bd").set_value("all")  # not proven within a minute
+    app.button(key="lit_run").click().run()
+    job = app.session_state["lit_job"]
+    app.selectbox(key="ds").set_value("diabetes").run()
+    assert not app.exception, app.exception
+    assert any("classification-only" in e.value for e in app.error)
+    assert not job.finished
+    assert any("still running on **Breast cancer" in i.value for i in app.info)
+    assert not app.button(key="lit_stop").disabled
+    app.button(key="lit_stop").click().run()
+    assert job.finished and job.status == "cancelled"
+    assert not any("still running" in i.value for i in app.info)
+
 # -- browser -----------------------------------------------------------------------------------
 @pytest.mark.e2e
 def test_browser_watches_the_gap_chart_of_a_short_search(page, app_url, tmp_path):

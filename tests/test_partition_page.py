@@ -485,6 +485,36 @@ def test_page_says_when_the_density_floor_decides_the_nll(app):
     _grow(app)
     assert not any("density floor" in w.value for w in app.warning)
 
+
+def test_page_running_growth_can_be_stopped_from_a_dataset_it_cannot_use(app, monkeypatch):
+    # A growth running while the user picked a dataset the page refuses (< 20 rows) went on
+    # out of sight, with no Stop button, until its budget (up to an hour).
+    import engine.partition.explore as explore
+
+    steps = explore.growth_steps
+
+    def held(ctx, *args, **kwargs):  # runs until Stop
+        while not ctx.cancel_event.wait(0.01):
+            pass
+        return (yield from steps(ctx, *args, **kwargs))
+
+    monkeypatch.setattr(explore, "growth_steps", held)
+    app.selectbox(key="ds").set_value("iris").run()
+    app.switch_page(PAGE).run()
+    app.button(key="pt_run").click().run()
+    job = app.session_state["pt_job"]
+    csv = "a,b,t\n" + "".join(f"{i},{i % 3},{i * 0.5}\n" for i in range(12))
+    app.switch_page("pages/data.py").run()
+    app.file_uploader(key="uploader").set_value(("tiny.csv", csv.encode(), "text/csv")).run()
+    app.switch_page(PAGE).run()
+    assert not app.exception, app.exception
+    assert any("at least 20" in e.value for e in app.error)
+    assert not job.finished
+    assert any("growth is still running on **Iris**" in i.value for i in app.info)
+    app.button(key="pt_stop").click().run()
+    assert job.join(TIMEOUT) and job.status == "cancelled"
+    assert not any("still running" in i.value for i in app.info)
+
 # -- browser -------------------------------------------------------------------------------
 @pytest.mark.e2e
 def test_browser_grow_and_move_a_feature_slider(page, app_url, tmp_path):
