@@ -83,14 +83,46 @@ st.markdown(
     "trees where a Vandermonde solve at Chebyshev nodes breaks down "
     "([TreeGrad-Ranker, ICLR 2026](https://openreview.net/forum?id=OcMeNbkN13)).")
 
+#: The page's background jobs (session-state prefix, what they compute).
+JOBS = (("tg_one", "sample's curves"), ("tg_batch", "batch of curves"),
+        ("tg_num", "error-vs-depth demo"), ("tg_rt", "runtime demo"))
+
+
+def stop_job_of(prefix: str) -> None:
+    job = st.session_state.get(f"{prefix}_job")
+    if job is not None:
+        job.cancel()
+        job.join(5)
+
+
+@st.fragment(run_every=1.0)
+def running_elsewhere() -> None:
+    """The page's jobs that are still running, each with a Stop button, until they end."""
+    for prefix, what in JOBS:
+        job = st.session_state.get(f"{prefix}_job")
+        if job is not None and not job.finished:
+            st.info(f"The {what} job is still running; it stops at its time budget "
+                    f"({BATCH_BUDGET:.0f} s), or stop it here.")
+            st.button("Stop", key=f"{prefix}_stop", on_click=stop_job_of, args=(prefix,))
+
+
+def stop_page() -> None:
+    """``st.stop()`` where the page cannot go on (a dataset or model it cannot use), after
+    :func:`running_elsewhere`: a running job used to vanish with its Stop button."""
+    if any((j := st.session_state.get(f"{p}_job")) is not None and not j.finished
+           for p, _ in JOBS):
+        running_elsewhere()
+    st.stop()
+
+
 ds = current_dataset()
 if ds is None:
-    st.stop()
+    stop_page()
 st.markdown(dataset_caption(ds))
 if ds.n_samples < 10:
     st.error(f"This dataset has {ds.n_samples} rows; a train/test split needs at least 10. "
              "Pick a bigger dataset or upload more rows.")
-    st.stop()
+    stop_page()
 digest = dataset_digest(ds)
 class_names = None if ds.classes_ is None else [str(c) for c in ds.classes_]
 
@@ -162,7 +194,7 @@ if source == "remembered":
     if not remembered:
         st.info("No model has been fitted on this dataset on another page yet: fit one on "
                 "**Compare models** (or another method page) first, or train one here.")
-        st.stop()
+        stop_page()
     label = st.selectbox("Fitted model", list(remembered), key="tg_remembered_view",
                          help="Models are offered only for the dataset they were fitted on.")
     entry = remembered[label]
@@ -185,14 +217,14 @@ else:
                               disabled=kind != "boosting", help="Boosting shrinkage.")
     if leaves == 1:
         st.error("Max leaves must be 0 (no limit) or at least 2.")
-        st.stop()
+        stop_page()
     try:
         raw_model, tr_idx, te_idx, score = fit_model(
             ds, digest, kind, int(depth), int(leaves), int(n_est), float(lr_gb),
             float(test_size), seed())
     except ValueError as exc:
         st.error(f"Cannot fit the model: {exc}")
-        st.stop()
+        stop_page()
     model_key = (f"{digest}:{kind}:{depth}:{leaves}:{n_est}:{lr_gb}:{test_size}:{seed()}")
     metric = "accuracy" if ds.task == "classification" else "R\u00b2"
     score_txt = f"test {metric} **{score:.3f}** on {len(te_idx)} held-out rows"
@@ -201,11 +233,11 @@ try:
     summary = model_summary(model)
 except (TypeError, ValueError) as exc:
     st.error(f"TreeGrad cannot explain this model: {exc}")
-    st.stop()
+    stop_page()
 if summary["n_features"] != ds.n_features:
     st.error(f"The model expects {summary['n_features']} features but the dataset has "
              f"{ds.n_features}; refit it on this dataset.")
-    st.stop()
+    stop_page()
 is_boost = isinstance(model, TreeEnsemble) and model.kind == "boosting"
 st.caption(f"{summary['trees']} tree(s), {summary['leaves']:,} leaves, max depth "
            f"{summary['max_depth']}; {score_txt}."
@@ -364,7 +396,7 @@ try:
                             int(n_random), seed()) if sync_curves else None)
 except ValueError as exc:
     st.error(f"Cannot compute the attributions: {exc}")
-    st.stop()
+    stop_page()
 
 tabs = st.tabs(["Attributions", "Insertion / deletion", "Ranker convergence",
                 "Tree and gamma", "Numerics"])

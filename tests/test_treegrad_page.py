@@ -400,6 +400,26 @@ def test_page_curves_of_another_dataset_say_so(app):
     assert not any("other settings" in c.value for c in at.caption)
 
 
+
+def test_page_running_job_stays_stoppable_when_the_page_stops_early(app):
+    # 'Max leaves' = 1 (or a dataset the page refuses) stopped the page above the tabs: a
+    # running batch vanished with its Stop button and ran on until its 300 s budget.
+    def forever(ctx):  # a batch job that runs until Stop
+        while True:
+            ctx.cancel_event.wait(0.01)
+            yield {"done": 0, "total": 9}
+
+    at = _open(app, "iris")
+    at.session_state["tg_batch_job"] = Job(forever, budget=60, name="tg_batch").start()
+    at.number_input(key="tg_leaves").set_value(1).run()
+    assert not at.exception, at.exception
+    assert any("Max leaves must be 0" in e.value for e in at.error)
+    assert any("batch of curves job is still running" in i.value for i in at.info)
+    at.button(key="tg_batch_stop").click().run()
+    job = at.session_state["tg_batch_job"]
+    assert job.join(30) and job.status == "cancelled"
+    assert not any("still running" in i.value for i in at.info)
+
 def test_page_batch_size_kept_from_a_bigger_dataset(app):
     at = _open(app, "digits")
     at.radio(key="tg_mode").set_value("batch").run()
