@@ -55,15 +55,48 @@ for _k, _v in st.session_state.get(SAVED, {}).items():
     if _k not in st.session_state:
         st.session_state[_k] = _v
 
+JOB, META = P + "job", P + "job_meta"
+CJOB, CMETA = P + "cmp_job", P + "cmp_job_meta"
+
+
+def stop_job(key: str) -> None:
+    job = st.session_state.get(key)
+    if job is not None:
+        job.cancel()
+        job.join(5)
+
+
+@st.fragment(run_every=1.0)
+def running_elsewhere() -> None:
+    """A growth or comparison still running (on the dataset it started on) with a Stop
+    button, until it ends."""
+    for key, what, button in ((JOB, "growth", "stop"), (CJOB, "comparison", "cmp_stop")):
+        job = st.session_state.get(key)
+        if job is not None and not job.finished:
+            caption = st.session_state.get(META, {}).get("caption", "another dataset.")
+            st.info(f"A {what} is still running on {caption} Pick that dataset again to "
+                    "watch it, or stop it here.")
+            st.button(f"Stop the {what}", key=P + button, on_click=stop_job, args=(key,))
+
+
+def stop_page() -> None:
+    """``st.stop()`` for a dataset this page cannot use, after :func:`running_elsewhere`: a
+    running growth or comparison used to vanish with its Stop button and run on, out of
+    sight, until its time budget (up to an hour)."""
+    if any((j := st.session_state.get(k)) is not None and not j.finished for k in (JOB, CJOB)):
+        running_elsewhere()
+    st.stop()
+
+
 ds = current_dataset()
 if ds is None:
-    st.stop()
+    stop_page()
 st.markdown(dataset_caption(ds))
 task = ds.task
 if ds.n_samples < 20:
     st.error(f"This dataset has {ds.n_samples} rows; the page needs at least 20 (train, "
              "validation and test rows). Pick a larger dataset.")
-    st.stop()
+    stop_page()
 
 # -- parameters ------------------------------------------------------------------------------
 with st.expander("Parameters", expanded=True):
@@ -149,16 +182,6 @@ forest_params = {**tree_params, "n_estimators": int(n_est), "max_samples": float
                  "max_features": float(max_features), "aggregation": aggregation}
 
 # -- growth job ------------------------------------------------------------------------------
-JOB, META = P + "job", P + "job_meta"
-
-
-def stop_job(key: str) -> None:
-    job = st.session_state.get(key)
-    if job is not None:
-        job.cancel()
-        job.join(5)
-
-
 job = st.session_state.get(JOB)
 running = job is not None and not job.finished
 b1, b2, _ = st.columns([1, 1, 6])
@@ -251,6 +274,39 @@ target = meta["target"]
 mfloor = meta["floor"]
 discrete = meta["task"] == "classification"
 nll_test, n_out = model.nll(X[te], y[te], floor=mfloor)
+# The floor is a density per unit of y, so it can decide the NLL for rows *inside* the
+# support too: empty cells (density 0) and, on a target in large units, every row (a y range
+# of 1e12 gives densities of about 1e-13 < 1e-9).  Count them; see floor_warning() below.
+dens_test = model.density(X[te], y[te])
+n_floored = int(np.sum(dens_test < mfloor))
+n_small = int(np.sum((dens_test > 0) & (dens_test < mfloor)))
+n_empty = max(int(np.sum(dens_test == 0)) - n_out, 0)
+
+
+def floor_warning() -> str | None:
+    """Why the density floor, not the model, sets part of the test NLL (None if it does not
+    beyond the out-of-support rows)."""
+    if not n_small and not n_empty:
+        return None
+    text = (f"**The density floor decides the test NLL:** {n_floored} of the {len(te)} test "
+            f"rows are at the floor {mfloor:g} (each adds -log {mfloor:g} = "
+            f"{-np.log(mfloor):.4g}), not only the {n_out} out of support.")
+    if n_floored == len(te):
+        text += (" Every test row is floored, so the test NLL is that constant whatever the "
+                 "model.")
+    if n_small:
+        text += f" {n_small} of them have a positive density below the floor"
+        if not discrete:
+            width = float(model.y_box_[1] - model.y_box_[0])
+            text += (f": {target} spans about {width:.3g} units, so densities per unit of "
+                     f"{target} are near {1 / width:.2g}")
+        text += (". Choose a smaller density floor (below the densities) or, if none is "
+                 f"small enough, rescale {target} (e.g. to millions).")
+    if n_empty:
+        text += (f" {n_empty} fall in cells with no training rows (density 0 inside the "
+                 "y box): raise **Min rows per cell (XY set)** or lower **Maximum leaves**.")
+    return text
+
 
 st.subheader("Result")
 if meta["caption"] != dataset_caption(ds):
@@ -258,7 +314,7 @@ if meta["caption"] != dataset_caption(ds):
             "to grow one on the current dataset.")
 st.caption(f"Grown on {meta['caption']} Split (seed {meta['seed']}): {len(tr)} train, "
            f"{len(va)} validation, {len(te)} test rows.")
-m1, m2, m3, m4 = st.columns(4)
+m1, m2, m3, m4, m5 = st.columns(5)
 if forest:
     m1.metric("Trees", len(model.trees_), help="Trees grown (Stop keeps those finished).")
 else:
@@ -270,8 +326,14 @@ m2.metric("Test log-loss" if discrete else "Test NLL", f"{nll_test:.4f}",
 m3.metric("Test rows out of support", n_out,
           help="Test y outside the model's y box (or a class unseen in training): density 0, "
                "floored in the NLL.")
-m4.metric("Fit time (s)", f"{res['fit_seconds']:.2f}",
+m4.metric("Test rows at the floor", n_floored,
+          help=f"Test rows whose density (or probability) is below the floor {mfloor:g}, so "
+               "the NLL counts the floor for them: the rows out of support, rows in empty "
+               "cells, and rows whose density is small because of the units of the target.")
+m5.metric("Fit time (s)", f"{res['fit_seconds']:.2f}",
           help="Wall-clock time of the growth, including the validation NLL at each step.")
+if (msg := floor_warning()) is not None:
+    st.warning(msg)
 if not forest and model.partition_tree_.n_leaves == 1:
     st.info("The tree did not split: no split met the limits with a positive gain. The first "
             "split is always on y, so a large **Min volume fraction** (y-intervals that "
@@ -291,11 +353,18 @@ st.caption("Pick a test row: the sliders take its feature values. Move a slider 
            "'what if this feature were different?' -- the density redraws. Pin an x to keep "
            "its curve for comparison.")
 run_id = meta["run_id"]
+imp = np.asarray(model.feature_importances_)
+order = list(np.argsort(-imp, kind="stable"))  # features by importance (the feature picker)
 if st.session_state.get("_pt_run_seen") != run_id:  # a new model: reset the view state
     st.session_state["_pt_run_seen"] = run_id
     st.session_state["_pt_pins"] = []
-    for key in ("row_view", "overlay_view", "feature_view", "tree_view"):
-        st.session_state.pop(P + key, None)  # their options depend on the model
+    # Their options depend on the model.  Set them, do not delete them: a deleted value
+    # restarts at the default in the script, but the browser is not told and keeps showing
+    # the previous model's row and feature over the new model's slices until the next click.
+    st.session_state[P + "row_view"] = te[0]
+    st.session_state[P + "overlay_view"] = []
+    st.session_state[P + "feature_view"] = order[0]
+    st.session_state[P + "tree_view"] = 0
     st.session_state.pop("_pt_row_loaded", None)
 VIEW_SAVED = "_pt_view_saved"
 # Streamlit forgets the *_view widgets (row, feature values, overlay, feature, tree) while
@@ -409,8 +478,6 @@ st.download_button("Download slices (CSV)", slice_frame(slices, target=target)
 
 # -- one feature at a time -------------------------------------------------------------------
 st.subheader("Along one feature")
-imp = np.asarray(model.feature_importances_)
-order = list(np.argsort(-imp, kind="stable"))
 fc1, fc2 = st.columns([2, 1])
 j = fc1.selectbox("Feature", order, key=P + "feature_view",
                   format_func=lambda k: f"{names[k]} (importance {imp[k]:.3f})",
@@ -469,7 +536,6 @@ st.caption("On the training rows of the split above, fits the Partition Tree and
            + ("log-loss" if discrete else "NLL in nats per unit of y")
            + f" (probabilities / densities floored at {mfloor:g}), test rows out of support, "
            "fit time in seconds.")
-CJOB, CMETA = P + "cmp_job", P + "cmp_job_meta"
 cjob = st.session_state.get(CJOB)
 crunning = cjob is not None and not cjob.finished
 b1, b2, _ = st.columns([1.6, 1, 5])
@@ -522,6 +588,12 @@ if not crows:
     st.stop()
 table = comparison_table(crows)
 st.dataframe(table.round(4), hide_index=True)
+at_floor = table["model"][np.isclose(table["test_nll"], -np.log(mfloor), rtol=0, atol=1e-9)]
+if len(at_floor):
+    st.warning(f"Every test row of {', '.join(at_floor)} is at the density floor: "
+               f"{'its' if len(at_floor) == 1 else 'their'} test NLL is -log {mfloor:g} = "
+               f"{-np.log(mfloor):.4g} whatever the fit, so it does not rank the models. "
+               "Choose a smaller density floor or rescale the target.")
 st.plotly_chart(comparison_figure(table, task=meta["task"]), key=P + "cmp_fig")
 st.download_button("Download comparison (CSV)", table.to_csv(index=False).encode(),
                    file_name="partition_comparison.csv", mime="text/csv", on_click="ignore",

@@ -83,14 +83,46 @@ st.markdown(
     "trees where a Vandermonde solve at Chebyshev nodes breaks down "
     "([TreeGrad-Ranker, ICLR 2026](https://openreview.net/forum?id=OcMeNbkN13)).")
 
+#: The page's background jobs (session-state prefix, what they compute).
+JOBS = (("tg_one", "sample's curves"), ("tg_batch", "batch of curves"),
+        ("tg_num", "error-vs-depth demo"), ("tg_rt", "runtime demo"))
+
+
+def stop_job_of(prefix: str) -> None:
+    job = st.session_state.get(f"{prefix}_job")
+    if job is not None:
+        job.cancel()
+        job.join(5)
+
+
+@st.fragment(run_every=1.0)
+def running_elsewhere() -> None:
+    """The page's jobs that are still running, each with a Stop button, until they end."""
+    for prefix, what in JOBS:
+        job = st.session_state.get(f"{prefix}_job")
+        if job is not None and not job.finished:
+            st.info(f"The {what} job is still running; it stops at its time budget "
+                    f"({BATCH_BUDGET:.0f} s), or stop it here.")
+            st.button("Stop", key=f"{prefix}_stop", on_click=stop_job_of, args=(prefix,))
+
+
+def stop_page() -> None:
+    """``st.stop()`` where the page cannot go on (a dataset or model it cannot use), after
+    :func:`running_elsewhere`: a running job used to vanish with its Stop button."""
+    if any((j := st.session_state.get(f"{p}_job")) is not None and not j.finished
+           for p, _ in JOBS):
+        running_elsewhere()
+    st.stop()
+
+
 ds = current_dataset()
 if ds is None:
-    st.stop()
+    stop_page()
 st.markdown(dataset_caption(ds))
 if ds.n_samples < 10:
     st.error(f"This dataset has {ds.n_samples} rows; a train/test split needs at least 10. "
              "Pick a bigger dataset or upload more rows.")
-    st.stop()
+    stop_page()
 digest = dataset_digest(ds)
 class_names = None if ds.classes_ is None else [str(c) for c in ds.classes_]
 
@@ -162,7 +194,7 @@ if source == "remembered":
     if not remembered:
         st.info("No model has been fitted on this dataset on another page yet: fit one on "
                 "**Compare models** (or another method page) first, or train one here.")
-        st.stop()
+        stop_page()
     label = st.selectbox("Fitted model", list(remembered), key="tg_remembered_view",
                          help="Models are offered only for the dataset they were fitted on.")
     entry = remembered[label]
@@ -185,14 +217,14 @@ else:
                               disabled=kind != "boosting", help="Boosting shrinkage.")
     if leaves == 1:
         st.error("Max leaves must be 0 (no limit) or at least 2.")
-        st.stop()
+        stop_page()
     try:
         raw_model, tr_idx, te_idx, score = fit_model(
             ds, digest, kind, int(depth), int(leaves), int(n_est), float(lr_gb),
             float(test_size), seed())
     except ValueError as exc:
         st.error(f"Cannot fit the model: {exc}")
-        st.stop()
+        stop_page()
     model_key = (f"{digest}:{kind}:{depth}:{leaves}:{n_est}:{lr_gb}:{test_size}:{seed()}")
     metric = "accuracy" if ds.task == "classification" else "R\u00b2"
     score_txt = f"test {metric} **{score:.3f}** on {len(te_idx)} held-out rows"
@@ -201,11 +233,11 @@ try:
     summary = model_summary(model)
 except (TypeError, ValueError) as exc:
     st.error(f"TreeGrad cannot explain this model: {exc}")
-    st.stop()
+    stop_page()
 if summary["n_features"] != ds.n_features:
     st.error(f"The model expects {summary['n_features']} features but the dataset has "
              f"{ds.n_features}; refit it on this dataset.")
-    st.stop()
+    stop_page()
 is_boost = isinstance(model, TreeEnsemble) and model.kind == "boosting"
 st.caption(f"{summary['trees']} tree(s), {summary['leaves']:,} leaves, max depth "
            f"{summary['max_depth']}; {score_txt}."
@@ -364,7 +396,7 @@ try:
                             int(n_random), seed()) if sync_curves else None)
 except ValueError as exc:
     st.error(f"Cannot compute the attributions: {exc}")
-    st.stop()
+    stop_page()
 
 tabs = st.tabs(["Attributions", "Insertion / deletion", "Ranker convergence",
                 "Tree and gamma", "Numerics"])
@@ -467,8 +499,20 @@ def live_view(prefix: str, render, what: str) -> None:
     poll()
 
 
-def job_outcome(prefix: str):
-    """(result, meta) of a finished job, after showing its status; None when none ran."""
+def other_dataset(meta: dict, what: str) -> bool:
+    """Say so (and return True) when a job's result was computed on another dataset: its
+    ``meta["key"][0]`` is the model key, which starts with the digest of the dataset."""
+    key = meta.get("key")
+    if not key or str(key[0]).startswith(digest):
+        return False
+    st.info(f"These {what} were computed on another dataset: {meta.get('caption', '')} "
+            "Press **Run** to compute them on this one.")
+    return True
+
+
+def job_outcome(prefix: str, what: str):
+    """(result, meta) of a finished job, after showing its status (``what``: the unit of
+    its items, e.g. 'rows'); None when none ran."""
     job = st.session_state.get(f"{prefix}_job")
     if job is None or not job.finished:
         return None
@@ -477,9 +521,10 @@ def job_outcome(prefix: str):
         st.error(f"The computation failed: {snap.error}")
         return None
     if snap.status in ("cancelled", "timeout"):
+        done = snap.latest["done"] if snap.latest else 0
+        total = f" of {snap.latest['total']}" if snap.latest else ""
         st.warning(("Stopped" if snap.status == "cancelled" else "Out of time budget")
-                   + f": showing the {snap.latest['done'] if snap.latest else 0} finished "
-                   "items.")
+                   + f": showing the {done}{total} {what} that finished.")
     res = snap.result
     if isinstance(res, dict) and "result" in res:  # stopped: the last snapshot of the curves
         res = res["result"]
@@ -512,7 +557,7 @@ with tabs[1]:
                    "run in the background. Press Run (again after an edit).")
 
         def start_one() -> Job:
-            st.session_state["tg_one_job_meta"] = {"key": one_key}
+            st.session_state["tg_one_job_meta"] = {"key": one_key, "caption": dataset_caption(ds)}
             return Job(curves_steps, model, x[None].copy(), int(ci), params=params,
                        output=curve_output, n_random=int(n_random), seed=seed(), chunk=1,
                        budget=BATCH_BUDGET, name="tg_one").start()
@@ -521,9 +566,9 @@ with tabs[1]:
         job = st.session_state.get("tg_one_job")
         if job is not None and not job.finished:
             live_view("tg_one", lambda s, partial: None, "sample")
-        out = job_outcome("tg_one")
+        out = job_outcome("tg_one", "samples")
         if out is not None and isinstance(out[0], CurveSet):
-            if out[1].get("key") != one_key:
+            if not other_dataset(out[1], "curves") and out[1].get("key") != one_key:
                 st.caption("These curves are for the sample as it was when Run was pressed; "
                            "press Run to update them.")
             show_curves(out[0], curve_label, "tg_one", f"treegrad_curves_row{row}.csv")
@@ -559,7 +604,8 @@ with tabs[1]:
                 else ("raw score of the predicted class" if is_boost and curve_output == "game"
                       else "P(predicted class)"),
                 "key": (model_key, int(size), params, curve_output, cls_choice),
-                "caption": f"{dataset_caption(ds)} {MODEL_KINDS.get(model.kind if isinstance(model, TreeEnsemble) else 'tree', '')}"}
+                "caption": f"{dataset_caption(ds)} Model: "
+                           f"{MODEL_KINDS.get(getattr(model, 'kind', 'tree'), 'tree model')}."}
             return job
 
         job_controls("tg_batch", start_batch, "rows")
@@ -578,12 +624,14 @@ with tabs[1]:
         job = st.session_state.get("tg_batch_job")
         if job is not None and not job.finished:
             live_view("tg_batch", render_batch, "rows")
-        out = job_outcome("tg_batch")
+        out = job_outcome("tg_batch", "rows")
         if out is None and job is None:
             st.info("Press **Run** to compute the mean curves over the batch.")
         elif out is not None and out[0] is not None:
             res, meta = out
-            if meta.get("key") != (model_key, int(size), params, curve_output, cls_choice):
+            if (not other_dataset(meta, "curves")
+                    and meta.get("key") != (model_key, int(size), params, curve_output,
+                                            cls_choice)):
                 st.caption("These curves were computed with other settings; press Run to "
                            "update them.")
             render_batch(res)
@@ -682,7 +730,7 @@ with tabs[4]:
             not st.session_state["tg_num_job"].finished:
         live_view("tg_num", lambda s, partial: st.plotly_chart(
             error_depth_figure(s["rows"]), key="tg_num_live"), "depths")
-    out = job_outcome("tg_num")
+    out = job_outcome("tg_num", "depths")
     if out is not None and out[0] is not None:
         df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
         st.plotly_chart(error_depth_figure(df), key="tg_num_fig")
@@ -709,7 +757,7 @@ with tabs[4]:
             not st.session_state["tg_rt_job"].finished:
         live_view("tg_rt", lambda s, partial: st.plotly_chart(
             runtime_figure(s["rows"]), key="tg_rt_live"), "sizes")
-    out = job_outcome("tg_rt")
+    out = job_outcome("tg_rt", "tree sizes")
     if out is not None and out[0] is not None:
         df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
         st.plotly_chart(runtime_figure(df), key="tg_rt_fig")

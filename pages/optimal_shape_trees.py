@@ -136,9 +136,41 @@ st.markdown(
     "meet, the tree is **proven optimal** among the candidate breakpoints. Press **Run** and "
     "watch the gap close; **Stop** keeps the best tree found so far.")
 
+JKEY, MKEY = "lit_job", "lit_job_meta"
+
+
+def stop_job() -> None:
+    job = st.session_state.get(JKEY)
+    if job is not None:
+        job.cancel()
+        job.join(5)
+
+
+@st.fragment(run_every=1.0)
+def running_elsewhere() -> None:
+    """A search still running (on the dataset it started on) with its Stop button, until it
+    ends."""
+    job = st.session_state.get(JKEY)
+    if job is not None and not job.finished:
+        meta = st.session_state.get(MKEY, {})
+        st.info(f"A search is still running on {meta.get('caption', 'another dataset.')} It "
+                "ends at its time limit; pick that dataset again to watch it, or stop it here.")
+        st.button("Stop", key="lit_stop", on_click=stop_job)
+
+
+def stop_page() -> None:
+    """``st.stop()`` for a dataset this page cannot search, after :func:`running_elsewhere`:
+    a running search used to vanish with its Stop button and run on, out of sight, for up to
+    two time limits."""
+    job = st.session_state.get(JKEY)
+    if job is not None and not job.finished:
+        running_elsewhere()
+    st.stop()
+
+
 ds = current_dataset()
 if ds is None:
-    st.stop()
+    stop_page()
 st.markdown(dataset_caption(ds))
 if ds.task != "classification":
     option = st.session_state.get("ds")
@@ -151,15 +183,15 @@ if ds.task != "classification":
                   key="lit_switch_btn", on_click=on_regression_switch, args=(option,))
     else:
         st.caption(f"{ds.target} has {n_values} distinct values: too many to use as classes.")
-    st.stop()
+    stop_page()
 if ds.n_samples < MIN_ROWS:
     st.error(f"This dataset has {ds.n_samples} rows; Literati needs at least {MIN_ROWS} "
              "(a training and a test part). Load a larger table.")
-    st.stop()
+    stop_page()
 if ds.n_classes < 2:
     st.error(f"The target **{ds.target}** has a single class: there is nothing to classify. "
              "Pick another target column in the sidebar.")
-    st.stop()
+    stop_page()
 
 # -- parameters --------------------------------------------------------------------------
 with st.expander("Parameters", expanded=True):
@@ -243,16 +275,6 @@ if np.any(ds.is_categorical):
                "non-adjacent categories.")
 
 # -- run / stop --------------------------------------------------------------------------
-JKEY, MKEY = "lit_job", "lit_job_meta"
-
-
-def stop_job() -> None:
-    job = st.session_state.get(JKEY)
-    if job is not None:
-        job.cancel()
-        job.join(5)
-
-
 job = st.session_state.get(JKEY)
 running = job is not None and not job.finished
 b1, b2, _ = st.columns([1, 1, 6])
@@ -499,13 +521,16 @@ if "k1" in meta["phases"] and "k1" not in models:
     st.caption("The K_max = 1 baseline did not run: the search was stopped before it.")
 for msg in res.get("warnings", []):
     st.warning(msg)
-shown = res["table"].copy()  # a greedy model has no bound: "—", not Streamlit's "None"
+# Objective and lower bound printed here, like the metrics above: the browser's %.4g rounds
+# ties up (361.25 -> 361.3) where Python rounds them to even (361.2), which put '361.3' beside
+# a lower bound '361.2' in a row marked proven optimal.  A greedy model has no bound: "—".
+shown = res["table"].copy()
+shown["objective (λ, α)"] = [f"{v:.4g}" for v in shown["objective (λ, α)"]]
 shown["lower bound"] = [("—" if pd.isna(v) else f"{v:.4g}") for v in shown["lower bound"]]
 st.dataframe(shown, hide_index=True, width="stretch",
              column_config={c: st.column_config.NumberColumn(format="%.3f")
                             for c in ("train accuracy", "test accuracy")}
-             | {c: st.column_config.NumberColumn(format="%.4g")
-                for c in ("objective (λ, α)", "seconds")})
+             | {"seconds": st.column_config.NumberColumn(format="%.4g")})
 st.caption("Objective = training errors + λ × splits + α × breakpoints, the same for every row. "
            "The greedy shape tree grows top-down among Literati's own candidate breakpoints; "
            "it is the search's first upper bound (the search is seeded with it), so Literati "

@@ -53,16 +53,47 @@ st.markdown(
     "impurity-decrease curve, play the threshold scan, then grow whole trees with each "
     "strategy under cross-validation to see what the savings cost in accuracy.")
 
+
+
+def stop_job() -> None:
+    job = st.session_state.get("ss_job")
+    if job is not None:
+        job.cancel()
+        job.join(5)
+
+
+@st.fragment(run_every=1.0)
+def running_elsewhere() -> None:
+    """A comparison still running (on the dataset it started on) with a Stop button, until
+    it ends."""
+    job = st.session_state.get("ss_job")
+    if job is not None and not job.finished:
+        caption = st.session_state.get("ss_job_meta", {}).get("caption", "another dataset.")
+        st.info(f"A comparison is still running on {caption} Pick that dataset again to "
+                "watch it, or stop it here.")
+        st.button("Stop", key="ss_stop", on_click=stop_job)
+
+
+def stop_page() -> None:
+    """``st.stop()`` for a dataset this page cannot use, after :func:`running_elsewhere`: a
+    running comparison used to vanish with its Stop button until its budget (up to an
+    hour)."""
+    job = st.session_state.get("ss_job")
+    if job is not None and not job.finished:
+        running_elsewhere()
+    st.stop()
+
+
 ds = current_dataset()
 if ds is None:
-    st.stop()
+    stop_page()
 st.markdown(dataset_caption(ds))
 continuous = [j for j in range(ds.n_features) if not ds.is_categorical[j]]
 if not continuous:
     st.warning("Every feature of this dataset is categorical. Candidate thresholds are for "
                "continuous features (categorical ones are split by ordering their categories); "
                "pick a dataset or target with numeric features.")
-    st.stop()
+    stop_page()
 
 available = list(strategies_for(ds.task))
 with st.expander("Parameters", expanded=True):
@@ -86,9 +117,8 @@ with st.expander("Parameters", expanded=True):
                       help="An exhaustive CART of this depth is drawn below; click a node.")
     msl = c5.number_input("Minimum rows per leaf", 1, 500, 1, step=1, key="ss_msl",
                           help="Thresholds that leave fewer rows on a side are not candidates.")
-if not strategies:
+if not strategies:  # sections 2-3 need one; section 4 keeps its results (and Stop)
     st.info("Choose at least one strategy.")
-    st.stop()
 k_arg = int(k) or None
 digest = dataset_digest(ds)
 
@@ -151,50 +181,61 @@ if st.session_state.get(fkey) not in names:
 fname = c2.selectbox("Feature", names, key=fkey,
                      help="Defaults to the feature the exhaustive tree splits on here.")
 j = ds.feature_names.index(fname)
-if mask.sum() < 2:
-    st.info(f"Node {node} has {int(mask.sum())} row(s): nothing to split.")
-    st.stop()
 
-dictionary = global_dictionary(ds, digest, seed()) if "dics_paper" in strategies else None
-try:
-    profile = split_profile(ds.X[mask], ds.y[mask], j, strategies, task=ds.task,
-                            n_classes=ds.n_classes if ds.task == "classification" else None,
-                            criterion=criterion, k=k_arg, min_samples_leaf=int(msl),
-                            random_state=seed(), dictionary=dictionary, feature_name=fname,
-                            is_categorical=ds.is_categorical)
-except ValueError as exc:
-    st.error(f"Cannot profile this split: {exc}")
-    st.stop()
 
-st.subheader(f"2. Candidates at node {node} on {fname}")
-n_node = int(mask.sum())
-if n_node < 2 * int(msl):
-    st.warning(f"Node {node} has {n_node} rows, fewer than twice the minimum of {int(msl)} "
-               "rows per leaf: no threshold is allowed here, so no strategy has a candidate "
-               "and the impurity-decrease curve is empty. Lower **Minimum rows per leaf** or "
-               "pick a larger node.")
-elif any(r.fallback for r in profile.results.values()):
-    fell = ", ".join(s for s, r in profile.results.items() if r.fallback)
-    st.caption(f"No candidate of their own on this feature at this node (or none allowed by "
-               f"the minimum rows per leaf): {fell}. Shown with the 16-quantile fallback the "
-               "tree builder uses (for dics_paper the builder falls back only when no feature "
-               "has a dictionary candidate at the node).")
-st.plotly_chart(candidates_figure(profile, class_names=class_names), key="ss_cand_fig")
-st.plotly_chart(gain_curve_figure(profile), key="ss_gain_fig")
-table = profile.to_frame()
-st.dataframe(table.round(4), hide_index=True, width="stretch")
-long = pd.DataFrame([(s, t, g) for s, r in profile.results.items()
-                     for t, g in zip(r.thresholds, r.gains, strict=True)],
-                    columns=["strategy", "threshold", "impurity_decrease"])
-st.download_button("Download candidates (CSV)", long.to_csv(index=False).encode(),
-                   file_name=f"candidates_node{node}_{fname}.csv", mime="text/csv",
-                   on_click="ignore", key="ss_dl_cand")
+def node_sections() -> None:
+    """Sections 2 and 3 for the chosen node and feature.  A node they cannot profile (a
+    leaf with one row) ends them, not the page: st.stop() here hid section 4, the CV
+    results and a running job's Stop button."""
+    if not strategies:
+        return
+    if mask.sum() < 2:
+        st.info(f"Node {node} has {int(mask.sum())} row(s): nothing to split.")
+        return
 
-st.subheader("3. Threshold scan (teaching mode)")
-st.caption("Press Play: a threshold sweeps the feature; rows left of the line go to the left "
-           "child. Underneath, the impurity decrease of that split is traced; its peak is the "
-           "exhaustive choice.")
-st.plotly_chart(threshold_scan_figure(profile, class_names=class_names), key="ss_scan_fig")
+    dictionary = global_dictionary(ds, digest, seed()) if "dics_paper" in strategies else None
+    try:
+        profile = split_profile(ds.X[mask], ds.y[mask], j, strategies, task=ds.task,
+                                n_classes=ds.n_classes if ds.task == "classification" else None,
+                                criterion=criterion, k=k_arg, min_samples_leaf=int(msl),
+                                random_state=seed(), dictionary=dictionary, feature_name=fname,
+                                is_categorical=ds.is_categorical)
+    except ValueError as exc:
+        st.error(f"Cannot profile this split: {exc}")
+        return
+
+    st.subheader(f"2. Candidates at node {node} on {fname}")
+    n_node = int(mask.sum())
+    if n_node < 2 * int(msl):
+        st.warning(f"Node {node} has {n_node} rows, fewer than twice the minimum of {int(msl)} "
+                   "rows per leaf: no threshold is allowed here, so no strategy has a candidate "
+                   "and the impurity-decrease curve is empty. Lower **Minimum rows per leaf** or "
+                   "pick a larger node.")
+    elif any(r.fallback for r in profile.results.values()):
+        fell = ", ".join(s for s, r in profile.results.items() if r.fallback)
+        st.caption(f"No candidate of their own on this feature at this node (or none allowed by "
+                   f"the minimum rows per leaf): {fell}. Shown with the 16-quantile fallback the "
+                   "tree builder uses (for dics_paper the builder falls back only when no feature "
+                   "has a dictionary candidate at the node).")
+    st.plotly_chart(candidates_figure(profile, class_names=class_names), key="ss_cand_fig")
+    st.plotly_chart(gain_curve_figure(profile), key="ss_gain_fig")
+    table = profile.to_frame()
+    st.dataframe(table.round(4), hide_index=True, width="stretch")
+    long = pd.DataFrame([(s, t, g) for s, r in profile.results.items()
+                         for t, g in zip(r.thresholds, r.gains, strict=True)],
+                        columns=["strategy", "threshold", "impurity_decrease"])
+    st.download_button("Download candidates (CSV)", long.to_csv(index=False).encode(),
+                       file_name=f"candidates_node{node}_{fname}.csv", mime="text/csv",
+                       on_click="ignore", key="ss_dl_cand")
+
+    st.subheader("3. Threshold scan (teaching mode)")
+    st.caption("Press Play: a threshold sweeps the feature; rows left of the line go to the left "
+               "child. Underneath, the impurity decrease of that split is traced; its peak is the "
+               "exhaustive choice.")
+    st.plotly_chart(threshold_scan_figure(profile, class_names=class_names), key="ss_scan_fig")
+
+
+node_sections()
 
 st.subheader("4. Whole trees under cross-validation")
 st.caption("Grow a tree with each strategy on the same folds: accuracy (or R²), thresholds "
@@ -214,7 +255,7 @@ def make_plan():
                            random_state=seed())
 
 
-result, meta = cv_job_panel("ss", ds, make_plan, budget=budget,
+result, meta = cv_job_panel("ss", ds, make_plan, budget=budget, can_run=bool(strategies),
                             idle_text="Press **Run** to compare whole trees.")
 st.caption(f"Results for {meta['caption']}")
 metric = "accuracy" if meta["task"] == "classification" else "r2"
@@ -228,11 +269,21 @@ st.download_button("Download per-fold results (CSV)", result.folds.to_csv(index=
 if result.models:
     labels = meta["labels"]
     keys = list(result.models)
+    job, picked = st.session_state.get("ss_job"), st.session_state.get("_ss_tree_picks")
+    for i, wkey in enumerate(("ss_left_tree", "ss_right_tree")):
+        if picked is None or picked[0] is not job:
+            # a new result starts from its first two trees.  Set the values, do not leave
+            # them to the widgets' defaults: the pickers were not on the page while the job
+            # ran, and the browser then kept showing the last result's pick (a tree that may
+            # not exist any more) above another tree.
+            st.session_state[wkey] = keys[min(i, len(keys) - 1)]
+        elif st.session_state.get(wkey) not in keys:
+            # the same result after another page: Streamlit dropped the pickers' values
+            st.session_state[wkey] = picked[1 + i]
     c1, c2 = st.columns(2)
-    for col, default, wkey in ((c1, 0, "ss_left_tree"), (c2, min(1, len(keys) - 1),
-                                                         "ss_right_tree")):
+    for col, wkey in ((c1, "ss_left_tree"), (c2, "ss_right_tree")):
         with col:
-            pick = st.selectbox("Tree", keys, index=default, key=wkey,
+            pick = st.selectbox("Tree", keys, key=wkey,
                                 format_func=lambda key: labels.get(key, key))
             t = labelled_tree(result.models[pick], meta)
             st.plotly_chart(tree_figure(t, feature_names=meta["feature_names"],
@@ -240,3 +291,5 @@ if result.models:
                                         title=f"{labels.get(pick, pick)}: {t.n_leaves} "
                                               f"leaves, depth {t.max_depth}"),
                             key=f"{wkey}_fig")
+    st.session_state["_ss_tree_picks"] = (job, st.session_state["ss_left_tree"],
+                                          st.session_state["ss_right_tree"])

@@ -305,6 +305,117 @@ def test_split_strategies_page(app):
     assert cv.loc[1, "candidates"] < cv.loc[0, "candidates"]
 
 
+
+def _title(chart) -> str:
+    import json
+
+    return json.loads(chart.proto.spec)["layout"]["title"]["text"]
+
+
+def test_split_strategies_tree_pickers_follow_a_new_result(app, monkeypatch):
+    # The two tree pickers under the CV table are not on the page while a job runs.  After a
+    # second Run with other strategies the browser kept showing the last result's pick
+    # ('CART / exhaustive', no longer run) above the tree of 'CART / quantile': a new result
+    # must *set* the pickers (Streamlit then sends the values, set_value).  And a pick made
+    # on a result survives a visit to another page.
+    import threading
+
+    import pages._shared as shared
+
+    app.switch_page("pages/split_strategies.py").run()
+    app.multiselect(key="ss_strategies").set_value(["exhaustive", "quantile", "random"]).run()
+    app.slider(key="ss_cv_folds").set_value(3)
+    app.button(key="ss_run").click().run()
+    assert app.session_state["ss_job"].join(TIMEOUT)
+    app.run()
+    first = list(app.selectbox(key="ss_right_tree").options)
+    assert first == ["CART / exhaustive", "CART / quantile", "CART / random"]
+    app.selectbox(key="ss_right_tree").select_index(2).run()
+    app.switch_page("pages/data.py").run()
+    app.switch_page("pages/split_strategies.py").run()
+    assert not app.exception, app.exception
+    assert app.selectbox(key="ss_right_tree").index == 2
+    assert "CART / random:" in _title(app.get("plotly_chart")[-1])
+    # a second run with other strategies, held until the Run click's rerun drew the live view
+    go = threading.Event()
+    steps = shared.cross_validate_steps
+
+    def held(*args, **kwargs):
+        go.wait(TIMEOUT)
+        return (yield from steps(*args, **kwargs))
+
+    monkeypatch.setattr(shared, "cross_validate_steps", held)
+    app.multiselect(key="ss_strategies").set_value(["quantile", "kmeans1d"]).run()
+    app.button(key="ss_run").click().run()
+    job = app.session_state["ss_job"]
+    assert not job.finished and not any(b.key == "ss_left_tree" for b in app.get("selectbox"))
+    go.set()
+    assert job.join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    left, right = app.selectbox(key="ss_left_tree"), app.selectbox(key="ss_right_tree")
+    assert list(left.options) == ["CART / quantile", "CART / kmeans1d"]
+    assert left.index == 0 and left.proto.set_value
+    assert right.index == 1 and right.proto.set_value
+    titles = [_title(c) for c in app.get("plotly_chart")[-2:]]
+    assert "CART / quantile:" in titles[0] and "CART / kmeans1d:" in titles[1]
+
+
+def test_split_strategies_a_one_row_leaf_keeps_the_cv_section(app):
+    # Picking a leaf with one row stopped the page at "nothing to split" (and removing every
+    # strategy at "Choose at least one strategy"): the whole-tree comparison below, its results
+    # and a running job's Stop button disappeared with it.
+    app.switch_page("pages/split_strategies.py").run()
+    app.slider(key="ss_depth").set_value(6).run()
+    app.slider(key="ss_cv_folds").set_value(3)
+    app.button(key="ss_run").click().run()
+    assert app.session_state["ss_job"].join(TIMEOUT)
+    app.run()
+    options = app.selectbox(key="ss_node").options
+    leaf = next(i for i, o in enumerate(options) if "(leaf, 1 rows)" in o)
+    app.selectbox(key="ss_node").set_value(leaf).run()
+    assert not app.exception, app.exception
+    assert any("has 1 row(s): nothing to split" in i.value for i in app.info)
+    heads = [h.value for h in app.subheader]
+    assert heads == ["1. Pick a node", "4. Whole trees under cross-validation"]
+    assert any(c.value.startswith("Results for") for c in app.caption)
+    assert not app.button(key="ss_run").disabled
+    # no strategy chosen: nothing to profile or run, but the results stay
+    app.multiselect(key="ss_strategies").set_value([]).run()
+    assert not app.exception, app.exception
+    assert any(i.value == "Choose at least one strategy." for i in app.info)
+    assert [h.value for h in app.subheader][-1] == "4. Whole trees under cross-validation"
+    assert any(c.value.startswith("Results for") for c in app.caption)
+    assert app.button(key="ss_run").disabled
+
+
+def test_split_strategies_running_job_can_be_stopped_from_a_dataset_it_cannot_use(
+        app, monkeypatch):
+    import pages._shared as shared
+
+    steps = shared.cross_validate_steps
+
+    def held(ctx, *args, **kwargs):  # runs until Stop
+        while not ctx.cancel_event.wait(0.01):
+            pass
+        return (yield from steps(ctx, *args, **kwargs))
+
+    monkeypatch.setattr(shared, "cross_validate_steps", held)
+    app.switch_page("pages/split_strategies.py").run()
+    app.button(key="ss_run").click().run()
+    job = app.session_state["ss_job"]
+    csv = "colour,shape,label\n" + "".join(f"{'rgb'[i % 3]},{'sq'[i % 2]},{'ab'[i % 2]}\n"
+                                             for i in range(30))
+    app.switch_page("pages/data.py").run()
+    app.file_uploader(key="uploader").set_value(("cats.csv", csv.encode(), "text/csv")).run()
+    app.switch_page("pages/split_strategies.py").run()
+    assert not app.exception, app.exception
+    assert any("Every feature of this dataset is categorical" in w.value for w in app.warning)
+    assert not job.finished
+    assert any("comparison is still running on **Iris**" in i.value for i in app.info)
+    app.button(key="ss_stop").click().run()
+    assert job.join(TIMEOUT) and job.status == "cancelled"
+
 def test_split_strategies_regression(app):
     pick(app, "diabetes")
     app.switch_page("pages/split_strategies.py").run()

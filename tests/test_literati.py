@@ -568,6 +568,30 @@ def test_defaults_params_and_dataframe_input():
     assert np.diff(est.tree_.bp_offsets).max() <= 1
 
 
+def test_candidate_leaves_above_the_row_count_are_the_row_count():
+    """A one-feature CART on m rows has at most m leaves, so B_d >= m gives the same
+    candidates as B_d = m; the estimators clamp B_d to the training rows.  A B_d typed as
+    '999999999999999999999' on the page stopped the search with 'int too big to convert'
+    (and B_d = 2**31 with a MemoryError: the kernels' workspaces grow with B_d)."""
+    from engine.literati import GreedyShapeTreeClassifier
+
+    X, y = _random_data(3, 40, 3)
+    order = np.argsort(X[:, 2], kind="stable")
+    xs, ys = X[order, 2].copy(), y[order].astype(np.int64)
+    full = K.uni_thresholds(xs, ys, 2, 40)
+    for b in (41, 57, 400):
+        assert np.array_equal(K.uni_thresholds(xs, ys, 2, b), full)
+    ref = LiteratiClassifier(max_depth=2, candidate_leaves=(40, 3), time_limit=30).fit(X, y)
+    big = LiteratiClassifier(max_depth=2, candidate_leaves=(10**21, 3), time_limit=30).fit(X, y)
+    assert big.candidate_leaves_ == [40, 3]
+    assert big.objective_ == pytest.approx(ref.objective_)
+    assert np.array_equal(big.predict(X), ref.predict(X))
+    greedy = GreedyShapeTreeClassifier(max_depth=2, candidate_leaves=2**64).fit(X, y)
+    assert greedy.candidate_leaves_ == [40]
+    assert greedy.objective_ == pytest.approx(
+        GreedyShapeTreeClassifier(max_depth=2, candidate_leaves=40).fit(X, y).objective_)
+
+
 @pytest.mark.parametrize("params,match", [
     (dict(max_depth=0), "max_depth must be an int in 1..8"),
     (dict(max_depth=9), "max_depth must be an int in 1..8"),

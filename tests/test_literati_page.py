@@ -345,8 +345,8 @@ def test_page_runs_a_search_and_reports_it_against_the_baselines(app):
     X, y, tr, te = meta["X"], meta["y"], meta["tr"], meta["te"]
     assert len(tr) + len(te) == 150 and len(te) == round(0.25 * 150)
     assert meta["lam"] == pytest.approx(0.005 * len(tr))
-    table = app.dataframe[2].value  # breakdown, split nodes, baselines
-    assert len(table) == 4
+    table = app.session_state["_lit_results"][1]["table"]  # the numbers of the baselines table
+    assert len(table) == 4 and list(app.dataframe[2].value["model"]) == list(table["model"])
     lit = table.iloc[0]
     assert list(table["model"]) == ["Literati, K_max = 2", "Literati, K_max = 1 (threshold splits)",
                                     "Greedy shape tree, K_max = 2", "CART (scikit-learn), depth 2"]
@@ -402,11 +402,12 @@ def test_the_greedy_shape_tree_baseline_is_the_searchs_first_upper_bound(app):
     meta = app.session_state["lit_job_meta"]
     main = app.session_state["_lit_results"][1]["models"]["main"]
     X, y, tr, te = meta["X"], meta["y"], meta["tr"], meta["te"]
-    table = app.dataframe[2].value
+    table = app.session_state["_lit_results"][1]["table"]
     assert list(table["model"]) == ["Literati, K_max = 2", "Greedy shape tree, K_max = 2",
                                     "CART (scikit-learn), depth 3"]
     row = table.iloc[1]
-    assert row["proven optimal"] == "greedy, no bound" and row["lower bound"] == "—"
+    assert row["proven optimal"] == "greedy, no bound" and np.isnan(row["lower bound"])
+    assert app.dataframe[2].value.iloc[1]["lower bound"] == "—"
     greedy = GreedyShapeTreeClassifier(
         max_depth=3, max_breakpoints=2, split_penalty=0.005 * len(tr),
         breakpoint_penalty=0.005 * len(tr), candidate_leaves=(8, 4)).fit(X[tr], y[tr])
@@ -430,6 +431,25 @@ def test_the_greedy_shape_tree_baseline_is_the_searchs_first_upper_bound(app):
     assert float(main.trace_["ub"].iloc[0]) == pytest.approx(min(greedy.objective_, leaf_err))
     assert any("first upper bound" in c.value for c in app.caption)
 
+
+
+def test_objective_and_lower_bound_are_printed_alike(app):
+    """The baselines table printed the objective with the browser's %.4g and the lower bound
+    with Python's: 361.25 became '361.3' beside a lower bound '361.2' in a row marked proven
+    optimal (50 classes, K_max = 1), and '361.2' in the metrics above.  Both columns are now
+    printed like the metrics, so a proven row shows one number twice."""
+    _open(app)
+    _run(app, depth=2, time_limit=10.0)
+    numbers = app.session_state["_lit_results"][1]["table"]
+    shown = app.dataframe[2].value
+    for i in range(len(numbers)):
+        obj, lb = numbers.iloc[i]["objective (λ, α)"], numbers.iloc[i]["lower bound"]
+        assert shown.iloc[i]["objective (λ, α)"] == f"{obj:.4g}"
+        assert shown.iloc[i]["lower bound"] == ("—" if np.isnan(lb) else f"{lb:.4g}")
+        if numbers.iloc[i]["proven optimal"] == "yes":
+            assert shown.iloc[i]["objective (λ, α)"] == shown.iloc[i]["lower bound"]
+    main = app.session_state["_lit_results"][1]["models"]["main"]
+    assert {m.label: m.value for m in app.metric}["objective (UB)"] == f"{main.objective_:.4g}"
 
 def test_a_failing_greedy_baseline_is_a_warning_not_a_crash(app, monkeypatch):
     from engine.literati import GreedyShapeTreeClassifier
@@ -461,7 +481,7 @@ def test_a_greedy_baseline_better_than_the_search_is_explained(app, monkeypatch)
     _open(app, "wine")
     _run(app, depth=3, time_limit=10.0, lit_k1=False)
     main = app.session_state["_lit_results"][1]["models"]["main"]
-    table = app.dataframe[2].value
+    table = app.session_state["_lit_results"][1]["table"]
     greedy_obj = float(table.iloc[1]["objective (λ, α)"])
     assert table.iloc[1]["model"] == "Greedy shape tree, K_max = 2"
     assert main.tree_.node_count == 1 and greedy_obj < main.objective_  # the root leaf
@@ -472,7 +492,7 @@ def test_a_greedy_baseline_better_than_the_search_is_explained(app, monkeypatch)
 def test_no_greedy_warning_when_the_search_started_from_it(app):
     _open(app, "wine")
     _run(app, depth=2, time_limit=10.0, lit_k1=False)
-    table = app.dataframe[2].value
+    table = app.session_state["_lit_results"][1]["table"]
     assert float(table.iloc[0]["objective (λ, α)"]) <= float(table.iloc[1]["objective (λ, α)"])
     assert not any("beats the search's result" in w.value for w in app.warning)
 
@@ -601,6 +621,26 @@ def test_stop_keeps_a_valid_tree_on_a_categorical_dataset(app):
     if any(int(main.tree_.feature[v]) in cats for v in internal_nodes(main.tree_)):
         assert "{" in labels
 
+
+
+def test_a_running_search_can_be_stopped_from_a_dataset_it_cannot_use(app):
+    """Switching to a regression dataset while a search ran hid the search and its Stop
+    button (the page stopped at 'classification-only'); it ran on for its time limit."""
+    _open(app, "breast_cancer")
+    app.slider(key="lit_depth").set_value(5)
+    app.number_input(key="lit_time").set_value(60.0)
+    app.text_input(key="lit_bd").set_value("all")  # not proven within a minute
+    app.button(key="lit_run").click().run()
+    job = app.session_state["lit_job"]
+    app.selectbox(key="ds").set_value("diabetes").run()
+    assert not app.exception, app.exception
+    assert any("classification-only" in e.value for e in app.error)
+    assert not job.finished
+    assert any("still running on **Breast cancer" in i.value for i in app.info)
+    assert not app.button(key="lit_stop").disabled
+    app.button(key="lit_stop").click().run()
+    assert job.finished and job.status == "cancelled"
+    assert not any("still running" in i.value for i in app.info)
 
 # -- browser -----------------------------------------------------------------------------------
 @pytest.mark.e2e

@@ -408,6 +408,113 @@ def test_page_bad_parameters_and_tiny_upload(app):
     assert any("at least 20" in e.value for e in app.error)
 
 
+
+def test_page_new_model_tells_the_browser_its_row_and_feature(app, monkeypatch):
+    # A new model reset the row / feature / overlay pickers by deleting their state: the script
+    # used the new first test row and most important feature, but the browser, which had not
+    # drawn them while the model grew, kept showing the old labels ("row 2 (y = -0.95)" over
+    # the slices of row 3) until the next click.  The reset must *set* the values, which
+    # Streamlit sends to the browser (set_value).
+    import threading
+
+    import engine.partition.explore as explore
+
+    app.selectbox(key="ds").set_value("iris").run()
+    _grow(app, pt_max_leaves_classification=8)
+    rows = app.selectbox(key="pt_row_view").options
+    app.selectbox(key="pt_row_view").set_value(int(rows[3].split()[1])).run()
+    app.multiselect(key="pt_overlay_view").set_value([int(rows[4].split()[1])]).run()
+    app.number_input(key="seed").set_value(5).run()
+    # hold the growth until the Grow click's rerun has drawn the live view (as in a browser,
+    # the result widgets are then not on the page), so the next run draws them anew
+    go = threading.Event()
+    steps = explore.growth_steps
+
+    def held(*args, **kwargs):
+        go.wait(TIMEOUT)
+        return (yield from steps(*args, **kwargs))
+
+    monkeypatch.setattr(explore, "growth_steps", held)
+    app.button(key="pt_run").click().run()
+    assert not app.exception, app.exception
+    job = app.session_state["pt_job"]
+    assert not job.finished
+    assert "pt_row_view" not in [b.key for b in app.get("selectbox")]
+    go.set()
+    assert job.join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    meta = app.session_state["pt_job_meta"]
+    model = job.result["model"]
+    first_feature = int(np.argsort(-np.asarray(model.feature_importances_), kind="stable")[0])
+    row_box, feature_box = app.selectbox(key="pt_row_view"), app.selectbox(key="pt_feature_view")
+    assert row_box.value == meta["test"][0] and row_box.proto.set_value
+    assert feature_box.value == first_feature and feature_box.proto.set_value
+    overlay = app.multiselect(key="pt_overlay_view")
+    assert overlay.value == [] and overlay.proto.set_value
+    assert any(f"for row {meta['test'][0]}:" in c.value for c in app.caption)
+
+
+def test_page_says_when_the_density_floor_decides_the_nll(app):
+    # A target in units of 1e12 has densities of about 1e-13 per unit of y, below the default
+    # floor 1e-9: every test row was floored, the test NLL was exactly -log(1e-9) = 20.7233
+    # for the Partition Tree and every baseline, and "out of support" said 1.
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=100), rng.normal(size=100)
+    csv = "a,b,y\n" + "".join(f"{u},{v},{1e12 * (u + w)}\n"
+                              for u, v, w in zip(a, b, rng.normal(size=100), strict=True))
+    app.file_uploader(key="uploader").set_value(("huge.csv", csv.encode(), "text/csv")).run()
+    _grow(app)
+    meta = app.session_state["pt_job_meta"]
+    model = app.session_state["pt_job"].result["model"]
+    te = meta["test"]
+    d = model.density(meta["X"][te], meta["y"][te])
+    n_floored = int(np.sum(d < meta["floor"]))
+    assert n_floored == len(te)  # the situation the page must explain
+    text = " ".join(w.value for w in app.warning)
+    assert f"{n_floored} of the {len(te)} test rows" in text
+    assert "smaller density floor" in text
+    metric = {m.label: m.value for m in app.metric}
+    assert metric["Test rows at the floor"] == str(n_floored)
+    table = _compare(app)  # every model's NLL is the floor's: said under the table
+    assert np.allclose(table["test_nll"], -np.log(meta["floor"]))
+    assert any(w.value.startswith("Every test row of Partition Tree (TreeLab), ")
+               and "does not rank the models" in w.value for w in app.warning)
+    # a dataset on a unit scale: no such warning
+    app.selectbox(key="ds").set_value("diabetes").run()
+    _grow(app)
+    assert not any("density floor" in w.value for w in app.warning)
+
+
+def test_page_running_growth_can_be_stopped_from_a_dataset_it_cannot_use(app, monkeypatch):
+    # A growth running while the user picked a dataset the page refuses (< 20 rows) went on
+    # out of sight, with no Stop button, until its budget (up to an hour).
+    import engine.partition.explore as explore
+
+    steps = explore.growth_steps
+
+    def held(ctx, *args, **kwargs):  # runs until Stop
+        while not ctx.cancel_event.wait(0.01):
+            pass
+        return (yield from steps(ctx, *args, **kwargs))
+
+    monkeypatch.setattr(explore, "growth_steps", held)
+    app.selectbox(key="ds").set_value("iris").run()
+    app.switch_page(PAGE).run()
+    app.button(key="pt_run").click().run()
+    job = app.session_state["pt_job"]
+    csv = "a,b,t\n" + "".join(f"{i},{i % 3},{i * 0.5}\n" for i in range(12))
+    app.switch_page("pages/data.py").run()
+    app.file_uploader(key="uploader").set_value(("tiny.csv", csv.encode(), "text/csv")).run()
+    app.switch_page(PAGE).run()
+    assert not app.exception, app.exception
+    assert any("at least 20" in e.value for e in app.error)
+    assert not job.finished
+    assert any("growth is still running on **Iris**" in i.value for i in app.info)
+    app.button(key="pt_stop").click().run()
+    assert job.join(TIMEOUT) and job.status == "cancelled"
+    assert not any("still running" in i.value for i in app.info)
+
 # -- browser -------------------------------------------------------------------------------
 @pytest.mark.e2e
 def test_browser_grow_and_move_a_feature_slider(page, app_url, tmp_path):

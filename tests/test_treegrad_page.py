@@ -380,6 +380,46 @@ def test_page_batch_curves_of_a_tree_classifier_are_probabilities(app):
     assert titles == {"P(predicted class)"}
 
 
+
+def test_page_curves_of_another_dataset_say_so(app):
+    # A batch run on one dataset, then another dataset picked: the page showed the old
+    # curves (30 features of breast cancer under Iris's 4) saying only "computed with other
+    # settings".  It now names the dataset they were computed on (so do a sample's
+    # background curves, drawn for big models only).
+    at = _open(app, "iris")
+    at.radio(key="tg_mode").set_value("batch").run()
+    at.slider(key="tg_batch").set_value(3).run()
+    at.button(key="tg_batch_run").click().run()
+    assert at.session_state["tg_batch_job"].join(120)
+    at.run()
+    assert not any("another dataset" in i.value for i in at.info)
+    at.selectbox(key="ds").set_value("wine").run()
+    assert not at.exception, at.exception
+    notes = [i.value for i in at.info if "computed on another dataset" in i.value]
+    assert len(notes) == 1 and "**Iris**" in notes[0] and "Model: Decision tree." in notes[0]
+    assert not any("other settings" in c.value for c in at.caption)
+
+
+
+def test_page_running_job_stays_stoppable_when_the_page_stops_early(app):
+    # 'Max leaves' = 1 (or a dataset the page refuses) stopped the page above the tabs: a
+    # running batch vanished with its Stop button and ran on until its 300 s budget.
+    def forever(ctx):  # a batch job that runs until Stop
+        while True:
+            ctx.cancel_event.wait(0.01)
+            yield {"done": 0, "total": 9}
+
+    at = _open(app, "iris")
+    at.session_state["tg_batch_job"] = Job(forever, budget=60, name="tg_batch").start()
+    at.number_input(key="tg_leaves").set_value(1).run()
+    assert not at.exception, at.exception
+    assert any("Max leaves must be 0" in e.value for e in at.error)
+    assert any("batch of curves job is still running" in i.value for i in at.info)
+    at.button(key="tg_batch_stop").click().run()
+    job = at.session_state["tg_batch_job"]
+    assert job.join(30) and job.status == "cancelled"
+    assert not any("still running" in i.value for i in at.info)
+
 def test_page_batch_size_kept_from_a_bigger_dataset(app):
     at = _open(app, "digits")
     at.radio(key="tg_mode").set_value("batch").run()
@@ -413,7 +453,7 @@ def test_page_stopped_batch_says_how_many_rows_finished(app):
     at.session_state["tg_batch_job"] = job
     at.run()
     assert not at.exception, at.exception
-    assert any(w.value == "Stopped: showing the 4 finished items." for w in at.warning), \
+    assert any(w.value == "Stopped: showing the 4 of 9 rows that finished." for w in at.warning), \
         [w.value for w in at.warning]
     assert any(nm.startswith("Shapley") for nm in _curve_names(at))  # the 4 rows' curves
     assert any(b.key == "tg_rows_dl" for b in at.get("download_button"))

@@ -83,7 +83,8 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         B_d: candidate breakpoints of a data state at depth d (root = 0) on feature j are
         the thresholds of a univariate CART with at most B_d leaves fitted on its samples;
         a tuple gives the top depths first and its last value repeats below; None (or
-        None inside the tuple) = every midpoint (exact search).
+        None inside the tuple) = every midpoint (exact search).  A B_d above the number of
+        training samples n acts as n (a CART on n samples has at most n leaves).
     time_limit : float > 0, default 20.0
         Seconds of search; the incumbent is returned when it runs out.
     cache_size : int >= 1, default 10_000
@@ -143,7 +144,8 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         """Validate the tree parameters shared with :class:`GreedyShapeTreeClassifier`
         (``max_depth``, ``max_breakpoints``, the penalties, ``candidate_leaves``,
         ``random_state``); returns them resolved (penalties in misclassified samples,
-        ``candidate_leaves`` as a list of B_d, 0 = all midpoints).  Raises ``ValueError``
+        ``candidate_leaves`` as a list of B_d, 0 = all midpoints, each at most ``max(n, 2)``:
+        a larger B_d gives the same candidates).  Raises ``ValueError``
         naming the parameter."""
         D = self.max_depth
         if not _is_int(D) or not 1 <= D <= 8:
@@ -174,7 +176,11 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
             if v is None:
                 leaves.append(0)
             elif _is_int(v) and v >= 2:
-                leaves.append(int(v))
+                # a one-feature CART on at most n rows has at most n leaves: B_d >= n gives
+                # the candidates of B_d = n.  Clamped so that the kernels' workspaces, which
+                # grow with B_d, stay bounded (B_d = 2**31 was a MemoryError, 10**21 an
+                # OverflowError)
+                leaves.append(min(int(v), max(int(n), 2)))
             else:
                 raise ValueError("candidate_leaves must be an int >= 2, a non-empty tuple "
                                  f"of them, or None (all midpoints), got {cl!r}")
