@@ -175,7 +175,7 @@ def pystreed_table(cases, cap) -> str:
         kw = dict(max_depth=D, max_breakpoints=1, candidate_leaves=None, time_limit=cap)
         est, wall = fit_literati(X, y, **kw)
         if wall < 1.0:  # short fits: the least of repeats (pystreed's are timed alike)
-            wall = min(wall, _best_of(lambda: fit_literati(X, y, **kw)))
+            wall = min(wall, _best_of(lambda X=X, y=y, kw=kw: fit_literati(X, y, **kw)))
         lit_s = f"{wall:.2f}" if est.proven_optimal_ else f"> {cap:g} (not proven)"
         ps = run_worker({"kind": "pystreed", "data": name, "depth": D, "midpoints": True,
                          "time_limit": cap}, timeout=cap + 30)
