@@ -535,8 +535,14 @@ st.dataframe(rank.round(4), hide_index=True, width="stretch", key="ci_rank_table
 st.download_button("Download the rankings (CSV)", rank.to_csv(index=False).encode(),
                    file_name="cit_rankings.csv", mime="text/csv", on_click="ignore",
                    key="ci_rank_dl")
-if CIT in imps and not np.any(imps[CIT] > 0):
-    st.caption("The CIT has no split, so all its importances are 0.")
+unused = [m for m, v in imps.items() if not np.any(np.asarray(v) > 0)]
+if unused:
+    st.caption(f"{' and '.join(unused)} {'has' if len(unused) == 1 else 'have'} no split, so "
+               "all importances are 0 and there is no ranking (a top-k run would keep the "
+               "features in column order).")
+if any(rank[f"{m} rank"].isna().any() for m in imps if m not in unused):
+    st.caption("A rank is empty where the method gives the feature no importance (it never "
+               "splits on it).")
 
 # -- 5. top-k ------------------------------------------------------------------------------------
 st.subheader("5. What the top-k features buy downstream")

@@ -10,6 +10,7 @@ the same folds for the step generator.
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from engine.cit import ConditionalInferenceTreeClassifier, ConditionalInferenceTreeRegressor
@@ -107,12 +108,18 @@ def test_rankings_table_normalises_and_ranks():
     assert list(t["feature"]) == ["f1", "f0", "f2"]  # the f0 / f2 tie by column order
     assert t["mean"].tolist() == pytest.approx([1 / 3, 1 / 6, 1 / 6])
     assert t["a"].tolist() == [0.75, 0.25, 0.0] and t["b"].sum() == 0
+    # a feature with importance 0 has no rank (a tree without a split ranks nothing; it
+    # used to say 'rank 1, 2, 3' in column order)
+    assert t["b rank"].isna().all()
+    assert t.set_index("feature").loc["f2", "a rank"] is pd.NA
+    assert t.set_index("feature").loc["f1", "a rank"] == 1
     assert t.set_index("feature").loc["f2", "c rank"] == 1
     assert t.set_index("feature").loc["f0", "c rank"] == 2  # tie with f1, column order
     with pytest.raises(ValueError, match="importances"):
         rankings_table({"a": [1.0]}, ["f0", "f1"])
     fig = rankings_figure(t, ["a", "b", "c"], top=2)
     assert [tr.name for tr in fig.data] == ["a", "b", "c"]
+    assert list(fig.data[1].customdata) == ["not used", "not used"]
     assert list(fig.data[0].x) == [0.25, 0.75]  # reversed: best on top
 
 
@@ -548,6 +555,19 @@ def test_page_says_which_stage_made_the_root_a_leaf(app):
     text, rec = refit()
     assert min(rec["threshold_p_values"]) < rec["alpha_splitter"]
     assert "below the min. impurity decrease" in text and "no feature passed" not in text.lower()
+
+
+def test_page_ranks_nothing_when_the_trees_cannot_split(app):
+    # Min. rows per leaf above the data: CIT and CIF have no split and all importances 0,
+    # yet the table ranked their features 1..13 in column order (and said only 'The CIT
+    # has no split').
+    app.session_state["ci_msl"] = 100_000
+    open_page(app, "wine")
+    ranks = frame(app, "CIT rank")
+    assert ranks["CIT"].sum() == 0 and ranks["CIF"].sum() == 0
+    assert ranks["CIT rank"].isna().all() and ranks["CIF rank"].isna().all()
+    assert ranks["CART rank"].notna().any()
+    assert any("CIT and CIF have no split" in c.value for c in app.caption)
 
 
 # -- browser ---------------------------------------------------------------------------------
