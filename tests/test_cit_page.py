@@ -568,6 +568,26 @@ def test_page_ranks_nothing_when_the_trees_cannot_split(app):
     assert ranks["CIT rank"].isna().all() and ranks["CIF rank"].isna().all()
     assert ranks["CART rank"].notna().any()
     assert any("CIT and CIF have no split" in c.value for c in app.caption)
+    # and the message names the rule that stopped the root (it listed three possible ones)
+    assert any("178 rows, fewer than twice the min. rows per leaf (2 x 100000)" in i.value
+               for i in app.info), [i.value for i in app.info]
+    app.session_state["ci_msl"] = 1
+    app.session_state["ci_mss"] = 500
+    app.button(key="ci_run").click().run()
+    assert app.session_state["ci_job"].join(TIMEOUT)
+    app.run()
+    assert any("178 rows, fewer than the min. rows to split (500)" in i.value
+               for i in app.info), [i.value for i in app.info]
+    app.session_state["ci_mss"] = 2
+    app.session_state["ci_max_depth"] = 1
+    app.button(key="ci_run").click().run()
+    assert app.session_state["ci_job"].join(TIMEOUT)
+    app.run()
+    leaf = next(v for v in range(3) if app.session_state["ci_job"].result["tree"].tree_
+                .children_left[v] < 0)
+    app.selectbox(key="ci_node_view").set_value(leaf).run()
+    assert any(f"Node {leaf} has no tests: it sits at the maximum depth (1)" in i.value
+               for i in app.info), [i.value for i in app.info]
 
 
 # -- browser ---------------------------------------------------------------------------------
