@@ -2,6 +2,8 @@
 feature rankings differ from impurity-based ones, and what top-k features buy downstream
 (SPEC section 4)."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -231,6 +233,8 @@ try:
     a_root = params["alpha_selector"] / m_root if adj_sel else params["alpha_selector"]
     spec = params["n_resamples_selector"]
     b_root = n_resamples(spec, a_root) * (m_root if adj_sel and isinstance(spec, int) else 1)
+    if es_sel:  # adaptive stopping first raises B to ceil(1 / level) (engine.cit.permutation)
+        b_root = max(b_root, math.ceil(1.0 / a_root - 1e-9))
     param_error = None
 except ValueError as exc:
     param_error = str(exc)

@@ -524,6 +524,25 @@ def test_page_root_caption_counts_the_features_drawn(app):
     assert rec["n_tested"] == 4 and rec["alpha_selector"] == pytest.approx(0.0125)
 
 
+def test_page_root_caption_counts_the_permutations_adaptive_stopping_runs(app):
+    # Fixed B = 1 with adaptive stopping: the caption said "up to 13 permutations each"
+    # (B x 13 tests), but adaptive stopping first raises B to ceil(1 / level) = 260 and
+    # every root test ran 260.
+    open_page(app, "wine")
+    app.session_state["ci_b_sel_preset"] = "fixed B"
+    app.session_state["ci_b_sel"] = 1
+    app.run()
+    assert any("At the root: 13 features tested at level 0.00385, up to 260 permutations"
+               in c.value for c in app.caption), [c.value for c in app.caption]
+    app.button(key="ci_run").click().run()
+    assert app.session_state["ci_job"].join(TIMEOUT)
+    rec = app.session_state["ci_job"].result["tree"].node_records_[0]
+    assert max(rec["n_permutations"]) == 260
+    app.session_state["ci_es_sel"] = False  # without it B x 13 it is
+    app.run()
+    assert any("up to 13 permutations each." in c.value for c in app.caption)
+
+
 def test_page_says_which_stage_made_the_root_a_leaf(app):
     # The single-leaf message used to say "no feature passed the test at the root" even when
     # one did (p 0.333 < level 0.5) and stage B or the minimum impurity decrease refused it.
