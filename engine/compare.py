@@ -373,6 +373,13 @@ def plan_comparison(dataset, models, *, n_splits: int = 5,
         if smallest < n_splits:
             notes.append(f"The smallest class has {smallest} rows, fewer than {n_splits} folds: "
                          "some test folds miss that class.")
+    else:
+        single = sum(len(te) < 2 for _, te in folds)
+        if single:  # r2_score is nan on one row; the mean R^2 would skip those folds
+            notes.append(
+                f"{single} of the {n_splits} test folds have a single row, where R² is not "
+                f"defined: the mean R² covers only the other {n_splits - single} folds. Use "
+                f"at most {len(dataset.y) // 2} folds for R² on every fold.")
     return ComparisonPlan(task, dataset.X, dataset.y, n_classes, estimators, folds, notes)
 
 

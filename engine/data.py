@@ -1117,6 +1117,11 @@ def make_dataset(
         )
 
     if not feat_names:
+        if len(names) > 1:  # the caller's ``features`` left every other column out
+            raise DataError(
+                f"There are no feature columns: every column other than the target "
+                f"{_q(target)} is left out. Keep at least one column to predict it from."
+            )
         raise DataError(
             f"There are no feature columns: the data has only the target {_q(target)}. "
             "Add columns to predict it from."
@@ -1254,6 +1259,14 @@ def make_dataset(
             continue
         if len(labels) > max_categories:
             examples = ", ".join(_q(v) for v in labels[:2])
+            if col.kind == "numeric":  # a number column the caller marked as categorical
+                raise DataError(
+                    f"Column {_q(fname)} is marked as categorical but has {len(labels)} "
+                    f"different values (e.g. {examples}), too many for a category (the limit "
+                    f"is {max_categories}). Unmark it to use it as a number, leave it out if "
+                    "it is an ID, or raise the limit (max_categories).",
+                    column=fname,
+                )
             raise DataError(
                 f"Column {_q(fname)} has {len(labels)} different values (e.g. {examples}), "
                 f"too many for a category (the limit is {max_categories}). If it is an ID "

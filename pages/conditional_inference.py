@@ -2,6 +2,8 @@
 feature rankings differ from impurity-based ones, and what top-k features buy downstream
 (SPEC section 4)."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -231,6 +233,8 @@ try:
     a_root = params["alpha_selector"] / m_root if adj_sel else params["alpha_selector"]
     spec = params["n_resamples_selector"]
     b_root = n_resamples(spec, a_root) * (m_root if adj_sel and isinstance(spec, int) else 1)
+    if es_sel:  # adaptive stopping first raises B to ceil(1 / level) (engine.cit.permutation)
+        b_root = max(b_root, math.ceil(1.0 / a_root - 1e-9))
     param_error = None
 except ValueError as exc:
     param_error = str(exc)
@@ -309,13 +313,31 @@ def finished_result(job, what: str):
     return snap.result
 
 
-def leaf_reason(rec: dict, impurity: float) -> str:
+def leaf_reason(rec: dict, impurity: float, *, rows: int | None = None,
+                depth: int | None = None, est=None) -> str:
     """Why a node with record ``rec`` (one entry of ``node_records_``) stayed a leaf, in the
-    order the engine checks: before stage A, stage A, stage-B candidates, stage B, the
-    minimum impurity decrease."""
+    order the engine checks: before stage A (too few rows, maximum depth, pure, no feature
+    left), stage A, stage-B candidates, stage B, the minimum impurity decrease.  ``rows``,
+    ``depth`` (the node's) and the fitted ``est`` name the rule that stopped it before
+    stage A; without them the message lists the possible rules."""
     if "alpha_selector" not in rec:
+        if est is not None and rows is not None and depth is not None:
+            n_rows = f"{rows} row" + ("s" if rows != 1 else "")
+            if rows < est.min_samples_split:
+                return (f"it has {n_rows}, fewer than the min. rows to split "
+                        f"({est.min_samples_split}), so it became a leaf before stage A")
+            if est.max_depth is not None and depth >= est.max_depth:
+                return (f"it sits at the maximum depth ({est.max_depth}), so it became a leaf "
+                        "before stage A")
+            if rows < 2 * est.min_samples_leaf:
+                return (f"it has {n_rows}, fewer than twice the min. rows per leaf "
+                        f"(2 x {est.min_samples_leaf}), so no split could leave enough rows "
+                        "on both sides and it became a leaf before stage A")
         if impurity <= 1e-12:
             return "the node is pure, so it became a leaf before stage A"
+        if est is not None and rows is not None and depth is not None:
+            return ("every feature still in its pool is constant in it (features muted by an "
+                    "ancestor's test are not tried again), so it became a leaf before stage A")
         return ("it has too few rows (min. rows to split / twice the min. rows per leaf), sits "
                 "at the maximum depth, or every feature is constant in it, so it became a leaf "
                 "before stage A")
@@ -376,6 +398,14 @@ est = fit["tree"]
 st.caption(f"Fitted on {meta['caption']}")
 tree = labelled_tree(est, meta)
 names = meta["feature_names"]
+
+
+def why_leaf(v: int) -> str:
+    """:func:`leaf_reason` for node ``v`` of the fitted tree."""
+    return leaf_reason(est.node_records_[v], tree.impurity[v], rows=int(tree.n_node_samples[v]),
+                       depth=int(tree.depth[v]), est=est)
+
+
 if not running and job.snapshot().status == "done" and meta.get("_remembered") != id(est):
     label = f"CIT, {meta['caption'].split('**')[1]}, {tree.n_leaves} leaves"
     remember_model(label, est, ds, TITLE)
@@ -385,7 +415,7 @@ if not running and job.snapshot().status == "done" and meta.get("_remembered") !
 st.subheader("2. The tree")
 if tree.node_count == 1:
     rec0 = est.node_records_[0]
-    st.info(f"The tree is a single leaf: at the root, {leaf_reason(rec0, tree.impurity[0])}."
+    st.info(f"The tree is a single leaf: at the root, {why_leaf(0)}."
             + (" Below are the root's tests; a larger alpha, more permutations or turning "
                "Bonferroni off lets weaker associations split." if rec0.get("p_values") else ""))
 nodes = list(range(tree.node_count))
@@ -436,13 +466,13 @@ st.session_state["_ci_node"] = node
 rec = est.node_records_[node]
 table = node_feature_table(est, node, names)
 if table.empty:
-    st.info(f"Node {node} has no tests: {leaf_reason(rec, tree.impurity[node])}.")
+    st.info(f"Node {node} has no tests: {why_leaf(node)}.")
 else:
     n_tested = int((table["status"] == "tested").sum())
     chosen = table.loc[table["chosen"], "feature"]
     verdict = (f"**{chosen.iloc[0]}** was chosen (p = {est.p_value_selector_[node]:.3g} < "
                f"{rec['alpha_selector']:.3g})" if len(chosen) else
-               leaf_reason(rec, tree.impurity[node]))
+               why_leaf(node))
     st.markdown(f"Stage A at node {node}: {rec['n_tested']} features drawn, {n_tested} "
                 f"permutation-tested at level {rec['alpha_selector']:.3g}; {verdict}.")
     show = table.rename(columns={"p_value": "p-value", "p_bonferroni": "p x m (Bonferroni)",
@@ -517,7 +547,7 @@ else:
                     title=f"Stage B, node {node}: chosen threshold on {names[f_split]}"),
                     key="ci_thr_null_fig")
         elif rec.get("p_values"):
-            st.caption(f"Stage B did not run here: {leaf_reason(rec, tree.impurity[node])}.")
+            st.caption(f"Stage B did not run here: {why_leaf(node)}.")
 
 # -- 4. rankings -------------------------------------------------------------------------------
 st.subheader("4. Feature rankings: CIT, CIF, CART, random forest")
@@ -535,8 +565,14 @@ st.dataframe(rank.round(4), hide_index=True, width="stretch", key="ci_rank_table
 st.download_button("Download the rankings (CSV)", rank.to_csv(index=False).encode(),
                    file_name="cit_rankings.csv", mime="text/csv", on_click="ignore",
                    key="ci_rank_dl")
-if CIT in imps and not np.any(imps[CIT] > 0):
-    st.caption("The CIT has no split, so all its importances are 0.")
+unused = [m for m, v in imps.items() if not np.any(np.asarray(v) > 0)]
+if unused:
+    st.caption(f"{' and '.join(unused)} {'has' if len(unused) == 1 else 'have'} no split, so "
+               "all importances are 0 and there is no ranking (a top-k run would keep the "
+               "features in column order).")
+if any(rank[f"{m} rank"].isna().any() for m in imps if m not in unused):
+    st.caption("A rank is empty where the method gives the feature no importance (it never "
+               "splits on it).")
 
 # -- 5. top-k ------------------------------------------------------------------------------------
 st.subheader("5. What the top-k features buy downstream")

@@ -71,9 +71,12 @@ with st.expander("Upload a CSV", expanded=True):
     st.text_input("Missing-value tokens (comma-separated)", value=DEFAULT_NA, key="csv_na",
                   on_change=_on_upload, help="Cells with these texts (and empty cells) are "
                                             "read as missing.")
-    st.file_uploader("CSV file", type=["csv", "txt", "tsv"], key="uploader",
+    # Excel files are let through so that the engine can say what to do with them (the
+    # browser otherwise only greys the file out, with no explanation)
+    st.file_uploader("CSV file", type=["csv", "txt", "tsv", "xlsx", "xls"], key="uploader",
                      on_change=_on_upload, max_upload_size=50,
-                     help="Up to 50 MB, 200,000 rows and 2,000 columns.")
+                     help="Up to 50 MB, 200,000 rows and 2,000 columns. Excel workbooks "
+                          "must be saved as CSV first.")
     error = st.session_state.get("_upload_error")
     if error is not None and error[1] == st.session_state.get("ds"):
         st.error(error[0] + "  \nThe previously selected dataset is still active.")

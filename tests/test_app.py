@@ -64,6 +64,20 @@ def test_failed_upload_keeps_previous_dataset(app):
     assert any("178 rows" in m.value for m in app.markdown)
 
 
+def test_excel_upload_says_save_as_csv(app, root):
+    # The uploader accepted only csv / txt / tsv, so the browser greyed an .xlsx out with
+    # no explanation and the engine's 'save it as CSV' message was never shown.
+    pick(app, "wine")
+    uploader = app.file_uploader(key="uploader")
+    assert {"xlsx", "xls"} <= {t.lstrip(".") for t in uploader.allowed_type}
+    uploader.set_value(("book.xlsx", (root / "tests/data/excel.xlsx").read_bytes(),
+                        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"))
+    app.run()
+    assert not app.exception
+    assert sidebar_dataset(app) == "wine"
+    assert "book.xlsx" in app.error[0].value and "save it as CSV" in app.error[0].value
+
+
 def test_bad_target_shows_error_not_traceback(app):
     pick(app, "iris")
     # a constant target: upload a file whose last column never changes

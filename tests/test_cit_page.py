@@ -10,6 +10,7 @@ the same folds for the step generator.
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from engine.cit import ConditionalInferenceTreeClassifier, ConditionalInferenceTreeRegressor
@@ -107,12 +108,18 @@ def test_rankings_table_normalises_and_ranks():
     assert list(t["feature"]) == ["f1", "f0", "f2"]  # the f0 / f2 tie by column order
     assert t["mean"].tolist() == pytest.approx([1 / 3, 1 / 6, 1 / 6])
     assert t["a"].tolist() == [0.75, 0.25, 0.0] and t["b"].sum() == 0
+    # a feature with importance 0 has no rank (a tree without a split ranks nothing; it
+    # used to say 'rank 1, 2, 3' in column order)
+    assert t["b rank"].isna().all()
+    assert t.set_index("feature").loc["f2", "a rank"] is pd.NA
+    assert t.set_index("feature").loc["f1", "a rank"] == 1
     assert t.set_index("feature").loc["f2", "c rank"] == 1
     assert t.set_index("feature").loc["f0", "c rank"] == 2  # tie with f1, column order
     with pytest.raises(ValueError, match="importances"):
         rankings_table({"a": [1.0]}, ["f0", "f1"])
     fig = rankings_figure(t, ["a", "b", "c"], top=2)
     assert [tr.name for tr in fig.data] == ["a", "b", "c"]
+    assert list(fig.data[1].customdata) == ["not used", "not used"]
     assert list(fig.data[0].x) == [0.25, 0.75]  # reversed: best on top
 
 
@@ -517,6 +524,25 @@ def test_page_root_caption_counts_the_features_drawn(app):
     assert rec["n_tested"] == 4 and rec["alpha_selector"] == pytest.approx(0.0125)
 
 
+def test_page_root_caption_counts_the_permutations_adaptive_stopping_runs(app):
+    # Fixed B = 1 with adaptive stopping: the caption said "up to 13 permutations each"
+    # (B x 13 tests), but adaptive stopping first raises B to ceil(1 / level) = 260 and
+    # every root test ran 260.
+    open_page(app, "wine")
+    app.session_state["ci_b_sel_preset"] = "fixed B"
+    app.session_state["ci_b_sel"] = 1
+    app.run()
+    assert any("At the root: 13 features tested at level 0.00385, up to 260 permutations"
+               in c.value for c in app.caption), [c.value for c in app.caption]
+    app.button(key="ci_run").click().run()
+    assert app.session_state["ci_job"].join(TIMEOUT)
+    rec = app.session_state["ci_job"].result["tree"].node_records_[0]
+    assert max(rec["n_permutations"]) == 260
+    app.session_state["ci_es_sel"] = False  # without it B x 13 it is
+    app.run()
+    assert any("up to 13 permutations each." in c.value for c in app.caption)
+
+
 def test_page_says_which_stage_made_the_root_a_leaf(app):
     # The single-leaf message used to say "no feature passed the test at the root" even when
     # one did (p 0.333 < level 0.5) and stage B or the minimum impurity decrease refused it.
@@ -548,6 +574,39 @@ def test_page_says_which_stage_made_the_root_a_leaf(app):
     text, rec = refit()
     assert min(rec["threshold_p_values"]) < rec["alpha_splitter"]
     assert "below the min. impurity decrease" in text and "no feature passed" not in text.lower()
+
+
+def test_page_ranks_nothing_when_the_trees_cannot_split(app):
+    # Min. rows per leaf above the data: CIT and CIF have no split and all importances 0,
+    # yet the table ranked their features 1..13 in column order (and said only 'The CIT
+    # has no split').
+    app.session_state["ci_msl"] = 100_000
+    open_page(app, "wine")
+    ranks = frame(app, "CIT rank")
+    assert ranks["CIT"].sum() == 0 and ranks["CIF"].sum() == 0
+    assert ranks["CIT rank"].isna().all() and ranks["CIF rank"].isna().all()
+    assert ranks["CART rank"].notna().any()
+    assert any("CIT and CIF have no split" in c.value for c in app.caption)
+    # and the message names the rule that stopped the root (it listed three possible ones)
+    assert any("178 rows, fewer than twice the min. rows per leaf (2 x 100000)" in i.value
+               for i in app.info), [i.value for i in app.info]
+    app.session_state["ci_msl"] = 1
+    app.session_state["ci_mss"] = 500
+    app.button(key="ci_run").click().run()
+    assert app.session_state["ci_job"].join(TIMEOUT)
+    app.run()
+    assert any("178 rows, fewer than the min. rows to split (500)" in i.value
+               for i in app.info), [i.value for i in app.info]
+    app.session_state["ci_mss"] = 2
+    app.session_state["ci_max_depth"] = 1
+    app.button(key="ci_run").click().run()
+    assert app.session_state["ci_job"].join(TIMEOUT)
+    app.run()
+    leaf = next(v for v in range(3) if app.session_state["ci_job"].result["tree"].tree_
+                .children_left[v] < 0)
+    app.selectbox(key="ci_node_view").set_value(leaf).run()
+    assert any(f"Node {leaf} has no tests: it sits at the maximum depth (1)" in i.value
+               for i in app.info), [i.value for i in app.info]
 
 
 # -- browser ---------------------------------------------------------------------------------

@@ -125,3 +125,72 @@ def test_top_k_steps_fit_a_forest_on_the_standardised_training_fold():
     for Xfit, (tr, _) in zip(_ScaleProbe.seen, folds, strict=True):
         np.testing.assert_allclose(Xfit, StandardScaler().fit_transform(X[tr]))
     assert res["curves"]["probe"]["complete"]
+
+
+class _CatProbe(_ScaleProbe):
+    """A ranker with categorical columns (as the CIT / CIF): records the rows it was fit on."""
+
+    def __init__(self, categorical_features=None):
+        self.categorical_features = categorical_features
+
+    def get_params(self, deep=True):
+        return {"categorical_features": self.categorical_features}
+
+
+def _categorical_data(n=150, seed=0):
+    """Column 0: a 3-level category that decides the class; columns 1, 2: noise."""
+    rng = np.random.default_rng(seed)
+    code = rng.integers(0, 3, n).astype(float)
+    X = np.column_stack([code, rng.normal(size=n), rng.normal(5.0, 2.0, size=n)])
+    y = (code == 2).astype(np.int64)
+    return X, y
+
+
+@pytest.mark.parametrize("cat", [[0], np.array([True, False, False])])
+def test_ranker_keeps_categorical_codes_on_the_standardised_fold(cat):
+    """Standardised codes are not codes: the CIT / CIF refused them ('categorical feature 0
+    must hold integer codes'), so top-k re-ranking failed on any dataset with a categorical
+    feature (penguins).  The categorical columns keep their codes, the others are scaled."""
+    X, y = _categorical_data()
+    _ScaleProbe.seen = []
+    top_k_curve(_CatProbe(cat), X, y, [1], "logistic", 3, task="classification")
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    for Xfit, (tr, _) in zip(_ScaleProbe.seen, folds, strict=True):
+        np.testing.assert_array_equal(Xfit[:, 0], X[tr, 0])
+        np.testing.assert_allclose(Xfit[:, 1:], StandardScaler().fit_transform(X[tr])[:, 1:])
+    from engine.cit.steps import top_k_steps
+
+    _ScaleProbe.seen = []
+
+    class _CatStepProbe(_CatProbe, _StepProbe):
+        pass
+
+    gen = top_k_steps(None, X, y, "classification", {"probe": _CatStepProbe(cat)}, [1],
+                      n_folds=3, random_state=0)
+    for _ in gen:
+        pass
+    for Xfit, (tr, _) in zip(_ScaleProbe.seen, folds, strict=True):
+        np.testing.assert_array_equal(Xfit[:, 0], X[tr, 0])
+        np.testing.assert_allclose(Xfit[:, 1:], StandardScaler().fit_transform(X[tr])[:, 1:])
+
+
+def test_top_k_with_categorical_cit_and_cif():
+    """The real rankers on a categorical feature: the category that decides y ranks first
+    on every fold, in top_k_curve (CIT) and in the page's job (CIF, grown tree by tree)."""
+    from engine.cit import ConditionalInferenceForestClassifier
+    from engine.cit.steps import top_k_steps
+
+    X, y = _categorical_data()
+    res = top_k_curve(ConditionalInferenceTreeClassifier(categorical_features=[0],
+                                                         random_state=0),
+                      X, y, [1], "logistic", 3, task="classification")
+    assert all(r[0] == 0 for r in res["rankings"])
+    forest = ConditionalInferenceForestClassifier(n_estimators=5, categorical_features=[0],
+                                                  random_state=0, n_jobs=1)
+    gen = top_k_steps(None, X, y, "classification", {"CIF": forest}, [1], n_folds=3)
+    try:
+        while True:
+            next(gen)
+    except StopIteration as stop:
+        curve = stop.value["curves"]["CIF"]
+    assert curve["complete"] and curve["mean"][0] == pytest.approx(1.0)  # y is code == 2

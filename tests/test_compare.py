@@ -65,6 +65,22 @@ def test_regression_metrics_and_three_models():
     assert (tree_row["depth"] <= 3).all() and (tree_row["n_leaves"] <= 8).all()
 
 
+def test_single_row_test_folds_are_reported():
+    # 12 rows in 10 folds: 8 test folds hold one row, where r2_score is nan, and the summary
+    # showed 'folds 10, r2 -45' averaged over the 2 folds with two rows, without a word.
+    rng = np.random.default_rng(1)
+    ds = _ds(rng.normal(size=(12, 2)), rng.normal(size=12), "regression")
+    plan = plan_comparison(ds, {"sklearn_tree": {}}, n_splits=10)
+    single = sum(len(te) == 1 for _, te in plan.folds)
+    assert single == 8
+    assert any("8 of the 10 test folds have a single row" in n and "at most 6 folds" in n
+               for n in plan.notes), plan.notes
+    res = _run(ds, {"sklearn_tree": {}}, n_splits=10).result
+    assert res.folds["r2"].isna().sum() == 8 and res.warnings == plan.notes
+    assert not any("single row" in n
+                   for n in plan_comparison(ds, {"sklearn_tree": {}}, n_splits=6).notes)
+
+
 def test_stop_keeps_finished_folds():
     X, y = load_iris(return_X_y=True)
     ds = _ds(X, y.astype(np.int64), "classification")

@@ -528,6 +528,11 @@ def test_no_feature_columns():
     df = pd.DataFrame({"t": [0, 1, 0, 1]})
     err = error_of(make_dataset, df, "t")
     assert "'t'" in str(err) and "no feature columns" in str(err)
+    # every other column left out: the data has more than the target, say so
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "t": [0, 1, 0, 1]})
+    msg = str(error_of(make_dataset, df, "t", features=[]))
+    assert "every column other than the target 't' is left out" in msg
+    assert "the data has only the target" not in msg
 
 
 def test_too_many_categories():
@@ -540,6 +545,11 @@ def test_too_many_categories():
     assert make_dataset(df, "y", max_categories=60).categories[0][0] == "person 0"
     ds = make_dataset(df, "y", features=["x"])
     assert ds.feature_names == ["x"]
+    # a number column marked as categorical: say it was marked, and how to unmark it
+    df["id"] = np.arange(60)
+    msg = str(error_of(make_dataset, df, "y", features=["x", "id"], categorical=["id"]))
+    assert "'id' is marked as categorical but has 60 different values" in msg
+    assert "Unmark it" in msg
 
 
 def test_infinite_values_in_frame():

@@ -128,8 +128,10 @@ def rankings_table(importances: Mapping[str, Sequence[float]],
 
     ``importances`` maps a method name to a non-negative vector (n_features,); each is
     normalised to sum 1 (all-zero vectors stay zero).  Returns one row per feature with
-    ``<method>`` (normalised importance) and ``<method> rank`` (1 = most important,
-    ties by column order) and ``mean`` (the mean normalised importance over the methods),
+    ``<method>`` (normalised importance) and ``<method> rank`` (nullable Int64: 1 = most
+    important, ties by column order; missing where the importance is 0, since a feature the
+    method never used has no place in its order -- a tree without a split ranks nothing)
+    and ``mean`` (the mean normalised importance over the methods),
     sorted by ``mean`` (descending; ties by column order).
 
     Raises ValueError on a vector of the wrong length or with negative entries.
@@ -148,7 +150,7 @@ def rankings_table(importances: Mapping[str, Sequence[float]],
         rank = np.empty(p, dtype=np.int64)
         rank[np.argsort(-v, kind="stable")] = np.arange(1, p + 1)
         out[name] = v
-        out[f"{name} rank"] = rank
+        out[f"{name} rank"] = pd.Series(rank, dtype="Int64").where(v > 0, pd.NA)
     if importances:
         out["mean"] = out[list(importances)].mean(axis=1)
         out = out.sort_values("mean", ascending=False, kind="stable").reset_index(drop=True)

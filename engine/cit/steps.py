@@ -23,7 +23,7 @@ from engine.cit.forest import (
     ConditionalInferenceForestClassifier,
     ConditionalInferenceForestRegressor,
 )
-from engine.cit.topk import ranking_of, top_k_curve
+from engine.cit.topk import ranker_training_fold, ranking_of, top_k_curve
 from engine.cit.tree import ConditionalInferenceTreeClassifier, ConditionalInferenceTreeRegressor
 
 #: Display names of the four rankers.
@@ -164,8 +164,9 @@ def top_k_steps(ctx, X, y, task: str, rankers: Mapping, ks: Sequence[int], *,
             r = ranker if not hasattr(ranker, "fit") else clone(ranker)
             if hasattr(r, "fit_steps"):  # a forest: one tree per step, so Stop is prompt
                 n_trees = int(r.n_estimators)
-                # fitted on the standardised training fold, as top_k_curve does
-                Xtr = StandardScaler().fit_transform(X[tr])
+                # fitted on the standardised training fold (categorical codes kept), as
+                # top_k_curve does
+                Xtr = ranker_training_fold(r, X[tr], StandardScaler().fit_transform(X[tr]))
                 for k in r.fit_steps(Xtr, y[tr]):
                     if k < n_trees:
                         yield {"done": done + k / n_trees, "total": total,

@@ -74,6 +74,30 @@ def ranking_of(importances, ties: str = "column") -> np.ndarray:
     raise ValueError(f"ties must be 'column' or 'numpy', got {ties!r}")
 
 
+def ranker_training_fold(estimator, X_raw, X_scaled) -> np.ndarray:
+    """The training fold a ranking ``estimator`` is fitted on: ``X_scaled`` (the
+    standardised fold, as in the CIT paper's benchmark), except the columns the estimator
+    treats as categorical (its ``categorical_features``, a boolean mask or column indices),
+    which keep their raw integer codes from ``X_raw``: a standardised code is no longer a
+    category code, and the conditional inference tree and forest reject it.  Trees rank the
+    same on raw or standardised numeric columns; the codes only matter to the ranker.
+
+    ``X_raw``, ``X_scaled``: float (n, p) arrays of the same fold.  Returns float64 (n, p)
+    (``X_scaled`` itself when the estimator has no categorical features).
+    """
+    cf = getattr(estimator, "categorical_features", None)
+    if cf is None:
+        return X_scaled
+    p = X_scaled.shape[1]
+    a = np.asarray(cf)
+    mask = a.copy() if a.dtype == bool else np.isin(np.arange(p), a.astype(np.int64))
+    if mask.shape != (p,) or not mask.any():
+        return X_scaled
+    out = np.array(X_scaled, dtype=np.float64, copy=True)
+    out[:, mask] = np.asarray(X_raw, dtype=np.float64)[:, mask]
+    return out
+
+
 def top_k_curve(estimator_or_ranking, X, y, ks: Sequence[int], learner="logistic", cv=5, *,
                 task: str | None = None, random_state: int = 0,
                 progress: Callable[[float], None] | None = None) -> dict:
@@ -82,7 +106,8 @@ def top_k_curve(estimator_or_ranking, X, y, ks: Sequence[int], learner="logistic
     Parameters
     ----------
     estimator_or_ranking : estimator with ``feature_importances_`` (refitted on every
-        standardised training fold) or a ranking (int feature indices, best first) used
+        standardised training fold, its categorical columns left as codes:
+        :func:`ranker_training_fold`) or a ranking (int feature indices, best first) used
         for all folds.
     X, y : data; ``ks`` : ints >= 1 (capped at the number of features).
     learner : a name (see the module docstring) or a scikit-learn estimator.
@@ -131,7 +156,8 @@ def top_k_curve(estimator_or_ranking, X, y, ks: Sequence[int], learner="logistic
         Xtr = scaler.transform(X[tr])
         Xte = scaler.transform(X[te])
         if fixed is None:
-            est = clone(estimator_or_ranking).fit(Xtr, y[tr])
+            est = clone(estimator_or_ranking)
+            est.fit(ranker_training_fold(est, X[tr], Xtr), y[tr])
             rank = ranking_of(est.feature_importances_)
         else:
             rank = fixed

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from engine.figures.style import HIGHLIGHT, NEUTRAL, base_layout, palette
@@ -278,8 +279,8 @@ def rankings_figure(table, methods: Sequence[str], *, top: int = 15,
     for m, colour in zip(methods, palette(len(methods)), strict=True):
         fig.add_trace(go.Bar(
             y=sub["feature"], x=sub[m], name=m, orientation="h", marker_color=colour,
-            customdata=sub[f"{m} rank"],
-            hovertemplate=f"{m}<br>%{{y}}: %{{x:.3f}} (rank %{{customdata}})<extra></extra>"))
+            customdata=[f"rank {r}" if pd.notna(r) else "not used" for r in sub[f"{m} rank"]],
+            hovertemplate=f"{m}<br>%{{y}}: %{{x:.3f}} (%{{customdata}})<extra></extra>"))
     fig.update_layout(**base_layout(title or f"Normalised importances, top {len(sub)} "
                                               "features by mean importance",
                                     barmode="group", height=max(380, 140 + 22 * len(sub)
