@@ -376,10 +376,14 @@ def plan_comparison(dataset, models, *, n_splits: int = 5,
     else:
         single = sum(len(te) < 2 for _, te in folds)
         if single:  # r2_score is nan on one row; the mean R^2 would skip those folds
-            notes.append(
-                f"{single} of the {n_splits} test folds have a single row, where R² is not "
-                f"defined: the mean R² covers only the other {n_splits - single} folds. Use "
-                f"at most {len(dataset.y) // 2} folds for R² on every fold.")
+            most = len(dataset.y) // 2
+            advice = (f"Use at most {most} folds for R² on every fold." if most >= 2 else
+                      "There are too few rows for R² on every fold (it needs 2 test rows "
+                      "per fold and 2 folds).")
+            covered = (f"the mean R² covers only the other {n_splits - single} folds"
+                       if single < n_splits else "no fold has an R², so neither has the mean")
+            notes.append(f"{single} of the {n_splits} test folds have a single row, where R² "
+                         f"is not defined: {covered}. {advice}")
     return ComparisonPlan(task, dataset.X, dataset.y, n_classes, estimators, folds, notes)
 
 

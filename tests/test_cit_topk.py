@@ -194,3 +194,25 @@ def test_top_k_with_categorical_cit_and_cif():
     except StopIteration as stop:
         curve = stop.value["curves"]["CIF"]
     assert curve["complete"] and curve["mean"][0] == pytest.approx(1.0)  # y is code == 2
+
+
+def test_ranker_training_fold_reads_categorical_features_as_the_tree_does():
+    """Boolean masks and index lists (negative indices from the end, as the tree reads
+    them) keep those columns' raw codes; estimators without categorical features (CART,
+    random forest) get the standardised fold; an out-of-range index raises, as the fit."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    from engine.cit import ConditionalInferenceTreeClassifier
+    from engine.cit.topk import ranker_training_fold
+
+    raw = np.array([[0.0, 5.0, 2.0], [1.0, 6.0, 0.0], [2.0, 7.0, 1.0]])
+    scaled = (raw - raw.mean(0)) / raw.std(0)
+    for cf in ([False, False, True], [2], [-1]):
+        out = ranker_training_fold(ConditionalInferenceTreeClassifier(categorical_features=cf),
+                                   raw, scaled)
+        np.testing.assert_array_equal(out[:, 2], raw[:, 2])
+        np.testing.assert_array_equal(out[:, :2], scaled[:, :2])
+    assert ranker_training_fold(DecisionTreeClassifier(), raw, scaled) is scaled
+    with pytest.raises(IndexError):
+        ranker_training_fold(ConditionalInferenceTreeClassifier(categorical_features=[3]), raw,
+                             scaled)

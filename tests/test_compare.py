@@ -79,6 +79,12 @@ def test_single_row_test_folds_are_reported():
     assert res.folds["r2"].isna().sum() == 8 and res.warnings == plan.notes
     assert not any("single row" in n
                    for n in plan_comparison(ds, {"sklearn_tree": {}}, n_splits=6).notes)
+    # leave-one-out: no fold has an R²; 3 rows: no fold count gives R² on every fold
+    loo = plan_comparison(ds, {"sklearn_tree": {}}, n_splits=12).notes
+    assert any("no fold has an R²" in n and "at most 6 folds" in n for n in loo), loo
+    ds3 = _ds(rng.normal(size=(3, 2)), rng.normal(size=3), "regression")
+    few = plan_comparison(ds3, {"sklearn_tree": {}}, n_splits=2).notes
+    assert any("too few rows for R² on every fold" in n for n in few), few
 
 
 def test_stop_keeps_finished_folds():

@@ -90,7 +90,11 @@ def ranker_training_fold(estimator, X_raw, X_scaled) -> np.ndarray:
         return X_scaled
     p = X_scaled.shape[1]
     a = np.asarray(cf)
-    mask = a.copy() if a.dtype == bool else np.isin(np.arange(p), a.astype(np.int64))
+    if a.dtype == bool:  # as the tree reads it (a wrong-length mask: the fit raises)
+        mask = a.copy()
+    else:  # indices, negative ones from the end; out of range raises IndexError, as the fit
+        mask = np.zeros(p, dtype=bool)
+        mask[a.astype(np.int64)] = True
     if mask.shape != (p,) or not mask.any():
         return X_scaled
     out = np.array(X_scaled, dtype=np.float64, copy=True)

@@ -104,8 +104,8 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
     ``n_features_in_``, ``feature_names_in_`` (DataFrame input), ``objective_``,
     ``lower_bound_``, ``upper_bound_``, ``proven_optimal_``, ``objective_breakdown_``,
     ``trace_`` (DataFrame with :data:`TRACE_COLUMNS`), ``incumbents_``,
-    ``split_penalty_``, ``breakpoint_penalty_``, ``candidate_leaves_`` (list of B_d, 0 =
-    all midpoints), ``n_iterations_``, ``search_time_``, ``greedy_calls_`` and
+    ``split_penalty_``, ``breakpoint_penalty_``, ``candidate_leaves_`` (list of B_d, each
+    capped at the number of training rows, 0 = all midpoints), ``n_iterations_``, ``search_time_``, ``greedy_calls_`` and
     ``greedy_seconds_`` (greedy completions computed to seed upper bounds, and their time).
     """
 
@@ -179,7 +179,9 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
                 # a one-feature CART on at most n rows has at most n leaves: B_d >= n gives
                 # the candidates of B_d = n.  Clamped so that the kernels' workspaces, which
                 # grow with B_d, stay bounded (B_d = 2**31 was a MemoryError, 10**21 an
-                # OverflowError)
+                # OverflowError).  The search also sizes states by B_d (which go to the
+                # exact depth-2 kernel), so under a time limit the path, not the optimum,
+                # can differ from an unclamped B_d > n
                 leaves.append(min(int(v), max(int(n), 2)))
             else:
                 raise ValueError("candidate_leaves must be an int >= 2, a non-empty tuple "
