@@ -54,7 +54,6 @@ st.markdown(
     "strategy under cross-validation to see what the savings cost in accuracy.")
 
 
-
 def stop_job() -> None:
     job = st.session_state.get("ss_job")
     if job is not None:

@@ -319,7 +319,6 @@ def test_split_strategies_page(app):
     assert cv.loc[1, "candidates"] < cv.loc[0, "candidates"]
 
 
-
 def _title(chart) -> str:
     import json
 
@@ -429,6 +428,7 @@ def test_split_strategies_running_job_can_be_stopped_from_a_dataset_it_cannot_us
     assert any("comparison is still running on **Iris**" in i.value for i in app.info)
     app.button(key="ss_stop").click().run()
     assert job.join(TIMEOUT) and job.status == "cancelled"
+
 
 def test_split_strategies_regression(app):
     pick(app, "diabetes")
