@@ -21,16 +21,36 @@ PAGES = {
         st.Page("pages/compare.py", title="Compare models", icon="⚖️", url_path="compare"),
     ],
     "Methods": [
-        st.Page("pages/optimal_shape_trees.py", title="Optimal shape trees (Literati)", icon="🌲",
-                url_path="optimal_shape_trees"),
-        st.Page("pages/conditional_density.py", title="Conditional density (Partition Tree)",
-                icon="📈", url_path="conditional_density"),
-        st.Page("pages/feature_ranking.py", title="Feature ranking (TreeGrad)",
-                icon=":material/leaderboard:", url_path="feature_ranking"),
-        st.Page("pages/conditional_inference.py", title="Conditional inference (CIT / CIF)",
-                icon="🧪", url_path="conditional_inference"),
-        st.Page("pages/split_strategies.py", title="Split strategies (DICS)", icon="✂️",
-                url_path="split_strategies"),
+        st.Page(
+            "pages/optimal_shape_trees.py",
+            title="Optimal shape trees (Literati)",
+            icon="🌲",
+            url_path="optimal_shape_trees",
+        ),
+        st.Page(
+            "pages/conditional_density.py",
+            title="Conditional density (Partition Tree)",
+            icon="📈",
+            url_path="conditional_density",
+        ),
+        st.Page(
+            "pages/feature_ranking.py",
+            title="Feature ranking (TreeGrad)",
+            icon=":material/leaderboard:",
+            url_path="feature_ranking",
+        ),
+        st.Page(
+            "pages/conditional_inference.py",
+            title="Conditional inference (CIT / CIF)",
+            icon="🧪",
+            url_path="conditional_inference",
+        ),
+        st.Page(
+            "pages/split_strategies.py",
+            title="Split strategies (DICS)",
+            icon="✂️",
+            url_path="split_strategies",
+        ),
     ],
 }
 

@@ -28,5 +28,7 @@ def machine() -> str:
             versions.append(f"{mod} {__import__(mod).__version__}")
         except ImportError:
             pass
-    return (f"{cpu}, {os.cpu_count()} cores{mem}; {platform.system()} {platform.release()}; "
-            f"Python {platform.python_version()}; " + ", ".join(versions))
+    return (
+        f"{cpu}, {os.cpu_count()} cores{mem}; {platform.system()} {platform.release()}; "
+        f"Python {platform.python_version()}; " + ", ".join(versions)
+    )

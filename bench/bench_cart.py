@@ -78,14 +78,24 @@ def bundled(name):
 
 
 def synthetic():
-    X, y = make_classification(n_samples=100_000, n_features=20, n_informative=10,
-                               n_redundant=4, n_classes=3, flip_y=0.05, random_state=0)
+    X, y = make_classification(
+        n_samples=100_000,
+        n_features=20,
+        n_informative=10,
+        n_redundant=4,
+        n_classes=3,
+        flip_y=0.05,
+        random_state=0,
+    )
     return np.ascontiguousarray(X, dtype=np.float64), y
 
 
 def fit_time_table(data) -> str:
-    rows = ["| dataset | rows x features | sklearn ms | ours ms | ratio (ours/sklearn) | "
-            "nodes (sklearn / ours) |", "|---|---|---:|---:|---:|---|"]
+    rows = [
+        "| dataset | rows x features | sklearn ms | ours ms | ratio (ours/sklearn) | "
+        "nodes (sklearn / ours) |",
+        "|---|---|---:|---:|---:|---|",
+    ]
     for name, (X, y) in data.items():
         sk = DecisionTreeClassifier(random_state=0)
         ours = CARTClassifier()
@@ -102,8 +112,11 @@ def cv_mean(X, y, params, seeds=(0, 1, 2)):
     accs = []
     for s in seeds:
         cv = StratifiedKFold(5, shuffle=True, random_state=s)
-        accs.append(cross_val_score(CARTClassifier(max_depth=8, random_state=s, **params),
-                                    X, y, cv=cv).mean())
+        accs.append(
+            cross_val_score(
+                CARTClassifier(max_depth=8, random_state=s, **params), X, y, cv=cv
+            ).mean()
+        )
     return float(np.mean(accs)), float(accs[0])
 
 
@@ -130,8 +143,7 @@ def strategy_tables(data) -> tuple[str, str, str, dict]:
             c, c0 = cand[name, label], cand[name, "exhaustive"]
             c_cells.append(f"{c:,}" + ("" if label == "exhaustive" else f" ({c0 / c:.1f}x)"))
             t, t0 = times[name, label], times[name, "exhaustive"]
-            t_cells.append(f"{t * 1e3:.1f}" + ("" if label == "exhaustive" else
-                                               f" ({t / t0:.2f})"))
+            t_cells.append(f"{t * 1e3:.1f}" + ("" if label == "exhaustive" else f" ({t / t0:.2f})"))
             a, a0 = accs[name, label], accs[name, "exhaustive"]
             a_cells.append(f"{a:.3f}" + ("" if label == "exhaustive" else f" ({a - a0:+.3f})"))
         t1.append(f"| {label} | " + " | ".join(c_cells) + " |")
@@ -142,8 +154,10 @@ def strategy_tables(data) -> tuple[str, str, str, dict]:
 
 def spec_table(first) -> str:
     cols = ("exhaustive", "dics_paper", "class_centroid", "kmeans1d (8)", "quantile (16)")
-    rows = ["| dataset | " + " | ".join(f"{c}: ours / SPEC" for c in cols) + " |",
-            "|---|" + "---|" * len(cols)]
+    rows = [
+        "| dataset | " + " | ".join(f"{c}: ours / SPEC" for c in cols) + " |",
+        "|---|" + "---|" * len(cols),
+    ]
     for name, ref in SPEC_REFERENCE.items():
         cells = [f"{first[name, c]:.3f} / {r:.3f}" for c, r in zip(cols, ref, strict=True)]
         rows.append(f"| {name} | " + " | ".join(cells) + " |")
@@ -153,28 +167,33 @@ def spec_table(first) -> str:
 def main() -> str:
     warnings.simplefilter("ignore")
     warm_up()
-    fit_data = {"breast_cancer": bundled("breast_cancer"), "digits": bundled("digits"),
-                "synthetic 100k x 20": synthetic()}
+    fit_data = {
+        "breast_cancer": bundled("breast_cancer"),
+        "digits": bundled("digits"),
+        "synthetic 100k x 20": synthetic(),
+    }
     t_fit = fit_time_table(fit_data)
     print(t_fit, flush=True)
     strat_data = {name: bundled(name) for name in STRATEGY_SETS}
     strat_data["synthetic 100k x 20"] = fit_data["synthetic 100k x 20"]
     t_cand, t_time, t_acc, first = strategy_tables(strat_data)
     t_spec = spec_table(first)
-    out = "\n\n".join([
-        "#### Fit time, exhaustive splitter vs scikit-learn (fully grown trees, best of 5)",
-        t_fit,
-        "#### Candidates evaluated in one depth-8 fit on all rows (x fewer than exhaustive)",
-        t_cand,
-        "#### Fit time ms of one depth-8 fit on all rows, best of 3 (ratio to exhaustive)",
-        t_time,
-        "#### Depth-8 5-fold CV accuracy, mean of 3 shuffles (difference to exhaustive; "
-        "synthetic: first 20,000 rows)",
-        t_acc,
-        "#### One 5-fold run (shuffle seed 0) beside the SPEC section 5 references",
-        t_spec,
-        f"Machine: {machine()}",
-    ])
+    out = "\n\n".join(
+        [
+            "#### Fit time, exhaustive splitter vs scikit-learn (fully grown trees, best of 5)",
+            t_fit,
+            "#### Candidates evaluated in one depth-8 fit on all rows (x fewer than exhaustive)",
+            t_cand,
+            "#### Fit time ms of one depth-8 fit on all rows, best of 3 (ratio to exhaustive)",
+            t_time,
+            "#### Depth-8 5-fold CV accuracy, mean of 3 shuffles (difference to exhaustive; "
+            "synthetic: first 20,000 rows)",
+            t_acc,
+            "#### One 5-fold run (shuffle seed 0) beside the SPEC section 5 references",
+            t_spec,
+            f"Machine: {machine()}",
+        ]
+    )
     print(out)
     out_dir = ROOT / "bench" / "out"
     out_dir.mkdir(parents=True, exist_ok=True)

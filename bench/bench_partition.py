@@ -66,8 +66,12 @@ from engine.partition import (  # noqa: E402
 from engine.partition.explore import gaussian_baselines  # noqa: E402
 
 QUICK = "--quick" in sys.argv
-SPEC_REFERENCE = {"iris": (0.343, 0.274), "wine": (0.328, 0.190),
-                  "breast_cancer": (0.245, 0.126), "digits": (0.763, 0.431)}
+SPEC_REFERENCE = {
+    "iris": (0.343, 0.274),
+    "wine": (0.328, 0.190),
+    "breast_cancer": (0.245, 0.126),
+    "digits": (0.763, 0.431),
+}
 
 
 def best_s(fn, repeats: int) -> float:
@@ -111,14 +115,19 @@ def fit_time_tables() -> str:
     cols = [f"x{i}" for i in range(9)]
 
     def ref_nll(model_cls, **kw):
-        m = model_cls(random_state=0, **kw).fit(pd.DataFrame(X, columns=cols),
-                                                pd.DataFrame({"y": y}))
-        lp = np.asarray(m.predict_proba(pd.DataFrame(Xt, columns=cols))
-                        .log_pdf(pd.DataFrame({"y": yt}))).ravel()
+        m = model_cls(random_state=0, **kw).fit(
+            pd.DataFrame(X, columns=cols), pd.DataFrame({"y": y})
+        )
+        lp = np.asarray(
+            m.predict_proba(pd.DataFrame(Xt, columns=cols)).log_pdf(pd.DataFrame({"y": yt}))
+        ).ravel()
         return float(np.mean(-np.maximum(lp, np.log(1e-9)))), int(np.sum(~np.isfinite(lp)))
 
-    rows = ["| model (N = 10,000 x 9, max_leaves 256) | fit s | ratio ours / peer | "
-            "test NLL (2,000 rows) |", "|---|---:|---:|---:|"]
+    rows = [
+        "| model (N = 10,000 x 9, max_leaves 256) | fit s | ratio ours / peer | "
+        "test NLL (2,000 rows) |",
+        "|---|---:|---:|---:|",
+    ]
     ours = PartitionTreeRegressor(max_leaves=256, random_state=0)
     t_ours = best_s(lambda: ours.fit(X, y), 5)
     nll_ours = ours.nll(Xt, yt)[0]
@@ -127,44 +136,62 @@ def fit_time_tables() -> str:
         kw = dict(max_leaves=256, boundaries_expansion_factor=0.1, min_volume_fraction=0.1)
         t_ref = best_s(lambda: ref_sk.PartitionTreeRegressor(random_state=0, **kw).fit(X, y), 3)
         nll_ref, _ = ref_nll(ref_skpro.PartitionTreeRegressor, **kw)
-        rows.append(f"| partition-tree {ref_version} (PyPI), best of 3 | {t_ref:.3f} | "
-                    f"{t_ours / t_ref:.2f} | {nll_ref:.4f} |")
+        rows.append(
+            f"| partition-tree {ref_version} (PyPI), best of 3 | {t_ref:.3f} | "
+            f"{t_ours / t_ref:.2f} | {nll_ref:.4f} |"
+        )
     else:
         rows.append(f"| partition-tree (PyPI): not importable ({ref_version}) | -- | -- | -- |")
     sk = DecisionTreeRegressor(max_leaf_nodes=256, random_state=0)
     t_sk = best_s(lambda: sk.fit(X, y), 5)
-    rows.append(f"| scikit-learn DecisionTreeRegressor(max_leaf_nodes=256), best of 5 | "
-                f"{t_sk:.3f} | {t_ours / t_sk:.2f} | (point prediction only) |")
+    rows.append(
+        f"| scikit-learn DecisionTreeRegressor(max_leaf_nodes=256), best of 5 | "
+        f"{t_sk:.3f} | {t_ours / t_sk:.2f} | (point prediction only) |"
+    )
     print("\n".join(rows), flush=True)
 
-    frows = ["| forest of 100 trees (N = 10,000 x 9, max_leaves 256) | fit s | "
-             "ratio ours (n_jobs=1) / peer | test NLL (2,000 rows) |", "|---|---:|---:|---:|"]
+    frows = [
+        "| forest of 100 trees (N = 10,000 x 9, max_leaves 256) | fit s | "
+        "ratio ours (n_jobs=1) / peer | test NLL (2,000 rows) |",
+        "|---|---:|---:|---:|",
+    ]
     times = {}
     for nj in (1, 2):
-        f = PartitionForestRegressor(n_estimators=100, max_leaves=256, n_jobs=nj,
-                                     random_state=0)
+        f = PartitionForestRegressor(n_estimators=100, max_leaves=256, n_jobs=nj, random_state=0)
         t0 = time.perf_counter()
         f.fit(X, y)
         times[nj] = time.perf_counter() - t0
-        frows.append(f"| Partition Forest (TreeLab), n_jobs={nj} | {times[nj]:.2f} | -- | "
-                     f"{f.nll(Xt, yt)[0]:.4f} |")
+        frows.append(
+            f"| Partition Forest (TreeLab), n_jobs={nj} | {times[nj]:.2f} | -- | "
+            f"{f.nll(Xt, yt)[0]:.4f} |"
+        )
         print(frows[-1], flush=True)
     if ref_sk is not None and not QUICK:
-        kw = dict(n_estimators=100, max_leaves=256, boundaries_expansion_factor=0.1,
-                  min_volume_fraction=0.1, max_samples=0.8, max_features=0.8)
+        kw = dict(
+            n_estimators=100,
+            max_leaves=256,
+            boundaries_expansion_factor=0.1,
+            min_volume_fraction=0.1,
+            max_samples=0.8,
+            max_features=0.8,
+        )
         t0 = time.perf_counter()
         ref_sk.PartitionForestRegressor(random_state=0, **kw).fit(X, y)
         t_ref = time.perf_counter() - t0
-        frows.append(f"| partition-tree {ref_version} (PyPI), one fit | {t_ref:.2f} | "
-                     f"{times[1] / t_ref:.2f} | -- |")
+        frows.append(
+            f"| partition-tree {ref_version} (PyPI), one fit | {t_ref:.2f} | "
+            f"{times[1] / t_ref:.2f} | -- |"
+        )
     elif ref_sk is None:
         frows.append(f"| partition-tree (PyPI): not importable ({ref_version}) | -- | -- | -- |")
     rf = RandomForestRegressor(n_estimators=100, max_leaf_nodes=256, random_state=0, n_jobs=1)
     t0 = time.perf_counter()
     rf.fit(X, y)
     t_rf = time.perf_counter() - t0
-    frows.append(f"| scikit-learn RandomForestRegressor(100, max_leaf_nodes=256), n_jobs=1 | "
-                 f"{t_rf:.2f} | {times[1] / t_rf:.1f} | (point prediction only) |")
+    frows.append(
+        f"| scikit-learn RandomForestRegressor(100, max_leaf_nodes=256), n_jobs=1 | "
+        f"{t_rf:.2f} | {times[1] / t_rf:.1f} | (point prediction only) |"
+    )
     return "\n".join(rows) + "\n\n" + "\n".join(frows)
 
 
@@ -174,9 +201,11 @@ def _clf_loss(p, y):
 
 def log_loss_table() -> str:
     n_trees = 10 if QUICK else 50
-    rows = ["| dataset | task | Partition Tree | Partition Forest (50) | CART | random forest "
-            "(100) | heteroscedastic Gaussian | SPEC ref. tree / forest |",
-            "|---|---|---:|---:|---:|---:|---:|---|"]
+    rows = [
+        "| dataset | task | Partition Tree | Partition Forest (50) | CART | random forest "
+        "(100) | heteroscedastic Gaussian | SPEC ref. tree / forest |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
+    ]
     for name in bundled_datasets():
         df, _, entry = load_bundled(name)
         ds = make_dataset(df, entry["target"], missing="drop")
@@ -188,16 +217,23 @@ def log_loss_table() -> str:
         for tr, te in folds.split(ds.X, ds.y):
             Xtr, ytr, Xte, yte = ds.X[tr], ds.y[tr], ds.X[te], ds.y[te]
             if clf:
-                for key, m in (("pt", PartitionTreeClassifier(categorical_features=cat)),
-                               ("pf", PartitionForestClassifier(
-                                   n_estimators=n_trees, random_state=0,
-                                   categorical_features=cat))):
+                for key, m in (
+                    ("pt", PartitionTreeClassifier(categorical_features=cat)),
+                    (
+                        "pf",
+                        PartitionForestClassifier(
+                            n_estimators=n_trees, random_state=0, categorical_features=cat
+                        ),
+                    ),
+                ):
                     m.fit(Xtr, ytr)
                     p = np.zeros((len(te), ds.n_classes))
                     p[:, m.classes_] = m.predict_proba(Xte)
                     scores[key].append(_clf_loss(p, yte))
-                for key, m in (("cart", DecisionTreeClassifier(random_state=0)),
-                               ("rf", RandomForestClassifier(100, random_state=0))):
+                for key, m in (
+                    ("cart", DecisionTreeClassifier(random_state=0)),
+                    ("rf", RandomForestClassifier(100, random_state=0)),
+                ):
                     m.fit(Xtr, ytr)
                     p = np.zeros((len(te), ds.n_classes))
                     p[:, m.classes_] = m.predict_proba(Xte)
@@ -207,24 +243,31 @@ def log_loss_table() -> str:
                 nll, n_out = pt.nll(Xte, yte, floor=1e-9)
                 scores["pt"].append(nll)
                 out_pt += n_out
-                pf = PartitionForestRegressor(n_estimators=n_trees, random_state=0,
-                                              categorical_features=cat).fit(Xtr, ytr)
+                pf = PartitionForestRegressor(
+                    n_estimators=n_trees, random_state=0, categorical_features=cat
+                ).fit(Xtr, ytr)
                 scores["pf"].append(pf.nll(Xte, yte, floor=1e-9)[0])
                 base = gaussian_baselines(Xtr, ytr, max_leaf_nodes=None, seed=0)
-                for key, label in (("cart", "CART + Gaussian residuals"),
-                                   ("rf", "Random forest + Gaussian residuals"),
-                                   ("het", "Heteroscedastic Gaussian (RF mean, RF variance)")):
+                for key, label in (
+                    ("cart", "CART + Gaussian residuals"),
+                    ("rf", "Random forest + Gaussian residuals"),
+                    ("het", "Heteroscedastic Gaussian (RF mean, RF variance)"),
+                ):
                     _, fit, dist = base[label]
                     mean, sd = dist(fit(), Xte)
-                    scores[key].append(float(np.mean(-np.maximum(norm.logpdf(yte, mean, sd),
-                                                                  np.log(1e-9)))))
+                    scores[key].append(
+                        float(np.mean(-np.maximum(norm.logpdf(yte, mean, sd), np.log(1e-9))))
+                    )
         cell = {k: (f"{np.mean(v):.3f}" if v else "--") for k, v in scores.items()}
         if not clf and out_pt:
             cell["pt"] += f" ({out_pt} out of support)"
         ref = SPEC_REFERENCE.get(name)
-        rows.append(f"| {name} | {ds.task} | {cell['pt']} | {cell['pf']} | {cell['cart']} | "
-                    f"{cell['rf']} | {cell['het']} | "
-                    + (f"{ref[0]:.3f} / {ref[1]:.3f}" if ref else "--") + " |")
+        rows.append(
+            f"| {name} | {ds.task} | {cell['pt']} | {cell['pf']} | {cell['cart']} | "
+            f"{cell['rf']} | {cell['het']} | "
+            + (f"{ref[0]:.3f} / {ref[1]:.3f}" if ref else "--")
+            + " |"
+        )
         print(rows[-1], flush=True)
     return "\n".join(rows)
 
@@ -236,16 +279,18 @@ def main() -> str:
     t_fit = fit_time_tables()
     load1 = os.getloadavg()[0]
     t_ll = log_loss_table()
-    out = "\n\n".join([
-        "#### Fit time at N = 10,000 x 9, max_leaves 256 (warm JIT)",
-        t_fit,
-        "#### 5-fold CV log-loss / NLL on the bundled datasets (lower is better; regression "
-        "in nats per unit of y)",
-        t_ll,
-        f"Machine: {machine()}; 1-minute load average {load0:.1f} before and {load1:.1f} "
-        "after the fit-time tables (the box is shared: times vary with it, ratios in one "
-        "process less so)",
-    ])
+    out = "\n\n".join(
+        [
+            "#### Fit time at N = 10,000 x 9, max_leaves 256 (warm JIT)",
+            t_fit,
+            "#### 5-fold CV log-loss / NLL on the bundled datasets (lower is better; regression "
+            "in nats per unit of y)",
+            t_ll,
+            f"Machine: {machine()}; 1-minute load average {load0:.1f} before and {load1:.1f} "
+            "after the fit-time tables (the box is shared: times vary with it, ratios in one "
+            "process less so)",
+        ]
+    )
     print(out)
     out_dir = ROOT / "bench" / "out"
     out_dir.mkdir(parents=True, exist_ok=True)

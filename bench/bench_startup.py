@@ -37,12 +37,27 @@ def time_to_interactive(cache_dir: str, browser) -> float:
     port = free_port()
     env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir}
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-                             "--server.headless", "true", "--server.port", str(port),
-                             "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "app.py"),
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         page = browser.new_page()
         deadline = time.perf_counter() + 180
@@ -55,8 +70,9 @@ def time_to_interactive(cache_dir: str, browser) -> float:
                     raise
                 time.sleep(0.1)
         page.get_by_role("heading", name="Data").first.wait_for(timeout=180_000)
-        page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
-                               timeout=180_000)
+        page.wait_for_selector(
+            '[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=180_000
+        )
         page.get_by_test_id("stPlotlyChart").first.wait_for(timeout=180_000)
         elapsed = time.perf_counter() - t0
         page.close()
@@ -72,21 +88,28 @@ def main() -> str:
     args = ap.parse_args()
     cold, warm = [], []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium",
-                                     args=["--no-sandbox", "--disable-gpu",
-                                           "--disable-background-networking"])
+        browser = pw.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
         for _ in range(args.repeat):
             with tempfile.TemporaryDirectory() as cache:
                 cold.append(time_to_interactive(cache, browser))
                 warm.append(time_to_interactive(cache, browser))
         browser.close()
-    table = ["| start | numba cache | seconds to first page interactive (median of "
-             f"{args.repeat}) | runs |", "|---|---|---|---|",
-             f"| cold | empty | {statistics.median(cold):.1f} | "
-             + ", ".join(f"{t:.1f}" for t in cold) + " |",
-             f"| warm | filled by the cold run | {statistics.median(warm):.1f} | "
-             + ", ".join(f"{t:.1f}" for t in warm) + " |",
-             "", f"Machine: {machine()}"]
+    table = [
+        "| start | numba cache | seconds to first page interactive (median of "
+        f"{args.repeat}) | runs |",
+        "|---|---|---|---|",
+        f"| cold | empty | {statistics.median(cold):.1f} | "
+        + ", ".join(f"{t:.1f}" for t in cold)
+        + " |",
+        f"| warm | filled by the cold run | {statistics.median(warm):.1f} | "
+        + ", ".join(f"{t:.1f}" for t in warm)
+        + " |",
+        "",
+        f"Machine: {machine()}",
+    ]
     text = "\n".join(table)
     print(text)
     out = ROOT / "bench" / "out"

@@ -108,24 +108,35 @@ def speed_table(leaves: list[int]) -> str:
         if L <= 10000:
             tb_ours = min(tb_ours, best_of(lambda t=tree, Xb=Xb: tg.shapley(t, Xb), 2))
             tb_shap = min(tb_shap, best_of(lambda e=ex, Xb=Xb: e.shap_values(Xb), 2))
-        rows.append({
-            "leaves": m.get_n_leaves(), "depth": m.get_depth(),
-            "gradient, 1 sample (ms)": t_grad * 1e3,
-            "TreeGrad-Shap, 1 sample (ms)": t_tgs * 1e3,
-            "shap, 1 sample (ms)": t_shap * 1e3,
-            "shap / gradient": t_shap / t_grad,
-            "shap / TreeGrad-Shap": t_shap / t_tgs,
-            "batch rows": nb,
-            "TreeGrad-Shap batch (samples/s)": len(Xb) / tb_ours,
-            "shap batch (samples/s)": len(Xb) / tb_shap,
-            "max |phi - shap|": diff,
-            "fit (s)": t_fit})
+        rows.append(
+            {
+                "leaves": m.get_n_leaves(),
+                "depth": m.get_depth(),
+                "gradient, 1 sample (ms)": t_grad * 1e3,
+                "TreeGrad-Shap, 1 sample (ms)": t_tgs * 1e3,
+                "shap, 1 sample (ms)": t_shap * 1e3,
+                "shap / gradient": t_shap / t_grad,
+                "shap / TreeGrad-Shap": t_shap / t_tgs,
+                "batch rows": nb,
+                "TreeGrad-Shap batch (samples/s)": len(Xb) / tb_ours,
+                "shap batch (samples/s)": len(Xb) / tb_shap,
+                "max |phi - shap|": diff,
+                "fit (s)": t_fit,
+            }
+        )
         print(f"  {L} leaves done ({time.perf_counter() - t_all:.0f} s)", flush=True)
     df = pd.DataFrame(rows)
     fmt = {c: "{:.3f}" for c in df.columns if "(ms)" in c}
-    fmt.update({"shap / gradient": "{:.1f}x", "shap / TreeGrad-Shap": "{:.1f}x",
-                "TreeGrad-Shap batch (samples/s)": "{:,.0f}", "shap batch (samples/s)": "{:,.0f}",
-                "max |phi - shap|": "{:.1e}", "fit (s)": "{:.1f}"})
+    fmt.update(
+        {
+            "shap / gradient": "{:.1f}x",
+            "shap / TreeGrad-Shap": "{:.1f}x",
+            "TreeGrad-Shap batch (samples/s)": "{:,.0f}",
+            "shap batch (samples/s)": "{:,.0f}",
+            "max |phi - shap|": "{:.1e}",
+            "fit (s)": "{:.1f}",
+        }
+    )
     for c, f in fmt.items():
         df[c] = df[c].map(f.format)
     return md_table(df)
@@ -170,15 +181,27 @@ def ranking_rows(name: str, kind: str, n_rows: int) -> list[dict]:
         }
         for label, s in scores.items():
             add(label, tg.insertion_deletion(model, Xc, s, ci, out))
-        for crit, label in (("insertion", "Best Beta (by ins)"), ("deletion", "Best Beta (by del)"),
-                            ("joint", "Best Beta (by ins - del)")):
+        for crit, label in (
+            ("insertion", "Best Beta (by ins)"),
+            ("deletion", "Best Beta (by del)"),
+            ("joint", "Best Beta (by ins - del)"),
+        ):
             add(label, best_beta_curves(model, Xc, ci, out, crit, PAPER_BETAS)[0])
     rows = []
     for label, (i, d, j) in sums.items():
-        rows.append({"dataset": name, "model": "decision tree (depth 12)" if kind == "tree"
-                     else "gradient boosting (5 x depth 6)", "rows": len(X), "method": label,
-                     "insertion AUC": i / len(X), "deletion AUC": d / len(X),
-                     "ins - del": j / len(X)})
+        rows.append(
+            {
+                "dataset": name,
+                "model": "decision tree (depth 12)"
+                if kind == "tree"
+                else "gradient boosting (5 x depth 6)",
+                "rows": len(X),
+                "method": label,
+                "insertion AUC": i / len(X),
+                "deletion AUC": d / len(X),
+                "ins - del": j / len(X),
+            }
+        )
     return rows
 
 
@@ -193,16 +216,22 @@ def ranking_tables(n_rows: int) -> tuple[str, str]:
     for (name, model), part in df.groupby(["dataset", "model"], sort=False):
         p = part.set_index("method")
         best_lin_ins = p.loc[["Shapley", "Banzhaf"], "insertion AUC"].max()
-        summary.append({
-            "dataset": name, "model": model, "rows": int(part["rows"].iloc[0]),
-            "Ranker Adam ins - Shapley ins": p.loc["Ranker Adam", "insertion AUC"]
-            - p.loc["Shapley", "insertion AUC"],
-            "Ranker GA ins - Shapley ins": p.loc["Ranker GA", "insertion AUC"]
-            - p.loc["Shapley", "insertion AUC"],
-            "Ranker Adam joint - Shapley joint": p.loc["Ranker Adam", "ins - del"]
-            - p.loc["Shapley", "ins - del"],
-            "Ranker Adam ins >= best linear ins": bool(
-                p.loc["Ranker Adam", "insertion AUC"] >= best_lin_ins - 1e-12)})
+        summary.append(
+            {
+                "dataset": name,
+                "model": model,
+                "rows": int(part["rows"].iloc[0]),
+                "Ranker Adam ins - Shapley ins": p.loc["Ranker Adam", "insertion AUC"]
+                - p.loc["Shapley", "insertion AUC"],
+                "Ranker GA ins - Shapley ins": p.loc["Ranker GA", "insertion AUC"]
+                - p.loc["Shapley", "insertion AUC"],
+                "Ranker Adam joint - Shapley joint": p.loc["Ranker Adam", "ins - del"]
+                - p.loc["Shapley", "ins - del"],
+                "Ranker Adam ins >= best linear ins": bool(
+                    p.loc["Ranker Adam", "insertion AUC"] >= best_lin_ins - 1e-12
+                ),
+            }
+        )
     full = df.copy()
     for c in ("insertion AUC", "deletion AUC", "ins - del"):
         full[c] = full[c].map("{:.4f}".format)
@@ -217,11 +246,13 @@ def numerics_table() -> str:
     from engine.treegrad.explain import error_vs_depth_steps
 
     df = None
-    for snap in error_vs_depth_steps(None, depths=(5, 10, 20, 30, 45, None), n_rows=40000,
-                                     n_samples=3, seed=0):
+    for snap in error_vs_depth_steps(
+        None, depths=(5, 10, 20, 30, 45, None), n_rows=40000, n_samples=3, seed=0
+    ):
         df = snap["rows"]
-    wide = df.pivot_table(index=["depth", "leaves"], columns="method", values="max_abs_error",
-                          sort=False).reset_index()
+    wide = df.pivot_table(
+        index=["depth", "leaves"], columns="method", values="max_abs_error", sort=False
+    ).reset_index()
     for c in wide.columns[2:]:
         wide[c] = wide[c].map("{:.1e}".format)
     return md_table(wide)
@@ -229,10 +260,16 @@ def numerics_table() -> str:
 
 def main() -> str:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true",
-                    help="trees of 1k and 10k leaves only, 50 test rows per dataset")
-    ap.add_argument("--parts", default="speed,rankings,numerics",
-                    help="comma-separated subset of speed, rankings, numerics")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="trees of 1k and 10k leaves only, 50 test rows per dataset",
+    )
+    ap.add_argument(
+        "--parts",
+        default="speed,rankings,numerics",
+        help="comma-separated subset of speed, rankings, numerics",
+    )
     args = ap.parse_args()
     parts = set(args.parts.split(","))
     warnings.filterwarnings("ignore")
@@ -242,26 +279,37 @@ def main() -> str:
     blocks = []
     if "speed" in parts:
         print("speed ...", flush=True)
-        blocks += ["### TreeGrad vs shap TreeExplainer (path-dependent), one regression tree, "
-                   "20 features", speed_table(leaves)]
+        blocks += [
+            "### TreeGrad vs shap TreeExplainer (path-dependent), one regression tree, 20 features",
+            speed_table(leaves),
+        ]
     if "rankings" in parts:
         print("rankings ...", flush=True)
         full, summary = ranking_tables(n_rows)
-        blocks += [f"### Insertion / deletion AUCs (mean over up to {n_rows} test rows; AUC = "
-                   "mean of the n + 1 points; higher insertion, lower deletion, higher ins - "
-                   "del is better)", full,
-                   "### Ranker vs Shapley (differences of the means above)", summary]
+        blocks += [
+            f"### Insertion / deletion AUCs (mean over up to {n_rows} test rows; AUC = "
+            "mean of the n + 1 points; higher insertion, lower deletion, higher ins - "
+            "del is better)",
+            full,
+            "### Ranker vs Shapley (differences of the means above)",
+            summary,
+        ]
     if "numerics" in parts:
         print("numerics ...", flush=True)
-        blocks += ["### Max |Shapley error| vs brute force (2^10 subsets, 3 rows) by tree depth",
-                   numerics_table()]
+        blocks += [
+            "### Max |Shapley error| vs brute force (2^10 subsets, 3 rows) by tree depth",
+            numerics_table(),
+        ]
     blocks.append(f"Machine: {machine()}" + (" (quick run)" if args.quick else ""))
     out = "\n\n".join(blocks)
     print(out)
     out_dir = ROOT / "bench" / "out"
     out_dir.mkdir(parents=True, exist_ok=True)
-    name = "treegrad.md" if parts == {"speed", "rankings", "numerics"} else \
-        f"treegrad_{'_'.join(sorted(parts))}.md"
+    name = (
+        "treegrad.md"
+        if parts == {"speed", "rankings", "numerics"}
+        else f"treegrad_{'_'.join(sorted(parts))}.md"
+    )
     (out_dir / name).write_text(out + "\n", encoding="utf-8")
     return out
 

@@ -35,8 +35,10 @@ def _ensure_cache_dir() -> str | None:
     if os.access(package_dir, os.W_OK):
         return None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    for candidate in (os.path.join(base, "treelab", "numba"),
-                      os.path.join(tempfile.gettempdir(), "treelab-numba")):
+    for candidate in (
+        os.path.join(base, "treelab", "numba"),
+        os.path.join(tempfile.gettempdir(), "treelab-numba"),
+    ):
         try:
             os.makedirs(candidate, exist_ok=True)
         except OSError:

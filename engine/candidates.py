@@ -102,8 +102,9 @@ def strategy_code(strategy: str, task: str = "classification") -> int:
         extra = ""
         if strategy in LABEL_AWARE and task == "regression":
             extra = f" ({strategy!r} needs class labels)"
-        raise ValueError(f"splitter must be one of {list(allowed)} for {task}, got "
-                         f"{strategy!r}{extra}")
+        raise ValueError(
+            f"splitter must be one of {list(allowed)} for {task}, got {strategy!r}{extra}"
+        )
     return STRATEGIES.index(strategy)
 
 
@@ -444,8 +445,12 @@ def class_centroid_raw(xs, ys, n_classes, variance_adjusted, out):
         a = cls[order[j]]
         b = cls[order[j + 1]]
         out[j] = _boundary(
-            mean[a], math.sqrt(var[a] / cnt[a]), mean[b], math.sqrt(var[b] / cnt[b]),
-            variance_adjusted, eps,
+            mean[a],
+            math.sqrt(var[a] / cnt[a]),
+            mean[b],
+            math.sqrt(var[b] / cnt[b]),
+            variance_adjusted,
+            eps,
         )
     return present - 1
 
@@ -534,8 +539,19 @@ def kde_valley_raw(xs, grid_size, out):
 
 @njit
 def node_positions(
-    strategy, xs, ys, n_classes, k, min_samples_leaf, variance_adjusted, fallback,
-    dict_values, n_dict, rng, raw, out,
+    strategy,
+    xs,
+    ys,
+    n_classes,
+    k,
+    min_samples_leaf,
+    variance_adjusted,
+    fallback,
+    dict_values,
+    n_dict,
+    rng,
+    raw,
+    out,
 ):
     """Candidate split positions of one feature at one node (sorted, unique, filtered).
 
@@ -667,9 +683,15 @@ def dics_dictionary(
     if m < 0:
         raise ValueError(f"dics_pairs must be a positive int or None, got {m_pairs!r}")
     empty = DICSDictionary(
-        offsets=np.zeros(p + 1, dtype=np.int64), values=np.empty(0), pairs=np.empty((0, 2),
-        dtype=np.int64), centers=np.empty((0, used.size)), stds=np.empty((0, used.size)),
-        used=used, n_clusters=K, m_pairs=0, variance_adjusted=bool(variance_adjusted),
+        offsets=np.zeros(p + 1, dtype=np.int64),
+        values=np.empty(0),
+        pairs=np.empty((0, 2), dtype=np.int64),
+        centers=np.empty((0, used.size)),
+        stds=np.empty((0, used.size)),
+        used=used,
+        n_clusters=K,
+        m_pairs=0,
+        variance_adjusted=bool(variance_adjusted),
     )
     if K < 2 or used.size == 0 or m == 0:
         return empty
@@ -685,7 +707,10 @@ def dics_dictionary(
     with warnings.catch_warnings(), _openmp_controller().limit(limits=1, user_api="openmp"):
         warnings.simplefilter("ignore")
         km = MiniBatchKMeans(
-            n_clusters=K, init="k-means++", batch_size=batch_size, random_state=random_state,
+            n_clusters=K,
+            init="k-means++",
+            batch_size=batch_size,
+            random_state=random_state,
             n_init="auto",
         ).fit(Z)
     centers = km.cluster_centers_
@@ -713,8 +738,15 @@ def dics_dictionary(
     offsets[1:] = np.cumsum([a.size for a in per_feature])
     values = np.ascontiguousarray(np.concatenate(per_feature), dtype=np.float64)
     return DICSDictionary(
-        offsets=offsets, values=values, pairs=pairs, centers=centers, stds=stds, used=used,
-        n_clusters=K, m_pairs=int(pairs.shape[0]), variance_adjusted=bool(variance_adjusted),
+        offsets=offsets,
+        values=values,
+        pairs=pairs,
+        centers=centers,
+        stds=stds,
+        used=used,
+        n_clusters=K,
+        m_pairs=int(pairs.shape[0]),
+        variance_adjusted=bool(variance_adjusted),
     )
 
 
@@ -797,9 +829,7 @@ def candidate_thresholds(
         raise ValueError("x holds NaN or infinite values")
     if task is None:
         task = (
-            "regression"
-            if y is not None and np.asarray(y).dtype.kind == "f"
-            else "classification"
+            "regression" if y is not None and np.asarray(y).dtype.kind == "f" else "classification"
         )
     code = strategy_code(strategy, task)
     if strategy == "class_centroid" and y is None:
@@ -822,16 +852,32 @@ def candidate_thresholds(
     dvals = np.empty(0)
     if strategy == "dics_paper":
         if dictionary is None:
-            d = dics_dictionary(x.reshape(-1, 1), K if K >= 2 else 8, m_pairs=m_pairs,
-                                variance_adjusted=va, random_state=random_state)
+            d = dics_dictionary(
+                x.reshape(-1, 1),
+                K if K >= 2 else 8,
+                m_pairs=m_pairs,
+                variance_adjusted=va,
+                random_state=random_state,
+            )
             dvals = d.feature(0)
         else:
             dvals = np.array(dictionary, dtype=np.float64, order="C").reshape(-1)
     raw = np.empty(max(k, K, dvals.size, KDE_GRID, FALLBACK_Q) + 1, dtype=np.float64)
     out = np.empty(max(xs.shape[0], 1), dtype=np.int64)
     n_pos = node_positions(
-        code, xs, ysorted, max(K, 1), k, int(min_samples_leaf), va, bool(fallback),
-        dvals, dvals.size, rng_state(random_state), raw, out,
+        code,
+        xs,
+        ysorted,
+        max(K, 1),
+        k,
+        int(min_samples_leaf),
+        va,
+        bool(fallback),
+        dvals,
+        dvals.size,
+        rng_state(random_state),
+        raw,
+        out,
     )
     return thresholds_of(xs, out, n_pos)
 

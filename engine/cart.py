@@ -74,8 +74,13 @@ from engine.criteria import (
 from engine.tree import TREE_LEAF, TREE_UNDEFINED, TreeArrays
 
 __all__ = [
-    "CARTClassifier", "CARTRegressor", "GrownTree", "build_tree", "feature_breakpoints",
-    "grow_tree", "presort",
+    "CARTClassifier",
+    "CARTRegressor",
+    "GrownTree",
+    "build_tree",
+    "feature_breakpoints",
+    "grow_tree",
+    "presort",
 ]
 
 _INT_MAX = np.iinfo(np.int64).max
@@ -141,8 +146,20 @@ def _stats_impurity(stats, is_classif, criterion):
 
 @njit
 def _scan_numeric(
-    xs_seg, ord_seg, y_code, y_val, w, is_classif, criterion, total, w_node,
-    min_samples_leaf, positions, n_pos, exhaustive, left,
+    xs_seg,
+    ord_seg,
+    y_code,
+    y_val,
+    w,
+    is_classif,
+    criterion,
+    total,
+    w_node,
+    min_samples_leaf,
+    positions,
+    n_pos,
+    exhaustive,
+    left,
 ):
     """Best proxy over split positions of one sorted feature segment.
 
@@ -214,8 +231,23 @@ def _scan_numeric(
 
 @njit
 def _scan_categorical(
-    xs_seg, ord_seg, y_code, y_val, w, is_classif, criterion, total, w_node,
-    min_samples_leaf, n_cat, cat_stats, cat_n, cat_w, keys, left, mask_out,
+    xs_seg,
+    ord_seg,
+    y_code,
+    y_val,
+    w,
+    is_classif,
+    criterion,
+    total,
+    w_node,
+    min_samples_leaf,
+    n_cat,
+    cat_stats,
+    cat_n,
+    cat_w,
+    keys,
+    left,
+    mask_out,
 ):
     """Best subset split of a categorical feature (codes ``0..n_cat-1`` in ``xs_seg``).
 
@@ -312,11 +344,43 @@ def _dics_feature_values(f, dict_offsets, dict_values, dict_alive, dict_mark, st
 
 @njit
 def _search_features(
-    order, xs, y_code, y_val, w, is_classif, criterion, is_cat, n_cats, s, e, total, w_node,
-    strategy, k, min_samples_leaf, variance_adjusted, fallback, max_features,
-    dict_offsets, dict_values, dict_alive, dict_mark, stamp, rng,
-    feat_order, pos_buf, raw_buf, ys_buf, dvals, left, cat_stats, cat_n, cat_w, keys,
-    cat_mask, best_mask,
+    order,
+    xs,
+    y_code,
+    y_val,
+    w,
+    is_classif,
+    criterion,
+    is_cat,
+    n_cats,
+    s,
+    e,
+    total,
+    w_node,
+    strategy,
+    k,
+    min_samples_leaf,
+    variance_adjusted,
+    fallback,
+    max_features,
+    dict_offsets,
+    dict_values,
+    dict_alive,
+    dict_mark,
+    stamp,
+    rng,
+    feat_order,
+    pos_buf,
+    raw_buf,
+    ys_buf,
+    dvals,
+    left,
+    cat_stats,
+    cat_n,
+    cat_w,
+    keys,
+    cat_mask,
+    best_mask,
 ):
     """Best split of the node ``[s, e)`` over the features (see :func:`_grow`).
 
@@ -349,8 +413,23 @@ def _search_features(
         ord_seg = order[f, s:e]
         if is_cat[f]:
             proxy, ne = _scan_categorical(
-                xs_seg, ord_seg, y_code, y_val, w, is_classif, criterion, total, w_node,
-                min_samples_leaf, n_cats[f], cat_stats, cat_n, cat_w, keys, left, cat_mask,
+                xs_seg,
+                ord_seg,
+                y_code,
+                y_val,
+                w,
+                is_classif,
+                criterion,
+                total,
+                w_node,
+                min_samples_leaf,
+                n_cats[f],
+                cat_stats,
+                cat_n,
+                cat_w,
+                keys,
+                left,
+                cat_mask,
             )
             n_eval += ne
             if ne > 0 and proxy > best:
@@ -371,13 +450,35 @@ def _search_features(
                 for i in range(n):
                     ys_buf[i] = y_code[ord_seg[i]]
             n_pos = node_positions(
-                strategy, xs_seg, ys_buf[:n], total.shape[0], k, min_samples_leaf,
-                variance_adjusted, fallback and strategy != DICS_PAPER, dvals, n_dict, rng,
-                raw_buf, pos_buf,
+                strategy,
+                xs_seg,
+                ys_buf[:n],
+                total.shape[0],
+                k,
+                min_samples_leaf,
+                variance_adjusted,
+                fallback and strategy != DICS_PAPER,
+                dvals,
+                n_dict,
+                rng,
+                raw_buf,
+                pos_buf,
             )
         proxy, pos, ne = _scan_numeric(
-            xs_seg, ord_seg, y_code, y_val, w, is_classif, criterion, total, w_node,
-            min_samples_leaf, pos_buf, n_pos, exhaustive, left,
+            xs_seg,
+            ord_seg,
+            y_code,
+            y_val,
+            w,
+            is_classif,
+            criterion,
+            total,
+            w_node,
+            min_samples_leaf,
+            pos_buf,
+            n_pos,
+            exhaustive,
+            left,
         )
         n_eval += ne
         if pos >= 0 and proxy > best:
@@ -493,10 +594,31 @@ def _dics_remove(f, xs, s, e, n_left, dict_offsets, dict_values, dict_alive):
 
 @njit
 def grow_tree(
-    order, xs, y_code, y_val, w, is_classif, n_classes, criterion, is_cat, n_cats,
-    strategy, k, variance_adjusted, fallback, dict_offsets, dict_values, dict_sample,
-    dict_remove, max_depth, min_samples_split, min_samples_leaf, max_features,
-    max_leaf_nodes, min_impurity_decrease, rng,
+    order,
+    xs,
+    y_code,
+    y_val,
+    w,
+    is_classif,
+    n_classes,
+    criterion,
+    is_cat,
+    n_cats,
+    strategy,
+    k,
+    variance_adjusted,
+    fallback,
+    dict_offsets,
+    dict_values,
+    dict_sample,
+    dict_remove,
+    max_depth,
+    min_samples_split,
+    min_samples_leaf,
+    max_features,
+    max_leaf_nodes,
+    min_impurity_decrease,
+    rng,
 ):
     """Grow a CART tree; one numba call, no Python per node.
 
@@ -624,13 +746,14 @@ def grow_tree(
                 ps = nstart[parent]
                 pe = ps + nsamp[parent]
                 pf = sp_f[parent]
-                n_left = _mark_left(order, xs, pf, is_cat[pf], ps, pe, sp_pos[parent],
-                                    cmask[parent], goes_left)
-                _children_stats(order, ps, pe, goes_left, y_code, y_val, w, is_classif,
-                                lstats, rstats)
+                n_left = _mark_left(
+                    order, xs, pf, is_cat[pf], ps, pe, sp_pos[parent], cmask[parent], goes_left
+                )
+                _children_stats(
+                    order, ps, pe, goes_left, y_code, y_val, w, is_classif, lstats, rstats
+                )
                 if dict_remove and strategy == DICS_PAPER and not is_cat[pf]:
-                    _dics_remove(pf, xs, ps, pe, n_left, dict_offsets, dict_values,
-                                 dict_alive)
+                    _dics_remove(pf, xs, ps, pe, n_left, dict_offsets, dict_values, dict_alive)
                 _partition(order, xs, ps, pe, goes_left, tmp_i, tmp_x)
                 feat[parent] = pf  # threshold was stored when the split was found
                 max_split_nodes -= 1
@@ -715,11 +838,43 @@ def grow_tree(
         cur_k = k
         for attempt in range(2):
             found, bf, bpos, ne = _search_features(
-                order, xs, y_code, y_val, w, is_classif, criterion, is_cat, n_cats, s, e,
-                nstats, w_node, cur_strategy, cur_k, min_samples_leaf, variance_adjusted,
-                fallback, max_features, dict_offsets, dict_values, dict_alive, dict_mark,
-                stamp, rng, feat_order, pos_buf, raw_buf, ys_buf, dvals, left, cat_stats,
-                cat_n, cat_w, keys, cat_mask, cmask[node],
+                order,
+                xs,
+                y_code,
+                y_val,
+                w,
+                is_classif,
+                criterion,
+                is_cat,
+                n_cats,
+                s,
+                e,
+                nstats,
+                w_node,
+                cur_strategy,
+                cur_k,
+                min_samples_leaf,
+                variance_adjusted,
+                fallback,
+                max_features,
+                dict_offsets,
+                dict_values,
+                dict_alive,
+                dict_mark,
+                stamp,
+                rng,
+                feat_order,
+                pos_buf,
+                raw_buf,
+                ys_buf,
+                dvals,
+                left,
+                cat_stats,
+                cat_n,
+                cat_w,
+                keys,
+                cat_mask,
+                cmask[node],
             )
             n_eval += ne
             if found or ne > 0 or not (strategy == DICS_PAPER and fallback) or attempt == 1:
@@ -736,9 +891,7 @@ def grow_tree(
         wr = w_node - wl
         imp_l = _stats_impurity(lstats, is_classif, criterion)
         imp_r = _stats_impurity(rstats, is_classif, criterion)
-        improvement = (w_node / w_root) * (
-            impurity - (wr / w_node) * imp_r - (wl / w_node) * imp_l
-        )
+        improvement = (w_node / w_root) * (impurity - (wr / w_node) * imp_r - (wl / w_node) * imp_l)
         if improvement + EPSILON < min_impurity_decrease:
             continue
         impr[node] = improvement
@@ -759,10 +912,12 @@ def grow_tree(
             _dics_remove(bf, xs, s, e, n_left, dict_offsets, dict_values, dict_alive)
         # children that will be leaves anyway need no sorted segments
         n_right = nn - n_left
-        child_leaf_l = (depth + 1 >= max_depth or n_left < min_samples_split
-                        or n_left < 2 * min_samples_leaf)
-        child_leaf_r = (depth + 1 >= max_depth or n_right < min_samples_split
-                        or n_right < 2 * min_samples_leaf)
+        child_leaf_l = (
+            depth + 1 >= max_depth or n_left < min_samples_split or n_left < 2 * min_samples_leaf
+        )
+        child_leaf_r = (
+            depth + 1 >= max_depth or n_right < min_samples_split or n_right < 2 * min_samples_leaf
+        )
         if not (child_leaf_l and child_leaf_r):
             _partition(order, xs, s, e, goes_left, tmp_i, tmp_x)
         # push right then left (left is created next: pre-order numbering)
@@ -794,9 +949,17 @@ def grow_tree(
                 cmask[i] = 0
     m = node_count
     return (
-        c_left[:m].copy(), c_right[:m].copy(), feat[:m].copy(), thr[:m].copy(),
-        imp[:m].copy(), nsamp[:m].copy(), wsamp[:m].copy(), stats[:m].copy(),
-        ncand[:m].copy(), cmask[:m].copy(), impr[:m].copy(),
+        c_left[:m].copy(),
+        c_right[:m].copy(),
+        feat[:m].copy(),
+        thr[:m].copy(),
+        imp[:m].copy(),
+        nsamp[:m].copy(),
+        wsamp[:m].copy(),
+        stats[:m].copy(),
+        ncand[:m].copy(),
+        cmask[:m].copy(),
+        impr[:m].copy(),
     )
 
 
@@ -844,11 +1007,19 @@ class GrownTree:
         if self.task == "classification" and classes is None:
             classes = np.arange(self.value.shape[1])
         return TreeArrays(
-            self.children_left, self.children_right, self.feature, self.threshold,
-            self.impurity, self.n_node_samples, self.weighted_n_node_samples,
-            self.value[:, None, :], task=self.task, n_features=self.n_features,
+            self.children_left,
+            self.children_right,
+            self.feature,
+            self.threshold,
+            self.impurity,
+            self.n_node_samples,
+            self.weighted_n_node_samples,
+            self.value[:, None, :],
+            task=self.task,
+            n_features=self.n_features,
             classes_=classes if self.task == "classification" else None,
-            feature_names=feature_names, cat_offsets=self.cat_offsets,
+            feature_names=feature_names,
+            cat_offsets=self.cat_offsets,
             cat_values=self.cat_values,
         )
 
@@ -874,7 +1045,9 @@ class GrownTree:
         if self.task != "classification":
             raise ValueError("misclassified() needs a classification tree")
         leaf = self.is_leaf
-        return float(np.sum(self.weighted_n_node_samples[leaf] * (1.0 - self.value[leaf].max(axis=1))))
+        return float(
+            np.sum(self.weighted_n_node_samples[leaf] * (1.0 - self.value[leaf].max(axis=1)))
+        )
 
 
 def build_tree(
@@ -959,56 +1132,102 @@ def build_tree(
     dictionary = None
     if splitter == "dics_paper":
         K = dics_clusters or (n_classes if n_classes >= 2 else 8)
-        dictionary = dics_dictionary(X, K, m_pairs=dics_pairs, variance_adjusted=va,
-                                     random_state=km_seed, features=~is_cat)
+        dictionary = dics_dictionary(
+            X, K, m_pairs=dics_pairs, variance_adjusted=va, random_state=km_seed, features=~is_cat
+        )
         d_off, d_val = dictionary.offsets, dictionary.values
     else:
         d_off, d_val = np.zeros(p + 1, dtype=np.int64), np.empty(0, dtype=np.float64)
     msl = int(min_samples_leaf)
     order, xs = presort(X)
     (cl, cr, feat, thr, imp, nsamp, wsamp, stats, ncand, cmask, impr) = grow_tree(
-        order, xs, y_code, y_val, w, task == "classification", max(n_classes, 1), crit,
-        is_cat.astype(np.uint8), n_cats, strat, k, va, bool(fallback), d_off, d_val,
+        order,
+        xs,
+        y_code,
+        y_val,
+        w,
+        task == "classification",
+        max(n_classes, 1),
+        crit,
+        is_cat.astype(np.uint8),
+        n_cats,
+        strat,
+        k,
+        va,
+        bool(fallback),
+        d_off,
+        d_val,
         k if splitter == "dics_paper" and n_candidates is not None else 0,
-        bool(dics_remove_used), _INT_MAX if max_depth is None else int(max_depth),
-        max(int(min_samples_split), 2 * msl), msl,
+        bool(dics_remove_used),
+        _INT_MAX if max_depth is None else int(max_depth),
+        max(int(min_samples_split), 2 * msl),
+        msl,
         p if max_features is None else int(max_features),
-        0 if max_leaf_nodes is None else int(max_leaf_nodes), float(min_impurity_decrease), rng,
+        0 if max_leaf_nodes is None else int(max_leaf_nodes),
+        float(min_impurity_decrease),
+        rng,
     )
     if task == "classification":
         tot = stats.sum(axis=1, keepdims=True)
         value = np.divide(stats, tot, out=np.zeros_like(stats), where=tot > 0)
     else:
-        value = np.divide(stats[:, 1:2], stats[:, 0:1], out=np.zeros((stats.shape[0], 1)),
-                          where=stats[:, 0:1] > 0)
+        value = np.divide(
+            stats[:, 1:2], stats[:, 0:1], out=np.zeros((stats.shape[0], 1)), where=stats[:, 0:1] > 0
+        )
     cat_offsets = cat_values = None
     if is_cat.any():
         split_cat = (cl != TREE_LEAF) & is_cat[np.where(feat >= 0, feat, 0)]
-        sets = [np.flatnonzero(cmask[i]) if split_cat[i] else np.empty(0, np.int64)
-                for i in range(cl.shape[0])]
+        sets = [
+            np.flatnonzero(cmask[i]) if split_cat[i] else np.empty(0, np.int64)
+            for i in range(cl.shape[0])
+        ]
         cat_offsets = np.zeros(cl.shape[0] + 1, dtype=np.int64)
         cat_offsets[1:] = np.cumsum([a.size for a in sets])
         cat_values = np.concatenate(sets).astype(np.int64)
     return GrownTree(
-        task=task, n_features=p, children_left=cl, children_right=cr, feature=feat,
-        threshold=thr, impurity=imp, n_node_samples=nsamp, weighted_n_node_samples=wsamp,
-        value=value, improvement=impr, node_candidates=ncand, cat_offsets=cat_offsets,
-        cat_values=cat_values, dictionary=dictionary,
+        task=task,
+        n_features=p,
+        children_left=cl,
+        children_right=cr,
+        feature=feat,
+        threshold=thr,
+        impurity=imp,
+        n_node_samples=nsamp,
+        weighted_n_node_samples=wsamp,
+        value=value,
+        improvement=impr,
+        node_candidates=ncand,
+        cat_offsets=cat_offsets,
+        cat_values=cat_values,
+        dictionary=dictionary,
     )
 
 
-def feature_breakpoints(x, y, max_leaf_nodes: int | None, *, n_classes: int | None = None,
-                        criterion: str = "gini", min_samples_leaf: int = 1,
-                        sample_weight=None) -> np.ndarray:
+def feature_breakpoints(
+    x,
+    y,
+    max_leaf_nodes: int | None,
+    *,
+    n_classes: int | None = None,
+    criterion: str = "gini",
+    min_samples_leaf: int = 1,
+    sample_weight=None,
+) -> np.ndarray:
     """Thresholds of a best-first CART with at most ``max_leaf_nodes`` leaves fitted on one
     feature ``x`` (all midpoints of the float64 unique values are candidates): sorted unique
     float64.  ``y``: int64 class codes; ``None`` leaves = grow until pure.  This is
     Literati's candidate-breakpoint rule (SPEC section 1)."""
     y = np.asarray(y, dtype=np.int64)
     K = int(y.max()) + 1 if n_classes is None and y.size else int(n_classes or 1)
-    grown = build_tree(np.asarray(x, dtype=np.float64).reshape(-1, 1), y, n_classes=K,
-                       criterion=criterion, max_leaf_nodes=max_leaf_nodes,
-                       min_samples_leaf=min_samples_leaf, sample_weight=sample_weight)
+    grown = build_tree(
+        np.asarray(x, dtype=np.float64).reshape(-1, 1),
+        y,
+        n_classes=K,
+        criterion=criterion,
+        max_leaf_nodes=max_leaf_nodes,
+        min_samples_leaf=min_samples_leaf,
+        sample_weight=sample_weight,
+    )
     return grown.thresholds()
 
 
@@ -1138,8 +1357,7 @@ class _BaseCART(BaseEstimator):
         out["variance_adjusted"] = _check_bool("variance_adjusted", va)
         out["fallback"] = _check_bool("fallback", self.fallback)
         out["dics_pairs"] = _check_int("dics_pairs", self.dics_pairs, 1, allow_none=True)
-        out["dics_clusters"] = _check_int("dics_clusters", self.dics_clusters, 2,
-                                          allow_none=True)
+        out["dics_clusters"] = _check_int("dics_clusters", self.dics_clusters, 2, allow_none=True)
         out["dics_remove_used"] = _check_bool("dics_remove_used", self.dics_remove_used)
         return out
 
@@ -1202,15 +1420,27 @@ class _BaseCART(BaseEstimator):
             sample_weight = w
         y = y_code if self._task == "classification" else y_val
         grown = build_tree(
-            X, y, n_classes=n_classes, criterion=self.criterion, splitter=self.splitter,
-            max_depth=self.max_depth, min_samples_split=prm["min_samples_split"],
-            min_samples_leaf=prm["min_samples_leaf"], max_features=prm["max_features"],
+            X,
+            y,
+            n_classes=n_classes,
+            criterion=self.criterion,
+            splitter=self.splitter,
+            max_depth=self.max_depth,
+            min_samples_split=prm["min_samples_split"],
+            min_samples_leaf=prm["min_samples_leaf"],
+            max_features=prm["max_features"],
             max_leaf_nodes=self.max_leaf_nodes,
-            min_impurity_decrease=prm["min_impurity_decrease"], sample_weight=sample_weight,
-            is_categorical=is_cat, n_categories=n_cats, n_candidates=self.n_candidates,
-            variance_adjusted=prm["variance_adjusted"], fallback=prm["fallback"],
-            dics_pairs=prm["dics_pairs"], dics_clusters=prm["dics_clusters"],
-            dics_remove_used=prm["dics_remove_used"], random_state=self.random_state,
+            min_impurity_decrease=prm["min_impurity_decrease"],
+            sample_weight=sample_weight,
+            is_categorical=is_cat,
+            n_categories=n_cats,
+            n_candidates=self.n_candidates,
+            variance_adjusted=prm["variance_adjusted"],
+            fallback=prm["fallback"],
+            dics_pairs=prm["dics_pairs"],
+            dics_clusters=prm["dics_clusters"],
+            dics_remove_used=prm["dics_remove_used"],
+            random_state=self.random_state,
         )
         names = getattr(self, "feature_names_in_", None)
         self.tree_ = grown.tree_arrays(
@@ -1259,8 +1489,9 @@ class _BaseCART(BaseEstimator):
 def _prepare_X(est, X, y):
     """Validated float64 C-contiguous writable ``X`` (numba compiles a separate
     specialisation for readonly arrays, e.g. memory maps) and ``y``."""
-    X, y = validate_data(est, X, y, dtype=np.float64, order="C",
-                         y_numeric=est._task == "regression")
+    X, y = validate_data(
+        est, X, y, dtype=np.float64, order="C", y_numeric=est._task == "regression"
+    )
     if not X.flags.writeable or not X.flags.c_contiguous:
         X = np.array(X, dtype=np.float64, order="C")
     return X, y
@@ -1318,8 +1549,7 @@ class CARTClassifier(ClassifierMixin, _BaseCART):
         self.classes_ = classes
         self.n_classes_ = int(classes.shape[0])
         y_code = np.ascontiguousarray(codes.reshape(-1), dtype=np.int64)
-        return self._fit(X, y_code, np.empty(0, dtype=np.float64), self.n_classes_,
-                         sample_weight)
+        return self._fit(X, y_code, np.empty(0, dtype=np.float64), self.n_classes_, sample_weight)
 
     def predict_proba(self, X):
         """Class fractions of the reached leaf, float64 ``(n, n_classes)``."""
@@ -1368,13 +1598,22 @@ class CARTRegressor(RegressorMixin, _BaseCART):
         dics_remove_used=False,
     ):
         super().__init__(
-            splitter=splitter, criterion=criterion, max_depth=max_depth,
-            min_samples_split=min_samples_split, min_samples_leaf=min_samples_leaf,
-            max_features=max_features, max_leaf_nodes=max_leaf_nodes,
-            min_impurity_decrease=min_impurity_decrease, random_state=random_state,
-            categorical_features=categorical_features, n_candidates=n_candidates,
-            variance_adjusted=variance_adjusted, fallback=fallback, dics_pairs=dics_pairs,
-            dics_clusters=dics_clusters, dics_remove_used=dics_remove_used,
+            splitter=splitter,
+            criterion=criterion,
+            max_depth=max_depth,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            max_features=max_features,
+            max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease,
+            random_state=random_state,
+            categorical_features=categorical_features,
+            n_candidates=n_candidates,
+            variance_adjusted=variance_adjusted,
+            fallback=fallback,
+            dics_pairs=dics_pairs,
+            dics_clusters=dics_clusters,
+            dics_remove_used=dics_remove_used,
         )
 
     def fit(self, X, y, sample_weight=None):
@@ -1394,51 +1633,99 @@ class CARTRegressor(RegressorMixin, _BaseCART):
 # ---------------------------------------------------------------------------------------
 
 
-def _build_cart(task, random_state, splitter, max_depth, min_samples_leaf, criterion,
-                n_candidates):
+def _build_cart(task, random_state, splitter, max_depth, min_samples_leaf, criterion, n_candidates):
     if task == "regression":
         if splitter in LABEL_AWARE:
             raise ValueError(
                 f"splitter {splitter!r} needs class labels; for regression use one of "
                 f"{list(strategies_for('regression'))}"
             )
-        return CARTRegressor(splitter=splitter, max_depth=max_depth,
-                             min_samples_leaf=min_samples_leaf, n_candidates=n_candidates,
-                             random_state=random_state)
+        return CARTRegressor(
+            splitter=splitter,
+            max_depth=max_depth,
+            min_samples_leaf=min_samples_leaf,
+            n_candidates=n_candidates,
+            random_state=random_state,
+        )
     crit = criterion if criterion in ("gini", "entropy") else "gini"
-    return CARTClassifier(splitter=splitter, max_depth=max_depth,
-                          min_samples_leaf=min_samples_leaf, criterion=crit,
-                          n_candidates=n_candidates, random_state=random_state)
+    return CARTClassifier(
+        splitter=splitter,
+        max_depth=max_depth,
+        min_samples_leaf=min_samples_leaf,
+        criterion=crit,
+        n_candidates=n_candidates,
+        random_state=random_state,
+    )
 
 
-register_model(ModelSpec(
-    key="treelab_cart", label="CART (TreeLab, split strategies)", build=_build_cart,
-    params=(
-        ParamSpec("splitter", "exhaustive", "choice", choices=STRATEGIES,
-                  help="Candidate thresholds tried per feature and node: exhaustive (all "
-                       "midpoints, as scikit-learn), quantile, histogram, random, or a DICS "
-                       "variant (dics_paper, kmeans1d, class_centroid, kde_valley)."),
-        ParamSpec("max_depth", 5, "int_or_none", 0, 50,
-                  help="Maximum depth of the tree; 0 means unlimited."),
-        ParamSpec("min_samples_leaf", 1, "int", 1, 1000,
-                  help="Minimum number of training rows in a leaf."),
-        ParamSpec("criterion", "gini", "choice", choices=("gini", "entropy"),
-                  help="Impurity for classification (regression uses squared error)."),
-        ParamSpec("n_candidates", 0, "int_or_none", 0, 1000,
-                  help="The strategy's k (quantiles, bins, random draws, k-means clusters, "
-                       "DICS entries per node); 0 means the strategy's default."),
-    ),
-    description="Greedy CART in numba whose candidate thresholds come from a chosen "
-                "strategy (DICS: Mazumder & Yu, arXiv 2608.20258).",
-    family="TreeLab",
-))
+register_model(
+    ModelSpec(
+        key="treelab_cart",
+        label="CART (TreeLab, split strategies)",
+        build=_build_cart,
+        params=(
+            ParamSpec(
+                "splitter",
+                "exhaustive",
+                "choice",
+                choices=STRATEGIES,
+                help="Candidate thresholds tried per feature and node: exhaustive (all "
+                "midpoints, as scikit-learn), quantile, histogram, random, or a DICS "
+                "variant (dics_paper, kmeans1d, class_centroid, kde_valley).",
+            ),
+            ParamSpec(
+                "max_depth",
+                5,
+                "int_or_none",
+                0,
+                50,
+                help="Maximum depth of the tree; 0 means unlimited.",
+            ),
+            ParamSpec(
+                "min_samples_leaf",
+                1,
+                "int",
+                1,
+                1000,
+                help="Minimum number of training rows in a leaf.",
+            ),
+            ParamSpec(
+                "criterion",
+                "gini",
+                "choice",
+                choices=("gini", "entropy"),
+                help="Impurity for classification (regression uses squared error).",
+            ),
+            ParamSpec(
+                "n_candidates",
+                0,
+                "int_or_none",
+                0,
+                1000,
+                help="The strategy's k (quantiles, bins, random draws, k-means clusters, "
+                "DICS entries per node); 0 means the strategy's default.",
+            ),
+        ),
+        description="Greedy CART in numba whose candidate thresholds come from a chosen "
+        "strategy (DICS: Mazumder & Yu, arXiv 2608.20258).",
+        family="TreeLab",
+    )
+)
 
 
 @register_warmup("cart")
 def _warmup() -> None:
     """Fit tiny trees with every code path (both tasks, categorical, best-first, DICS)."""
-    X = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 1.0], [2.0, 1.0, 2.0], [3.0, 0.0, 0.0],
-                  [4.0, 1.0, 1.0], [5.0, 0.0, 2.0]])
+    X = np.array(
+        [
+            [0.0, 1.0, 0.0],
+            [1.0, 0.0, 1.0],
+            [2.0, 1.0, 2.0],
+            [3.0, 0.0, 0.0],
+            [4.0, 1.0, 1.0],
+            [5.0, 0.0, 2.0],
+        ]
+    )
     yc = np.array([0, 0, 1, 1, 0, 1])
     yr = np.array([0.0, 0.5, 1.0, 2.0, 1.5, 3.0])
     with warnings.catch_warnings():

@@ -79,12 +79,15 @@ class ModelSpec:
     def make(self, task: str, random_state: int = 0, **params):
         """Build the estimator with validated parameters (defaults for missing ones)."""
         if task not in self.tasks:
-            raise ValueError(f"{self.label} does not support {task}; it supports {list(self.tasks)}")
+            raise ValueError(
+                f"{self.label} does not support {task}; it supports {list(self.tasks)}"
+            )
         known = {p.name: p for p in self.params}
         unknown = set(params) - set(known)
         if unknown:
-            raise ValueError(f"{self.label}: unknown parameter(s) {sorted(unknown)}; "
-                             f"known: {sorted(known)}")
+            raise ValueError(
+                f"{self.label}: unknown parameter(s) {sorted(unknown)}; known: {sorted(known)}"
+            )
         values = {p.name: p.validate(params.get(p.name, p.default)) for p in self.params}
         return self.build(task, random_state, **values)
 
@@ -111,10 +114,15 @@ def _sk_tree(task, random_state, max_depth, min_samples_leaf, criterion):
 
     if task == "classification":
         crit = criterion if criterion in ("gini", "entropy") else "gini"
-        return DecisionTreeClassifier(max_depth=max_depth, min_samples_leaf=min_samples_leaf,
-                                      criterion=crit, random_state=random_state)
-    return DecisionTreeRegressor(max_depth=max_depth, min_samples_leaf=min_samples_leaf,
-                                 random_state=random_state)
+        return DecisionTreeClassifier(
+            max_depth=max_depth,
+            min_samples_leaf=min_samples_leaf,
+            criterion=crit,
+            random_state=random_state,
+        )
+    return DecisionTreeRegressor(
+        max_depth=max_depth, min_samples_leaf=min_samples_leaf, random_state=random_state
+    )
 
 
 def _sk_forest(task, random_state, n_estimators, max_depth):
@@ -128,31 +136,73 @@ def _sk_boosting(task, random_state, n_estimators, max_depth, learning_rate):
     from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
 
     cls = GradientBoostingClassifier if task == "classification" else GradientBoostingRegressor
-    return cls(n_estimators=n_estimators, max_depth=max_depth, learning_rate=learning_rate,
-               random_state=random_state)
+    return cls(
+        n_estimators=n_estimators,
+        max_depth=max_depth,
+        learning_rate=learning_rate,
+        random_state=random_state,
+    )
 
 
 _DEPTH_HELP = "Maximum depth of a tree; 0 means unlimited (grow until leaves are pure)."
-register_model(ModelSpec(
-    key="sklearn_tree", label="Decision tree (scikit-learn CART)", build=_sk_tree,
-    params=(ParamSpec("max_depth", 5, "int_or_none", 0, 50, help=_DEPTH_HELP),
-            ParamSpec("min_samples_leaf", 1, "int", 1, 1000,
-                      help="Minimum number of training rows in a leaf."),
-            ParamSpec("criterion", "gini", "choice", choices=("gini", "entropy"),
-                      help="Impurity for classification (regression always uses squared error).")),
-    description="Greedy CART with exhaustive thresholds (Breiman et al. 1984)."))
-register_model(ModelSpec(
-    key="sklearn_forest", label="Random forest (scikit-learn)", build=_sk_forest,
-    params=(ParamSpec("n_estimators", 100, "int", 1, 1000, help="Number of trees."),
-            ParamSpec("max_depth", 0, "int_or_none", 0, 50, help=_DEPTH_HELP)),
-    description="Bagged CART trees with random feature subsets (Breiman 2001)."))
-register_model(ModelSpec(
-    key="sklearn_boosting", label="Gradient boosting (scikit-learn)", build=_sk_boosting,
-    params=(ParamSpec("n_estimators", 100, "int", 1, 1000, help="Number of boosting stages."),
+register_model(
+    ModelSpec(
+        key="sklearn_tree",
+        label="Decision tree (scikit-learn CART)",
+        build=_sk_tree,
+        params=(
+            ParamSpec("max_depth", 5, "int_or_none", 0, 50, help=_DEPTH_HELP),
+            ParamSpec(
+                "min_samples_leaf",
+                1,
+                "int",
+                1,
+                1000,
+                help="Minimum number of training rows in a leaf.",
+            ),
+            ParamSpec(
+                "criterion",
+                "gini",
+                "choice",
+                choices=("gini", "entropy"),
+                help="Impurity for classification (regression always uses squared error).",
+            ),
+        ),
+        description="Greedy CART with exhaustive thresholds (Breiman et al. 1984).",
+    )
+)
+register_model(
+    ModelSpec(
+        key="sklearn_forest",
+        label="Random forest (scikit-learn)",
+        build=_sk_forest,
+        params=(
+            ParamSpec("n_estimators", 100, "int", 1, 1000, help="Number of trees."),
+            ParamSpec("max_depth", 0, "int_or_none", 0, 50, help=_DEPTH_HELP),
+        ),
+        description="Bagged CART trees with random feature subsets (Breiman 2001).",
+    )
+)
+register_model(
+    ModelSpec(
+        key="sklearn_boosting",
+        label="Gradient boosting (scikit-learn)",
+        build=_sk_boosting,
+        params=(
+            ParamSpec("n_estimators", 100, "int", 1, 1000, help="Number of boosting stages."),
             ParamSpec("max_depth", 3, "int", 1, 20, help="Depth of each regression tree."),
-            ParamSpec("learning_rate", 0.1, "float", 1e-4, 1.0,
-                      help="Shrinkage applied to each tree's contribution.")),
-    description="Stage-wise additive regression trees (Friedman 2001)."))
+            ParamSpec(
+                "learning_rate",
+                0.1,
+                "float",
+                1e-4,
+                1.0,
+                help="Shrinkage applied to each tree's contribution.",
+            ),
+        ),
+        description="Stage-wise additive regression trees (Friedman 2001).",
+    )
+)
 
 
 # -- TreeLab's Literati (imported when built: engine.literati imports nothing from here) ------
@@ -162,54 +212,100 @@ _LITERATI_CANDIDATES = {"8,4": (8, 4), "16,8": (16, 8), "4": 4, "all": None}
 def _literati(task, random_state, max_depth, max_breakpoints, time_limit, candidate_leaves):
     from engine.literati import LiteratiClassifier
 
-    return LiteratiClassifier(max_depth=max_depth, max_breakpoints=max_breakpoints,
-                              time_limit=time_limit,
-                              candidate_leaves=_LITERATI_CANDIDATES[candidate_leaves],
-                              random_state=random_state)
+    return LiteratiClassifier(
+        max_depth=max_depth,
+        max_breakpoints=max_breakpoints,
+        time_limit=time_limit,
+        candidate_leaves=_LITERATI_CANDIDATES[candidate_leaves],
+        random_state=random_state,
+    )
 
 
-register_model(ModelSpec(
-    key="treelab_literati", label="Literati optimal shape tree (TreeLab)", build=_literati,
-    tasks=("classification",),
-    params=(ParamSpec("max_depth", 3, "int", 1, 8, help="Maximum depth D of the tree."),
-            ParamSpec("max_breakpoints", 2, "int", 1, 4,
-                      help="K_max: breakpoints per node's shape function (1 = plain "
-                           "thresholds)."),
-            ParamSpec("time_limit", 5.0, "float", 0.5, 600.0,
-                      help="Seconds per fit; the search returns its best tree at the limit "
-                           "(every fold and the refit get this budget)."),
-            ParamSpec("candidate_leaves", "8,4", "choice", choices=tuple(_LITERATI_CANDIDATES),
-                      help="B_d per depth (root first, the last repeats): leaves of the "
-                           "one-feature CART giving each state's candidate breakpoints; "
-                           "'all' = every midpoint (exact, slowest).")),
-    description="Anytime AO* search for the optimal shape generalized tree: errors + "
-                "0.005 n per split and per breakpoint (Literati, arXiv 2609.09299).",
-    family="TreeLab"))
+register_model(
+    ModelSpec(
+        key="treelab_literati",
+        label="Literati optimal shape tree (TreeLab)",
+        build=_literati,
+        tasks=("classification",),
+        params=(
+            ParamSpec("max_depth", 3, "int", 1, 8, help="Maximum depth D of the tree."),
+            ParamSpec(
+                "max_breakpoints",
+                2,
+                "int",
+                1,
+                4,
+                help="K_max: breakpoints per node's shape function (1 = plain thresholds).",
+            ),
+            ParamSpec(
+                "time_limit",
+                5.0,
+                "float",
+                0.5,
+                600.0,
+                help="Seconds per fit; the search returns its best tree at the limit "
+                "(every fold and the refit get this budget).",
+            ),
+            ParamSpec(
+                "candidate_leaves",
+                "8,4",
+                "choice",
+                choices=tuple(_LITERATI_CANDIDATES),
+                help="B_d per depth (root first, the last repeats): leaves of the "
+                "one-feature CART giving each state's candidate breakpoints; "
+                "'all' = every midpoint (exact, slowest).",
+            ),
+        ),
+        description="Anytime AO* search for the optimal shape generalized tree: errors + "
+        "0.005 n per split and per breakpoint (Literati, arXiv 2609.09299).",
+        family="TreeLab",
+    )
+)
 
 
 def _greedy_shape(task, random_state, max_depth, max_breakpoints, candidate_leaves):
     from engine.literati import GreedyShapeTreeClassifier
 
-    return GreedyShapeTreeClassifier(max_depth=max_depth, max_breakpoints=max_breakpoints,
-                                     candidate_leaves=_LITERATI_CANDIDATES[candidate_leaves],
-                                     random_state=random_state)
+    return GreedyShapeTreeClassifier(
+        max_depth=max_depth,
+        max_breakpoints=max_breakpoints,
+        candidate_leaves=_LITERATI_CANDIDATES[candidate_leaves],
+        random_state=random_state,
+    )
 
 
-register_model(ModelSpec(
-    key="treelab_greedy_shape", label="Greedy shape tree (TreeLab)", build=_greedy_shape,
-    tasks=("classification",),
-    params=(ParamSpec("max_depth", 3, "int", 1, 8, help="Maximum depth D of the tree."),
-            ParamSpec("max_breakpoints", 2, "int", 1, 4,
-                      help="K_max: breakpoints per node's shape function (1 = plain "
-                           "thresholds)."),
-            ParamSpec("candidate_leaves", "8,4", "choice", choices=tuple(_LITERATI_CANDIDATES),
-                      help="B_d per depth (root first, the last repeats): leaves of the "
-                           "one-feature CART giving each node's candidate breakpoints; "
-                           "'all' = every midpoint.")),
-    description="Greedy top-down shape tree in Literati's candidate space (least gini "
-                "impurity per node), pruned by errors + 0.005 n per split and per breakpoint; "
-                "the tree Literati's search starts from.",
-    family="TreeLab"))
+register_model(
+    ModelSpec(
+        key="treelab_greedy_shape",
+        label="Greedy shape tree (TreeLab)",
+        build=_greedy_shape,
+        tasks=("classification",),
+        params=(
+            ParamSpec("max_depth", 3, "int", 1, 8, help="Maximum depth D of the tree."),
+            ParamSpec(
+                "max_breakpoints",
+                2,
+                "int",
+                1,
+                4,
+                help="K_max: breakpoints per node's shape function (1 = plain thresholds).",
+            ),
+            ParamSpec(
+                "candidate_leaves",
+                "8,4",
+                "choice",
+                choices=tuple(_LITERATI_CANDIDATES),
+                help="B_d per depth (root first, the last repeats): leaves of the "
+                "one-feature CART giving each node's candidate breakpoints; "
+                "'all' = every midpoint.",
+            ),
+        ),
+        description="Greedy top-down shape tree in Literati's candidate space (least gini "
+        "impurity per node), pruned by errors + 0.005 n per split and per breakpoint; "
+        "the tree Literati's search starts from.",
+        family="TreeLab",
+    )
+)
 
 
 # -- cross-validation -------------------------------------------------------------------------
@@ -251,8 +347,10 @@ def tree_size(estimator) -> tuple[int, int]:
 def _fold_metrics(task, est, X_test, y_test, n_classes) -> dict[str, float]:
     pred = est.predict(X_test)
     if task == "regression":
-        return {"r2": float(r2_score(y_test, pred)),
-                "rmse": float(np.sqrt(mean_squared_error(y_test, pred)))}
+        return {
+            "r2": float(r2_score(y_test, pred)),
+            "rmse": float(np.sqrt(mean_squared_error(y_test, pred))),
+        }
     out = {"accuracy": float(accuracy_score(y_test, pred))}
     if hasattr(est, "predict_proba"):
         proba = np.zeros((len(y_test), n_classes))
@@ -270,8 +368,9 @@ def make_folds(task: str, y: np.ndarray, n_splits: int, random_state: int):
     """
     n = len(y)
     if not 2 <= n_splits <= n:
-        raise ValueError(f"The number of folds must be between 2 and the number of rows ({n}); "
-                         f"got {n_splits}.")
+        raise ValueError(
+            f"The number of folds must be between 2 and the number of rows ({n}); got {n_splits}."
+        )
     if task == "classification" and np.bincount(y).max() >= n_splits:
         splitter = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=random_state)
     else:
@@ -324,8 +423,7 @@ def _model_entries(models) -> list[tuple[str, str, dict, str | None]]:
     return out
 
 
-def plan_comparison(dataset, models, *, n_splits: int = 5,
-                    random_state: int = 0) -> ComparisonPlan:
+def plan_comparison(dataset, models, *, n_splits: int = 5, random_state: int = 0) -> ComparisonPlan:
     """Validate a comparison request and build its estimators and folds (fits nothing).
 
     Parameters
@@ -371,19 +469,29 @@ def plan_comparison(dataset, models, *, n_splits: int = 5,
         n_classes = int(dataset.n_classes)
         smallest = int(np.bincount(dataset.y, minlength=n_classes).min())
         if smallest < n_splits:
-            notes.append(f"The smallest class has {smallest} rows, fewer than {n_splits} folds: "
-                         "some test folds miss that class.")
+            notes.append(
+                f"The smallest class has {smallest} rows, fewer than {n_splits} folds: "
+                "some test folds miss that class."
+            )
     else:
         single = sum(len(te) < 2 for _, te in folds)
         if single:  # r2_score is nan on one row; the mean R^2 would skip those folds
             most = len(dataset.y) // 2
-            advice = (f"Use at most {most} folds for R² on every fold." if most >= 2 else
-                      "There are too few rows for R² on every fold (it needs 2 test rows "
-                      "per fold and 2 folds).")
-            covered = (f"the mean R² covers only the other {n_splits - single} folds"
-                       if single < n_splits else "no fold has an R², so neither has the mean")
-            notes.append(f"{single} of the {n_splits} test folds have a single row, where R² "
-                         f"is not defined: {covered}. {advice}")
+            advice = (
+                f"Use at most {most} folds for R² on every fold."
+                if most >= 2
+                else "There are too few rows for R² on every fold (it needs 2 test rows "
+                "per fold and 2 folds)."
+            )
+            covered = (
+                f"the mean R² covers only the other {n_splits - single} folds"
+                if single < n_splits
+                else "no fold has an R², so neither has the mean"
+            )
+            notes.append(
+                f"{single} of the {n_splits} test folds have a single row, where R² "
+                f"is not defined: {covered}. {advice}"
+            )
     return ComparisonPlan(task, dataset.X, dataset.y, n_classes, estimators, folds, notes)
 
 
@@ -409,22 +517,36 @@ def cross_validate_steps(ctx, plan: ComparisonPlan, *, refit: bool = True):
             est.fit(X[tr], y[tr])
             fit_s = time.perf_counter() - t0
             leaves, depth = tree_size(est)
-            row = {"model": label, "key": key, "fold": i + 1, "fit_seconds": fit_s,
-                   "n_leaves": leaves, "depth": depth}
+            row = {
+                "model": label,
+                "key": key,
+                "fold": i + 1,
+                "fit_seconds": fit_s,
+                "n_leaves": leaves,
+                "depth": depth,
+            }
             if hasattr(est, "n_candidates_evaluated_"):
                 row["candidates"] = int(est.n_candidates_evaluated_)
             row.update(_fold_metrics(task, est, X[te], y[te], plan.n_classes))
             rows.append(row)
             done += 1
-            yield {"completed": done, "total": total, "rows": list(rows),
-                   "message": f"{label}: fold {i + 1}/{len(plan.folds)}"}
+            yield {
+                "completed": done,
+                "total": total,
+                "rows": list(rows),
+                "message": f"{label}: fold {i + 1}/{len(plan.folds)}",
+            }
     fitted = {}
     if refit:
         for key, (label, proto) in plan.estimators.items():
             fitted[key] = clone(proto).fit(X, y)
             done += 1
-            yield {"completed": done, "total": total, "rows": list(rows),
-                   "message": f"{label}: refit on all rows"}
+            yield {
+                "completed": done,
+                "total": total,
+                "rows": list(rows),
+                "message": f"{label}: refit on all rows",
+            }
     return summarise(rows, task, models=fitted, warnings=plan.notes)
 
 
@@ -444,5 +566,10 @@ def summarise(rows: list[dict], task: str, *, models=None, warnings=(), complete
             summary[m + "_std"] = g[m].std(ddof=0)
         summary.insert(0, "folds", g.size())
         summary = summary.reset_index()
-    return CompareResult(folds=folds, summary=summary, models=dict(models or {}),
-                         warnings=list(warnings), complete=complete)
+    return CompareResult(
+        folds=folds,
+        summary=summary,
+        models=dict(models or {}),
+        warnings=list(warnings),
+        complete=complete,
+    )

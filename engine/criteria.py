@@ -60,9 +60,7 @@ def criterion_code(criterion: str, task: str) -> int:
     """
     allowed = CLASSIFICATION_CRITERIA if task == "classification" else REGRESSION_CRITERIA
     if criterion not in allowed:
-        raise ValueError(
-            f"criterion must be one of {list(allowed)} for {task}, got {criterion!r}"
-        )
+        raise ValueError(f"criterion must be one of {list(allowed)} for {task}, got {criterion!r}")
     return CRITERIA[criterion]
 
 
@@ -252,9 +250,7 @@ def squared_error_gains_at(prefix, positions):
         if w_left <= 0.0 or w_right <= 0.0:
             continue
         imp_left = squared_error(w_left, prefix[p, 1], prefix[p, 2])
-        imp_right = squared_error(
-            w_right, prefix[n, 1] - prefix[p, 1], prefix[n, 2] - prefix[p, 2]
-        )
+        imp_right = squared_error(w_right, prefix[n, 1] - prefix[p, 1], prefix[n, 2] - prefix[p, 2])
         out[j] = impurity_decrease(parent, w_node, imp_left, w_left, imp_right, w_right)
     return out
 
@@ -347,8 +343,9 @@ def threshold_gains(
     return gains, pos
 
 
-def exhaustive_gains(x, y, criterion="gini", *, sample_weight=None, n_classes=None,
-                     min_samples_leaf=1):
+def exhaustive_gains(
+    x, y, criterion="gini", *, sample_weight=None, n_classes=None, min_samples_leaf=1
+):
     """The impurity-decrease curve of one feature over all exhaustive thresholds.
 
     Returns ``(thresholds, gains)``: the midpoints between consecutive distinct values of
@@ -359,7 +356,12 @@ def exhaustive_gains(x, y, criterion="gini", *, sample_weight=None, n_classes=No
 
     t = candidate_thresholds(x, None, "exhaustive")
     gains, _ = threshold_gains(
-        x, y, t, criterion, sample_weight=sample_weight, n_classes=n_classes,
+        x,
+        y,
+        t,
+        criterion,
+        sample_weight=sample_weight,
+        n_classes=n_classes,
         min_samples_leaf=min_samples_leaf,
     )
     return t, gains

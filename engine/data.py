@@ -86,9 +86,31 @@ COERCE_MIN_FRACTION = 0.8
 #: Cell texts read as missing (matched exactly by pandas, and case-insensitively after
 #: stripping spaces for text columns).  Includes pandas' own default tokens.
 DEFAULT_NA_VALUES: tuple[str, ...] = (
-    "", "?", "-", "NA", "N/A", "n/a", "NaN", "nan", "-nan", "-NaN", "NULL", "null",
-    "None", "none", "#N/A", "#N/A N/A", "#NA", "<NA>", "-1.#IND", "-1.#QNAN", "1.#IND",
-    "1.#QNAN", "#NULL!", "#DIV/0!", "#VALUE!",
+    "",
+    "?",
+    "-",
+    "NA",
+    "N/A",
+    "n/a",
+    "NaN",
+    "nan",
+    "-nan",
+    "-NaN",
+    "NULL",
+    "null",
+    "None",
+    "none",
+    "#N/A",
+    "#N/A N/A",
+    "#NA",
+    "<NA>",
+    "-1.#IND",
+    "-1.#QNAN",
+    "1.#IND",
+    "1.#QNAN",
+    "#NULL!",
+    "#DIV/0!",
+    "#VALUE!",
 )
 
 _DELIMITERS = ",;\t|"
@@ -178,8 +200,13 @@ class ParseReport:
             )
         for name in self.dropped_columns:
             rows.append(
-                {"column": name, "dtype": "empty (removed)", "missing": self.n_rows,
-                 "coerced": 0, "examples": ""}
+                {
+                    "column": name,
+                    "dtype": "empty (removed)",
+                    "missing": self.n_rows,
+                    "coerced": 0,
+                    "examples": "",
+                }
             )
         return pd.DataFrame(rows, columns=["column", "dtype", "missing", "coerced", "examples"])
 
@@ -281,10 +308,7 @@ def _garbage(text: str) -> bool:
     if "\x00" in text:
         return True
     sample = text[:_SNIFF_BYTES]
-    bad = sum(
-        1 for ch in sample
-        if ch not in "\t\n\r" and unicodedata.category(ch) == "Cc"
-    )
+    bad = sum(1 for ch in sample if ch not in "\t\n\r" and unicodedata.category(ch) == "Cc")
     return bad > max(2, 0.01 * len(sample))
 
 
@@ -355,8 +379,9 @@ def _rows(sample: str, delimiter: str, limit: int = 2000) -> list[list[str]]:
     """Rows of the sample split by the csv module (blank lines skipped)."""
     out: list[list[str]] = []
     try:
-        for row in csv.reader(io.StringIO(sample, newline=""), delimiter=delimiter,
-                              skipinitialspace=True):
+        for row in csv.reader(
+            io.StringIO(sample, newline=""), delimiter=delimiter, skipinitialspace=True
+        ):
             if row and any(cell.strip() for cell in row):
                 out.append(row)
                 if len(out) >= limit:
@@ -389,12 +414,18 @@ def _detect_delimiter(sample: str) -> str:
         share, width = scores[sniffed]
         if width > 1 and share >= 0.9:
             return sniffed
-    good = [(share, width, -i, d) for i, (d, (share, width)) in enumerate(scores.items())
-            if width > 1 and share >= 0.9]
+    good = [
+        (share, width, -i, d)
+        for i, (d, (share, width)) in enumerate(scores.items())
+        if width > 1 and share >= 0.9
+    ]
     if good:
         return max(good)[3]
-    fair = [(share, width, -i, d) for i, (d, (share, width)) in enumerate(scores.items())
-            if width > 1 and share >= 0.5]
+    fair = [
+        (share, width, -i, d)
+        for i, (d, (share, width)) in enumerate(scores.items())
+        if width > 1 and share >= 0.5
+    ]
     if fair:
         return max(fair)[3]
     return ","
@@ -422,8 +453,7 @@ def _detect_number_format(
             if comma and not dot:
                 decimal = ","
                 notes.append(
-                    f"Numbers such as {_q(comma[0])} were read with a decimal comma "
-                    "(1,5 = 1.5)."
+                    f"Numbers such as {_q(comma[0])} were read with a decimal comma (1,5 = 1.5)."
                 )
     if thousands is None:
         sep = "." if decimal == "," else ","
@@ -456,7 +486,7 @@ def _parser_message(exc: Exception, name: str | None, delimiter: str) -> str:
     m = re.search(r"EOF inside string starting at row (\d+)", text)
     if m:
         return (
-            f"{label} could not be read as a table: a quote (\") opened near line "
+            f'{label} could not be read as a table: a quote (") opened near line '
             f"{int(m.group(1)) + 1} is never closed. Fix the quotes in that line."
         )
     return (
@@ -469,9 +499,17 @@ def _raw_header(text: str, delimiter: str, name: str | None) -> list[str]:
     """The header cells as pandas reads them (spaces stripped), before any renaming."""
     try:
         head = pd.read_csv(
-            io.StringIO(text), sep=delimiter, header=None, nrows=1, dtype=str,
-            keep_default_na=False, na_filter=False, skipinitialspace=True,
-            skip_blank_lines=True, index_col=False, engine="c",
+            io.StringIO(text),
+            sep=delimiter,
+            header=None,
+            nrows=1,
+            dtype=str,
+            keep_default_na=False,
+            na_filter=False,
+            skipinitialspace=True,
+            skip_blank_lines=True,
+            index_col=False,
+            engine="c",
         )
     except pd.errors.EmptyDataError:
         return []
@@ -619,7 +657,7 @@ def load_csv(
         delimiter = _detect_delimiter(sample)
     else:
         delimiter = {"\\t": "\t", "tab": "\t"}.get(sep, sep)
-        if len(delimiter) != 1 or delimiter in "\"\r\n":
+        if len(delimiter) != 1 or delimiter in '"\r\n':
             raise DataError(
                 f"The delimiter {_q(sep)} cannot be used: choose a single character such as "
                 "',' ';' '|' or a tab, or leave it empty to detect it."
@@ -662,11 +700,15 @@ def load_csv(
     if dups:
         which = dups[0]
         if len(dups) == 1:
-            msg = (f"Column {_q(which)} appears {seen[which]} times in the header. "
-                   "Give each column a different name.")
+            msg = (
+                f"Column {_q(which)} appears {seen[which]} times in the header. "
+                "Give each column a different name."
+            )
         else:
-            msg = (f"Columns {_names(dups)} appear more than once in the header. "
-                   "Give each column a different name.")
+            msg = (
+                f"Columns {_names(dups)} appear more than once in the header. "
+                "Give each column a different name."
+            )
         raise DataError(msg, column=which if len(dups) == 1 else None)
 
     na_list = [str(v) for v in na_values]
@@ -719,9 +761,7 @@ def load_csv(
     if len(set(names)) != len(names):  # e.g. a real 'Unnamed: 1' next to an empty name
         names = [str(c) for c in df.columns]
     if len(set(names)) != len(names):
-        raise DataError(
-            f"{label} has repeated column names. Give each column a different name."
-        )
+        raise DataError(f"{label} has repeated column names. Give each column a different name.")
     df.columns = names
     if len(df) == 0:
         raise DataError(
@@ -729,8 +769,12 @@ def load_csv(
         )
 
     report = ParseReport(
-        delimiter=delimiter, encoding=used_encoding, decimal=dec, thousands=thou,
-        n_rows=0, n_columns=0,
+        delimiter=delimiter,
+        encoding=used_encoding,
+        decimal=dec,
+        thousands=thou,
+        n_rows=0,
+        n_columns=0,
     )
     report.warnings.extend(notes)
     na_lower = frozenset(v.strip().lower() for v in na_list)
@@ -942,8 +986,12 @@ def _as_column(name: str, s: pd.Series) -> _Column:
     if ptypes.is_numeric_dtype(dtype) and not ptypes.is_complex_dtype(dtype):
         vals = s.to_numpy(dtype="float64", na_value=np.nan)
         return _Column("numeric", vals, missing)
-    if ptypes.is_datetime64_any_dtype(dtype) or ptypes.is_timedelta64_dtype(dtype) or \
-            ptypes.is_complex_dtype(dtype) or isinstance(dtype, pd.PeriodDtype):
+    if (
+        ptypes.is_datetime64_any_dtype(dtype)
+        or ptypes.is_timedelta64_dtype(dtype)
+        or ptypes.is_complex_dtype(dtype)
+        or isinstance(dtype, pd.PeriodDtype)
+    ):
         raise DataError(
             f"Column {_q(name)} holds dates, times or complex numbers, which cannot be used "
             "directly. Convert it to numbers or text, or leave it out.",
@@ -1048,11 +1096,17 @@ def make_dataset(
             f"task={task!r} is not an option: use 'classification', 'regression' or None "
             "(detect it from the target)."
         )
-    if isinstance(min_class_count, bool) or not isinstance(min_class_count, (int, np.integer)) \
-            or min_class_count < 1:
+    if (
+        isinstance(min_class_count, bool)
+        or not isinstance(min_class_count, (int, np.integer))
+        or min_class_count < 1
+    ):
         raise DataError(f"min_class_count={min_class_count!r} must be a whole number >= 1.")
-    if isinstance(max_categories, bool) or not isinstance(max_categories, (int, np.integer)) \
-            or max_categories < 2:
+    if (
+        isinstance(max_categories, bool)
+        or not isinstance(max_categories, (int, np.integer))
+        or max_categories < 2
+    ):
         raise DataError(f"max_categories={max_categories!r} must be a whole number >= 2.")
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"make_dataset expects a pandas DataFrame, not {type(df).__name__}.")
@@ -1186,9 +1240,7 @@ def make_dataset(
                 "no rows are left after dropping them. Leave out the columns with many "
                 "missing values, or fill them in."
             )
-        warn.append(
-            f"{n_missing_rows} of {n_rows} rows had missing values and were dropped."
-        )
+        warn.append(f"{n_missing_rows} of {n_rows} rows had missing values and were dropped.")
     rows = np.flatnonzero(~miss)
 
     # target encoding and task ------------------------------------------------------------
@@ -1197,15 +1249,21 @@ def make_dataset(
         n_distinct = len(np.unique(tvals))
         if task is None:
             integral = bool(np.all(tvals == np.round(tvals)))
-            task = "classification" if integral and n_distinct <= MAX_CLASSES_INFERRED \
+            task = (
+                "classification"
+                if integral and n_distinct <= MAX_CLASSES_INFERRED
                 else "regression"
+            )
     else:
         task = "classification"
         n_distinct = len(pd.unique(tcol.values[rows]))
     if n_distinct < 2:
         only = tcol.values[rows][0]
-        shown = _num_label(only) if tcol.kind == "numeric" else (
-            ("True" if only else "False") if tcol.kind == "bool" else str(only))
+        shown = (
+            _num_label(only)
+            if tcol.kind == "numeric"
+            else (("True" if only else "False") if tcol.kind == "bool" else str(only))
+        )
         raise DataError(
             f"The target column {_q(target)} has the same value ({_q(shown)}) in every row, "
             "so there is nothing to predict. Pick another target.",
@@ -1220,11 +1278,9 @@ def make_dataset(
         classes = np.empty(len(labels), dtype=object)
         classes[:] = labels
         counts_per_class = np.bincount(y, minlength=len(labels))
-        small = [(labels[k], int(n)) for k, n in enumerate(counts_per_class)
-                 if n < min_class_count]
+        small = [(labels[k], int(n)) for k, n in enumerate(counts_per_class) if n < min_class_count]
         if small:
-            parts = ", ".join(f"{_q(lab)} ({n} row{'s' if n != 1 else ''})"
-                              for lab, n in small[:8])
+            parts = ", ".join(f"{_q(lab)} ({n} row{'s' if n != 1 else ''})" for lab, n in small[:8])
             more = f" and {len(small) - 8} more" if len(small) > 8 else ""
             one = len(small) == 1
             raise DataError(
@@ -1354,9 +1410,7 @@ def load_bundled(name: str) -> tuple[pd.DataFrame, ParseReport, dict]:
     catalog = bundled_datasets()
     if name not in catalog:
         available = ", ".join(sorted(catalog)) or "(none installed)"
-        raise DataError(
-            f"There is no bundled dataset {_q(name)}. Available datasets: {available}."
-        )
+        raise DataError(f"There is no bundled dataset {_q(name)}. Available datasets: {available}.")
     entry = catalog[name]
     path = DATASETS_DIR / str(entry["file"])
     if not path.is_file():
@@ -1365,6 +1419,7 @@ def load_bundled(name: str) -> tuple[pd.DataFrame, ParseReport, dict]:
             "Reinstall the app's bundled data."
         )
     kwargs = {k: entry[k] for k in ("sep", "encoding", "decimal", "thousands") if k in entry}
-    df, report = load_csv(path, max_rows=max(MAX_ROWS, 10**7), max_bytes=max(MAX_BYTES, 2**31),
-                          **kwargs)
+    df, report = load_csv(
+        path, max_rows=max(MAX_ROWS, 10**7), max_bytes=max(MAX_BYTES, 2**31), **kwargs
+    )
     return df, report, entry

@@ -117,8 +117,15 @@ class Job:
         If ``fn`` is not callable.
     """
 
-    def __init__(self, fn: Callable[..., Generator], *args, budget: float | None = 60.0,
-                 max_history: int = 1000, name: str = "job", **kwargs):
+    def __init__(
+        self,
+        fn: Callable[..., Generator],
+        *args,
+        budget: float | None = 60.0,
+        max_history: int = 1000,
+        name: str = "job",
+        **kwargs,
+    ):
         if not callable(fn):
             raise TypeError(f"fn must be a generator function, got {type(fn).__name__}")
         if budget is not None and not budget > 0:
@@ -135,7 +142,7 @@ class Job:
         self._thread: threading.Thread | None = None
         self._status = "pending"
         self._history: list[tuple[float, Any]] = []
-        self._stride = 1          # keep every ``_stride``-th snapshot after thinning
+        self._stride = 1  # keep every ``_stride``-th snapshot after thinning
         self._steps = 0
         self._latest: Any = None
         self._result: Any = None
@@ -151,8 +158,9 @@ class Job:
                 raise RuntimeError(f"job {self.name!r} was already started")
             self._t0 = time.monotonic()
             self._status = "running"
-            self._thread = threading.Thread(target=self._run, name=f"treelab-{self.name}",
-                                            daemon=True)
+            self._thread = threading.Thread(
+                target=self._run, name=f"treelab-{self.name}", daemon=True
+            )
         self._thread.start()
         return self
 
@@ -198,10 +206,15 @@ class Job:
     def snapshot(self) -> JobSnapshot:
         """A consistent copy of status, history and result, taken under the lock."""
         with self._lock:
-            return JobSnapshot(status=self._status, elapsed=self._elapsed_locked(),
-                               steps=self._steps, latest=self._latest,
-                               history=list(self._history), result=self._result,
-                               error=self._error)
+            return JobSnapshot(
+                status=self._status,
+                elapsed=self._elapsed_locked(),
+                steps=self._steps,
+                latest=self._latest,
+                history=list(self._history),
+                result=self._result,
+                error=self._error,
+            )
 
     # -- worker --------------------------------------------------------------------------
     def _record(self, item: Any) -> None:
@@ -223,8 +236,10 @@ class Job:
         try:
             gen = self.fn(ctx, *self.args, **self.kwargs)
             if not hasattr(gen, "__next__"):
-                raise TypeError(f"{getattr(self.fn, '__name__', self.fn)!r} must be a generator "
-                                "function (use 'yield' for each step)")
+                raise TypeError(
+                    f"{getattr(self.fn, '__name__', self.fn)!r} must be a generator "
+                    "function (use 'yield' for each step)"
+                )
             while True:
                 if self._cancel.is_set():
                     status = "cancelled"
@@ -256,8 +271,9 @@ class Job:
                 self._result = result
                 self._error = error
                 self._t1 = time.monotonic()
-                if self._latest is not None and (not self._history
-                                                 or self._history[-1][1] is not self._latest):
+                if self._latest is not None and (
+                    not self._history or self._history[-1][1] is not self._latest
+                ):
                     self._history.append((self._t1 - self._t0, self._latest))
                     if len(self._history) > self.max_history:
                         del self._history[-2]  # keep the bound; first and latest stay

@@ -109,17 +109,35 @@ class SplitProfile:
         rows = []
         for r in self.results.values():
             share = r.best_gain / best if best > 0 and np.isfinite(r.best_gain) else np.nan
-            rows.append({"strategy": r.strategy, "candidates": r.n_candidates,
-                         "quantile fallback": r.fallback,
-                         "chosen threshold": r.best_threshold, "impurity decrease": r.best_gain,
-                         "share of exhaustive best": share})
+            rows.append(
+                {
+                    "strategy": r.strategy,
+                    "candidates": r.n_candidates,
+                    "quantile fallback": r.fallback,
+                    "chosen threshold": r.best_threshold,
+                    "impurity decrease": r.best_gain,
+                    "share of exhaustive best": share,
+                }
+            )
         return pd.DataFrame(rows)
 
 
-def split_profile(X, y, feature: int, strategies, *, task: str, n_classes: int | None = None,
-                  criterion: str = "gini", k: int | None = None, min_samples_leaf: int = 1,
-                  random_state: int | None = 0, dictionary=None, feature_name: str | None = None,
-                  is_categorical=None) -> SplitProfile:
+def split_profile(
+    X,
+    y,
+    feature: int,
+    strategies,
+    *,
+    task: str,
+    n_classes: int | None = None,
+    criterion: str = "gini",
+    k: int | None = None,
+    min_samples_leaf: int = 1,
+    random_state: int | None = 0,
+    dictionary=None,
+    feature_name: str | None = None,
+    is_categorical=None,
+) -> SplitProfile:
     """Candidates, gains and the chosen threshold of every strategy at one node.
 
     Parameters
@@ -161,11 +179,19 @@ def split_profile(X, y, feature: int, strategies, *, task: str, n_classes: int |
         criterion, yv = "squared_error", np.asarray(y, dtype=np.float64)
     else:
         yv = np.asarray(y, dtype=np.int64)
-    t_all, g_all = exhaustive_gains(x, yv, criterion, n_classes=n_classes,
-                                    min_samples_leaf=min_samples_leaf)
-    profile = SplitProfile(feature=int(feature), feature_name=feature_name or f"x{feature}",
-                           task=task, criterion=criterion, x=x, y=yv, curve_thresholds=t_all,
-                           curve_gains=g_all)
+    t_all, g_all = exhaustive_gains(
+        x, yv, criterion, n_classes=n_classes, min_samples_leaf=min_samples_leaf
+    )
+    profile = SplitProfile(
+        feature=int(feature),
+        feature_name=feature_name or f"x{feature}",
+        task=task,
+        criterion=criterion,
+        x=x,
+        y=yv,
+        curve_thresholds=t_all,
+        curve_gains=g_all,
+    )
     if "dics_paper" in strategies and dictionary is None:
         cont = None if is_categorical is None else ~np.asarray(is_categorical, dtype=bool)
         K = max(int(n_classes or 2), 2) if task == "classification" else 8
@@ -173,17 +199,36 @@ def split_profile(X, y, feature: int, strategies, *, task: str, n_classes: int |
     for s in strategies:
         # without the fallback first, to tell the strategy's own candidates from quantile's
         t = candidate_thresholds(
-            x, yv, s, k=None if s == "exhaustive" else k, random_state=random_state,
-            task=task, n_classes=n_classes, min_samples_leaf=min_samples_leaf, fallback=False,
-            dictionary=dictionary.feature(feature) if s == "dics_paper" else None)
+            x,
+            yv,
+            s,
+            k=None if s == "exhaustive" else k,
+            random_state=random_state,
+            task=task,
+            n_classes=n_classes,
+            min_samples_leaf=min_samples_leaf,
+            fallback=False,
+            dictionary=dictionary.feature(feature) if s == "dics_paper" else None,
+        )
         fell_back = False
         if t.size == 0 and s not in NO_FALLBACK:
-            t = candidate_thresholds(x, yv, "quantile", k=FALLBACK_Q, task=task,
-                                     n_classes=n_classes, min_samples_leaf=min_samples_leaf)
+            t = candidate_thresholds(
+                x,
+                yv,
+                "quantile",
+                k=FALLBACK_Q,
+                task=task,
+                n_classes=n_classes,
+                min_samples_leaf=min_samples_leaf,
+            )
             fell_back = t.size > 0
-        g, _ = threshold_gains(x, yv, t, criterion, n_classes=n_classes,
-                               min_samples_leaf=min_samples_leaf) if t.size else (np.empty(0),
-                                                                                  None)
+        g, _ = (
+            threshold_gains(
+                x, yv, t, criterion, n_classes=n_classes, min_samples_leaf=min_samples_leaf
+            )
+            if t.size
+            else (np.empty(0), None)
+        )
         ok = np.isfinite(g)
         if ok.any():
             i = int(np.flatnonzero(ok)[np.argmax(g[ok])])

@@ -125,8 +125,9 @@ def _apply_cat_kernel(
 
 
 @njit
-def _apply_shape_kernel(children_left, children_right, feature, threshold, bp_offsets, bp_values,
-                        X):
+def _apply_shape_kernel(
+    children_left, children_right, feature, threshold, bp_offsets, bp_values, X
+):
     """Like :func:`_apply_kernel`, with shape-function nodes (Literati, SPEC section 1).
 
     A node with breakpoints ``u = bp_values[bp_offsets[i]:bp_offsets[i + 1]]`` (sorted
@@ -1149,8 +1150,7 @@ class TreeEnsemble:
             values = np.ascontiguousarray(
                 np.concatenate([t.value[:, 0, :] for t in self.trees]), dtype=np.float64
             )
-            plain = not any(t.has_categorical_splits or t.has_shape_splits
-                            for t in self.trees)
+            plain = not any(t.has_categorical_splits or t.has_shape_splits for t in self.trees)
             self._packed = (offs, left, right, feat, thr, values, plain)
         return self._packed
 

@@ -51,8 +51,9 @@ def warm_engine() -> None:
         return
     with st.sidebar.status("Preparing the engine (numba kernels)...", expanded=False) as status:
         timings = _warm_engine()
-        status.update(label=f"Engine ready ({sum(timings.values()):.1f} s warm-up)",
-                      state="complete")
+        status.update(
+            label=f"Engine ready ({sum(timings.values()):.1f} s warm-up)", state="complete"
+        )
     st.session_state["_engine_warm"] = True
 
 
@@ -65,8 +66,15 @@ def _bundled(name: str):
 @st.cache_data(show_spinner="Parsing CSV...", max_entries=16)
 def parse_upload(content: bytes, name: str, sep, decimal, thousands, encoding, na_values):
     """Parse uploaded bytes (cached on the bytes and the options); raises DataError."""
-    return load_csv(content, sep=sep, decimal=decimal, thousands=thousands, encoding=encoding,
-                    na_values=DEFAULT_NA_VALUES if na_values is None else na_values, name=name)
+    return load_csv(
+        content,
+        sep=sep,
+        decimal=decimal,
+        thousands=thousands,
+        encoding=encoding,
+        na_values=DEFAULT_NA_VALUES if na_values is None else na_values,
+        name=name,
+    )
 
 
 def content_hash(content: bytes) -> str:
@@ -80,7 +88,7 @@ def dataset_options() -> list[str]:
 def option_label(option: str) -> str:
     """Picker label: the dataset's name and, for a bundled one, its usual task."""
     if option.startswith(UPLOAD_PREFIX):
-        return f"{option[len(UPLOAD_PREFIX):]} (uploaded)"
+        return f"{option[len(UPLOAD_PREFIX) :]} (uploaded)"
     entry = bundled_datasets().get(option, {})
     return f"{dataset_title(option)} ({entry.get('task', '?')})"
 
@@ -88,7 +96,7 @@ def option_label(option: str) -> str:
 def dataset_title(option: str) -> str:
     """The dataset's name alone (the task shown next to it depends on the chosen target)."""
     if option.startswith(UPLOAD_PREFIX):
-        return f"{option[len(UPLOAD_PREFIX):]} (uploaded)"
+        return f"{option[len(UPLOAD_PREFIX) :]} (uploaded)"
     return str(bundled_datasets().get(option, {}).get("title", option))
 
 
@@ -98,8 +106,13 @@ def add_upload(name: str, content: bytes, **options) -> str:
     Raises DataError (message for the user); on error nothing in the session changes,
     so the previous dataset stays active.  At most :data:`MAX_UPLOADS` uploads are kept.
     """
-    parse_options = (options.get("sep"), options.get("decimal"), options.get("thousands"),
-                     options.get("encoding"), tuple(options.get("na_values") or ()) or None)
+    parse_options = (
+        options.get("sep"),
+        options.get("decimal"),
+        options.get("thousands"),
+        options.get("encoding"),
+        tuple(options.get("na_values") or ()) or None,
+    )
     df, report = parse_upload(content, name, *parse_options)
     option = UPLOAD_PREFIX + name
     uploads = dict(st.session_state.get("uploads", {}))
@@ -126,13 +139,18 @@ def current_frame(option: str):
 
 
 @st.cache_data(show_spinner="Preparing dataset...", max_entries=32)
-def _make(_df, key: str, target: str, task, categorical: tuple, missing: str,
-          left_out: tuple = ()):
+def _make(_df, key: str, target: str, task, categorical: tuple, missing: str, left_out: tuple = ()):
     features = None
     if left_out:
         features = [str(c) for c in _df.columns if str(c) not in left_out and str(c) != target]
-    return make_dataset(_df, target, task=task, categorical=list(categorical) or None,
-                        missing=missing, features=features)
+    return make_dataset(
+        _df,
+        target,
+        task=task,
+        categorical=list(categorical) or None,
+        missing=missing,
+        features=features,
+    )
 
 
 def _from_url(key: str, allowed) -> None:
@@ -151,14 +169,42 @@ def _to_url(key: str, value, default) -> None:
 
 
 #: Widget keys whose values must survive a page switch (exact keys and ``prefix`` matches).
-_KEPT_PREFIXES = ("target::", "task::", "categorical::", "left_out::", "plot_feature::", "csv_",
-                  "cmp_", "ss_", "lit_", "pt_", "tg_", "ci_")
+_KEPT_PREFIXES = (
+    "target::",
+    "task::",
+    "categorical::",
+    "left_out::",
+    "plot_feature::",
+    "csv_",
+    "cmp_",
+    "ss_",
+    "lit_",
+    "pt_",
+    "tg_",
+    "ci_",
+)
 #: Keys under those prefixes that are not kept: buttons (cannot be set), the job itself, and
 #: result-view widgets whose bounds depend on the last result.
-_NOT_KEPT = frozenset({"cmp_run", "cmp_stop", "cmp_job", "cmp_job_meta", "cmp_tree_models",
-                       "cmp_collapse", "cmp_row", "ss_run", "ss_stop", "ss_job", "ss_job_meta",
-                       "ss_tree_fig", "ss_left_tree", "ss_right_tree", "ss_dl_cand",
-                       "ss_dl_cv"})
+_NOT_KEPT = frozenset(
+    {
+        "cmp_run",
+        "cmp_stop",
+        "cmp_job",
+        "cmp_job_meta",
+        "cmp_tree_models",
+        "cmp_collapse",
+        "cmp_row",
+        "ss_run",
+        "ss_stop",
+        "ss_job",
+        "ss_job_meta",
+        "ss_tree_fig",
+        "ss_left_tree",
+        "ss_right_tree",
+        "ss_dl_cand",
+        "ss_dl_cv",
+    }
+)
 #: Key endings that are never kept, whatever the page: buttons and download buttons (their
 #: value cannot be set), jobs, and ``*_view`` widgets whose options depend on the last result.
 _NOT_KEPT_SUFFIXES = ("_run", "_stop", "_btn", "_dl", "_job", "_job_meta", "_view")
@@ -175,8 +221,12 @@ def keep_widget_state() -> None:
     once per run, before any widget is drawn.
     """
     for key in list(st.session_state.keys()):
-        if (isinstance(key, str) and key.startswith(_KEPT_PREFIXES) and key not in _NOT_KEPT
-                and not key.endswith(_NOT_KEPT_SUFFIXES)):
+        if (
+            isinstance(key, str)
+            and key.startswith(_KEPT_PREFIXES)
+            and key not in _NOT_KEPT
+            and not key.endswith(_NOT_KEPT_SUFFIXES)
+        ):
             st.session_state[key] = st.session_state[key]
 
 
@@ -195,8 +245,13 @@ def sidebar() -> None:
     _from_url("ds", bundled_datasets())
     sb = st.sidebar
     sb.header("Dataset")
-    option = sb.selectbox("Dataset", options, format_func=option_label, key="ds",
-                          help="A bundled dataset, or a CSV you uploaded on the Data page.")
+    option = sb.selectbox(
+        "Dataset",
+        options,
+        format_func=option_label,
+        key="ds",
+        help="A bundled dataset, or a CSV you uploaded on the Data page.",
+    )
     bundled = not option.startswith(UPLOAD_PREFIX)
     _to_url("ds", option if bundled else None, options[0])
     df, _report, default_target, _ = current_frame(option)
@@ -209,23 +264,42 @@ def sidebar() -> None:
             st.session_state[taskkey] = st.query_params["task"]
     if st.session_state.get(tkey) not in columns:
         st.session_state[tkey] = default_target if default_target in columns else columns[-1]
-    target = sb.selectbox("Target column", columns, key=tkey,
-                          help="The column the trees predict. Every other column is a feature.")
-    task = sb.radio("Task", TASK_OPTIONS, key=taskkey, horizontal=True,
-                    help="auto: text, yes/no or integer targets with at most 20 values are "
-                         "classification; other numbers are regression.")
+    target = sb.selectbox(
+        "Target column",
+        columns,
+        key=tkey,
+        help="The column the trees predict. Every other column is a feature.",
+    )
+    task = sb.radio(
+        "Task",
+        TASK_OPTIONS,
+        key=taskkey,
+        horizontal=True,
+        help="auto: text, yes/no or integer targets with at most 20 values are "
+        "classification; other numbers are regression.",
+    )
     _to_url("target", target if bundled else None, default_target)
     _to_url("task", task if bundled else None, "auto")
-    sb.selectbox("Rows with missing values", list(MISSING_OPTIONS), key="missing",
-                 format_func=MISSING_OPTIONS.get,
-                 help="Trees here need complete rows: drop incomplete rows, or stop and say "
-                      "which columns have gaps.")
+    sb.selectbox(
+        "Rows with missing values",
+        list(MISSING_OPTIONS),
+        key="missing",
+        format_func=MISSING_OPTIONS.get,
+        help="Trees here need complete rows: drop incomplete rows, or stop and say "
+        "which columns have gaps.",
+    )
     if "seed" not in st.session_state and str(st.query_params.get("seed", "")).isdigit():
         st.session_state["seed"] = min(int(st.query_params["seed"]), 2**31 - 1)
-    value = sb.number_input("Random seed", min_value=0, max_value=2**31 - 1,
-                            value=None if "seed" in st.session_state else 0, step=1, key="seed",
-                    help="Every random choice (folds, forests, sampling) uses this seed, so a "
-                         "result can be reproduced and shared by URL.")
+    value = sb.number_input(
+        "Random seed",
+        min_value=0,
+        max_value=2**31 - 1,
+        value=None if "seed" in st.session_state else 0,
+        step=1,
+        key="seed",
+        help="Every random choice (folds, forests, sampling) uses this seed, so a "
+        "result can be reproduced and shared by URL.",
+    )
     _to_url("seed", value, 0)
 
 
@@ -260,25 +334,35 @@ def current_dataset():
     task = st.session_state.get(f"task::{option}", "auto")
     categorical = tuple(st.session_state.get(f"categorical::{option}", ()))
     try:
-        return _make(df, key, target, None if task == "auto" else task, categorical,
-                     st.session_state.get("missing", "drop"),
-                     tuple(st.session_state.get(f"left_out::{option}", ())))
+        return _make(
+            df,
+            key,
+            target,
+            None if task == "auto" else task,
+            categorical,
+            st.session_state.get("missing", "drop"),
+            tuple(st.session_state.get(f"left_out::{option}", ())),
+        )
     except DataError as exc:
         st.error(f"**This dataset cannot be used as set up:** {exc}")
         return None
 
 
 def dataset_caption(ds) -> str:
-    kind = (f"classification, {ds.n_classes} classes" if ds.task == "classification"
-            else "regression")
+    kind = (
+        f"classification, {ds.n_classes} classes" if ds.task == "classification" else "regression"
+    )
     rows = f"{ds.n_samples:,} row" + ("s" if ds.n_samples != 1 else "")
     feats = f"{ds.n_features} feature" + ("s" if ds.n_features != 1 else "")
-    return (f"**{dataset_title(st.session_state['ds'])}** -- {rows} x {feats}; target "
-            f"**{ds.target}** ({kind}).")
+    return (
+        f"**{dataset_title(st.session_state['ds'])}** -- {rows} x {feats}; target "
+        f"**{ds.target}** ({kind})."
+    )
 
 
-def cv_job_panel(prefix: str, ds, make_plan, *, budget: float, idle_text: str,
-                 can_run: bool = True):
+def cv_job_panel(
+    prefix: str, ds, make_plan, *, budget: float, idle_text: str, can_run: bool = True
+):
     """Run / Stop buttons, live progress and the outcome of a cross-validation job.
 
     ``make_plan()`` returns an :class:`engine.compare.ComparisonPlan` (a ValueError is shown
@@ -308,8 +392,10 @@ def cv_job_panel(prefix: str, ds, make_plan, *, budget: float, idle_text: str,
             st.stop()
         job = Job(cross_validate_steps, plan, budget=float(budget), name=prefix).start()
         st.session_state[jkey] = job
-        st.session_state[mkey] = {**job_meta(ds), "labels": {
-            rid: label for rid, (label, _) in plan.estimators.items()}}
+        st.session_state[mkey] = {
+            **job_meta(ds),
+            "labels": {rid: label for rid, (label, _) in plan.estimators.items()},
+        }
         st.rerun()  # redraw with Run disabled and Stop enabled while the job runs
     b2.button("Stop", disabled=not running, key=f"{prefix}_stop", on_click=stop_job)
 
@@ -317,15 +403,19 @@ def cv_job_panel(prefix: str, ds, make_plan, *, budget: float, idle_text: str,
     def live_progress():
         snap = st.session_state[jkey].snapshot()
         meta = st.session_state[mkey]
-        latest = snap.latest or {"completed": 0, "total": 1, "message": "starting...",
-                                 "rows": []}
+        latest = snap.latest or {"completed": 0, "total": 1, "message": "starting...", "rows": []}
         st.caption(f"Running on {meta['caption']}")
-        st.progress(latest["completed"] / latest["total"],
-                    text=f"{latest['message']} -- {latest['completed']}/{latest['total']} "
-                         f"fits, {snap.elapsed:.1f} s")
+        st.progress(
+            latest["completed"] / latest["total"],
+            text=f"{latest['message']} -- {latest['completed']}/{latest['total']} "
+            f"fits, {snap.elapsed:.1f} s",
+        )
         if latest["rows"]:
-            st.dataframe(summarise(latest["rows"], meta["task"]).summary.round(4),
-                         hide_index=True, width="stretch")
+            st.dataframe(
+                summarise(latest["rows"], meta["task"]).summary.round(4),
+                hide_index=True,
+                width="stretch",
+            )
         if snap.finished:
             st.rerun()
 
@@ -342,8 +432,11 @@ def cv_job_panel(prefix: str, ds, make_plan, *, budget: float, idle_text: str,
         st.stop()
     if snap.status in ("cancelled", "timeout"):
         rows = (snap.result or {}).get("rows", [])
-        why = "was stopped" if snap.status == "cancelled" else (
-            f"ran out of its {job.budget:.0f} s budget")
+        why = (
+            "was stopped"
+            if snap.status == "cancelled"
+            else (f"ran out of its {job.budget:.0f} s budget")
+        )
         st.warning(f"The job {why}; showing the {len(rows)} folds that finished.")
         result = summarise(rows, meta["task"], complete=False)
     else:
@@ -357,10 +450,15 @@ def cv_job_panel(prefix: str, ds, make_plan, *, budget: float, idle_text: str,
 
 def job_meta(ds) -> dict:
     """What a page must remember of the dataset a job ran on, to draw its results later."""
-    return {"task": ds.task, "feature_names": list(ds.feature_names),
-            "classes": None if ds.classes_ is None else [str(c) for c in ds.classes_],
-            "categories": [ds.categories.get(j) for j in range(ds.n_features)],
-            "X": ds.X, "target": ds.target, "caption": dataset_caption(ds)}
+    return {
+        "task": ds.task,
+        "feature_names": list(ds.feature_names),
+        "classes": None if ds.classes_ is None else [str(c) for c in ds.classes_],
+        "categories": [ds.categories.get(j) for j in range(ds.n_features)],
+        "X": ds.X,
+        "target": ds.target,
+        "caption": dataset_caption(ds),
+    }
 
 
 def labelled_tree(model, meta: dict):
@@ -373,8 +471,11 @@ def labelled_tree(model, meta: dict):
     tree = model.tree_ if isinstance(model.tree_, TreeArrays) else from_sklearn(model)
     classes = meta.get("classes")
     return dataclasses.replace(
-        tree, feature_names=meta["feature_names"], categories=meta.get("categories"),
-        classes_=None if classes is None else np.array(classes, dtype=object))
+        tree,
+        feature_names=meta["feature_names"],
+        categories=meta.get("categories"),
+        classes_=None if classes is None else np.array(classes, dtype=object),
+    )
 
 
 def dataset_digest(ds) -> str:
@@ -382,8 +483,17 @@ def dataset_digest(ds) -> str:
     h = hashlib.blake2b(digest_size=16)
     for a in (ds.X, ds.y):
         h.update(np.ascontiguousarray(a).view(np.uint8).reshape(-1).data)
-    h.update(repr((ds.task, ds.target, tuple(ds.feature_names), ds.is_categorical.tolist(),
-                   None if ds.classes_ is None else list(map(str, ds.classes_)))).encode())
+    h.update(
+        repr(
+            (
+                ds.task,
+                ds.target,
+                tuple(ds.feature_names),
+                ds.is_categorical.tolist(),
+                None if ds.classes_ is None else list(map(str, ds.classes_)),
+            )
+        ).encode()
+    )
     return h.hexdigest()
 
 
@@ -404,8 +514,12 @@ def remember_model(label: str, model, ds, source: str) -> None:
     """
     models = st.session_state.setdefault("fitted_models", {})
     models.pop(label, None)
-    models[label] = {"model": model, "digest": dataset_digest(ds), "source": source,
-                     "meta": job_meta(ds)}
+    models[label] = {
+        "model": model,
+        "digest": dataset_digest(ds),
+        "source": source,
+        "meta": job_meta(ds),
+    }
     while len(models) > MAX_REMEMBERED_MODELS:
         models.pop(next(iter(models)))
 
@@ -414,5 +528,8 @@ def remembered_models(ds) -> dict:
     """The models remembered by :func:`remember_model` that were fitted on ``ds`` (label -> entry
     dict with ``model``, ``source``, ``meta``), newest last."""
     digest = dataset_digest(ds)
-    return {label: entry for label, entry in st.session_state.get("fitted_models", {}).items()
-            if entry["digest"] == digest}
+    return {
+        label: entry
+        for label, entry in st.session_state.get("fitted_models", {}).items()
+        if entry["digest"] == digest
+    }

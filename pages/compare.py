@@ -1,6 +1,5 @@
 """Compare page: k-fold cross-validation of several tree models on the active dataset."""
 
-
 import pandas as pd
 import streamlit as st
 
@@ -24,7 +23,8 @@ st.markdown(
     "accuracy and log-loss, regression R² and RMSE, plus fit time and tree size. The run is a "
     "background job: the table fills in fold by fold and **Stop** keeps what is done. "
     "See [scikit-learn's cross-validation guide]"
-    "(https://scikit-learn.org/stable/modules/cross_validation.html).")
+    "(https://scikit-learn.org/stable/modules/cross_validation.html)."
+)
 
 ds = current_dataset()
 if ds is None:
@@ -33,12 +33,31 @@ st.markdown(dataset_caption(ds))
 
 specs = available_models(ds.task)
 labels = {s.key: s.label for s in specs}
-chosen = st.multiselect("Models", list(labels), default=list(labels)[:3], format_func=labels.get,
-                        key="cmp_models", help="Every model sees the same folds.")
-n_splits = st.slider("Folds (k)", 2, 10, 5, key="cmp_folds",
-                     help="More folds: more training data per fit, more fits.")
-budget = st.number_input("Time budget (seconds)", 5, 3600, 120, step=5, key="cmp_budget",
-                         help="The job stops after this long and keeps the folds it finished.")
+chosen = st.multiselect(
+    "Models",
+    list(labels),
+    default=list(labels)[:3],
+    format_func=labels.get,
+    key="cmp_models",
+    help="Every model sees the same folds.",
+)
+n_splits = st.slider(
+    "Folds (k)",
+    2,
+    10,
+    5,
+    key="cmp_folds",
+    help="More folds: more training data per fit, more fits.",
+)
+budget = st.number_input(
+    "Time budget (seconds)",
+    5,
+    3600,
+    120,
+    step=5,
+    key="cmp_budget",
+    help="The job stops after this long and keeps the folds it finished.",
+)
 
 params: dict[str, dict] = {}
 for spec in specs:
@@ -51,67 +70,119 @@ for spec in specs:
         for col, p in zip(cols, spec.params, strict=True):
             key = f"cmp_{spec.key}_{p.name}"
             if p.kind == "choice":
-                values[p.name] = col.selectbox(p.name, p.choices, key=key, help=p.help,
-                                               index=p.choices.index(p.default))
+                values[p.name] = col.selectbox(
+                    p.name, p.choices, key=key, help=p.help, index=p.choices.index(p.default)
+                )
             elif p.kind == "float":
-                values[p.name] = col.number_input(p.name, float(p.low), float(p.high),
-                                                  float(p.default), key=key, help=p.help,
-                                                  format="%.4g")
+                values[p.name] = col.number_input(
+                    p.name,
+                    float(p.low),
+                    float(p.high),
+                    float(p.default),
+                    key=key,
+                    help=p.help,
+                    format="%.4g",
+                )
             else:
                 default = 0 if p.default is None else int(p.default)
-                values[p.name] = col.number_input(p.name, int(p.low), int(p.high), default,
-                                                  step=1, key=key, help=p.help)
+                values[p.name] = col.number_input(
+                    p.name, int(p.low), int(p.high), default, step=1, key=key, help=p.help
+                )
         params[spec.key] = values
 
 result, meta = cv_job_panel(
-    "cmp", ds, lambda: plan_comparison(ds, {k: params.get(k, {}) for k in chosen},
-                                       n_splits=n_splits, random_state=seed()),
-    budget=budget, idle_text="Choose models and press **Run**.", can_run=bool(chosen))
+    "cmp",
+    ds,
+    lambda: plan_comparison(
+        ds, {k: params.get(k, {}) for k in chosen}, n_splits=n_splits, random_state=seed()
+    ),
+    budget=budget,
+    idle_text="Choose models and press **Run**.",
+    can_run=bool(chosen),
+)
 snap = st.session_state["cmp_job"].snapshot()
 
 st.subheader("Results")
 if meta["caption"] != dataset_caption(ds):
-    st.info("These results are for the dataset the comparison ran on, not the active one. "
-            "Press **Run** to compare the models on the active dataset.")
+    st.info(
+        "These results are for the dataset the comparison ran on, not the active one. "
+        "Press **Run** to compare the models on the active dataset."
+    )
 st.markdown(f"On {meta['caption']}")
 st.caption(f"Mean over folds (± std columns); finished in {snap.elapsed:.1f} s.")
-st.dataframe(result.summary.drop(columns=["key"], errors="ignore").round(4), hide_index=True,
-             width="stretch")
+st.dataframe(
+    result.summary.drop(columns=["key"], errors="ignore").round(4), hide_index=True, width="stretch"
+)
 st.plotly_chart(cv_summary_figure(result.summary, meta["task"]), key="cmp_fig")
-st.download_button("Download per-fold results (CSV)", result.folds.to_csv(index=False).encode(),
-                   file_name="compare_folds.csv", mime="text/csv", on_click="ignore")
-st.download_button("Download summary (CSV)", result.summary.to_csv(index=False).encode(),
-                   file_name="compare_summary.csv", mime="text/csv", on_click="ignore",
-                   key="dl_summary")
+st.download_button(
+    "Download per-fold results (CSV)",
+    result.folds.to_csv(index=False).encode(),
+    file_name="compare_folds.csv",
+    mime="text/csv",
+    on_click="ignore",
+)
+st.download_button(
+    "Download summary (CSV)",
+    result.summary.to_csv(index=False).encode(),
+    file_name="compare_summary.csv",
+    mime="text/csv",
+    on_click="ignore",
+    key="dl_summary",
+)
 
 single_trees = {k: m for k, m in result.models.items() if hasattr(m, "tree_")}
 if single_trees:
     st.subheader("Fitted trees (refit on all rows)")
     keys = list(single_trees)
-    shown = st.multiselect("Trees to draw (two side by side)", keys, default=keys[:2],
-                           max_selections=2, key="cmp_tree_models",
-                           format_func=lambda k: labels.get(k, k))
+    shown = st.multiselect(
+        "Trees to draw (two side by side)",
+        keys,
+        default=keys[:2],
+        max_selections=2,
+        key="cmp_tree_models",
+        format_func=lambda k: labels.get(k, k),
+    )
     trees = {k: labelled_tree(single_trees[k], meta) for k in shown}
     deepest = max((t.max_depth for t in trees.values()), default=0)
     c1, c2 = st.columns(2)
     depth = None  # a stump or a single leaf has nothing to collapse (and a slider needs min < max)
     if deepest >= 2:
-        depth = c1.slider("Collapse below depth", 1, deepest, min(4, deepest),
-                          key="cmp_collapse",
-                          help="Subtrees deeper than this are drawn as one triangle.")
+        depth = c1.slider(
+            "Collapse below depth",
+            1,
+            deepest,
+            min(4, deepest),
+            key="cmp_collapse",
+            help="Subtrees deeper than this are drawn as one triangle.",
+        )
     n = meta["X"].shape[0]
-    row = c2.number_input("Highlight the path of row", 0, n - 1, 0, key="cmp_row",
-                          help="Row index in the prepared dataset.")
+    row = c2.number_input(
+        "Highlight the path of row",
+        0,
+        n - 1,
+        0,
+        key="cmp_row",
+        help="Row index in the prepared dataset.",
+    )
     for col, (key, tree) in zip(st.columns(max(len(trees), 1)), trees.items(), strict=False):
         with col:
-            fig = tree_figure(tree, feature_names=meta["feature_names"],
-                              class_names=meta["classes"], highlight_x=meta["X"][int(row)],
-                              collapse_depth=None if depth is None else int(depth),
-                              title=f"{labels.get(key, key)}: {tree.node_count} nodes, "
-                                    f"{tree.n_leaves} leaves, depth {tree.max_depth}")
+            fig = tree_figure(
+                tree,
+                feature_names=meta["feature_names"],
+                class_names=meta["classes"],
+                highlight_x=meta["X"][int(row)],
+                collapse_depth=None if depth is None else int(depth),
+                title=f"{labels.get(key, key)}: {tree.node_count} nodes, "
+                f"{tree.n_leaves} leaves, depth {tree.max_depth}",
+            )
             st.plotly_chart(fig, key=f"cmp_tree_fig_{key}")
-            st.download_button("Download tree (JSON)", tree.to_json(),
-                               file_name=f"{key}_tree.json", mime="application/json",
-                               on_click="ignore", key=f"dl_tree_{key}")
+            st.download_button(
+                "Download tree (JSON)",
+                tree.to_json(),
+                file_name=f"{key}_tree.json",
+                mime="application/json",
+                on_click="ignore",
+                key=f"dl_tree_{key}",
+            )
             with st.expander("Node table"):
                 st.dataframe(pd.DataFrame(tree.to_frame()), hide_index=True, width="stretch")

@@ -37,7 +37,7 @@ st.title("Conditional density (Partition Tree)")
 st.markdown(
     "A regression tree predicts one number per leaf; a **Partition Tree** predicts a whole "
     "distribution p(y | x). It cuts the joint space of features *and* target into boxes "
-    "(cells): a split may cut a feature (\"x ≤ t\") or the target itself (\"y ≤ t\"), and a "
+    '(cells): a split may cut a feature ("x ≤ t") or the target itself ("y ≤ t"), and a '
     "cell's density is the share of its rows divided by the height of its y-interval. The "
     "tree grows best-first, always taking the split that lowers the log-loss most; the "
     "first split is always on y. For a given x, the cells it falls in stack up into a "
@@ -45,7 +45,8 @@ st.markdown(
     "**Partition Forest** averages many such trees grown on bootstrap samples. Paper: "
     "[Angelim & Leite, *Partition Tree: Conditional Density Estimation over General "
     "Outcome Spaces*, arXiv 2602.04042](https://arxiv.org/abs/2602.04042). Grow "
-    "a model below, then move the feature sliders to see how p(y | x) changes.")
+    "a model below, then move the feature sliders to see how p(y | x) changes."
+)
 
 #: The parameter panel's values, saved at every run of this page. Streamlit drops the values
 #: of a page's widgets when the user switches page while the growth's fragment is polling
@@ -74,8 +75,10 @@ def running_elsewhere() -> None:
         job = st.session_state.get(key)
         if job is not None and not job.finished:
             caption = st.session_state.get(META, {}).get("caption", "another dataset.")
-            st.info(f"A {what} is still running on {caption} Pick that dataset again to "
-                    "watch it, or stop it here.")
+            st.info(
+                f"A {what} is still running on {caption} Pick that dataset again to "
+                "watch it, or stop it here."
+            )
             st.button(f"Stop the {what}", key=P + button, on_click=stop_job, args=(key,))
 
 
@@ -94,92 +97,205 @@ if ds is None:
 st.markdown(dataset_caption(ds))
 task = ds.task
 if ds.n_samples < 20:
-    st.error(f"This dataset has {ds.n_samples} rows; the page needs at least 20 (train, "
-             "validation and test rows). Pick a larger dataset.")
+    st.error(
+        f"This dataset has {ds.n_samples} rows; the page needs at least 20 (train, "
+        "validation and test rows). Pick a larger dataset."
+    )
     stop_page()
 
 # -- parameters ------------------------------------------------------------------------------
 with st.expander("Parameters", expanded=True):
     c1, c2, c3, c4 = st.columns(4)
-    kind = c1.radio("Model", ["tree", "forest"], key=P + "kind", horizontal=True,
-                    format_func={"tree": "Partition Tree", "forest": "Partition Forest"}.get,
-                    help="A single tree (grown split by split), or a forest of trees on "
-                         "bootstrap samples (grown tree by tree).")
+    kind = c1.radio(
+        "Model",
+        ["tree", "forest"],
+        key=P + "kind",
+        horizontal=True,
+        format_func={"tree": "Partition Tree", "forest": "Partition Forest"}.get,
+        help="A single tree (grown split by split), or a forest of trees on "
+        "bootstrap samples (grown tree by tree).",
+    )
     default_leaves = MAX_LEAVES_CLF if task == "classification" else MAX_LEAVES_REG
     max_leaves = c2.number_input(
-        "Maximum leaves", 2, 4096, default_leaves, step=1, key=f"{P}max_leaves_{task}",
+        "Maximum leaves",
+        2,
+        4096,
+        default_leaves,
+        step=1,
+        key=f"{P}max_leaves_{task}",
         help="Leaf budget of the best-first growth (k splits give k + 1 leaves). Regression "
-             f"default {MAX_LEAVES_REG}, classification {MAX_LEAVES_CLF} (it usually stops "
-             "earlier: no split with positive gain is left).")
-    max_depth = c3.number_input("Maximum depth (0 = unlimited)", 0, 100, 0, step=1,
-                                key=P + "max_depth", help="Depth limit of every tree.")
+        f"default {MAX_LEAVES_REG}, classification {MAX_LEAVES_CLF} (it usually stops "
+        "earlier: no split with positive gain is left).",
+    )
+    max_depth = c3.number_input(
+        "Maximum depth (0 = unlimited)",
+        0,
+        100,
+        0,
+        step=1,
+        key=P + "max_depth",
+        help="Depth limit of every tree.",
+    )
     min_xy = c4.number_input(
-        "Min rows per cell (XY set)", 0, 10_000, 1, step=1, key=P + "min_xy",
+        "Min rows per cell (XY set)",
+        0,
+        10_000,
+        1,
+        step=1,
+        key=P + "min_xy",
         help="A split is refused if a child cell would hold fewer training rows (x in A_X and "
-             "y in A_Y) than this.")
+        "y in A_Y) than this.",
+    )
     c1, c2, c3, c4 = st.columns(4)
     min_x = c1.number_input(
-        "Min rows per X set", 1, 10_000, 1, step=1, key=P + "min_x",
-        help="Minimum rows whose x lies in a child's feature region, whatever their y.")
+        "Min rows per X set",
+        1,
+        10_000,
+        1,
+        step=1,
+        key=P + "min_x",
+        help="Minimum rows whose x lies in a child's feature region, whatever their y.",
+    )
     min_y = c2.number_input(
-        "Min rows per Y set", 1, 10_000, 1, step=1, key=P + "min_y",
-        help="Minimum rows whose y lies in a child's target interval (or class set).")
+        "Min rows per Y set",
+        1,
+        10_000,
+        1,
+        step=1,
+        key=P + "min_y",
+        help="Minimum rows whose y lies in a child's target interval (or class set).",
+    )
     regression = task == "regression"
     mvf = c3.number_input(
-        "Min volume fraction", 0.0, 0.5, 0.1 if regression else 0.0, step=0.01,
-        format="%.3f", key=f"{P}mvf_{task}", disabled=not regression,
+        "Min volume fraction",
+        0.0,
+        0.5,
+        0.1 if regression else 0.0,
+        step=0.01,
+        format="%.3f",
+        key=f"{P}mvf_{task}",
+        disabled=not regression,
         help="A y-split is refused when a child's y-interval is narrower than this fraction "
-             "of the whole y range (stops needle-thin spikes). Regression only.")
+        "of the whole y range (stops needle-thin spikes). Regression only.",
+    )
     bexp = c4.number_input(
-        "Boundary expansion f", 0.0, 2.0, 0.1, step=0.05, format="%.3f", key=P + "bexp",
+        "Boundary expansion f",
+        0.0,
+        2.0,
+        0.1,
+        step=0.05,
+        format="%.3f",
+        key=P + "bexp",
         disabled=not regression,
         help="The density lives on [min y - d, max y + d] with d = f x (max - min) / 2; a test "
-             "y outside this box has density 0 (counted as out of support). Regression only.")
+        "y outside this box has density 0 (counted as out of support). Regression only.",
+    )
     if kind == "forest":
         c1, c2, c3, c4 = st.columns(4)
-        n_est = c1.number_input("Trees", 1, 500, 50, step=1, key=P + "n_estimators",
-                                help="Number of trees in the forest.")
+        n_est = c1.number_input(
+            "Trees",
+            1,
+            500,
+            50,
+            step=1,
+            key=P + "n_estimators",
+            help="Number of trees in the forest.",
+        )
         max_samples = c2.number_input(
-            "Bootstrap fraction", 0.05, 1.0, 0.8, step=0.05, key=P + "max_samples",
+            "Bootstrap fraction",
+            0.05,
+            1.0,
+            0.8,
+            step=0.05,
+            key=P + "max_samples",
             help="Each tree is grown on this fraction of the training rows, drawn with "
-                 "replacement.")
+            "replacement.",
+        )
         max_features = c3.number_input(
-            "Feature fraction per split", 0.05, 1.0, 0.8, step=0.05, key=P + "max_features",
+            "Feature fraction per split",
+            0.05,
+            1.0,
+            0.8,
+            step=0.05,
+            key=P + "max_features",
             help="Each split searches a random fraction of the features (redrawn per split); "
-                 "the target is always searched.")
+            "the target is always searched.",
+        )
         aggregation = c4.selectbox(
-            "Aggregation", ["unnormalised", "normalised"], key=P + "aggregation",
-            format_func={"unnormalised": "average densities, then normalise (paper)",
-                         "normalised": "average normalised slices (alternative)"}.get,
+            "Aggregation",
+            ["unnormalised", "normalised"],
+            key=P + "aggregation",
+            format_func={
+                "unnormalised": "average densities, then normalise (paper)",
+                "normalised": "average normalised slices (alternative)",
+            }.get,
             help="The paper averages the trees' unnormalised densities and normalises once; "
-                 "averaging each tree's normalised slice is a different estimator.")
+            "averaging each tree's normalised slice is a different estimator.",
+        )
     else:
         n_est, max_samples, max_features, aggregation = 50, 0.8, 0.8, "unnormalised"
     c1, c2, c3, c4 = st.columns(4)
-    test_frac = c1.slider("Test fraction", 0.1, 0.5, 0.2, step=0.05, key=P + "test_frac",
-                          help="Rows held out for the slices' default x and for the "
-                               "comparison (split with the sidebar's seed).")
-    val_frac = c2.slider("Validation fraction", 0.0, 0.5, 0.2, step=0.05, key=P + "val_frac",
-                         help="Share of the remaining rows used only for the validation curve "
-                              "while growing (not for training).")
+    test_frac = c1.slider(
+        "Test fraction",
+        0.1,
+        0.5,
+        0.2,
+        step=0.05,
+        key=P + "test_frac",
+        help="Rows held out for the slices' default x and for the "
+        "comparison (split with the sidebar's seed).",
+    )
+    val_frac = c2.slider(
+        "Validation fraction",
+        0.0,
+        0.5,
+        0.2,
+        step=0.05,
+        key=P + "val_frac",
+        help="Share of the remaining rows used only for the validation curve "
+        "while growing (not for training).",
+    )
     floor = c3.select_slider(
-        "Density floor", FLOORS, value=1e-9, key=P + "floor", format_func=lambda v: f"{v:g}",
+        "Density floor",
+        FLOORS,
+        value=1e-9,
+        key=P + "floor",
+        format_func=lambda v: f"{v:g}",
         help="A test y outside the model's support has density 0 and log 0 = -inf; the NLL "
-             "uses max(density, floor) so averages stay finite. Such rows are counted as "
-             "'out of support'.")
-    budget = c4.number_input("Time budget (seconds)", 5, 3600, 120, step=5, key=P + "budget",
-                             help="The growth stops after this long and keeps the model so far.")
+        "uses max(density, floor) so averages stay finite. Such rows are counted as "
+        "'out of support'.",
+    )
+    budget = c4.number_input(
+        "Time budget (seconds)",
+        5,
+        3600,
+        120,
+        step=5,
+        key=P + "budget",
+        help="The growth stops after this long and keeps the model so far.",
+    )
 
 st.session_state[SAVED] = {
-    k: v for k, v in st.session_state.items()
-    if isinstance(k, str) and k.startswith(P) and not k.endswith(NOT_KEPT_SUFFIXES)}
-tree_params = dict(max_leaves=int(max_leaves), max_depth=int(max_depth) or None,
-                   min_samples_xy=int(min_xy), min_samples_x=int(min_x),
-                   min_samples_y=int(min_y),
-                   min_volume_fraction=float(mvf) if regression else None,
-                   boundary_expansion=float(bexp))
-forest_params = {**tree_params, "n_estimators": int(n_est), "max_samples": float(max_samples),
-                 "max_features": float(max_features), "aggregation": aggregation}
+    k: v
+    for k, v in st.session_state.items()
+    if isinstance(k, str) and k.startswith(P) and not k.endswith(NOT_KEPT_SUFFIXES)
+}
+tree_params = dict(
+    max_leaves=int(max_leaves),
+    max_depth=int(max_depth) or None,
+    min_samples_xy=int(min_xy),
+    min_samples_x=int(min_x),
+    min_samples_y=int(min_y),
+    min_volume_fraction=float(mvf) if regression else None,
+    boundary_expansion=float(bexp),
+)
+forest_params = {
+    **tree_params,
+    "n_estimators": int(n_est),
+    "max_samples": float(max_samples),
+    "max_features": float(max_features),
+    "aggregation": aggregation,
+}
 
 # -- growth job ------------------------------------------------------------------------------
 job = st.session_state.get(JOB)
@@ -187,27 +303,56 @@ running = job is not None and not job.finished
 b1, b2, _ = st.columns([1, 1, 6])
 if b1.button("Grow", type="primary", disabled=running, key=P + "run"):
     try:
-        tr, va, te = split_rows(ds.n_samples, ds.y, test_fraction=float(test_frac),
-                                val_fraction=float(val_frac), seed=seed(),
-                                stratify=task == "classification")
+        tr, va, te = split_rows(
+            ds.n_samples,
+            ds.y,
+            test_fraction=float(test_frac),
+            val_fraction=float(val_frac),
+            seed=seed(),
+            stratify=task == "classification",
+        )
         params = forest_params if kind == "forest" else tree_params
-        model = make_model(kind, task, params,
-                           categorical=ds.is_categorical if ds.is_categorical.any() else None,
-                           random_state=seed())
+        model = make_model(
+            kind,
+            task,
+            params,
+            categorical=ds.is_categorical if ds.is_categorical.any() else None,
+            random_state=seed(),
+        )
     except (DataError, ValueError) as exc:
         st.error(f"Cannot grow: {exc}")
         st.stop()
     val_every = max(1, int(max_leaves) // 200)
     Xv, yv = (ds.X[va], ds.y[va]) if len(va) else (None, None)
-    job = Job(growth_steps, model, ds.X[tr], ds.y[tr], Xv, yv, floor=float(floor),
-              val_every=val_every, budget=float(budget), name="pt_grow").start()
+    job = Job(
+        growth_steps,
+        model,
+        ds.X[tr],
+        ds.y[tr],
+        Xv,
+        yv,
+        floor=float(floor),
+        val_every=val_every,
+        budget=float(budget),
+        name="pt_grow",
+    ).start()
     st.session_state[JOB] = job
     st.session_state[META] = {
-        **job_meta(ds), "y": ds.y, "train": tr, "val": va, "test": te, "kind": kind,
-        "is_categorical": ds.is_categorical.copy(), "tree_params": tree_params,
-        "forest_params": forest_params, "floor": float(floor), "seed": seed(),
-        "run_id": st.session_state.get("_pt_runs", 0) + 1, "max_leaves": int(max_leaves),
-        "n_estimators": int(n_est)}
+        **job_meta(ds),
+        "y": ds.y,
+        "train": tr,
+        "val": va,
+        "test": te,
+        "kind": kind,
+        "is_categorical": ds.is_categorical.copy(),
+        "tree_params": tree_params,
+        "forest_params": forest_params,
+        "floor": float(floor),
+        "seed": seed(),
+        "run_id": st.session_state.get("_pt_runs", 0) + 1,
+        "max_leaves": int(max_leaves),
+        "n_estimators": int(n_est),
+    }
     st.session_state["_pt_runs"] = st.session_state[META]["run_id"]
     old_cmp = st.session_state.pop(P + "cmp_job", None)  # it compared on the old split
     if old_cmp is not None:
@@ -231,8 +376,10 @@ def live_growth():
         else:
             done, total, unit = latest["n_leaves"], meta["max_leaves"], "leaves"
             note = "the tree stops early when no split gains"
-        st.progress(min(done / max(total, 1), 1.0),
-                    text=f"{done} / {total} {unit} -- {snap.elapsed:.1f} s ({note})")
+        st.progress(
+            min(done / max(total, 1), 1.0),
+            text=f"{done} / {total} {unit} -- {snap.elapsed:.1f} s ({note})",
+        )
         trace = latest["model"].trace_
         if trace:
             st.plotly_chart(growth_figure(trace, forest=latest["forest"]), key=P + "live_fig")
@@ -244,8 +391,10 @@ if running:
     live_growth()
     st.stop()
 if job is None:
-    st.info("Set the parameters and press **Grow**: the tree grows split by split (a forest "
-            "tree by tree) with its train and validation NLL drawn live.")
+    st.info(
+        "Set the parameters and press **Grow**: the tree grows split by split (a forest "
+        "tree by tree) with its train and validation NLL drawn live."
+    )
     st.stop()
 
 snap = job.snapshot()
@@ -260,7 +409,9 @@ res = snap.result
 model = res["model"]
 forest = res["forest"]
 if snap.status in ("cancelled", "timeout"):
-    why = "was stopped" if snap.status == "cancelled" else f"ran out of its {job.budget:.0f} s budget"
+    why = (
+        "was stopped" if snap.status == "cancelled" else f"ran out of its {job.budget:.0f} s budget"
+    )
     st.warning(f"The growth {why}; showing the model grown so far.")
 
 # -- results ---------------------------------------------------------------------------------
@@ -288,70 +439,103 @@ def floor_warning() -> str | None:
     beyond the out-of-support rows)."""
     if not n_small and not n_empty:
         return None
-    text = (f"**The density floor decides the test NLL:** {n_floored} of the {len(te)} test "
-            f"rows are at the floor {mfloor:g} (each adds -log {mfloor:g} = "
-            f"{-np.log(mfloor):.4g}), not only the {n_out} out of support.")
+    text = (
+        f"**The density floor decides the test NLL:** {n_floored} of the {len(te)} test "
+        f"rows are at the floor {mfloor:g} (each adds -log {mfloor:g} = "
+        f"{-np.log(mfloor):.4g}), not only the {n_out} out of support."
+    )
     if n_floored == len(te):
-        text += (" Every test row is floored, so the test NLL is that constant whatever the "
-                 "model.")
+        text += " Every test row is floored, so the test NLL is that constant whatever the model."
     if n_small:
         text += f" {n_small} of them have a positive density below the floor"
         if not discrete:
             width = float(model.y_box_[1] - model.y_box_[0])
-            text += (f": {target} spans about {width:.3g} units, so densities per unit of "
-                     f"{target} are near {1 / width:.2g}")
-        text += (". Choose a smaller density floor (below the densities) or, if none is "
-                 f"small enough, rescale {target} (e.g. to millions).")
+            text += (
+                f": {target} spans about {width:.3g} units, so densities per unit of "
+                f"{target} are near {1 / width:.2g}"
+            )
+        text += (
+            ". Choose a smaller density floor (below the densities) or, if none is "
+            f"small enough, rescale {target} (e.g. to millions)."
+        )
     if n_empty:
-        text += (f" {n_empty} fall in cells with no training rows (density 0 inside the "
-                 "y box): raise **Min rows per cell (XY set)** or lower **Maximum leaves**.")
+        text += (
+            f" {n_empty} fall in cells with no training rows (density 0 inside the "
+            "y box): raise **Min rows per cell (XY set)** or lower **Maximum leaves**."
+        )
     return text
 
 
 st.subheader("Result")
 if meta["caption"] != dataset_caption(ds):
-    st.info("The model below was grown on another dataset (see the next line); press **Grow** "
-            "to grow one on the current dataset.")
-st.caption(f"Grown on {meta['caption']} Split (seed {meta['seed']}): {len(tr)} train, "
-           f"{len(va)} validation, {len(te)} test rows.")
+    st.info(
+        "The model below was grown on another dataset (see the next line); press **Grow** "
+        "to grow one on the current dataset."
+    )
+st.caption(
+    f"Grown on {meta['caption']} Split (seed {meta['seed']}): {len(tr)} train, "
+    f"{len(va)} validation, {len(te)} test rows."
+)
 m1, m2, m3, m4, m5 = st.columns(5)
 if forest:
     m1.metric("Trees", len(model.trees_), help="Trees grown (Stop keeps those finished).")
 else:
     m1.metric("Leaves", model.partition_tree_.n_leaves, help="Cells of the partition.")
-m2.metric("Test log-loss" if discrete else "Test NLL", f"{nll_test:.4f}",
-          help="Mean of -log p(y | x) over the test rows, density floored at "
-               f"{mfloor:g}" + ("" if discrete else "; nats per row, per unit of y: compare "
-                                "models only on the same y scale") + ".")
-m3.metric("Test rows out of support", n_out,
-          help="Test y outside the model's y box (or a class unseen in training): density 0, "
-               "floored in the NLL.")
-m4.metric("Test rows at the floor", n_floored,
-          help=f"Test rows whose density (or probability) is below the floor {mfloor:g}, so "
-               "the NLL counts the floor for them: the rows out of support, rows in empty "
-               "cells, and rows whose density is small because of the units of the target.")
-m5.metric("Fit time (s)", f"{res['fit_seconds']:.2f}",
-          help="Wall-clock time of the growth, including the validation NLL at each step.")
+m2.metric(
+    "Test log-loss" if discrete else "Test NLL",
+    f"{nll_test:.4f}",
+    help="Mean of -log p(y | x) over the test rows, density floored at "
+    f"{mfloor:g}"
+    + ("" if discrete else "; nats per row, per unit of y: compare models only on the same y scale")
+    + ".",
+)
+m3.metric(
+    "Test rows out of support",
+    n_out,
+    help="Test y outside the model's y box (or a class unseen in training): density 0, "
+    "floored in the NLL.",
+)
+m4.metric(
+    "Test rows at the floor",
+    n_floored,
+    help=f"Test rows whose density (or probability) is below the floor {mfloor:g}, so "
+    "the NLL counts the floor for them: the rows out of support, rows in empty "
+    "cells, and rows whose density is small because of the units of the target.",
+)
+m5.metric(
+    "Fit time (s)",
+    f"{res['fit_seconds']:.2f}",
+    help="Wall-clock time of the growth, including the validation NLL at each step.",
+)
 if (msg := floor_warning()) is not None:
     st.warning(msg)
 if not forest and model.partition_tree_.n_leaves == 1:
-    st.info("The tree did not split: no split met the limits with a positive gain. The first "
-            "split is always on y, so a large **Min volume fraction** (y-intervals that "
-            "narrow are refused) or a **Min rows** setting above half the training rows "
-            "stops it at the root; the density is then uniform over the y box (equal class "
-            "probabilities for a class target).")
+    st.info(
+        "The tree did not split: no split met the limits with a positive gain. The first "
+        "split is always on y, so a large **Min volume fraction** (y-intervals that "
+        "narrow are refused) or a **Min rows** setting above half the training rows "
+        "stops it at the root; the density is then uniform over the y box (equal class "
+        "probabilities for a class target)."
+    )
 st.plotly_chart(growth_figure(model.trace_, forest=forest), key=P + "growth_fig")
 unit = "n_trees" if forest else "n_leaves"
 trace_df = pd.DataFrame(model.trace_, columns=[unit, "train_nll", "val_nll"])
-st.download_button("Download growth trace (CSV)", trace_df.to_csv(index=False).encode(),
-                   file_name="partition_growth_trace.csv", mime="text/csv", on_click="ignore",
-                   key=P + "trace_dl")
+st.download_button(
+    "Download growth trace (CSV)",
+    trace_df.to_csv(index=False).encode(),
+    file_name="partition_growth_trace.csv",
+    mime="text/csv",
+    on_click="ignore",
+    key=P + "trace_dl",
+)
 
 # -- what-if slices --------------------------------------------------------------------------
 st.subheader("Conditional density p(y | x): what if?")
-st.caption("Pick a test row: the sliders take its feature values. Move a slider to ask "
-           "'what if this feature were different?' -- the density redraws. Pin an x to keep "
-           "its curve for comparison.")
+st.caption(
+    "Pick a test row: the sliders take its feature values. Move a slider to ask "
+    "'what if this feature were different?' -- the density redraws. Pin an x to keep "
+    "its curve for comparison."
+)
 run_id = meta["run_id"]
 imp = np.asarray(model.feature_importances_)
 order = list(np.argsort(-imp, kind="stable"))  # features by importance (the feature picker)
@@ -379,28 +563,38 @@ if _saved_view is not None and _saved_view["run_id"] == run_id:
 
 def save_view() -> None:
     """Remember the current values of the result-view widgets (see ``VIEW_SAVED``)."""
-    st.session_state[VIEW_SAVED] = {"run_id": run_id, "values": {
-        k: v for k, v in st.session_state.items()
-        if isinstance(k, str) and k.startswith(P) and k.endswith("_view")}}
+    st.session_state[VIEW_SAVED] = {
+        "run_id": run_id,
+        "values": {
+            k: v
+            for k, v in st.session_state.items()
+            if isinstance(k, str) and k.startswith(P) and k.endswith("_view")
+        },
+    }
 
 
 def y_text(i: int) -> str:
     return str(classes[int(y[i])]) if discrete else f"{y[i]:.4g}"
 
 
-row = st.selectbox("Test row", list(te), key=P + "row_view",
-                   format_func=lambda i: f"row {i} ({target} = {y_text(i)})",
-                   help="The default x: a row the model has not seen.")
+row = st.selectbox(
+    "Test row",
+    list(te),
+    key=P + "row_view",
+    format_func=lambda i: f"row {i} ({target} = {y_text(i)})",
+    help="The default x: a row the model has not seen.",
+)
 lo_all, hi_all = X.min(axis=0), X.max(axis=0)
 
 
 def load_row(i: int) -> None:
     for j in range(len(names)):
-        st.session_state[f"{P}x{j}_view"] = (int(X[i, j]) if is_cat[j] else float(X[i, j]))
+        st.session_state[f"{P}x{j}_view"] = int(X[i, j]) if is_cat[j] else float(X[i, j])
 
 
 if st.session_state.get("_pt_row_loaded") != (run_id, row) or any(
-        f"{P}x{j}_view" not in st.session_state for j in range(len(names))):
+    f"{P}x{j}_view" not in st.session_state for j in range(len(names))
+):
     st.session_state["_pt_row_loaded"] = (run_id, row)
     load_row(row)
 
@@ -413,8 +607,12 @@ with st.expander(f"Feature values x ({d} feature{'s' if d != 1 else ''})", expan
         key = f"{P}x{j}_view"
         if is_cat[j]:
             labels = categories[j]
-            x[j] = col.selectbox(names[j], list(range(len(labels))), key=key,
-                                 format_func=lambda c, lab=labels: lab[c])
+            x[j] = col.selectbox(
+                names[j],
+                list(range(len(labels))),
+                key=key,
+                format_func=lambda c, lab=labels: lab[c],
+            )
         else:
             lo, hi = float(lo_all[j]), float(hi_all[j])
             if hi <= lo:
@@ -436,10 +634,14 @@ if b2.button("Pin this x", key=P + "pin_btn"):
 if b3.button("Clear pins", key=P + "clear_btn", disabled=not st.session_state["_pt_pins"]):
     st.session_state["_pt_pins"] = []
     st.rerun()
-overlay = st.multiselect("Overlay other test rows", [i for i in te if i != row],
-                         key=P + "overlay_view", max_selections=6,
-                         format_func=lambda i: f"row {i} ({target} = {y_text(i)})",
-                         help="Their densities are drawn beside the current x.")
+overlay = st.multiselect(
+    "Overlay other test rows",
+    [i for i in te if i != row],
+    key=P + "overlay_view",
+    max_selections=6,
+    format_func=lambda i: f"row {i} ({target} = {y_text(i)})",
+    help="Their densities are drawn beside the current x.",
+)
 
 save_view()
 current_label = f"row {row}" + (" (edited x)" if edited else "")
@@ -452,41 +654,68 @@ for label, xq, r in queries:
     if discrete:
         proba = np.zeros(len(classes))
         proba[model.classes_.astype(np.int64)] = s["proba"]
-        slices.append({"label": label, "classes": classes, "proba": proba,
-                       "true_class": classes[int(y[r])]})
+        slices.append(
+            {"label": label, "classes": classes, "proba": proba, "true_class": classes[int(y[r])]}
+        )
     else:
-        slices.append({"label": label, "edges": s["edges"], "heights": s["heights"],
-                       "true_y": float(y[r]), "true_label": f"row {r}"})
+        slices.append(
+            {
+                "label": label,
+                "edges": s["edges"],
+                "heights": s["heights"],
+                "true_y": float(y[r]),
+                "true_label": f"row {r}",
+            }
+        )
 if discrete:
     st.plotly_chart(class_proba_figure(classes, slices, target=target), key=P + "slice_fig")
     top = classes[int(np.argmax(slices[0]["proba"]))]
-    st.caption(f"Most probable {target} for {current_label}: **{top}** "
-               f"(P = {slices[0]['proba'].max():.3f}); true {target} of row {row}: "
-               f"**{classes[int(y[row])]}**.")
+    st.caption(
+        f"Most probable {target} for {current_label}: **{top}** "
+        f"(P = {slices[0]['proba'].max():.3f}); true {target} of row {row}: "
+        f"**{classes[int(y[row])]}**."
+    )
 else:
-    st.plotly_chart(slice_figure(slices, target=target, y_range=model.y_box_),
-                    key=P + "slice_fig")
+    st.plotly_chart(slice_figure(slices, target=target, y_range=model.y_box_), key=P + "slice_fig")
     mean = float(model.predict(x.reshape(1, -1))[0])
     dens_true = float(model.density(x.reshape(1, -1), np.array([y[row]]))[0])
-    st.caption(f"Dashed lines: the true {target} of each test row shown (an edited x keeps "
-               f"the true {target} of its row). Mean of the density for "
-               f"{current_label}: **{mean:.4g}**; density at the true {target} of row {row} "
-               f"({y[row]:.4g}): **{dens_true:.4g}** per unit of {target}.")
-st.download_button("Download slices (CSV)", slice_frame(slices, target=target)
-                   .to_csv(index=False).encode(), file_name="partition_slices.csv",
-                   mime="text/csv", on_click="ignore", key=P + "slice_dl")
+    st.caption(
+        f"Dashed lines: the true {target} of each test row shown (an edited x keeps "
+        f"the true {target} of its row). Mean of the density for "
+        f"{current_label}: **{mean:.4g}**; density at the true {target} of row {row} "
+        f"({y[row]:.4g}): **{dens_true:.4g}** per unit of {target}."
+    )
+st.download_button(
+    "Download slices (CSV)",
+    slice_frame(slices, target=target).to_csv(index=False).encode(),
+    file_name="partition_slices.csv",
+    mime="text/csv",
+    on_click="ignore",
+    key=P + "slice_dl",
+)
 
 # -- one feature at a time -------------------------------------------------------------------
 st.subheader("Along one feature")
 fc1, fc2 = st.columns([2, 1])
-j = fc1.selectbox("Feature", order, key=P + "feature_view",
-                  format_func=lambda k: f"{names[k]} (importance {imp[k]:.3f})",
-                  help="Sorted by the summed log-loss gains of the splits on it.")
+j = fc1.selectbox(
+    "Feature",
+    order,
+    key=P + "feature_view",
+    format_func=lambda k: f"{names[k]} (importance {imp[k]:.3f})",
+    help="Sorted by the summed log-loss gains of the splits on it.",
+)
 tree_idx = 0
 if forest:
-    tree_idx = int(fc2.number_input("Tree of the forest to draw", 0, len(model.trees_) - 1, 0,
-                                    key=P + "tree_view",
-                                    help="The cells figure shows one tree's partition."))
+    tree_idx = int(
+        fc2.number_input(
+            "Tree of the forest to draw",
+            0,
+            len(model.trees_) - 1,
+            0,
+            key=P + "tree_view",
+            help="The cells figure shows one tree's partition.",
+        )
+    )
 save_view()
 if is_cat[j]:
     values = np.arange(len(categories[j]), dtype=np.float64)
@@ -498,53 +727,93 @@ if discrete:
     full = np.zeros((len(classes), len(values)))
     full[model.classes_.astype(np.int64)] = z
     z = full
-st.plotly_chart(density_heatmap_figure(
-    values, z, feature=names[j], target=target, y_grid=y_grid,
-    classes=classes if discrete else None, x_current=x[j],
-    categories=categories[j] if is_cat[j] else None,
-    title=f"p({target} | {names[j]}), other features at the current x"),
-    key=P + "heat_fig")
+st.plotly_chart(
+    density_heatmap_figure(
+        values,
+        z,
+        feature=names[j],
+        target=target,
+        y_grid=y_grid,
+        classes=classes if discrete else None,
+        x_current=x[j],
+        categories=categories[j] if is_cat[j] else None,
+        title=f"p({target} | {names[j]}), other features at the current x",
+    ),
+    key=P + "heat_fig",
+)
 cells = section_cells(model.cells(tree_idx), x, j)
 if discrete:
     cell_classes = [{**c, "classes": [classes[int(k)] for k in c["classes"]]} for c in cells]
 else:
     cell_classes = cells
 which = f"tree {tree_idx} of the forest" if forest else "the tree"
-st.plotly_chart(cells_figure(
-    cell_classes, X[tr, j], y[tr], feature_index=j, feature=names[j], target=target,
-    y_box=None if discrete else model.y_box_, classes=classes if discrete else None,
-    categories=categories[j] if is_cat[j] else None, x_current=x[j],
-    title=f"Cells of {which} along {names[j]} (others at the current x): {len(cells)} cells"),
-    key=P + "cells_fig")
-st.caption("Shaded boxes: the leaves of the partition that the line through the current x "
-           f"(all features fixed except {names[j]}) meets, darker = denser; hover a box for "
-           "its counts. Grey dots: training rows"
-           + (" (their other features differ, so a dot need not sit in the box drawn around "
-              "it)." if len(names) > 1 else "."))
+st.plotly_chart(
+    cells_figure(
+        cell_classes,
+        X[tr, j],
+        y[tr],
+        feature_index=j,
+        feature=names[j],
+        target=target,
+        y_box=None if discrete else model.y_box_,
+        classes=classes if discrete else None,
+        categories=categories[j] if is_cat[j] else None,
+        x_current=x[j],
+        title=f"Cells of {which} along {names[j]} (others at the current x): {len(cells)} cells",
+    ),
+    key=P + "cells_fig",
+)
+st.caption(
+    "Shaded boxes: the leaves of the partition that the line through the current x "
+    f"(all features fixed except {names[j]}) meets, darker = denser; hover a box for "
+    "its counts. Grey dots: training rows"
+    + (
+        " (their other features differ, so a dot need not sit in the box drawn around it)."
+        if len(names) > 1
+        else "."
+    )
+)
 
 # -- comparison ------------------------------------------------------------------------------
 st.subheader("Comparison on the same split")
-baselines = ("CART (scikit-learn DecisionTreeClassifier with the same leaf budget) and a "
-             "random forest (100 trees), scored through predict_proba" if discrete else
-             "a constant Gaussian, CART and a random forest with Gaussian residuals (residual "
-             "scale out of fold: 5-fold for CART, out-of-bag for the forest) and a "
-             "heteroscedastic Gaussian (mean from the random forest, variance from a second "
-             "random forest fitted to the squared out-of-bag residuals)")
-st.caption("On the training rows of the split above, fits the Partition Tree and the "
-           "Partition Forest (the parameters of the grown model; the forest settings of the "
-           f"parameter panel) and as baselines {baselines}. Then scores the test rows: "
-           + ("log-loss" if discrete else "NLL in nats per unit of y")
-           + f" (probabilities / densities floored at {mfloor:g}), test rows out of support, "
-           "fit time in seconds.")
+baselines = (
+    "CART (scikit-learn DecisionTreeClassifier with the same leaf budget) and a "
+    "random forest (100 trees), scored through predict_proba"
+    if discrete
+    else "a constant Gaussian, CART and a random forest with Gaussian residuals (residual "
+    "scale out of fold: 5-fold for CART, out-of-bag for the forest) and a "
+    "heteroscedastic Gaussian (mean from the random forest, variance from a second "
+    "random forest fitted to the squared out-of-bag residuals)"
+)
+st.caption(
+    "On the training rows of the split above, fits the Partition Tree and the "
+    "Partition Forest (the parameters of the grown model; the forest settings of the "
+    f"parameter panel) and as baselines {baselines}. Then scores the test rows: "
+    + ("log-loss" if discrete else "NLL in nats per unit of y")
+    + f" (probabilities / densities floored at {mfloor:g}), test rows out of support, "
+    "fit time in seconds."
+)
 cjob = st.session_state.get(CJOB)
 crunning = cjob is not None and not cjob.finished
 b1, b2, _ = st.columns([1.6, 1, 5])
 if b1.button("Run comparison", disabled=crunning, key=P + "cmp_run"):
     cat = is_cat if is_cat.any() else None
-    cjob = Job(comparison_steps, X[tr], y[tr], X[te], y[te], task=meta["task"],
-               n_classes=len(classes) if discrete else 0, categorical=cat,
-               tree_params=meta["tree_params"], forest_params=meta["forest_params"],
-               seed=meta["seed"], floor=mfloor, budget=600.0, name="pt_cmp").start()
+    cjob = Job(
+        comparison_steps,
+        X[tr],
+        y[tr],
+        X[te],
+        y[te],
+        task=meta["task"],
+        n_classes=len(classes) if discrete else 0,
+        categorical=cat,
+        tree_params=meta["tree_params"],
+        forest_params=meta["forest_params"],
+        seed=meta["seed"],
+        floor=mfloor,
+        budget=600.0,
+        name="pt_cmp",
+    ).start()
     st.session_state[CJOB] = cjob
     st.session_state[CMETA] = {"run_id": run_id}
     st.rerun()
@@ -562,9 +831,11 @@ def comparison_table(rows) -> pd.DataFrame:
 def live_comparison():
     csnap = st.session_state[CJOB].snapshot()
     latest = csnap.latest or {"completed": 0, "total": 1, "message": "starting...", "rows": []}
-    st.progress(latest["completed"] / latest["total"],
-                text=f"{latest['message']} -- {latest['completed']}/{latest['total']} models, "
-                     f"{csnap.elapsed:.1f} s")
+    st.progress(
+        latest["completed"] / latest["total"],
+        text=f"{latest['message']} -- {latest['completed']}/{latest['total']} models, "
+        f"{csnap.elapsed:.1f} s",
+    )
     if latest["rows"]:
         st.dataframe(comparison_table(latest["rows"]).round(4), hide_index=True)
     if csnap.finished:
@@ -590,11 +861,18 @@ table = comparison_table(crows)
 st.dataframe(table.round(4), hide_index=True)
 at_floor = table["model"][np.isclose(table["test_nll"], -np.log(mfloor), rtol=0, atol=1e-9)]
 if len(at_floor):
-    st.warning(f"Every test row of {', '.join(at_floor)} is at the density floor: "
-               f"{'its' if len(at_floor) == 1 else 'their'} test NLL is -log {mfloor:g} = "
-               f"{-np.log(mfloor):.4g} whatever the fit, so it does not rank the models. "
-               "Choose a smaller density floor or rescale the target.")
+    st.warning(
+        f"Every test row of {', '.join(at_floor)} is at the density floor: "
+        f"{'its' if len(at_floor) == 1 else 'their'} test NLL is -log {mfloor:g} = "
+        f"{-np.log(mfloor):.4g} whatever the fit, so it does not rank the models. "
+        "Choose a smaller density floor or rescale the target."
+    )
 st.plotly_chart(comparison_figure(table, task=meta["task"]), key=P + "cmp_fig")
-st.download_button("Download comparison (CSV)", table.to_csv(index=False).encode(),
-                   file_name="partition_comparison.csv", mime="text/csv", on_click="ignore",
-                   key=P + "cmp_dl")
+st.download_button(
+    "Download comparison (CSV)",
+    table.to_csv(index=False).encode(),
+    file_name="partition_comparison.csv",
+    mime="text/csv",
+    on_click="ignore",
+    key=P + "cmp_dl",
+)

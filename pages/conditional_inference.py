@@ -61,13 +61,40 @@ STATUS_SHORT = {TESTED: "tested", NOT_TESTED: "scan stopped", NOT_IN_POOL: "not 
 #: Streamlit drops the values of a page's widgets when the user switches page while a job's
 #: fragment is polling (keep_widget_state then has nothing left to keep), so they are put
 #: back from here. Buttons, jobs, charts and ``*_view`` widgets are not settings.
-SETTINGS = ("ci_selector_clf", "ci_splitter_clf", "ci_selector_reg", "ci_splitter_reg",
-            "ci_alpha_sel", "ci_alpha_spl", "ci_adj_sel", "ci_adj_spl", "ci_es_sel",
-            "ci_es_spl", "ci_b_sel_preset", "ci_b_sel", "ci_b_spl_preset", "ci_b_spl",
-            "ci_muting", "ci_fscan", "ci_tscan", "ci_max_features", "ci_tmethod", "ci_mt_kind",
-            "ci_mt_k", "ci_min_dec", "ci_max_depth", "ci_mss", "ci_msl", "ci_n_trees",
-            "ci_learner_classification", "ci_learner_regression", "ci_folds", "ci_rerank",
-            "ci_topk_methods", "ci_n_noise")
+SETTINGS = (
+    "ci_selector_clf",
+    "ci_splitter_clf",
+    "ci_selector_reg",
+    "ci_splitter_reg",
+    "ci_alpha_sel",
+    "ci_alpha_spl",
+    "ci_adj_sel",
+    "ci_adj_spl",
+    "ci_es_sel",
+    "ci_es_spl",
+    "ci_b_sel_preset",
+    "ci_b_sel",
+    "ci_b_spl_preset",
+    "ci_b_spl",
+    "ci_muting",
+    "ci_fscan",
+    "ci_tscan",
+    "ci_max_features",
+    "ci_tmethod",
+    "ci_mt_kind",
+    "ci_mt_k",
+    "ci_min_dec",
+    "ci_max_depth",
+    "ci_mss",
+    "ci_msl",
+    "ci_n_trees",
+    "ci_learner_classification",
+    "ci_learner_regression",
+    "ci_folds",
+    "ci_rerank",
+    "ci_topk_methods",
+    "ci_n_noise",
+)
 SAVED = "_ci_saved_settings"
 
 require_entrypoint("pages/conditional_inference.py")
@@ -79,7 +106,8 @@ for _k, _v in st.session_state.get(SAVED, {}).items():
 def save_settings() -> None:
     """Remember the current values of the page's settings (see ``SAVED``)."""
     st.session_state[SAVED] = st.session_state.get(SAVED, {}) | {
-        k: st.session_state[k] for k in SETTINGS if k in st.session_state}
+        k: st.session_state[k] for k in SETTINGS if k in st.session_state
+    }
 
 
 st.title(TITLE)
@@ -96,7 +124,8 @@ st.markdown(
     "better). Because the choice is made by p-values, not by the largest impurity decrease, "
     "features with many distinct values get no head start: CART's **selection bias** "
     "disappears. Click a node to see every feature's test there; compare the rankings with "
-    "CART and random forests; check what the top-k features buy a downstream model.")
+    "CART and random forests; check what the top-k features buy a downstream model."
+)
 
 ds = current_dataset()
 if ds is None:
@@ -104,8 +133,10 @@ if ds is None:
 st.markdown(dataset_caption(ds))
 clf = ds.task == "classification"
 if ds.n_samples < 10:
-    st.error(f"This dataset has {ds.n_samples} rows; permutation tests need at least 10. "
-             "Pick a larger dataset or drop fewer rows.")
+    st.error(
+        f"This dataset has {ds.n_samples} rows; permutation tests need at least 10. "
+        "Pick a larger dataset or drop fewer rows."
+    )
     st.stop()
 
 # -- parameters --------------------------------------------------------------------------
@@ -113,117 +144,247 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
     c = st.columns(4)
     if clf:
         selector = c[0].selectbox(
-            "Selector (stage A)", ["mc", "mi"], key="ci_selector_clf",
+            "Selector (stage A)",
+            ["mc", "mi"],
+            key="ci_selector_clf",
             help="Association of a feature with the class. mc: correlation ratio "
-                 "sqrt(between-class / total sum of squares); mi: mutual information of the "
-                 "binned feature and the class. Categorical features always use mutual "
-                 "information of their categories.")
-        splitter = c[1].selectbox("Splitter (stage B)", ["gini", "entropy"],
-                                  key="ci_splitter_clf",
-                                  help="Impurity of the children; stage B tests the weighted "
-                                       "child impurity of each threshold.")
+            "sqrt(between-class / total sum of squares); mi: mutual information of the "
+            "binned feature and the class. Categorical features always use mutual "
+            "information of their categories.",
+        )
+        splitter = c[1].selectbox(
+            "Splitter (stage B)",
+            ["gini", "entropy"],
+            key="ci_splitter_clf",
+            help="Impurity of the children; stage B tests the weighted "
+            "child impurity of each threshold.",
+        )
     else:
         selector = c[0].selectbox(
-            "Selector (stage A)", ["pc"], key="ci_selector_reg",
+            "Selector (stage A)",
+            ["pc"],
+            key="ci_selector_reg",
             help="pc: |Pearson correlation| of the feature and the target. Categorical "
-                 "features use the correlation ratio of the target across their categories.")
-        splitter = c[1].selectbox("Splitter (stage B)", ["mse"], key="ci_splitter_reg",
-                                  help="Squared error of the children.")
+            "features use the correlation ratio of the target across their categories.",
+        )
+        splitter = c[1].selectbox(
+            "Splitter (stage B)",
+            ["mse"],
+            key="ci_splitter_reg",
+            help="Squared error of the children.",
+        )
     alpha_sel = c[2].number_input(
-        "alpha (stage A)", 0.0001, 0.5, 0.05, step=0.01, format="%.4f", key="ci_alpha_sel",
+        "alpha (stage A)",
+        0.0001,
+        0.5,
+        0.05,
+        step=0.01,
+        format="%.4f",
+        key="ci_alpha_sel",
         help="Level of the feature-selection test. A node splits only when the best "
-             "feature's p-value is below alpha (divided by the number of features tested when "
-             "Bonferroni is on). Smaller alpha: smaller trees.")
+        "feature's p-value is below alpha (divided by the number of features tested when "
+        "Bonferroni is on). Smaller alpha: smaller trees.",
+    )
     alpha_spl = c[3].number_input(
-        "alpha (stage B)", 0.0001, 0.5, 0.05, step=0.01, format="%.4f", key="ci_alpha_spl",
+        "alpha (stage B)",
+        0.0001,
+        0.5,
+        0.05,
+        step=0.01,
+        format="%.4f",
+        key="ci_alpha_spl",
         help="Level of the threshold test (divided by the number of candidate thresholds "
-             "when Bonferroni is on).")
+        "when Bonferroni is on).",
+    )
     c = st.columns(4)
-    adj_sel = c[0].checkbox("Bonferroni in stage A", True, key="ci_adj_sel",
-                            help="Compare p-values with alpha / m, m = features tested at the "
-                                 "node (controls the chance of any false split at a node).")
-    adj_spl = c[1].checkbox("Bonferroni in stage B", True, key="ci_adj_spl",
-                            help="Compare p-values with alpha / |C|, |C| = candidate thresholds.")
-    es_sel = c[2].checkbox("Adaptive stopping (stage A)", True, key="ci_es_sel",
-                           help="Stop permuting once a Beta-CDF rule is 95% sure whether p is "
-                                "below the level (almost always the same decisions, far fewer "
-                                "permutations).")
-    es_spl = c[3].checkbox("Adaptive stopping (stage B)", True, key="ci_es_spl",
-                           help="The same rule for the threshold tests.")
+    adj_sel = c[0].checkbox(
+        "Bonferroni in stage A",
+        True,
+        key="ci_adj_sel",
+        help="Compare p-values with alpha / m, m = features tested at the "
+        "node (controls the chance of any false split at a node).",
+    )
+    adj_spl = c[1].checkbox(
+        "Bonferroni in stage B",
+        True,
+        key="ci_adj_spl",
+        help="Compare p-values with alpha / |C|, |C| = candidate thresholds.",
+    )
+    es_sel = c[2].checkbox(
+        "Adaptive stopping (stage A)",
+        True,
+        key="ci_es_sel",
+        help="Stop permuting once a Beta-CDF rule is 95% sure whether p is "
+        "below the level (almost always the same decisions, far fewer "
+        "permutations).",
+    )
+    es_spl = c[3].checkbox(
+        "Adaptive stopping (stage B)",
+        True,
+        key="ci_es_spl",
+        help="The same rule for the threshold tests.",
+    )
     c = st.columns(4)
-    preset_help = ("Permutations B per test: presets at the (adjusted) level a: minimum "
-                   "ceil(1/a), auto max(ceil(1/a), ceil(z^2 (1-a)/a)), maximum ceil(1/(4a^2)); "
-                   "or a fixed B (multiplied by the number of tests when Bonferroni is on, as "
-                   "in citrees). More permutations: more precise p-values, slower fits.")
-    pre_sel = c[0].selectbox("Permutations (stage A)", PRESETS, key="ci_b_sel_preset",
-                             help=preset_help)
-    b_sel = c[1].number_input("Fixed B (stage A)", 1, 100_000, 99, step=1, key="ci_b_sel",
-                              disabled=pre_sel != "fixed B",
-                              help="Used when 'fixed B' is chosen.")
-    pre_spl = c[2].selectbox("Permutations (stage B)", PRESETS, key="ci_b_spl_preset",
-                             help=preset_help)
-    b_spl = c[3].number_input("Fixed B (stage B)", 1, 100_000, 99, step=1, key="ci_b_spl",
-                              disabled=pre_spl != "fixed B",
-                              help="Used when 'fixed B' is chosen.")
+    preset_help = (
+        "Permutations B per test: presets at the (adjusted) level a: minimum "
+        "ceil(1/a), auto max(ceil(1/a), ceil(z^2 (1-a)/a)), maximum ceil(1/(4a^2)); "
+        "or a fixed B (multiplied by the number of tests when Bonferroni is on, as "
+        "in citrees). More permutations: more precise p-values, slower fits."
+    )
+    pre_sel = c[0].selectbox(
+        "Permutations (stage A)", PRESETS, key="ci_b_sel_preset", help=preset_help
+    )
+    b_sel = c[1].number_input(
+        "Fixed B (stage A)",
+        1,
+        100_000,
+        99,
+        step=1,
+        key="ci_b_sel",
+        disabled=pre_sel != "fixed B",
+        help="Used when 'fixed B' is chosen.",
+    )
+    pre_spl = c[2].selectbox(
+        "Permutations (stage B)", PRESETS, key="ci_b_spl_preset", help=preset_help
+    )
+    b_spl = c[3].number_input(
+        "Fixed B (stage B)",
+        1,
+        100_000,
+        99,
+        step=1,
+        key="ci_b_spl",
+        disabled=pre_spl != "fixed B",
+        help="Used when 'fixed B' is chosen.",
+    )
     c = st.columns(4)
-    muting = c[0].checkbox("Feature muting", True, key="ci_muting",
-                           help="A feature that is not significant at a node is not tested "
-                                "again below it (subtree-local).")
-    fscan = c[1].checkbox("Feature scanning", True, key="ci_fscan",
-                          help="Test features in decreasing order of their raw statistic and "
-                               "stop at the first significant one (needs adaptive stopping to "
-                               "pay off).")
-    tscan = c[2].checkbox("Threshold scanning", True, key="ci_tscan",
-                          help="Test thresholds from the best raw impurity and stop at the "
-                               "first significant one.")
-    max_features = c[3].selectbox("Features per node", ["all", "sqrt", "log2"],
-                                  key="ci_max_features",
-                                  help="Features drawn (without replacement) for stage A at "
-                                       "each node of the tree. The forest always uses sqrt.")
+    muting = c[0].checkbox(
+        "Feature muting",
+        True,
+        key="ci_muting",
+        help="A feature that is not significant at a node is not tested "
+        "again below it (subtree-local).",
+    )
+    fscan = c[1].checkbox(
+        "Feature scanning",
+        True,
+        key="ci_fscan",
+        help="Test features in decreasing order of their raw statistic and "
+        "stop at the first significant one (needs adaptive stopping to "
+        "pay off).",
+    )
+    tscan = c[2].checkbox(
+        "Threshold scanning",
+        True,
+        key="ci_tscan",
+        help="Test thresholds from the best raw impurity and stop at the first significant one.",
+    )
+    max_features = c[3].selectbox(
+        "Features per node",
+        ["all", "sqrt", "log2"],
+        key="ci_max_features",
+        help="Features drawn (without replacement) for stage A at "
+        "each node of the tree. The forest always uses sqrt.",
+    )
     c = st.columns(4)
     tmethod = c[0].selectbox(
-        "Threshold candidates", ["exact", "histogram", "percentile", "random"],
+        "Threshold candidates",
+        ["exact", "histogram", "percentile", "random"],
         key="ci_tmethod",
         help="exact: every midpoint between distinct values; histogram: edges of k equal-"
-             "width bins; percentile: k percentiles; random: k midpoints at random. Features "
-             "with at most 4 values always use every midpoint.")
-    mt_kind = c[1].selectbox("Number k of candidates", ["sqrt", "log2", "fixed k"],
-                             key="ci_mt_kind", disabled=tmethod == "exact",
-                             help="k for histogram / percentile / random: sqrt or log2 of the "
-                                  "number of distinct values at the node, or a fixed k (the "
-                                  "paper uses 256), capped at the number of midpoints as in "
-                                  "citrees.")
-    mt_k = c[2].number_input("Fixed k", 1, 10_000, 256, step=1, key="ci_mt_k",
-                             disabled=tmethod == "exact" or mt_kind != "fixed k")
-    min_dec = c[3].number_input("Min. impurity decrease", 0.0, 1e6, 0.0, step=0.01,
-                                format="%.4f", key="ci_min_dec",
-                                help="A significant split is still refused when it lowers the "
-                                     "impurity by less than this.")
+        "width bins; percentile: k percentiles; random: k midpoints at random. Features "
+        "with at most 4 values always use every midpoint.",
+    )
+    mt_kind = c[1].selectbox(
+        "Number k of candidates",
+        ["sqrt", "log2", "fixed k"],
+        key="ci_mt_kind",
+        disabled=tmethod == "exact",
+        help="k for histogram / percentile / random: sqrt or log2 of the "
+        "number of distinct values at the node, or a fixed k (the "
+        "paper uses 256), capped at the number of midpoints as in "
+        "citrees.",
+    )
+    mt_k = c[2].number_input(
+        "Fixed k",
+        1,
+        10_000,
+        256,
+        step=1,
+        key="ci_mt_k",
+        disabled=tmethod == "exact" or mt_kind != "fixed k",
+    )
+    min_dec = c[3].number_input(
+        "Min. impurity decrease",
+        0.0,
+        1e6,
+        0.0,
+        step=0.01,
+        format="%.4f",
+        key="ci_min_dec",
+        help="A significant split is still refused when it lowers the impurity by less than this.",
+    )
     c = st.columns(4)
-    max_depth = c[0].number_input("Max depth (0 = none)", 0, 50, 0, step=1, key="ci_max_depth",
-                                  help="Stop splitting at this depth; 0: the tests decide.")
-    mss = c[1].number_input("Min. rows to split", 2, 100_000, 2, step=1, key="ci_mss",
-                            help="Nodes with fewer rows are leaves.")
-    msl = c[2].number_input("Min. rows per leaf", 1, 100_000, 1, step=1, key="ci_msl",
-                            help="Thresholds that leave fewer rows on a side are not tested.")
-    n_trees = c[3].number_input("Trees in the forests", 5, 500, 50, step=5, key="ci_n_trees",
-                                help="Trees of the conditional inference forest and of the "
-                                     "random forest used for the rankings.")
+    max_depth = c[0].number_input(
+        "Max depth (0 = none)",
+        0,
+        50,
+        0,
+        step=1,
+        key="ci_max_depth",
+        help="Stop splitting at this depth; 0: the tests decide.",
+    )
+    mss = c[1].number_input(
+        "Min. rows to split",
+        2,
+        100_000,
+        2,
+        step=1,
+        key="ci_mss",
+        help="Nodes with fewer rows are leaves.",
+    )
+    msl = c[2].number_input(
+        "Min. rows per leaf",
+        1,
+        100_000,
+        1,
+        step=1,
+        key="ci_msl",
+        help="Thresholds that leave fewer rows on a side are not tested.",
+    )
+    n_trees = c[3].number_input(
+        "Trees in the forests",
+        5,
+        500,
+        50,
+        step=5,
+        key="ci_n_trees",
+        help="Trees of the conditional inference forest and of the "
+        "random forest used for the rankings.",
+    )
 
 params = dict(
-    selector=selector, splitter=splitter, alpha_selector=float(alpha_sel),
-    alpha_splitter=float(alpha_spl), adjust_alpha_selector=adj_sel,
+    selector=selector,
+    splitter=splitter,
+    alpha_selector=float(alpha_sel),
+    alpha_splitter=float(alpha_spl),
+    adjust_alpha_selector=adj_sel,
     adjust_alpha_splitter=adj_spl,
     n_resamples_selector=int(b_sel) if pre_sel == "fixed B" else pre_sel,
     n_resamples_splitter=int(b_spl) if pre_spl == "fixed B" else pre_spl,
     early_stopping_selector="adaptive" if es_sel else None,
     early_stopping_splitter="adaptive" if es_spl else None,
-    feature_muting=muting, feature_scanning=fscan, threshold_scanning=tscan,
+    feature_muting=muting,
+    feature_scanning=fscan,
+    threshold_scanning=tscan,
     threshold_method=tmethod,
     max_thresholds=None if mt_kind == "sqrt" else ("log2" if mt_kind == "log2" else int(mt_k)),
     max_features=None if max_features == "all" else max_features,
-    max_depth=int(max_depth) or None, min_samples_split=int(mss), min_samples_leaf=int(msl),
-    min_impurity_decrease=float(min_dec))
+    max_depth=int(max_depth) or None,
+    min_samples_split=int(mss),
+    min_samples_leaf=int(msl),
+    min_impurity_decrease=float(min_dec),
+)
 save_settings()
 categorical = ds.is_categorical if ds.is_categorical.any() else None
 try:
@@ -242,26 +403,30 @@ if param_error:
     st.error(f"**These parameters cannot be used:** {param_error}")
     st.stop()
 drawn = f"{m_root}" if m_root == ds.n_features else f"{m_root} of {ds.n_features}"
-st.caption(f"At the root: {drawn} features tested at level {a_root:.3g}, up to {b_root:,} "
-           f"permutations each" + (" (adaptive stopping usually needs far fewer)."
-                                   if es_sel else "."))
+st.caption(
+    f"At the root: {drawn} features tested at level {a_root:.3g}, up to {b_root:,} "
+    f"permutations each" + (" (adaptive stopping usually needs far fewer)." if es_sel else ".")
+)
 if not es_sel and 1.0 / (b_root + 1) >= a_root:
-    st.warning(f"With {b_root:,} permutations the smallest possible p-value is 1/(B+1) = "
-               f"{1 / (b_root + 1):.3g}, not below the root's level {a_root:.3g}: no split can "
-               "ever be significant. Raise B (or use a preset, or adaptive stopping, which "
-               "raises B to at least 1/level).")
+    st.warning(
+        f"With {b_root:,} permutations the smallest possible p-value is 1/(B+1) = "
+        f"{1 / (b_root + 1):.3g}, not below the root's level {a_root:.3g}: no split can "
+        "ever be significant. Raise B (or use a preset, or adaptive stopping, which "
+        "raises B to at least 1/level)."
+    )
 if not es_sel and b_root * m_root * ds.n_samples > HEAVY_WORK:
-    st.warning("Without adaptive stopping every test runs all its permutations: about "
-               f"{b_root * m_root * ds.n_samples:.1e} row-permutations at the root alone. The "
-               "fit may take minutes and cannot be interrupted half-way; consider adaptive "
-               "stopping or a smaller preset.")
+    st.warning(
+        "Without adaptive stopping every test runs all its permutations: about "
+        f"{b_root * m_root * ds.n_samples:.1e} row-permutations at the root alone. The "
+        "fit may take minutes and cannot be interrupted half-way; consider adaptive "
+        "stopping or a smaller preset."
+    )
 
 digest = dataset_digest(ds)
 
 
 # -- job helper --------------------------------------------------------------------------
-def job_controls(prefix: str, label: str, start, *, help_text: str | None = None,
-                 redraw_on=None):
+def job_controls(prefix: str, label: str, start, *, help_text: str | None = None, redraw_on=None):
     """Run / Stop buttons of the job ``<prefix>_job``; ``start()`` returns a started Job
     (or raises ValueError, shown as an error).  While it runs, a fragment polls it and draws
     a progress bar; the whole page is redrawn when the job ends or when
@@ -277,8 +442,7 @@ def job_controls(prefix: str, label: str, start, *, help_text: str | None = None
     job = st.session_state.get(jkey)
     running = job is not None and not job.finished
     b1, b2, _ = st.columns([1.4, 1, 5])
-    if b1.button(label, type="primary", disabled=running, key=f"{prefix}_run",
-                 help=help_text):
+    if b1.button(label, type="primary", disabled=running, key=f"{prefix}_run", help=help_text):
         try:
             st.session_state[jkey] = start()
         except ValueError as exc:
@@ -293,10 +457,13 @@ def job_controls(prefix: str, label: str, start, *, help_text: str | None = None
         def poll():
             snap = st.session_state[jkey].snapshot()
             latest = snap.latest or {"done": 0, "total": 1, "message": "starting..."}
-            st.progress(min(1.0, latest["done"] / max(latest["total"], 1)),
-                        text=f"{latest['message']} ({snap.elapsed:.1f} s)")
+            st.progress(
+                min(1.0, latest["done"] / max(latest["total"], 1)),
+                text=f"{latest['message']} ({snap.elapsed:.1f} s)",
+            )
             if snap.finished or (redraw_on is not None and redraw_on(snap.latest) != drawn):
                 st.rerun()
+
         poll()
     return job, running
 
@@ -313,8 +480,9 @@ def finished_result(job, what: str):
     return snap.result
 
 
-def leaf_reason(rec: dict, impurity: float, *, rows: int | None = None,
-                depth: int | None = None, est=None) -> str:
+def leaf_reason(
+    rec: dict, impurity: float, *, rows: int | None = None, depth: int | None = None, est=None
+) -> str:
     """Why a node with record ``rec`` (one entry of ``node_records_``) stayed a leaf, in the
     order the engine checks: before stage A (too few rows, maximum depth, pure, no feature
     left), stage A, stage-B candidates, stage B, the minimum impurity decrease.  ``rows``,
@@ -324,36 +492,54 @@ def leaf_reason(rec: dict, impurity: float, *, rows: int | None = None,
         if est is not None and rows is not None and depth is not None:
             n_rows = f"{rows} row" + ("s" if rows != 1 else "")
             if rows < est.min_samples_split:
-                return (f"it has {n_rows}, fewer than the min. rows to split "
-                        f"({est.min_samples_split}), so it became a leaf before stage A")
+                return (
+                    f"it has {n_rows}, fewer than the min. rows to split "
+                    f"({est.min_samples_split}), so it became a leaf before stage A"
+                )
             if est.max_depth is not None and depth >= est.max_depth:
-                return (f"it sits at the maximum depth ({est.max_depth}), so it became a leaf "
-                        "before stage A")
+                return (
+                    f"it sits at the maximum depth ({est.max_depth}), so it became a leaf "
+                    "before stage A"
+                )
             if rows < 2 * est.min_samples_leaf:
-                return (f"it has {n_rows}, fewer than twice the min. rows per leaf "
-                        f"(2 x {est.min_samples_leaf}), so no split could leave enough rows "
-                        "on both sides and it became a leaf before stage A")
+                return (
+                    f"it has {n_rows}, fewer than twice the min. rows per leaf "
+                    f"(2 x {est.min_samples_leaf}), so no split could leave enough rows "
+                    "on both sides and it became a leaf before stage A"
+                )
         if impurity <= 1e-12:
             return "the node is pure, so it became a leaf before stage A"
         if est is not None and rows is not None and depth is not None:
-            return ("every feature still in its pool is constant in it (features muted by an "
-                    "ancestor's test are not tried again), so it became a leaf before stage A")
-        return ("it has too few rows (min. rows to split / twice the min. rows per leaf), sits "
-                "at the maximum depth, or every feature is constant in it, so it became a leaf "
-                "before stage A")
+            return (
+                "every feature still in its pool is constant in it (features muted by an "
+                "ancestor's test are not tried again), so it became a leaf before stage A"
+            )
+        return (
+            "it has too few rows (min. rows to split / twice the min. rows per leaf), sits "
+            "at the maximum depth, or every feature is constant in it, so it became a leaf "
+            "before stage A"
+        )
     p_min = min(rec["p_values"]) if rec.get("p_values") else np.inf
     if not p_min < rec["alpha_selector"]:
-        return (f"no feature passed stage A (smallest p-value {p_min:.3g}, level "
-                f"{rec['alpha_selector']:.3g}), so the node is a leaf")
+        return (
+            f"no feature passed stage A (smallest p-value {p_min:.3g}, level "
+            f"{rec['alpha_selector']:.3g}), so the node is a leaf"
+        )
     if "thresholds" not in rec:
-        return ("a feature passed stage A, but none of its thresholds leaves the min. rows per "
-                "leaf on both sides, so the node is a leaf")
+        return (
+            "a feature passed stage A, but none of its thresholds leaves the min. rows per "
+            "leaf on both sides, so the node is a leaf"
+        )
     p2 = min(rec["threshold_p_values"]) if rec["threshold_p_values"] else np.inf
     if not p2 < rec["alpha_splitter"]:
-        return (f"a feature passed stage A, but no threshold passed stage B (smallest p-value "
-                f"{p2:.3g}, level {rec['alpha_splitter']:.3g}), so the node is a leaf")
-    return ("a feature and a threshold passed both tests, but the impurity decrease is below "
-            "the min. impurity decrease, so the node is a leaf")
+        return (
+            f"a feature passed stage A, but no threshold passed stage B (smallest p-value "
+            f"{p2:.3g}, level {rec['alpha_splitter']:.3g}), so the node is a leaf"
+        )
+    return (
+        "a feature and a threshold passed both tests, but the impurity decrease is below "
+        "the min. impurity decrease, so the node is a leaf"
+    )
 
 
 # -- 1. fit --------------------------------------------------------------------------------
@@ -361,12 +547,27 @@ st.subheader("1. Fit the tree and the rankings")
 
 
 def start_fit():
-    meta = {**job_meta(ds), "y": ds.y, "digest": digest, "params": dict(params),
-            "n_trees": int(n_trees), "ds_option": st.session_state.get("ds")}
+    meta = {
+        **job_meta(ds),
+        "y": ds.y,
+        "digest": digest,
+        "params": dict(params),
+        "n_trees": int(n_trees),
+        "ds_option": st.session_state.get("ds"),
+    }
     st.session_state["ci_job_meta"] = meta
-    return Job(fit_rankings_steps, ds.X, ds.y, ds.task, params, categorical=categorical,
-               n_estimators=int(n_trees), random_state=seed(), budget=600.0,
-               name="ci_fit").start()
+    return Job(
+        fit_rankings_steps,
+        ds.X,
+        ds.y,
+        ds.task,
+        params,
+        categorical=categorical,
+        n_estimators=int(n_trees),
+        random_state=seed(),
+        budget=600.0,
+        name="ci_fit",
+    ).start()
 
 
 meta = st.session_state.get("ci_job_meta")
@@ -376,11 +577,15 @@ if st.session_state.get("ci_job") is None or (meta is not None and meta["digest"
     if st.session_state.get("ci_job") is not None:
         st.session_state["ci_job"].cancel()
     st.session_state["ci_job"] = start_fit()
-job, running = job_controls("ci", "Fit", start_fit,
-                            help_text="Fit the conditional inference tree, then CART, a random "
-                                      "forest and the conditional inference forest for the "
-                                      "rankings (in the background).",
-                            redraw_on=lambda latest: len((latest or {}).get("importances", ())))
+job, running = job_controls(
+    "ci",
+    "Fit",
+    start_fit,
+    help_text="Fit the conditional inference tree, then CART, a random "
+    "forest and the conditional inference forest for the "
+    "rankings (in the background).",
+    redraw_on=lambda latest: len((latest or {}).get("importances", ())),
+)
 meta = st.session_state.get("ci_job_meta")
 if job is None:
     fit = None
@@ -402,8 +607,13 @@ names = meta["feature_names"]
 
 def why_leaf(v: int) -> str:
     """:func:`leaf_reason` for node ``v`` of the fitted tree."""
-    return leaf_reason(est.node_records_[v], tree.impurity[v], rows=int(tree.n_node_samples[v]),
-                       depth=int(tree.depth[v]), est=est)
+    return leaf_reason(
+        est.node_records_[v],
+        tree.impurity[v],
+        rows=int(tree.n_node_samples[v]),
+        depth=int(tree.depth[v]),
+        est=est,
+    )
 
 
 if not running and job.snapshot().status == "done" and meta.get("_remembered") != id(est):
@@ -415,9 +625,15 @@ if not running and job.snapshot().status == "done" and meta.get("_remembered") !
 st.subheader("2. The tree")
 if tree.node_count == 1:
     rec0 = est.node_records_[0]
-    st.info(f"The tree is a single leaf: at the root, {why_leaf(0)}."
-            + (" Below are the root's tests; a larger alpha, more permutations or turning "
-               "Bonferroni off lets weaker associations split." if rec0.get("p_values") else ""))
+    st.info(
+        f"The tree is a single leaf: at the root, {why_leaf(0)}."
+        + (
+            " Below are the root's tests; a larger alpha, more permutations or turning "
+            "Bonferroni off lets weaker associations split."
+            if rec0.get("p_values")
+            else ""
+        )
+    )
 nodes = list(range(tree.node_count))
 if st.session_state.get("_ci_tree_id") != id(est):
     st.session_state["ci_node_view"] = 0  # a new fit starts at the root
@@ -426,8 +642,13 @@ elif st.session_state.get("ci_node_view") not in nodes:
     # Streamlit forgot the *_view widget on another page: back to this tree's last node
     last = st.session_state.get("_ci_node", 0)
     st.session_state["ci_node_view"] = last if last in nodes else 0
-fig = cit_tree_figure(est, tree=tree, feature_names=names, class_names=meta["classes"],
-                      highlight_node=st.session_state["ci_node_view"])
+fig = cit_tree_figure(
+    est,
+    tree=tree,
+    feature_names=names,
+    class_names=meta["classes"],
+    highlight_node=st.session_state["ci_node_view"],
+)
 fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type="scatter"))
 
 
@@ -436,18 +657,26 @@ def on_tree_click():
     and the highlight follow at once, even while the forests are still being fitted)."""
     event = st.session_state.get("ci_tree_fig_view")
     points = (event.selection.points if event and event.selection else None) or []
-    clicked = next((int(p["customdata"]) for p in points
-                    if isinstance(p.get("customdata"), int | float)), None)
+    clicked = next(
+        (int(p["customdata"]) for p in points if isinstance(p.get("customdata"), int | float)), None
+    )
     if clicked is not None and 0 <= clicked < tree.node_count:
         st.session_state["ci_node_view"] = clicked
 
 
 st.plotly_chart(fig, on_select=on_tree_click, selection_mode="points", key="ci_tree_fig_view")
-st.plotly_chart(leaf_distribution_figure(tree, meta["X"], meta["y"],
-                                         class_names=meta["classes"]), key="ci_leaves")
-st.download_button("Download the tree (JSON)", tree.to_json(indent=1).encode(),
-                   file_name="conditional_inference_tree.json", mime="application/json",
-                   on_click="ignore", key="ci_tree_dl")
+st.plotly_chart(
+    leaf_distribution_figure(tree, meta["X"], meta["y"], class_names=meta["classes"]),
+    key="ci_leaves",
+)
+st.download_button(
+    "Download the tree (JSON)",
+    tree.to_json(indent=1).encode(),
+    file_name="conditional_inference_tree.json",
+    mime="application/json",
+    on_click="ignore",
+    key="ci_tree_dl",
+)
 
 
 # -- 3. one node -----------------------------------------------------------------------------
@@ -455,8 +684,7 @@ def node_label(v: int) -> str:
     rows = int(tree.n_node_samples[v])
     if tree.is_leaf[v]:
         return f"node {v}: leaf, {rows} rows"
-    return (f"node {v}: {tree.rule(v, names)}, {rows} rows, "
-            f"p = {est.p_value_selector_[v]:.3g}")
+    return f"node {v}: {tree.rule(v, names)}, {rows} rows, p = {est.p_value_selector_[v]:.3g}"
 
 
 st.subheader("3. Why this node split (or did not)")
@@ -470,13 +698,23 @@ if table.empty:
 else:
     n_tested = int((table["status"] == "tested").sum())
     chosen = table.loc[table["chosen"], "feature"]
-    verdict = (f"**{chosen.iloc[0]}** was chosen (p = {est.p_value_selector_[node]:.3g} < "
-               f"{rec['alpha_selector']:.3g})" if len(chosen) else
-               why_leaf(node))
-    st.markdown(f"Stage A at node {node}: {rec['n_tested']} features drawn, {n_tested} "
-                f"permutation-tested at level {rec['alpha_selector']:.3g}; {verdict}.")
-    show = table.rename(columns={"p_value": "p-value", "p_bonferroni": "p x m (Bonferroni)",
-                                 "level": "level alpha'"})
+    verdict = (
+        f"**{chosen.iloc[0]}** was chosen (p = {est.p_value_selector_[node]:.3g} < "
+        f"{rec['alpha_selector']:.3g})"
+        if len(chosen)
+        else why_leaf(node)
+    )
+    st.markdown(
+        f"Stage A at node {node}: {rec['n_tested']} features drawn, {n_tested} "
+        f"permutation-tested at level {rec['alpha_selector']:.3g}; {verdict}."
+    )
+    show = table.rename(
+        columns={
+            "p_value": "p-value",
+            "p_bonferroni": "p x m (Bonferroni)",
+            "level": "level alpha'",
+        }
+    )
     show["status"] = show["status"].map(STATUS_SHORT)
     if not est.adjust_alpha_selector:  # without Bonferroni the column would repeat p
         show = show.drop(columns="p x m (Bonferroni)")
@@ -486,29 +724,48 @@ else:
         return [colour] * len(row)
 
     number = st.column_config.NumberColumn
-    st.dataframe(show.style.apply(highlight, axis=1), hide_index=True, width="stretch",
-                 key="ci_node_table", column_config={
-                     "index": None,
-                     "statistic": number(format="%.4f", help="Raw selector statistic."),
-                     "p-value": number(format="%.4g", help="Monte Carlo permutation p-value "
-                                       "(1 + #{T_b >= T}) / (B + 1); empty: not tested."),
-                     "p x m (Bonferroni)": number(format="%.4g", help="min(1, m p), m = "
-                                                  "features drawn at the node; significant "
-                                                  "when below alpha."),
-                     "level alpha'": number(format="%.3g", help="alpha / m (Bonferroni) or "
-                                            "alpha: p must be below it."),
-                     "permutations": number(help="Permutations run (adaptive stopping ends "
-                                                 "early once the decision is clear)."),
-                     "status": st.column_config.TextColumn(width="medium")})
-    st.caption("Status: *tested*; *scan stopped*: drawn, but feature scanning stopped at an "
-               "earlier significant feature (statistic only; turn scanning off to test every "
-               "feature); *not in pool*: muted by an ancestor's test, constant at this node, or "
-               "not drawn (features per node). Categorical features use another statistic "
-               "(mutual information or the correlation ratio of y), so compare p-values, not "
-               "statistics, across feature types.")
-    st.download_button("Download this node's tests (CSV)", table.to_csv(index=False).encode(),
-                       file_name=f"cit_node{node}_tests.csv", mime="text/csv",
-                       on_click="ignore", key="ci_node_dl")
+    st.dataframe(
+        show.style.apply(highlight, axis=1),
+        hide_index=True,
+        width="stretch",
+        key="ci_node_table",
+        column_config={
+            "index": None,
+            "statistic": number(format="%.4f", help="Raw selector statistic."),
+            "p-value": number(
+                format="%.4g",
+                help="Monte Carlo permutation p-value "
+                "(1 + #{T_b >= T}) / (B + 1); empty: not tested.",
+            ),
+            "p x m (Bonferroni)": number(
+                format="%.4g",
+                help="min(1, m p), m = features drawn at the node; significant when below alpha.",
+            ),
+            "level alpha'": number(
+                format="%.3g", help="alpha / m (Bonferroni) or alpha: p must be below it."
+            ),
+            "permutations": number(
+                help="Permutations run (adaptive stopping ends early once the decision is clear)."
+            ),
+            "status": st.column_config.TextColumn(width="medium"),
+        },
+    )
+    st.caption(
+        "Status: *tested*; *scan stopped*: drawn, but feature scanning stopped at an "
+        "earlier significant feature (statistic only; turn scanning off to test every "
+        "feature); *not in pool*: muted by an ancestor's test, constant at this node, or "
+        "not drawn (features per node). Categorical features use another statistic "
+        "(mutual information or the correlation ratio of y), so compare p-values, not "
+        "statistics, across feature types."
+    )
+    st.download_button(
+        "Download this node's tests (CSV)",
+        table.to_csv(index=False).encode(),
+        file_name=f"cit_node{node}_tests.csv",
+        mime="text/csv",
+        on_click="ignore",
+        key="ci_node_dl",
+    )
     nulls = rec.get("nulls", {})
     options = [int(f) for f in table.loc[table["status"] == "tested", "index"] if f in nulls]
     c1, c2 = st.columns(2)
@@ -518,34 +775,59 @@ else:
                 # Streamlit forgot the *_view widget on another page: back to the last choice
                 last = st.session_state.get("_ci_null_feature")
                 st.session_state["ci_null_feature_view"] = last if last in options else options[0]
-            f = st.selectbox("Null distribution of", options, key="ci_null_feature_view",
-                             format_func=lambda j: names[j],
-                             help="The feature's selector statistic under permutations of "
-                                  "the target at this node.")
+            f = st.selectbox(
+                "Null distribution of",
+                options,
+                key="ci_null_feature_view",
+                format_func=lambda j: names[j],
+                help="The feature's selector statistic under permutations of "
+                "the target at this node.",
+            )
             st.session_state["_ci_null_feature"] = f
             row = table[table["index"] == f].iloc[0]
-            st.plotly_chart(null_histogram_figure(
-                nulls[f], row["statistic"], p_value=row["p_value"], tail="right",
-                name="selector statistic", level=rec["alpha_selector"],
-                title=f"Stage A, node {node}: {names[f]}"), key="ci_null_fig")
+            st.plotly_chart(
+                null_histogram_figure(
+                    nulls[f],
+                    row["statistic"],
+                    p_value=row["p_value"],
+                    tail="right",
+                    name="selector statistic",
+                    level=rec["alpha_selector"],
+                    title=f"Stage A, node {node}: {names[f]}",
+                ),
+                key="ci_null_fig",
+            )
     with c2:
         if "candidate_thresholds" in rec and len(rec["candidate_thresholds"]):
             f_split = int(rec["features"][int(np.argmin(rec["p_values"]))])
             if not tree.is_leaf[node]:
                 f_split = int(tree.feature[node])
             cats = meta["categories"][f_split]
-            st.plotly_chart(threshold_statistic_figure(
-                rec, feature_name=names[f_split], parent_impurity=float(tree.impurity[node]),
-                category_labels=cats), key="ci_thr_fig")
+            st.plotly_chart(
+                threshold_statistic_figure(
+                    rec,
+                    feature_name=names[f_split],
+                    parent_impurity=float(tree.impurity[node]),
+                    category_labels=cats,
+                ),
+                key="ci_thr_fig",
+            )
             tnull = rec.get("threshold_null")
             if tnull is not None and "chosen_threshold" in rec:
                 trow = threshold_table(est, node)
                 trow = trow[trow["chosen"]].iloc[0]
-                st.plotly_chart(null_histogram_figure(
-                    tnull, trow["statistic"], p_value=trow["p_value"], tail="left",
-                    name="weighted child impurity", level=rec["alpha_splitter"],
-                    title=f"Stage B, node {node}: chosen threshold on {names[f_split]}"),
-                    key="ci_thr_null_fig")
+                st.plotly_chart(
+                    null_histogram_figure(
+                        tnull,
+                        trow["statistic"],
+                        p_value=trow["p_value"],
+                        tail="left",
+                        name="weighted child impurity",
+                        level=rec["alpha_splitter"],
+                        title=f"Stage B, node {node}: chosen threshold on {names[f_split]}",
+                    ),
+                    key="ci_thr_null_fig",
+                )
         elif rec.get("p_values"):
             st.caption(f"Stage B did not run here: {why_leaf(node)}.")
 
@@ -555,51 +837,77 @@ imps = {m: fit["importances"][m] for m in METHODS if m in fit["importances"]}
 if running:
     st.caption("The forests are still being fitted; the table fills in as they finish.")
 rank = rankings_table(imps, names)
-st.caption("Normalised importances (each method sums to 1). CIT / CIF: impurity decrease of "
-           "the permutation-tested splits (not weighted by node size); CART / random forest: "
-           "scikit-learn's mean decrease in impurity (fully grown trees; categorical codes "
-           "treated as numbers). Fit times: " + ", ".join(
-               f"{m} {s:.2f} s" for m, s in fit["seconds"].items()) + ".")
+st.caption(
+    "Normalised importances (each method sums to 1). CIT / CIF: impurity decrease of "
+    "the permutation-tested splits (not weighted by node size); CART / random forest: "
+    "scikit-learn's mean decrease in impurity (fully grown trees; categorical codes "
+    "treated as numbers). Fit times: "
+    + ", ".join(f"{m} {s:.2f} s" for m, s in fit["seconds"].items())
+    + "."
+)
 st.plotly_chart(rankings_figure(rank, list(imps)), key="ci_rank_fig")
 st.dataframe(rank.round(4), hide_index=True, width="stretch", key="ci_rank_table")
-st.download_button("Download the rankings (CSV)", rank.to_csv(index=False).encode(),
-                   file_name="cit_rankings.csv", mime="text/csv", on_click="ignore",
-                   key="ci_rank_dl")
+st.download_button(
+    "Download the rankings (CSV)",
+    rank.to_csv(index=False).encode(),
+    file_name="cit_rankings.csv",
+    mime="text/csv",
+    on_click="ignore",
+    key="ci_rank_dl",
+)
 unused = [m for m, v in imps.items() if not np.any(np.asarray(v) > 0)]
 if unused:
-    st.caption(f"{' and '.join(unused)} {'has' if len(unused) == 1 else 'have'} no split, so "
-               "all importances are 0 and there is no ranking (a top-k run would keep the "
-               "features in column order).")
+    st.caption(
+        f"{' and '.join(unused)} {'has' if len(unused) == 1 else 'have'} no split, so "
+        "all importances are 0 and there is no ranking (a top-k run would keep the "
+        "features in column order)."
+    )
 if any(rank[f"{m} rank"].isna().any() for m in imps if m not in unused):
-    st.caption("A rank is empty where the method gives the feature no importance (it never "
-               "splits on it).")
+    st.caption(
+        "A rank is empty where the method gives the feature no importance (it never splits on it)."
+    )
 
 # -- 5. top-k ------------------------------------------------------------------------------------
 st.subheader("5. What the top-k features buy downstream")
-st.caption("For each k, a fixed learner is trained on the k top-ranked features of each method "
-           "and scored by cross-validation (features standardised on the training fold). The "
-           "paper's protocol re-ranks on every training fold.")
+st.caption(
+    "For each k, a fixed learner is trained on the k top-ranked features of each method "
+    "and scored by cross-validation (features standardised on the training fold). The "
+    "paper's protocol re-ranks on every training fold."
+)
 learners = CLASSIFICATION_LEARNERS if clf else REGRESSION_LEARNERS
 metric = "balanced accuracy" if clf else "R²"
 c = st.columns(4)
-learner = c[0].selectbox("Learner", learners, key=f"ci_learner_{ds.task}",
-                         help="The CIT paper's benchmark learners: logistic: logistic "
-                              "regression (balanced class weights); svm / svr: RBF support "
-                              "vector machine (C = 1); knn: 5 nearest neighbours, "
-                              "distance-weighted; ridge: ridge regression (alpha = 1).")
+learner = c[0].selectbox(
+    "Learner",
+    learners,
+    key=f"ci_learner_{ds.task}",
+    help="The CIT paper's benchmark learners: logistic: logistic "
+    "regression (balanced class weights); svm / svr: RBF support "
+    "vector machine (C = 1); knn: 5 nearest neighbours, "
+    "distance-weighted; ridge: ridge regression (alpha = 1).",
+)
 k_all = [k for k in (1, 2, 3, 5, 10, 20, 50) if k <= ds.n_features]
 if ds.n_features not in k_all:
     k_all.append(ds.n_features)
-ks = c[1].multiselect("k values", k_all, default=[k for k in (1, 2, 3, 5, 10) if k in k_all]
-                      or k_all[:1], key="ci_ks_view",
-                      help="Numbers of top-ranked features to keep.")
+ks = c[1].multiselect(
+    "k values",
+    k_all,
+    default=[k for k in (1, 2, 3, 5, 10) if k in k_all] or k_all[:1],
+    key="ci_ks_view",
+    help="Numbers of top-ranked features to keep.",
+)
 folds = c[2].slider("Folds", 2, 10, 5, key="ci_folds")
-rerank = c[3].checkbox("Re-rank on every training fold", True, key="ci_rerank",
-                       help="The paper's protocol (honest, slower: every method is refitted "
-                            "per fold). Off: use the rankings above, fitted on all rows "
-                            "(optimistic, fast).")
-topk_methods = st.multiselect("Methods", list(METHODS), default=list(METHODS),
-                              key="ci_topk_methods")
+rerank = c[3].checkbox(
+    "Re-rank on every training fold",
+    True,
+    key="ci_rerank",
+    help="The paper's protocol (honest, slower: every method is refitted "
+    "per fold). Off: use the rankings above, fitted on all rows "
+    "(optimistic, fast).",
+)
+topk_methods = st.multiselect(
+    "Methods", list(METHODS), default=list(METHODS), key="ci_topk_methods"
+)
 save_settings()
 
 
@@ -608,24 +916,44 @@ def start_topk():
         raise ValueError("Choose at least one k.")
     if not topk_methods:
         raise ValueError("Choose at least one method.")
-    rankers = make_rankers(ds.task, params, categorical=categorical,
-                           n_estimators=int(n_trees), random_state=seed())
+    rankers = make_rankers(
+        ds.task, params, categorical=categorical, n_estimators=int(n_trees), random_state=seed()
+    )
     if not rerank:
         if meta["digest"] != digest:
             raise ValueError("The rankings above were fitted on another dataset; press Fit.")
         missing = [m for m in topk_methods if m not in fit["importances"]]
         if missing:
-            raise ValueError(f"No ranking above for {', '.join(missing)} yet (the fit was "
-                             "stopped or is still running): wait for it, press Fit, remove "
-                             "them from Methods, or re-rank on every training fold.")
-        rankers = {m: np.argsort(-fit["importances"][m], kind="stable")
-                   for m in topk_methods if m in fit["importances"]}
+            raise ValueError(
+                f"No ranking above for {', '.join(missing)} yet (the fit was "
+                "stopped or is still running): wait for it, press Fit, remove "
+                "them from Methods, or re-rank on every training fold."
+            )
+        rankers = {
+            m: np.argsort(-fit["importances"][m], kind="stable")
+            for m in topk_methods
+            if m in fit["importances"]
+        }
     rankers = {m: r for m, r in rankers.items() if m in topk_methods}
-    st.session_state["ci_topk_job_meta"] = {"caption": dataset_caption(ds), "metric": metric,
-                                            "learner": learner, "folds": int(folds)}
-    return Job(top_k_steps, ds.X, ds.y, ds.task, rankers, sorted(ks), learner=learner,
-               n_folds=int(folds), random_state=seed(), budget=900.0,
-               name="ci_topk").start()
+    st.session_state["ci_topk_job_meta"] = {
+        "caption": dataset_caption(ds),
+        "metric": metric,
+        "learner": learner,
+        "folds": int(folds),
+    }
+    return Job(
+        top_k_steps,
+        ds.X,
+        ds.y,
+        ds.task,
+        rankers,
+        sorted(ks),
+        learner=learner,
+        n_folds=int(folds),
+        random_state=seed(),
+        budget=900.0,
+        name="ci_topk",
+    ).start()
 
 
 tjob, trunning = job_controls("ci_topk", "Run top-k", start_topk)
@@ -634,40 +962,60 @@ if tjob is not None:
     tmeta = st.session_state["ci_topk_job_meta"]
     if tres and tres.get("curves"):
         st.caption(f"Results for {tmeta['caption'].rstrip('.')}; learner {tmeta['learner']}.")
-        partial = [f"{m} ({len(cv['scores'])} of {tmeta['folds']} folds)"
-                   for m, cv in tres["curves"].items() if not cv.get("complete", True)]
+        partial = [
+            f"{m} ({len(cv['scores'])} of {tmeta['folds']} folds)"
+            for m, cv in tres["curves"].items()
+            if not cv.get("complete", True)
+        ]
         if partial:
             st.caption("Not every fold finished: " + ", ".join(partial) + ".")
-        st.plotly_chart(top_k_figure(tres["curves"], metric=tmeta["metric"]),
-                        key="ci_topk_fig")
+        st.plotly_chart(top_k_figure(tres["curves"], metric=tmeta["metric"]), key="ci_topk_fig")
         ttable = pd.DataFrame({"k": next(iter(tres["curves"].values()))["k"]})
         for m, cv in tres["curves"].items():
             ttable[m] = np.round(cv["mean"], 4)
             ttable[f"{m} sd"] = np.round(cv["std"], 4)
         st.dataframe(ttable, hide_index=True, width="stretch", key="ci_topk_table")
-        st.download_button("Download the top-k scores (CSV)",
-                           ttable.to_csv(index=False).encode(), file_name="cit_top_k.csv",
-                           mime="text/csv", on_click="ignore", key="ci_topk_dl")
+        st.download_button(
+            "Download the top-k scores (CSV)",
+            ttable.to_csv(index=False).encode(),
+            file_name="cit_top_k.csv",
+            mime="text/csv",
+            on_click="ignore",
+            key="ci_topk_dl",
+        )
 else:
     st.info("Press **Run top-k** to score the rankings downstream.")
 
 # -- 6. selection bias ------------------------------------------------------------------------
 st.subheader("6. CART's selection bias, live")
-st.caption("Adds pure-noise features (continuous uniform: every value distinct) to the current "
-           "data and fits a fully grown CART and the conditional inference tree with the "
-           "parameters above. CART's greedy search finds spurious splits among many distinct "
-           "values, so noise collects importance; the permutation tests give it (almost) none.")
+st.caption(
+    "Adds pure-noise features (continuous uniform: every value distinct) to the current "
+    "data and fits a fully grown CART and the conditional inference tree with the "
+    "parameters above. CART's greedy search finds spurious splits among many distinct "
+    "values, so noise collects importance; the permutation tests give it (almost) none."
+)
 n_noise = st.number_input("Noise features to add", 1, 200, 10, step=1, key="ci_n_noise")
 save_settings()
 
 
 def start_bias():
-    st.session_state["ci_bias_job_meta"] = {"caption": dataset_caption(ds),
-                                            "names": list(ds.feature_names),
-                                            "n_noise": int(n_noise)}
-    return Job(selection_bias_steps, ds.X, ds.y, ds.task, params, int(n_noise),
-               categorical=categorical, random_state=seed(), budget=600.0,
-               name="ci_bias").start()
+    st.session_state["ci_bias_job_meta"] = {
+        "caption": dataset_caption(ds),
+        "names": list(ds.feature_names),
+        "n_noise": int(n_noise),
+    }
+    return Job(
+        selection_bias_steps,
+        ds.X,
+        ds.y,
+        ds.task,
+        params,
+        int(n_noise),
+        categorical=categorical,
+        random_state=seed(),
+        budget=600.0,
+        name="ci_bias",
+    ).start()
 
 
 bjob, brunning = job_controls("ci_bias", "Add noise and refit", start_bias)
@@ -680,12 +1028,19 @@ if bjob is not None and not brunning:
         is_noise = np.r_[np.zeros(len(bmeta["names"]), bool), np.ones(k, bool)]
         st.caption(f"Results for {bmeta['caption'].rstrip('.')}, plus {k} noise features.")
         share = {m: float(v[is_noise].sum()) for m, v in bres["importances"].items()}
-        st.markdown(" · ".join(f"**{m}** puts {s:.0%} of its importance on noise"
-                               for m, s in share.items()))
-        st.plotly_chart(selection_bias_figure(bres["importances"], bnames, is_noise),
-                        key="ci_bias_fig")
-        btable = pd.DataFrame({"feature": bnames, "noise": is_noise,
-                               **{m: np.round(v, 4) for m, v in bres["importances"].items()}})
+        st.markdown(
+            " · ".join(f"**{m}** puts {s:.0%} of its importance on noise" for m, s in share.items())
+        )
+        st.plotly_chart(
+            selection_bias_figure(bres["importances"], bnames, is_noise), key="ci_bias_fig"
+        )
+        btable = pd.DataFrame(
+            {
+                "feature": bnames,
+                "noise": is_noise,
+                **{m: np.round(v, 4) for m, v in bres["importances"].items()},
+            }
+        )
         st.dataframe(btable, hide_index=True, width="stretch", key="ci_bias_table")
 elif bjob is None:
     st.info("Press **Add noise and refit** to run the demonstration.")

@@ -43,8 +43,7 @@ from pages._shared import (
     seed,
 )
 
-MODEL_KINDS = {"tree": "Decision tree", "forest": "Random forest",
-               "boosting": "Gradient boosting"}
+MODEL_KINDS = {"tree": "Decision tree", "forest": "Random forest", "boosting": "Gradient boosting"}
 PREDICTED = -1
 #: Wall-clock budget (seconds) of the page's background jobs (curves, numerics); a job that
 #: runs out keeps what it finished.
@@ -65,8 +64,10 @@ for _k, _v in st.session_state.get(SAVED, {}).items():
 def save_params() -> None:
     """Remember the current values of the page's widgets (see ``SAVED``)."""
     st.session_state[SAVED] = st.session_state.get(SAVED, {}) | {
-        k: v for k, v in st.session_state.items()
-        if isinstance(k, str) and k.startswith("tg_") and not k.endswith(NOT_SAVED_SUFFIXES)}
+        k: v
+        for k, v in st.session_state.items()
+        if isinstance(k, str) and k.startswith("tg_") and not k.endswith(NOT_SAVED_SUFFIXES)
+    }
 
 
 st.title("Feature ranking (TreeGrad)")
@@ -81,11 +82,16 @@ st.markdown(
     "falls fast. TreeGrad computes the gradient for all features in one pass over the leaves, "
     "O(L), and gets Beta Shapley values exactly by Gauss-Legendre quadrature, stable on deep "
     "trees where a Vandermonde solve at Chebyshev nodes breaks down "
-    "([TreeGrad-Ranker, ICLR 2026](https://openreview.net/forum?id=OcMeNbkN13)).")
+    "([TreeGrad-Ranker, ICLR 2026](https://openreview.net/forum?id=OcMeNbkN13))."
+)
 
 #: The page's background jobs (session-state prefix, what they compute).
-JOBS = (("tg_one", "sample's curves"), ("tg_batch", "batch of curves"),
-        ("tg_num", "error-vs-depth demo"), ("tg_rt", "runtime demo"))
+JOBS = (
+    ("tg_one", "sample's curves"),
+    ("tg_batch", "batch of curves"),
+    ("tg_num", "error-vs-depth demo"),
+    ("tg_rt", "runtime demo"),
+)
 
 
 def stop_job_of(prefix: str) -> None:
@@ -101,16 +107,17 @@ def running_elsewhere() -> None:
     for prefix, what in JOBS:
         job = st.session_state.get(f"{prefix}_job")
         if job is not None and not job.finished:
-            st.info(f"The {what} job is still running; it stops at its time budget "
-                    f"({BATCH_BUDGET:.0f} s), or stop it here.")
+            st.info(
+                f"The {what} job is still running; it stops at its time budget "
+                f"({BATCH_BUDGET:.0f} s), or stop it here."
+            )
             st.button("Stop", key=f"{prefix}_stop", on_click=stop_job_of, args=(prefix,))
 
 
 def stop_page() -> None:
     """``st.stop()`` where the page cannot go on (a dataset or model it cannot use), after
     :func:`running_elsewhere`: a running job used to vanish with its Stop button."""
-    if any((j := st.session_state.get(f"{p}_job")) is not None and not j.finished
-           for p, _ in JOBS):
+    if any((j := st.session_state.get(f"{p}_job")) is not None and not j.finished for p, _ in JOBS):
         running_elsewhere()
     st.stop()
 
@@ -120,8 +127,10 @@ if ds is None:
     stop_page()
 st.markdown(dataset_caption(ds))
 if ds.n_samples < 10:
-    st.error(f"This dataset has {ds.n_samples} rows; a train/test split needs at least 10. "
-             "Pick a bigger dataset or upload more rows.")
+    st.error(
+        f"This dataset has {ds.n_samples} rows; a train/test split needs at least 10. "
+        "Pick a bigger dataset or upload more rows."
+    )
     stop_page()
 digest = dataset_digest(ds)
 class_names = None if ds.classes_ is None else [str(c) for c in ds.classes_]
@@ -139,13 +148,21 @@ def split_rows(_ds, key: str, test_size: float, random_state: int):
         counts = np.bincount(_ds.y)
         if counts[counts > 0].min() >= 2 and round(test_size * _ds.n_samples) >= len(counts):
             strat = _ds.y
-    return train_test_split(idx, test_size=test_size, random_state=random_state,
-                            stratify=strat)
+    return train_test_split(idx, test_size=test_size, random_state=random_state, stratify=strat)
 
 
 @st.cache_resource(show_spinner="Fitting the model...", max_entries=24)
-def fit_model(_ds, key: str, kind: str, depth: int, leaves: int, n_estimators: int,
-              learning_rate: float, test_size: float, random_state: int):
+def fit_model(
+    _ds,
+    key: str,
+    kind: str,
+    depth: int,
+    leaves: int,
+    n_estimators: int,
+    learning_rate: float,
+    test_size: float,
+    random_state: int,
+):
     """A scikit-learn model on a seeded train split: (model, train rows, test rows, score)."""
     from sklearn.ensemble import (
         GradientBoostingClassifier,
@@ -157,16 +174,17 @@ def fit_model(_ds, key: str, kind: str, depth: int, leaves: int, n_estimators: i
 
     clf = _ds.task == "classification"
     tr, te = split_rows(_ds, key, test_size, random_state)
-    common = dict(max_depth=depth or None, max_leaf_nodes=leaves or None,
-                  random_state=random_state)
+    common = dict(max_depth=depth or None, max_leaf_nodes=leaves or None, random_state=random_state)
     if kind == "tree":
         est = (DecisionTreeClassifier if clf else DecisionTreeRegressor)(**common)
     elif kind == "forest":
         est = (RandomForestClassifier if clf else RandomForestRegressor)(
-            n_estimators=n_estimators, n_jobs=1, **common)
+            n_estimators=n_estimators, n_jobs=1, **common
+        )
     else:
         est = (GradientBoostingClassifier if clf else GradientBoostingRegressor)(
-            n_estimators=n_estimators, learning_rate=learning_rate, **common)
+            n_estimators=n_estimators, learning_rate=learning_rate, **common
+        )
     est.fit(_ds.X[tr], _ds.y[tr])
     score = float(est.score(_ds.X[te], _ds.y[te]))
     return est, tr, te, score
@@ -182,50 +200,107 @@ st.subheader("1. Model")
 remembered = remembered_models(ds)
 sources = ["train", "remembered"]
 source = st.radio(
-    "Model", sources, horizontal=True, key="tg_source",
-    format_func=lambda s: {"train": "Train a scikit-learn model here",
-                           "remembered": f"A model fitted on another page ({len(remembered)})"}[s],
-    help="Models fitted on other pages (e.g. Compare) on this same dataset are offered here.")
+    "Model",
+    sources,
+    horizontal=True,
+    key="tg_source",
+    format_func=lambda s: {
+        "train": "Train a scikit-learn model here",
+        "remembered": f"A model fitted on another page ({len(remembered)})",
+    }[s],
+    help="Models fitted on other pages (e.g. Compare) on this same dataset are offered here.",
+)
 c = st.columns(6)
-test_size = c[5].slider("Test share", 0.1, 0.5, 0.25, 0.05, key="tg_test",
-                        help="Share of rows held out (seeded split); samples are picked among "
-                             "these test rows.")
+test_size = c[5].slider(
+    "Test share",
+    0.1,
+    0.5,
+    0.25,
+    0.05,
+    key="tg_test",
+    help="Share of rows held out (seeded split); samples are picked among these test rows.",
+)
 if source == "remembered":
     if not remembered:
-        st.info("No model has been fitted on this dataset on another page yet: fit one on "
-                "**Compare models** (or another method page) first, or train one here.")
+        st.info(
+            "No model has been fitted on this dataset on another page yet: fit one on "
+            "**Compare models** (or another method page) first, or train one here."
+        )
         stop_page()
-    label = st.selectbox("Fitted model", list(remembered), key="tg_remembered_view",
-                         help="Models are offered only for the dataset they were fitted on.")
+    label = st.selectbox(
+        "Fitted model",
+        list(remembered),
+        key="tg_remembered_view",
+        help="Models are offered only for the dataset they were fitted on.",
+    )
     entry = remembered[label]
     raw_model = entry["model"]
     tr_idx, te_idx = split_rows(ds, digest, float(test_size), seed())
     model_key = f"{digest}:remembered:{label}:{id(raw_model)}"
-    score_txt = (f"fitted on **{entry['source']}**; the test rows below may include rows it "
-                 "was trained on")
+    score_txt = (
+        f"fitted on **{entry['source']}**; the test rows below may include rows it was trained on"
+    )
 else:
-    kind = c[0].selectbox("Model type", list(MODEL_KINDS), format_func=MODEL_KINDS.get,
-                          key="tg_kind")
-    depth = c[1].number_input("Max depth (0 = none)", 0, 60, 6, step=1, key="tg_depth",
-                              help="Deeper trees use more features per path; 0 grows out.")
-    leaves = c[2].number_input("Max leaves (0 = none)", 0, 100_000, 0, step=8, key="tg_leaves",
-                               help="Caps the number of leaves per tree (best-first growth).")
-    n_est = c[3].number_input("Trees", 1, 500, 50, step=10, key="tg_trees",
-                              disabled=kind == "tree",
-                              help="Number of trees of a forest or boosting model.")
-    lr_gb = c[4].number_input("Learning rate", 0.01, 1.0, 0.1, step=0.05, key="tg_gblr",
-                              disabled=kind != "boosting", help="Boosting shrinkage.")
+    kind = c[0].selectbox(
+        "Model type", list(MODEL_KINDS), format_func=MODEL_KINDS.get, key="tg_kind"
+    )
+    depth = c[1].number_input(
+        "Max depth (0 = none)",
+        0,
+        60,
+        6,
+        step=1,
+        key="tg_depth",
+        help="Deeper trees use more features per path; 0 grows out.",
+    )
+    leaves = c[2].number_input(
+        "Max leaves (0 = none)",
+        0,
+        100_000,
+        0,
+        step=8,
+        key="tg_leaves",
+        help="Caps the number of leaves per tree (best-first growth).",
+    )
+    n_est = c[3].number_input(
+        "Trees",
+        1,
+        500,
+        50,
+        step=10,
+        key="tg_trees",
+        disabled=kind == "tree",
+        help="Number of trees of a forest or boosting model.",
+    )
+    lr_gb = c[4].number_input(
+        "Learning rate",
+        0.01,
+        1.0,
+        0.1,
+        step=0.05,
+        key="tg_gblr",
+        disabled=kind != "boosting",
+        help="Boosting shrinkage.",
+    )
     if leaves == 1:
         st.error("Max leaves must be 0 (no limit) or at least 2.")
         stop_page()
     try:
         raw_model, tr_idx, te_idx, score = fit_model(
-            ds, digest, kind, int(depth), int(leaves), int(n_est), float(lr_gb),
-            float(test_size), seed())
+            ds,
+            digest,
+            kind,
+            int(depth),
+            int(leaves),
+            int(n_est),
+            float(lr_gb),
+            float(test_size),
+            seed(),
+        )
     except ValueError as exc:
         st.error(f"Cannot fit the model: {exc}")
         stop_page()
-    model_key = (f"{digest}:{kind}:{depth}:{leaves}:{n_est}:{lr_gb}:{test_size}:{seed()}")
+    model_key = f"{digest}:{kind}:{depth}:{leaves}:{n_est}:{lr_gb}:{test_size}:{seed()}"
     metric = "accuracy" if ds.task == "classification" else "R\u00b2"
     score_txt = f"test {metric} **{score:.3f}** on {len(te_idx)} held-out rows"
 try:
@@ -235,14 +310,21 @@ except (TypeError, ValueError) as exc:
     st.error(f"TreeGrad cannot explain this model: {exc}")
     stop_page()
 if summary["n_features"] != ds.n_features:
-    st.error(f"The model expects {summary['n_features']} features but the dataset has "
-             f"{ds.n_features}; refit it on this dataset.")
+    st.error(
+        f"The model expects {summary['n_features']} features but the dataset has "
+        f"{ds.n_features}; refit it on this dataset."
+    )
     stop_page()
 is_boost = isinstance(model, TreeEnsemble) and model.kind == "boosting"
-st.caption(f"{summary['trees']} tree(s), {summary['leaves']:,} leaves, max depth "
-           f"{summary['max_depth']}; {score_txt}."
-           + (" Categorical features are split on their integer codes (label order)."
-              if ds.is_categorical.any() else ""))
+st.caption(
+    f"{summary['trees']} tree(s), {summary['leaves']:,} leaves, max depth "
+    f"{summary['max_depth']}; {score_txt}."
+    + (
+        " Categorical features are split on their integer codes (label order)."
+        if ds.is_categorical.any()
+        else ""
+    )
+)
 
 # -- class and sample ------------------------------------------------------------------------
 n_out = n_outputs(model)
@@ -255,11 +337,15 @@ if classification:
     if st.session_state.get("tg_class") not in opts:
         st.session_state["tg_class"] = PREDICTED
     cls_choice = st.selectbox(
-        "Explain the output for class", opts, key="tg_class",
-        format_func=lambda k: "the predicted class of each sample" if k == PREDICTED
-        else class_names[k],
+        "Explain the output for class",
+        opts,
+        key="tg_class",
+        format_func=lambda k: (
+            "the predicted class of each sample" if k == PREDICTED else class_names[k]
+        ),
         help="Attributions explain one output: the class probability (tree, forest) or the "
-             "class's raw log-odds score (gradient boosting).")
+        "class's raw log-odds score (gradient boosting).",
+    )
 
 st.subheader("2. Sample")
 test_rows = [int(r) for r in te_idx]
@@ -273,31 +359,47 @@ def fmt_target(v) -> str:
 
 
 c1, c2, c3 = st.columns([2, 2, 2])
-row = c1.selectbox("Test row", test_rows, key="tg_row",
-                   format_func=lambda r: f"row {r} (target {fmt_target(y_lab[r])})",
-                   help="A held-out row; edit its feature values below (what-if).")
+row = c1.selectbox(
+    "Test row",
+    test_rows,
+    key="tg_row",
+    format_func=lambda r: f"row {r} (target {fmt_target(y_lab[r])})",
+    help="A held-out row; edit its feature values below (what-if).",
+)
 x0 = ds.X[row].copy()
 n = ds.n_features
 names = list(ds.feature_names)
 prefix = f"tg_x::{digest[:10]}::{row}::"
 if st.session_state.get("tg_edit_feature") not in range(n):
     st.session_state["tg_edit_feature"] = 0
-j_edit = c2.selectbox("Feature to edit (what-if)", list(range(n)), key="tg_edit_feature",
-                      format_func=lambda j: names[j])
+j_edit = c2.selectbox(
+    "Feature to edit (what-if)",
+    list(range(n)),
+    key="tg_edit_feature",
+    format_func=lambda j: names[j],
+)
 ekey = prefix + str(j_edit)
 if ds.is_categorical[j_edit]:
     labels = ds.categories[j_edit]
     if st.session_state.get(ekey) is None:
         st.session_state[ekey] = int(x0[j_edit])
-    c3.selectbox(f"Value of {names[j_edit]}", list(range(len(labels))), key=ekey,
-                 format_func=lambda k: labels[k])
+    c3.selectbox(
+        f"Value of {names[j_edit]}",
+        list(range(len(labels))),
+        key=ekey,
+        format_func=lambda k: labels[k],
+    )
 else:
     col = ds.X[:, j_edit]
     if st.session_state.get(ekey) is None:
         st.session_state[ekey] = float(x0[j_edit])
-    c3.number_input(f"Value of {names[j_edit]}", key=ekey, format="%.6g",
-                    help=f"Training range {col.min():.4g} .. {col.max():.4g}. Values outside "
-                         "it follow the outermost branch.")
+    c3.number_input(
+        f"Value of {names[j_edit]}",
+        key=ekey,
+        format="%.6g",
+        help=f"Training range {col.min():.4g} .. {col.max():.4g}. Values outside "
+        "it follow the outermost branch.",
+    )
 x = x0.copy()
 for j in range(n):
     v = st.session_state.get(prefix + str(j))
@@ -320,8 +422,12 @@ def fmt_value(j: int, v: float) -> str:
 
 
 if edited.size:
-    st.info("What-if: " + "; ".join(f"**{names[j]}** {fmt_value(j, x0[j])} \u2192 "
-                                    f"{fmt_value(j, x[j])}" for j in edited))
+    st.info(
+        "What-if: "
+        + "; ".join(
+            f"**{names[j]}** {fmt_value(j, x0[j])} \u2192 {fmt_value(j, x[j])}" for j in edited
+        )
+    )
     st.button("Reset to the row's values", key="tg_reset_btn", on_click=reset_edits)
 
 if classification:
@@ -329,77 +435,137 @@ if classification:
     pred = int(np.argmax(proba))
     ci = pred if cls_choice == PREDICTED else int(cls_choice)
     cname = class_names[ci]
-    game_label = (f"raw score (log-odds) of {cname}" if is_boost else f"P({cname})")
-    st.markdown(f"Prediction: **{class_names[pred]}** (P = {proba[pred]:.3f}); explaining "
-                f"**{cname}** on the {game_label} scale.")
+    game_label = f"raw score (log-odds) of {cname}" if is_boost else f"P({cname})"
+    st.markdown(
+        f"Prediction: **{class_names[pred]}** (P = {proba[pred]:.3f}); explaining "
+        f"**{cname}** on the {game_label} scale."
+    )
 else:
     ci = 0
     cname = ds.target
     game_label = f"predicted {ds.target}"
-    st.markdown(f"Prediction: **{float(model.predict(x[None])[0]):.4g}** "
-                f"(target {ds.target}).")
+    st.markdown(f"Prediction: **{float(model.predict(x[None])[0]):.4g}** (target {ds.target}).")
 
 with st.expander("Method parameters", expanded=False):
     c = st.columns(6)
-    alpha = c[0].number_input("Beta alpha", 1, 64, 4, step=1, key="tg_alpha",
-                              help="Integer >= 1. Beta(16,1) weights small coalitions, "
-                                   "(1,16) large ones; (1,1) is Shapley.")
-    beta = c[1].number_input("Beta beta", 1, 64, 1, step=1, key="tg_beta",
-                             help="Integer >= 1 (Kwon & Zou's convention).")
-    p = c[2].slider("Weighted Banzhaf p", 0.0, 1.0, 0.3, 0.05, key="tg_p",
-                    help="Each other feature is present with probability p (0.5 = Banzhaf).")
-    lr = c[3].number_input("Ranker learning rate", 0.001, 100.0, 5.0, step=0.5, key="tg_lr",
-                           help="Step size of gradient ascent / Adam (paper: 5).")
-    steps = c[4].number_input("Ranker steps T", 1, 1000, 100, step=10, key="tg_steps",
-                              help="Iterations (paper: 100). T = 1 gives the Banzhaf value.")
-    n_random = c[5].number_input("Random rankings", 0, 200, 16, step=4, key="tg_nrandom",
-                                 help="Random orderings averaged for the baseline curve "
-                                      "(0 hides it).")
+    alpha = c[0].number_input(
+        "Beta alpha",
+        1,
+        64,
+        4,
+        step=1,
+        key="tg_alpha",
+        help="Integer >= 1. Beta(16,1) weights small coalitions, "
+        "(1,16) large ones; (1,1) is Shapley.",
+    )
+    beta = c[1].number_input(
+        "Beta beta", 1, 64, 1, step=1, key="tg_beta", help="Integer >= 1 (Kwon & Zou's convention)."
+    )
+    p = c[2].slider(
+        "Weighted Banzhaf p",
+        0.0,
+        1.0,
+        0.3,
+        0.05,
+        key="tg_p",
+        help="Each other feature is present with probability p (0.5 = Banzhaf).",
+    )
+    lr = c[3].number_input(
+        "Ranker learning rate",
+        0.001,
+        100.0,
+        5.0,
+        step=0.5,
+        key="tg_lr",
+        help="Step size of gradient ascent / Adam (paper: 5).",
+    )
+    steps = c[4].number_input(
+        "Ranker steps T",
+        1,
+        1000,
+        100,
+        step=10,
+        key="tg_steps",
+        help="Iterations (paper: 100). T = 1 gives the Banzhaf value.",
+    )
+    n_random = c[5].number_input(
+        "Random rankings",
+        0,
+        200,
+        16,
+        step=4,
+        key="tg_nrandom",
+        help="Random orderings averaged for the baseline curve (0 hides it).",
+    )
 params = MethodParams(int(alpha), int(beta), float(p), float(lr), int(steps))
 save_params()
 curve_output = "game"
 if is_boost and classification:
     curve_output = st.radio(
-        "Curves on the scale of", ["probability", "game"], horizontal=True, key="tg_curve_out",
-        format_func={"probability": "probability (softmax/sigmoid, as the paper)",
-                     "game": "raw score (the attributed game)"}.get,
+        "Curves on the scale of",
+        ["probability", "game"],
+        horizontal=True,
+        key="tg_curve_out",
+        format_func={
+            "probability": "probability (softmax/sigmoid, as the paper)",
+            "game": "raw score (the attributed game)",
+        }.get,
         help="Boosting attributions are on the raw score; the paper scores the rankings on "
-             "the predicted probability, computed on the same feature subsets.")
-curve_label = (f"P({cname})" if curve_output == "probability" else game_label)
+        "the predicted probability, computed on the same feature subsets.",
+    )
+curve_label = f"P({cname})" if curve_output == "probability" else game_label
 
 
 @st.cache_data(show_spinner="Computing attributions...", max_entries=64)
 def sample_explanation(key: str, x_bytes: bytes, ci: int, param_values: tuple):
-    return explain(model, np.frombuffer(x_bytes, dtype=np.float64), ci,
-                   MethodParams(*param_values))
+    return explain(model, np.frombuffer(x_bytes, dtype=np.float64), ci, MethodParams(*param_values))
 
 
 @st.cache_data(show_spinner="Computing insertion and deletion curves...", max_entries=64)
-def sample_curves(key: str, x_bytes: bytes, ci: int, param_values: tuple, output: str,
-                  n_random: int, rnd_seed: int):
+def sample_curves(
+    key: str,
+    x_bytes: bytes,
+    ci: int,
+    param_values: tuple,
+    output: str,
+    n_random: int,
+    rnd_seed: int,
+):
     xs = np.frombuffer(x_bytes, dtype=np.float64)
-    return batch_curves(model, xs[None], ci, params=MethodParams(*param_values), output=output,
-                        n_random=n_random, seed=rnd_seed)
+    return batch_curves(
+        model,
+        xs[None],
+        ci,
+        params=MethodParams(*param_values),
+        output=output,
+        n_random=n_random,
+        seed=rnd_seed,
+    )
 
 
 #: Node visits of one sample's curves above which they run as a background job (about 2 s
 #: on a loaded 2-core machine at ~50 ns per node visit).
 SYNC_CURVE_WORK = 3e7
-n_nodes = sum(t.node_count for t in (model.trees if isinstance(model, TreeEnsemble)
-                                      else [model]))
+n_nodes = sum(t.node_count for t in (model.trees if isinstance(model, TreeEnsemble) else [model]))
 curve_work = n_nodes * 2 * (n + 1) * (6 + len(PAPER_BETAS) + int(n_random))
 sync_curves = curve_work < SYNC_CURVE_WORK
 param_values = dataclasses.astuple(params)
 try:
     ex = sample_explanation(model_key, x.tobytes(), int(ci), param_values)
-    cs_one = (sample_curves(model_key, x.tobytes(), int(ci), param_values, curve_output,
-                            int(n_random), seed()) if sync_curves else None)
+    cs_one = (
+        sample_curves(
+            model_key, x.tobytes(), int(ci), param_values, curve_output, int(n_random), seed()
+        )
+        if sync_curves
+        else None
+    )
 except ValueError as exc:
     st.error(f"Cannot compute the attributions: {exc}")
     stop_page()
 
-tabs = st.tabs(["Attributions", "Insertion / deletion", "Ranker convergence",
-                "Tree and gamma", "Numerics"])
+tabs = st.tabs(
+    ["Attributions", "Insertion / deletion", "Ranker convergence", "Tree and gamma", "Numerics"]
+)
 
 # -- attributions ----------------------------------------------------------------------------
 with tabs[0]:
@@ -408,52 +574,84 @@ with tabs[0]:
     if n > 1:
         if not 1 <= st.session_state.get("tg_topk", 1) <= n:
             st.session_state["tg_topk"] = min(n, 15)
-        top_k = c1.slider("Features shown", 1, n, min(n, 15), key="tg_topk",
-                          help="Features with the largest |attribution| over all methods.")
+        top_k = c1.slider(
+            "Features shown",
+            1,
+            n,
+            min(n, 15),
+            key="tg_topk",
+            help="Features with the largest |attribution| over all methods.",
+        )
     normalise = c2.toggle("Scale each method by its max |value|", key="tg_norm")
     value_label = f"contribution to {game_label}"
-    st.plotly_chart(attribution_figure(ex.scores, names, top_k=int(top_k), normalise=normalise,
-                                       title=f"Attributions of row {row} "
-                                             f"({'edited, ' if edited.size else ''}{value_label})",
-                                       value_label="attribution"),
-                    key="tg_attr_fig")
+    st.plotly_chart(
+        attribution_figure(
+            ex.scores,
+            names,
+            top_k=int(top_k),
+            normalise=normalise,
+            title=f"Attributions of row {row} ({'edited, ' if edited.size else ''}{value_label})",
+            value_label="attribution",
+        ),
+        key="tg_attr_fig",
+    )
     sh = ex.scores["Shapley"]
     st.caption(
         f"Shapley efficiency: f(\u2205) + \u03a3\u03c6 = {float(ex.f_empty):.6g} + "
         f"{float(sh.sum()):.6g} = {float(ex.f_empty + sh.sum()):.6g}; f(all features) = "
         f"{float(ex.f_full):.6g}. Hatched bars are negative. Ranker scores are the running mean of "
         "the symmetric gradient, so they rank features; their size is not an additive "
-        "share.")
+        "share."
+    )
     c1, c2 = st.columns([3, 2])
     tau = kendall_matrix(ex.scores)
     c1.plotly_chart(kendall_figure(tau), key="tg_tau_fig")
-    table = pd.DataFrame({"feature": names, "value": [fmt_value(j, x[j]) for j in range(n)]}
-                         | {k: v for k, v in ex.scores.items()})
+    table = pd.DataFrame(
+        {"feature": names, "value": [fmt_value(j, x[j]) for j in range(n)]}
+        | {k: v for k, v in ex.scores.items()}
+    )
     unused = [names[j] for j in range(n) if all(s[j] == 0 for s in ex.scores.values())]
-    c2.markdown("**Kendall tau** compares orderings: 1 = same ranking, 0 = unrelated, "
-                "-1 = reversed. Linear attributions (Shapley, Banzhaf, Beta) usually agree "
-                "closely; the Ranker reorders features whose effect depends on others.")
+    c2.markdown(
+        "**Kendall tau** compares orderings: 1 = same ranking, 0 = unrelated, "
+        "-1 = reversed. Linear attributions (Shapley, Banzhaf, Beta) usually agree "
+        "closely; the Ranker reorders features whose effect depends on others."
+    )
     if unused:
-        c2.caption(f"{len(unused)} feature(s) score 0 for every method (never on this "
-                   f"sample's relevant paths): {', '.join(unused[:12])}"
-                   + ("..." if len(unused) > 12 else ""))
-    st.dataframe(table.round(6), hide_index=True, width="stretch",
-                 height=min(420, 35 * (n + 1) + 3))
-    st.download_button("Download scores (CSV)", table.to_csv(index=False).encode(),
-                       file_name=f"treegrad_scores_row{row}.csv", mime="text/csv",
-                       on_click="ignore", key="tg_scores_dl")
+        c2.caption(
+            f"{len(unused)} feature(s) score 0 for every method (never on this "
+            f"sample's relevant paths): {', '.join(unused[:12])}"
+            + ("..." if len(unused) > 12 else "")
+        )
+    st.dataframe(
+        table.round(6), hide_index=True, width="stretch", height=min(420, 35 * (n + 1) + 3)
+    )
+    st.download_button(
+        "Download scores (CSV)",
+        table.to_csv(index=False).encode(),
+        file_name=f"treegrad_scores_row{row}.csv",
+        mime="text/csv",
+        on_click="ignore",
+        key="tg_scores_dl",
+    )
 
 
 # -- insertion / deletion --------------------------------------------------------------------
 def show_curves(cs: CurveSet, label: str, key: str, dl_name: str) -> None:
     c1, c2 = st.columns(2)
     for col, which in ((c1, "insertion"), (c2, "deletion")):
-        col.plotly_chart(curves_figure(cs.curves, which, y_label=label, n_rows=cs.n_rows),
-                         key=f"{key}_{which}")
+        col.plotly_chart(
+            curves_figure(cs.curves, which, y_label=label, n_rows=cs.n_rows), key=f"{key}_{which}"
+        )
     auc = cs.auc_table()
     st.dataframe(auc.round(5), hide_index=True, width="stretch")
-    st.download_button("Download curves (CSV)", cs.to_frame().to_csv(index=False).encode(),
-                       file_name=dl_name, mime="text/csv", on_click="ignore", key=f"{key}_dl")
+    st.download_button(
+        "Download curves (CSV)",
+        cs.to_frame().to_csv(index=False).encode(),
+        file_name=dl_name,
+        mime="text/csv",
+        on_click="ignore",
+        key=f"{key}_dl",
+    )
 
 
 def job_controls(prefix: str, start, running_text: str) -> Job | None:
@@ -483,6 +681,7 @@ def job_controls(prefix: str, start, running_text: str) -> Job | None:
 
 def live_view(prefix: str, render, what: str) -> None:
     """Poll the job under ``<prefix>_job`` twice a second and render its latest snapshot."""
+
     @st.fragment(run_every=0.5)
     def poll():
         job = st.session_state.get(f"{prefix}_job")
@@ -490,12 +689,15 @@ def live_view(prefix: str, render, what: str) -> None:
             return
         snap = job.snapshot()
         latest = snap.latest or {"done": 0, "total": 1}
-        st.progress(latest["done"] / max(latest["total"], 1),
-                    text=f"{what}: {latest['done']}/{latest['total']}, {snap.elapsed:.1f} s")
+        st.progress(
+            latest["done"] / max(latest["total"], 1),
+            text=f"{what}: {latest['done']}/{latest['total']}, {snap.elapsed:.1f} s",
+        )
         if snap.latest is not None:
             render(snap.latest, partial=True)
         if snap.finished:
             st.rerun()
+
     poll()
 
 
@@ -505,8 +707,10 @@ def other_dataset(meta: dict, what: str) -> bool:
     key = meta.get("key")
     if not key or str(key[0]).startswith(digest):
         return False
-    st.info(f"These {what} were computed on another dataset: {meta.get('caption', '')} "
-            "Press **Run** to compute them on this one.")
+    st.info(
+        f"These {what} were computed on another dataset: {meta.get('caption', '')} "
+        "Press **Run** to compute them on this one."
+    )
     return True
 
 
@@ -523,8 +727,10 @@ def job_outcome(prefix: str, what: str):
     if snap.status in ("cancelled", "timeout"):
         done = snap.latest["done"] if snap.latest else 0
         total = f" of {snap.latest['total']}" if snap.latest else ""
-        st.warning(("Stopped" if snap.status == "cancelled" else "Out of time budget")
-                   + f": showing the {done}{total} {what} that finished.")
+        st.warning(
+            ("Stopped" if snap.status == "cancelled" else "Out of time budget")
+            + f": showing the {done}{total} {what} that finished."
+        )
     res = snap.result
     if isinstance(res, dict) and "result" in res:  # stopped: the last snapshot of the curves
         res = res["result"]
@@ -532,10 +738,16 @@ def job_outcome(prefix: str, what: str):
 
 
 with tabs[1]:
-    mode = st.radio("Curves for", ["sample", "batch"], horizontal=True, key="tg_mode",
-                    format_func={"sample": f"this sample (row {row}"
-                                           f"{', edited' if edited.size else ''})",
-                                 "batch": "the mean over a batch of test rows"}.get)
+    mode = st.radio(
+        "Curves for",
+        ["sample", "batch"],
+        horizontal=True,
+        key="tg_mode",
+        format_func={
+            "sample": f"this sample (row {row}{', edited' if edited.size else ''})",
+            "batch": "the mean over a batch of test rows",
+        }.get,
+    )
     st.caption(
         "Insert features one by one in each method's ranking order (insertion: start from no "
         "feature, f(\u2205), end at the prediction) or delete them (deletion: start at the "
@@ -545,22 +757,38 @@ with tabs[1]:
         "which is aimed at ins - del on the attributed game (compare in the table; on another "
         "scale, such as boosting's probability, or with few relevant features, linear "
         "attributions can match it). "
-        + ("The black dashed curves are the best achievable values of any ranking (brute force "
-           "over all subsets of each size)." if n <= 12 else
-           f"(Brute-force best envelopes need at most 12 features; this dataset has {n}.)"))
+        + (
+            "The black dashed curves are the best achievable values of any ranking (brute force "
+            "over all subsets of each size)."
+            if n <= 12
+            else f"(Brute-force best envelopes need at most 12 features; this dataset has {n}.)"
+        )
+    )
     if mode == "sample" and cs_one is not None:
         show_curves(cs_one, curve_label, "tg_one", f"treegrad_curves_row{row}.csv")
     elif mode == "sample":
         one_key = (model_key, x.tobytes(), int(ci), param_values, curve_output, int(n_random))
-        st.caption(f"This model has {n_nodes:,} nodes: the {2 * (n + 1)} curve points of "
-                   f"{6 + len(PAPER_BETAS) + int(n_random)} rankings take a few seconds, so they "
-                   "run in the background. Press Run (again after an edit).")
+        st.caption(
+            f"This model has {n_nodes:,} nodes: the {2 * (n + 1)} curve points of "
+            f"{6 + len(PAPER_BETAS) + int(n_random)} rankings take a few seconds, so they "
+            "run in the background. Press Run (again after an edit)."
+        )
 
         def start_one() -> Job:
             st.session_state["tg_one_job_meta"] = {"key": one_key, "caption": dataset_caption(ds)}
-            return Job(curves_steps, model, x[None].copy(), int(ci), params=params,
-                       output=curve_output, n_random=int(n_random), seed=seed(), chunk=1,
-                       budget=BATCH_BUDGET, name="tg_one").start()
+            return Job(
+                curves_steps,
+                model,
+                x[None].copy(),
+                int(ci),
+                params=params,
+                output=curve_output,
+                n_random=int(n_random),
+                seed=seed(),
+                chunk=1,
+                budget=BATCH_BUDGET,
+                name="tg_one",
+            ).start()
 
         job_controls("tg_one", start_one, "sample")
         job = st.session_state.get("tg_one_job")
@@ -569,8 +797,10 @@ with tabs[1]:
         out = job_outcome("tg_one", "samples")
         if out is not None and isinstance(out[0], CurveSet):
             if not other_dataset(out[1], "curves") and out[1].get("key") != one_key:
-                st.caption("These curves are for the sample as it was when Run was pressed; "
-                           "press Run to update them.")
+                st.caption(
+                    "These curves are for the sample as it was when Run was pressed; "
+                    "press Run to update them."
+                )
             show_curves(out[0], curve_label, "tg_one", f"treegrad_curves_row{row}.csv")
     else:
         n_test = len(test_rows)
@@ -580,15 +810,23 @@ with tabs[1]:
         if not 1 <= st.session_state.get("tg_batch", 1) <= max_batch:
             st.session_state["tg_batch"] = min(50, max_batch)
         if max_batch > 1:
-            size = cA.slider("Rows in the batch", 1, max_batch, min(50, max_batch),
-                             key="tg_batch", help="The first rows of the seeded test split.")
+            size = cA.slider(
+                "Rows in the batch",
+                1,
+                max_batch,
+                min(50, max_batch),
+                key="tg_batch",
+                help="The first rows of the seeded test split.",
+            )
         else:
             size = 1
             cA.caption("The test split has a single row: the batch is that row.")
-        cB.caption("The batch runs in the background (Stop keeps the finished rows). Each row "
-                   "is explained at the chosen class" + (" (its own predicted class)"
-                                                         if cls_choice == PREDICTED else "")
-                   + "; what-if edits apply to the single sample only.")
+        cB.caption(
+            "The batch runs in the background (Stop keeps the finished rows). Each row "
+            "is explained at the chosen class"
+            + (" (its own predicted class)" if cls_choice == PREDICTED else "")
+            + "; what-if edits apply to the single sample only."
+        )
 
         def start_batch() -> Job:
             Xb = ds.X[te_idx[: int(size)]]
@@ -596,16 +834,31 @@ with tabs[1]:
                 cls = np.argmax(model.predict_proba(Xb), axis=1).astype(np.int64)
             else:
                 cls = ci
-            job = Job(curves_steps, model, Xb, cls, params=params, output=curve_output,
-                      n_random=int(n_random), seed=seed(), chunk=2, budget=BATCH_BUDGET,
-                      name="tg_batch").start()
+            job = Job(
+                curves_steps,
+                model,
+                Xb,
+                cls,
+                params=params,
+                output=curve_output,
+                n_random=int(n_random),
+                seed=seed(),
+                chunk=2,
+                budget=BATCH_BUDGET,
+                name="tg_batch",
+            ).start()
             st.session_state["tg_batch_job_meta"] = {
-                "label": curve_label if cls_choice != PREDICTED or not classification
-                else ("raw score of the predicted class" if is_boost and curve_output == "game"
-                      else "P(predicted class)"),
+                "label": curve_label
+                if cls_choice != PREDICTED or not classification
+                else (
+                    "raw score of the predicted class"
+                    if is_boost and curve_output == "game"
+                    else "P(predicted class)"
+                ),
                 "key": (model_key, int(size), params, curve_output, cls_choice),
                 "caption": f"{dataset_caption(ds)} Model: "
-                           f"{MODEL_KINDS.get(getattr(model, 'kind', 'tree'), 'tree model')}."}
+                f"{MODEL_KINDS.get(getattr(model, 'kind', 'tree'), 'tree model')}.",
+            }
             return job
 
         job_controls("tg_batch", start_batch, "rows")
@@ -618,8 +871,9 @@ with tabs[1]:
             if partial:  # the live view: AUCs of the rows so far (the charts come at the end)
                 st.dataframe(res.auc_table().round(5), hide_index=True, width="stretch")
             else:
-                show_curves(res, meta.get("label", curve_label), "tg_batch",
-                            "treegrad_curves_batch.csv")
+                show_curves(
+                    res, meta.get("label", curve_label), "tg_batch", "treegrad_curves_batch.csv"
+                )
 
         job = st.session_state.get("tg_batch_job")
         if job is not None and not job.finished:
@@ -629,33 +883,48 @@ with tabs[1]:
             st.info("Press **Run** to compute the mean curves over the batch.")
         elif out is not None and out[0] is not None:
             res, meta = out
-            if (not other_dataset(meta, "curves")
-                    and meta.get("key") != (model_key, int(size), params, curve_output,
-                                            cls_choice)):
-                st.caption("These curves were computed with other settings; press Run to "
-                           "update them.")
+            if not other_dataset(meta, "curves") and meta.get("key") != (
+                model_key,
+                int(size),
+                params,
+                curve_output,
+                cls_choice,
+            ):
+                st.caption(
+                    "These curves were computed with other settings; press Run to update them."
+                )
             render_batch(res)
             per_row = res.per_row_auc
-            st.download_button("Download per-row AUCs (CSV)",
-                               per_row.to_csv(index=False).encode(),
-                               file_name="treegrad_batch_auc.csv", mime="text/csv",
-                               on_click="ignore", key="tg_rows_dl")
+            st.download_button(
+                "Download per-row AUCs (CSV)",
+                per_row.to_csv(index=False).encode(),
+                file_name="treegrad_batch_auc.csv",
+                mime="text/csv",
+                on_click="ignore",
+                key="tg_rows_dl",
+            )
 
 # -- ranker ----------------------------------------------------------------------------------
 with tabs[2]:
-    heat = st.radio("Heat map of", ["Ranker Adam", "Ranker GA"], horizontal=True,
-                    key="tg_heat")
-    st.plotly_chart(ranker_figure({"Ranker GA": ex.ga, "Ranker Adam": ex.adam}, names,
-                                  heat=heat, top_k=20,
-                                  title=f"TreeGrad-Ranker on row {row}: lr {params.lr:g}, "
-                                        f"T = {params.steps}"),
-                    key="tg_ranker_fig")
-    st.caption("z_i is the probability that feature i is *present*; the Ranker starts at "
-               "z = 0.5 (its first step's gradient is the Banzhaf value) and climbs J(z) = "
-               "(fbar(z) - fbar(1 - z))/2, the multilinear extension of f(S) - f(N\\S). Adam's "
-               "first step is about lr \u00b7 sign(gradient), so it jumps to a vertex of the "
-               "cube at once; plain gradient ascent moves in proportion to the gradient, whose "
-               "size depends on the output's units.")
+    heat = st.radio("Heat map of", ["Ranker Adam", "Ranker GA"], horizontal=True, key="tg_heat")
+    st.plotly_chart(
+        ranker_figure(
+            {"Ranker GA": ex.ga, "Ranker Adam": ex.adam},
+            names,
+            heat=heat,
+            top_k=20,
+            title=f"TreeGrad-Ranker on row {row}: lr {params.lr:g}, T = {params.steps}",
+        ),
+        key="tg_ranker_fig",
+    )
+    st.caption(
+        "z_i is the probability that feature i is *present*; the Ranker starts at "
+        "z = 0.5 (its first step's gradient is the Banzhaf value) and climbs J(z) = "
+        "(fbar(z) - fbar(1 - z))/2, the multilinear extension of f(S) - f(N\\S). Adam's "
+        "first step is about lr \u00b7 sign(gradient), so it jumps to a vertex of the "
+        "cube at once; plain gradient ascent moves in proportion to the gradient, whose "
+        "size depends on the output's units."
+    )
 
 # -- tree ------------------------------------------------------------------------------------
 with tabs[3]:
@@ -667,39 +936,67 @@ with tabs[3]:
         note = f" (the trees adding to the raw score of {cname})"
     k_tree, pos = ids[0], 1
     if len(ids) > 1:
-        pos = int(st.number_input(f"Tree of the ensemble{note}: 1..{len(ids)}", 1, len(ids),
-                                  1, step=1, key="tg_tree_view",
-                                  help="The game averages (forest) or sums (boosting) the "
-                                       "trees; each has its own path and gammas."))
+        pos = int(
+            st.number_input(
+                f"Tree of the ensemble{note}: 1..{len(ids)}",
+                1,
+                len(ids),
+                1,
+                step=1,
+                key="tg_tree_view",
+                help="The game averages (forest) or sums (boosting) the "
+                "trees; each has its own path and gammas.",
+            )
+        )
         k_tree = ids[pos - 1]
     tree: TreeArrays = trees[k_tree]
     tree = dataclasses.replace(
-        tree, feature_names=names, categories=[ds.categories.get(j) for j in range(n)],
-        classes_=None if tree.task != "classification" or class_names is None
-        else np.array(class_names, dtype=object))
-    collapse = st.toggle("Collapse below depth 4", value=tree.node_count > 63,
-                         key="tg_collapse")
+        tree,
+        feature_names=names,
+        categories=[ds.categories.get(j) for j in range(n)],
+        classes_=None
+        if tree.task != "classification" or class_names is None
+        else np.array(class_names, dtype=object),
+    )
+    collapse = st.toggle("Collapse below depth 4", value=tree.node_count > 63, key="tg_collapse")
     which = f"Tree {pos} of {len(ids)}" if len(ids) > 1 else "The tree"
-    st.plotly_chart(gamma_tree_figure(tree, x, collapse_depth=4 if collapse else None,
-                                      title=f"{which}: {tree.n_leaves} leaves, depth "
-                                            f"{tree.max_depth}; path of row {row}"),
-                    key="tg_tree_fig")
-    st.caption("\u03b3 on an edge = cover(parent) / cover(child) where the sample takes the "
-               "edge, 0 where it does not. A leaf's factor for feature j is "
-               "(1 - z_j + z_j \u00b7 \u03b3_j), \u03b3_j the product over the path's edges on "
-               "j: z_j = 0 removes j (the leaf keeps its cover share), z_j = 1 keeps it (the "
-               "leaf counts only if the sample reaches it). Hover a node for the \u03b3 of "
-               "its incoming edge; the whole path is listed below (also past collapsed "
-               "subtrees).")
+    st.plotly_chart(
+        gamma_tree_figure(
+            tree,
+            x,
+            collapse_depth=4 if collapse else None,
+            title=f"{which}: {tree.n_leaves} leaves, depth {tree.max_depth}; path of row {row}",
+        ),
+        key="tg_tree_fig",
+    )
+    st.caption(
+        "\u03b3 on an edge = cover(parent) / cover(child) where the sample takes the "
+        "edge, 0 where it does not. A leaf's factor for feature j is "
+        "(1 - z_j + z_j \u00b7 \u03b3_j), \u03b3_j the product over the path's edges on "
+        "j: z_j = 0 removes j (the leaf keeps its cover share), z_j = 1 keeps it (the "
+        "leaf counts only if the sample reaches it). Hover a node for the \u03b3 of "
+        "its incoming edge; the whole path is listed below (also past collapsed "
+        "subtrees)."
+    )
     path = tree.decision_path(x)
     gam = edge_gammas(tree, x)
-    st.dataframe(pd.DataFrame({
-        "from node": path[:-1], "to node": path[1:],
-        "split": [tree.rule(int(u), names) for u in path[:-1]],
-        "sample goes": ["left (rule true)" if tree.children_left[u] == v else
-                        "right (rule false)" for u, v in zip(path[:-1], path[1:], strict=True)],
-        "\u03b3 of the edge": gam[path[1:]]}), hide_index=True, width="stretch",
-        height=min(400, 35 * len(path) + 3))
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "from node": path[:-1],
+                "to node": path[1:],
+                "split": [tree.rule(int(u), names) for u in path[:-1]],
+                "sample goes": [
+                    "left (rule true)" if tree.children_left[u] == v else "right (rule false)"
+                    for u, v in zip(path[:-1], path[1:], strict=True)
+                ],
+                "\u03b3 of the edge": gam[path[1:]],
+            }
+        ),
+        hide_index=True,
+        width="stretch",
+        height=min(400, 35 * len(path) + 3),
+    )
 
 # -- numerics --------------------------------------------------------------------------------
 with tabs[4]:
@@ -710,60 +1007,109 @@ with tabs[4]:
         "depth, while TreeGrad-Shap's Gauss-Legendre quadrature and TreeProb's roots of unity "
         "stay exact. Errors are measured against brute force over all 2^10 subsets, on "
         "decision trees grown on a synthetic 10-feature problem with 30% label noise (so "
-        "unconstrained trees get about 60 levels deep).")
+        "unconstrained trees get about 60 levels deep)."
+    )
     c1, c2 = st.columns(2)
     depth_opts = [5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 0]
-    depths = c1.multiselect("Max depths (0 = grown out)", depth_opts,
-                            default=[5, 10, 20, 30, 45, 0], key="tg_num_depths")
-    rows_num = c2.select_slider("Training rows", [5000, 10000, 20000, 40000], 40000,
-                                key="tg_num_rows")
+    depths = c1.multiselect(
+        "Max depths (0 = grown out)",
+        depth_opts,
+        default=[5, 10, 20, 30, 45, 0],
+        key="tg_num_depths",
+    )
+    rows_num = c2.select_slider(
+        "Training rows", [5000, 10000, 20000, 40000], 40000, key="tg_num_rows"
+    )
 
     def start_num() -> Job:
         if not depths:
             raise ValueError("Choose at least one depth.")
-        return Job(error_vs_depth_steps, [d or None for d in sorted(depths, key=lambda d:
-                                                                         d or 999)],
-                   int(rows_num), 3, seed(), budget=BATCH_BUDGET, name="tg_num").start()
+        return Job(
+            error_vs_depth_steps,
+            [d or None for d in sorted(depths, key=lambda d: d or 999)],
+            int(rows_num),
+            3,
+            seed(),
+            budget=BATCH_BUDGET,
+            name="tg_num",
+        ).start()
 
     job_controls("tg_num", start_num, "depths")
-    if st.session_state.get("tg_num_job") is not None and \
-            not st.session_state["tg_num_job"].finished:
-        live_view("tg_num", lambda s, partial: st.plotly_chart(
-            error_depth_figure(s["rows"]), key="tg_num_live"), "depths")
+    if (
+        st.session_state.get("tg_num_job") is not None
+        and not st.session_state["tg_num_job"].finished
+    ):
+        live_view(
+            "tg_num",
+            lambda s, partial: st.plotly_chart(error_depth_figure(s["rows"]), key="tg_num_live"),
+            "depths",
+        )
     out = job_outcome("tg_num", "depths")
     if out is not None and out[0] is not None:
         df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
         st.plotly_chart(error_depth_figure(df), key="tg_num_fig")
-        st.dataframe(df, hide_index=True, width="stretch", column_config={
-            "max_abs_error": st.column_config.NumberColumn("max |error|", format="%.2e")})
-        st.download_button("Download errors (CSV)", df.to_csv(index=False).encode(),
-                           file_name="treegrad_error_vs_depth.csv", mime="text/csv",
-                           on_click="ignore", key="tg_num_dl")
-    st.markdown("**Runtime vs number of leaves**: one sample, all features. TreeGrad's "
-                "gradient is one O(L) pass; TreeGrad-Shap is O(L D); shap's TreeExplainer "
-                "(path-dependent, C++) is O(L D\u00b2).")
+        st.dataframe(
+            df,
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "max_abs_error": st.column_config.NumberColumn("max |error|", format="%.2e")
+            },
+        )
+        st.download_button(
+            "Download errors (CSV)",
+            df.to_csv(index=False).encode(),
+            file_name="treegrad_error_vs_depth.csv",
+            mime="text/csv",
+            on_click="ignore",
+            key="tg_num_dl",
+        )
+    st.markdown(
+        "**Runtime vs number of leaves**: one sample, all features. TreeGrad's "
+        "gradient is one O(L) pass; TreeGrad-Shap is O(L D); shap's TreeExplainer "
+        "(path-dependent, C++) is O(L D\u00b2)."
+    )
     leaves_opts = [100, 300, 1000, 3000, 10000, 30000]
-    leaves_sel = st.multiselect("Leaves", leaves_opts, default=[100, 1000, 10000],
-                                key="tg_rt_leaves")
+    leaves_sel = st.multiselect(
+        "Leaves", leaves_opts, default=[100, 1000, 10000], key="tg_rt_leaves"
+    )
 
     def start_rt() -> Job:
         if not leaves_sel:
             raise ValueError("Choose at least one tree size.")
-        return Job(runtime_vs_leaves_steps, sorted(leaves_sel), 20, 5, seed(),
-                   budget=BATCH_BUDGET, name="tg_rt").start()
+        return Job(
+            runtime_vs_leaves_steps,
+            sorted(leaves_sel),
+            20,
+            5,
+            seed(),
+            budget=BATCH_BUDGET,
+            name="tg_rt",
+        ).start()
 
     job_controls("tg_rt", start_rt, "sizes")
-    if st.session_state.get("tg_rt_job") is not None and \
-            not st.session_state["tg_rt_job"].finished:
-        live_view("tg_rt", lambda s, partial: st.plotly_chart(
-            runtime_figure(s["rows"]), key="tg_rt_live"), "sizes")
+    if st.session_state.get("tg_rt_job") is not None and not st.session_state["tg_rt_job"].finished:
+        live_view(
+            "tg_rt",
+            lambda s, partial: st.plotly_chart(runtime_figure(s["rows"]), key="tg_rt_live"),
+            "sizes",
+        )
     out = job_outcome("tg_rt", "tree sizes")
     if out is not None and out[0] is not None:
         df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
         st.plotly_chart(runtime_figure(df), key="tg_rt_fig")
-        st.dataframe(df, hide_index=True, width="stretch", column_config={
-            "seconds": st.column_config.NumberColumn("seconds", format="%.2e")})
-        st.download_button("Download timings (CSV)", df.to_csv(index=False).encode(),
-                           file_name="treegrad_runtime.csv", mime="text/csv",
-                           on_click="ignore", key="tg_rt_dl")
+        st.dataframe(
+            df,
+            hide_index=True,
+            width="stretch",
+            column_config={"seconds": st.column_config.NumberColumn("seconds", format="%.2e")},
+        )
+        st.download_button(
+            "Download timings (CSV)",
+            df.to_csv(index=False).encode(),
+            file_name="treegrad_runtime.csv",
+            mime="text/csv",
+            on_click="ignore",
+            key="tg_rt_dl",
+        )
 save_params()

@@ -55,11 +55,14 @@ def parse_candidate_leaves(text: str):
     try:
         values = [int(p) for p in parts]
     except ValueError:
-        raise ValueError(f"B_d must be 'all' or whole numbers separated by commas (e.g. "
-                         f"'8, 4'); got {text!r}.") from None
+        raise ValueError(
+            f"B_d must be 'all' or whole numbers separated by commas (e.g. '8, 4'); got {text!r}."
+        ) from None
     if any(v < 2 for v in values):
-        raise ValueError("Each B_d must be at least 2 (a local CART with 2 leaves gives one "
-                         f"candidate breakpoint); got {text!r}.")
+        raise ValueError(
+            "Each B_d must be at least 2 (a local CART with 2 leaves gives one "
+            f"candidate breakpoint); got {text!r}."
+        )
     return values[0] if len(values) == 1 else tuple(values)
 
 
@@ -77,8 +80,12 @@ def literati_steps(ctx, estimators, X, y):
         searches[label] = search
         while True:
             done = search.step(max_seconds=STEP_SECONDS)
-            yield {"phase": label, "snap": search.snapshot(), "trace": search.trace(),
-                   "searches": dict(searches)}
+            yield {
+                "phase": label,
+                "snap": search.snapshot(),
+                "trace": search.trace(),
+                "searches": dict(searches),
+            }
             if done:
                 break
     return {"phase": "done", "searches": searches}
@@ -94,9 +101,12 @@ def objective_of(errors: int, n_splits: int, n_bp: int, lam: float, alpha: float
 
 def label_tree(tree, meta: dict):
     """The tree with the feature, category and class labels of the dataset it ran on."""
-    return dataclasses.replace(tree, feature_names=meta["feature_names"],
-                               categories=meta["categories"],
-                               classes_=np.array(meta["classes"], dtype=object))
+    return dataclasses.replace(
+        tree,
+        feature_names=meta["feature_names"],
+        categories=meta["categories"],
+        classes_=np.array(meta["classes"], dtype=object),
+    )
 
 
 def plural(count: int, word: str) -> str:
@@ -117,8 +127,17 @@ require_entrypoint("pages/optimal_shape_trees.py")
 #: fragment is polling (keep_widget_state then has nothing left to keep): they are put back
 #: from here before any widget is drawn.
 SAVED = "_lit_saved_params"
-PARAM_KEYS = ("lit_depth", "lit_kmax", "lit_time", "lit_lambda", "lit_alpha", "lit_test",
-              "lit_bd", "lit_cache", "lit_k1")
+PARAM_KEYS = (
+    "lit_depth",
+    "lit_kmax",
+    "lit_time",
+    "lit_lambda",
+    "lit_alpha",
+    "lit_test",
+    "lit_bd",
+    "lit_cache",
+    "lit_k1",
+)
 for _k, _v in st.session_state.get(SAVED, {}).items():
     if _k not in st.session_state:
         st.session_state[_k] = _v
@@ -126,7 +145,7 @@ st.title("Optimal shape trees (Literati)")
 st.markdown(
     "A classic decision tree asks one question per node: *is x ≤ t?* A **shape tree** lets "
     "each node use a step function of one feature with up to K_max breakpoints, so a node can "
-    "send the middle of a range one way and both ends the other (\"between 3 and 7 cm\"), "
+    'send the middle of a range one way and both ends the other ("between 3 and 7 cm"), '
     "which a threshold tree needs two levels for. **Literati** "
     f"([Towards Anytime Optimal Shape Generalized Trees via AO*, arXiv 2609.09299]({PAPER})) "
     "searches for the tree with the fewest training errors plus a price per split (λ) and per "
@@ -134,7 +153,8 @@ st.markdown(
     "data states. At every moment it holds a valid tree (the *incumbent*, its objective is the "
     "upper bound UB) and a proven lower bound LB on the best possible objective; when they "
     "meet, the tree is **proven optimal** among the candidate breakpoints. Press **Run** and "
-    "watch the gap close; **Stop** keeps the best tree found so far.")
+    "watch the gap close; **Stop** keeps the best tree found so far."
+)
 
 JKEY, MKEY = "lit_job", "lit_job_meta"
 
@@ -153,8 +173,10 @@ def running_elsewhere() -> None:
     job = st.session_state.get(JKEY)
     if job is not None and not job.finished:
         meta = st.session_state.get(MKEY, {})
-        st.info(f"A search is still running on {meta.get('caption', 'another dataset.')} It "
-                "ends at its time limit; pick that dataset again to watch it, or stop it here.")
+        st.info(
+            f"A search is still running on {meta.get('caption', 'another dataset.')} It "
+            "ends at its time limit; pick that dataset again to watch it, or stop it here."
+        )
         st.button("Stop", key="lit_stop", on_click=stop_job)
 
 
@@ -174,76 +196,132 @@ if ds is None:
 st.markdown(dataset_caption(ds))
 if ds.task != "classification":
     option = st.session_state.get("ds")
-    st.error(f"Literati is classification-only: it minimises misclassified rows, and the "
-             f"target **{ds.target}** is set up as regression (numbers). Pick a class column "
-             "as target in the sidebar, or treat this target's values as classes.")
+    st.error(
+        f"Literati is classification-only: it minimises misclassified rows, and the "
+        f"target **{ds.target}** is set up as regression (numbers). Pick a class column "
+        "as target in the sidebar, or treat this target's values as classes."
+    )
     n_values = int(np.unique(ds.y).size)
     if n_values <= 20:
-        st.button(f"Treat {ds.target} as classification ({n_values} classes)",
-                  key="lit_switch_btn", on_click=on_regression_switch, args=(option,))
+        st.button(
+            f"Treat {ds.target} as classification ({n_values} classes)",
+            key="lit_switch_btn",
+            on_click=on_regression_switch,
+            args=(option,),
+        )
     else:
         st.caption(f"{ds.target} has {n_values} distinct values: too many to use as classes.")
     stop_page()
 if ds.n_samples < MIN_ROWS:
-    st.error(f"This dataset has {ds.n_samples} rows; Literati needs at least {MIN_ROWS} "
-             "(a training and a test part). Load a larger table.")
+    st.error(
+        f"This dataset has {ds.n_samples} rows; Literati needs at least {MIN_ROWS} "
+        "(a training and a test part). Load a larger table."
+    )
     stop_page()
 if ds.n_classes < 2:
-    st.error(f"The target **{ds.target}** has a single class: there is nothing to classify. "
-             "Pick another target column in the sidebar.")
+    st.error(
+        f"The target **{ds.target}** has a single class: there is nothing to classify. "
+        "Pick another target column in the sidebar."
+    )
     stop_page()
 
 # -- parameters --------------------------------------------------------------------------
 with st.expander("Parameters", expanded=True):
     c1, c2, c3 = st.columns(3)
     depth = c1.slider(
-        "Maximum depth D", 1, 8, 3, key="lit_depth",
+        "Maximum depth D",
+        1,
+        8,
+        3,
+        key="lit_depth",
         help="Levels of questions from the root to a leaf. Depth 2-3 is usually proven "
-             "optimal within seconds; deeper trees grow the search space fast, and the search "
-             "then returns its best tree at the time limit with the remaining gap.")
+        "optimal within seconds; deeper trees grow the search space fast, and the search "
+        "then returns its best tree at the time limit with the remaining gap.",
+    )
     kmax = c2.slider(
-        "Breakpoints per node K_max", 1, 4, 2, key="lit_kmax",
+        "Breakpoints per node K_max",
+        1,
+        4,
+        2,
+        key="lit_kmax",
         help="Most breakpoints one node's shape function may use. K = 1 is a plain threshold "
-             "x ≤ t; K = 2 sends a middle range one way and both ends the other; K = 3, 4 "
-             "alternate further (left, right, left, ...).")
+        "x ≤ t; K = 2 sends a middle range one way and both ends the other; K = 3, 4 "
+        "alternate further (left, right, left, ...).",
+    )
     time_limit = c3.number_input(
-        "Time limit (seconds)", 1.0, 600.0, 20.0, step=1.0, key="lit_time",
+        "Time limit (seconds)",
+        1.0,
+        600.0,
+        20.0,
+        step=1.0,
+        key="lit_time",
         help="The search stops here and returns its incumbent with the gap to the lower "
-             "bound. It is checked inside the search's inner loops, so it holds within a "
-             "fraction of a second.")
+        "bound. It is checked inside the search's inner loops, so it holds within a "
+        "fraction of a second.",
+    )
     c4, c5, c6 = st.columns(3)
     lam_frac = c4.number_input(
-        "Split penalty λ (fraction of training rows)", 0.0, 1.0, 0.005, step=0.001,
-        format="%.4f", key="lit_lambda",
+        "Split penalty λ (fraction of training rows)",
+        0.0,
+        1.0,
+        0.005,
+        step=0.001,
+        format="%.4f",
+        key="lit_lambda",
         help="Price of each internal node, as a fraction of the training rows: 0.005 with "
-             "1,000 rows costs 5 misclassified rows per split. Larger: smaller trees.")
+        "1,000 rows costs 5 misclassified rows per split. Larger: smaller trees.",
+    )
     alpha_frac = c5.number_input(
-        "Breakpoint penalty α (fraction of training rows)", 0.0, 1.0, 0.005, step=0.001,
-        format="%.4f", key="lit_alpha",
+        "Breakpoint penalty α (fraction of training rows)",
+        0.0,
+        1.0,
+        0.005,
+        step=0.001,
+        format="%.4f",
+        key="lit_alpha",
         help="Price of each breakpoint of a shape function, as a fraction of the training "
-             "rows. A node with K breakpoints costs λ + α·K; larger α: fewer breakpoints.")
+        "rows. A node with K breakpoints costs λ + α·K; larger α: fewer breakpoints.",
+    )
     test_share = c6.slider(
-        "Test share", 0.1, 0.5, 0.25, step=0.05, key="lit_test",
+        "Test share",
+        0.1,
+        0.5,
+        0.25,
+        step=0.05,
+        key="lit_test",
         help="Rows held out (stratified by class, shuffled with the sidebar seed) to measure "
-             "test accuracy; the search sees only the training rows.")
+        "test accuracy; the search sees only the training rows.",
+    )
     c7, c8, c9 = st.columns(3)
     bd_text = c7.text_input(
-        "Candidate breakpoints B_d per depth", "8, 4", key="lit_bd",
+        "Candidate breakpoints B_d per depth",
+        "8, 4",
+        key="lit_bd",
         help="At every data state, each feature's candidate breakpoints are the thresholds "
-             "of a one-feature CART with at most B_d leaves fitted on that state's rows. Give "
-             "one number per depth from the root (the last repeats below): '8, 4' = 8 at the "
-             "root, 4 below. 'all' = every midpoint between distinct values: the exact "
-             "(slowest) search. Optimality is proven among these candidates.")
+        "of a one-feature CART with at most B_d leaves fitted on that state's rows. Give "
+        "one number per depth from the root (the last repeats below): '8, 4' = 8 at the "
+        "root, 4 below. 'all' = every midpoint between distinct values: the exact "
+        "(slowest) search. Optimality is proven among these candidates.",
+    )
     cache_size = c8.number_input(
-        "Cache size (states)", 100, 1_000_000, 10_000, step=1_000, key="lit_cache",
+        "Cache size (states)",
+        100,
+        1_000_000,
+        10_000,
+        step=1_000,
+        key="lit_cache",
         help="Most search states kept in memory (least recently used are evicted, never "
-             "those on the incumbent or the current path). An evicted state restarts from "
-             "its lower bound when reached again: memory stays bounded, work may repeat.")
+        "those on the incumbent or the current path). An evicted state restarts from "
+        "its lower bound when reached again: memory stays bounded, work may repeat.",
+    )
     run_k1 = c9.checkbox(
-        "Baseline: the same search with K_max = 1", True, key="lit_k1",
+        "Baseline: the same search with K_max = 1",
+        True,
+        key="lit_k1",
         help="After the main search, the same search with plain threshold splits only "
-             "(K_max = 1) and the same time limit, on the same split: what do shape "
-             "functions buy? Skipped when K_max is already 1.")
+        "(K_max = 1) and the same time limit, on the same split: what do shape "
+        "functions buy? Skipped when K_max is already 1.",
+    )
 
 st.session_state[SAVED] = {k: st.session_state[k] for k in PARAM_KEYS if k in st.session_state}
 try:
@@ -258,8 +336,7 @@ idx = np.arange(ds.n_samples)
 n_test = max(int(round(test_share * ds.n_samples)), 1)
 counts = np.bincount(y_all, minlength=ds.n_classes)
 stratify = y_all if counts[counts > 0].min() >= 2 and n_test >= ds.n_classes else None
-tr_idx, te_idx = train_test_split(idx, test_size=n_test, random_state=seed(),
-                                  stratify=stratify)
+tr_idx, te_idx = train_test_split(idx, test_size=n_test, random_state=seed(), stratify=stratify)
 tr_idx, te_idx = np.sort(tr_idx), np.sort(te_idx)
 n_train = tr_idx.size
 lam, alpha = lam_frac * n_train, alpha_frac * n_train
@@ -268,34 +345,62 @@ st.caption(
     f"rows. A plain threshold split costs **λ_r = λ + α = {lam + alpha:.4g}**; each extra "
     f"breakpoint costs α = {alpha:.4g}, so a K = 2 node costs {lam + 2 * alpha:.4g}. A split "
     f"pays off only when it removes more errors than it costs. {te_idx.size:,} rows are held "
-    "out for testing.")
+    "out for testing."
+)
 if np.any(ds.is_categorical):
-    st.caption("Categorical features are searched as their category codes in order (as the "
-               "figures show them); a shape function with several breakpoints can still group "
-               "non-adjacent categories.")
+    st.caption(
+        "Categorical features are searched as their category codes in order (as the "
+        "figures show them); a shape function with several breakpoints can still group "
+        "non-adjacent categories."
+    )
 
 # -- run / stop --------------------------------------------------------------------------
 job = st.session_state.get(JKEY)
 running = job is not None and not job.finished
 b1, b2, _ = st.columns([1, 1, 6])
 if b1.button("Run", type="primary", disabled=running or bd_error is not None, key="lit_run"):
-    common = dict(max_depth=int(depth), split_penalty=lam, breakpoint_penalty=alpha,
-                  candidate_leaves=candidate_leaves, time_limit=float(time_limit),
-                  cache_size=int(cache_size), random_state=seed())
+    common = dict(
+        max_depth=int(depth),
+        split_penalty=lam,
+        breakpoint_penalty=alpha,
+        candidate_leaves=candidate_leaves,
+        time_limit=float(time_limit),
+        cache_size=int(cache_size),
+        random_state=seed(),
+    )
     ests = [("main", LiteratiClassifier(max_breakpoints=int(kmax), **common))]
     if run_k1 and kmax > 1:
         ests.append(("k1", LiteratiClassifier(max_breakpoints=1, **common)))
     X_tr, y_tr = ds.X[tr_idx], ds.y[tr_idx]
-    job = Job(literati_steps, ests, X_tr, y_tr, name="literati", max_history=20,
-              budget=len(ests) * float(time_limit) + JOB_SLACK).start()
+    job = Job(
+        literati_steps,
+        ests,
+        X_tr,
+        y_tr,
+        name="literati",
+        max_history=20,
+        budget=len(ests) * float(time_limit) + JOB_SLACK,
+    ).start()
     st.session_state[JKEY] = job
     st.session_state["_lit_runs"] = st.session_state.get("_lit_runs", 0) + 1
     st.session_state[MKEY] = {
-        **job_meta(ds), "y": ds.y, "tr": tr_idx, "te": te_idx, "depth": int(depth),
-        "kmax": int(kmax), "lam": lam, "alpha": alpha, "time_limit": float(time_limit),
-        "bd": bd_text.strip(), "leaves": candidate_leaves, "cache": int(cache_size),
+        **job_meta(ds),
+        "y": ds.y,
+        "tr": tr_idx,
+        "te": te_idx,
+        "depth": int(depth),
+        "kmax": int(kmax),
+        "lam": lam,
+        "alpha": alpha,
+        "time_limit": float(time_limit),
+        "bd": bd_text.strip(),
+        "leaves": candidate_leaves,
+        "cache": int(cache_size),
         "phases": [p for p, _ in ests],
-        "seed": seed(), "digest": dataset_digest(ds), "run": st.session_state["_lit_runs"]}
+        "seed": seed(),
+        "digest": dataset_digest(ds),
+        "run": st.session_state["_lit_runs"],
+    }
     st.session_state.pop("_lit_results", None)
     st.rerun()
 b2.button("Stop", disabled=not running, key="lit_stop", on_click=stop_job)
@@ -311,38 +416,60 @@ def live_view():
     latest = snap.latest
     st.caption(f"Running on {meta['caption']}")
     if latest is None:
-        st.progress(0.0, text=f"Preparing the search: candidate breakpoints and the ordering "
-                              f"heuristic... {snap.elapsed:.1f} s")
+        st.progress(
+            0.0,
+            text=f"Preparing the search: candidate breakpoints and the ordering "
+            f"heuristic... {snap.elapsed:.1f} s",
+        )
     else:
         row = latest["snap"]
         phase = latest["phase"]
         k = meta["phases"].index(phase) + 1
-        st.progress(min(float(row["time"]) / meta["time_limit"], 1.0),
-                    text=f"{PHASE_TITLE[phase]} ({k}/{len(meta['phases'])}): "
-                         f"{float(row['time']):.1f} of {meta['time_limit']:g} s, "
-                         f"UB {float(row['ub']):.4g}, LB {float(row['lb']):.4g}, "
-                         f"gap {float(row['gap']):.4g}")
+        st.progress(
+            min(float(row["time"]) / meta["time_limit"], 1.0),
+            text=f"{PHASE_TITLE[phase]} ({k}/{len(meta['phases'])}): "
+            f"{float(row['time']):.1f} of {meta['time_limit']:g} s, "
+            f"UB {float(row['ub']):.4g}, LB {float(row['lb']):.4g}, "
+            f"gap {float(row['gap']):.4g}",
+        )
         cols = st.columns(6)
-        for col, (name, key) in zip(cols, [("iterations", "iterations"),
-                                           ("states expanded", "expanded"),
-                                           ("solved", "solved"), ("pruned", "pruned"),
-                                           ("cache size", "cache_size"),
-                                           ("evictions", "evictions")], strict=True):
+        for col, (name, key) in zip(
+            cols,
+            [
+                ("iterations", "iterations"),
+                ("states expanded", "expanded"),
+                ("solved", "solved"),
+                ("pruned", "pruned"),
+                ("cache size", "cache_size"),
+                ("evictions", "evictions"),
+            ],
+            strict=True,
+        ):
             col.metric(name, f"{int(row[key]):,}")
-        st.plotly_chart(gap_figure(latest["trace"], time_limit=meta["time_limit"],
-                                   title=f"{PHASE_TITLE[phase]}: gap convergence (live)"),
-                        key="lit_live_gap")
+        st.plotly_chart(
+            gap_figure(
+                latest["trace"],
+                time_limit=meta["time_limit"],
+                title=f"{PHASE_TITLE[phase]}: gap convergence (live)",
+            ),
+            key="lit_live_gap",
+        )
         # the incumbent as it changes (the worker swaps in a new immutable tree object)
         inc = latest["searches"][phase].incumbent()
         if inc is not None and inc.node_count > 1:
             n_split, n_bp = tree_counts(inc)
-            st.plotly_chart(shape_tree_figure(
-                label_tree(inc, meta), split_penalty=meta["lam"],
-                breakpoint_penalty=meta["alpha"],
-                collapse_depth=3 if inc.max_depth > 3 else None,
-                title=f"Current incumbent (UB {float(row['ub']):.4g}): "
-                      f"{plural(n_split, 'split')}, {plural(n_bp, 'breakpoint')}, "
-                      f"depth {inc.max_depth}"), key="lit_live_tree")
+            st.plotly_chart(
+                shape_tree_figure(
+                    label_tree(inc, meta),
+                    split_penalty=meta["lam"],
+                    breakpoint_penalty=meta["alpha"],
+                    collapse_depth=3 if inc.max_depth > 3 else None,
+                    title=f"Current incumbent (UB {float(row['ub']):.4g}): "
+                    f"{plural(n_split, 'split')}, {plural(n_bp, 'breakpoint')}, "
+                    f"depth {inc.max_depth}",
+                ),
+                key="lit_live_tree",
+            )
     if snap.finished:
         st.rerun()
 
@@ -351,8 +478,10 @@ if running:
     live_view()
     st.stop()
 if job is None:
-    st.info("Set the parameters and press **Run**: the gap chart, the counters and the "
-            "incumbent tree appear here while the search runs.")
+    st.info(
+        "Set the parameters and press **Run**: the gap chart, the counters and the "
+        "incumbent tree appear here while the search runs."
+    )
     st.stop()
 
 # -- results -----------------------------------------------------------------------------
@@ -373,8 +502,13 @@ def greedy_baseline(meta) -> GreedyShapeTreeClassifier:
     B_d, fitted on the run's training rows (the tree the main search is seeded with)."""
     leaves = meta["leaves"] if "leaves" in meta else parse_candidate_leaves(meta["bd"])
     est = GreedyShapeTreeClassifier(
-        max_depth=meta["depth"], max_breakpoints=meta["kmax"], split_penalty=meta["lam"],
-        breakpoint_penalty=meta["alpha"], candidate_leaves=leaves, random_state=meta["seed"])
+        max_depth=meta["depth"],
+        max_breakpoints=meta["kmax"],
+        split_penalty=meta["lam"],
+        breakpoint_penalty=meta["alpha"],
+        candidate_leaves=leaves,
+        random_state=meta["seed"],
+    )
     return est.fit(meta["X"][meta["tr"]], meta["y"][meta["tr"]])
 
 
@@ -392,26 +526,49 @@ def compute_results(payload, meta) -> dict:
         n_split, n_bp = tree_counts(tree)
         pred_tr = model.predict(X[tr])
         err = int(np.sum(pred_tr != y[tr]))
-        rows.append({"model": name, "train accuracy": float(np.mean(pred_tr == y[tr])),
-                     "test accuracy": float(np.mean(model.predict(X[te]) == y[te])),
-                     "objective (λ, α)": objective_of(err, n_split, n_bp, lam, alpha),
-                     "lower bound": float("nan") if lb is None else lb,  # NaN: blank cell
-                     "proven optimal": proven, "splits": n_split,
-                     "breakpoints": n_bp, "leaves": tree.n_leaves, "depth": tree.max_depth,
-                     "seconds": fit_s})
+        rows.append(
+            {
+                "model": name,
+                "train accuracy": float(np.mean(pred_tr == y[tr])),
+                "test accuracy": float(np.mean(model.predict(X[te]) == y[te])),
+                "objective (λ, α)": objective_of(err, n_split, n_bp, lam, alpha),
+                "lower bound": float("nan") if lb is None else lb,  # NaN: blank cell
+                "proven optimal": proven,
+                "splits": n_split,
+                "breakpoints": n_bp,
+                "leaves": tree.n_leaves,
+                "depth": tree.max_depth,
+                "seconds": fit_s,
+            }
+        )
 
     for label, m in models.items():
-        name = (f"Literati, K_max = {meta['kmax']}" if label == "main"
-                else "Literati, K_max = 1 (threshold splits)")
+        name = (
+            f"Literati, K_max = {meta['kmax']}"
+            if label == "main"
+            else "Literati, K_max = 1 (threshold splits)"
+        )
         t_end = float(m.trace_["time"].iloc[-1]) if len(m.trace_) else 0.0
         gap = float(m.upper_bound_) - float(m.lower_bound_)
-        add(name, m, m.tree_, t_end, "yes" if m.proven_optimal_ else f"no (gap {gap:.4g})",
-            float(m.lower_bound_))
+        add(
+            name,
+            m,
+            m.tree_,
+            t_end,
+            "yes" if m.proven_optimal_ else f"no (gap {gap:.4g})",
+            float(m.lower_bound_),
+        )
     t0 = time.perf_counter()
     try:
         greedy = greedy_baseline(meta)
-        add(f"Greedy shape tree, K_max = {meta['kmax']}", greedy, greedy.tree_,
-            time.perf_counter() - t0, "greedy, no bound", float("nan"))
+        add(
+            f"Greedy shape tree, K_max = {meta['kmax']}",
+            greedy,
+            greedy.tree_,
+            time.perf_counter() - t0,
+            "greedy, no bound",
+            float("nan"),
+        )
     except Exception as exc:  # noqa: BLE001 -- a baseline must not take the result down
         warnings.append(f"The greedy shape tree baseline could not be fitted: {exc}")
     else:
@@ -422,14 +579,25 @@ def compute_results(payload, meta) -> dict:
                 f"The greedy shape tree (objective {greedy.objective_:.4g}) beats the "
                 f"search's result ({float(main.objective_):.4g}): the time limit ran out "
                 "while the search was still growing its own greedy starting tree, so it "
-                "started from a smaller one. Raise the time limit.")
+                "started from a smaller one. Raise the time limit."
+            )
     t0 = time.perf_counter()
     cart = DecisionTreeClassifier(max_depth=meta["depth"], random_state=meta["seed"])
     cart.fit(X[tr], y[tr])
-    add(f"CART (scikit-learn), depth {meta['depth']}", cart, from_sklearn(cart),
-        time.perf_counter() - t0, "greedy, no bound", float("nan"))
-    return {"models": models, "table": pd.DataFrame(rows), "status": snap.status,
-            "warnings": warnings}
+    add(
+        f"CART (scikit-learn), depth {meta['depth']}",
+        cart,
+        from_sklearn(cart),
+        time.perf_counter() - t0,
+        "greedy, no bound",
+        float("nan"),
+    )
+    return {
+        "models": models,
+        "table": pd.DataFrame(rows),
+        "status": snap.status,
+        "warnings": warnings,
+    }
 
 
 cache = st.session_state.get("_lit_results")
@@ -458,30 +626,40 @@ def view_key(name: str) -> str:
 
 
 if meta["caption"] != dataset_caption(ds):
-    st.info("These results are for the dataset the search ran on, not the active one. Press "
-            "**Run** to search on the active dataset.")
+    st.info(
+        "These results are for the dataset the search ran on, not the active one. Press "
+        "**Run** to search on the active dataset."
+    )
 st.subheader("Result")
 st.markdown(f"On {meta['caption']}")
-st.caption(f"Run with D = {meta['depth']}, K_max = {meta['kmax']}, λ = {meta['lam']:.4g}, "
-           f"α = {meta['alpha']:.4g}, B_d = {meta['bd']}, time limit {meta['time_limit']:g} s, "
-           f"cache {meta['cache']:,} states, {len(meta['tr']):,} training / "
-           f"{len(meta['te']):,} test rows (seed {meta['seed']}).")
+st.caption(
+    f"Run with D = {meta['depth']}, K_max = {meta['kmax']}, λ = {meta['lam']:.4g}, "
+    f"α = {meta['alpha']:.4g}, B_d = {meta['bd']}, time limit {meta['time_limit']:g} s, "
+    f"cache {meta['cache']:,} states, {len(meta['tr']):,} training / "
+    f"{len(meta['te']):,} test rows (seed {meta['seed']})."
+)
 t_end = float(main.trace_["time"].iloc[-1]) if len(main.trace_) else 0.0
 ub, lb = float(main.upper_bound_), float(main.lower_bound_)
 # how the main search itself ended (the job may have been stopped later, in the baseline)
 main_end = str(main.trace_["event"].iloc[-1]) if len(main.trace_) else "stopped"
 if main.proven_optimal_:
-    st.success(f"**Proven optimal** after {t_end:.2f} s: objective {ub:.4g} (among the "
-               f"candidate breakpoints B_d = {meta['bd']}).")
+    st.success(
+        f"**Proven optimal** after {t_end:.2f} s: objective {ub:.4g} (among the "
+        f"candidate breakpoints B_d = {meta['bd']})."
+    )
 elif main_end != "time_limit":
     why = "Stopped" if res["status"] == "cancelled" else "The job's time budget ran out"
-    st.warning(f"{why} after {t_end:.2f} s: the best tree so far has objective {ub:.4g}; "
-               f"the optimum is at least {lb:.4g} (gap {ub - lb:.4g}).")
+    st.warning(
+        f"{why} after {t_end:.2f} s: the best tree so far has objective {ub:.4g}; "
+        f"the optimum is at least {lb:.4g} (gap {ub - lb:.4g})."
+    )
 else:
-    st.info(f"Time limit reached after {t_end:.2f} s: the best tree found has objective "
-            f"{ub:.4g}; the optimum is at least {lb:.4g} (gap {ub - lb:.4g}, "
-            f"{100 * (ub - lb) / max(ub, 1e-12):.1f} %). Raise the time limit, lower D or "
-            "B_d, or raise λ/α to close the gap.")
+    st.info(
+        f"Time limit reached after {t_end:.2f} s: the best tree found has objective "
+        f"{ub:.4g}; the optimum is at least {lb:.4g} (gap {ub - lb:.4g}, "
+        f"{100 * (ub - lb) / max(ub, 1e-12):.1f} %). Raise the time limit, lower D or "
+        "B_d, or raise λ/α to close the gap."
+    )
 
 bd = main.objective_breakdown_
 c1, c2, c3, c4 = st.columns(4)
@@ -494,28 +672,56 @@ c4.metric("test accuracy", f"{main_row['test accuracy']:.3f}")
 left, right = st.columns([2, 3])
 with left:
     st.markdown("**Objective breakdown** (training rows)")
-    breakdown = pd.DataFrame([
-        {"part": "misclassified rows", "count": str(bd["errors"]), "price each": "1",
-         "cost": f"{float(bd['errors']):.4g}"},
-        {"part": "splits × λ", "count": str(bd["n_splits"]), "price each": f"{meta['lam']:.4g}",
-         "cost": f"{float(bd['split_cost']):.4g}"},
-        {"part": "breakpoints × α", "count": str(bd["n_breakpoints"]),
-         "price each": f"{meta['alpha']:.4g}", "cost": f"{float(bd['breakpoint_cost']):.4g}"},
-        {"part": "objective", "count": "", "price each": "", "cost": f"{float(bd['objective']):.4g}"},
-    ])
+    breakdown = pd.DataFrame(
+        [
+            {
+                "part": "misclassified rows",
+                "count": str(bd["errors"]),
+                "price each": "1",
+                "cost": f"{float(bd['errors']):.4g}",
+            },
+            {
+                "part": "splits × λ",
+                "count": str(bd["n_splits"]),
+                "price each": f"{meta['lam']:.4g}",
+                "cost": f"{float(bd['split_cost']):.4g}",
+            },
+            {
+                "part": "breakpoints × α",
+                "count": str(bd["n_breakpoints"]),
+                "price each": f"{meta['alpha']:.4g}",
+                "cost": f"{float(bd['breakpoint_cost']):.4g}",
+            },
+            {
+                "part": "objective",
+                "count": "",
+                "price each": "",
+                "cost": f"{float(bd['objective']):.4g}",
+            },
+        ]
+    )
     st.dataframe(breakdown, hide_index=True, width="stretch")
 with right:
     st.markdown("**Split nodes** (each costs λ + α·K)")
     final = main.tree_
-    st.dataframe(pd.DataFrame([
-        {"node": v, "feature": meta["feature_names"][int(final.feature[v])],
-         "K": int(node_breakpoints(final, v).size),
-         "breakpoints": ", ".join(f"{u:.4g}" for u in node_breakpoints(final, v)),
-         "rows": int(final.n_node_samples[v]),
-         "cost": round(meta["lam"] + meta["alpha"] * node_breakpoints(final, v).size, 4)}
-        for v in internal_nodes(final)], columns=["node", "feature", "K", "breakpoints", "rows",
-                                                  "cost"]),
-        hide_index=True, width="stretch")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "node": v,
+                    "feature": meta["feature_names"][int(final.feature[v])],
+                    "K": int(node_breakpoints(final, v).size),
+                    "breakpoints": ", ".join(f"{u:.4g}" for u in node_breakpoints(final, v)),
+                    "rows": int(final.n_node_samples[v]),
+                    "cost": round(meta["lam"] + meta["alpha"] * node_breakpoints(final, v).size, 4),
+                }
+                for v in internal_nodes(final)
+            ],
+            columns=["node", "feature", "K", "breakpoints", "rows", "cost"],
+        ),
+        hide_index=True,
+        width="stretch",
+    )
 st.markdown("**Baselines on the same split**")
 if "k1" in meta["phases"] and "k1" not in models:
     st.caption("The K_max = 1 baseline did not run: the search was stopped before it.")
@@ -527,30 +733,47 @@ for msg in res.get("warnings", []):
 shown = res["table"].copy()
 shown["objective (λ, α)"] = [f"{v:.4g}" for v in shown["objective (λ, α)"]]
 shown["lower bound"] = [("—" if pd.isna(v) else f"{v:.4g}") for v in shown["lower bound"]]
-st.dataframe(shown, hide_index=True, width="stretch",
-             column_config={c: st.column_config.NumberColumn(format="%.3f")
-                            for c in ("train accuracy", "test accuracy")}
-             | {"seconds": st.column_config.NumberColumn(format="%.4g")})
-st.caption("Objective = training errors + λ × splits + α × breakpoints, the same for every row. "
-           "The greedy shape tree grows top-down among Literati's own candidate breakpoints; "
-           "it is the search's first upper bound (the search is seeded with it), so Literati "
-           "with the same K_max can only improve on it (unless the time limit ran out while "
-           "the search was still growing it). CART is greedy and picks thresholds "
-           "among all midpoints, so its objective can even fall below Literati's lower bound "
-           "when Literati searches fewer candidates (B_d); with B_d = 'all' it cannot. "
-           "Literati's seconds count search time only.")
+st.dataframe(
+    shown,
+    hide_index=True,
+    width="stretch",
+    column_config={
+        c: st.column_config.NumberColumn(format="%.3f") for c in ("train accuracy", "test accuracy")
+    }
+    | {"seconds": st.column_config.NumberColumn(format="%.4g")},
+)
+st.caption(
+    "Objective = training errors + λ × splits + α × breakpoints, the same for every row. "
+    "The greedy shape tree grows top-down among Literati's own candidate breakpoints; "
+    "it is the search's first upper bound (the search is seeded with it), so Literati "
+    "with the same K_max can only improve on it (unless the time limit ran out while "
+    "the search was still growing it). CART is greedy and picks thresholds "
+    "among all midpoints, so its objective can even fall below Literati's lower bound "
+    "when Literati searches fewer candidates (B_d); with B_d = 'all' it cannot. "
+    "Literati's seconds count search time only."
+)
 
 # gap chart (main search or the baseline)
 traces = {label: m.trace_ for label, m in models.items()}
 shown = "main"
 if len(traces) > 1:
-    shown = st.radio("Gap chart of", list(traces), key=view_key("trace"), horizontal=True,
-                     format_func=PHASE_TITLE.get)
-st.plotly_chart(gap_figure(traces[shown], time_limit=meta["time_limit"],
-                           title=f"{PHASE_TITLE[shown]}: gap convergence "
-                                 f"(UB {float(models[shown].upper_bound_):.4g}, LB "
-                                 f"{float(models[shown].lower_bound_):.4g})"),
-                key="lit_gap_fig")
+    shown = st.radio(
+        "Gap chart of",
+        list(traces),
+        key=view_key("trace"),
+        horizontal=True,
+        format_func=PHASE_TITLE.get,
+    )
+st.plotly_chart(
+    gap_figure(
+        traces[shown],
+        time_limit=meta["time_limit"],
+        title=f"{PHASE_TITLE[shown]}: gap convergence "
+        f"(UB {float(models[shown].upper_bound_):.4g}, LB "
+        f"{float(models[shown].lower_bound_):.4g})",
+    ),
+    key="lit_gap_fig",
+)
 
 # -- incumbent tree over time --------------------------------------------------------------
 st.subheader("The incumbent tree and its shape functions")
@@ -560,54 +783,80 @@ if not incumbents:
 pick = len(incumbents) - 1
 if len(incumbents) > 1:
     pick = st.select_slider(
-        "Incumbent over time", options=list(range(len(incumbents))), value=len(incumbents) - 1,
+        "Incumbent over time",
+        options=list(range(len(incumbents))),
+        value=len(incumbents) - 1,
         key=view_key("snap"),
-        format_func=lambda i: f"#{i + 1} at {incumbents[i]['time']:.2f} s (UB "
-                              f"{incumbents[i]['ub']:.4g})",
+        format_func=lambda i: (
+            f"#{i + 1} at {incumbents[i]['time']:.2f} s (UB {incumbents[i]['ub']:.4g})"
+        ),
         help="Every tree the search held as its best so far, in order; the last is the "
-             "result. Slide back to see how the anytime search improved it.")
+        "result. Slide back to see how the anytime search improved it.",
+    )
 inc = incumbents[pick]
 tree = labelled(inc["tree"])
 X_tr, y_tr = meta["X"][meta["tr"]], meta["y"][meta["tr"]]
 n_split, n_bp = tree_counts(tree)
 # training errors of this incumbent: majority class of the leaf each row reaches by shape routing
 err = int(np.sum(np.argmax(tree.value[shape_apply(tree, X_tr), 0, :], axis=1) != y_tr))
-st.caption(f"Incumbent #{pick + 1} of {len(incumbents)}, found at {inc['time']:.2f} s: "
-           f"{plural(err, 'training error')}, {plural(n_split, 'split')}, "
-           f"{plural(n_bp, 'breakpoint')}, objective "
-           f"{objective_of(err, n_split, n_bp, meta['lam'], meta['alpha']):.4g}.")
-fig = shape_tree_figure(tree, split_penalty=meta["lam"], breakpoint_penalty=meta["alpha"],
-                        collapse_depth=4 if tree.max_depth > 4 else None)
+st.caption(
+    f"Incumbent #{pick + 1} of {len(incumbents)}, found at {inc['time']:.2f} s: "
+    f"{plural(err, 'training error')}, {plural(n_split, 'split')}, "
+    f"{plural(n_bp, 'breakpoint')}, objective "
+    f"{objective_of(err, n_split, n_bp, meta['lam'], meta['alpha']):.4g}."
+)
+fig = shape_tree_figure(
+    tree,
+    split_penalty=meta["lam"],
+    breakpoint_penalty=meta["alpha"],
+    collapse_depth=4 if tree.max_depth > 4 else None,
+)
 fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type="scatter"))
 event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=view_key("tree"))
 inner = internal_nodes(tree)
 if not inner:
-    st.info("This tree is a single leaf: no split pays for its price λ + α here. Lower λ or "
-            "α, or raise the depth.")
+    st.info(
+        "This tree is a single leaf: no split pays for its price λ + α here. Lower λ or "
+        "α, or raise the depth."
+    )
 else:
     points = (event.selection.points if event and event.selection else None) or []
-    clicked = next((int(p["customdata"]) for p in points
-                    if isinstance(p.get("customdata"), int | float)), None)
+    clicked = next(
+        (int(p["customdata"]) for p in points if isinstance(p.get("customdata"), int | float)), None
+    )
     if clicked in inner:
         st.session_state[view_key("node")] = clicked
     if st.session_state.get(view_key("node")) not in inner:
         st.session_state[view_key("node")] = inner[0]
     names = meta["feature_names"]
     node = st.selectbox(
-        "Node (or click a split node in the tree)", inner, key=view_key("node"),
-        format_func=lambda v: f"node {v}: {shape_rule(tree, v, names)}")
+        "Node (or click a split node in the tree)",
+        inner,
+        key=view_key("node"),
+        format_func=lambda v: f"node {v}: {shape_rule(tree, v, names)}",
+    )
     st.plotly_chart(node_shape_figure(tree, X_tr, y_tr, node), key="lit_node_fig")
     with st.expander(f"All {len(inner)} split nodes at a glance", expanded=len(inner) <= 7):
         st.plotly_chart(shape_grid_figure(tree, X_tr, y_tr), key="lit_grid_fig")
 
 # -- downloads and hand-over ---------------------------------------------------------------
 d1, d2, _ = st.columns([1, 1, 3])
-d1.download_button("Download tree (JSON)", labelled(main.tree_).to_json(),
-                   file_name="literati_tree.json", mime="application/json", on_click="ignore",
-                   key="lit_tree_dl")
-d2.download_button("Download trace (CSV)", main.trace_.to_csv(index=False).encode(),
-                   file_name="literati_trace.csv", mime="text/csv", on_click="ignore",
-                   key="lit_trace_dl")
+d1.download_button(
+    "Download tree (JSON)",
+    labelled(main.tree_).to_json(),
+    file_name="literati_tree.json",
+    mime="application/json",
+    on_click="ignore",
+    key="lit_tree_dl",
+)
+d2.download_button(
+    "Download trace (CSV)",
+    main.trace_.to_csv(index=False).encode(),
+    file_name="literati_trace.csv",
+    mime="text/csv",
+    on_click="ignore",
+    key="lit_trace_dl",
+)
 
 # Offer the model to the other pages (Feature ranking explains it with TreeGrad).  TreeGrad
 # routes every node by its single threshold, so only trees whose nodes all have K = 1 are
@@ -628,6 +877,8 @@ offered = st.session_state.get("_lit_offered") or []
 if offered:
     st.caption("Offered to the other pages (e.g. Feature ranking): " + "; ".join(offered) + ".")
 elif tree_counts(main.tree_)[1] > tree_counts(main.tree_)[0]:
-    st.caption("This tree is not offered to the Feature ranking page: its explanations route "
-               "each node by one threshold, which a node with several breakpoints does not "
-               "have. Run with the K_max = 1 baseline to offer that tree.")
+    st.caption(
+        "This tree is not offered to the Feature ranking page: its explanations route "
+        "each node by one threshold, which a node with several breakpoints does not "
+        "have. Run with the K_max = 1 baseline to offer that tree."
+    )

@@ -26,16 +26,24 @@ from pages._shared import (
     seed,
 )
 
-DEFAULTS = {"classification": ["exhaustive", "quantile", "random", "dics_paper",
-                               "class_centroid", "kde_valley"],
-            "regression": ["exhaustive", "quantile", "random", "kmeans1d", "kde_valley"]}
+DEFAULTS = {
+    "classification": [
+        "exhaustive",
+        "quantile",
+        "random",
+        "dics_paper",
+        "class_centroid",
+        "kde_valley",
+    ],
+    "regression": ["exhaustive", "quantile", "random", "kmeans1d", "kde_valley"],
+}
 HELP = {
     "exhaustive": "every midpoint between consecutive distinct values (classic CART)",
     "quantile": "k quantiles of the node's values (default k = 16)",
     "histogram": "inner edges of k equal-width bins (default k = 16)",
     "random": "k midpoints drawn at random (seeded)",
     "dics_paper": "DICS: k-means on all features once per fit, boundaries between the m "
-                  "farthest centroid pairs",
+    "farthest centroid pairs",
     "kmeans1d": "1-D k-means on the node's values; boundaries between adjacent centroids",
     "class_centroid": "boundaries between adjacent class means (label-aware)",
     "kde_valley": "valleys (local minima) of a kernel density estimate of the values",
@@ -51,7 +59,8 @@ st.markdown(
     "([DICS, Mazumder & Yu, arXiv 2608.20258](https://arxiv.org/abs/2608.20258)). Pick a node "
     "and a feature to see each strategy's candidates on the feature's histogram and on the "
     "impurity-decrease curve, play the threshold scan, then grow whole trees with each "
-    "strategy under cross-validation to see what the savings cost in accuracy.")
+    "strategy under cross-validation to see what the savings cost in accuracy."
+)
 
 
 def stop_job() -> None:
@@ -68,8 +77,10 @@ def running_elsewhere() -> None:
     job = st.session_state.get("ss_job")
     if job is not None and not job.finished:
         caption = st.session_state.get("ss_job_meta", {}).get("caption", "another dataset.")
-        st.info(f"A comparison is still running on {caption} Pick that dataset again to "
-                "watch it, or stop it here.")
+        st.info(
+            f"A comparison is still running on {caption} Pick that dataset again to "
+            "watch it, or stop it here."
+        )
         st.button("Stop", key="ss_stop", on_click=stop_job)
 
 
@@ -89,33 +100,63 @@ if ds is None:
 st.markdown(dataset_caption(ds))
 continuous = [j for j in range(ds.n_features) if not ds.is_categorical[j]]
 if not continuous:
-    st.warning("Every feature of this dataset is categorical. Candidate thresholds are for "
-               "continuous features (categorical ones are split by ordering their categories); "
-               "pick a dataset or target with numeric features.")
+    st.warning(
+        "Every feature of this dataset is categorical. Candidate thresholds are for "
+        "continuous features (categorical ones are split by ordering their categories); "
+        "pick a dataset or target with numeric features."
+    )
     stop_page()
 
 available = list(strategies_for(ds.task))
 with st.expander("Parameters", expanded=True):
     c1, c2 = st.columns([3, 1])
     strategies = c1.multiselect(
-        "Strategies", available, default=[s for s in DEFAULTS[ds.task] if s in available],
-        key="ss_strategies", format_func=lambda s: s,
-        help="; ".join(f"{s}: {HELP[s]}" for s in available) + ".")
-    k = c2.number_input("Candidates k (0 = default)", 0, 256, 0, step=1, key="ss_k",
-                        help="The strategy's k: quantiles, histogram bins, random draws or "
-                             "kmeans1d clusters; 0 uses each strategy's default. exhaustive, "
-                             "class_centroid and kde_valley have no k. In the whole-tree "
-                             "comparison dics_paper samples k dictionary entries per node; the "
-                             "node view shows its whole dictionary.")
+        "Strategies",
+        available,
+        default=[s for s in DEFAULTS[ds.task] if s in available],
+        key="ss_strategies",
+        format_func=lambda s: s,
+        help="; ".join(f"{s}: {HELP[s]}" for s in available) + ".",
+    )
+    k = c2.number_input(
+        "Candidates k (0 = default)",
+        0,
+        256,
+        0,
+        step=1,
+        key="ss_k",
+        help="The strategy's k: quantiles, histogram bins, random draws or "
+        "kmeans1d clusters; 0 uses each strategy's default. exhaustive, "
+        "class_centroid and kde_valley have no k. In the whole-tree "
+        "comparison dics_paper samples k dictionary entries per node; the "
+        "node view shows its whole dictionary.",
+    )
     c3, c4, c5 = st.columns(3)
     criterion = "squared_error"
     if ds.task == "classification":
-        criterion = c3.selectbox("Impurity", ["gini", "entropy"], key="ss_criterion",
-                                 help="Gini impurity or entropy (log-loss) of the class mix.")
-    depth = c4.slider("Depth of the tree used to pick a node", 1, 6, 3, key="ss_depth",
-                      help="An exhaustive CART of this depth is drawn below; click a node.")
-    msl = c5.number_input("Minimum rows per leaf", 1, 500, 1, step=1, key="ss_msl",
-                          help="Thresholds that leave fewer rows on a side are not candidates.")
+        criterion = c3.selectbox(
+            "Impurity",
+            ["gini", "entropy"],
+            key="ss_criterion",
+            help="Gini impurity or entropy (log-loss) of the class mix.",
+        )
+    depth = c4.slider(
+        "Depth of the tree used to pick a node",
+        1,
+        6,
+        3,
+        key="ss_depth",
+        help="An exhaustive CART of this depth is drawn below; click a node.",
+    )
+    msl = c5.number_input(
+        "Minimum rows per leaf",
+        1,
+        500,
+        1,
+        step=1,
+        key="ss_msl",
+        help="Thresholds that leave fewer rows on a side are not candidates.",
+    )
 if not strategies:  # sections 2-3 need one; section 4 keeps its results (and Stop)
     st.info("Choose at least one strategy.")
 k_arg = int(k) or None
@@ -125,11 +166,13 @@ digest = dataset_digest(ds)
 @st.cache_resource(show_spinner="Growing the exhaustive tree...", max_entries=16)
 def node_picker_tree(_ds, key: str, depth: int, criterion: str, msl: int):
     cats = _ds.is_categorical if _ds.is_categorical.any() else None
-    est = (CARTClassifier(max_depth=depth, criterion=criterion, min_samples_leaf=msl,
-                          categorical_features=cats)
-           if _ds.task == "classification" else CARTRegressor(max_depth=depth,
-                                                                min_samples_leaf=msl,
-                                                                categorical_features=cats))
+    est = (
+        CARTClassifier(
+            max_depth=depth, criterion=criterion, min_samples_leaf=msl, categorical_features=cats
+        )
+        if _ds.task == "classification"
+        else CARTRegressor(max_depth=depth, min_samples_leaf=msl, categorical_features=cats)
+    )
     est.fit(_ds.X, _ds.y)
     return est.tree_
 
@@ -148,13 +191,18 @@ class_names = None if ds.classes_ is None else [str(c) for c in ds.classes_]
 
 st.subheader("1. Pick a node")
 st.caption("Click a node in the tree (or choose it below). The root holds every row.")
-fig = tree_figure(tree, feature_names=ds.feature_names, class_names=class_names,
-                  title=f"Exhaustive CART, depth {depth}: {tree.node_count} nodes")
+fig = tree_figure(
+    tree,
+    feature_names=ds.feature_names,
+    class_names=class_names,
+    title=f"Exhaustive CART, depth {depth}: {tree.node_count} nodes",
+)
 fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type="scatter"))
 event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="ss_tree_fig")
 points = (event.selection.points if event and event.selection else None) or []
-clicked = next((int(p["customdata"]) for p in points
-                if isinstance(p.get("customdata"), int | float)), None)
+clicked = next(
+    (int(p["customdata"]) for p in points if isinstance(p.get("customdata"), int | float)), None
+)
 if clicked is not None and clicked != st.session_state.get("_ss_last_click"):
     st.session_state["_ss_last_click"] = clicked
     st.session_state["ss_node"] = clicked
@@ -177,8 +225,9 @@ used = int(tree.feature[node]) if not tree.is_leaf[node] else -1
 fkey = f"ss_feature::{node}"
 if st.session_state.get(fkey) not in names:
     st.session_state[fkey] = ds.feature_names[used] if used in continuous else names[0]
-fname = c2.selectbox("Feature", names, key=fkey,
-                     help="Defaults to the feature the exhaustive tree splits on here.")
+fname = c2.selectbox(
+    "Feature", names, key=fkey, help="Defaults to the feature the exhaustive tree splits on here."
+)
 j = ds.feature_names.index(fname)
 
 
@@ -194,11 +243,21 @@ def node_sections() -> None:
 
     dictionary = global_dictionary(ds, digest, seed()) if "dics_paper" in strategies else None
     try:
-        profile = split_profile(ds.X[mask], ds.y[mask], j, strategies, task=ds.task,
-                                n_classes=ds.n_classes if ds.task == "classification" else None,
-                                criterion=criterion, k=k_arg, min_samples_leaf=int(msl),
-                                random_state=seed(), dictionary=dictionary, feature_name=fname,
-                                is_categorical=ds.is_categorical)
+        profile = split_profile(
+            ds.X[mask],
+            ds.y[mask],
+            j,
+            strategies,
+            task=ds.task,
+            n_classes=ds.n_classes if ds.task == "classification" else None,
+            criterion=criterion,
+            k=k_arg,
+            min_samples_leaf=int(msl),
+            random_state=seed(),
+            dictionary=dictionary,
+            feature_name=fname,
+            is_categorical=ds.is_categorical,
+        )
     except ValueError as exc:
         st.error(f"Cannot profile this split: {exc}")
         return
@@ -206,42 +265,61 @@ def node_sections() -> None:
     st.subheader(f"2. Candidates at node {node} on {fname}")
     n_node = int(mask.sum())
     if n_node < 2 * int(msl):
-        st.warning(f"Node {node} has {n_node} rows, fewer than twice the minimum of {int(msl)} "
-                   "rows per leaf: no threshold is allowed here, so no strategy has a candidate "
-                   "and the impurity-decrease curve is empty. Lower **Minimum rows per leaf** or "
-                   "pick a larger node.")
+        st.warning(
+            f"Node {node} has {n_node} rows, fewer than twice the minimum of {int(msl)} "
+            "rows per leaf: no threshold is allowed here, so no strategy has a candidate "
+            "and the impurity-decrease curve is empty. Lower **Minimum rows per leaf** or "
+            "pick a larger node."
+        )
     elif any(r.fallback for r in profile.results.values()):
         fell = ", ".join(s for s, r in profile.results.items() if r.fallback)
-        st.caption(f"No candidate of their own on this feature at this node (or none allowed by "
-                   f"the minimum rows per leaf): {fell}. Shown with the 16-quantile fallback the "
-                   "tree builder uses (for dics_paper the builder falls back only when no feature "
-                   "has a dictionary candidate at the node).")
+        st.caption(
+            f"No candidate of their own on this feature at this node (or none allowed by "
+            f"the minimum rows per leaf): {fell}. Shown with the 16-quantile fallback the "
+            "tree builder uses (for dics_paper the builder falls back only when no feature "
+            "has a dictionary candidate at the node)."
+        )
     st.plotly_chart(candidates_figure(profile, class_names=class_names), key="ss_cand_fig")
     st.plotly_chart(gain_curve_figure(profile), key="ss_gain_fig")
     table = profile.to_frame()
     st.dataframe(table.round(4), hide_index=True, width="stretch")
-    long = pd.DataFrame([(s, t, g) for s, r in profile.results.items()
-                         for t, g in zip(r.thresholds, r.gains, strict=True)],
-                        columns=["strategy", "threshold", "impurity_decrease"])
-    st.download_button("Download candidates (CSV)", long.to_csv(index=False).encode(),
-                       file_name=f"candidates_node{node}_{fname}.csv", mime="text/csv",
-                       on_click="ignore", key="ss_dl_cand")
+    long = pd.DataFrame(
+        [
+            (s, t, g)
+            for s, r in profile.results.items()
+            for t, g in zip(r.thresholds, r.gains, strict=True)
+        ],
+        columns=["strategy", "threshold", "impurity_decrease"],
+    )
+    st.download_button(
+        "Download candidates (CSV)",
+        long.to_csv(index=False).encode(),
+        file_name=f"candidates_node{node}_{fname}.csv",
+        mime="text/csv",
+        on_click="ignore",
+        key="ss_dl_cand",
+    )
 
     st.subheader("3. Threshold scan (teaching mode)")
-    st.caption("Press Play: a threshold sweeps the feature; rows left of the line go to the left "
-               "child. Underneath, the impurity decrease of that split is traced; its peak is the "
-               "exhaustive choice.")
+    st.caption(
+        "Press Play: a threshold sweeps the feature; rows left of the line go to the left "
+        "child. Underneath, the impurity decrease of that split is traced; its peak is the "
+        "exhaustive choice."
+    )
     st.plotly_chart(threshold_scan_figure(profile, class_names=class_names), key="ss_scan_fig")
 
 
 node_sections()
 
 st.subheader("4. Whole trees under cross-validation")
-st.caption("Grow a tree with each strategy on the same folds: accuracy (or R²), thresholds "
-           "evaluated and fit time. Runs in the background; Stop keeps the finished folds.")
+st.caption(
+    "Grow a tree with each strategy on the same folds: accuracy (or R²), thresholds "
+    "evaluated and fit time. Runs in the background; Stop keeps the finished folds."
+)
 c1, c2, c3 = st.columns(3)
-cv_depth = c1.slider("Tree depth", 1, 20, 8, key="ss_cv_depth",
-                     help="The DICS paper compares trees of depth 8.")
+cv_depth = c1.slider(
+    "Tree depth", 1, 20, 8, key="ss_cv_depth", help="The DICS paper compares trees of depth 8."
+)
 folds = c2.slider("Folds (k)", 2, 10, 5, key="ss_cv_folds")
 budget = c3.number_input("Time budget (seconds)", 5, 3600, 120, step=5, key="ss_cv_budget")
 
@@ -250,21 +328,36 @@ def make_plan():
     params = {"max_depth": cv_depth, "min_samples_leaf": int(msl), "n_candidates": int(k)}
     if ds.task == "classification":
         params["criterion"] = criterion
-    return plan_comparison(ds, strategy_models(strategies, **params), n_splits=folds,
-                           random_state=seed())
+    return plan_comparison(
+        ds, strategy_models(strategies, **params), n_splits=folds, random_state=seed()
+    )
 
 
-result, meta = cv_job_panel("ss", ds, make_plan, budget=budget, can_run=bool(strategies),
-                            idle_text="Press **Run** to compare whole trees.")
+result, meta = cv_job_panel(
+    "ss",
+    ds,
+    make_plan,
+    budget=budget,
+    can_run=bool(strategies),
+    idle_text="Press **Run** to compare whole trees.",
+)
 st.caption(f"Results for {meta['caption']}")
 metric = "accuracy" if meta["task"] == "classification" else "r2"
 cols = ["model", metric, metric + "_std", "candidates", "fit_seconds", "n_leaves", "depth"]
-st.dataframe(result.summary[[c for c in cols if c in result.summary]].round(4),
-             hide_index=True, width="stretch")
+st.dataframe(
+    result.summary[[c for c in cols if c in result.summary]].round(4),
+    hide_index=True,
+    width="stretch",
+)
 st.plotly_chart(strategy_tradeoff_figure(result.summary, meta["task"]), key="ss_tradeoff")
-st.download_button("Download per-fold results (CSV)", result.folds.to_csv(index=False).encode(),
-                   file_name="split_strategies_cv.csv", mime="text/csv", on_click="ignore",
-                   key="ss_dl_cv")
+st.download_button(
+    "Download per-fold results (CSV)",
+    result.folds.to_csv(index=False).encode(),
+    file_name="split_strategies_cv.csv",
+    mime="text/csv",
+    on_click="ignore",
+    key="ss_dl_cv",
+)
 if result.models:
     labels = meta["labels"]
     keys = list(result.models)
@@ -282,13 +375,22 @@ if result.models:
     c1, c2 = st.columns(2)
     for col, wkey in ((c1, "ss_left_tree"), (c2, "ss_right_tree")):
         with col:
-            pick = st.selectbox("Tree", keys, key=wkey,
-                                format_func=lambda key: labels.get(key, key))
+            pick = st.selectbox(
+                "Tree", keys, key=wkey, format_func=lambda key: labels.get(key, key)
+            )
             t = labelled_tree(result.models[pick], meta)
-            st.plotly_chart(tree_figure(t, feature_names=meta["feature_names"],
-                                        class_names=meta["classes"], collapse_depth=4,
-                                        title=f"{labels.get(pick, pick)}: {t.n_leaves} "
-                                              f"leaves, depth {t.max_depth}"),
-                            key=f"{wkey}_fig")
-    st.session_state["_ss_tree_picks"] = (job, st.session_state["ss_left_tree"],
-                                          st.session_state["ss_right_tree"])
+            st.plotly_chart(
+                tree_figure(
+                    t,
+                    feature_names=meta["feature_names"],
+                    class_names=meta["classes"],
+                    collapse_depth=4,
+                    title=f"{labels.get(pick, pick)}: {t.n_leaves} leaves, depth {t.max_depth}",
+                ),
+                key=f"{wkey}_fig",
+            )
+    st.session_state["_ss_tree_picks"] = (
+        job,
+        st.session_state["ss_left_tree"],
+        st.session_state["ss_right_tree"],
+    )

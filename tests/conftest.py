@@ -42,8 +42,9 @@ def pytest_collection_modifyitems(config, items):
         return
     if os.environ.get("TREELAB_REQUIRE_BROWSER"):
         return  # let them run and fail loudly
-    skip = pytest.mark.skip(reason=f"browser tests need Debian chromium at {CHROMIUM} "
-                                   "(apt-get install chromium)")
+    skip = pytest.mark.skip(
+        reason=f"browser tests need Debian chromium at {CHROMIUM} (apt-get install chromium)"
+    )
     for item in items:
         if "e2e" in item.keywords:
             item.add_marker(skip)
@@ -52,16 +53,29 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     """Use Debian's Chromium (never a downloaded browser) with the flags this machine needs."""
-    return {**browser_type_launch_args, "executable_path": CHROMIUM,
-            "args": ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--disable-background-networking", "--disable-component-update",
-                     "--disable-sync", "--no-first-run", "--disable-quic"]}
+    return {
+        **browser_type_launch_args,
+        "executable_path": CHROMIUM,
+        "args": [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--disable-quic",
+        ],
+    }
 
 
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args):
-    return {**browser_context_args, "viewport": {"width": 1400, "height": 1000},
-            "accept_downloads": True}
+    return {
+        **browser_context_args,
+        "viewport": {"width": 1400, "height": 1000},
+        "accept_downloads": True,
+    }
 
 
 @pytest.fixture(scope="session")
@@ -72,11 +86,28 @@ def app_url(tmp_path_factory, warm_engine):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with open(log, "w") as fh:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-             "--server.headless", "true", "--server.port", str(port),
-             "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"],
-            cwd=ROOT, stdout=fh, stderr=subprocess.STDOUT, env=env)
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                str(ROOT / "app.py"),
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--browser.gatherUsageStats",
+                "false",
+                "--server.fileWatcherType",
+                "none",
+            ],
+            cwd=ROOT,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
     while True:

@@ -4,8 +4,9 @@ import pytest
 
 from tests.conftest import APPTEST_TIMEOUT as TIMEOUT
 
-SEMICOLON = "a;b;klasse\n" + "".join(f"{i},5;{i % 4},25;{'ja' if i % 2 else 'nein'}\n"
-                                     for i in range(40))
+SEMICOLON = "a;b;klasse\n" + "".join(
+    f"{i},5;{i % 4},25;{'ja' if i % 2 else 'nein'}\n" for i in range(40)
+)
 
 
 def sidebar_dataset(at):
@@ -47,7 +48,8 @@ def test_pick_another_dataset_and_target(app):
 
 def test_upload_semicolon_decimal_comma(app):
     app.file_uploader(key="uploader").set_value(
-        ("messung.csv", SEMICOLON.encode(), "text/csv")).run()
+        ("messung.csv", SEMICOLON.encode(), "text/csv")
+    ).run()
     assert not app.exception
     assert sidebar_dataset(app) == "upload:messung.csv"
     assert app.success and "active dataset" in app.success[0].value
@@ -70,8 +72,13 @@ def test_excel_upload_says_save_as_csv(app, root):
     pick(app, "wine")
     uploader = app.file_uploader(key="uploader")
     assert {"xlsx", "xls"} <= {t.lstrip(".") for t in uploader.allowed_type}
-    uploader.set_value(("book.xlsx", (root / "tests/data/excel.xlsx").read_bytes(),
-                        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"))
+    uploader.set_value(
+        (
+            "book.xlsx",
+            (root / "tests/data/excel.xlsx").read_bytes(),
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        )
+    )
     app.run()
     assert not app.exception
     assert sidebar_dataset(app) == "wine"
@@ -99,8 +106,10 @@ def test_compare_produces_table(app):
     app.run()
     assert not app.exception
     table = app.dataframe[0].value
-    assert list(table["model"]) == ["Decision tree (scikit-learn CART)",
-                                    "Random forest (scikit-learn)"]
+    assert list(table["model"]) == [
+        "Decision tree (scikit-learn CART)",
+        "Random forest (scikit-learn)",
+    ]
     assert (table["folds"] == 3).all()
     assert (table["accuracy"] > 0.8).all()
     figs = app.get("plotly_chart")
@@ -117,7 +126,8 @@ def _feature_trace_types(at):
 def test_changing_csv_options_reprepares_the_dataset(app):
     """Re-reading the same upload with other options must not reuse the old Dataset."""
     app.file_uploader(key="uploader").set_value(
-        ("messung.csv", SEMICOLON.encode(), "text/csv")).run()
+        ("messung.csv", SEMICOLON.encode(), "text/csv")
+    ).run()
     assert _feature_trace_types(app) == {"histogram"}  # 'a' read as numbers (1,5 = 1.5)
     app.selectbox(key="csv_decimal").set_value("dot .").run()
     assert not app.exception
@@ -239,7 +249,8 @@ def test_upload_reads_the_engine_missing_value_tokens(app):
 
     csv = "x,colour,y\n" + "".join(
         f"{'#N/A' if i == 3 else i},{'-' if i % 7 == 0 else ['red', 'blue'][i % 2]},{i % 2}\n"
-        for i in range(30))
+        for i in range(30)
+    )
     app.file_uploader(key="uploader").set_value(("dash.csv", csv.encode(), "text/csv")).run()
     assert not app.exception
     report = app.dataframe[0].value.set_index("column")
@@ -261,8 +272,9 @@ def test_an_id_column_can_be_left_out(app):
     assert any("120 rows x 1 feature;" in m.value for m in app.markdown)
 
 
-@pytest.mark.parametrize("dataset, task", [("penguins", "classification"),
-                                           ("diabetes", "regression")])
+@pytest.mark.parametrize(
+    "dataset, task", [("penguins", "classification"), ("diabetes", "regression")]
+)
 def test_compare_every_registered_model_and_draw_each_tree(app, dataset, task):
     """Every model in the registry (scikit-learn's and TreeLab's own) runs on the page, and
     every single-tree model's refit tree is drawn without an exception."""
@@ -294,8 +306,14 @@ def test_split_strategies_page(app):
     assert not app.exception
     assert app.title[0].value == "Split strategies"
     table = app.dataframe[0].value
-    assert list(table["strategy"]) == ["exhaustive", "quantile", "random", "dics_paper",
-                                       "class_centroid", "kde_valley"]
+    assert list(table["strategy"]) == [
+        "exhaustive",
+        "quantile",
+        "random",
+        "dics_paper",
+        "class_centroid",
+        "kde_valley",
+    ]
     # iris root on petal length: the exhaustive optimum separates setosa (Gini 2/3 -> 1/3)
     assert table.loc[0, "chosen threshold"] == pytest.approx(2.45)
     assert table.loc[0, "impurity decrease"] == pytest.approx(1 / 3, abs=1e-4)
@@ -402,8 +420,7 @@ def test_split_strategies_a_one_row_leaf_keeps_the_cv_section(app):
     assert app.button(key="ss_run").disabled
 
 
-def test_split_strategies_running_job_can_be_stopped_from_a_dataset_it_cannot_use(
-        app, monkeypatch):
+def test_split_strategies_running_job_can_be_stopped_from_a_dataset_it_cannot_use(app, monkeypatch):
     import pages._shared as shared
 
     steps = shared.cross_validate_steps
@@ -417,8 +434,9 @@ def test_split_strategies_running_job_can_be_stopped_from_a_dataset_it_cannot_us
     app.switch_page("pages/split_strategies.py").run()
     app.button(key="ss_run").click().run()
     job = app.session_state["ss_job"]
-    csv = "colour,shape,label\n" + "".join(f"{'rgb'[i % 3]},{'sq'[i % 2]},{'ab'[i % 2]}\n"
-                                             for i in range(30))
+    csv = "colour,shape,label\n" + "".join(
+        f"{'rgb'[i % 3]},{'sq'[i % 2]},{'ab'[i % 2]}\n" for i in range(30)
+    )
     app.switch_page("pages/data.py").run()
     app.file_uploader(key="uploader").set_value(("cats.csv", csv.encode(), "text/csv")).run()
     app.switch_page("pages/split_strategies.py").run()

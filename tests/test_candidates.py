@@ -73,8 +73,7 @@ def test_exhaustive_is_every_midpoint(datasets):
 def test_min_samples_leaf_filters_thresholds(datasets):
     x = datasets["wine"].X[:, 0]
     for s in CA.STRATEGIES:
-        t = CA.candidate_thresholds(x, datasets["wine"].y, s, random_state=0,
-                                    min_samples_leaf=20)
+        t = CA.candidate_thresholds(x, datasets["wine"].y, s, random_state=0, min_samples_leaf=20)
         left = (x[:, None] <= t[None, :]).sum(axis=0)
         assert np.all(left >= 20) and np.all(len(x) - left >= 20)
 
@@ -96,7 +95,8 @@ def test_quantile_matches_numpy_and_uses_all_midpoints_when_few_values():
     expect = _snap(x, np.quantile(x, np.arange(1, 17) / 17))
     np.testing.assert_array_equal(CA.candidate_thresholds(x, None, "quantile"), expect)
     np.testing.assert_array_equal(
-        CA.candidate_thresholds(x, None, "quantile", k=5), _snap(x, np.quantile(x, np.arange(1, 6) / 6))
+        CA.candidate_thresholds(x, None, "quantile", k=5),
+        _snap(x, np.quantile(x, np.arange(1, 6) / 6)),
     )
     xi = np.repeat(np.arange(17.0), 5)  # 17 unique <= q + 1
     np.testing.assert_array_equal(CA.candidate_thresholds(xi, None, "quantile"), _mids(xi))
@@ -141,8 +141,7 @@ def test_kmeans1d_matches_scikit_learn_on_separated_clusters():
 
 def test_kmeans1d_clamps_k_to_unique_values():
     x = np.repeat([1.0, 2.0, 5.0], 10)
-    np.testing.assert_array_equal(CA.candidate_thresholds(x, None, "kmeans1d", k=8),
-                                  [1.5, 3.5])
+    np.testing.assert_array_equal(CA.candidate_thresholds(x, None, "kmeans1d", k=8), [1.5, 3.5])
 
 
 def test_class_centroid_variance_adjusted_boundaries_by_hand():
@@ -169,8 +168,7 @@ def _scipy_valleys(x, grid_size=256):
 def test_kde_valley_exact_mode_matches_scipy():
     """<= 16 unique values: exact KDE; the valleys equal scipy's (Scott bandwidth)."""
     rng = np.random.default_rng(5)
-    x = np.clip(np.round(np.concatenate([rng.normal(3, 1, 300), rng.normal(11, 1.5, 200)])),
-                0, 15)
+    x = np.clip(np.round(np.concatenate([rng.normal(3, 1, 300), rng.normal(11, 1.5, 200)])), 0, 15)
     assert len(np.unique(x)) <= CA.KDE_EXACT_MAX_UNIQUE
     valleys, _ = _scipy_valleys(x)
     assert len(valleys) >= 1
@@ -197,8 +195,10 @@ def test_kde_valley_binned_mode_is_within_a_grid_step_of_scipy():
 def test_fallback_to_quantile_when_a_strategy_finds_nothing():
     x = np.random.default_rng(7).normal(size=500)  # unimodal: no KDE valley
     assert len(CA.candidate_thresholds(x, None, "kde_valley", fallback=False)) == 0
-    np.testing.assert_array_equal(CA.candidate_thresholds(x, None, "kde_valley"),
-                                  CA.candidate_thresholds(x, None, "quantile", k=16))
+    np.testing.assert_array_equal(
+        CA.candidate_thresholds(x, None, "kde_valley"),
+        CA.candidate_thresholds(x, None, "quantile", k=16),
+    )
 
 
 def test_dics_dictionary_follows_the_paper_formulas():
@@ -220,8 +220,9 @@ def test_dics_dictionary_follows_the_paper_formulas():
         # close to the same formula on the true clusters (mini-batch centroids are estimates)
         mu = np.array([X[labels == c, j].mean() for c in range(3)])
         sd = np.array([X[labels == c, j].std() for c in range(3)])
-        expect = sorted((sd[a] * mu[b] + sd[b] * mu[a]) / (sd[a] + sd[b])
-                        for a, b in [(0, 1), (0, 2), (1, 2)])
+        expect = sorted(
+            (sd[a] * mu[b] + sd[b] * mu[a]) / (sd[a] + sd[b]) for a, b in [(0, 1), (0, 2), (1, 2)]
+        )
         np.testing.assert_allclose(d.feature(j), expect, atol=0.01 * scale[j])
         assert len(d.feature(j)) <= d.m_pairs
 
@@ -233,8 +234,9 @@ def test_dics_pairs_default_and_farthest_first():
     assert d.pairs.shape[0] == 25
     dist = np.linalg.norm(d.centers[d.pairs[:, 0]] - d.centers[d.pairs[:, 1]], axis=1)
     assert np.all(np.diff(dist) <= 1e-12)
-    all_d = np.sort(np.linalg.norm(d.centers[:, None] - d.centers[None], axis=2)[
-        np.triu_indices(10, 1)])[::-1]
+    all_d = np.sort(
+        np.linalg.norm(d.centers[:, None] - d.centers[None], axis=2)[np.triu_indices(10, 1)]
+    )[::-1]
     np.testing.assert_allclose(dist, all_d[:25])
     for j in range(3):
         assert len(d.feature(j)) <= 25

@@ -133,15 +133,18 @@ def test_exhaustive_grows_the_same_tree_as_scikit_learn(bundled, max_depth):
             np.testing.assert_array_equal(ours.tree_.children_left, sk.tree_.children_left)
             np.testing.assert_allclose(ours.predict(X), sk.predict(X), rtol=1e-12)
             if np.array_equal(ours.tree_.feature, sk.tree_.feature):  # no same-partition swap
-                np.testing.assert_allclose(ours.feature_importances_, sk.feature_importances_,
-                                           atol=1e-12)
+                np.testing.assert_allclose(
+                    ours.feature_importances_, sk.feature_importances_, atol=1e-12
+                )
                 identical += 1
     # exact ties between different partitions are rare: most nodes are compared, and most
     # trees are identical down to the feature importances
     assert total_ties <= 0.1 * total_nodes
     assert identical >= 1
-    print(f"max_depth={max_depth}: {identical}/{len(bundled)} identical trees, "
-          f"{total_ties} tie nodes of {total_nodes} compared")
+    print(
+        f"max_depth={max_depth}: {identical}/{len(bundled)} identical trees, "
+        f"{total_ties} tie nodes of {total_nodes} compared"
+    )
 
 
 @pytest.mark.parametrize("criterion", ["entropy", "log_loss"])
@@ -163,8 +166,11 @@ def test_best_first_growth_matches_scikit_learn(bundled, max_leaf_nodes):
     for name in ("iris", "wine", "breast_cancer", "digits", "diabetes", "moons"):
         ds = bundled[name]
         X = tie_free(ds.X)
-        cls = (CARTClassifier, DecisionTreeClassifier) if ds.task == "classification" else (
-            CARTRegressor, DecisionTreeRegressor)
+        cls = (
+            (CARTClassifier, DecisionTreeClassifier)
+            if ds.task == "classification"
+            else (CARTRegressor, DecisionTreeRegressor)
+        )
         ours = cls[0](max_leaf_nodes=max_leaf_nodes).fit(X, ds.y)
         sk = cls[1](max_leaf_nodes=max_leaf_nodes, random_state=0).fit(X, ds.y)
         assert ours.get_n_leaves() == sk.get_n_leaves() <= max_leaf_nodes
@@ -175,8 +181,13 @@ def test_best_first_growth_matches_scikit_learn(bundled, max_leaf_nodes):
 def test_stopping_parameters_match_scikit_learn(bundled):
     ds = bundled["breast_cancer"]
     X = tie_free(ds.X)
-    for kw in (dict(min_samples_leaf=7), dict(min_samples_split=40), dict(min_samples_leaf=0.05),
-               dict(min_impurity_decrease=0.01), dict(max_depth=5, min_samples_split=0.1)):
+    for kw in (
+        dict(min_samples_leaf=7),
+        dict(min_samples_split=40),
+        dict(min_samples_leaf=0.05),
+        dict(min_impurity_decrease=0.01),
+        dict(max_depth=5, min_samples_split=0.1),
+    ):
         ours = CARTClassifier(**kw).fit(X, ds.y)
         sk = DecisionTreeClassifier(random_state=0, **kw).fit(X, ds.y)
         compare_with_sklearn(ours, sk, X)
@@ -194,8 +205,7 @@ def test_sample_weights_match_scikit_learn(bundled):
         w = np.random.default_rng(0).integers(1, 13, size=len(ds.y)) / 4
         if ds.task == "classification":
             ours = CARTClassifier(max_depth=5).fit(X, ds.y, sample_weight=w)
-            sk = DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, ds.y,
-                                                                          sample_weight=w)
+            sk = DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, ds.y, sample_weight=w)
         else:
             ours = CARTRegressor(max_depth=5).fit(X, ds.y, sample_weight=w)
             sk = DecisionTreeRegressor(max_depth=5, random_state=0).fit(X, ds.y, sample_weight=w)
@@ -217,8 +227,10 @@ def root_gain(est) -> float:
 @pytest.fixture(scope="module")
 def iris_stumps(bundled):
     ds = bundled["iris"]
-    return {s: CARTClassifier(splitter=s, max_depth=1, random_state=0).fit(ds.X, ds.y)
-            for s in STRATEGIES}
+    return {
+        s: CARTClassifier(splitter=s, max_depth=1, random_state=0).fit(ds.X, ds.y)
+        for s in STRATEGIES
+    }
 
 
 def test_every_strategy_reaches_the_exhaustive_root_gain_on_iris(iris_stumps, bundled):
@@ -240,8 +252,9 @@ def test_quantile16_misses_the_iris_root_split_by_definition(bundled):
     ds = bundled["iris"]
     best = root_gain(CARTClassifier(max_depth=1).fit(ds.X, ds.y))
     q16 = root_gain(CARTClassifier(splitter="quantile", max_depth=1).fit(ds.X, ds.y))
-    q17 = root_gain(CARTClassifier(splitter="quantile", n_candidates=17, max_depth=1)
-                    .fit(ds.X, ds.y))
+    q17 = root_gain(
+        CARTClassifier(splitter="quantile", n_candidates=17, max_depth=1).fit(ds.X, ds.y)
+    )
     assert q16 < best - 0.01
     assert q17 == pytest.approx(best, rel=1e-12)
 
@@ -252,8 +265,8 @@ def test_random_reaches_the_iris_root_split_at_the_binomial_rate(bundled):
     ds = bundled["iris"]
     best = 1 / 3
     hits = sum(
-        root_gain(CARTClassifier(splitter="random", max_depth=1, random_state=s)
-                  .fit(ds.X, ds.y)) == pytest.approx(best)
+        root_gain(CARTClassifier(splitter="random", max_depth=1, random_state=s).fit(ds.X, ds.y))
+        == pytest.approx(best)
         for s in range(200)
     )
     p = 1 - (26 / 42) * (5 / 21)
@@ -277,8 +290,9 @@ def test_candidates_per_feature_never_exceed_unique_gaps(bundled):
 
 def test_dics_paper_keeps_at_most_m_per_feature_at_every_node(bundled):
     ds = bundled["wine"]
-    est = CARTClassifier(splitter="dics_paper", max_depth=8, random_state=0,
-                         fallback=False).fit(ds.X, ds.y)
+    est = CARTClassifier(splitter="dics_paper", max_depth=8, random_state=0, fallback=False).fit(
+        ds.X, ds.y
+    )
     d = est.dics_dictionary_
     assert d.m_pairs == default_m_pairs(3) == 3
     assert all(len(d.feature(j)) <= 3 for j in range(ds.n_features))
@@ -289,8 +303,9 @@ def test_dics_paper_keeps_at_most_m_per_feature_at_every_node(bundled):
 
 def test_dics_per_node_sampling_evaluates_at_most_k(bundled):
     ds = bundled["breast_cancer"]
-    est = CARTClassifier(splitter="dics_paper", n_candidates=10, fallback=False,
-                         random_state=0, max_depth=8).fit(ds.X, ds.y)
+    est = CARTClassifier(
+        splitter="dics_paper", n_candidates=10, fallback=False, random_state=0, max_depth=8
+    ).fit(ds.X, ds.y)
     assert 0 < est.node_candidates_.max() <= 10
     full = CARTClassifier(splitter="dics_paper", random_state=0, max_depth=8).fit(ds.X, ds.y)
     assert est.n_candidates_evaluated_ < full.n_candidates_evaluated_
@@ -299,8 +314,9 @@ def test_dics_per_node_sampling_evaluates_at_most_k(bundled):
 def test_dics_remove_used_entries_shrinks_the_dictionary(bundled):
     ds = bundled["iris"]
     kept = CARTClassifier(splitter="dics_paper", random_state=0, fallback=False).fit(ds.X, ds.y)
-    removed = CARTClassifier(splitter="dics_paper", random_state=0, fallback=False,
-                             dics_remove_used=True).fit(ds.X, ds.y)
+    removed = CARTClassifier(
+        splitter="dics_paper", random_state=0, fallback=False, dics_remove_used=True
+    ).fit(ds.X, ds.y)
     assert removed.n_candidates_evaluated_ < kept.n_candidates_evaluated_
 
 
@@ -311,7 +327,8 @@ def test_random_strategy_is_reproducible(bundled):
     c = CARTClassifier(splitter="random", random_state=4).fit(ds.X, ds.y)
     np.testing.assert_array_equal(a.tree_.threshold, b.tree_.threshold)
     assert a.tree_.node_count != c.tree_.node_count or not np.array_equal(
-        a.tree_.threshold, c.tree_.threshold)
+        a.tree_.threshold, c.tree_.threshold
+    )
 
 
 def test_max_features_is_reproducible_and_random(bundled):
@@ -434,8 +451,14 @@ def _best_subset_gain(codes, y, kind, K=2):
             mask = np.isin(codes, (cats[0], *left))
             if mask.all():
                 continue
-            g = parent - (mask.sum() * _impurity(y[mask], kind, K)
-                          + (~mask).sum() * _impurity(y[~mask], kind, K)) / n
+            g = (
+                parent
+                - (
+                    mask.sum() * _impurity(y[mask], kind, K)
+                    + (~mask).sum() * _impurity(y[~mask], kind, K)
+                )
+                / n
+            )
             best = max(best, g)
     return best
 
@@ -469,9 +492,10 @@ def test_categorical_split_equals_exhaustive_subset_search(kind):
             continue
         assert root_gain(est) == pytest.approx(expect, rel=1e-9, abs=1e-12), trial
         # the left set routes the rows
-        left = est.tree_.cat_values[est.tree_.cat_offsets[0]:est.tree_.cat_offsets[1]]
-        np.testing.assert_array_equal(est.apply(X) == est.tree_.children_left[0],
-                                      np.isin(codes, left))
+        left = est.tree_.cat_values[est.tree_.cat_offsets[0] : est.tree_.cat_offsets[1]]
+        np.testing.assert_array_equal(
+            est.apply(X) == est.tree_.children_left[0], np.isin(codes, left)
+        )
 
 
 def test_multiclass_categorical_heuristic_is_never_above_the_optimum():
@@ -520,9 +544,11 @@ def _expected_failures(est):
     return {"check_sample_weight_equivalence_on_dense_data": _WEIGHTS_BY_ROWS}
 
 
-_CHECKED = [CARTClassifier(), CARTRegressor()] + [
-    CARTClassifier(splitter=s, random_state=0) for s in STRATEGIES if s != "exhaustive"
-] + [CARTRegressor(splitter=s, random_state=0) for s in ("dics_paper", "kmeans1d", "kde_valley")]
+_CHECKED = (
+    [CARTClassifier(), CARTRegressor()]
+    + [CARTClassifier(splitter=s, random_state=0) for s in STRATEGIES if s != "exhaustive"]
+    + [CARTRegressor(splitter=s, random_state=0) for s in ("dics_paper", "kmeans1d", "kde_valley")]
+)
 
 
 # check_array_api_input is skipped by scikit-learn itself (SCIPY_ARRAY_API unset); the

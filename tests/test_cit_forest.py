@@ -46,8 +46,9 @@ def test_stratified_sampling_keeps_every_class():
     rng = np.random.default_rng(2)
     X = rng.normal(size=(60, 3))
     y = np.r_[np.zeros(55, int), np.ones(3, int), np.full(2, 2)]
-    f = ConditionalInferenceForestClassifier(n_estimators=5, max_samples=0.5,
-                                             random_state=0).fit(X, y)
+    f = ConditionalInferenceForestClassifier(n_estimators=5, max_samples=0.5, random_state=0).fit(
+        X, y
+    )
     for t in f.estimators_:
         root = t.tree_.value[0, 0]
         assert np.all(root > 0)
@@ -61,8 +62,9 @@ def test_forest_regressor_and_noise():
     f = ConditionalInferenceForestRegressor(n_estimators=5, random_state=0).fit(X, y)
     assert np.argmax(f.feature_importances_) == 2 and f.score(X, y) > 0.7
     yn = rng.normal(size=150)
-    g = ConditionalInferenceForestRegressor(n_estimators=5, max_features=None,
-                                            random_state=0).fit(X, yn)
+    g = ConditionalInferenceForestRegressor(n_estimators=5, max_features=None, random_state=0).fit(
+        X, yn
+    )
     s = g.feature_importances_.sum()
     assert s == 0.0 or s == pytest.approx(1.0)
 
@@ -84,13 +86,16 @@ def test_bootstrap_sizes_as_citrees():
 
     def root_counts(**kw):
         f = ConditionalInferenceForestClassifier(n_estimators=3, random_state=0, **kw).fit(X, y)
-        return [np.rint(t.tree_.value[0, 0] * t.tree_.n_node_samples[0]).astype(int).tolist()
-                for t in f.estimators_]
+        return [
+            np.rint(t.tree_.value[0, 0] * t.tree_.n_node_samples[0]).astype(int).tolist()
+            for t in f.estimators_
+        ]
 
     # ceil(0.29 * 60) = 18 (not round(17.4) = 17): ideal shares 9.3, 5.7, 3.0 -> 9, 6, 3
     assert root_counts(max_samples=0.29) == [[9, 6, 3]] * 3
     assert root_counts(max_samples=1000) == [[31, 19, 10]] * 3  # capped at n
     assert root_counts() == [[31, 19, 10]] * 3
-    f = ConditionalInferenceForestClassifier(n_estimators=3, max_samples=0.29,
-                                             sampling_method="bootstrap", random_state=0)
+    f = ConditionalInferenceForestClassifier(
+        n_estimators=3, max_samples=0.29, sampling_method="bootstrap", random_state=0
+    )
     assert all(t.tree_.n_node_samples[0] == 18 for t in f.fit(X, y).estimators_)

@@ -50,8 +50,9 @@ def wine_tree():
     from sklearn.datasets import load_wine
 
     X, y = load_wine(return_X_y=True)
-    est = ConditionalInferenceTreeClassifier(keep_null=True, feature_scanning=False,
-                                             threshold_scanning=False, random_state=0)
+    est = ConditionalInferenceTreeClassifier(
+        keep_null=True, feature_scanning=False, threshold_scanning=False, random_state=0
+    )
     return est.fit(X, y), X, y
 
 
@@ -96,14 +97,18 @@ def test_node_feature_table_with_scanning_and_leaves():
     assert len(tested) == len(est.node_records_[0]["features"]) and len(table) == 4
     assert tested["significant"].iloc[-1]  # scanning stops at the first significant one
     # a pure leaf (setosa) has no tests at all
-    leaf = next(v for v in range(est.tree_.node_count)
-                if est.tree_.children_left[v] < 0 and est.tree_.impurity[v] == 0)
+    leaf = next(
+        v
+        for v in range(est.tree_.node_count)
+        if est.tree_.children_left[v] < 0 and est.tree_.impurity[v] == 0
+    )
     assert node_feature_table(est, leaf).empty and threshold_table(est, leaf).empty
 
 
 def test_rankings_table_normalises_and_ranks():
-    t = rankings_table({"a": [2.0, 6.0, 0.0], "b": [0.0, 0.0, 0.0], "c": [1, 1, 2]},
-                       ["f0", "f1", "f2"])
+    t = rankings_table(
+        {"a": [2.0, 6.0, 0.0], "b": [0.0, 0.0, 0.0], "c": [1, 1, 2]}, ["f0", "f1", "f2"]
+    )
     # mean importance: f0 (0.25 + 0.25) / 3, f1 (0.75 + 0.25) / 3, f2 (0 + 0.5) / 3
     assert list(t["feature"]) == ["f1", "f0", "f2"]  # the f0 / f2 tie by column order
     assert t["mean"].tolist() == pytest.approx([1 / 3, 1 / 6, 1 / 6])
@@ -174,8 +179,9 @@ def test_cit_tree_figure_labels(wine_tree):
     est, _, _ = wine_tree
     tree = est.tree_
     fig = cit_tree_figure(est, highlight_node=2)
-    ids = sorted(int(v) for tr in fig.data if (tr.meta or {}).get("role") == "nodes"
-                 for v in tr.customdata)
+    ids = sorted(
+        int(v) for tr in fig.data if (tr.meta or {}).get("role") == "nodes" for v in tr.customdata
+    )
     assert ids == list(range(tree.node_count))
     texts = [a.text for a in fig.layout.annotations]
     splits = [v for v in range(tree.node_count) if tree.children_left[v] >= 0]
@@ -183,7 +189,8 @@ def test_cit_tree_figure_labels(wine_tree):
     n_labels = [t for t in texts if "<br>n = " in t]
     assert len(p_labels) == len(splits) and len(n_labels) == tree.n_leaves
     assert sorted(int(t.rsplit("n = ", 1)[1]) for t in n_labels) == sorted(
-        int(tree.n_node_samples[v]) for v in range(tree.node_count) if tree.children_left[v] < 0)
+        int(tree.n_node_samples[v]) for v in range(tree.node_count) if tree.children_left[v] < 0
+    )
     ps = sorted(float(t.rsplit("p = ", 1)[1]) for t in p_labels)
     assert ps == pytest.approx(sorted(float(f"{est.p_value_selector_[v]:.2g}") for v in splits))
     assert any((tr.meta or {}).get("role") == "selected" for tr in fig.data)
@@ -206,15 +213,20 @@ def test_leaf_distribution_fractions_and_boxes(wine_tree):
 
 
 def test_top_k_and_bias_figures():
-    curves = {"A": {"k": [1, 2], "mean": [0.5, 0.7], "std": [0.1, 0.0]},
-              "B": {"k": [1, 2], "mean": [0.6, 0.65], "std": [0.0, 0.05]}}
+    curves = {
+        "A": {"k": [1, 2], "mean": [0.5, 0.7], "std": [0.1, 0.0]},
+        "B": {"k": [1, 2], "mean": [0.6, 0.65], "std": [0.0, 0.05]},
+    }
     fig = top_k_figure(curves)
     assert [tr.name for tr in fig.data] == ["A", "B"]
     assert list(fig.data[1].y) == [0.6, 0.65] and list(fig.data[0].error_y.array) == [0.1, 0.0]
     ticks = top_k_figure({"A": {"k": [1, 2, 3, 5, 10], "mean": [0.5] * 5, "std": [0] * 5}})
     assert list(ticks.layout.xaxis.tickvals) == [1, 2, 3, 5, 10]  # the k values, not even steps
-    fig = selection_bias_figure({"CART": [0.5, 0.25, 0.25], "CIT": [1.0, 0.0, 0.0]},
-                                ["x", "noise 1", "noise 2"], [False, True, True])
+    fig = selection_bias_figure(
+        {"CART": [0.5, 0.25, 0.25], "CIT": [1.0, 0.0, 0.0]},
+        ["x", "noise 1", "noise 2"],
+        [False, True, True],
+    )
     assert [tr.name for tr in fig.data] == ["CART (noise share 50%)", "CIT (noise share 0%)"]
     assert len(fig.layout.shapes) == 2
 
@@ -225,15 +237,36 @@ def test_top_k_steps_equal_top_k_curve():
 
     X, y = load_wine(return_X_y=True)
     ranking = np.arange(13)[::-1]
-    snaps, res = drive(top_k_steps(None, X, y, "classification", {"fixed": ranking},
-                                   [1, 3, 5], learner="knn", n_folds=3, random_state=4))
-    ref = top_k_curve(ranking, X, y, [1, 3, 5], learner="knn", cv=3, task="classification",
-                      random_state=4)
+    snaps, res = drive(
+        top_k_steps(
+            None,
+            X,
+            y,
+            "classification",
+            {"fixed": ranking},
+            [1, 3, 5],
+            learner="knn",
+            n_folds=3,
+            random_state=4,
+        )
+    )
+    ref = top_k_curve(
+        ranking, X, y, [1, 3, 5], learner="knn", cv=3, task="classification", random_state=4
+    )
     assert res["curves"]["fixed"]["mean"] == pytest.approx(ref["mean"])
     assert [s["done"] for s in snaps] == [0, 1, 2, 3]
     with pytest.raises(ValueError, match="smallest class"):
-        drive(top_k_steps(None, X[:20], np.r_[np.zeros(18), 1, 1], "classification",
-                          {"fixed": ranking}, [1], n_folds=3))
+        drive(
+            top_k_steps(
+                None,
+                X[:20],
+                np.r_[np.zeros(18), 1, 1],
+                "classification",
+                {"fixed": ranking},
+                [1],
+                n_folds=3,
+            )
+        )
 
 
 def test_fit_rankings_and_bias_steps():
@@ -241,8 +274,9 @@ def test_fit_rankings_and_bias_steps():
     X = rng.normal(size=(200, 4))
     y = (X[:, 1] > 0).astype(int)
     params = {"n_resamples_selector": "minimum"}
-    snaps, res = drive(fit_rankings_steps(None, X, y, "classification", params,
-                                          n_estimators=5, random_state=0))
+    snaps, res = drive(
+        fit_rankings_steps(None, X, y, "classification", params, n_estimators=5, random_state=0)
+    )
     assert snaps[1]["tree"] is not None and len(snaps[1]["importances"]) == 1  # CIT first
     assert set(res["importances"]) == {"CIT", "CIF", "CART", "Random forest"}
     ref = ConditionalInferenceTreeClassifier(random_state=0, **params).fit(X, y)
@@ -270,29 +304,51 @@ def test_forest_fits_tree_by_tree_so_stop_is_prompt():
     X = rng.normal(size=(150, 5))
     y = (X[:, 0] + 0.5 * rng.normal(size=150) > 0).astype(int)
     params = {"n_resamples_selector": "minimum"}
-    ref = ConditionalInferenceForestClassifier(n_estimators=6, random_state=3, n_jobs=2,
-                                               **params).fit(X, y)
+    ref = ConditionalInferenceForestClassifier(
+        n_estimators=6, random_state=3, n_jobs=2, **params
+    ).fit(X, y)
     f = ConditionalInferenceForestClassifier(n_estimators=6, random_state=3, **params)
     assert list(f.fit_steps(X, y)) == [1, 2, 3, 4, 5, 6]
     assert f.feature_importances_ == pytest.approx(ref.feature_importances_)
     assert np.array_equal(f.predict_proba(X), ref.predict_proba(X))
-    snaps, res = drive(fit_rankings_steps(None, X, y, "classification", params,
-                                          n_estimators=6, random_state=3))
+    snaps, res = drive(
+        fit_rankings_steps(None, X, y, "classification", params, n_estimators=6, random_state=3)
+    )
     partial = [s["done"] for s in snaps if s["done"] % 1]
     assert partial == pytest.approx([3 + k / 6 for k in range(1, 6)])  # CIF is fitted last
     assert res["importances"]["CIF"] == pytest.approx(ref.feature_importances_)
     # the top-k job refits the forest on every training fold, also one tree per step,
     # with the same scores as top_k_curve refitting it in one go
     cif = ConditionalInferenceForestClassifier(n_estimators=4, random_state=3, **params)
-    snaps, res = drive(top_k_steps(None, X, y, "classification", {"CIF": cif}, [1, 2],
-                                   learner="knn", n_folds=3, random_state=1))
-    ref_curve = top_k_curve(cif, X, y, [1, 2], learner="knn", cv=3, task="classification",
-                            random_state=1)
+    snaps, res = drive(
+        top_k_steps(
+            None,
+            X,
+            y,
+            "classification",
+            {"CIF": cif},
+            [1, 2],
+            learner="knn",
+            n_folds=3,
+            random_state=1,
+        )
+    )
+    ref_curve = top_k_curve(
+        cif, X, y, [1, 2], learner="knn", cv=3, task="classification", random_state=1
+    )
     assert res["curves"]["CIF"]["mean"] == pytest.approx(ref_curve["mean"])
     assert sum(1 for s in snaps if s["done"] % 1) == 3 * 3  # 3 folds x trees 1..3 of 4
     # a Job cancelled while the forest grows stops after the current tree
-    job = Job(fit_rankings_steps, X, y, "classification", params, n_estimators=20_000,
-              random_state=3, methods=("CIT", "CIF")).start()
+    job = Job(
+        fit_rankings_steps,
+        X,
+        y,
+        "classification",
+        params,
+        n_estimators=20_000,
+        random_state=3,
+        methods=("CIT", "CIF"),
+    ).start()
     while job.snapshot().latest is None or job.snapshot().latest["done"] < 1.0001:
         assert not job.finished
         job.join(0.05)
@@ -358,7 +414,8 @@ def test_page_classification(app):
     assert {"CIT", "CIF", "CART", "Random forest"} <= set(ranks.columns)
     assert ranks["CIT"].sum() == pytest.approx(1.0)
     assert "fitted_models" in app.session_state and any(
-        k.startswith("CIT, Wine") for k in app.session_state["fitted_models"])
+        k.startswith("CIT, Wine") for k in app.session_state["fitted_models"]
+    )
     # the selection-bias demonstration
     app.number_input(key="ci_n_noise").set_value(5).run()
     app.button(key="ci_bias_run").click().run()
@@ -408,8 +465,16 @@ def test_page_regression_and_top_k(app):
         yield last
         return last
 
-    job = Job(one_fold_then_stop, meta["X"], meta["y"], "regression", {"CIT": np.arange(10)},
-              [1, 3], learner="ridge", n_folds=2).start()
+    job = Job(
+        one_fold_then_stop,
+        meta["X"],
+        meta["y"],
+        "regression",
+        {"CIT": np.arange(10)},
+        [1, 3],
+        learner="ridge",
+        n_folds=2,
+    ).start()
     assert job.join(TIMEOUT)
     app.session_state["ci_topk_job"] = job
     app.run()
@@ -428,9 +493,13 @@ def test_page_categorical_features(app):
     shown = frame(app, "status")
     assert {"island", "sex"} <= set(shown.loc[shown["status"] == "tested", "feature"])
     labels = app.selectbox(key="ci_node_view").options
-    cat_nodes = [v for v in range(est.tree_.node_count)
-                 if est.tree_.feature[v] >= 0 and est.tree_.cat_offsets is not None
-                 and est.tree_.cat_offsets[v + 1] > est.tree_.cat_offsets[v]]
+    cat_nodes = [
+        v
+        for v in range(est.tree_.node_count)
+        if est.tree_.feature[v] >= 0
+        and est.tree_.cat_offsets is not None
+        and est.tree_.cat_offsets[v + 1] > est.tree_.cat_offsets[v]
+    ]
     assert cat_nodes  # island or sex splits somewhere with scanning off
     for v in cat_nodes:  # category names, never codes
         assert re.search(r"in \{[A-Za-z]", labels[v]), labels[v]
@@ -466,8 +535,10 @@ def test_page_keeps_the_chosen_node_across_a_page_switch(app):
     app.switch_page("pages/conditional_inference.py").run()
     assert not app.exception, app.exception
     assert app.selectbox(key="ci_node_view").value == node
-    assert any(f"node {node} has no tests" in i.value.lower() or f"at node {node}:" in i.value
-               for i in list(app.info) + list(app.markdown))
+    assert any(
+        f"node {node} has no tests" in i.value.lower() or f"at node {node}:" in i.value
+        for i in list(app.info) + list(app.markdown)
+    )
     app.button(key="ci_run").click().run()  # a new fit starts at the root again
     assert app.session_state["ci_job"].join(TIMEOUT)
     app.run()
@@ -497,8 +568,9 @@ def test_page_top_k_without_reranking_names_missing_rankings(app):
     open_page(app, "iris")
     meta = app.session_state["ci_job_meta"]
     params = meta["params"]
-    stopped = Job(fit_rankings_steps, meta["X"], meta["y"], "classification", params,
-                  methods=("CIT",)).start()  # what a fit stopped after the tree leaves
+    stopped = Job(
+        fit_rankings_steps, meta["X"], meta["y"], "classification", params, methods=("CIT",)
+    ).start()  # what a fit stopped after the tree leaves
     assert stopped.join(TIMEOUT)
     app.session_state["ci_job"] = stopped
     app.checkbox(key="ci_rerank").uncheck().run()
@@ -512,12 +584,12 @@ def test_page_root_caption_counts_the_features_drawn(app):
     # With 'Features per node' sqrt the caption said "13 features tested at level 0.00385"
     # on wine, while the tree draws ceil(sqrt(13)) = 4 and tests them at 0.05 / 4.
     open_page(app, "wine")
-    assert any("At the root: 13 features tested at level 0.00385" in c.value
-               for c in app.caption)
+    assert any("At the root: 13 features tested at level 0.00385" in c.value for c in app.caption)
     app.selectbox(key="ci_max_features").set_value("sqrt").run()
     assert not app.exception, app.exception
-    assert any("At the root: 4 of 13 features tested at level 0.0125" in c.value
-               for c in app.caption), [c.value for c in app.caption]
+    assert any(
+        "At the root: 4 of 13 features tested at level 0.0125" in c.value for c in app.caption
+    ), [c.value for c in app.caption]
     app.button(key="ci_run").click().run()
     assert app.session_state["ci_job"].join(TIMEOUT)
     rec = app.session_state["ci_job"].result["tree"].node_records_[0]
@@ -532,8 +604,10 @@ def test_page_root_caption_counts_the_permutations_adaptive_stopping_runs(app):
     app.session_state["ci_b_sel_preset"] = "fixed B"
     app.session_state["ci_b_sel"] = 1
     app.run()
-    assert any("At the root: 13 features tested at level 0.00385, up to 260 permutations"
-               in c.value for c in app.caption), [c.value for c in app.caption]
+    assert any(
+        "At the root: 13 features tested at level 0.00385, up to 260 permutations" in c.value
+        for c in app.caption
+    ), [c.value for c in app.caption]
     app.button(key="ci_run").click().run()
     assert app.session_state["ci_job"].join(TIMEOUT)
     rec = app.session_state["ci_job"].result["tree"].node_records_[0]
@@ -547,9 +621,15 @@ def test_page_says_which_stage_made_the_root_a_leaf(app):
     # The single-leaf message used to say "no feature passed the test at the root" even when
     # one did (p 0.333 < level 0.5) and stage B or the minimum impurity decrease refused it.
     open_page(app, "iris")
-    for key, value in dict(ci_alpha_sel=0.5, ci_alpha_spl=0.5, ci_adj_sel=False,
-                           ci_adj_spl=False, ci_es_spl=False, ci_b_spl_preset="fixed B",
-                           ci_b_spl=1).items():
+    for key, value in dict(
+        ci_alpha_sel=0.5,
+        ci_alpha_spl=0.5,
+        ci_adj_sel=False,
+        ci_adj_spl=False,
+        ci_es_spl=False,
+        ci_b_spl_preset="fixed B",
+        ci_b_spl=1,
+    ).items():
         app.session_state[key] = value
     app.run()
 
@@ -588,25 +668,30 @@ def test_page_ranks_nothing_when_the_trees_cannot_split(app):
     assert ranks["CART rank"].notna().any()
     assert any("CIT and CIF have no split" in c.value for c in app.caption)
     # and the message names the rule that stopped the root (it listed three possible ones)
-    assert any("178 rows, fewer than twice the min. rows per leaf (2 x 100000)" in i.value
-               for i in app.info), [i.value for i in app.info]
+    assert any(
+        "178 rows, fewer than twice the min. rows per leaf (2 x 100000)" in i.value
+        for i in app.info
+    ), [i.value for i in app.info]
     app.session_state["ci_msl"] = 1
     app.session_state["ci_mss"] = 500
     app.button(key="ci_run").click().run()
     assert app.session_state["ci_job"].join(TIMEOUT)
     app.run()
-    assert any("178 rows, fewer than the min. rows to split (500)" in i.value
-               for i in app.info), [i.value for i in app.info]
+    assert any("178 rows, fewer than the min. rows to split (500)" in i.value for i in app.info), [
+        i.value for i in app.info
+    ]
     app.session_state["ci_mss"] = 2
     app.session_state["ci_max_depth"] = 1
     app.button(key="ci_run").click().run()
     assert app.session_state["ci_job"].join(TIMEOUT)
     app.run()
-    leaf = next(v for v in range(3) if app.session_state["ci_job"].result["tree"].tree_
-                .children_left[v] < 0)
+    leaf = next(
+        v for v in range(3) if app.session_state["ci_job"].result["tree"].tree_.children_left[v] < 0
+    )
     app.selectbox(key="ci_node_view").set_value(leaf).run()
-    assert any(f"Node {leaf} has no tests: it sits at the maximum depth (1)" in i.value
-               for i in app.info), [i.value for i in app.info]
+    assert any(
+        f"Node {leaf} has no tests: it sits at the maximum depth (1)" in i.value for i in app.info
+    ), [i.value for i in app.info]
 
 
 # -- browser ---------------------------------------------------------------------------------
@@ -615,8 +700,9 @@ def test_click_a_node_shows_its_tests(page, app_url):
     from playwright.sync_api import expect
 
     page.goto(app_url + "/conditional_inference?ds=wine")
-    expect(page.get_by_role("heading", name="Conditional inference (CIT / CIF)")
-           ).to_be_visible(timeout=90_000)
+    expect(page.get_by_role("heading", name="Conditional inference (CIT / CIF)")).to_be_visible(
+        timeout=90_000
+    )
     expect(page.get_by_text(re.compile(r"Stage A at node 0:"))).to_be_visible(timeout=60_000)
     # the forests for the rankings finish in the background; then the page is idle
     expect(page.get_by_text(re.compile(r"Fit times: .*CIF \d"))).to_be_visible(timeout=120_000)
@@ -629,10 +715,12 @@ def test_click_a_node_shows_its_tests(page, app_url):
     node_id = page.evaluate(
         "() => { const gd = document.querySelector('[data-testid=stPlotlyChart] "
         ".js-plotly-plot'); const t = gd._fullData.find(t => t.meta && t.meta.role === 'nodes');"
-        " return t.customdata[1]; }")  # (plotly decodes customdata in _fullData)
+        " return t.customdata[1]; }"
+    )  # (plotly decodes customdata in _fullData)
     points.nth(1).click(force=True)
-    expect(page.get_by_text(re.compile(rf"Stage A at node {node_id}:"))
-           ).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(re.compile(rf"Stage A at node {node_id}:"))).to_be_visible(
+        timeout=30_000
+    )
     expect(page.get_by_test_id("stException")).to_have_count(0)
     grid = page.get_by_test_id("stDataFrame").first
     expect(grid).to_be_visible()

@@ -66,7 +66,8 @@ def test_beta_cdf_matches_scipy():
         for n in (1, 20, 57, 300):
             for L in sorted({0, 1, min(3, n), n // 2, n}):
                 assert beta_cdf_int(alpha, n, L) == pytest.approx(
-                    stats.beta.cdf(alpha, 1 + L, 1 + n - L), abs=1e-10)
+                    stats.beta.cdf(alpha, 1 + L, 1 + n - L), abs=1e-10
+                )
 
 
 def test_presets():
@@ -175,19 +176,23 @@ def test_shared_splitter_tests_equal_one_by_one():
     f = np.zeros(200)
     pos = np.array([30, 60, 90, 120, 150])
     for adaptive in (False, True):
-        shared = splitter_tests(True, y, f, pos, 0, 2, 199, 7, alpha=0.01, adaptive=adaptive,
-                                keep_null=True)
+        shared = splitter_tests(
+            True, y, f, pos, 0, 2, 199, 7, alpha=0.01, adaptive=adaptive, keep_null=True
+        )
         for q, r in zip(pos, shared, strict=True):
-            one = splitter_test(True, y, f, int(q), 0, 2, 199, 7, alpha=0.01,
-                                adaptive=adaptive, keep_null=True)
+            one = splitter_test(
+                True, y, f, int(q), 0, 2, 199, 7, alpha=0.01, adaptive=adaptive, keep_null=True
+            )
             assert (r.p_value, r.n_permutations) == (one.p_value, one.n_permutations)
             np.testing.assert_allclose(r.null, one.null, rtol=1e-12)
     yr = rng.normal(size=50)
-    shared = splitter_tests(False, np.zeros(50, dtype=np.int64), yr, np.array([10, 25]), 2, 1,
-                            49, 3)
-    assert shared[1].p_value == splitter_test(False, np.zeros(50, dtype=np.int64), yr, 25, 2,
-                                              1, 49, 3).p_value
-
+    shared = splitter_tests(
+        False, np.zeros(50, dtype=np.int64), yr, np.array([10, 25]), 2, 1, 49, 3
+    )
+    assert (
+        shared[1].p_value
+        == splitter_test(False, np.zeros(50, dtype=np.int64), yr, 25, 2, 1, 49, 3).p_value
+    )
 
 
 @pytest.mark.parametrize("adaptive", [False, True])
@@ -205,12 +210,15 @@ def test_splitter_tests_stop_at_first_significant(adaptive):
         y = (np.arange(n) > rng.integers(5, n - 5)).astype(np.int64)
         y[rng.integers(0, n, int(rng.integers(0, n // 2)))] ^= 1
         f = np.zeros(n)
-        pos = rng.permutation(np.arange(3, n - 3))[:int(rng.integers(2, 12))]
+        pos = rng.permutation(np.arange(3, n - 3))[: int(rng.integers(2, 12))]
         alpha = float(rng.choice([0.005, 0.02, 0.05]))
-        got = splitter_tests(True, y, f, pos, 0, 2, 299, rep, alpha=alpha, adaptive=adaptive,
-                             stop_at_first=True)
-        one = [splitter_test(True, y, f, int(q), 0, 2, 299, rep, alpha=alpha,
-                             adaptive=adaptive) for q in pos]
+        got = splitter_tests(
+            True, y, f, pos, 0, 2, 299, rep, alpha=alpha, adaptive=adaptive, stop_at_first=True
+        )
+        one = [
+            splitter_test(True, y, f, int(q), 0, 2, 299, rep, alpha=alpha, adaptive=adaptive)
+            for q in pos
+        ]
         sig = [i for i, r in enumerate(one) if r.p_value < alpha]
         want = sig[0] + 1 if sig else len(pos)
         assert len(got) == want
@@ -218,6 +226,7 @@ def test_splitter_tests_stop_at_first_significant(adaptive):
             assert (r.p_value, r.n_permutations) == (o.p_value, o.n_permutations)
         cuts.add("none" if not sig else ("first" if want == 1 else "later"))
     assert cuts == {"none", "first", "later"}
+
 
 def test_one_thread_kernels_equal_parallel_ones():
     """Small blocks run in the ``*_serial`` twins: the same permutations, the same values."""
@@ -232,17 +241,34 @@ def test_one_thread_kernels_equal_parallel_ones():
     w = np.ones(n)
     pos = np.array([5, 30, 55], dtype=np.int64)
     for code in (0, 1, 2, 3):
-        np.testing.assert_array_equal(P.selector_null(code, x, a, 3, yc, yv, 2, 7, 40, 11),
-                                      P.selector_null_serial(code, x, a, 3, yc, yv, 2, 7, 40, 11))
+        np.testing.assert_array_equal(
+            P.selector_null(code, x, a, 3, yc, yv, 2, 7, 40, 11),
+            P.selector_null_serial(code, x, a, 3, yc, yv, 2, 7, 40, 11),
+        )
     for clf, crit, k in ((True, 0, 2), (True, 1, 2), (False, 2, 1)):
         np.testing.assert_array_equal(
             P.splitter_null(clf, yc, yv, w, 30, crit, k, 3, 40, 11),
-            P.splitter_null_serial(clf, yc, yv, w, 30, crit, k, 3, 40, 11))
+            P.splitter_null_serial(clf, yc, yv, w, 30, crit, k, 3, 40, 11),
+        )
         np.testing.assert_array_equal(
             P.splitter_null_all(clf, yc, yv, w, pos, crit, k, 3, 40, 11),
-            P.splitter_null_all_serial(clf, yc, yv, w, pos, crit, k, 3, 40, 11))
+            P.splitter_null_all_serial(clf, yc, yv, w, pos, crit, k, 3, 40, 11),
+        )
     # the dispatcher switches on the work, never on the values
-    big = P._null(P.selector_null, P.selector_null_serial, P.PARALLEL_MIN_WORK, 0, x, a, 3, yc,
-                  yv, 2, 0, 50, 1)
+    big = P._null(
+        P.selector_null,
+        P.selector_null_serial,
+        P.PARALLEL_MIN_WORK,
+        0,
+        x,
+        a,
+        3,
+        yc,
+        yv,
+        2,
+        0,
+        50,
+        1,
+    )
     small = P._null(P.selector_null, P.selector_null_serial, 0, 0, x, a, 3, yc, yv, 2, 0, 50, 1)
     np.testing.assert_array_equal(big, small)

@@ -19,9 +19,15 @@ def test_fixed_ranking_matches_cross_val_score():
     assert res["k"].tolist() == [1, 3, 5] and res["scores"].shape == (5, 3)
     cv = StratifiedKFold(5, shuffle=True, random_state=0)
     for j, k in enumerate([1, 3, 5]):
-        ref = cross_val_score(make_pipeline(StandardScaler(), LogisticRegression(
-            class_weight="balanced", max_iter=1000)), X[:, rank[:k]], y, cv=cv,
-            scoring="balanced_accuracy")
+        ref = cross_val_score(
+            make_pipeline(
+                StandardScaler(), LogisticRegression(class_weight="balanced", max_iter=1000)
+            ),
+            X[:, rank[:k]],
+            y,
+            cv=cv,
+            scoring="balanced_accuracy",
+        )
         np.testing.assert_allclose(res["scores"][:, j], ref)
 
 
@@ -33,9 +39,16 @@ def test_learners_are_the_cit_papers_settings():
     X, y = load_wine(return_X_y=True)
     cv = StratifiedKFold(5, shuffle=True, random_state=0)
     res = top_k_curve(np.array([2]), X, y, [1], "knn", 5, random_state=0)
-    scores = {w: cross_val_score(make_pipeline(StandardScaler(), KNeighborsClassifier(
-        5, weights=w)), X[:, [2]], y, cv=cv, scoring="balanced_accuracy") for w in
-        ("distance", "uniform")}
+    scores = {
+        w: cross_val_score(
+            make_pipeline(StandardScaler(), KNeighborsClassifier(5, weights=w)),
+            X[:, [2]],
+            y,
+            cv=cv,
+            scoring="balanced_accuracy",
+        )
+        for w in ("distance", "uniform")
+    }
     np.testing.assert_allclose(res["scores"][:, 0], scores["distance"])
     assert not np.allclose(scores["distance"], scores["uniform"])
 
@@ -43,8 +56,15 @@ def test_learners_are_the_cit_papers_settings():
 def test_estimator_ranking_per_fold_and_progress():
     X, y = load_wine(return_X_y=True)
     seen = []
-    res = top_k_curve(ConditionalInferenceTreeClassifier(random_state=0), X, y, [1, 2, 30],
-                      "knn", 3, progress=seen.append)
+    res = top_k_curve(
+        ConditionalInferenceTreeClassifier(random_state=0),
+        X,
+        y,
+        [1, 2, 30],
+        "knn",
+        3,
+        progress=seen.append,
+    )
     assert seen == pytest.approx([1 / 3, 2 / 3, 1.0])
     assert res["k"].tolist() == [1, 2, 13] and len(res["rankings"]) == 3
     assert res["mean"][-1] > 0.85
@@ -60,8 +80,7 @@ def test_ranking_ties():
     for p in (2, 5, 13, 16, 40):
         for _ in range(50):
             imp = rng.integers(0, 4, size=p) / 4.0  # many ties
-            np.testing.assert_array_equal(ranking_of(imp, ties="numpy"),
-                                          np.argsort(imp)[::-1])
+            np.testing.assert_array_equal(ranking_of(imp, ties="numpy"), np.argsort(imp)[::-1])
             np.testing.assert_array_equal(ranking_of(imp), np.lexsort((np.arange(p), -imp)))
     with pytest.raises(ValueError, match="ties"):
         ranking_of([1.0], ties="random")
@@ -113,8 +132,9 @@ def test_top_k_steps_fit_a_forest_on_the_standardised_training_fold():
 
     X, y = load_wine(return_X_y=True)
     _ScaleProbe.seen = []
-    gen = top_k_steps(None, X, y, "classification", {"probe": _StepProbe()}, [2],
-                      n_folds=3, random_state=0)
+    gen = top_k_steps(
+        None, X, y, "classification", {"probe": _StepProbe()}, [2], n_folds=3, random_state=0
+    )
     try:
         while True:
             next(gen)
@@ -165,8 +185,9 @@ def test_ranker_keeps_categorical_codes_on_the_standardised_fold(cat):
     class _CatStepProbe(_CatProbe, _StepProbe):
         pass
 
-    gen = top_k_steps(None, X, y, "classification", {"probe": _CatStepProbe(cat)}, [1],
-                      n_folds=3, random_state=0)
+    gen = top_k_steps(
+        None, X, y, "classification", {"probe": _CatStepProbe(cat)}, [1], n_folds=3, random_state=0
+    )
     for _ in gen:
         pass
     for Xfit, (tr, _) in zip(_ScaleProbe.seen, folds, strict=True):
@@ -181,12 +202,19 @@ def test_top_k_with_categorical_cit_and_cif():
     from engine.cit.steps import top_k_steps
 
     X, y = _categorical_data()
-    res = top_k_curve(ConditionalInferenceTreeClassifier(categorical_features=[0],
-                                                         random_state=0),
-                      X, y, [1], "logistic", 3, task="classification")
+    res = top_k_curve(
+        ConditionalInferenceTreeClassifier(categorical_features=[0], random_state=0),
+        X,
+        y,
+        [1],
+        "logistic",
+        3,
+        task="classification",
+    )
     assert all(r[0] == 0 for r in res["rankings"])
-    forest = ConditionalInferenceForestClassifier(n_estimators=5, categorical_features=[0],
-                                                  random_state=0, n_jobs=1)
+    forest = ConditionalInferenceForestClassifier(
+        n_estimators=5, categorical_features=[0], random_state=0, n_jobs=1
+    )
     gen = top_k_steps(None, X, y, "classification", {"CIF": forest}, [1], n_folds=3)
     try:
         while True:
@@ -208,11 +236,13 @@ def test_ranker_training_fold_reads_categorical_features_as_the_tree_does():
     raw = np.array([[0.0, 5.0, 2.0], [1.0, 6.0, 0.0], [2.0, 7.0, 1.0]])
     scaled = (raw - raw.mean(0)) / raw.std(0)
     for cf in ([False, False, True], [2], [-1]):
-        out = ranker_training_fold(ConditionalInferenceTreeClassifier(categorical_features=cf),
-                                   raw, scaled)
+        out = ranker_training_fold(
+            ConditionalInferenceTreeClassifier(categorical_features=cf), raw, scaled
+        )
         np.testing.assert_array_equal(out[:, 2], raw[:, 2])
         np.testing.assert_array_equal(out[:, :2], scaled[:, :2])
     assert ranker_training_fold(DecisionTreeClassifier(), raw, scaled) is scaled
     with pytest.raises(IndexError):
-        ranker_training_fold(ConditionalInferenceTreeClassifier(categorical_features=[3]), raw,
-                             scaled)
+        ranker_training_fold(
+            ConditionalInferenceTreeClassifier(categorical_features=[3]), raw, scaled
+        )

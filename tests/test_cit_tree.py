@@ -48,16 +48,18 @@ def test_k_is_capped_at_the_midpoints_as_in_citrees():
     np.testing.assert_allclose(p, mid)  # 19 percentiles of 19 points: the points
     # 'sqrt' and fractions count unique values: 10 unique -> ceil(sqrt(10)) = 4 bins
     x10 = np.arange(10.0)
-    np.testing.assert_allclose(threshold_candidates(x10, "histogram", "sqrt"),
-                               np.linspace(0.5, 8.5, 5))
+    np.testing.assert_allclose(
+        threshold_candidates(x10, "histogram", "sqrt"), np.linspace(0.5, 8.5, 5)
+    )
     # ceil(0.55 * 10) = 6 (on the 9 midpoints it would be ceil(4.95) = 5)
     assert threshold_candidates(x10, "random", 0.55, rng=0).size == 6
     # in a tree: stage B tests |u| thresholds at alpha / |u|
     rng = np.random.default_rng(1)
     xs = rng.integers(0, 20, size=300).astype(float)
     y = (xs > 9).astype(int)
-    m = ConditionalInferenceTreeClassifier(threshold_method="histogram", max_thresholds=256,
-                                           max_depth=1, random_state=0).fit(xs[:, None], y)
+    m = ConditionalInferenceTreeClassifier(
+        threshold_method="histogram", max_thresholds=256, max_depth=1, random_state=0
+    ).fit(xs[:, None], y)
     rec = m.node_records_[0]
     assert len(rec["candidate_thresholds"]) == 20
     assert rec["alpha_splitter"] == pytest.approx(0.05 / 20)
@@ -93,9 +95,14 @@ def test_perfect_separation_stage_b_p_value_and_records():
     X = rng.normal(size=(80, 3))
     y = (X[:, 1] > 0.2).astype(int)
     m = ConditionalInferenceTreeClassifier(
-        n_resamples_selector=99, n_resamples_splitter=99, early_stopping_selector=None,
-        early_stopping_splitter=None, adjust_alpha_splitter=False, keep_null=True,
-        random_state=0).fit(X, y)
+        n_resamples_selector=99,
+        n_resamples_splitter=99,
+        early_stopping_selector=None,
+        early_stopping_splitter=None,
+        adjust_alpha_splitter=False,
+        keep_null=True,
+        random_state=0,
+    ).fit(X, y)
     assert m.tree_.feature[0] == 1
     assert m.p_value_splitter_[0] == pytest.approx(1 / 100)
     # an integer B is multiplied by the number of tests under Bonferroni (as citrees)
@@ -146,8 +153,12 @@ def test_threshold_methods_and_selectors_fit():
     for method in ("exact", "random", "percentile", "histogram"):
         for selector in ("mc", "mi"):
             m = ConditionalInferenceTreeClassifier(
-                selector=selector, threshold_method=method, max_thresholds=10,
-                feature_scanning=method != "random", random_state=0).fit(X, y)
+                selector=selector,
+                threshold_method=method,
+                max_thresholds=10,
+                feature_scanning=method != "random",
+                random_state=0,
+            ).fit(X, y)
             assert m.score(X, y) > 0.8
             assert m.feature_importances_[2] < 0.2
 
@@ -167,9 +178,12 @@ def test_categorical_feature_set_split():
 def test_bad_parameters():
     X = np.zeros((10, 2))
     y = np.arange(10) % 2
-    for kw, match in (({"selector": "pc"}, "selector"), ({"alpha_selector": 2}, "alpha"),
-                      ({"n_resamples_selector": "lots"}, "n_resamples"),
-                      ({"min_samples_leaf": 0}, "min_samples_leaf")):
+    for kw, match in (
+        ({"selector": "pc"}, "selector"),
+        ({"alpha_selector": 2}, "alpha"),
+        ({"n_resamples_selector": "lots"}, "n_resamples"),
+        ({"min_samples_leaf": 0}, "min_samples_leaf"),
+    ):
         with pytest.raises(ValueError, match=match):
             ConditionalInferenceTreeClassifier(**kw).fit(X, y)
 
@@ -178,8 +192,12 @@ def test_registered_in_compare():
     from engine.compare import REGISTRY
 
     spec = REGISTRY["treelab_cit"]
-    assert {p.name for p in spec.params} >= {"alpha_selector", "n_resamples_selector",
-                                            "max_depth", "min_samples_leaf"}
+    assert {p.name for p in spec.params} >= {
+        "alpha_selector",
+        "n_resamples_selector",
+        "max_depth",
+        "min_samples_leaf",
+    }
     m = spec.make("regression", 0, max_depth=2)
     assert isinstance(m, ConditionalInferenceTreeRegressor) and m.max_depth == 2
     assert spec.make("classification", 0, max_depth=0).max_depth is None
@@ -190,10 +208,16 @@ def test_adaptive_tree_same_splits_fewer_permutations():
     X = rng.normal(size=(300, 5))
     y = (X[:, 0] + X[:, 3] > 0).astype(int)
     fixed = ConditionalInferenceTreeClassifier(
-        early_stopping_selector=None, early_stopping_splitter=None, threshold_method="histogram",
-        max_thresholds=16, max_depth=2, random_state=0).fit(X, y)
+        early_stopping_selector=None,
+        early_stopping_splitter=None,
+        threshold_method="histogram",
+        max_thresholds=16,
+        max_depth=2,
+        random_state=0,
+    ).fit(X, y)
     ada = ConditionalInferenceTreeClassifier(
-        threshold_method="histogram", max_thresholds=16, max_depth=2, random_state=0).fit(X, y)
+        threshold_method="histogram", max_thresholds=16, max_depth=2, random_state=0
+    ).fit(X, y)
     inner = ~fixed.tree_.is_leaf
     assert inner.sum() >= 3
     np.testing.assert_array_equal(fixed.tree_.feature, ada.tree_.feature)
@@ -208,18 +232,24 @@ def test_feature_muting_is_subtree_local():
     rng = np.random.default_rng(7)
     X = rng.normal(size=(400, 4))
     y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=400) > 0).astype(int)
-    m = ConditionalInferenceTreeClassifier(max_depth=1, random_state=0,
-                                           feature_scanning=False).fit(X, y)
+    m = ConditionalInferenceTreeClassifier(max_depth=1, random_state=0, feature_scanning=False).fit(
+        X, y
+    )
     rec = m.node_records_[0]
     # without scanning every feature is tested at the root; the noise ones are muted
     assert sorted(rec["features"]) == [0, 1, 2, 3]
-    on = ConditionalInferenceTreeClassifier(max_depth=3, random_state=0,
-                                            feature_scanning=False).fit(X, y)
-    off = ConditionalInferenceTreeClassifier(max_depth=3, random_state=0, feature_muting=False,
-                                             feature_scanning=False).fit(X, y)
+    on = ConditionalInferenceTreeClassifier(
+        max_depth=3, random_state=0, feature_scanning=False
+    ).fit(X, y)
+    off = ConditionalInferenceTreeClassifier(
+        max_depth=3, random_state=0, feature_muting=False, feature_scanning=False
+    ).fit(X, y)
     root = on.node_records_[0]
-    kept = {f for f, p in zip(root["features"], root["p_values"], strict=True)
-            if p < root["alpha_selector"]}
+    kept = {
+        f
+        for f, p in zip(root["features"], root["p_values"], strict=True)
+        if p < root["alpha_selector"]
+    }
     assert 0 in kept and kept != {0, 1, 2, 3}
     checked = 0
     for node in np.flatnonzero(~on.tree_.is_leaf & (on.tree_.depth == 1)):
@@ -257,8 +287,9 @@ def test_threshold_scanning_stops_the_shared_run_at_the_first_significant(monkey
         return out
 
     monkeypatch.setattr(cit_tree, "splitter_tests", spy)
-    fit = ConditionalInferenceTreeClassifier(threshold_method="histogram", max_thresholds=256,
-                                             random_state=0).fit(X, y)
+    fit = ConditionalInferenceTreeClassifier(
+        threshold_method="histogram", max_thresholds=256, random_state=0
+    ).fit(X, y)
     assert seen, "no node went past its first threshold: the case is not exercised"
     assert any(sent > 10 * got for sent, got in seen)  # the case of the docstring
     tested = [len(r["thresholds"]) for r in fit.node_records_ if len(r.get("thresholds", [])) > 1]
@@ -269,5 +300,5 @@ def test_threshold_scanning_stops_the_shared_run_at_the_first_significant(monkey
             order = np.argsort(np.asarray(r["candidate_threshold_statistics"]), kind="stable")
             # the thresholds recorded are the candidates in ascending impurity, up to the
             # first significant one
-            assert r["thresholds"] == [float(t) for t in cand[order[:len(r["thresholds"])]]]
+            assert r["thresholds"] == [float(t) for t in cand[order[: len(r["thresholds"])]]]
             assert all(p >= r["alpha_splitter"] for p in r["threshold_p_values"][:-1])

@@ -20,8 +20,9 @@ from engine.jobs import Job
 
 def _ds(X, y, task):
     n_classes = int(y.max()) + 1 if task == "classification" else 0
-    return SimpleNamespace(X=np.ascontiguousarray(X, dtype=np.float64), y=y, task=task,
-                           n_classes=n_classes)
+    return SimpleNamespace(
+        X=np.ascontiguousarray(X, dtype=np.float64), y=y, task=task, n_classes=n_classes
+    )
 
 
 def _run(ds, models, **kw):
@@ -37,11 +38,17 @@ def test_accuracy_equals_sklearn_cross_validate_on_same_folds():
     job = _run(ds, {"sklearn_tree": {"max_depth": 3}}, n_splits=5, random_state=7)
     res = job.result
     cv = StratifiedKFold(5, shuffle=True, random_state=7)
-    ref = cross_validate(DecisionTreeClassifier(max_depth=3, random_state=7), X, y, cv=cv,
-                         scoring=["accuracy", "neg_log_loss"])
+    ref = cross_validate(
+        DecisionTreeClassifier(max_depth=3, random_state=7),
+        X,
+        y,
+        cv=cv,
+        scoring=["accuracy", "neg_log_loss"],
+    )
     np.testing.assert_allclose(res.folds["accuracy"].to_numpy(), ref["test_accuracy"])
-    np.testing.assert_allclose(res.folds["log_loss"].to_numpy(), -ref["test_neg_log_loss"],
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        res.folds["log_loss"].to_numpy(), -ref["test_neg_log_loss"], rtol=1e-6
+    )
     assert res.summary.loc[0, "folds"] == 5
     assert res.summary.loc[0, "accuracy"] == pytest.approx(ref["test_accuracy"].mean())
     assert res.models["sklearn_tree"].get_depth() <= 3
@@ -52,11 +59,18 @@ def test_accuracy_equals_sklearn_cross_validate_on_same_folds():
 def test_regression_metrics_and_three_models():
     X, y = load_diabetes(return_X_y=True)
     ds = _ds(X, y, "regression")
-    res = _run(ds, {"sklearn_tree": {"max_depth": 3},
-                    "sklearn_forest": {"n_estimators": 10},
-                    "sklearn_boosting": {"n_estimators": 20}}, n_splits=3).result
-    assert list(res.summary["model"]) == [REGISTRY[k].label for k in
-                                          ("sklearn_tree", "sklearn_forest", "sklearn_boosting")]
+    res = _run(
+        ds,
+        {
+            "sklearn_tree": {"max_depth": 3},
+            "sklearn_forest": {"n_estimators": 10},
+            "sklearn_boosting": {"n_estimators": 20},
+        },
+        n_splits=3,
+    ).result
+    assert list(res.summary["model"]) == [
+        REGISTRY[k].label for k in ("sklearn_tree", "sklearn_forest", "sklearn_boosting")
+    ]
     assert {"r2", "rmse", "fit_seconds", "n_leaves", "depth"} <= set(res.summary.columns)
     # RMSE and R^2 agree: R^2 = 1 - MSE / Var(y_test) for each fold
     assert (res.folds["rmse"] > 0).all()
@@ -73,12 +87,15 @@ def test_single_row_test_folds_are_reported():
     plan = plan_comparison(ds, {"sklearn_tree": {}}, n_splits=10)
     single = sum(len(te) == 1 for _, te in plan.folds)
     assert single == 8
-    assert any("8 of the 10 test folds have a single row" in n and "at most 6 folds" in n
-               for n in plan.notes), plan.notes
+    assert any(
+        "8 of the 10 test folds have a single row" in n and "at most 6 folds" in n
+        for n in plan.notes
+    ), plan.notes
     res = _run(ds, {"sklearn_tree": {}}, n_splits=10).result
     assert res.folds["r2"].isna().sum() == 8 and res.warnings == plan.notes
-    assert not any("single row" in n
-                   for n in plan_comparison(ds, {"sklearn_tree": {}}, n_splits=6).notes)
+    assert not any(
+        "single row" in n for n in plan_comparison(ds, {"sklearn_tree": {}}, n_splits=6).notes
+    )
     # leave-one-out: no fold has an R²; 3 rows: no fold count gives R² on every fold
     loo = plan_comparison(ds, {"sklearn_tree": {}}, n_splits=12).notes
     assert any("no fold has an R²" in n and "at most 6 folds" in n for n in loo), loo
@@ -102,13 +119,16 @@ def test_stop_keeps_finished_folds():
     assert len(job.result["rows"]) == job.result["completed"]
 
 
-@pytest.mark.parametrize("models, n_splits, match", [
-    ({"nope": {}}, 5, "Unknown model"),
-    ({"sklearn_tree": {"max_depth": -3}}, 5, "max_depth"),
-    ({"sklearn_tree": {"bogus": 1}}, 5, "unknown parameter"),
-    ({}, 5, "at least one model"),
-    ({"sklearn_tree": {}}, 1, "number of folds"),
-])
+@pytest.mark.parametrize(
+    "models, n_splits, match",
+    [
+        ({"nope": {}}, 5, "Unknown model"),
+        ({"sklearn_tree": {"max_depth": -3}}, 5, "max_depth"),
+        ({"sklearn_tree": {"bogus": 1}}, 5, "unknown parameter"),
+        ({}, 5, "at least one model"),
+        ({"sklearn_tree": {}}, 1, "number of folds"),
+    ],
+)
 def test_bad_requests_fail_before_fitting(models, n_splits, match):
     X, y = load_iris(return_X_y=True)
     ds = _ds(X, y.astype(np.int64), "classification")
@@ -135,10 +155,15 @@ def test_folds_are_stratified_and_partition_rows():
 def test_same_model_twice_with_labels_and_candidates_column():
     X, y = load_iris(return_X_y=True)
     ds = _ds(X, y.astype(np.int64), "classification")
-    plan = plan_comparison(ds, [("sklearn_tree", {"max_depth": 1}, "stump"),
-                                ("sklearn_tree", {"max_depth": 4}, "depth 4"),
-                                ("treelab_cart", {"splitter": "quantile", "max_depth": 4})],
-                           n_splits=3)
+    plan = plan_comparison(
+        ds,
+        [
+            ("sklearn_tree", {"max_depth": 1}, "stump"),
+            ("sklearn_tree", {"max_depth": 4}, "depth 4"),
+            ("treelab_cart", {"splitter": "quantile", "max_depth": 4}),
+        ],
+        n_splits=3,
+    )
     assert list(plan.estimators) == ["sklearn_tree", "sklearn_tree#2", "treelab_cart"]
     job = Job(cross_validate_steps, plan, budget=120).start()
     assert job.join(120) and job.status == "done", job.error

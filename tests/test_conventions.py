@@ -18,12 +18,15 @@ def _engine_modules():
 
 def test_engine_never_imports_streamlit():
     """SPEC 0.1: the engine is a library; importing all of it must not pull in streamlit."""
-    code = ("import importlib, pkgutil, sys, engine\n"
-            "for m in pkgutil.walk_packages(engine.__path__, 'engine.'):\n"
-            "    importlib.import_module(m.name)\n"
-            "sys.exit(3 if 'streamlit' in sys.modules else 0)\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
+    code = (
+        "import importlib, pkgutil, sys, engine\n"
+        "for m in pkgutil.walk_packages(engine.__path__, 'engine.'):\n"
+        "    importlib.import_module(m.name)\n"
+        "sys.exit(3 if 'streamlit' in sys.modules else 0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:] or "engine imported streamlit"
 
 

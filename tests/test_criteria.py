@@ -38,8 +38,10 @@ def _mse(y, w):
 def _decrease(imp, y, w, left, *args):
     W = w.sum()
     wl, wr = w[left].sum(), w[~left].sum()
-    return imp(y, w, *args) - wl / W * imp(y[left], w[left], *args) - wr / W * imp(
-        y[~left], w[~left], *args
+    return (
+        imp(y, w, *args)
+        - wl / W * imp(y[left], w[left], *args)
+        - wr / W * imp(y[~left], w[~left], *args)
     )
 
 
@@ -62,9 +64,7 @@ def test_node_impurities_match_the_formulas(data):
     assert C.gini(counts, counts.sum()) == pytest.approx(_gini(y, w, K), abs=1e-12)
     assert C.entropy(counts, counts.sum()) == pytest.approx(_entropy(y, w, K), abs=1e-12)
     assert C.class_impurity(counts, counts.sum(), C.GINI) == pytest.approx(_gini(y, w, K))
-    assert C.class_impurity(counts, counts.sum(), C.ENTROPY) == pytest.approx(
-        _entropy(y, w, K)
-    )
+    assert C.class_impurity(counts, counts.sum(), C.ENTROPY) == pytest.approx(_entropy(y, w, K))
     W, S, Q = w.sum(), np.sum(w * yr), np.sum(w * yr * yr)
     assert C.squared_error(W, S, Q) == pytest.approx(_mse(yr, w), abs=1e-10)
 
@@ -178,9 +178,14 @@ def test_root_gain_equals_scikit_learn_stump(criterion):
         y = (x + rng.normal(scale=0.7, size=200) > 0).astype(np.int64)
         sk = DecisionTreeClassifier(max_depth=1, criterion=criterion).fit(x[:, None], y)
     t = sk.tree_
-    expect = t.impurity[0] - (
-        t.weighted_n_node_samples[1] * t.impurity[1] + t.weighted_n_node_samples[2] * t.impurity[2]
-    ) / t.weighted_n_node_samples[0]
+    expect = (
+        t.impurity[0]
+        - (
+            t.weighted_n_node_samples[1] * t.impurity[1]
+            + t.weighted_n_node_samples[2] * t.impurity[2]
+        )
+        / t.weighted_n_node_samples[0]
+    )
     thresholds, gains = C.exhaustive_gains(x.astype(np.float32).astype(float), y, criterion)
     assert gains.max() == pytest.approx(expect, rel=1e-9)
     assert thresholds[np.argmax(gains)] == pytest.approx(t.threshold[0], rel=1e-6)

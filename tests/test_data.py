@@ -186,8 +186,12 @@ def test_blank_rows_dropped_and_counted():
 
 def test_booleans():
     df, rep = load("booleans.csv")
-    assert rep.dtypes == {"smoker": "boolean", "active": "boolean", "flag": "boolean",
-                          "n": "integer"}
+    assert rep.dtypes == {
+        "smoker": "boolean",
+        "active": "boolean",
+        "flag": "boolean",
+        "n": "integer",
+    }
     assert df["smoker"].dtype == bool
     assert df["smoker"].tolist() == [True, False, True, False]
     assert df["active"].tolist() == [True, False, True, False]
@@ -386,8 +390,7 @@ def test_make_dataset_arrays():
     assert ds.feature_names == ["num", "colour", "flag", "level"]
     assert ds.is_categorical.tolist() == [False, True, True, True]
     assert ds.is_categorical.dtype == bool
-    assert ds.categories == {1: ["blue", "green", "red"], 2: ["False", "True"],
-                             3: ["1", "2", "3"]}
+    assert ds.categories == {1: ["blue", "green", "red"], 2: ["False", "True"], 3: ["1", "2", "3"]}
     assert ds.X[:, 0].tolist() == [0.5, 1.5, 2.5, 3.5, 4.5, 5.5]
     assert ds.X[:, 1].tolist() == [2, 0, 2, 1, 0, 2]
     assert ds.X[:, 2].tolist() == [1, 0, 1, 1, 0, 0]
@@ -410,8 +413,7 @@ def test_categories_natural_order():
     assert ds.categories[0] == ["2", "10", "33"]
     ds = make_dataset(df, "y")  # not declared categorical: numeric
     assert not ds.is_categorical[0] and ds.categories == {}
-    df["c"] = pd.Categorical(["lo", "hi", "mid", "lo", "hi", "mid"],
-                             categories=["lo", "mid", "hi"])
+    df["c"] = pd.Categorical(["lo", "hi", "mid", "lo", "hi", "mid"], categories=["lo", "mid", "hi"])
     ds = make_dataset(df, "y")
     assert ds.categories[1] == ["lo", "mid", "hi"]
 
@@ -536,8 +538,9 @@ def test_no_feature_columns():
 
 
 def test_too_many_categories():
-    df = pd.DataFrame({"name": [f"person {i}" for i in range(60)], "x": np.arange(60.0),
-                       "y": [0, 1] * 30})
+    df = pd.DataFrame(
+        {"name": [f"person {i}" for i in range(60)], "x": np.arange(60.0), "y": [0, 1] * 30}
+    )
     err = error_of(make_dataset, df, "y")
     msg = str(err)
     assert "'name'" in msg and "60 different values" in msg and "max_categories" in msg
@@ -585,9 +588,13 @@ def test_dates_rejected():
 
 
 def test_object_columns_of_numbers_and_bools():
-    df = pd.DataFrame({"n": pd.Series([1, 2.5, 3, 4, 5], dtype=object),
-                       "b": pd.Series([True, False, None, True, False], dtype=object),
-                       "y": [0, 1, 0, 1, 0]})
+    df = pd.DataFrame(
+        {
+            "n": pd.Series([1, 2.5, 3, 4, 5], dtype=object),
+            "b": pd.Series([True, False, None, True, False], dtype=object),
+            "y": [0, 1, 0, 1, 0],
+        }
+    )
     ds = make_dataset(df, "y", missing="drop")
     assert ds.is_categorical.tolist() == [False, True]
     assert ds.categories == {1: ["False", "True"]}
@@ -665,13 +672,45 @@ def test_unknown_bundled_dataset():
 # ---------------------------------------------------------------------------------------
 
 SAFE_TEXT = st.text(st.characters(exclude_categories=("Cs", "Cc")), max_size=6)
-NASTY = st.sampled_from(["", "?", "NA", "inf", "-inf", "1e999", "nan", "yes", "no", "TRUE",
-                         "1,5", "1.234,5", "1,234", "a;b", '"', "'", " ", "-", "0", "x",
-                         "é", "日本", "\t", "1e5", "NULL", "None", "a\nb", "\r"])
-CELLS = st.one_of(NASTY, st.integers(-1000, 1000).map(str),
-                  st.floats(allow_nan=True, allow_infinity=True).map(repr), SAFE_TEXT)
-NAMES = st.one_of(st.sampled_from(["a", "b", "", " ", "x.1", "Unnamed: 1", "é", "a;b"]),
-                  SAFE_TEXT)
+NASTY = st.sampled_from(
+    [
+        "",
+        "?",
+        "NA",
+        "inf",
+        "-inf",
+        "1e999",
+        "nan",
+        "yes",
+        "no",
+        "TRUE",
+        "1,5",
+        "1.234,5",
+        "1,234",
+        "a;b",
+        '"',
+        "'",
+        " ",
+        "-",
+        "0",
+        "x",
+        "é",
+        "日本",
+        "\t",
+        "1e5",
+        "NULL",
+        "None",
+        "a\nb",
+        "\r",
+    ]
+)
+CELLS = st.one_of(
+    NASTY,
+    st.integers(-1000, 1000).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    SAFE_TEXT,
+)
+NAMES = st.one_of(st.sampled_from(["a", "b", "", " ", "x.1", "Unnamed: 1", "é", "a;b"]), SAFE_TEXT)
 
 
 @st.composite
@@ -689,8 +728,7 @@ def column(draw, n_rows: int) -> list[str]:
     else:  # anything, control characters included
         base = st.one_of(CELLS, st.text(max_size=3))
     noise = draw(st.sampled_from([0.0, 0.05, 0.3]))
-    return [draw(CELLS) if draw(st.floats(0, 1)) < noise else draw(base)
-            for _ in range(n_rows)]
+    return [draw(CELLS) if draw(st.floats(0, 1)) < noise else draw(base) for _ in range(n_rows)]
 
 
 @st.composite
@@ -710,8 +748,7 @@ def csv_bytes(draw) -> bytes:
         rows[draw(st.integers(0, len(rows) - 1))].append(draw(CELLS))
     delim = draw(st.sampled_from([",", ";", "\t", "|"]))
     buf = io.StringIO()
-    writer = csv.writer(buf, delimiter=delim,
-                        lineterminator=draw(st.sampled_from(["\n", "\r\n"])))
+    writer = csv.writer(buf, delimiter=delim, lineterminator=draw(st.sampled_from(["\n", "\r\n"])))
     writer.writerow(header)
     writer.writerows(rows)
     enc = draw(st.sampled_from(["utf-8", "utf-8", "utf-8-sig", "cp1252", "utf-16"]))
@@ -734,8 +771,9 @@ def test_property_load_or_dataerror(raw, data):
     task = data.draw(st.sampled_from([None, "classification", "regression"]))
     missing = data.draw(st.sampled_from(["error", "drop"]))
     try:
-        ds = make_dataset(df, target, task=task, missing=missing,
-                          min_class_count=data.draw(st.integers(1, 2)))
+        ds = make_dataset(
+            df, target, task=task, missing=missing, min_class_count=data.draw(st.integers(1, 2))
+        )
     except DataError as exc:
         assert str(exc)
         return

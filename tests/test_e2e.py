@@ -14,16 +14,19 @@ pytestmark = pytest.mark.e2e
 
 SEMICOLON_CSV = (
     "Länge;Breite;Sorte\n"
-    + "".join(f"{1 + (i % 7) * 0.5:.1f};{2 + (i % 5) * 0.25:.2f};{'ja' if i % 3 else 'nein'}\n"
-              for i in range(60))
+    + "".join(
+        f"{1 + (i % 7) * 0.5:.1f};{2 + (i % 5) * 0.25:.2f};{'ja' if i % 3 else 'nein'}\n"
+        for i in range(60)
+    )
 ).replace(".", ",")
 
 
 def wait_idle(page: Page, timeout: float = 60_000) -> None:
     """Wait until the Streamlit script has finished its run (no sleeps)."""
     page.wait_for_timeout(300)
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
-                           timeout=timeout)
+    page.wait_for_selector(
+        '[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout
+    )
 
 
 def no_exception(page: Page) -> None:
@@ -85,7 +88,8 @@ def test_new_user_flow(page: Page, app_url, tmp_path):
     expect(charts).to_have_count(2)
     n_traces = page.evaluate(
         "() => Array.from(document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot'))"
-        ".map(e => e.data.length)")
+        ".map(e => e.data.length)"
+    )
     assert n_traces[0] >= 3  # one bar per model and metric panel
     page.screenshot(path=tmp_path / "04_results.png", full_page=True)
     print("screenshots in", tmp_path)
@@ -102,8 +106,9 @@ def test_split_strategies_page(page: Page, app_url, tmp_path):
     node = page.get_by_test_id("stPlotlyChart").first.locator(".scatterlayer .trace path.point")
     node.nth(1).click(force=True)
     wait_idle(page)
-    expect(page.get_by_role("heading", name=re.compile(r"Candidates at node [1-9]"))
-           ).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("heading", name=re.compile(r"Candidates at node [1-9]"))).to_be_visible(
+        timeout=30_000
+    )
     # drop two strategies from the multiselect
     for name in ("random", "kde_valley"):
         page.get_by_role("button", name=re.compile(f"Remove {name}")).first.click()
@@ -111,7 +116,8 @@ def test_split_strategies_page(page: Page, app_url, tmp_path):
     no_exception(page)
     n_traces = page.evaluate(  # "N candidates" or "1 candidate"
         "() => document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')[1]"
-        ".data.filter(t => t.name && t.name.includes('candidate')).length")
+        ".data.filter(t => t.name && t.name.includes('candidate')).length"
+    )
     assert n_traces == 4  # exhaustive, quantile, dics_paper, class_centroid
     page.screenshot(path=tmp_path / "split_strategies.png", full_page=True)
     page.get_by_role("button", name="Run").click()

@@ -51,10 +51,19 @@ def test_class_count_bars():
 
 
 def test_cv_summary_has_one_panel_per_metric():
-    summary = pd.DataFrame({"model": ["A", "B"], "folds": [5, 5], "accuracy": [0.9, 0.8],
-                            "accuracy_std": [0.01, 0.02], "log_loss": [0.3, 0.5],
-                            "log_loss_std": [0.1, 0.1], "fit_seconds": [0.1, 1.0],
-                            "n_leaves": [8, 800], "depth": [3, 9]})
+    summary = pd.DataFrame(
+        {
+            "model": ["A", "B"],
+            "folds": [5, 5],
+            "accuracy": [0.9, 0.8],
+            "accuracy_std": [0.01, 0.02],
+            "log_loss": [0.3, 0.5],
+            "log_loss_std": [0.1, 0.1],
+            "fit_seconds": [0.1, 1.0],
+            "n_leaves": [8, 800],
+            "depth": [3, 9],
+        }
+    )
     fig = cv_summary_figure(summary, "classification")
     axes = {(t.xaxis, t.yaxis) for t in fig.data}
     assert len(axes) == 4  # accuracy, log-loss, fit time, leaves in separate panels

@@ -125,8 +125,10 @@ def test_context_should_stop_inside_a_long_step():
     assert job.status == "cancelled"
 
 
-@pytest.mark.parametrize("kwargs, exc", [({"budget": 0}, ValueError), ({"budget": -1}, ValueError),
-                                         ({"max_history": 1}, ValueError)])
+@pytest.mark.parametrize(
+    "kwargs, exc",
+    [({"budget": 0}, ValueError), ({"budget": -1}, ValueError), ({"max_history": 1}, ValueError)],
+)
 def test_bad_parameters(kwargs, exc):
     with pytest.raises(exc):
         Job(ticker, 1, **kwargs)
@@ -165,6 +167,7 @@ def test_snapshot_reads_do_not_race_with_worker():
 def test_history_never_exceeds_max_history(max_history):
     """Whatever the number of steps, the history keeps the bound, the first and the latest."""
     for n_steps in range(1, 60):
+
         def steps(ctx, n=n_steps):
             yield from range(n)
             return "ok"

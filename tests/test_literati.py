@@ -94,7 +94,7 @@ def tree_objective(est, X, y):
     for i in range(len(y)):
         node = 0
         while t.children_left[node] >= 0:
-            u = t.bp_values[t.bp_offsets[node]: t.bp_offsets[node + 1]]
+            u = t.bp_values[t.bp_offsets[node] : t.bp_offsets[node + 1]]
             go = _route(X[i, t.feature[node]], u)
             node = t.children_left[node] if go else t.children_right[node]
         leaf[i] = node
@@ -126,35 +126,55 @@ def _exact(**kw):
 
 _BRUTE_CASES = [
     (seed, n, p, C, D, k, lam, alpha)
-    for seed, (n, p, C, D, k, lam, alpha) in enumerate([
-        (10, 2, 2, 1, 1, 0.5, 0.5), (12, 2, 2, 1, 2, 0.5, 0.25), (11, 3, 3, 1, 2, 0.2, 0.3),
-        (9, 2, 2, 2, 1, 0.3, 0.3), (10, 2, 3, 2, 2, 0.5, 0.25), (12, 3, 2, 2, 2, 0.1, 0.4),
-        (12, 2, 2, 2, 2, 1.0, 0.0), (8, 3, 3, 2, 2, 0.25, 0.75), (12, 2, 3, 2, 1, 0.0, 0.6),
-        (12, 3, 2, 2, 2, 0.6, 0.1), (10, 3, 2, 2, 2, 0.05, 0.05), (12, 2, 2, 2, 2, 2.0, 0.5),
-    ])
+    for seed, (n, p, C, D, k, lam, alpha) in enumerate(
+        [
+            (10, 2, 2, 1, 1, 0.5, 0.5),
+            (12, 2, 2, 1, 2, 0.5, 0.25),
+            (11, 3, 3, 1, 2, 0.2, 0.3),
+            (9, 2, 2, 2, 1, 0.3, 0.3),
+            (10, 2, 3, 2, 2, 0.5, 0.25),
+            (12, 3, 2, 2, 2, 0.1, 0.4),
+            (12, 2, 2, 2, 2, 1.0, 0.0),
+            (8, 3, 3, 2, 2, 0.25, 0.75),
+            (12, 2, 3, 2, 1, 0.0, 0.6),
+            (12, 3, 2, 2, 2, 0.6, 0.1),
+            (10, 3, 2, 2, 2, 0.05, 0.05),
+            (12, 2, 2, 2, 2, 2.0, 0.5),
+        ]
+    )
 ]
 
 
 @pytest.mark.parametrize("seed,n,p,C,D,k,lam,alpha", _BRUTE_CASES)
 def test_solved_objective_equals_brute_force(seed, n, p, C, D, k, lam, alpha):
     X, y = _random_data(seed, n, p, C)
-    est = _exact(max_depth=D, max_breakpoints=k, split_penalty=lam,
-                 breakpoint_penalty=alpha).fit(X, y)
+    est = _exact(max_depth=D, max_breakpoints=k, split_penalty=lam, breakpoint_penalty=alpha).fit(
+        X, y
+    )
     assert est.proven_optimal_
     assert est.objective_ == pytest.approx(brute_force(X, y, D, k, lam, alpha), abs=1e-9)
     assert est.lower_bound_ == pytest.approx(est.objective_, abs=1e-9)
     assert tree_objective(est, X, y)[0] == pytest.approx(est.objective_, abs=1e-9)
 
 
-@pytest.mark.parametrize("seed,C,D,k,lam,alpha", [
-    (40, 4, 2, 1, 0.5, 0.5), (41, 4, 2, 2, 0.25, 0.25), (42, 5, 2, 1, 0.3, 0.2),
-    (43, 5, 2, 2, 0.1, 0.1), (44, 4, 1, 2, 0.2, 0.2), (45, 6, 2, 1, 0.0, 0.5)])
+@pytest.mark.parametrize(
+    "seed,C,D,k,lam,alpha",
+    [
+        (40, 4, 2, 1, 0.5, 0.5),
+        (41, 4, 2, 2, 0.25, 0.25),
+        (42, 5, 2, 1, 0.3, 0.2),
+        (43, 5, 2, 2, 0.1, 0.1),
+        (44, 4, 1, 2, 0.2, 0.2),
+        (45, 6, 2, 1, 0.0, 0.5),
+    ],
+)
 def test_many_classes_equal_brute_force(seed, C, D, k, lam, alpha):
     """Three or more classes exercise the class-count lower bound (it then exceeds SPEC's
     min(Err, lambda + alpha)); the solved objective must still be the brute-force optimum."""
     X, y = _random_data(seed, 12, 2, C)
-    est = _exact(max_depth=D, max_breakpoints=k, split_penalty=lam,
-                 breakpoint_penalty=alpha).fit(X, y)
+    est = _exact(max_depth=D, max_breakpoints=k, split_penalty=lam, breakpoint_penalty=alpha).fit(
+        X, y
+    )
     assert est.proven_optimal_
     assert est.objective_ == pytest.approx(brute_force(X, y, D, k, lam, alpha), abs=1e-9)
 
@@ -167,8 +187,7 @@ def test_class_count_bound_values():
 
     x = np.repeat(np.arange(4.0), 10)[:, None]
     y = np.repeat(np.arange(4), 10)
-    s = AOStarSearch(np.ascontiguousarray(x), y, 4, 2, 1, 0.5, 0.5, [0], 100,
-                     greedy_seed=False)
+    s = AOStarSearch(np.ascontiguousarray(x), y, 4, 2, 1, 0.5, 0.5, [0], 100, greedy_seed=False)
     counts = np.array([10, 10, 10, 10])
     assert s._class_lb(counts, 0) == 30  # a leaf
     assert s._class_lb(counts, 1) == 1 + 20  # two leaves, one split
@@ -180,8 +199,9 @@ def test_class_count_bound_values():
     assert s.root.lb == pytest.approx(3.0)
 
 
-@pytest.mark.parametrize("seed,leaves,D,C", [(5, [4, 3], 2, 3), (6, [3, 3], 2, 2),
-                                             (7, [4, 3, 2], 3, 3), (8, None, 2, 3)])
+@pytest.mark.parametrize(
+    "seed,leaves,D,C", [(5, [4, 3], 2, 3), (6, [3, 3], 2, 2), (7, [4, 3, 2], 3, 3), (8, None, 2, 3)]
+)
 def test_plain_thresholds_equal_brute_force(seed, leaves, D, C):
     """K_max = 1 has its own depth-1 paths (a prefix scan over the bins instead of the
     alternating DP; with every midpoint, one scan over the sorted rows): equal to the brute
@@ -190,18 +210,25 @@ def test_plain_thresholds_equal_brute_force(seed, leaves, D, C):
     n = 12 if D == 2 else 10
     X = np.round(rng.normal(size=(n, 2)) * 8) / 8
     y = rng.integers(0, C, size=n)
-    est = LiteratiClassifier(max_depth=D, max_breakpoints=1, split_penalty=0.3,
-                             breakpoint_penalty=0.2,
-                             candidate_leaves=None if leaves is None else tuple(leaves),
-                             time_limit=60).fit(X, y)
+    est = LiteratiClassifier(
+        max_depth=D,
+        max_breakpoints=1,
+        split_penalty=0.3,
+        breakpoint_penalty=0.2,
+        candidate_leaves=None if leaves is None else tuple(leaves),
+        time_limit=60,
+    ).fit(X, y)
     assert est.proven_optimal_
     assert est.objective_ == pytest.approx(
-        brute_force(X, y, D, 1, 0.3, 0.2, leaves=leaves), abs=1e-9)
+        brute_force(X, y, D, 1, 0.3, 0.2, leaves=leaves), abs=1e-9
+    )
     assert tree_objective(est, X, y)[0] == pytest.approx(est.objective_, abs=1e-9)
 
 
-@pytest.mark.parametrize("seed,leaves,D", [(0, [3, 2], 2), (1, [4, 3], 2), (2, [2], 2),
-                                           (3, [3, 2], 3), (4, [4, 3, 2], 3)])
+@pytest.mark.parametrize(
+    "seed,leaves,D",
+    [(0, [3, 2], 2), (1, [4, 3], 2), (2, [2], 2), (3, [3, 2], 3), (4, [4, 3, 2], 3)],
+)
 def test_finite_candidates_equal_brute_force_over_the_same_candidates(seed, leaves, D):
     """B_d < infinity: optimal within the candidate space, where the candidates of every
     data state come from scikit-learn's univariate CART with at most B_d leaves (at D = 3
@@ -210,12 +237,18 @@ def test_finite_candidates_equal_brute_force_over_the_same_candidates(seed, leav
     n = 12 if D == 2 else 10
     X = np.round(rng.normal(size=(n, 2)) * 8) / 8  # float32-exact values
     y = rng.integers(0, 2, size=n)
-    est = LiteratiClassifier(max_depth=D, max_breakpoints=2, split_penalty=0.3,
-                             breakpoint_penalty=0.2, candidate_leaves=tuple(leaves),
-                             time_limit=60).fit(X, y)
+    est = LiteratiClassifier(
+        max_depth=D,
+        max_breakpoints=2,
+        split_penalty=0.3,
+        breakpoint_penalty=0.2,
+        candidate_leaves=tuple(leaves),
+        time_limit=60,
+    ).fit(X, y)
     assert est.proven_optimal_
     assert est.objective_ == pytest.approx(
-        brute_force(X, y, D, 2, 0.3, 0.2, leaves=leaves), abs=1e-9)
+        brute_force(X, y, D, 2, 0.3, 0.2, leaves=leaves), abs=1e-9
+    )
 
 
 def test_univariate_candidates_equal_scikit_learn_cart():
@@ -240,20 +273,27 @@ def _sandwich():
 @pytest.mark.parametrize("D,k,expected", [(1, 1, 4.0), (1, 2, 1.5), (2, 1, 2.0), (2, 2, 1.5)])
 def test_sandwich(D, k, expected):
     X, y = _sandwich()
-    est = _exact(max_depth=D, max_breakpoints=k, split_penalty=0.5,
-                 breakpoint_penalty=0.5).fit(X, y)
+    est = _exact(max_depth=D, max_breakpoints=k, split_penalty=0.5, breakpoint_penalty=0.5).fit(
+        X, y
+    )
     assert est.proven_optimal_ and est.objective_ == pytest.approx(expected)
     if (D, k) == (1, 2):
         np.testing.assert_allclose(est.tree_.bp_values, [3.5, 7.5])
         assert est.objective_breakdown_ == {
-            "errors": 0, "n_splits": 1, "n_breakpoints": 2, "split_cost": 0.5,
-            "breakpoint_cost": 1.0, "objective": 1.5}
+            "errors": 0,
+            "n_splits": 1,
+            "n_breakpoints": 2,
+            "split_cost": 0.5,
+            "breakpoint_cost": 1.0,
+            "objective": 1.5,
+        }
 
 
 def test_sandwich_leaf_wins_when_breakpoints_are_dear():
     X, y = _sandwich()
-    est = _exact(max_depth=1, max_breakpoints=2, split_penalty=3.0,
-                 breakpoint_penalty=0.6).fit(X, y)
+    est = _exact(max_depth=1, max_breakpoints=2, split_penalty=3.0, breakpoint_penalty=0.6).fit(
+        X, y
+    )
     assert est.objective_ == pytest.approx(4.0) and est.tree_.node_count == 1
 
 
@@ -267,12 +307,14 @@ def _xor():
     return np.array(X), np.array(y)
 
 
-@pytest.mark.parametrize("D,k,expected", [(1, 1, 6.0), (1, 2, 6.0), (1, 3, 6.0), (2, 1, 3.0),
-                                          (2, 2, 3.0)])
+@pytest.mark.parametrize(
+    "D,k,expected", [(1, 1, 6.0), (1, 2, 6.0), (1, 3, 6.0), (2, 1, 3.0), (2, 2, 3.0)]
+)
 def test_xor(D, k, expected):
     X, y = _xor()
-    est = _exact(max_depth=D, max_breakpoints=k, split_penalty=0.5,
-                 breakpoint_penalty=0.5).fit(X, y)
+    est = _exact(max_depth=D, max_breakpoints=k, split_penalty=0.5, breakpoint_penalty=0.5).fit(
+        X, y
+    )
     assert est.proven_optimal_ and est.objective_ == pytest.approx(expected)
 
 
@@ -285,18 +327,22 @@ def _pystreed_optimum(X, y, D, cost):
             cols.append((X[:, j] <= t).astype(np.int64))
     Xb = np.column_stack(cols)
     n = len(y)
-    m = pystreed.STreeDClassifier(optimization_task="cost-complex-accuracy", max_depth=D,
-                                  cost_complexity=cost / n, time_limit=60).fit(Xb, y)
+    m = pystreed.STreeDClassifier(
+        optimization_task="cost-complex-accuracy",
+        max_depth=D,
+        cost_complexity=cost / n,
+        time_limit=60,
+    ).fit(Xb, y)
     return float((m.predict(Xb) != y).sum() + cost * (m.get_n_leaves() - 1))
 
 
 def test_kmax1_equals_pystreed_on_iris():
     df, _, entry = load_bundled("iris")
     ds = make_dataset(df, entry["target"])
-    for D, lam, alpha, expected in [(2, 0.5, 0.5, 8.0), (1, 0.25, 0.75, 51.0),
-                                    (2, 2.0, 3.0, 16.0)]:
-        est = _exact(max_depth=D, max_breakpoints=1, split_penalty=lam,
-                     breakpoint_penalty=alpha).fit(ds.X, ds.y)
+    for D, lam, alpha, expected in [(2, 0.5, 0.5, 8.0), (1, 0.25, 0.75, 51.0), (2, 2.0, 3.0, 16.0)]:
+        est = _exact(
+            max_depth=D, max_breakpoints=1, split_penalty=lam, breakpoint_penalty=alpha
+        ).fit(ds.X, ds.y)
         assert est.proven_optimal_
         assert est.objective_ == pytest.approx(expected)
         assert est.objective_ == pytest.approx(_pystreed_optimum(ds.X, ds.y, D, lam + alpha))
@@ -311,8 +357,9 @@ def test_kmax1_equals_pystreed_on_random_data(seed):
     y[rng.random(n) < 0.2] ^= 1
     cost = [0.5, 1.0, 1.5, 3.0][seed]
     D = 2 if seed < 2 else 3
-    est = _exact(max_depth=D, max_breakpoints=1, split_penalty=cost / 2,
-                 breakpoint_penalty=cost / 2).fit(X, y)
+    est = _exact(
+        max_depth=D, max_breakpoints=1, split_penalty=cost / 2, breakpoint_penalty=cost / 2
+    ).fit(X, y)
     assert est.proven_optimal_
     assert est.objective_ == pytest.approx(_pystreed_optimum(X, y, D, cost))
 
@@ -332,13 +379,15 @@ def test_similarity_bounds_keep_the_optimum(seed):
     y = (((X[:, 0] > 0) ^ (X[:, 1] > 0.3)).astype(int) + (X[:, 2] > 0.8)) % C
     y[rng.random(n) < 0.25] = rng.integers(0, C)
     for D in (3, 4):
-        est = _exact(max_depth=D, max_breakpoints=1, split_penalty=0.5,
-                     breakpoint_penalty=0.5).fit(X, y)
+        est = _exact(max_depth=D, max_breakpoints=1, split_penalty=0.5, breakpoint_penalty=0.5).fit(
+            X, y
+        )
         assert est.proven_optimal_
         assert est.objective_ == pytest.approx(_pystreed_optimum(X, y, D, 1.0)), D
     X, y = _random_data(seed, 10, 2, C)
-    est = _exact(max_depth=3, max_breakpoints=2, split_penalty=0.3,
-                 breakpoint_penalty=0.2).fit(X, y)
+    est = _exact(max_depth=3, max_breakpoints=2, split_penalty=0.3, breakpoint_penalty=0.2).fit(
+        X, y
+    )
     assert est.proven_optimal_
     assert est.objective_ == pytest.approx(brute_force(X, y, 3, 2, 0.3, 0.2), abs=1e-9)
 
@@ -349,8 +398,9 @@ def test_optimum_is_non_increasing_in_kmax_and_depth():
         values = {}
         for D in (1, 2, 3):
             for k in (1, 2, 3):
-                est = _exact(max_depth=D, max_breakpoints=k, split_penalty=0.4,
-                             breakpoint_penalty=0.3).fit(X, y)
+                est = _exact(
+                    max_depth=D, max_breakpoints=k, split_penalty=0.4, breakpoint_penalty=0.3
+                ).fit(X, y)
                 assert est.proven_optimal_
                 values[D, k] = est.objective_
         for D in (1, 2, 3):
@@ -427,9 +477,14 @@ def test_predictions_route_as_the_shape_functions_say():
     rng = np.random.default_rng(1)
     X = rng.uniform(0, 10, size=(120, 3))
     y = ((np.floor(X[:, 0]) % 3 == 0) ^ (X[:, 1] > 5)).astype(int)
-    est = LiteratiClassifier(max_depth=2, max_breakpoints=4, split_penalty=0.5,
-                             breakpoint_penalty=0.5, candidate_leaves=8,
-                             time_limit=20).fit(X, y)
+    est = LiteratiClassifier(
+        max_depth=2,
+        max_breakpoints=4,
+        split_penalty=0.5,
+        breakpoint_penalty=0.5,
+        candidate_leaves=8,
+        time_limit=20,
+    ).fit(X, y)
     t = est.tree_
     assert np.diff(t.bp_offsets).max() >= 2  # real shape functions are in the tree
     Xt = rng.uniform(-1, 11, size=(500, 3))
@@ -438,9 +493,10 @@ def test_predictions_route_as_the_shape_functions_say():
     for row in Xt:
         node = 0
         while t.children_left[node] >= 0:
-            u = t.bp_values[t.bp_offsets[node]: t.bp_offsets[node + 1]]
-            node = t.children_left[node] if _route(row[t.feature[node]], u) else \
-                t.children_right[node]
+            u = t.bp_values[t.bp_offsets[node] : t.bp_offsets[node + 1]]
+            node = (
+                t.children_left[node] if _route(row[t.feature[node]], u) else t.children_right[node]
+            )
         expected_leaf.append(node)
     expected_leaf = np.array(expected_leaf)
     np.testing.assert_array_equal(est.apply(Xt), expected_leaf)
@@ -450,7 +506,7 @@ def test_predictions_route_as_the_shape_functions_say():
     np.testing.assert_array_equal(t.predict(Xt), majority[expected_leaf])
     np.testing.assert_allclose(est.predict_proba(Xt), t.value[expected_leaf, 0, :])
     for i in np.flatnonzero(t.children_left >= 0):
-        u = t.bp_values[t.bp_offsets[i]: t.bp_offsets[i + 1]]
+        u = t.bp_values[t.bp_offsets[i] : t.bp_offsets[i + 1]]
         assert np.all(np.diff(u) > 0) and t.threshold[i] == u[0]
     path = t.decision_path(Xt[0])
     assert path[-1] == expected_leaf[0]
@@ -458,8 +514,9 @@ def test_predictions_route_as_the_shape_functions_say():
 
 def test_shape_route():
     x = np.array([0.0, 3.5, 3.6, 7.5, 7.6, 12.0])
-    np.testing.assert_array_equal(shape_route(x, [3.5, 7.5]),
-                                  [True, True, False, False, True, True])
+    np.testing.assert_array_equal(
+        shape_route(x, [3.5, 7.5]), [True, True, False, False, True, True]
+    )
     np.testing.assert_array_equal(shape_route(x, [3.5]), x <= 3.5)
     with pytest.raises(ValueError, match="strictly increasing"):
         shape_route(x, [2.0, 1.0])
@@ -486,10 +543,10 @@ def test_small_cache_stays_bounded_and_evicts(wine):
     search = est.start(wine.X, wine.y)
     while not search.step(max_seconds=0.05):
         # at most the cache plus the protected states (incumbent tree + selection path)
-        assert len(search.engine._cache) <= cache + 2 ** D + D + 1
+        assert len(search.engine._cache) <= cache + 2**D + D + 1
     tr = search.trace()
     assert tr.evictions.iloc[-1] > 0
-    assert tr.cache_size.max() <= cache + 2 ** D + D + 1
+    assert tr.cache_size.max() <= cache + 2**D + D + 1
     _check_trace(search, wine.X, wine.y)
 
 
@@ -505,8 +562,16 @@ def test_evictions_never_leave_an_upper_bound_without_its_tree(seed):
     rng = np.random.default_rng(seed)
     X = rng.integers(0, 8, size=(36, 3)).astype(np.float64)
     y = rng.integers(0, 3, size=36)
-    kw = dict(max_depth=4, max_breakpoints=1, split_penalty=0.25, breakpoint_penalty=0.0,
-              candidate_leaves=(4, 3), time_limit=60, cache_size=15, greedy_seed=False)
+    kw = dict(
+        max_depth=4,
+        max_breakpoints=1,
+        split_penalty=0.25,
+        breakpoint_penalty=0.0,
+        candidate_leaves=(4, 3),
+        time_limit=60,
+        cache_size=15,
+        greedy_seed=False,
+    )
     search = LiteratiClassifier(**kw).start(X, y)
     eng = search.engine
     while not eng.root.solved and eng.iterations < 20_000:
@@ -589,20 +654,24 @@ def test_candidate_leaves_above_the_row_count_are_the_row_count():
     greedy = GreedyShapeTreeClassifier(max_depth=2, candidate_leaves=2**64).fit(X, y)
     assert greedy.candidate_leaves_ == [40]
     assert greedy.objective_ == pytest.approx(
-        GreedyShapeTreeClassifier(max_depth=2, candidate_leaves=40).fit(X, y).objective_)
+        GreedyShapeTreeClassifier(max_depth=2, candidate_leaves=40).fit(X, y).objective_
+    )
 
 
-@pytest.mark.parametrize("params,match", [
-    (dict(max_depth=0), "max_depth must be an int in 1..8"),
-    (dict(max_depth=9), "max_depth must be an int in 1..8"),
-    (dict(max_breakpoints=5), "max_breakpoints"),
-    (dict(split_penalty=-1.0), "split_penalty must be a finite number >= 0"),
-    (dict(breakpoint_penalty="x"), "breakpoint_penalty must be a finite number"),
-    (dict(candidate_leaves=1), "candidate_leaves must be an int >= 2"),
-    (dict(candidate_leaves=()), "candidate_leaves must be an int >= 2"),
-    (dict(time_limit=0), "time_limit must be a number of seconds > 0"),
-    (dict(cache_size=0), "cache_size must be an int >= 1"),
-])
+@pytest.mark.parametrize(
+    "params,match",
+    [
+        (dict(max_depth=0), "max_depth must be an int in 1..8"),
+        (dict(max_depth=9), "max_depth must be an int in 1..8"),
+        (dict(max_breakpoints=5), "max_breakpoints"),
+        (dict(split_penalty=-1.0), "split_penalty must be a finite number >= 0"),
+        (dict(breakpoint_penalty="x"), "breakpoint_penalty must be a finite number"),
+        (dict(candidate_leaves=1), "candidate_leaves must be an int >= 2"),
+        (dict(candidate_leaves=()), "candidate_leaves must be an int >= 2"),
+        (dict(time_limit=0), "time_limit must be a number of seconds > 0"),
+        (dict(cache_size=0), "cache_size must be an int >= 1"),
+    ],
+)
 def test_parameters_are_validated(params, match):
     X, y = _random_data(0, 20, 2)
     with pytest.raises(ValueError, match=match):
@@ -656,8 +725,7 @@ def test_search_is_reproducible(wine):
         while search.engine.iterations < 40 and not search.done:
             search.engine.iterate()
             search._refresh_incumbent()
-        trees.append((search.engine.root.lb, search.engine.root.ub,
-                      search.incumbent().to_json()))
+        trees.append((search.engine.root.lb, search.engine.root.ub, search.incumbent().to_json()))
     assert trees[0] == trees[1]
 
 
@@ -678,8 +746,25 @@ def test_depth2_scan_resumed_in_chunks_keeps_an_admissible_bound(wine):
         lb_skip, start, lb = np.inf, 0, 0.0
         while True:
             best, lb_skip, nxt, lb_rest, n_shapes, _ = K.solve_depth2(
-                XT, y, o, C, leaves[0], leaves[1], km, lam, alpha, budget, start, chunk, best,
-                lb_skip, feats, ks, bps, par_min)
+                XT,
+                y,
+                o,
+                C,
+                leaves[0],
+                leaves[1],
+                km,
+                lam,
+                alpha,
+                budget,
+                start,
+                chunk,
+                best,
+                lb_skip,
+                feats,
+                ks,
+                bps,
+                par_min,
+            )
             lb = max(lb, min(best, lb_skip, lb_rest))  # as AOStarSearch._solve_d2
             if nxt >= n_shapes:
                 return best, lb
@@ -723,8 +808,26 @@ def test_depth2_parallel_and_sequential_blocks_agree(name):
         for budget in (np.inf, best0 / 3):
             for par_min in (0, 10**12):
                 feats, ks, bps = np.full(3, -1, np.int64), np.zeros(3, np.int64), np.zeros((3, km))
-                r = K.solve_depth2(XT, y, o, C, 8, 4, km, lam, alpha, budget, 0, 10**9, best0,
-                                   np.inf, feats, ks, bps, par_min)
+                r = K.solve_depth2(
+                    XT,
+                    y,
+                    o,
+                    C,
+                    8,
+                    4,
+                    km,
+                    lam,
+                    alpha,
+                    budget,
+                    0,
+                    10**9,
+                    best0,
+                    np.inf,
+                    feats,
+                    ks,
+                    bps,
+                    par_min,
+                )
                 outs.append((r, feats.tolist(), ks.tolist(), bps.tolist()))
             assert outs[-2] == outs[-1], (trial, budget)
         assert outs[0][0][0] < best0  # a split beats the leaf: the scan did solve shapes

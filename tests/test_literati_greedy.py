@@ -83,13 +83,21 @@ def _sk_nodes(tree, X, y, C):
 
 
 def _greedy_nodes(g, X, idx):
-    return [(nd["feature"], None if nd["bps"] is None else float(nd["bps"][0]),
-             len(nd["idx"]), nd["children"]) for nd in g.nodes(X, idx)]
+    return [
+        (
+            nd["feature"],
+            None if nd["bps"] is None else float(nd["bps"][0]),
+            len(nd["idx"]),
+            nd["children"],
+        )
+        for nd in g.nodes(X, idx)
+    ]
 
 
 def _prune(nodes, errs, cost):
     """Bottom-up pruning of a preorder node list: a subtree becomes a leaf when its leaf
     error is not above ``sum(leaf errors) + cost * splits``; returns the pruned list."""
+
     def value(i):
         if nodes[i][3] is None:
             return errs[i]
@@ -121,9 +129,14 @@ def _estimator_nodes(est):
         if t.children_left[i] < 0:
             out.append((-2, None, int(t.n_node_samples[i]), None))
         else:
-            out.append((int(t.feature[i]), float(t.bp_values[t.bp_offsets[i]]),
-                        int(t.n_node_samples[i]),
-                        (int(t.children_left[i]), int(t.children_right[i]))))
+            out.append(
+                (
+                    int(t.feature[i]),
+                    float(t.bp_values[t.bp_offsets[i]]),
+                    int(t.n_node_samples[i]),
+                    (int(t.children_left[i]), int(t.children_right[i])),
+                )
+            )
     return out
 
 
@@ -146,8 +159,14 @@ def digits():
 #: (seed, n, p, C, D) where scikit-learn's tree has no tie for the best split at any node
 #: (checked by :func:`_sk_nodes`; small deep nodes often tie, e.g. two samples that every
 #: feature separates)
-_CART_CASES = [(1, 300, 3, 2, 3), (0, 250, 4, 3, 3), (2, 400, 5, 2, 4), (1, 200, 3, 3, 2),
-               (4, 500, 2, 2, 4), (3, 600, 4, 2, 4)]
+_CART_CASES = [
+    (1, 300, 3, 2, 3),
+    (0, 250, 4, 3, 3),
+    (2, 400, 5, 2, 4),
+    (1, 200, 3, 3, 2),
+    (4, 500, 2, 2, 4),
+    (3, 600, 4, 2, 4),
+]
 
 
 @pytest.mark.parametrize("seed,n,p,C,D", _CART_CASES)
@@ -156,18 +175,24 @@ def test_kmax1_greedy_tree_splits_like_scikit_learn_cart(seed, n, p, C, D):
     sk = DecisionTreeClassifier(max_depth=D, criterion="gini", random_state=seed).fit(X, y)
     expected = _sk_nodes(sk, X, y, C)
     idx = np.arange(n, dtype=np.int64)
-    g = greedy_shape_tree(np.ascontiguousarray(X.T), y, C, idx, D, 0, [0], 1, 0.0, 0.0,
-                          prune=False)
+    g = greedy_shape_tree(np.ascontiguousarray(X.T), y, C, idx, D, 0, [0], 1, 0.0, 0.0, prune=False)
     got = _greedy_nodes(g, X, idx)
     assert got == expected  # features, thresholds (float64 midpoints), sizes, structure
     # errors of the unpruned tree = scikit-learn's training errors
     assert g.objective == pytest.approx(np.sum(sk.predict(X) != y))
     # the estimator prunes by the objective: with zero penalties a subtree goes when it
     # does not lower the errors (same rule applied to scikit-learn's tree here)
-    est = GreedyShapeTreeClassifier(max_depth=D, max_breakpoints=1, split_penalty=0.0,
-                                    breakpoint_penalty=0.0, candidate_leaves=None).fit(X, y)
-    leaf_err = [float(n_ - np.bincount(y[nd["idx"]]).max()) for nd, (_, _, n_, _) in
-                zip(g.nodes(X, idx), got, strict=True)]
+    est = GreedyShapeTreeClassifier(
+        max_depth=D,
+        max_breakpoints=1,
+        split_penalty=0.0,
+        breakpoint_penalty=0.0,
+        candidate_leaves=None,
+    ).fit(X, y)
+    leaf_err = [
+        float(n_ - np.bincount(y[nd["idx"]]).max())
+        for nd, (_, _, n_, _) in zip(g.nodes(X, idx), got, strict=True)
+    ]
     assert _estimator_nodes(est) == _prune(expected, leaf_err, 0.0)
     assert est.objective_ == pytest.approx(np.sum(sk.predict(X) != y))
     # (predictions may differ where a merged leaf's majority differs from its parts')
@@ -179,16 +204,31 @@ def test_sandwich_needs_two_breakpoints():
     split {3.5, 7.5} (SPEC's hand case: objective 1.5 with lambda = alpha = 0.5)."""
     X = np.arange(12.0).reshape(-1, 1)
     y = np.array([0] * 4 + [1] * 4 + [0] * 4)
-    est = GreedyShapeTreeClassifier(max_depth=1, max_breakpoints=2, split_penalty=0.5,
-                                    breakpoint_penalty=0.5, candidate_leaves=None).fit(X, y)
+    est = GreedyShapeTreeClassifier(
+        max_depth=1,
+        max_breakpoints=2,
+        split_penalty=0.5,
+        breakpoint_penalty=0.5,
+        candidate_leaves=None,
+    ).fit(X, y)
     np.testing.assert_array_equal(est.tree_.bp_values, [3.5, 7.5])
     assert est.objective_ == pytest.approx(1.5)
-    assert est.objective_breakdown_ == {"errors": 0, "n_splits": 1, "n_breakpoints": 2,
-                                        "split_cost": 0.5, "breakpoint_cost": 1.0,
-                                        "objective": 1.5}
+    assert est.objective_breakdown_ == {
+        "errors": 0,
+        "n_splits": 1,
+        "n_breakpoints": 2,
+        "split_cost": 0.5,
+        "breakpoint_cost": 1.0,
+        "objective": 1.5,
+    }
     # a split dearer than the leaf's 4 errors is pruned
-    est = GreedyShapeTreeClassifier(max_depth=1, max_breakpoints=2, split_penalty=3.0,
-                                    breakpoint_penalty=0.6, candidate_leaves=None).fit(X, y)
+    est = GreedyShapeTreeClassifier(
+        max_depth=1,
+        max_breakpoints=2,
+        split_penalty=3.0,
+        breakpoint_penalty=0.6,
+        candidate_leaves=None,
+    ).fit(X, y)
     assert est.tree_.node_count == 1 and est.objective_ == pytest.approx(4.0)
 
 
@@ -198,8 +238,13 @@ def test_ties_go_to_the_lowest_feature_then_fewest_breakpoints():
     candidate) -> the single breakpoint 2.5."""
     x = np.arange(6.0)
     X = np.column_stack([x, x])
-    est = GreedyShapeTreeClassifier(max_depth=1, max_breakpoints=2, split_penalty=0.1,
-                                    breakpoint_penalty=0.1, candidate_leaves=None)
+    est = GreedyShapeTreeClassifier(
+        max_depth=1,
+        max_breakpoints=2,
+        split_penalty=0.1,
+        breakpoint_penalty=0.1,
+        candidate_leaves=None,
+    )
     est.fit(X, [0, 0, 1, 1, 0, 0])
     assert est.tree_.feature[0] == 0
     np.testing.assert_array_equal(est.tree_.bp_values, [1.5, 3.5])
@@ -213,18 +258,23 @@ def test_ties_go_to_the_lowest_feature_then_fewest_breakpoints():
 
 
 @pytest.mark.parametrize("seed,n,p,C,D,k,lam,alpha", _BRUTE_CASES[::2])
-def test_greedy_objective_is_at_least_the_brute_force_optimum(seed, n, p, C, D, k, lam,
-                                                             alpha):
+def test_greedy_objective_is_at_least_the_brute_force_optimum(seed, n, p, C, D, k, lam, alpha):
     X, y = _random_data(seed, n, p, C)
-    est = GreedyShapeTreeClassifier(max_depth=D, max_breakpoints=k, split_penalty=lam,
-                                    breakpoint_penalty=alpha, candidate_leaves=None).fit(X, y)
+    est = GreedyShapeTreeClassifier(
+        max_depth=D,
+        max_breakpoints=k,
+        split_penalty=lam,
+        breakpoint_penalty=alpha,
+        candidate_leaves=None,
+    ).fit(X, y)
     obj, _ = tree_objective(est, X, y)
     assert est.objective_ == pytest.approx(obj, abs=1e-9)
     assert est.objective_ >= brute_force(X, y, D, k, lam, alpha) - 1e-9
 
 
-@pytest.mark.parametrize("name,D,k", [("iris", 2, 2), ("iris", 3, 2), ("wine", 2, 2),
-                                      ("wine", 3, 1)])
+@pytest.mark.parametrize(
+    "name,D,k", [("iris", 2, 2), ("iris", 3, 2), ("wine", 2, 2), ("wine", 3, 1)]
+)
 def test_greedy_objective_is_at_least_literatis_proven_optimum(name, D, k):
     df, _, entry = load_bundled(name)
     ds = make_dataset(df, entry["target"])
@@ -253,12 +303,23 @@ def test_greedy_objective_is_at_least_literatis_proven_optimum(name, D, k):
 @pytest.mark.parametrize("seed,n,p,C,D,k,lam,alpha", _BRUTE_CASES)
 def test_seeding_keeps_the_proven_optimum(seed, n, p, C, D, k, lam, alpha):
     X, y = _random_data(seed, n, p, C)
-    kw = dict(max_depth=D, max_breakpoints=k, split_penalty=lam, breakpoint_penalty=alpha,
-              candidate_leaves=None, time_limit=60)
+    kw = dict(
+        max_depth=D,
+        max_breakpoints=k,
+        split_penalty=lam,
+        breakpoint_penalty=alpha,
+        candidate_leaves=None,
+        time_limit=60,
+    )
     on = LiteratiClassifier(greedy_seed=True, **kw).fit(X, y)
     off = LiteratiClassifier(greedy_seed=False, **kw).fit(X, y)
-    g = GreedyShapeTreeClassifier(max_depth=D, max_breakpoints=k, split_penalty=lam,
-                                  breakpoint_penalty=alpha, candidate_leaves=None).fit(X, y)
+    g = GreedyShapeTreeClassifier(
+        max_depth=D,
+        max_breakpoints=k,
+        split_penalty=lam,
+        breakpoint_penalty=alpha,
+        candidate_leaves=None,
+    ).fit(X, y)
     assert on.proven_optimal_ and off.proven_optimal_
     assert on.objective_ == pytest.approx(off.objective_, abs=1e-9)
     assert on.objective_ == pytest.approx(brute_force(X, y, D, k, lam, alpha), abs=1e-9)
@@ -272,8 +333,14 @@ def test_seeding_keeps_the_optimum_at_depth_3_and_4(seed, k):
     root; the finite-candidate optimum with and without seeding must agree."""
     X, y = _random_data(300 + seed, 14, 2, 2, levels=5)
     D = 3 if seed < 2 else 4
-    kw = dict(max_depth=D, max_breakpoints=k, split_penalty=0.2, breakpoint_penalty=0.15,
-              candidate_leaves=(4, 3), time_limit=120)
+    kw = dict(
+        max_depth=D,
+        max_breakpoints=k,
+        split_penalty=0.2,
+        breakpoint_penalty=0.15,
+        candidate_leaves=(4, 3),
+        time_limit=120,
+    )
     search = LiteratiClassifier(greedy_seed=True, **kw).start(X, y)
     while not search.step(1.0):
         pass
@@ -285,7 +352,8 @@ def test_seeding_keeps_the_optimum_at_depth_3_and_4(seed, k):
     assert search.engine.greedy_calls >= (1 if D == 3 else 2)  # seeded below the root at D=4
     if D == 3:
         assert on.objective_ == pytest.approx(
-            brute_force(X, y, D, k, 0.2, 0.15, leaves=[4, 3]), abs=1e-9)
+            brute_force(X, y, D, k, 0.2, 0.15, leaves=[4, 3]), abs=1e-9
+        )
 
 
 @pytest.mark.parametrize("name,D", [("wine", 4), ("breast_cancer", 5), ("digits", 6)])
@@ -313,8 +381,9 @@ def test_first_incumbent_is_the_greedy_tree(name, D):
 # ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("data,D,limit", [("wine", 4, 1.5), ("wine", 5, 1.5),
-                                          ("digits", 4, 2.0), ("digits", 5, 2.0)])
+@pytest.mark.parametrize(
+    "data,D,limit", [("wine", 4, 1.5), ("wine", 5, 1.5), ("digits", 4, 2.0), ("digits", 5, 2.0)]
+)
 def test_trace_invariants_with_seeding(data, D, limit, wine, digits):
     ds = wine if data == "wine" else digits
     search = LiteratiClassifier(max_depth=D, time_limit=limit).start(ds.X, ds.y)
@@ -343,8 +412,13 @@ def test_seeded_subtrees_deep_in_the_incumbent_route_correctly(wine):
         assert eng.root.lb <= eng.root.ub + 1e-9
         for key in eng.incumbent_keys():
             st = eng._cache.get(key)
-            if (st is not None and st is not eng.root and st.greedy is not None
-                    and (st.kind != "expanded" or st.best is None) and st.gub < st.err):
+            if (
+                st is not None
+                and st is not eng.root
+                and st.greedy is not None
+                and (st.kind != "expanded" or st.best is None)
+                and st.gub < st.err
+            ):
                 deep += 1  # a frontier state whose incumbent is its greedy completion
                 break
     assert deep > 0 and eng.greedy_calls > 1
@@ -354,10 +428,11 @@ def test_seeded_subtrees_deep_in_the_incumbent_route_correctly(wine):
     for i, row in enumerate(wine.X[:40]):
         node = 0
         while t.children_left[node] >= 0:
-            u = t.bp_values[t.bp_offsets[node]: t.bp_offsets[node + 1]]
-            node = t.children_left[node] if _route(row[t.feature[node]], u) else \
-                t.children_right[node]
-        assert est.apply(wine.X[i: i + 1])[0] == node
+            u = t.bp_values[t.bp_offsets[node] : t.bp_offsets[node + 1]]
+            node = (
+                t.children_left[node] if _route(row[t.feature[node]], u) else t.children_right[node]
+            )
+        assert est.apply(wine.X[i : i + 1])[0] == node
 
 
 # ---------------------------------------------------------------------------------------
@@ -374,9 +449,14 @@ def test_scikit_learn_compatible(estimator, check):
 
 def test_params_clone_and_probabilities(wine):
     est = GreedyShapeTreeClassifier()
-    assert est.get_params() == {"max_depth": 3, "max_breakpoints": 2, "split_penalty": None,
-                                "breakpoint_penalty": None, "candidate_leaves": (8, 4),
-                                "random_state": None}
+    assert est.get_params() == {
+        "max_depth": 3,
+        "max_breakpoints": 2,
+        "split_penalty": None,
+        "breakpoint_penalty": None,
+        "candidate_leaves": (8, 4),
+        "random_state": None,
+    }
     est.set_params(max_depth=4)
     assert clone(est).get_params() == est.get_params()
     est.fit(wine.X, wine.y)

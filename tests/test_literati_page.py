@@ -39,12 +39,23 @@ def make_shape_tree(categories=True) -> TreeArrays:
     bpo = [0, 2, 3, 6, 6, 6, 6, 6]
     bpv = [3.0, 7.0, 1.5, 4.0, 5.0, 6.0]
     value = np.full((7, 3), 1 / 3)
-    return TreeArrays(cl, cr, feat, thr, np.zeros(7), np.ones(7, dtype=np.int64), np.ones(7),
-                      value, task="classification", n_features=2,
-                      classes_=np.array(["a", "b", "c"]),
-                      feature_names=["length (cm)", "colour"],
-                      categories=[None, ["red", "green", "blue"]] if categories else None,
-                      bp_offsets=bpo, bp_values=bpv)
+    return TreeArrays(
+        cl,
+        cr,
+        feat,
+        thr,
+        np.zeros(7),
+        np.ones(7, dtype=np.int64),
+        np.ones(7),
+        value,
+        task="classification",
+        n_features=2,
+        classes_=np.array(["a", "b", "c"]),
+        feature_names=["length (cm)", "colour"],
+        categories=[None, ["red", "green", "blue"]] if categories else None,
+        bp_offsets=bpo,
+        bp_values=bpv,
+    )
 
 
 def make_data(n=300, seed=0):
@@ -74,10 +85,21 @@ def make_trace(n=60, seed=0, events=True):
     ub = np.minimum.accumulate(50 - np.floor(rng.exponential(1.0, n).cumsum() / 4))
     ub = np.maximum(ub, 20)
     lb = np.minimum(ub, np.maximum.accumulate(10 + 10 * (1 - np.exp(-t / 3))))
-    df = pd.DataFrame({"time": t, "iterations": np.arange(n) * 10, "expanded": np.arange(n) * 3,
-                       "solved": np.arange(n), "pruned": np.arange(n) * 2,
-                       "cache_size": np.arange(n) * 4, "evictions": np.zeros(n, int),
-                       "ub": ub, "lb": lb, "gap": ub - lb, "rel_gap": (ub - lb) / ub})
+    df = pd.DataFrame(
+        {
+            "time": t,
+            "iterations": np.arange(n) * 10,
+            "expanded": np.arange(n) * 3,
+            "solved": np.arange(n),
+            "pruned": np.arange(n) * 2,
+            "cache_size": np.arange(n) * 4,
+            "evictions": np.zeros(n, int),
+            "ub": ub,
+            "lb": lb,
+            "gap": ub - lb,
+            "rel_gap": (ub - lb) / ub,
+        }
+    )
     if events:
         ev = np.where(np.r_[False, ub[1:] < ub[:-1]], "incumbent", "").astype(object)
         ev[-1] = "time_limit"
@@ -126,8 +148,11 @@ def test_shape_apply_of_a_plain_tree_equals_threshold_routing():
 
 def test_intervals_and_texts():
     u = [7.0, 3.0]
-    assert shape_intervals(u) == [(-math.inf, 3.0, "left"), (3.0, 7.0, "right"),
-                                  (7.0, math.inf, "left")]
+    assert shape_intervals(u) == [
+        (-math.inf, 3.0, "left"),
+        (3.0, 7.0, "right"),
+        (7.0, math.inf, "left"),
+    ]
     assert side_text(u, "left") == "\u2264 3 or > 7"
     assert side_text(u, "right") == "(3, 7]"
     assert side_text([0.5, 1.5], "left", categories=["x", "y", "z"]) == "{x, z}"
@@ -238,11 +263,13 @@ def test_shape_function_labels_of_close_breakpoints_do_not_cover_each_other():
 
 def test_shape_function_categorical_and_errors():
     X, y = make_data(200, seed=4)
-    fig = shape_function_figure(X[:, 1], y, [1.5], feature_name="colour",
-                                categories=["red", "green", "blue"])
+    fig = shape_function_figure(
+        X[:, 1], y, [1.5], feature_name="colour", categories=["red", "green", "blue"]
+    )
     assert list(fig.layout.xaxis2.ticktext) == ["red", "green", "blue"]
-    hover = " ".join(h for t in fig.data if t.type == "scatter" and t.hovertext
-                     for h in t.hovertext)
+    hover = " ".join(
+        h for t in fig.data if t.type == "scatter" and t.hovertext for h in t.hovertext
+    )
     assert "colour {red, green}" in hover and "colour {blue}" in hover
     assert sum(sum(b.y) for b in _bars(fig)) == 200
     with pytest.raises(ValueError, match="breakpoint"):
@@ -266,16 +293,26 @@ def test_node_shape_figure_uses_the_rows_reaching_the_node():
 def test_shape_tree_figure_labels_shapes_not_thresholds():
     tree = make_shape_tree()
     fig = shape_tree_figure(tree, split_penalty=1.0, breakpoint_penalty=0.5)
-    hover = {int(c): h for t in fig.data if (t.meta or {}).get("role") == "nodes"
-             for c, h in zip(t.customdata, t.hovertext, strict=True)}
+    hover = {
+        int(c): h
+        for t in fig.data
+        if (t.meta or {}).get("role") == "nodes"
+        for c, h in zip(t.customdata, t.hovertext, strict=True)
+    }
     assert set(hover) == set(range(7))
     assert "shape: length (cm): left if \u2264 3 or > 7, right if (3, 7]" in hover[0]
     assert "length (cm) <= 3" not in hover[0]  # no single-threshold rule on a K = 2 node
     assert "cost \u03bb + \u03b1K = 1 + 0.5 \u00d7 2 = 2" in hover[0]
     assert "K = 3" in hover[2]
     edge = next(t for t in fig.data if t.name == "edge labels")
-    assert list(edge.text) == ["\u2264 3 or > 7", "(3, 7]", "{red, green}", "{blue}",
-                               "\u2264 4 or (5, 6]", "(4, 5] or > 6"]
+    assert list(edge.text) == [
+        "\u2264 3 or > 7",
+        "(3, 7]",
+        "{red, green}",
+        "{blue}",
+        "\u2264 4 or (5, 6]",
+        "(4, 5] or > 6",
+    ]
     ann = [a.text for a in fig.layout.annotations]
     assert "length<br>L 3 R 7 L" in ann and "length<br>L 4 R 5 L 6 R" in ann
     assert "3 splits, 6 breakpoints" in fig.layout.title.text
@@ -286,16 +323,26 @@ def test_shape_grid_has_one_panel_per_split_node():
     X, y = make_data(300, seed=6)
     fig = shape_grid_figure(tree, X, y, cols=2)
     titles = [a.text for a in fig.layout.annotations if a.text.startswith("node ")]
-    assert titles == ["node 0: length (K = 2)", "node 1: colour (K = 1)",
-                      "node 2: length (K = 3)"]
+    assert titles == ["node 0: length (K = 2)", "node 1: colour (K = 1)", "node 2: length (K = 3)"]
     per_axis: dict[str, int] = {}
     for b in _bars(fig):
         per_axis[b.xaxis] = per_axis.get(b.xaxis, 0) + int(sum(b.y))
     expected = [int(node_rows(tree, X, v).sum()) for v in (0, 1, 2)]
     assert [per_axis[a] for a in ("x", "x2", "x3")] == expected
     with pytest.raises(ValueError, match="leaf"):
-        leaf = TreeArrays([-1], [-1], [-2], [-2.0], [0.0], [1], [1.0], [[1.0]],
-                          task="classification", n_features=1, classes_=np.array([0]))
+        leaf = TreeArrays(
+            [-1],
+            [-1],
+            [-2],
+            [-2.0],
+            [0.0],
+            [1],
+            [1.0],
+            [[1.0]],
+            task="classification",
+            n_features=1,
+            classes_=np.array([0]),
+        )
         shape_grid_figure(leaf, X[:, :1], y)
 
 
@@ -348,14 +395,22 @@ def test_page_runs_a_search_and_reports_it_against_the_baselines(app):
     table = app.session_state["_lit_results"][1]["table"]  # the numbers of the baselines table
     assert len(table) == 4 and list(app.dataframe[2].value["model"]) == list(table["model"])
     lit = table.iloc[0]
-    assert list(table["model"]) == ["Literati, K_max = 2", "Literati, K_max = 1 (threshold splits)",
-                                    "Greedy shape tree, K_max = 2", "CART (scikit-learn), depth 2"]
+    assert list(table["model"]) == [
+        "Literati, K_max = 2",
+        "Literati, K_max = 1 (threshold splits)",
+        "Greedy shape tree, K_max = 2",
+        "CART (scikit-learn), depth 2",
+    ]
     assert list(table["proven optimal"]) == ["yes", "yes", "greedy, no bound", "greedy, no bound"]
     # the objective column is recomputed from the fitted tree's own predictions
     err = int(np.sum(main.predict(X[tr]) != y[tr]))
-    n_split, n_bp = main.objective_breakdown_["n_splits"], main.objective_breakdown_["n_breakpoints"]
-    assert lit["objective (λ, α)"] == pytest.approx(err + meta["lam"] * n_split
-                                                    + meta["alpha"] * n_bp)
+    n_split, n_bp = (
+        main.objective_breakdown_["n_splits"],
+        main.objective_breakdown_["n_breakpoints"],
+    )
+    assert lit["objective (λ, α)"] == pytest.approx(
+        err + meta["lam"] * n_split + meta["alpha"] * n_bp
+    )
     assert lit["objective (λ, α)"] == pytest.approx(main.objective_)
     assert lit["test accuracy"] == pytest.approx(np.mean(main.predict(X[te]) == y[te]))
     cart = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X[tr], y[tr])
@@ -403,22 +458,28 @@ def test_the_greedy_shape_tree_baseline_is_the_searchs_first_upper_bound(app):
     main = app.session_state["_lit_results"][1]["models"]["main"]
     X, y, tr, te = meta["X"], meta["y"], meta["tr"], meta["te"]
     table = app.session_state["_lit_results"][1]["table"]
-    assert list(table["model"]) == ["Literati, K_max = 2", "Greedy shape tree, K_max = 2",
-                                    "CART (scikit-learn), depth 3"]
+    assert list(table["model"]) == [
+        "Literati, K_max = 2",
+        "Greedy shape tree, K_max = 2",
+        "CART (scikit-learn), depth 3",
+    ]
     row = table.iloc[1]
     assert row["proven optimal"] == "greedy, no bound" and np.isnan(row["lower bound"])
     assert app.dataframe[2].value.iloc[1]["lower bound"] == "—"
     greedy = GreedyShapeTreeClassifier(
-        max_depth=3, max_breakpoints=2, split_penalty=0.005 * len(tr),
-        breakpoint_penalty=0.005 * len(tr), candidate_leaves=(8, 4)).fit(X[tr], y[tr])
+        max_depth=3,
+        max_breakpoints=2,
+        split_penalty=0.005 * len(tr),
+        breakpoint_penalty=0.005 * len(tr),
+        candidate_leaves=(8, 4),
+    ).fit(X[tr], y[tr])
     assert row["objective (λ, α)"] == pytest.approx(greedy.objective_)
     # the same units as every row: training errors + λ splits + α breakpoints
     err = int(np.sum(greedy.predict(X[tr]) != y[tr]))
     n_split = len(internal_nodes(greedy.tree_))
     n_bp = int(greedy.tree_.bp_offsets[-1])
     assert (row["splits"], row["breakpoints"]) == (n_split, n_bp) and n_split > 0
-    assert greedy.objective_ == pytest.approx(err + meta["lam"] * n_split
-                                              + meta["alpha"] * n_bp)
+    assert greedy.objective_ == pytest.approx(err + meta["lam"] * n_split + meta["alpha"] * n_bp)
     assert row["train accuracy"] == pytest.approx(1 - err / len(tr))
     assert row["test accuracy"] == pytest.approx(np.mean(greedy.predict(X[te]) == y[te]))
     assert row["seconds"] >= 0
@@ -430,7 +491,6 @@ def test_the_greedy_shape_tree_baseline_is_the_searchs_first_upper_bound(app):
     assert main.incumbents_[0]["ub"] == pytest.approx(min(greedy.objective_, leaf_err))
     assert float(main.trace_["ub"].iloc[0]) == pytest.approx(min(greedy.objective_, leaf_err))
     assert any("first upper bound" in c.value for c in app.caption)
-
 
 
 def test_objective_and_lower_bound_are_printed_alike(app):
@@ -451,6 +511,7 @@ def test_objective_and_lower_bound_are_printed_alike(app):
     main = app.session_state["_lit_results"][1]["models"]["main"]
     assert {m.label: m.value for m in app.metric}["objective (UB)"] == f"{main.objective_:.4g}"
 
+
 def test_a_failing_greedy_baseline_is_a_warning_not_a_crash(app, monkeypatch):
     from engine.literati import GreedyShapeTreeClassifier
 
@@ -460,8 +521,10 @@ def test_a_failing_greedy_baseline_is_a_warning_not_a_crash(app, monkeypatch):
     monkeypatch.setattr(GreedyShapeTreeClassifier, "fit", broken)
     _open(app)
     _run(app, depth=2, time_limit=10.0, lit_k1=False)
-    assert any("greedy shape tree baseline could not be fitted: no candidate breakpoints"
-               in w.value for w in app.warning)
+    assert any(
+        "greedy shape tree baseline could not be fitted: no candidate breakpoints" in w.value
+        for w in app.warning
+    )
     table = app.dataframe[2].value
     assert list(table["model"]) == ["Literati, K_max = 2", "CART (scikit-learn), depth 2"]
 
@@ -485,8 +548,10 @@ def test_a_greedy_baseline_better_than_the_search_is_explained(app, monkeypatch)
     greedy_obj = float(table.iloc[1]["objective (λ, α)"])
     assert table.iloc[1]["model"] == "Greedy shape tree, K_max = 2"
     assert main.tree_.node_count == 1 and greedy_obj < main.objective_  # the root leaf
-    assert any("beats the search's result" in w.value and f"{greedy_obj:.4g}" in w.value
-               for w in app.warning), [w.value for w in app.warning]
+    assert any(
+        "beats the search's result" in w.value and f"{greedy_obj:.4g}" in w.value
+        for w in app.warning
+    ), [w.value for w in app.warning]
 
 
 def test_no_greedy_warning_when_the_search_started_from_it(app):
@@ -547,8 +612,9 @@ def test_a_new_run_shows_its_own_last_incumbent(app):
     assert any(f"Incumbent #1 of {n_first}" in c.value for c in app.caption)
     _run(app, depth=4, time_limit=10.0, lit_lambda=0.002, lit_alpha=0.002)
     n = len(app.session_state["_lit_results"][1]["models"]["main"].incumbents_)
-    assert any(f"Incumbent #{n} of {n}," in c.value for c in app.caption), \
-        [c.value for c in app.caption]
+    assert any(f"Incumbent #{n} of {n}," in c.value for c in app.caption), [
+        c.value for c in app.caption
+    ]
 
 
 def test_stop_in_the_baseline_does_not_call_the_main_search_stopped(app):
@@ -622,7 +688,6 @@ def test_stop_keeps_a_valid_tree_on_a_categorical_dataset(app):
         assert "{" in labels
 
 
-
 def test_a_running_search_can_be_stopped_from_a_dataset_it_cannot_use(app):
     """Switching to a regression dataset while a search ran hid the search and its Stop
     button (the page stopped at 'classification-only'); it ran on for its time limit."""
@@ -642,6 +707,7 @@ def test_a_running_search_can_be_stopped_from_a_dataset_it_cannot_use(app):
     assert job.finished and job.status == "cancelled"
     assert not any("still running" in i.value for i in app.info)
 
+
 # -- browser -----------------------------------------------------------------------------------
 @pytest.mark.e2e
 def test_browser_watches_the_gap_chart_of_a_short_search(page, app_url, tmp_path):
@@ -655,7 +721,8 @@ def test_browser_watches_the_gap_chart_of_a_short_search(page, app_url, tmp_path
     page.set_viewport_size({"width": 1400, "height": 2400})
     page.goto(app_url + "/optimal_shape_trees?ds=breast_cancer")
     expect(page.get_by_role("heading", name="Optimal shape trees (Literati)")).to_be_visible(
-        timeout=60_000)
+        timeout=60_000
+    )
     wait_idle(page)
     no_exception(page)
     box = page.get_by_role("spinbutton", name="Time limit (seconds)")
@@ -665,9 +732,11 @@ def test_browser_watches_the_gap_chart_of_a_short_search(page, app_url, tmp_path
     page.get_by_role("button", name="Run", exact=True).click()
     # points of the UB line as plotly drew them (``data`` holds base64 arrays; the decoded
     # length is in ``_fullData``)
-    points = ("() => { const c = document.querySelector('[data-testid=stPlotlyChart] "
-              ".js-plotly-plot'); return (c && c._fullData && c._fullData.length > 1) ? "
-              "c._fullData[1]._length : 0; }")
+    points = (
+        "() => { const c = document.querySelector('[data-testid=stPlotlyChart] "
+        ".js-plotly-plot'); return (c && c._fullData && c._fullData.length > 1) ? "
+        "c._fullData[1]._length : 0; }"
+    )
     seen: list[int] = []  # UB points drawn, polled until the result replaces the live view
     result = page.get_by_role("heading", name="Result")
     for _ in range(900):
@@ -682,8 +751,9 @@ def test_browser_watches_the_gap_chart_of_a_short_search(page, app_url, tmp_path
     expect(result).to_be_visible(timeout=60_000)
     wait_idle(page)
     no_exception(page)
-    expect(page.get_by_text(re.compile(r"(Time limit reached|Proven optimal) after \d")).first
-           ).to_be_visible()
+    expect(
+        page.get_by_text(re.compile(r"(Time limit reached|Proven optimal) after \d")).first
+    ).to_be_visible()
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(4, timeout=30_000)
     page.screenshot(path=tmp_path / "literati_result.png", full_page=True)
 
@@ -730,8 +800,12 @@ def test_compare_registry_builds_the_greedy_shape_tree():
     assert keys.index("treelab_greedy_shape") == keys.index("treelab_literati") + 1
     est = spec.make("classification", 3)
     assert isinstance(est, GreedyShapeTreeClassifier)
-    assert (est.max_depth, est.max_breakpoints, est.candidate_leaves, est.random_state) == \
-        (3, 2, (8, 4), 3)
+    assert (est.max_depth, est.max_breakpoints, est.candidate_leaves, est.random_state) == (
+        3,
+        2,
+        (8, 4),
+        3,
+    )
     assert spec.make("classification", candidate_leaves="all").candidate_leaves is None
     with pytest.raises(ValueError, match="max_depth"):
         spec.make("classification", max_depth=9)
@@ -747,9 +821,15 @@ def test_compare_registry_builds_the_greedy_shape_tree():
     # cross-validation on the Compare page's folds equals fitting by hand
     from tests.test_compare import _ds, _run
 
-    res = _run(_ds(X, y.astype(np.int64), "classification"),
-               {"treelab_greedy_shape": {"max_depth": 3}}, n_splits=3, random_state=5).result
-    expect = [np.mean(GreedyShapeTreeClassifier(max_depth=3).fit(X[a], y[a]).predict(X[b])
-                      == y[b]) for a, b in make_folds("classification", y, 3, 5)]
+    res = _run(
+        _ds(X, y.astype(np.int64), "classification"),
+        {"treelab_greedy_shape": {"max_depth": 3}},
+        n_splits=3,
+        random_state=5,
+    ).result
+    expect = [
+        np.mean(GreedyShapeTreeClassifier(max_depth=3).fit(X[a], y[a]).predict(X[b]) == y[b])
+        for a, b in make_folds("classification", y, 3, 5)
+    ]
     np.testing.assert_allclose(res.folds["accuracy"].to_numpy(), expect)
     assert isinstance(res.models["treelab_greedy_shape"], GreedyShapeTreeClassifier)

@@ -56,8 +56,12 @@ def test_slice_figure_integrates_to_what_the_engine_says():
     assert np.allclose(ys[0::2], m.density(np.tile(X[0], (len(mids), 1)), mids), atol=1e-12)
     assert fig.data[1].x[0] == pytest.approx(y[0])  # true y marked
     # an edited x of the same row: one more density, no second true-y line
-    fig2 = slice_figure([{"label": "row 0", "true_y": y[0], **s},
-                         {"label": "row 0 (edited)", "true_y": y[0], **m.slice(X[1])}])
+    fig2 = slice_figure(
+        [
+            {"label": "row 0", "true_y": y[0], **s},
+            {"label": "row 0 (edited)", "true_y": y[0], **m.slice(X[1])},
+        ]
+    )
     assert [d.name for d in fig2.data].count("true y (row 0)") == 1 and len(fig2.data) == 3
     assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
 
@@ -65,8 +69,10 @@ def test_slice_figure_integrates_to_what_the_engine_says():
 def test_class_proba_figure_bars_match_predict_proba():
     X, y = load_iris(return_X_y=True)
     m = PartitionTreeClassifier().fit(X, y)
-    probas = [{"label": f"row {i}", "proba": m.predict_proba(X[i:i + 1])[0],
-               "true_class": "abc"[y[i]]} for i in (0, 75)]
+    probas = [
+        {"label": f"row {i}", "proba": m.predict_proba(X[i : i + 1])[0], "true_class": "abc"[y[i]]}
+        for i in (0, 75)
+    ]
     fig = class_proba_figure(list("abc"), probas)
     assert len(fig.data) == 2
     for bar, p in zip(fig.data, probas, strict=True):
@@ -88,8 +94,9 @@ def test_heatmap_shape_and_columns_are_slices():
     s = m.slice(xq)
     k = np.clip(np.searchsorted(s["edges"], y_grid[100]) - 1, 0, len(s["heights"]) - 1)
     assert z[100, 3] == pytest.approx(s["heights"][k])
-    fig = density_heatmap_figure(values, z, feature="x", target="y", y_grid=y_grid,
-                                 x_current=X[0, 0])
+    fig = density_heatmap_figure(
+        values, z, feature="x", target="y", y_grid=y_grid, x_current=X[0, 0]
+    )
     assert np.asarray(fig.data[0].z).shape == (500, 7)
     c = PartitionTreeClassifier().fit(*load_iris(return_X_y=True))
     zc = density_grid(c, load_iris().data[0], 2, np.linspace(1, 7, 9))
@@ -100,18 +107,28 @@ def test_cells_figure_draws_one_rectangle_per_cell_and_section_partitions_the_pl
     X, y = _hetero(400, 2)
     m = PartitionTreeRegressor(max_leaves=20).fit(X, y)
     cells = m.cells()
-    fig = cells_figure(cells, X[:, 0], y, feature_index=0, feature="x", target="y",
-                       y_box=m.y_box_, x_current=X[5, 0])
+    fig = cells_figure(
+        cells,
+        X[:, 0],
+        y,
+        feature_index=0,
+        feature="x",
+        target="y",
+        y_box=m.y_box_,
+        x_current=X[5, 0],
+    )
     rects = [s for s in fig.layout.shapes if s.type == "rect"]
     assert len(rects) == len(cells) == m.partition_tree_.n_leaves
-    assert sorted((r.y0, r.y1) for r in rects) == sorted((c["y_low"], c["y_high"])
-                                                          for c in cells)
+    assert sorted((r.y0, r.y1) for r in rects) == sorted((c["y_low"], c["y_high"]) for c in cells)
     assert sum(s.type == "line" for s in fig.layout.shapes) == 1  # the current x
     sec = section_cells(cells, X[5], 0)
     # the section's cells tile [x range] x [y box]: their areas add up to the rectangle
     lo, hi = X[:, 0].min(), X[:, 0].max()
-    area = sum((min(c["x_high"][0], hi) - max(c["x_low"][0], lo)) * (c["y_high"] - c["y_low"])
-               for c in sec if min(c["x_high"][0], hi) > max(c["x_low"][0], lo))
+    area = sum(
+        (min(c["x_high"][0], hi) - max(c["x_low"][0], lo)) * (c["y_high"] - c["y_low"])
+        for c in sec
+        if min(c["x_high"][0], hi) > max(c["x_low"][0], lo)
+    )
     assert area == pytest.approx((hi - lo) * (m.y_box_[1] - m.y_box_[0]), rel=1e-9)
     # and for the current x_0 they are exactly the cells of its slice
     at_x = [c for c in sec if c["x_low"][0] < X[5, 0] <= c["x_high"][0]]
@@ -126,11 +143,20 @@ def test_cells_figure_categorical_feature_and_target():
     m = PartitionTreeClassifier(max_leaves=12, categorical_features=ds.is_categorical)
     m.fit(ds.X, ds.y)
     cells = [{**c, "classes": [ds.classes_[int(k)] for k in c["classes"]]} for c in m.cells()]
-    fig = cells_figure(cells, ds.X[:, j], ds.y, feature_index=j, feature="island",
-                       target="species", classes=list(ds.classes_),
-                       categories=ds.categories[j], x_current=1)
-    expected = sum(len(c["classes"]) * len(c["x_categories"].get(j, ds.categories[j]))
-                   for c in cells)
+    fig = cells_figure(
+        cells,
+        ds.X[:, j],
+        ds.y,
+        feature_index=j,
+        feature="island",
+        target="species",
+        classes=list(ds.classes_),
+        categories=ds.categories[j],
+        x_current=1,
+    )
+    expected = sum(
+        len(c["classes"]) * len(c["x_categories"].get(j, ds.categories[j])) for c in cells
+    )
     assert sum(s.type == "rect" for s in fig.layout.shapes) == expected
     assert list(fig.layout.xaxis.ticktext) == ds.categories[j]
 
@@ -142,8 +168,14 @@ def test_growth_and_comparison_figures():
     assert fig.data[2].x[0] == 3  # best validation starred
     import pandas as pd
 
-    t = pd.DataFrame({"model": ["a (TreeLab)", "b"], "test_nll": [0.5, 0.7],
-                      "n_out_of_support": [0, 0], "fit_seconds": [0.1, 0.2]})
+    t = pd.DataFrame(
+        {
+            "model": ["a (TreeLab)", "b"],
+            "test_nll": [0.5, 0.7],
+            "n_out_of_support": [0, 0],
+            "fit_seconds": [0.1, 0.2],
+        }
+    )
     fig = comparison_figure(t, task="regression")
     assert list(fig.data[0].y) == ["b", "a (TreeLab)"]
 
@@ -218,15 +250,23 @@ def test_comparison_rows_and_split():
     X, y = _hetero(500, 5)
     tr, va, te = split_rows(len(y), seed=1)
     assert len(set(tr) | set(va) | set(te)) == 500 and len(te) == 100
-    job = Job(comparison_steps, X[tr], y[tr], X[te], y[te], task="regression",
-              tree_params={"max_leaves": 24}, forest_params={"n_estimators": 5}).start()
+    job = Job(
+        comparison_steps,
+        X[tr],
+        y[tr],
+        X[te],
+        y[te],
+        task="regression",
+        tree_params={"max_leaves": 24},
+        forest_params={"n_estimators": 5},
+    ).start()
     assert job.join(120) and job.status == "done", job.error
     rows = {r["model"]: r for r in job.result["rows"]}
     assert len(rows) == 6
     tree = PartitionTreeRegressor(max_leaves=24, random_state=0).fit(X[tr], y[tr])
-    assert rows["Partition Tree (TreeLab)"]["test_nll"] == pytest.approx(
-        tree.nll(X[te], y[te])[0])
+    assert rows["Partition Tree (TreeLab)"]["test_nll"] == pytest.approx(tree.nll(X[te], y[te])[0])
     from scipy.stats import norm
+
     const = -norm.logpdf(y[te], y[tr].mean(), y[tr].std()).mean()
     assert rows["Gaussian (constant)"]["test_nll"] == pytest.approx(const)
     # the heteroscedastic model of this data beats the homoscedastic ones
@@ -308,16 +348,18 @@ def test_page_regression_grow_slider_and_comparison(app):
     table = _compare(app)
     assert {"model", "test_nll", "n_out_of_support", "fit_seconds"} <= set(table.columns)
     assert len(table) == 6 and (table["n_out_of_support"] >= 0).all()
-    assert table.loc[table["model"] == "Partition Tree (TreeLab)", "test_nll"].iloc[0] \
-        == pytest.approx(model.nll(*_test_rows(app))[0], abs=1e-4)
+    assert table.loc[table["model"] == "Partition Tree (TreeLab)", "test_nll"].iloc[
+        0
+    ] == pytest.approx(model.nll(*_test_rows(app))[0], abs=1e-4)
     # growing again starts a fresh view: no pins, sliders back on a test row
     app.button(key="pt_run").click().run()
     assert app.session_state["pt_job"].join(TIMEOUT)
     app.run()
     assert not app.exception
     assert app.session_state["_pt_pins"] == []
-    assert not any("edited" in d.get("name", "")
-                   for d in _figure(app, "Conditional density")["data"])
+    assert not any(
+        "edited" in d.get("name", "") for d in _figure(app, "Conditional density")["data"]
+    )
 
 
 def test_page_classification_with_categorical_features_and_forest(app):
@@ -330,8 +372,9 @@ def test_page_classification_with_categorical_features_and_forest(app):
     bars = _figure(app, "Class probabilities")["data"]
     assert _arr(bars[0]["y"]).sum() == pytest.approx(1.0)
     # a categorical feature is a selectbox with labels; changing it redraws the bars
-    island = next(j for j, n in enumerate(app.session_state["pt_job_meta"]["feature_names"])
-                  if n == "island")
+    island = next(
+        j for j, n in enumerate(app.session_state["pt_job_meta"]["feature_names"]) if n == "island"
+    )
     box = app.selectbox(key=f"pt_x{island}_view")
     box.set_value((box.value + 1) % 3).run()
     assert not app.exception
@@ -408,7 +451,6 @@ def test_page_bad_parameters_and_tiny_upload(app):
     assert any("at least 20" in e.value for e in app.error)
 
 
-
 def test_page_new_model_tells_the_browser_its_row_and_feature(app, monkeypatch):
     # A new model reset the row / feature / overlay pickers by deleting their state: the script
     # used the new first test row and most important feature, but the browser, which had not
@@ -461,8 +503,9 @@ def test_page_says_when_the_density_floor_decides_the_nll(app):
     # for the Partition Tree and every baseline, and "out of support" said 1.
     rng = np.random.default_rng(0)
     a, b = rng.normal(size=100), rng.normal(size=100)
-    csv = "a,b,y\n" + "".join(f"{u},{v},{1e12 * (u + w)}\n"
-                              for u, v, w in zip(a, b, rng.normal(size=100), strict=True))
+    csv = "a,b,y\n" + "".join(
+        f"{u},{v},{1e12 * (u + w)}\n" for u, v, w in zip(a, b, rng.normal(size=100), strict=True)
+    )
     app.file_uploader(key="uploader").set_value(("huge.csv", csv.encode(), "text/csv")).run()
     _grow(app)
     meta = app.session_state["pt_job_meta"]
@@ -478,8 +521,11 @@ def test_page_says_when_the_density_floor_decides_the_nll(app):
     assert metric["Test rows at the floor"] == str(n_floored)
     table = _compare(app)  # every model's NLL is the floor's: said under the table
     assert np.allclose(table["test_nll"], -np.log(meta["floor"]))
-    assert any(w.value.startswith("Every test row of Partition Tree (TreeLab), ")
-               and "does not rank the models" in w.value for w in app.warning)
+    assert any(
+        w.value.startswith("Every test row of Partition Tree (TreeLab), ")
+        and "does not rank the models" in w.value
+        for w in app.warning
+    )
     # a dataset on a unit scale: no such warning
     app.selectbox(key="ds").set_value("diabetes").run()
     _grow(app)
@@ -515,6 +561,7 @@ def test_page_running_growth_can_be_stopped_from_a_dataset_it_cannot_use(app, mo
     assert job.join(TIMEOUT) and job.status == "cancelled"
     assert not any("still running" in i.value for i in app.info)
 
+
 # -- browser -------------------------------------------------------------------------------
 @pytest.mark.e2e
 def test_browser_grow_and_move_a_feature_slider(page, app_url, tmp_path):
@@ -524,12 +571,12 @@ def test_browser_grow_and_move_a_feature_slider(page, app_url, tmp_path):
 
     page.set_viewport_size({"width": 1400, "height": 2600})
     page.goto(app_url + "/conditional_density?ds=heteroscedastic")
-    expect(page.get_by_role("heading", name="Conditional density (Partition Tree)")) \
-        .to_be_visible(timeout=90_000)
+    expect(page.get_by_role("heading", name="Conditional density (Partition Tree)")).to_be_visible(
+        timeout=90_000
+    )
     wait_idle(page)
     page.get_by_role("button", name="Grow").click()
-    expect(page.get_by_text("Test rows out of support", exact=True)).to_be_visible(
-        timeout=60_000)
+    expect(page.get_by_text("Test rows out of support", exact=True)).to_be_visible(timeout=60_000)
     wait_idle(page)
     no_exception(page)
     chart = page.get_by_test_id("stPlotlyChart").filter(has_text="Conditional density p(y")
@@ -537,8 +584,9 @@ def test_browser_grow_and_move_a_feature_slider(page, app_url, tmp_path):
     expect(line).to_be_attached(timeout=30_000)
     before = line.get_attribute("d")
     page.screenshot(path=tmp_path / "pt_before.png")
-    sliders = page.get_by_test_id("stExpander").filter(has_text="Feature values") \
-        .get_by_role("slider")
+    sliders = (
+        page.get_by_test_id("stExpander").filter(has_text="Feature values").get_by_role("slider")
+    )
     sliders.first.focus()
     page.keyboard.press("Home")  # x to its minimum
     wait_idle(page)

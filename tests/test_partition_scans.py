@@ -33,8 +33,11 @@ def test_continuous_x_scan_matches_brute_force():
         lxy, lx = in_xy[left].sum(), left.sum()
         if lxy < 1 or nxy - lxy < 1:
             continue
-        g = (_loss(nxy, nx, 2.0, 100) - _loss(lxy, lx, 2.0, 100)
-             - _loss(nxy - lxy, nx - lx, 2.0, 100))
+        g = (
+            _loss(nxy, nx, 2.0, 100)
+            - _loss(lxy, lx, 2.0, 100)
+            - _loss(nxy - lxy, nx - lx, 2.0, 100)
+        )
         brute[t] = g
         assert g >= -1e-12
     got = {0.5 * (vs[i] + vs[i + 1]): out[i] for i in range(n - 1) if np.isfinite(out[i])}
@@ -59,13 +62,16 @@ def test_continuous_y_scan_matches_brute_force():
     for i in range(n - 1):
         t = 0.5 * (vs[i] + vs[i + 1])
         lxy = in_xy[y <= t].sum()
-        g = (_loss(nxy, nx, hi - lo, 50) - _loss(lxy, nx, t - lo, 50)
-             - _loss(nxy - lxy, nx, hi - t, 50))
+        g = (
+            _loss(nxy, nx, hi - lo, 50)
+            - _loss(lxy, nx, t - lo, 50)
+            - _loss(nxy - lxy, nx, hi - t, 50)
+        )
         assert g >= -1e-12
         assert abs(out[i] - max(g, 0.0)) < 1e-12
         gains.append(g)
     assert abs(best - max(gains)) < 1e-12
-    assert np.all(out[:n - 1] >= 0)
+    assert np.all(out[: n - 1] >= 0)
 
 
 def test_root_x_gains_are_exactly_zero():
@@ -110,14 +116,26 @@ def test_categorical_prefix_scan_equals_exhaustive_enumeration():
         nxy, nx = float(len(rows_xy)), float(n)
         # X split
         present = b > 0
-        g, _ = scan_categorical(a, b, present, False, nxy, nx, 1.0, 100.0, 1.0, 1.0, order,
-                                b, 0.0)
+        g, _ = scan_categorical(a, b, present, False, nxy, nx, 1.0, 100.0, 1.0, 1.0, order, b, 0.0)
         ref = _brute_subsets(a, b, False, nxy, nx, 1.0, 100.0)
         assert abs(max(g, -1.0) - ref) < 1e-12, (trial, g, ref)
         # Y split (categorical target): b = 1, measure = number of categories
         ones = np.ones(k)
-        g, nl = scan_categorical(a, ones, np.ones(k, dtype=np.bool_), True, nxy, nx, float(k),
-                                 100.0, 1.0, 1.0, order, ones, 0.0)
+        g, nl = scan_categorical(
+            a,
+            ones,
+            np.ones(k, dtype=np.bool_),
+            True,
+            nxy,
+            nx,
+            float(k),
+            100.0,
+            1.0,
+            1.0,
+            order,
+            ones,
+            0.0,
+        )
         ref = _brute_subsets(a, ones, True, nxy, nx, float(k), 100.0)
         assert abs(max(g, -1.0) - ref) < 1e-12, (trial, g, ref)
 
@@ -143,8 +161,9 @@ def test_fused_x_scan_equals_per_feature_scans():
         ref = (-1.0, -1, np.nan)
         for j in feats:
             vs, fs = sorted_with_flags(X[:, j].copy(), rows_x, in_xy)
-            gj, tj, _ = scan_continuous(vs, fs, nxy, nx, 0.0, 1.0, False, 100.0, min_xy, 2.0,
-                                        1.0, 0.0, np.empty(len(vs)))
+            gj, tj, _ = scan_continuous(
+                vs, fs, nxy, nx, 0.0, 1.0, False, 100.0, min_xy, 2.0, 1.0, 0.0, np.empty(len(vs))
+            )
             if gj > 0 and gj > ref[0]:
                 ref = (gj, j, tj)
         assert (g, f) == (ref[0], ref[1]) and (np.isnan(t) and np.isnan(ref[2]) or t == ref[2])

@@ -28,12 +28,17 @@ def _check_slices(model, X):
         assert np.all(s["heights"] >= 0)
 
 
-@pytest.mark.parametrize("cls,kw", [(PartitionTreeRegressor, {"max_leaves": 24}),
-                                    (PartitionForestRegressor, {"n_estimators": 8,
-                                                                "random_state": 0}),
-                                    (PartitionForestRegressor, {"n_estimators": 5,
-                                                                "aggregation": "normalised",
-                                                                "random_state": 1})])
+@pytest.mark.parametrize(
+    "cls,kw",
+    [
+        (PartitionTreeRegressor, {"max_leaves": 24}),
+        (PartitionForestRegressor, {"n_estimators": 8, "random_state": 0}),
+        (
+            PartitionForestRegressor,
+            {"n_estimators": 5, "aggregation": "normalised", "random_state": 1},
+        ),
+    ],
+)
 def test_regression_slices_integrate_to_one(cls, kw):
     X, y = _hetero(400, 0)
     m = cls(**kw).fit(X, y)
@@ -46,9 +51,13 @@ def test_regression_slices_integrate_to_one(cls, kw):
     assert abs(m.predict(X[3:4])[0] - mean) < 1e-9
 
 
-@pytest.mark.parametrize("cls,kw", [(PartitionTreeClassifier, {}),
-                                    (PartitionForestClassifier, {"n_estimators": 8,
-                                                                 "random_state": 0})])
+@pytest.mark.parametrize(
+    "cls,kw",
+    [
+        (PartitionTreeClassifier, {}),
+        (PartitionForestClassifier, {"n_estimators": 8, "random_state": 0}),
+    ],
+)
 def test_classification_probabilities_sum_to_one(cls, kw):
     X, y = load_iris(return_X_y=True)
     m = cls(**kw).fit(X, y)
@@ -87,9 +96,9 @@ def test_training_nll_non_increasing_in_max_leaves():
 def test_trace_validation_and_callback():
     X, y = _hetero(300, 3)
     seen = []
-    m = PartitionTreeRegressor(max_leaves=8).fit(X[:200], y[:200], X_val=X[200:],
-                                                 y_val=y[200:],
-                                                 callback=lambda *a: seen.append(a))
+    m = PartitionTreeRegressor(max_leaves=8).fit(
+        X[:200], y[:200], X_val=X[200:], y_val=y[200:], callback=lambda *a: seen.append(a)
+    )
     assert len(seen) == 7 and len(m.trace_) == 8
     assert all(np.isfinite(v) for _, _, v in m.trace_)
     assert abs(m.trace_[-1][2] - m.nll(X[200:], y[200:])[0]) < 1e-12
@@ -151,8 +160,13 @@ def test_categorical_feature_split_and_cells():
     assert any(0 in c["x_categories"] for c in cells)
     # the cells' masses reproduce the slice of a row
     row = X[0]
-    hits = [c for c in cells if all(row[f] in v for f, v in c["x_categories"].items())
-            and np.all(row >= c["x_low"]) and np.all(row <= c["x_high"])]
+    hits = [
+        c
+        for c in cells
+        if all(row[f] in v for f, v in c["x_categories"].items())
+        and np.all(row >= c["x_low"])
+        and np.all(row <= c["x_high"])
+    ]
     z = sum(c["n_xy"] / c["n_x"] for c in hits)
     s = m.slice(row)
     i = np.searchsorted(s["edges"], y[0]) - 1
@@ -161,16 +175,21 @@ def test_categorical_feature_split_and_cells():
 
 
 REFERENCE = {  # SPEC section 2: reference package, 5-fold stratified CV, seed 0
-    "iris": (0.343, 0.274), "wine": (0.328, 0.190), "breast_cancer": (0.245, 0.126),
+    "iris": (0.343, 0.274),
+    "wine": (0.328, 0.190),
+    "breast_cancer": (0.245, 0.126),
     "digits": (0.763, 0.431),
 }
 
 
-@pytest.mark.parametrize("name,which", [
-    *[(n, w) for n in ("iris", "wine", "breast_cancer") for w in (0, 1)],
-    ("digits", 0),
-    pytest.param("digits", 1, marks=pytest.mark.slow),  # ~10-20 s here (measured 0.438)
-])
+@pytest.mark.parametrize(
+    "name,which",
+    [
+        *[(n, w) for n in ("iris", "wine", "breast_cancer") for w in (0, 1)],
+        ("digits", 0),
+        pytest.param("digits", 1, marks=pytest.mark.slow),  # ~10-20 s here (measured 0.438)
+    ],
+)
 def test_cv_log_loss_within_reference(name, which):
     """5-fold stratified CV log-loss (seed 0) of the default tree (which=0) and a forest of
     50 (which=1) within 0.02 of, or below, the reference package's figures."""
@@ -181,8 +200,11 @@ def test_cv_log_loss_within_reference(name, which):
     ds = make_dataset(df, entry["target"])
     losses = []
     for tr, te in StratifiedKFold(5, shuffle=True, random_state=0).split(ds.X, ds.y):
-        m = (PartitionTreeClassifier() if which == 0 else
-             PartitionForestClassifier(n_estimators=50, random_state=0))
+        m = (
+            PartitionTreeClassifier()
+            if which == 0
+            else PartitionForestClassifier(n_estimators=50, random_state=0)
+        )
         m.fit(ds.X[tr], ds.y[tr])
         p = np.clip(m.predict_proba(ds.X[te]), 1e-15, 1.0)
         losses.append(log_loss(ds.y[te], p, labels=m.classes_))
@@ -198,8 +220,11 @@ def test_root_gain_matches_brute_force_and_parallel_forest_is_deterministic():
     best = 0.0
     for t in 0.5 * (ys[1:] + ys[:-1]):
         nl = np.sum(y <= t)
-        g = (-np.log(n / (n * (hi - lo))) + (nl / n) * np.log(nl / (n * (t - lo)))
-             + ((n - nl) / n) * np.log((n - nl) / (n * (hi - t))))
+        g = (
+            -np.log(n / (n * (hi - lo)))
+            + (nl / n) * np.log(nl / (n * (t - lo)))
+            + ((n - nl) / n) * np.log((n - nl) / (n * (hi - t)))
+        )
         best = max(best, g)
     assert abs(m.partition_tree_.gain[0] - best) < 1e-12
     Xi, yi = load_iris(return_X_y=True)
@@ -215,8 +240,9 @@ def test_forest_options_and_classifier_errors():
     X = np.column_stack([c, rng.rand(n)])
     y = (np.isin(c, [0, 2]) ^ (X[:, 1] > 0.7)).astype(np.int64)
     for agg in ("unnormalised", "normalised"):
-        m = PartitionForestClassifier(n_estimators=6, aggregation=agg, categorical_features=[0],
-                                      random_state=0).fit(X, y)
+        m = PartitionForestClassifier(
+            n_estimators=6, aggregation=agg, categorical_features=[0], random_state=0
+        ).fit(X, y)
         assert np.allclose(m.predict_proba(X).sum(axis=1), 1.0, atol=1e-9)
         assert (m.predict(X) == y).mean() > 0.9
         assert m.feature_importances_.sum() == pytest.approx(1.0)

@@ -52,8 +52,9 @@ def test_profile_gains_equal_direct_gini_and_root_optimum_is_reached():
     ds = _ds("iris")
     strategies = [s for s in STRATEGIES]
     for j in range(ds.n_features):
-        prof = split_profile(ds.X, ds.y, j, strategies, task="classification", n_classes=3,
-                             random_state=0)
+        prof = split_profile(
+            ds.X, ds.y, j, strategies, task="classification", n_classes=3, random_state=0
+        )
         # the curve is the exhaustive scan, computed directly
         direct = [_gini_decrease(prof.x, prof.y, t, 3) for t in prof.curve_thresholds]
         np.testing.assert_allclose(prof.curve_gains, direct, atol=1e-12)
@@ -62,31 +63,43 @@ def test_profile_gains_equal_direct_gini_and_root_optimum_is_reached():
             assert r.n_candidates <= n_unique - 1, s
             assert np.all(np.diff(r.thresholds) > 0), s
             np.testing.assert_allclose(
-                r.gains, [_gini_decrease(prof.x, prof.y, t, 3) for t in r.thresholds], atol=1e-12)
+                r.gains, [_gini_decrease(prof.x, prof.y, t, 3) for t in r.thresholds], atol=1e-12
+            )
         assert prof.results["exhaustive"].best_gain == pytest.approx(prof.best_gain)
     # SPEC section 5: on iris every strategy reaches the exhaustive best root gain; the
     # profile must agree with the CART builder, including quantile's k=16 miss (see
     # tests/test_cart.py::test_quantile16_misses_the_iris_root_split_by_definition)
-    best = max(split_profile(ds.X, ds.y, j, ["exhaustive"], task="classification",
-                             n_classes=3).best_gain for j in range(4))
+    best = max(
+        split_profile(ds.X, ds.y, j, ["exhaustive"], task="classification", n_classes=3).best_gain
+        for j in range(4)
+    )
     assert best == pytest.approx(1 / 3)
     for s in strategies:
         k = 17 if s == "quantile" else None
-        got = max(split_profile(ds.X, ds.y, j, [s], task="classification", n_classes=3, k=k,
-                                random_state=0).results[s].best_gain for j in range(4))
+        got = max(
+            split_profile(
+                ds.X, ds.y, j, [s], task="classification", n_classes=3, k=k, random_state=0
+            )
+            .results[s]
+            .best_gain
+            for j in range(4)
+        )
         if s == "random":  # hits with probability 0.853 (tests/test_cart.py checks the rate)
             assert got <= best + 1e-12
             continue
         assert got == pytest.approx(best, abs=1e-12), s
-    q16 = max(split_profile(ds.X, ds.y, j, ["quantile"], task="classification",
-                            n_classes=3).results["quantile"].best_gain for j in range(4))
+    q16 = max(
+        split_profile(ds.X, ds.y, j, ["quantile"], task="classification", n_classes=3)
+        .results["quantile"]
+        .best_gain
+        for j in range(4)
+    )
     assert q16 < best - 0.01
 
 
 def test_regression_profile_uses_squared_error():
     ds = _ds("diabetes")
-    prof = split_profile(ds.X, ds.y, 2, ["exhaustive", "quantile", "kde_valley"],
-                         task="regression")
+    prof = split_profile(ds.X, ds.y, 2, ["exhaustive", "quantile", "kde_valley"], task="regression")
     assert prof.criterion == "squared_error"
     x, y = prof.x, prof.y
     t = prof.results["quantile"].thresholds[3]
@@ -100,11 +113,13 @@ def test_regression_profile_uses_squared_error():
 def test_constant_feature_and_tiny_node_give_no_candidates():
     X = np.column_stack([np.ones(6), np.arange(6.0)])
     y = np.array([0, 1, 0, 1, 0, 1])
-    prof = split_profile(X, y, 0, ["exhaustive", "quantile", "kmeans1d"],
-                         task="classification", n_classes=2)
+    prof = split_profile(
+        X, y, 0, ["exhaustive", "quantile", "kmeans1d"], task="classification", n_classes=2
+    )
     assert all(r.n_candidates == 0 and np.isnan(r.best_gain) for r in prof.results.values())
-    one = split_profile(X[:1], y[:1], 1, ["exhaustive", "random"], task="classification",
-                        n_classes=2)
+    one = split_profile(
+        X[:1], y[:1], 1, ["exhaustive", "random"], task="classification", n_classes=2
+    )
     assert one.curve_thresholds.size == 0
     for fig in (candidates_figure(prof), gain_curve_figure(prof), threshold_scan_figure(prof)):
         assert fig.layout.title.text
@@ -112,8 +127,15 @@ def test_constant_feature_and_tiny_node_give_no_candidates():
 
 def test_figures_draw_the_profile():
     ds = _ds("iris")
-    prof = split_profile(ds.X, ds.y, 2, ["exhaustive", "quantile", "class_centroid"],
-                         task="classification", n_classes=3, feature_name="petal length (cm)")
+    prof = split_profile(
+        ds.X,
+        ds.y,
+        2,
+        ["exhaustive", "quantile", "class_centroid"],
+        task="classification",
+        n_classes=3,
+        feature_name="petal length (cm)",
+    )
     names = [str(c) for c in ds.classes_]
     fig = candidates_figure(prof, class_names=names)
     assert [t.name for t in fig.data[:3]] == names
@@ -132,9 +154,15 @@ def test_figures_draw_the_profile():
 def test_tradeoff_figure_points():
     import pandas as pd
 
-    summary = pd.DataFrame({"model": ["CART / exhaustive", "CART / quantile"],
-                            "fit_seconds": [0.02, 0.005], "accuracy": [0.93, 0.92],
-                            "accuracy_std": [0.01, 0.02], "candidates": [5000, 300]})
+    summary = pd.DataFrame(
+        {
+            "model": ["CART / exhaustive", "CART / quantile"],
+            "fit_seconds": [0.02, 0.005],
+            "accuracy": [0.93, 0.92],
+            "accuracy_std": [0.01, 0.02],
+            "candidates": [5000, 300],
+        }
+    )
     fig = strategy_tradeoff_figure(summary, "classification")
     assert [t.x[0] for t in fig.data] == [0.02, 0.005]
     assert fig.data[0].marker.size > fig.data[1].marker.size
@@ -147,8 +175,10 @@ def test_histograms_draw_every_row_including_the_maximum():
     ds = _ds("iris")
     prof = split_profile(ds.X, ds.y, 2, ["exhaustive"], task="classification", n_classes=3)
     names = [str(c) for c in ds.classes_]
-    for fig in (candidates_figure(prof, class_names=names),
-                threshold_scan_figure(prof, class_names=names)):
+    for fig in (
+        candidates_figure(prof, class_names=names),
+        threshold_scan_figure(prof, class_names=names),
+    ):
         bars = [t for t in fig.data if t.type == "bar"]
         assert [t.name for t in bars] == names
         assert [int(np.sum(t.y)) for t in bars] == [50, 50, 50]
@@ -156,8 +186,9 @@ def test_histograms_draw_every_row_including_the_maximum():
     reg = split_profile(*_xy_regression(), 0, ["exhaustive"], task="regression")
     bars = [t for t in candidates_figure(reg).data if t.type == "bar"]
     assert len(bars) == 1 and int(np.sum(bars[0].y)) == reg.x.size
-    const = split_profile(np.ones((5, 1)), np.arange(5) % 2, 0, ["exhaustive"],
-                          task="classification", n_classes=2)
+    const = split_profile(
+        np.ones((5, 1)), np.arange(5) % 2, 0, ["exhaustive"], task="classification", n_classes=2
+    )
     bars = [t for t in candidates_figure(const).data if t.type == "bar"]
     assert sum(int(np.sum(t.y)) for t in bars) == 5
 
@@ -171,8 +202,9 @@ def test_fallback_is_reported_and_equals_sixteen_quantiles():
     rng = np.random.default_rng(7)
     X = rng.normal(size=(500, 1))  # unimodal: no KDE valley
     y = (X[:, 0] > 0.3).astype(int)
-    prof = split_profile(X, y, 0, ["kde_valley", "class_centroid", "quantile"],
-                         task="classification", n_classes=2)
+    prof = split_profile(
+        X, y, 0, ["kde_valley", "class_centroid", "quantile"], task="classification", n_classes=2
+    )
     kde, cc, q = (prof.results[s] for s in ("kde_valley", "class_centroid", "quantile"))
     assert kde.fallback and not cc.fallback and not q.fallback
     np.testing.assert_array_equal(kde.thresholds, q.thresholds)  # quantile's k = 16
@@ -182,8 +214,9 @@ def test_fallback_is_reported_and_equals_sixteen_quantiles():
     assert names[0] == f"kde_valley → quantile ({kde.n_candidates} candidates)"
     assert names[1] == "class_centroid (1 candidate)"  # singular
     # nothing allowed by min_samples_leaf: no candidate and no fallback either
-    none = split_profile(X, y, 0, ["kde_valley"], task="classification", n_classes=2,
-                         min_samples_leaf=300)
+    none = split_profile(
+        X, y, 0, ["kde_valley"], task="classification", n_classes=2, min_samples_leaf=300
+    )
     r = none.results["kde_valley"]
     assert r.n_candidates == 0 and not r.fallback
 
@@ -196,8 +229,9 @@ def test_regression_dics_paper_uses_the_global_dictionary():
     X, y = _xy_regression()
     prof = split_profile(X, y, 2, ["dics_paper"], task="regression", random_state=0)
     d = dics_dictionary(X, 8, random_state=0)
-    expect = candidate_thresholds(X[:, 2], y, "dics_paper", task="regression",
-                                  dictionary=d.feature(2), fallback=False)
+    expect = candidate_thresholds(
+        X[:, 2], y, "dics_paper", task="regression", dictionary=d.feature(2), fallback=False
+    )
     assert expect.size > 0
     np.testing.assert_array_equal(prof.results["dics_paper"].thresholds, expect)
 
@@ -207,8 +241,9 @@ def test_strategy_markers_do_not_depend_on_the_selection():
     styles = []
     for chosen in (["kmeans1d"], ["exhaustive", "quantile", "kmeans1d"]):
         prof = split_profile(ds.X, ds.y, 1, chosen, task="classification", n_classes=3)
-        t = next(t for t in candidates_figure(prof).data
-                 if t.name and t.name.startswith("kmeans1d ("))
+        t = next(
+            t for t in candidates_figure(prof).data if t.name and t.name.startswith("kmeans1d (")
+        )
         styles.append((t.marker.symbol, t.marker.color))
     assert styles[0] == styles[1]
     assert styles[0][0] != "line-ns-open"  # the thin tick is exhaustive's only
@@ -218,10 +253,10 @@ def test_top_margin_grows_with_the_legend():
     """Ten digit classes and eight strategies wrap the legend over several rows: the top
     margin makes room so that it does not cover the title."""
     ds = _ds("digits")
-    few = split_profile(ds.X[:, :1], (ds.y > 4).astype(int), 0, ["exhaustive"],
-                        task="classification", n_classes=2)
-    many = split_profile(ds.X, ds.y, 36, list(STRATEGIES), task="classification",
-                         n_classes=10)
+    few = split_profile(
+        ds.X[:, :1], (ds.y > 4).astype(int), 0, ["exhaustive"], task="classification", n_classes=2
+    )
+    many = split_profile(ds.X, ds.y, 36, list(STRATEGIES), task="classification", n_classes=10)
     names = [str(c) for c in ds.classes_]
     assert candidates_figure(few).layout.margin.t == 100
     assert candidates_figure(many, class_names=names).layout.margin.t >= 62 + 22 * 5

@@ -257,7 +257,8 @@ def test_threshold_splits_on_coded_categories_show_labels():
     tree = dataclasses.replace(
         from_sklearn(est, feature_names=ds.feature_names),
         categories=[ds.categories.get(i) for i in range(ds.n_features)],
-        classes_=np.array(list(ds.classes_), dtype=object))
+        classes_=np.array(list(ds.classes_), dtype=object),
+    )
     nodes = [v for v in range(tree.node_count) if tree.feature[v] == j]
     assert nodes, "the penguins tree is expected to split on island"
     for v in nodes:
@@ -282,6 +283,9 @@ def test_threshold_splits_on_coded_categories_show_labels():
     assert "island in {" in shown and "island <=" not in shown
     assert "Adelie" in tree.to_json() and tree.to_frame().columns.str.startswith("p(Adelie").any()
     # a numeric feature keeps its threshold
-    numeric = next(v for v in range(tree.node_count)
-                   if tree.feature[v] >= 0 and not ds.is_categorical[tree.feature[v]])
+    numeric = next(
+        v
+        for v in range(tree.node_count)
+        if tree.feature[v] >= 0 and not ds.is_categorical[tree.feature[v]]
+    )
     assert tree.left_categories(numeric) is None and " <= " in tree.rule(numeric)

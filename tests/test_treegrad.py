@@ -73,17 +73,16 @@ def _tree_parts(model, class_index):
     if isinstance(model, GradientBoostingClassifier):
         if model.estimators_.shape[1] == 1:
             sign = -1.0 if class_index == 0 else 1.0
-            return [(e.tree_, 0, sign * model.learning_rate, False)
-                    for e in model.estimators_[:, 0]]
-        return [(e.tree_, 0, model.learning_rate, False)
-                for e in model.estimators_[:, class_index]]
+            return [
+                (e.tree_, 0, sign * model.learning_rate, False) for e in model.estimators_[:, 0]
+            ]
+        return [(e.tree_, 0, model.learning_rate, False) for e in model.estimators_[:, class_index]]
     raise TypeError(type(model))
 
 
 def bf_game(model, x, class_index, n):
-    masks = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(bool)
-    f = sum(_bf_tree(t, x, c, w, masks, norm) for t, c, w, norm in _tree_parts(model,
-                                                                             class_index))
+    masks = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(bool)
+    f = sum(_bf_tree(t, x, c, w, masks, norm) for t, c, w, norm in _tree_parts(model, class_index))
     return f, masks
 
 
@@ -103,7 +102,7 @@ def bf_grad(f, masks, z):
 
 def bf_semivalue(f, n, weight):
     """phi_i = sum_{S not containing i} weight(|S|) (f(S + i) - f(S))."""
-    idx = np.arange(2 ** n)
+    idx = np.arange(2**n)
     size = np.array([bin(s).count("1") for s in idx])
     phi = np.zeros(n)
     for i in range(n):
@@ -118,7 +117,7 @@ def beta_weight(n, a, b):
 
 
 def wb_weight(n, p):
-    return lambda s: p ** s * (1 - p) ** (n - 1 - s)
+    return lambda s: p**s * (1 - p) ** (n - 1 - s)
 
 
 def assert_close(a, b, scale):
@@ -136,9 +135,16 @@ def _data(kind, seed, n=N, n_samples=300, n_classes=2):
     if kind == "reg":
         X, y = make_regression(n_samples, n, n_informative=n - 2, noise=5.0, random_state=seed)
     else:
-        X, y = make_classification(n_samples, n, n_informative=n - 2, n_redundant=1,
-                                   n_classes=n_classes, n_clusters_per_class=1,
-                                   flip_y=0.1, random_state=seed)
+        X, y = make_classification(
+            n_samples,
+            n,
+            n_informative=n - 2,
+            n_redundant=1,
+            n_classes=n_classes,
+            n_clusters_per_class=1,
+            flip_y=0.1,
+            random_state=seed,
+        )
     return X.astype(np.float32).astype(np.float64), y
 
 
@@ -158,25 +164,37 @@ def _model(name, depth, seed):
         return RandomForestRegressor(3, max_depth=depth, random_state=seed).fit(X, y), X, 0
     if name == "gb_bin":
         X, y = _data("clf", seed)
-        m = GradientBoostingClassifier(n_estimators=5, max_depth=min(depth, 5),
-                                       random_state=seed).fit(X, y)
+        m = GradientBoostingClassifier(
+            n_estimators=5, max_depth=min(depth, 5), random_state=seed
+        ).fit(X, y)
         return m, X, 0
     if name == "gb_multi":
         X, y = _data("clf", seed, n_classes=3)
-        m = GradientBoostingClassifier(n_estimators=4, max_depth=min(depth, 5),
-                                       random_state=seed).fit(X, y)
+        m = GradientBoostingClassifier(
+            n_estimators=4, max_depth=min(depth, 5), random_state=seed
+        ).fit(X, y)
         return m, X, 1
     if name == "gb_reg":
         X, y = _data("reg", seed)
-        m = GradientBoostingRegressor(n_estimators=5, max_depth=min(depth, 5),
-                                      random_state=seed).fit(X, y)
+        m = GradientBoostingRegressor(
+            n_estimators=5, max_depth=min(depth, 5), random_state=seed
+        ).fit(X, y)
         return m, X, 0
     raise KeyError(name)
 
 
-CASES = [("dt_reg", 2, 0), ("dt_reg", 6, 1), ("dt_reg", 30, 2), ("dt_clf", 3, 3),
-         ("dt_clf", 30, 4), ("rf_clf", 8, 5), ("rf_reg", 12, 6), ("gb_bin", 4, 7),
-         ("gb_multi", 3, 8), ("gb_reg", 5, 9)]
+CASES = [
+    ("dt_reg", 2, 0),
+    ("dt_reg", 6, 1),
+    ("dt_reg", 30, 2),
+    ("dt_clf", 3, 3),
+    ("dt_clf", 30, 4),
+    ("rf_clf", 8, 5),
+    ("rf_reg", 12, 6),
+    ("gb_bin", 4, 7),
+    ("gb_multi", 3, 8),
+    ("gb_reg", 5, 9),
+]
 
 
 @pytest.mark.parametrize("name,depth,seed", CASES)
@@ -190,32 +208,52 @@ def test_brute_force_agreement(name, depth, seed):
         gv = tg.game_value(model, x, masks, class_index=c)
         assert_close(gv - gv[-1], f - f[-1], scale)
         # fbar and gradients at random, binary and 0.5 z
-        zs = [rng.random(N), rng.integers(0, 2, N).astype(float), np.full(N, 0.5),
-              np.ones(N), np.zeros(N)]
+        zs = [
+            rng.random(N),
+            rng.integers(0, 2, N).astype(float),
+            np.full(N, 0.5),
+            np.ones(N),
+            np.zeros(N),
+        ]
         for z in zs:
             g, fb = tg.treegrad(model, x, z, class_index=c, return_value=True)
             assert_close(g, bf_grad(f, masks, z), scale)
             assert_close(fb - gv[-1], bf_fbar(f, masks, z) - f[-1], scale)
             assert_close(tg.multilinear(model, x, z, class_index=c), fb, scale)
         # semivalues
-        assert_close(tg.shapley(model, x, class_index=c),
-                     bf_semivalue(f, N, beta_weight(N, 1, 1)), scale)
-        assert_close(tg.banzhaf(model, x, class_index=c),
-                     bf_semivalue(f, N, wb_weight(N, 0.5)), scale)
+        assert_close(
+            tg.shapley(model, x, class_index=c), bf_semivalue(f, N, beta_weight(N, 1, 1)), scale
+        )
+        assert_close(
+            tg.banzhaf(model, x, class_index=c), bf_semivalue(f, N, wb_weight(N, 0.5)), scale
+        )
         for a, b in [(4, 1), (16, 1), (1, 16), (8, 4)]:
-            assert_close(tg.beta_shapley(model, x, a, b, class_index=c),
-                         bf_semivalue(f, N, beta_weight(N, a, b)), scale)
+            assert_close(
+                tg.beta_shapley(model, x, a, b, class_index=c),
+                bf_semivalue(f, N, beta_weight(N, a, b)),
+                scale,
+            )
         for p in (0.2, 0.8):
-            assert_close(tg.banzhaf(model, x, p, class_index=c),
-                         bf_semivalue(f, N, wb_weight(N, p)), scale)
+            assert_close(
+                tg.banzhaf(model, x, p, class_index=c), bf_semivalue(f, N, wb_weight(N, p)), scale
+            )
         # TreeProb, roots of unity (any semivalue)
-        assert_close(tg.treeprob(model, x, 4, 1, class_index=c),
-                     bf_semivalue(f, N, beta_weight(N, 4, 1)), scale)
-        assert_close(tg.treeprob(model, x, p=0.2, class_index=c),
-                     bf_semivalue(f, N, wb_weight(N, 0.2)), scale)
+        assert_close(
+            tg.treeprob(model, x, 4, 1, class_index=c),
+            bf_semivalue(f, N, beta_weight(N, 4, 1)),
+            scale,
+        )
+        assert_close(
+            tg.treeprob(model, x, p=0.2, class_index=c),
+            bf_semivalue(f, N, wb_weight(N, 0.2)),
+            scale,
+        )
         # Ranker with one step = Banzhaf
-        assert_close(tg.rank(model, x, class_index=c, steps=1).scores,
-                     tg.banzhaf(model, x, class_index=c), scale)
+        assert_close(
+            tg.rank(model, x, class_index=c, steps=1).scores,
+            tg.banzhaf(model, x, class_index=c),
+            scale,
+        )
 
 
 @pytest.mark.parametrize("name,depth,seed", CASES[:3] + CASES[7:8])
@@ -246,9 +284,18 @@ def test_random_z_per_sample_and_absent_feature():
     model = DecisionTreeRegressor(max_depth=6, random_state=0).fit(X[:, :5], y)
     # our tree with 2 extra never-used features
     t = from_sklearn(model)
-    wide = TreeArrays(t.children_left, t.children_right, t.feature, t.threshold, t.impurity,
-                      t.n_node_samples, t.weighted_n_node_samples, t.value, task="regression",
-                      n_features=N)
+    wide = TreeArrays(
+        t.children_left,
+        t.children_right,
+        t.feature,
+        t.threshold,
+        t.impurity,
+        t.n_node_samples,
+        t.weighted_n_node_samples,
+        t.value,
+        task="regression",
+        n_features=N,
+    )
     unused = np.setdiff1d(np.arange(N), t.feature[t.feature >= 0])
     assert unused.size >= 2
     rng = np.random.default_rng(0)
@@ -257,9 +304,15 @@ def test_random_z_per_sample_and_absent_feature():
     for r in range(4):
         np.testing.assert_allclose(G[r], tg.treegrad(wide, X[r], Z[r]), atol=1e-12)
     x = X[0]
-    for scores in (G, tg.shapley(wide, X[:4]), tg.banzhaf(wide, X[:4], 0.3),
-                   tg.beta_shapley(wide, X[:4], 8, 4), tg.rank(wide, X[:4]).scores,
-                   tg.rank(wide, X[:4], optimizer="adam").scores, tg.treeprob(wide, X[:4])):
+    for scores in (
+        G,
+        tg.shapley(wide, X[:4]),
+        tg.banzhaf(wide, X[:4], 0.3),
+        tg.beta_shapley(wide, X[:4], 8, 4),
+        tg.rank(wide, X[:4]).scores,
+        tg.rank(wide, X[:4], optimizer="adam").scores,
+        tg.treeprob(wide, X[:4]),
+    ):
         assert np.all(scores[:, unused] == 0.0)
     assert tg.treegrad(wide, x, np.ones(N))[unused].tolist() == [0.0] * unused.size
 
@@ -271,35 +324,56 @@ def test_random_z_per_sample_and_absent_feature():
 
 def _case_a():
     cov = [100, 60, 40, 20, 40, 30, 10]
-    return TreeArrays([1, 3, 5, -1, -1, -1, -1], [2, 4, 6, -1, -1, -1, -1],
-                      [0, 1, 2, -2, -2, -2, -2], [.5, .5, .5, -2, -2, -2, -2], np.zeros(7),
-                      cov, np.array(cov, float),
-                      np.array([0, 0, 0, 1, 4, 10, 20.0]).reshape(-1, 1, 1),
-                      task="regression", n_features=3)
+    return TreeArrays(
+        [1, 3, 5, -1, -1, -1, -1],
+        [2, 4, 6, -1, -1, -1, -1],
+        [0, 1, 2, -2, -2, -2, -2],
+        [0.5, 0.5, 0.5, -2, -2, -2, -2],
+        np.zeros(7),
+        cov,
+        np.array(cov, float),
+        np.array([0, 0, 0, 1, 4, 10, 20.0]).reshape(-1, 1, 1),
+        task="regression",
+        n_features=3,
+    )
 
 
 def test_case_a():
     T, x = _case_a(), np.array([0.0, 1.0, 1.0])
     masks = ((np.arange(8)[:, None] >> np.arange(3)) & 1).astype(bool)
-    np.testing.assert_allclose(tg.game_value(T, x, masks),
-                               [6.8, 3, 7.4, 4, 9.8, 3, 10.4, 4], atol=1e-12)
-    for phi in (tg.shapley(T, x), tg.banzhaf(T, x), tg.treeprob(T, x),
-                tg.rank(T, x).scores, tg.rank(T, x, optimizer="adam").scores):
+    np.testing.assert_allclose(
+        tg.game_value(T, x, masks), [6.8, 3, 7.4, 4, 9.8, 3, 10.4, 4], atol=1e-12
+    )
+    for phi in (
+        tg.shapley(T, x),
+        tg.banzhaf(T, x),
+        tg.treeprob(T, x),
+        tg.rank(T, x).scores,
+        tg.rank(T, x, optimizer="adam").scores,
+    ):
         np.testing.assert_allclose(phi, [-5.1, 0.8, 1.5], atol=1e-12)
     np.testing.assert_allclose(tg.beta_shapley(T, x, 4, 1), [-4.32, 0.68, 2.4], atol=1e-12)
     np.testing.assert_allclose(tg.treegrad(T, x, [0, 1, 1]), [-6.4, 0.6, 3], atol=1e-12)
     np.testing.assert_allclose(tg.treegrad(T, x, [1, 0, 0]), [-3.8, 1, 0], atol=1e-12)
     z = np.array([0.3, 0.9, 0.2])
-    np.testing.assert_allclose(tg.treegrad(T, x, z), [-3.8 + .4 * .9 - 3 * .2, .6 + .4 * .3,
-                                                      3 - 3 * .3], atol=1e-12)
+    np.testing.assert_allclose(
+        tg.treegrad(T, x, z), [-3.8 + 0.4 * 0.9 - 3 * 0.2, 0.6 + 0.4 * 0.3, 3 - 3 * 0.3], atol=1e-12
+    )
 
 
 def _case_b():
-    return TreeArrays([1, 3, -1, -1, -1], [2, 4, -1, -1, -1], [0, 0, -2, -2, -2],
-                      [.5, .25, -2, -2, -2], np.zeros(5), [100, 50, 50, 20, 30],
-                      np.array([100, 50, 50, 20, 30.0]),
-                      np.array([0, 0, 6, 10, 4.0]).reshape(-1, 1, 1), task="regression",
-                      n_features=1)
+    return TreeArrays(
+        [1, 3, -1, -1, -1],
+        [2, 4, -1, -1, -1],
+        [0, 0, -2, -2, -2],
+        [0.5, 0.25, -2, -2, -2],
+        np.zeros(5),
+        [100, 50, 50, 20, 30],
+        np.array([100, 50, 50, 20, 30.0]),
+        np.array([0, 0, 6, 10, 4.0]).reshape(-1, 1, 1),
+        task="regression",
+        n_features=1,
+    )
 
 
 def test_case_b_repeated_feature_and_zero_division():
@@ -384,8 +458,7 @@ def test_insertion_deletion_curves():
     np.testing.assert_allclose(pc.insertion[:, -1], model.predict_proba(Xb)[:, 1], atol=1e-12)
     mm, Xm, cm = _model("gb_multi", 3, 8)
     pm = tg.insertion_deletion(mm, Xm[:2], np.arange(N), class_index=cm, output="probability")
-    np.testing.assert_allclose(pm.insertion[:, -1], mm.predict_proba(Xm[:2])[:, cm],
-                               atol=1e-12)
+    np.testing.assert_allclose(pm.insertion[:, -1], mm.predict_proba(Xm[:2])[:, cm], atol=1e-12)
 
 
 # ---------------------------------------------------------------------------------------
@@ -415,8 +488,7 @@ def test_shapley_equals_shap_tree_path_dependent():
 
 
 def test_deep_tree_treegrad_shap_exact_chebyshev_unstable():
-    X, y = make_classification(40000, n_features=10, n_informative=6, flip_y=0.3,
-                               random_state=0)
+    X, y = make_classification(40000, n_features=10, n_informative=6, flip_y=0.3, random_state=0)
     X = X.astype(np.float32).astype(np.float64)
     m = DecisionTreeClassifier(random_state=0).fit(X, y)
     assert m.get_depth() >= 45
@@ -425,8 +497,9 @@ def test_deep_tree_treegrad_shap_exact_chebyshev_unstable():
         f, _ = bf_game(m, x, 1, 10)
         ref = bf_semivalue(f, 10, beta_weight(10, 1, 1))
         err_tg = max(err_tg, np.abs(tg.shapley(m, x, class_index=1) - ref).max())
-        err_cheb = max(err_cheb, np.abs(tg.treeprob(m, x, nodes="chebyshev",
-                                                    class_index=1) - ref).max())
+        err_cheb = max(
+            err_cheb, np.abs(tg.treeprob(m, x, nodes="chebyshev", class_index=1) - ref).max()
+        )
         roots = tg.treeprob(m, x, class_index=1)
         np.testing.assert_allclose(roots, ref, atol=1e-10)
     assert err_tg <= 1e-12
@@ -515,18 +588,23 @@ def test_treelab_cart_with_categorical_splits():
     est = CARTClassifier(max_depth=7, categorical_features=[0, 3], random_state=0).fit(X, y)
     tree = est.tree_
     assert tree.has_categorical_splits
-    masks = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(bool)
+    masks = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(bool)
     for x in X[:4]:
         f = _bf_ours(tree, x, 1, masks)
         np.testing.assert_allclose(tg.game_value(est, x, masks), f, atol=1e-12)
-        np.testing.assert_allclose(tg.shapley(est, x), bf_semivalue(f, n, beta_weight(n, 1, 1)),
-                                   atol=1e-12)
+        np.testing.assert_allclose(
+            tg.shapley(est, x), bf_semivalue(f, n, beta_weight(n, 1, 1)), atol=1e-12
+        )
         z = rng.random(n)
         np.testing.assert_allclose(tg.treegrad(tree, x, z), bf_grad(f, masks, z), atol=1e-12)
-        np.testing.assert_allclose(tg.treegrad(tree, x, masks[37].astype(float)),
-                                   bf_grad(f, masks, masks[37].astype(float)), atol=1e-12)
-    np.testing.assert_allclose(tg.game_value(tree, X[:5], np.ones(n, bool)),
-                               est.predict_proba(X[:5])[:, 1], atol=1e-12)
+        np.testing.assert_allclose(
+            tg.treegrad(tree, x, masks[37].astype(float)),
+            bf_grad(f, masks, masks[37].astype(float)),
+            atol=1e-12,
+        )
+    np.testing.assert_allclose(
+        tg.game_value(tree, X[:5], np.ones(n, bool)), est.predict_proba(X[:5])[:, 1], atol=1e-12
+    )
 
 
 def test_ten_features_brute_force():
@@ -537,8 +615,7 @@ def test_ten_features_brute_force():
     f, masks = bf_game(m, x, 0, 10)
     scale = np.abs(f).max()
     assert_close(tg.shapley(m, x), bf_semivalue(f, 10, beta_weight(10, 1, 1)), scale)
-    assert_close(tg.beta_shapley(m, x, 1, 16), bf_semivalue(f, 10, beta_weight(10, 1, 16)),
-                 scale)
+    assert_close(tg.beta_shapley(m, x, 1, 16), bf_semivalue(f, 10, beta_weight(10, 1, 16)), scale)
     z = np.random.default_rng(0).integers(0, 2, 10).astype(float)
     assert_close(tg.treegrad(m, x, z), bf_grad(f, masks, z), scale)
 
@@ -554,8 +631,7 @@ def test_concurrent_calls_from_threads():
     ref_rk = tg.rank(T, Xb, class_index=c, steps=5).scores
     with ThreadPoolExecutor(4) as ex:
         futs = [ex.submit(tg.shapley, T, Xb, class_index=c) for _ in range(3)]
-        futs += [ex.submit(lambda: tg.rank(T, Xb, class_index=c, steps=5).scores)
-                 for _ in range(3)]
+        futs += [ex.submit(lambda: tg.rank(T, Xb, class_index=c, steps=5).scores) for _ in range(3)]
         res = [f.result() for f in futs]
     for r in res[:3]:
         np.testing.assert_array_equal(r, ref_sh)
@@ -597,13 +673,13 @@ def test_best_first_trees_are_renumbered_in_preorder():
     Xc = rng.normal(size=(500, n))
     Xc[:, 0] = rng.integers(0, 5, 500)
     yc = ((Xc[:, 0] % 2 == 1) ^ (Xc[:, 1] > 0)).astype(int)
-    est = CARTClassifier(max_leaf_nodes=25, categorical_features=[0],
-                         random_state=0).fit(Xc, yc)
+    est = CARTClassifier(max_leaf_nodes=25, categorical_features=[0], random_state=0).fit(Xc, yc)
     tree = est.tree_
     assert tree.has_categorical_splits
-    cmasks = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1).astype(bool)
+    cmasks = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(bool)
     for x in Xc[:3]:
         fc = _bf_ours(tree, x, 1, cmasks)
         np.testing.assert_allclose(tg.game_value(est, x, cmasks), fc, atol=1e-12)
-        np.testing.assert_allclose(tg.shapley(est, x),
-                                   bf_semivalue(fc, n, beta_weight(n, 1, 1)), atol=1e-12)
+        np.testing.assert_allclose(
+            tg.shapley(est, x), bf_semivalue(fc, n, beta_weight(n, 1, 1)), atol=1e-12
+        )

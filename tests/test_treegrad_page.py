@@ -56,8 +56,9 @@ def test_explain_matches_the_api(wine_gb):
     np.testing.assert_array_equal(ex.scores["Shapley"], tg.shapley(T, X[3], 2))
     np.testing.assert_array_equal(ex.scores["Beta(8,4)"], tg.beta_shapley(T, X[3], 8, 4, 2))
     np.testing.assert_array_equal(ex.scores["Weighted Banzhaf(0.2)"], tg.banzhaf(T, X[3], 0.2, 2))
-    np.testing.assert_array_equal(ex.scores["Ranker Adam"],
-                                  tg.rank(T, X[3], 2, "adam", lr=2.0, steps=30).scores)
+    np.testing.assert_array_equal(
+        ex.scores["Ranker Adam"], tg.rank(T, X[3], 2, "adam", lr=2.0, steps=30).scores
+    )
     # efficiency ties f(empty), f(all) and the Shapley values; f(all) is the raw score
     assert ex.f_empty + ex.scores["Shapley"].sum() == pytest.approx(ex.f_full, abs=1e-10)
     assert ex.f_full == pytest.approx(T.predict_raw(X[3:4])[0, 2], abs=1e-10)
@@ -108,9 +109,13 @@ def test_edge_gammas_telescope_and_rebuild_the_multilinear_extension(small_reg):
         # fbar(z) = sum_v rho_v c_v / c_r prod_j (1 - z_j + z_j gamma_{j,v})
         lg = E.leaf_gammas(T, x)
         z = rng.random(T.n_features)
-        fbar = sum(T.value[v, 0, 0] * cov[v] / cov[0]
-                   * np.prod([1 - z[j] + z[j] * gj for j, gj in feats.items()])
-                   for v, feats in lg.items())
+        fbar = sum(
+            T.value[v, 0, 0]
+            * cov[v]
+            / cov[0]
+            * np.prod([1 - z[j] + z[j] * gj for j, gj in feats.items()])
+            for v, feats in lg.items()
+        )
         assert fbar == pytest.approx(tg.multilinear(T, x, z), rel=1e-12)
 
 
@@ -120,34 +125,59 @@ def test_brute_force_semivalue_against_shap(small_reg):
     sv = shap.TreeExplainer(m, feature_perturbation="tree_path_dependent").shap_values(X[:2])
     for r in range(2):
         np.testing.assert_allclose(E.brute_force_semivalue(m, X[r]), sv[r], atol=1e-9)
-        np.testing.assert_allclose(E.brute_force_semivalue(m, X[r], 4, 1),
-                                   tg.beta_shapley(m, X[r], 4, 1), atol=1e-9)
-        np.testing.assert_allclose(E.brute_force_semivalue(m, X[r], p=0.3),
-                                   tg.banzhaf(m, X[r], 0.3), atol=1e-9)
+        np.testing.assert_allclose(
+            E.brute_force_semivalue(m, X[r], 4, 1), tg.beta_shapley(m, X[r], 4, 1), atol=1e-9
+        )
+        np.testing.assert_allclose(
+            E.brute_force_semivalue(m, X[r], p=0.3), tg.banzhaf(m, X[r], 0.3), atol=1e-9
+        )
     with pytest.raises(ValueError, match="12"):
-        E.brute_force_semivalue(DecisionTreeRegressor(max_depth=2).fit(
-            np.random.default_rng(0).normal(size=(50, 13)), np.arange(50.0)), np.zeros(13))
+        E.brute_force_semivalue(
+            DecisionTreeRegressor(max_depth=2).fit(
+                np.random.default_rng(0).normal(size=(50, 13)), np.arange(50.0)
+            ),
+            np.zeros(13),
+        )
 
 
 def test_best_beta_and_batch_curves(wine_gb):
     T, X = wine_gb
     Xb = X[::20][:6]
     best, pick = E.best_beta_curves(T, Xb, 1, "probability")
-    joints = np.stack([tg.insertion_deletion(T, Xb, tg.beta_shapley(T, Xb, a, b, 1), 1,
-                                             "probability").joint for a, b in E.PAPER_BETAS])
+    joints = np.stack(
+        [
+            tg.insertion_deletion(T, Xb, tg.beta_shapley(T, Xb, a, b, 1), 1, "probability").joint
+            for a, b in E.PAPER_BETAS
+        ]
+    )
     np.testing.assert_array_equal(pick, np.argmax(joints, axis=0))
     np.testing.assert_allclose(best.joint, joints.max(axis=0))
     # batch: the mean of per-row curves, rows grouped by their own class
     cls = np.array([0, 1, 2, 1, 0, 2])
     params = E.MethodParams(steps=10)
-    snaps = list(E.curves_steps(None, T, Xb, cls, params=params, output="probability",
-                                n_random=4, chunk=4, step_seconds=0.0))
+    snaps = list(
+        E.curves_steps(
+            None,
+            T,
+            Xb,
+            cls,
+            params=params,
+            output="probability",
+            n_random=4,
+            chunk=4,
+            step_seconds=0.0,
+        )
+    )
     assert [s["done"] for s in snaps] == [4, 6]
     res = snaps[-1]["result"]
     assert res.n_rows == 6
     sh = np.stack([tg.shapley(T, Xb[r], int(cls[r])) for r in range(6)])
-    ins = np.stack([tg.insertion_deletion(T, Xb[r], sh[r], int(cls[r]),
-                                          "probability").insertion for r in range(6)])
+    ins = np.stack(
+        [
+            tg.insertion_deletion(T, Xb[r], sh[r], int(cls[r]), "probability").insertion
+            for r in range(6)
+        ]
+    )
     np.testing.assert_allclose(res.curves["Shapley"].insertion, ins.mean(axis=0), atol=1e-12)
     assert E.RANDOM in res.curves and E.BEST not in res.curves  # 13 features > 12
     table = res.auc_table().set_index("method")
@@ -166,8 +196,9 @@ def test_best_beta_and_batch_curves(wine_gb):
 
 def test_curves_figure_legend_carries_the_engine_auc(wine_gb):
     T, X = wine_gb
-    res = E.batch_curves(T, X[:3], 1, params=E.MethodParams(steps=5), output="probability",
-                         n_random=2)
+    res = E.batch_curves(
+        T, X[:3], 1, params=E.MethodParams(steps=5), output="probability", n_random=2
+    )
     for which in ("insertion", "deletion"):
         fig = F.curves_figure(res.curves, which, y_label="P(class 1)", n_rows=3)
         assert len(fig.data) == len(res.curves)
@@ -204,8 +235,9 @@ def test_ranker_figure_shows_the_history(wine_gb):
     T, X = wine_gb
     ga = tg.rank(T, X[1], 1, "ga", steps=12)
     adam = tg.rank(T, X[1], 1, "adam", steps=12)
-    fig = F.ranker_figure({"GA": ga, "Adam": adam}, [f"f{j}" for j in range(13)], heat="Adam",
-                          top_k=4)
+    fig = F.ranker_figure(
+        {"GA": ga, "Adam": adam}, [f"f{j}" for j in range(13)], heat="Adam", top_k=4
+    )
     heat = fig.data[0]
     keep = np.argsort(-np.abs(adam.scores), kind="stable")[:4]
     np.testing.assert_array_equal(np.asarray(heat.z), adam.z_history[:, keep].T)
@@ -221,7 +253,9 @@ def test_gamma_tree_figure_labels_the_path(small_reg):
     texts = [a.text for a in fig.layout.annotations if "\u03b3=" in a.text]
     path = T.decision_path(x)
     assert len(texts) == 2 * (len(path) - 1)  # each path edge and its sibling
-    assert f"{T._names(None)[T.feature[0]]}: \u03b3={g[path[1]]:.3g}" in texts  # path edges name the feature
+    assert (
+        f"{T._names(None)[T.feature[0]]}: \u03b3={g[path[1]]:.3g}" in texts
+    )  # path edges name the feature
     assert texts.count("\u03b3=0") == len(path) - 1
     hover = " ".join(h for tr in fig.data if tr.hovertext is not None for h in tr.hovertext)
     assert f"gamma of the edge into this node: {g[path[-1]]:.4g}" in hover
@@ -276,8 +310,12 @@ def _attr_x(app):
 
 
 def _curve_names(app):
-    return [tr["name"] for f in _charts(app)
-            if "curves" in f["layout"]["title"]["text"] for tr in f["data"]]
+    return [
+        tr["name"]
+        for f in _charts(app)
+        if "curves" in f["layout"]["title"]["text"]
+        for tr in f["data"]
+    ]
 
 
 def test_page_classification_edit_a_feature(app):
@@ -286,7 +324,8 @@ def test_page_classification_edit_a_feature(app):
     assert not at.error
     before, curves_before = _attr_x(at), _curve_names(at)
     assert any("AUC" in nm for nm in curves_before) and any(
-        nm.startswith("Ranker Adam") for nm in curves_before)
+        nm.startswith("Ranker Adam") for nm in curves_before
+    )
     assert len(_charts(at)) == 6  # attributions, tau, insertion, deletion, ranker, tree
     # what-if: edit the most important feature far out of its range
     names = list(at.selectbox(key="tg_edit_feature").options)
@@ -316,8 +355,11 @@ def test_page_classification_edit_a_feature(app):
     at.selectbox(key="tg_class").set_value(0).run()
     at.number_input(key="tg_alpha").set_value(16).run()
     assert not at.exception
-    assert any("Beta(16,1)" in (f["layout"].get("annotations") or [{}])[2].get("text", "")
-               for f in _charts(at) if "Attributions" in f["layout"]["title"]["text"])
+    assert any(
+        "Beta(16,1)" in (f["layout"].get("annotations") or [{}])[2].get("text", "")
+        for f in _charts(at)
+        if "Attributions" in f["layout"]["title"]["text"]
+    )
     names_csv = [d for d in at.get("download_button")]
     assert names_csv
 
@@ -375,10 +417,12 @@ def test_page_batch_curves_of_a_tree_classifier_are_probabilities(app):
     assert at.session_state["tg_batch_job"].join(120)
     at.run()
     assert not at.exception, at.exception
-    titles = {f["layout"]["yaxis"]["title"]["text"] for f in _charts(at)
-              if "curves" in f["layout"]["title"]["text"]}
+    titles = {
+        f["layout"]["yaxis"]["title"]["text"]
+        for f in _charts(at)
+        if "curves" in f["layout"]["title"]["text"]
+    }
     assert titles == {"P(predicted class)"}
-
 
 
 def test_page_curves_of_another_dataset_say_so(app):
@@ -400,7 +444,6 @@ def test_page_curves_of_another_dataset_say_so(app):
     assert not any("other settings" in c.value for c in at.caption)
 
 
-
 def test_page_running_job_stays_stoppable_when_the_page_stops_early(app):
     # 'Max leaves' = 1 (or a dataset the page refuses) stopped the page above the tabs: a
     # running batch vanished with its Stop button and ran on until its 300 s budget.
@@ -419,6 +462,7 @@ def test_page_running_job_stays_stoppable_when_the_page_stops_early(app):
     job = at.session_state["tg_batch_job"]
     assert job.join(30) and job.status == "cancelled"
     assert not any("still running" in i.value for i in at.info)
+
 
 def test_page_batch_size_kept_from_a_bigger_dataset(app):
     at = _open(app, "digits")
@@ -453,8 +497,9 @@ def test_page_stopped_batch_says_how_many_rows_finished(app):
     at.session_state["tg_batch_job"] = job
     at.run()
     assert not at.exception, at.exception
-    assert any(w.value == "Stopped: showing the 4 of 9 rows that finished." for w in at.warning), \
-        [w.value for w in at.warning]
+    assert any(w.value == "Stopped: showing the 4 of 9 rows that finished." for w in at.warning), [
+        w.value for w in at.warning
+    ]
     assert any(nm.startswith("Shapley") for nm in _curve_names(at))  # the 4 rows' curves
     assert any(b.key == "tg_rows_dl" for b in at.get("download_button"))
 
@@ -482,8 +527,14 @@ def test_page_categorical_remembered_model_and_numerics(app):
     df, _r, entry = load_bundled("wine")
     ds = make_dataset(df, entry["target"], missing="drop")
     m = DecisionTreeClassifier(max_depth=3, random_state=0).fit(ds.X, ds.y)
-    at.session_state["fitted_models"] = {"CART, wine": {
-        "model": m, "digest": dataset_digest(ds), "source": "Compare models", "meta": {}}}
+    at.session_state["fitted_models"] = {
+        "CART, wine": {
+            "model": m,
+            "digest": dataset_digest(ds),
+            "source": "Compare models",
+            "meta": {},
+        }
+    }
     at = _open(at, "wine")
     at.radio(key="tg_source").set_value("remembered").run()
     assert not at.exception, at.exception
@@ -528,14 +579,17 @@ def test_browser_edit_feature_redraws_curves(page, app_url, tmp_path):
     page.set_viewport_size({"width": 1400, "height": 1600})
     page.goto(app_url + "/feature_ranking?ds=iris")
     expect(page.get_by_role("heading", name="Feature ranking (TreeGrad)")).to_be_visible(
-        timeout=90_000)
+        timeout=90_000
+    )
     wait_idle(page)
     no_exception(page)
     page.get_by_role("tab", name="Insertion / deletion").click()
-    legend_js = ("() => Array.from(document.querySelectorAll("
-                 "'[data-testid=stPlotlyChart] .js-plotly-plot')).filter(e => e.layout.title"
-                 " && e.layout.title.text.includes('Insertion curves')).map(e => e.data.map(t => "
-                 "t.name).join('|'))")
+    legend_js = (
+        "() => Array.from(document.querySelectorAll("
+        "'[data-testid=stPlotlyChart] .js-plotly-plot')).filter(e => e.layout.title"
+        " && e.layout.title.text.includes('Insertion curves')).map(e => e.data.map(t => "
+        "t.name).join('|'))"
+    )
     page.wait_for_function(f"({legend_js})().length > 0", timeout=30_000)
     before = page.evaluate(legend_js)
     assert "AUC" in before[0]
@@ -550,8 +604,9 @@ def test_browser_edit_feature_redraws_curves(page, app_url, tmp_path):
     wait_idle(page)
     expect(page.get_by_text("What-if").first).to_be_visible(timeout=30_000)
     no_exception(page)
-    page.wait_for_function(f"({legend_js})().length > 0 && ({legend_js})()[0] !== "
-                           f"{before[0]!r}", timeout=30_000)
+    page.wait_for_function(
+        f"({legend_js})().length > 0 && ({legend_js})()[0] !== {before[0]!r}", timeout=30_000
+    )
     after = page.evaluate(legend_js)
     assert after[0] != before[0]
     page.screenshot(path=tmp_path / "fr_after.png", full_page=True)

@@ -20,8 +20,18 @@ from engine.cit.tree import (
     threshold_candidates,
 )
 
-__all__ = ["ConditionalInferenceForestClassifier", "ConditionalInferenceForestRegressor",
-           "ConditionalInferenceTreeClassifier", "ConditionalInferenceTreeRegressor",
-           "abs_pearson", "correlation_ratio", "mutual_information", "n_resamples",
-           "ranking_of", "selector_test", "splitter_test", "threshold_candidates",
-           "top_k_curve"]
+__all__ = [
+    "ConditionalInferenceForestClassifier",
+    "ConditionalInferenceForestRegressor",
+    "ConditionalInferenceTreeClassifier",
+    "ConditionalInferenceTreeRegressor",
+    "abs_pearson",
+    "correlation_ratio",
+    "mutual_information",
+    "n_resamples",
+    "ranking_of",
+    "selector_test",
+    "splitter_test",
+    "threshold_candidates",
+    "top_k_curve",
+]

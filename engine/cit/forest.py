@@ -36,11 +36,27 @@ from engine.compare import ModelSpec, ParamSpec, register_model
 from engine.tree import TreeEnsemble
 
 _TREE_PARAMS = (
-    "selector", "splitter", "alpha_selector", "alpha_splitter", "adjust_alpha_selector",
-    "adjust_alpha_splitter", "n_resamples_selector", "n_resamples_splitter",
-    "early_stopping_selector", "early_stopping_splitter", "feature_muting", "feature_scanning",
-    "threshold_scanning", "threshold_method", "max_thresholds", "max_features", "max_depth",
-    "min_samples_split", "min_samples_leaf", "min_impurity_decrease", "categorical_features",
+    "selector",
+    "splitter",
+    "alpha_selector",
+    "alpha_splitter",
+    "adjust_alpha_selector",
+    "adjust_alpha_splitter",
+    "n_resamples_selector",
+    "n_resamples_splitter",
+    "early_stopping_selector",
+    "early_stopping_splitter",
+    "feature_muting",
+    "feature_scanning",
+    "threshold_scanning",
+    "threshold_method",
+    "max_thresholds",
+    "max_features",
+    "max_depth",
+    "min_samples_split",
+    "min_samples_leaf",
+    "min_impurity_decrease",
+    "categorical_features",
 )
 
 
@@ -62,16 +78,37 @@ class _BaseCIF(BaseEstimator):
     _task = "classification"
     _tree_cls = ConditionalInferenceTreeClassifier
 
-    def __init__(self, *, n_estimators=100, bootstrap=True, sampling_method="stratified",
-                 max_samples=None, n_jobs=None, selector=None, splitter=None,
-                 alpha_selector=0.05, alpha_splitter=0.05, adjust_alpha_selector=True,
-                 adjust_alpha_splitter=True, n_resamples_selector="auto",
-                 n_resamples_splitter="auto", early_stopping_selector="adaptive",
-                 early_stopping_splitter="adaptive", feature_muting=True,
-                 feature_scanning=True, threshold_scanning=True, threshold_method="exact",
-                 max_thresholds=None, max_features="sqrt", max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, min_impurity_decrease=0.0,
-                 categorical_features=None, random_state=None):
+    def __init__(
+        self,
+        *,
+        n_estimators=100,
+        bootstrap=True,
+        sampling_method="stratified",
+        max_samples=None,
+        n_jobs=None,
+        selector=None,
+        splitter=None,
+        alpha_selector=0.05,
+        alpha_splitter=0.05,
+        adjust_alpha_selector=True,
+        adjust_alpha_splitter=True,
+        n_resamples_selector="auto",
+        n_resamples_splitter="auto",
+        early_stopping_selector="adaptive",
+        early_stopping_splitter="adaptive",
+        feature_muting=True,
+        feature_scanning=True,
+        threshold_scanning=True,
+        threshold_method="exact",
+        max_thresholds=None,
+        max_features="sqrt",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_impurity_decrease=0.0,
+        categorical_features=None,
+        random_state=None,
+    ):
         self.n_estimators = n_estimators
         self.bootstrap = bootstrap
         self.sampling_method = sampling_method
@@ -120,13 +157,17 @@ class _BaseCIF(BaseEstimator):
         elif isinstance(ms, (int, np.integer)) and not isinstance(ms, bool) and 1 <= ms:
             size = min(int(ms), n)
         else:
-            raise ValueError(f"max_samples must be None, an int >= 1 or a fraction in (0, 1], "
-                             f"got {ms!r}")
+            raise ValueError(
+                f"max_samples must be None, an int >= 1 or a fraction in (0, 1], got {ms!r}"
+            )
         if self._task == "classification" and self.sampling_method == "stratified":
             members = [np.flatnonzero(y_code == k) for k in range(n_classes)]
             takes = _apportion(np.array([idx.size for idx in members]), size)
-            parts = [idx[rng.randint(0, idx.size, size=take)]
-                     for idx, take in zip(members, takes, strict=True) if take > 0]
+            parts = [
+                idx[rng.randint(0, idx.size, size=take)]
+                for idx, take in zip(members, takes, strict=True)
+                if take > 0
+            ]
             return np.sort(np.concatenate(parts))
         return np.sort(rng.randint(0, n, size=size))
 
@@ -137,7 +178,8 @@ class _BaseCIF(BaseEstimator):
             return self
         one = self._plan(X, y_code, n_classes, y_val)
         trees = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(one)(i) for i in range(self.n_estimators))
+            delayed(one)(i) for i in range(self.n_estimators)
+        )
         return self._finish(X, trees, n_classes)
 
     def _fit_forest_steps(self, X, y_code, y_val, n_classes):
@@ -165,10 +207,13 @@ class _BaseCIF(BaseEstimator):
         tree ``i`` (so results do not depend on the order or threads)."""
         if not isinstance(self.n_estimators, (int, np.integer)) or self.n_estimators < 1:
             raise ValueError(f"n_estimators must be an int >= 1, got {self.n_estimators!r}")
-        if self._task == "classification" and self.sampling_method not in ("stratified",
-                                                                           "bootstrap"):
-            raise ValueError("sampling_method must be 'stratified' or 'bootstrap', got "
-                             f"{self.sampling_method!r}")
+        if self._task == "classification" and self.sampling_method not in (
+            "stratified",
+            "bootstrap",
+        ):
+            raise ValueError(
+                f"sampling_method must be 'stratified' or 'bootstrap', got {self.sampling_method!r}"
+            )
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         seeds = rng.randint(0, 2**31 - 1, size=self.n_estimators)
@@ -181,8 +226,12 @@ class _BaseCIF(BaseEstimator):
             if self._task == "classification":
                 tree.classes_ = self.classes_
                 tree.n_classes_ = n_classes
-            return tree._fit(X[rows], np.ascontiguousarray(y_code[rows]),
-                             np.ascontiguousarray(y_val[rows]), n_classes)
+            return tree._fit(
+                X[rows],
+                np.ascontiguousarray(y_code[rows]),
+                np.ascontiguousarray(y_val[rows]),
+                n_classes,
+            )
 
         return one
 
@@ -193,9 +242,14 @@ class _BaseCIF(BaseEstimator):
         total = imp.sum()
         self.feature_importances_ = imp / total if total > 0 else imp
         self.ensemble_ = TreeEnsemble(
-            [t.tree_ for t in trees], np.full(len(trees), -1, dtype=np.int64),
-            1.0 / len(trees), np.zeros(n_classes), "forest", self._task,
-            classes_=self.classes_ if self._task == "classification" else None)
+            [t.tree_ for t in trees],
+            np.full(len(trees), -1, dtype=np.int64),
+            1.0 / len(trees),
+            np.zeros(n_classes),
+            "forest",
+            self._task,
+            classes_=self.classes_ if self._task == "classification" else None,
+        )
         return self
 
     def _X(self, X):
@@ -213,8 +267,12 @@ class ConditionalInferenceForestClassifier(ClassifierMixin, _BaseCIF):
         X, y = _check_Xy(X, y)
         self.classes_, y_code = np.unique(y, return_inverse=True)
         self.n_classes_ = self.classes_.size
-        return (X, np.ascontiguousarray(y_code, dtype=np.int64), np.zeros(X.shape[0]),
-                self.n_classes_)
+        return (
+            X,
+            np.ascontiguousarray(y_code, dtype=np.int64),
+            np.zeros(X.shape[0]),
+            self.n_classes_,
+        )
 
     def fit(self, X, y):
         return self._fit_forest(*self._prepare(X, y))
@@ -249,15 +307,23 @@ class ConditionalInferenceForestRegressor(RegressorMixin, _BaseCIF):
 
 
 def _build_cif(task, random_state, **params):
-    cls = (ConditionalInferenceForestClassifier if task == "classification"
-           else ConditionalInferenceForestRegressor)
+    cls = (
+        ConditionalInferenceForestClassifier
+        if task == "classification"
+        else ConditionalInferenceForestRegressor
+    )
     return cls(random_state=random_state, **params)
 
 
-register_model(ModelSpec(
-    key="treelab_cif", label="Conditional inference forest (TreeLab)", build=_build_cif,
-    params=(ParamSpec("n_estimators", 50, "int", 1, 500, help="Number of trees."),) + CIT_PARAMS,
-    description="Bootstrap forest of conditional inference trees with sqrt feature sampling "
-                "per node; Milletich et al., arXiv 2607.01417.",
-    family="TreeLab",
-))
+register_model(
+    ModelSpec(
+        key="treelab_cif",
+        label="Conditional inference forest (TreeLab)",
+        build=_build_cif,
+        params=(ParamSpec("n_estimators", 50, "int", 1, 500, help="Number of trees."),)
+        + CIT_PARAMS,
+        description="Bootstrap forest of conditional inference trees with sqrt feature sampling "
+        "per node; Milletich et al., arXiv 2607.01417.",
+        family="TreeLab",
+    )
+)

@@ -140,8 +140,9 @@ def child_impurity(is_classif, y_code_sorted, y_val_sorted, w, position, criteri
         w_l = left.sum()
         w_r = right.sum()
         w_t = w_l + w_r
-        return ((w_r / w_t) * class_impurity(right, w_r, criterion)
-                + (w_l / w_t) * class_impurity(left, w_l, criterion))
+        return (w_r / w_t) * class_impurity(right, w_r, criterion) + (w_l / w_t) * class_impurity(
+            left, w_l, criterion
+        )
     sl = 0.0
     ql = 0.0
     wl = 0.0
@@ -163,8 +164,9 @@ def child_impurity(is_classif, y_code_sorted, y_val_sorted, w, position, criteri
 
 
 @njit
-def _splitter_perm(is_classif, y_code_sorted, y_val_sorted, w, position, criterion, n_classes,
-                   b, seed):
+def _splitter_perm(
+    is_classif, y_code_sorted, y_val_sorted, w, position, criterion, n_classes, b, seed
+):
     """Weighted child impurity at ``position`` under permutation ``b`` of the labels."""
     st = _seeded_state(seed, b)
     n = y_code_sorted.shape[0]
@@ -178,31 +180,52 @@ def _splitter_perm(is_classif, y_code_sorted, y_val_sorted, w, position, criteri
 
 
 @njit(parallel=True)
-def splitter_null(is_classif, y_code_sorted, y_val_sorted, w, position, criterion, n_classes,
-                  start, count, seed):
+def splitter_null(
+    is_classif, y_code_sorted, y_val_sorted, w, position, criterion, n_classes, start, count, seed
+):
     """Weighted child impurity at ``position`` under permutations ``start ..`` of the labels
     (unit weights ``w``); float64 ``(count,)``."""
     out = np.empty(count, dtype=np.float64)
     for i in numba.prange(count):
-        out[i] = _splitter_perm(is_classif, y_code_sorted, y_val_sorted, w, position,
-                                criterion, n_classes, start + i, seed)
+        out[i] = _splitter_perm(
+            is_classif,
+            y_code_sorted,
+            y_val_sorted,
+            w,
+            position,
+            criterion,
+            n_classes,
+            start + i,
+            seed,
+        )
     return out
 
 
 @njit
-def splitter_null_serial(is_classif, y_code_sorted, y_val_sorted, w, position, criterion,
-                         n_classes, start, count, seed):
+def splitter_null_serial(
+    is_classif, y_code_sorted, y_val_sorted, w, position, criterion, n_classes, start, count, seed
+):
     """:func:`splitter_null` in one thread (same values; for small blocks)."""
     out = np.empty(count, dtype=np.float64)
     for i in range(count):
-        out[i] = _splitter_perm(is_classif, y_code_sorted, y_val_sorted, w, position,
-                                criterion, n_classes, start + i, seed)
+        out[i] = _splitter_perm(
+            is_classif,
+            y_code_sorted,
+            y_val_sorted,
+            w,
+            position,
+            criterion,
+            n_classes,
+            start + i,
+            seed,
+        )
     return out
 
 
 @njit
-def _splitter_all_perm(is_classif, y_code_sorted, y_val_sorted, w, positions, criterion,
-                       n_classes, b, seed, out_row):
+def _splitter_all_perm(
+    is_classif, y_code_sorted, y_val_sorted, w, positions, criterion, n_classes, b, seed, out_row
+):
     """Weighted child impurity at every position under permutation ``b`` into ``out_row``."""
     st = _seeded_state(seed, b)
     n = y_code_sorted.shape[0]
@@ -224,26 +247,48 @@ def _splitter_all_perm(is_classif, y_code_sorted, y_val_sorted, w, positions, cr
 
 
 @njit(parallel=True)
-def splitter_null_all(is_classif, y_code_sorted, y_val_sorted, w, positions, criterion,
-                      n_classes, start, count, seed):
+def splitter_null_all(
+    is_classif, y_code_sorted, y_val_sorted, w, positions, criterion, n_classes, start, count, seed
+):
     """Weighted child impurity at every split position under permutations ``start ..``:
     float64 ``(count, len(positions))``.  One shuffle and one prefix scan per permutation
     serve all positions (permutation ``b`` is the same shuffle as in :func:`splitter_null`)."""
     out = np.empty((count, positions.shape[0]), dtype=np.float64)
     for i in numba.prange(count):
-        _splitter_all_perm(is_classif, y_code_sorted, y_val_sorted, w, positions, criterion,
-                           n_classes, start + i, seed, out[i])
+        _splitter_all_perm(
+            is_classif,
+            y_code_sorted,
+            y_val_sorted,
+            w,
+            positions,
+            criterion,
+            n_classes,
+            start + i,
+            seed,
+            out[i],
+        )
     return out
 
 
 @njit
-def splitter_null_all_serial(is_classif, y_code_sorted, y_val_sorted, w, positions, criterion,
-                             n_classes, start, count, seed):
+def splitter_null_all_serial(
+    is_classif, y_code_sorted, y_val_sorted, w, positions, criterion, n_classes, start, count, seed
+):
     """:func:`splitter_null_all` in one thread (same values; for small blocks)."""
     out = np.empty((count, positions.shape[0]), dtype=np.float64)
     for i in range(count):
-        _splitter_all_perm(is_classif, y_code_sorted, y_val_sorted, w, positions, criterion,
-                           n_classes, start + i, seed, out[i])
+        _splitter_all_perm(
+            is_classif,
+            y_code_sorted,
+            y_val_sorted,
+            w,
+            positions,
+            criterion,
+            n_classes,
+            start + i,
+            seed,
+            out[i],
+        )
     return out
 
 
@@ -278,8 +323,9 @@ def beta_cdf_int(alpha, n, L):
     lgm = math.lgamma(m + 1.0)
     below = 0.0
     for k in range(L + 1):
-        below += math.exp(lgm - math.lgamma(k + 1.0) - math.lgamma(m - k + 1.0)
-                          + k * la + (m - k) * lb)
+        below += math.exp(
+            lgm - math.lgamma(k + 1.0) - math.lgamma(m - k + 1.0) + k * la + (m - k) * lb
+        )
     s = 1.0 - below
     if s < 0.0:
         s = 0.0
@@ -336,9 +382,17 @@ class PermutationResult:
     null: np.ndarray | None = None
 
 
-def run_test(null_block, t_obs: float, B: int, *, tail: str = "right", alpha: float = 0.05,
-             adaptive: bool = False, gamma: float = 0.95, keep_null: bool = False
-             ) -> PermutationResult:
+def run_test(
+    null_block,
+    t_obs: float,
+    B: int,
+    *,
+    tail: str = "right",
+    alpha: float = 0.05,
+    adaptive: bool = False,
+    gamma: float = 0.95,
+    keep_null: bool = False,
+) -> PermutationResult:
     """Monte Carlo +1 p-value of ``t_obs`` against ``null_block(start, count)``.
 
     ``null_block`` returns the statistics of permutations ``start .. start + count - 1``.
@@ -379,8 +433,9 @@ def run_test(null_block, t_obs: float, B: int, *, tail: str = "right", alpha: fl
     return PermutationResult(float(t_obs), (L + 1.0) / (n + 1.0), n, L, null)
 
 
-def selector_test(code, x, a, n_a, y_code, y_val, n_classes, B, seed, **kwargs
-                  ) -> PermutationResult:
+def selector_test(
+    code, x, a, n_a, y_code, y_val, n_classes, B, seed, **kwargs
+) -> PermutationResult:
     """Right-tailed permutation test of the selector statistic ``code`` of one feature.
 
     Arrays must be C-contiguous float64 ``x``/``y_val`` and int64 ``a``/``y_code``;
@@ -389,30 +444,70 @@ def selector_test(code, x, a, n_a, y_code, y_val, n_classes, B, seed, **kwargs
     t_obs = statistic(code, x, a, n_a, y_code, y_val, n_classes)
 
     def block(start, count):
-        return _null(selector_null, selector_null_serial, count * x.shape[0], code, x, a,
-                     n_a, y_code, y_val, n_classes, start, count, seed)
+        return _null(
+            selector_null,
+            selector_null_serial,
+            count * x.shape[0],
+            code,
+            x,
+            a,
+            n_a,
+            y_code,
+            y_val,
+            n_classes,
+            start,
+            count,
+            seed,
+        )
 
     return run_test(block, t_obs, B, tail="right", **kwargs)
 
 
-def splitter_test(is_classif, y_code_sorted, y_val_sorted, position, criterion, n_classes, B,
-                  seed, **kwargs) -> PermutationResult:
+def splitter_test(
+    is_classif, y_code_sorted, y_val_sorted, position, criterion, n_classes, B, seed, **kwargs
+) -> PermutationResult:
     """Left-tailed permutation test of the weighted child impurity of one split position."""
     w = np.ones(y_code_sorted.shape[0])
-    t_obs = child_impurity(is_classif, y_code_sorted, y_val_sorted, w, position, criterion,
-                           n_classes)
+    t_obs = child_impurity(
+        is_classif, y_code_sorted, y_val_sorted, w, position, criterion, n_classes
+    )
 
     def block(start, count):
-        return _null(splitter_null, splitter_null_serial, count * w.shape[0], is_classif,
-                     y_code_sorted, y_val_sorted, w, position, criterion, n_classes, start,
-                     count, seed)
+        return _null(
+            splitter_null,
+            splitter_null_serial,
+            count * w.shape[0],
+            is_classif,
+            y_code_sorted,
+            y_val_sorted,
+            w,
+            position,
+            criterion,
+            n_classes,
+            start,
+            count,
+            seed,
+        )
 
     return run_test(block, t_obs, B, tail="left", **kwargs)
 
 
-def splitter_tests(is_classif, y_code_sorted, y_val_sorted, positions, criterion, n_classes,
-                   B, seed, *, alpha=0.05, adaptive=False, gamma=0.95, keep_null=False,
-                   stop_at_first=False) -> list[PermutationResult]:
+def splitter_tests(
+    is_classif,
+    y_code_sorted,
+    y_val_sorted,
+    positions,
+    criterion,
+    n_classes,
+    B,
+    seed,
+    *,
+    alpha=0.05,
+    adaptive=False,
+    gamma=0.95,
+    keep_null=False,
+    stop_at_first=False,
+) -> list[PermutationResult]:
     """Left-tailed tests of the weighted child impurity at every split position at once.
 
     All positions share the permutations (permutation ``b`` of position ``j`` is the one
@@ -431,8 +526,12 @@ def splitter_tests(is_classif, y_code_sorted, y_val_sorted, positions, criterion
     positions = np.ascontiguousarray(positions, dtype=np.int64)
     m = positions.shape[0]
     w = np.ones(y_code_sorted.shape[0])
-    t_obs = np.array([child_impurity(is_classif, y_code_sorted, y_val_sorted, w, int(q),
-                                     criterion, n_classes) for q in positions])
+    t_obs = np.array(
+        [
+            child_impurity(is_classif, y_code_sorted, y_val_sorted, w, int(q), criterion, n_classes)
+            for q in positions
+        ]
+    )
     n_min = math.ceil(1.0 / alpha - 1e-9)
     if adaptive:
         B = max(B, n_min)
@@ -447,9 +546,21 @@ def splitter_tests(is_classif, y_code_sorted, y_val_sorted, positions, criterion
     while n < B and not done[:limit].all():
         live = np.flatnonzero(~done[:limit])
         count = min(block, B - n, max(1, 2_000_000 // max(live.size, 1)))
-        vals = _null(splitter_null_all, splitter_null_all_serial,
-                     count * (w.shape[0] + live.size), is_classif, y_code_sorted, y_val_sorted,
-                     w, positions[live], criterion, n_classes, n, count, seed)
+        vals = _null(
+            splitter_null_all,
+            splitter_null_all_serial,
+            count * (w.shape[0] + live.size),
+            is_classif,
+            y_code_sorted,
+            y_val_sorted,
+            w,
+            positions[live],
+            criterion,
+            n_classes,
+            n,
+            count,
+            seed,
+        )
         for c, j in enumerate(live):
             col = vals[:, c]
             flags = (col <= t_obs[j] + tol[j]).astype(np.int64)
@@ -470,18 +581,25 @@ def splitter_tests(is_classif, y_code_sorted, y_val_sorted, positions, criterion
         n += count
         block *= 2
         if stop_at_first:
-            sig = np.flatnonzero(done[:limit] & ((L[:limit] + 1.0) / (n_used[:limit] + 1.0)
-                                                 < alpha))
+            sig = np.flatnonzero(
+                done[:limit] & ((L[:limit] + 1.0) / (n_used[:limit] + 1.0) < alpha)
+            )
             if sig.size:
                 limit = int(sig[0]) + 1
     if stop_at_first and n >= B:  # every position left ran all B permutations
         sig = np.flatnonzero((L[:limit] + 1.0) / (n_used[:limit] + 1.0) < alpha)
         if sig.size:
             limit = int(sig[0]) + 1
-    return [PermutationResult(float(t_obs[j]), (L[j] + 1.0) / (n_used[j] + 1.0),
-                              int(n_used[j]), int(L[j]),
-                              np.concatenate(kept[j]) if keep_null else None)
-            for j in range(limit)]
+    return [
+        PermutationResult(
+            float(t_obs[j]),
+            (L[j] + 1.0) / (n_used[j] + 1.0),
+            int(n_used[j]),
+            int(L[j]),
+            np.concatenate(kept[j]) if keep_null else None,
+        )
+        for j in range(limit)
+    ]
 
 
 @register_warmup("cit.permutation")

@@ -33,8 +33,9 @@ def _names(est, feature_names):
     return [str(n) for n in feature_names]
 
 
-def node_feature_table(est, node: int, feature_names: Sequence[str] | None = None,
-                       *, include_untested: bool = True) -> pd.DataFrame:
+def node_feature_table(
+    est, node: int, feature_names: Sequence[str] | None = None, *, include_untested: bool = True
+) -> pd.DataFrame:
     """Stage A at ``node`` of a fitted conditional inference tree, one row per feature.
 
     Parameters
@@ -65,8 +66,18 @@ def node_feature_table(est, node: int, feature_names: Sequence[str] | None = Non
         raise IndexError(f"node {node} is not in the tree (it has {n_nodes} nodes)")
     names = _names(est, feature_names)
     rec = est.node_records_[int(node)]
-    cols = ["feature", "index", "statistic", "p_value", "p_bonferroni", "level", "permutations",
-            "significant", "chosen", "status"]
+    cols = [
+        "feature",
+        "index",
+        "statistic",
+        "p_value",
+        "p_bonferroni",
+        "level",
+        "permutations",
+        "significant",
+        "chosen",
+        "status",
+    ]
     if "alpha_selector" not in rec:
         return pd.DataFrame(columns=cols)
     level = float(rec["alpha_selector"])
@@ -74,12 +85,23 @@ def node_feature_table(est, node: int, feature_names: Sequence[str] | None = Non
     adjust = bool(getattr(est, "adjust_alpha_selector", True))
     chosen = int(est.tree_.feature[int(node)])
     rows = []
-    for f, s, pv, b in zip(rec["features"], rec["statistics"], rec["p_values"],
-                           rec["n_permutations"], strict=True):
-        rows.append(dict(feature=names[f], index=int(f), statistic=float(s), p_value=float(pv),
-                         p_bonferroni=min(1.0, m_t * float(pv)) if adjust else float(pv),
-                         level=level, permutations=int(b), significant=bool(pv < level),
-                         chosen=bool(f == chosen), status=TESTED))
+    for f, s, pv, b in zip(
+        rec["features"], rec["statistics"], rec["p_values"], rec["n_permutations"], strict=True
+    ):
+        rows.append(
+            dict(
+                feature=names[f],
+                index=int(f),
+                statistic=float(s),
+                p_value=float(pv),
+                p_bonferroni=min(1.0, m_t * float(pv)) if adjust else float(pv),
+                level=level,
+                permutations=int(b),
+                significant=bool(pv < level),
+                chosen=bool(f == chosen),
+                status=TESTED,
+            )
+        )
     if include_untested:
         seen = set(int(f) for f in rec["features"])
         cand = rec.get("candidates", [])
@@ -87,15 +109,36 @@ def node_feature_table(est, node: int, feature_names: Sequence[str] | None = Non
         for f, s in zip(cand, cstat, strict=True):
             if int(f) not in seen:
                 seen.add(int(f))
-                rows.append(dict(feature=names[f], index=int(f), statistic=float(s),
-                                 p_value=np.nan, p_bonferroni=np.nan, level=level,
-                                 permutations=0, significant=False, chosen=False,
-                                 status=NOT_TESTED))
+                rows.append(
+                    dict(
+                        feature=names[f],
+                        index=int(f),
+                        statistic=float(s),
+                        p_value=np.nan,
+                        p_bonferroni=np.nan,
+                        level=level,
+                        permutations=0,
+                        significant=False,
+                        chosen=False,
+                        status=NOT_TESTED,
+                    )
+                )
         for f in range(len(names)):
             if f not in seen:
-                rows.append(dict(feature=names[f], index=f, statistic=np.nan, p_value=np.nan,
-                                 p_bonferroni=np.nan, level=level, permutations=0,
-                                 significant=False, chosen=False, status=NOT_IN_POOL))
+                rows.append(
+                    dict(
+                        feature=names[f],
+                        index=f,
+                        statistic=np.nan,
+                        p_value=np.nan,
+                        p_bonferroni=np.nan,
+                        level=level,
+                        permutations=0,
+                        significant=False,
+                        chosen=False,
+                        status=NOT_IN_POOL,
+                    )
+                )
     df = pd.DataFrame(rows, columns=cols)
     df["_s"] = -df["statistic"].fillna(-np.inf)
     df = df.sort_values(["p_value", "_s", "index"], na_position="last", kind="stable")
@@ -117,13 +160,22 @@ def threshold_table(est, node: int) -> pd.DataFrame:
     chosen = np.zeros(t.size, dtype=bool)
     if est.tree_.feature[int(node)] >= 0 and "chosen_threshold" in rec:
         chosen = t == rec["chosen_threshold"]
-    return pd.DataFrame({"threshold": t, "statistic": rec["threshold_statistics"],
-                         "p_value": p, "level": level, "significant": p < level,
-                         "chosen": chosen}, columns=cols)
+    return pd.DataFrame(
+        {
+            "threshold": t,
+            "statistic": rec["threshold_statistics"],
+            "p_value": p,
+            "level": level,
+            "significant": p < level,
+            "chosen": chosen,
+        },
+        columns=cols,
+    )
 
 
-def rankings_table(importances: Mapping[str, Sequence[float]],
-                   feature_names: Sequence[str]) -> pd.DataFrame:
+def rankings_table(
+    importances: Mapping[str, Sequence[float]], feature_names: Sequence[str]
+) -> pd.DataFrame:
     """Importances of several methods side by side.
 
     ``importances`` maps a method name to a non-negative vector (n_features,); each is

@@ -32,17 +32,26 @@ CIT, CIF, CART, RF = ("CIT", "CIF", "CART", "Random forest")
 _FOREST_OWN = ("max_features",)
 
 
-def make_tree(task: str, params: Mapping, *, categorical=None, random_state: int = 0,
-              keep_null: bool = False):
+def make_tree(
+    task: str, params: Mapping, *, categorical=None, random_state: int = 0, keep_null: bool = False
+):
     """A conditional inference tree for ``task`` with ``params`` (estimator keyword args)."""
-    cls = (ConditionalInferenceTreeClassifier if task == "classification"
-           else ConditionalInferenceTreeRegressor)
-    return cls(**dict(params), categorical_features=categorical, keep_null=keep_null,
-               random_state=random_state)
+    cls = (
+        ConditionalInferenceTreeClassifier
+        if task == "classification"
+        else ConditionalInferenceTreeRegressor
+    )
+    return cls(
+        **dict(params),
+        categorical_features=categorical,
+        keep_null=keep_null,
+        random_state=random_state,
+    )
 
 
-def make_rankers(task: str, params: Mapping, *, categorical=None, n_estimators: int = 100,
-                 random_state: int = 0) -> dict:
+def make_rankers(
+    task: str, params: Mapping, *, categorical=None, n_estimators: int = 100, random_state: int = 0
+) -> dict:
     """Unfitted rankers by display name: CIT (``params``), CIF (``params`` except
     ``max_features``, which stays 'sqrt'), scikit-learn CART (fully grown) and random forest
     (``n_estimators`` trees).  CART and RF see categorical codes as ordered numbers."""
@@ -54,18 +63,32 @@ def make_rankers(task: str, params: Mapping, *, categorical=None, n_estimators: 
     fcls = ConditionalInferenceForestClassifier if clf else ConditionalInferenceForestRegressor
     return {
         CIT: make_tree(task, params, categorical=categorical, random_state=random_state),
-        CIF: fcls(n_estimators=int(n_estimators), categorical_features=categorical,
-                  random_state=random_state, n_jobs=1, **fparams),
-        CART: (DecisionTreeClassifier if clf else DecisionTreeRegressor)(
-            random_state=random_state),
+        CIF: fcls(
+            n_estimators=int(n_estimators),
+            categorical_features=categorical,
+            random_state=random_state,
+            n_jobs=1,
+            **fparams,
+        ),
+        CART: (DecisionTreeClassifier if clf else DecisionTreeRegressor)(random_state=random_state),
         RF: (RandomForestClassifier if clf else RandomForestRegressor)(
-            n_estimators=int(n_estimators), random_state=random_state, n_jobs=1),
+            n_estimators=int(n_estimators), random_state=random_state, n_jobs=1
+        ),
     }
 
 
-def fit_rankings_steps(ctx, X, y, task: str, params: Mapping, *, categorical=None,
-                       n_estimators: int = 100, random_state: int = 0,
-                       methods: Sequence[str] = (CIT, CART, RF, CIF)):
+def fit_rankings_steps(
+    ctx,
+    X,
+    y,
+    task: str,
+    params: Mapping,
+    *,
+    categorical=None,
+    n_estimators: int = 100,
+    random_state: int = 0,
+    methods: Sequence[str] = (CIT, CART, RF, CIF),
+):
     """Job steps: fit the CIT with ``keep_null=True`` first (so Stop after step 1 still has
     the tree), then the other rankers; one fit per step, except the conditional inference
     forest, which is fitted one tree per step (:meth:`fit_steps`) so that Stop and the job's
@@ -78,13 +101,21 @@ def fit_rankings_steps(ctx, X, y, task: str, params: Mapping, *, categorical=Non
     """
     import time
 
-    rankers = make_rankers(task, params, categorical=categorical, n_estimators=n_estimators,
-                           random_state=random_state)
-    rankers[CIT] = make_tree(task, params, categorical=categorical,
-                             random_state=random_state, keep_null=True)
+    rankers = make_rankers(
+        task, params, categorical=categorical, n_estimators=n_estimators, random_state=random_state
+    )
+    rankers[CIT] = make_tree(
+        task, params, categorical=categorical, random_state=random_state, keep_null=True
+    )
     order = [m for m in methods if m in rankers]
-    state = {"done": 0, "total": len(order), "message": f"fitting {order[0]}...",
-             "tree": None, "importances": {}, "seconds": {}}
+    state = {
+        "done": 0,
+        "total": len(order),
+        "message": f"fitting {order[0]}...",
+        "tree": None,
+        "importances": {},
+        "seconds": {},
+    }
     yield dict(state)
     for i, name in enumerate(order):
         t0 = time.perf_counter()
@@ -93,10 +124,13 @@ def fit_rankings_steps(ctx, X, y, task: str, params: Mapping, *, categorical=Non
             n_trees = int(est.n_estimators)
             for k in est.fit_steps(X, y):
                 if k < n_trees:
-                    yield {**state, "done": i + k / n_trees,
-                           "message": f"fitting {name}: tree {k + 1}/{n_trees}...",
-                           "importances": dict(state["importances"]),
-                           "seconds": dict(state["seconds"])}
+                    yield {
+                        **state,
+                        "done": i + k / n_trees,
+                        "message": f"fitting {name}: tree {k + 1}/{n_trees}...",
+                        "importances": dict(state["importances"]),
+                        "seconds": dict(state["seconds"]),
+                    }
         else:
             est.fit(X, y)
         state["seconds"][name] = time.perf_counter() - t0
@@ -105,10 +139,14 @@ def fit_rankings_steps(ctx, X, y, task: str, params: Mapping, *, categorical=Non
         if name == CIT:
             state["tree"] = est
         state["done"] = i + 1
-        state["message"] = (f"fitted {name}" if i + 1 == len(order)
-                            else f"fitted {name}; fitting {order[i + 1]}...")
-        yield {**state, "importances": dict(state["importances"]),
-               "seconds": dict(state["seconds"])}
+        state["message"] = (
+            f"fitted {name}" if i + 1 == len(order) else f"fitted {name}; fitting {order[i + 1]}..."
+        )
+        yield {
+            **state,
+            "importances": dict(state["importances"]),
+            "seconds": dict(state["seconds"]),
+        }
     return state
 
 
@@ -125,8 +163,18 @@ class _OneFold:
         return 1
 
 
-def top_k_steps(ctx, X, y, task: str, rankers: Mapping, ks: Sequence[int], *,
-                learner: str = "logistic", n_folds: int = 5, random_state: int = 0):
+def top_k_steps(
+    ctx,
+    X,
+    y,
+    task: str,
+    rankers: Mapping,
+    ks: Sequence[int],
+    *,
+    learner: str = "logistic",
+    n_folds: int = 5,
+    random_state: int = 0,
+):
     """Job steps: the top-k curve of every ranker, one (ranker, fold) per step.
 
     ``rankers`` maps a name to an unfitted estimator with ``feature_importances_`` (re-ranked
@@ -145,8 +193,10 @@ def top_k_steps(ctx, X, y, task: str, rankers: Mapping, ks: Sequence[int], *,
     if task == "classification":
         _, counts = np.unique(y, return_counts=True)
         if counts.min() < n_folds:
-            raise ValueError(f"the smallest class has {counts.min()} rows, fewer than the "
-                             f"{n_folds} folds; use fewer folds")
+            raise ValueError(
+                f"the smallest class has {counts.min()} rows, fewer than the "
+                f"{n_folds} folds; use fewer folds"
+            )
         splitter = StratifiedKFold(n_folds, shuffle=True, random_state=random_state)
     else:
         if X.shape[0] < 2 * n_folds:
@@ -169,23 +219,41 @@ def top_k_steps(ctx, X, y, task: str, rankers: Mapping, ks: Sequence[int], *,
                 Xtr = ranker_training_fold(r, X[tr], StandardScaler().fit_transform(X[tr]))
                 for k in r.fit_steps(Xtr, y[tr]):
                     if k < n_trees:
-                        yield {"done": done + k / n_trees, "total": total,
-                               "message": f"{name}: fold {len(rows) + 1}/{len(folds)}, "
-                                          f"tree {k + 1}/{n_trees}",
-                               "curves": {c: dict(v) for c, v in curves.items()}}
+                        yield {
+                            "done": done + k / n_trees,
+                            "total": total,
+                            "message": f"{name}: fold {len(rows) + 1}/{len(folds)}, "
+                            f"tree {k + 1}/{n_trees}",
+                            "curves": {c: dict(v) for c, v in curves.items()},
+                        }
                 r = ranking_of(r.feature_importances_)  # what top_k_curve would rank by
-            res = top_k_curve(r, X, y, ks, learner=learner, cv=_OneFold(tr, te), task=task,
-                              random_state=random_state)
+            res = top_k_curve(
+                r,
+                X,
+                y,
+                ks,
+                learner=learner,
+                cv=_OneFold(tr, te),
+                task=task,
+                random_state=random_state,
+            )
             rows.append(res["scores"][0])
             ks_out = res["k"]
             done += 1
             scores = np.array(rows)
-            curves[name] = {"k": ks_out, "mean": scores.mean(axis=0),
-                            "std": scores.std(axis=0), "scores": scores,
-                            "complete": len(rows) == len(folds)}
-            yield {"done": done, "total": total,
-                   "message": f"{name}: fold {len(rows)}/{len(folds)}",
-                   "curves": {k: dict(v) for k, v in curves.items()}}
+            curves[name] = {
+                "k": ks_out,
+                "mean": scores.mean(axis=0),
+                "std": scores.std(axis=0),
+                "scores": scores,
+                "complete": len(rows) == len(folds),
+            }
+            yield {
+                "done": done,
+                "total": total,
+                "message": f"{name}: fold {len(rows)}/{len(folds)}",
+                "curves": {k: dict(v) for k, v in curves.items()},
+            }
     return {"done": done, "total": total, "message": "done", "curves": curves}
 
 
@@ -202,8 +270,9 @@ def add_noise_features(X, n_noise: int, *, random_state: int = 0):
     return np.ascontiguousarray(np.hstack([X, rng.uniform(size=(X.shape[0], int(n_noise)))]))
 
 
-def selection_bias_steps(ctx, X, y, task: str, params: Mapping, n_noise: int, *,
-                         categorical=None, random_state: int = 0):
+def selection_bias_steps(
+    ctx, X, y, task: str, params: Mapping, n_noise: int, *, categorical=None, random_state: int = 0
+):
     """Job steps: append ``n_noise`` uniform noise features, then fit scikit-learn's fully
     grown CART and the conditional inference tree (``params``) on the widened data.
 
@@ -216,11 +285,19 @@ def selection_bias_steps(ctx, X, y, task: str, params: Mapping, n_noise: int, *,
     cat = None
     if categorical is not None:
         cat = np.r_[np.asarray(categorical, dtype=bool), np.zeros(int(n_noise), dtype=bool)]
-    models = {CART: (DecisionTreeClassifier if task == "classification"
-                     else DecisionTreeRegressor)(random_state=random_state),
-              CIT: make_tree(task, params, categorical=cat, random_state=random_state)}
-    state = {"done": 0, "total": 2, "message": "fitting CART...", "importances": {},
-             "n_noise": int(n_noise)}
+    models = {
+        CART: (DecisionTreeClassifier if task == "classification" else DecisionTreeRegressor)(
+            random_state=random_state
+        ),
+        CIT: make_tree(task, params, categorical=cat, random_state=random_state),
+    }
+    state = {
+        "done": 0,
+        "total": 2,
+        "message": "fitting CART...",
+        "importances": {},
+        "n_noise": int(n_noise),
+    }
     yield dict(state)
     for i, (name, est) in enumerate(models.items()):
         est.fit(X2, y)

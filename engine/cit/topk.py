@@ -37,20 +37,25 @@ def make_learner(name, task: str):
         from sklearn.neighbors import KNeighborsClassifier
         from sklearn.svm import SVC
 
-        table = {"logistic": lambda: LogisticRegression(class_weight="balanced", max_iter=1000),
-                 "svm": lambda: SVC(C=1.0, gamma="scale", class_weight="balanced"),
-                 "knn": lambda: KNeighborsClassifier(5, weights="distance")}
+        table = {
+            "logistic": lambda: LogisticRegression(class_weight="balanced", max_iter=1000),
+            "svm": lambda: SVC(C=1.0, gamma="scale", class_weight="balanced"),
+            "knn": lambda: KNeighborsClassifier(5, weights="distance"),
+        }
     else:
         from sklearn.linear_model import Ridge
         from sklearn.neighbors import KNeighborsRegressor
         from sklearn.svm import SVR
 
-        table = {"ridge": lambda: Ridge(alpha=1.0),
-                 "svr": lambda: SVR(C=1.0, epsilon=0.1, gamma="scale"),
-                 "knn": lambda: KNeighborsRegressor(5, weights="distance")}
+        table = {
+            "ridge": lambda: Ridge(alpha=1.0),
+            "svr": lambda: SVR(C=1.0, epsilon=0.1, gamma="scale"),
+            "knn": lambda: KNeighborsRegressor(5, weights="distance"),
+        }
     if name not in table:
-        raise ValueError(f"learner must be one of {list(table)} for {task} or an estimator, "
-                         f"got {name!r}")
+        raise ValueError(
+            f"learner must be one of {list(table)} for {task} or an estimator, got {name!r}"
+        )
     return table[name]()
 
 
@@ -102,9 +107,18 @@ def ranker_training_fold(estimator, X_raw, X_scaled) -> np.ndarray:
     return out
 
 
-def top_k_curve(estimator_or_ranking, X, y, ks: Sequence[int], learner="logistic", cv=5, *,
-                task: str | None = None, random_state: int = 0,
-                progress: Callable[[float], None] | None = None) -> dict:
+def top_k_curve(
+    estimator_or_ranking,
+    X,
+    y,
+    ks: Sequence[int],
+    learner="logistic",
+    cv=5,
+    *,
+    task: str | None = None,
+    random_state: int = 0,
+    progress: Callable[[float], None] | None = None,
+) -> dict:
     """Cross-validated downstream score on the top-``k`` features for every ``k`` in ``ks``.
 
     Parameters
@@ -141,15 +155,20 @@ def top_k_curve(estimator_or_ranking, X, y, ks: Sequence[int], learner="logistic
         if fixed is None:
             clf = is_classifier(estimator_or_ranking)
         elif isinstance(learner, str):
-            clf = learner in CLASSIFICATION_LEARNERS and learner != "knn" or (
-                learner == "knn" and y.dtype.kind in "iubOU")
+            clf = (
+                learner in CLASSIFICATION_LEARNERS
+                and learner != "knn"
+                or (learner == "knn" and y.dtype.kind in "iubOU")
+            )
         else:
             clf = is_classifier(learner)
         task = "classification" if clf else "regression"
     if isinstance(cv, (int, np.integer)):
-        splitter = (StratifiedKFold(int(cv), shuffle=True, random_state=random_state)
-                    if task == "classification"
-                    else KFold(int(cv), shuffle=True, random_state=random_state))
+        splitter = (
+            StratifiedKFold(int(cv), shuffle=True, random_state=random_state)
+            if task == "classification"
+            else KFold(int(cv), shuffle=True, random_state=random_state)
+        )
     else:
         splitter = cv
     folds = list(splitter.split(X, y))
@@ -170,9 +189,17 @@ def top_k_curve(estimator_or_ranking, X, y, ks: Sequence[int], learner="logistic
             cols = rank[:k]
             model = make_learner(learner, task).fit(Xtr[:, cols], y[tr])
             pred = model.predict(Xte[:, cols])
-            scores[i, j] = (balanced_accuracy_score(y[te], pred) if task == "classification"
-                            else r2_score(y[te], pred))
+            scores[i, j] = (
+                balanced_accuracy_score(y[te], pred)
+                if task == "classification"
+                else r2_score(y[te], pred)
+            )
         if progress is not None:
             progress((i + 1) / len(folds))
-    return {"k": ks, "scores": scores, "mean": scores.mean(axis=0),
-            "std": scores.std(axis=0), "rankings": rankings}
+    return {
+        "k": ks,
+        "scores": scores,
+        "mean": scores.mean(axis=0),
+        "std": scores.std(axis=0),
+        "rankings": rankings,
+    }

@@ -82,12 +82,15 @@ def _n_thresholds(max_thresholds, n_unique: int) -> int:
         return int(max_thresholds)
     if isinstance(max_thresholds, float) and 0.0 < max_thresholds <= 1.0:
         return max(1, int(math.ceil(max_thresholds * n_unique)))
-    raise ValueError("max_thresholds must be None, 'sqrt', 'log2', an int >= 1 or a fraction in "
-                     f"(0, 1], got {max_thresholds!r}")
+    raise ValueError(
+        "max_thresholds must be None, 'sqrt', 'log2', an int >= 1 or a fraction in "
+        f"(0, 1], got {max_thresholds!r}"
+    )
 
 
-def threshold_candidates(x, method: str = "exact", max_thresholds=None, *, rng=None,
-                         min_samples_leaf: int = 1) -> np.ndarray:
+def threshold_candidates(
+    x, method: str = "exact", max_thresholds=None, *, rng=None, min_samples_leaf: int = 1
+) -> np.ndarray:
     """Stage-B candidate thresholds (sorted float64) of one feature at a node.
 
     From the midpoints ``m`` of the sorted unique values ``u`` of ``x``: ``exact`` all of
@@ -103,8 +106,9 @@ def threshold_candidates(x, method: str = "exact", max_thresholds=None, *, rng=N
     are dropped.  Raises ValueError on an unknown ``method`` or a bad ``max_thresholds``.
     """
     if method not in THRESHOLD_METHODS:
-        raise ValueError(f"threshold_method must be one of {list(THRESHOLD_METHODS)}, "
-                         f"got {method!r}")
+        raise ValueError(
+            f"threshold_method must be one of {list(THRESHOLD_METHODS)}, got {method!r}"
+        )
     x = np.asarray(x, dtype=np.float64)
     u = np.unique(x)
     mid = (u[:-1] + u[1:]) / 2.0
@@ -148,15 +152,33 @@ def _early(name, value) -> bool:
 class _BaseCIT(BaseEstimator):
     _task = "classification"
 
-    def __init__(self, *, selector=None, splitter=None, alpha_selector=0.05,
-                 alpha_splitter=0.05, adjust_alpha_selector=True, adjust_alpha_splitter=True,
-                 n_resamples_selector="auto", n_resamples_splitter="auto",
-                 early_stopping_selector="adaptive", early_stopping_splitter="adaptive",
-                 feature_muting=True, feature_scanning=True, threshold_scanning=True,
-                 threshold_method="exact", max_thresholds=None, max_features=None,
-                 max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 min_impurity_decrease=0.0, categorical_features=None, keep_null=False,
-                 random_state=None):
+    def __init__(
+        self,
+        *,
+        selector=None,
+        splitter=None,
+        alpha_selector=0.05,
+        alpha_splitter=0.05,
+        adjust_alpha_selector=True,
+        adjust_alpha_splitter=True,
+        n_resamples_selector="auto",
+        n_resamples_splitter="auto",
+        early_stopping_selector="adaptive",
+        early_stopping_splitter="adaptive",
+        feature_muting=True,
+        feature_scanning=True,
+        threshold_scanning=True,
+        threshold_method="exact",
+        max_thresholds=None,
+        max_features=None,
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_impurity_decrease=0.0,
+        categorical_features=None,
+        keep_null=False,
+        random_state=None,
+    ):
         self.selector = selector
         self.splitter = splitter
         self.alpha_selector = alpha_selector
@@ -195,8 +217,10 @@ class _BaseCIT(BaseEstimator):
             return min(int(mf), m)
         if isinstance(mf, float) and 0.0 < mf <= 1.0:
             return max(1, int(math.ceil(mf * m)))
-        raise ValueError("max_features must be None, 'sqrt', 'log2', an int >= 1 or a fraction "
-                         f"in (0, 1], got {mf!r}")
+        raise ValueError(
+            "max_features must be None, 'sqrt', 'log2', an int >= 1 or a fraction "
+            f"in (0, 1], got {mf!r}"
+        )
 
     def _validate(self):
         classif = self._task == "classification"
@@ -217,12 +241,15 @@ class _BaseCIT(BaseEstimator):
             if not isinstance(v, (int, np.integer)) or v < low:
                 raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
         if self.threshold_method not in THRESHOLD_METHODS:
-            raise ValueError(f"threshold_method must be one of {list(THRESHOLD_METHODS)}, "
-                             f"got {self.threshold_method!r}")
+            raise ValueError(
+                f"threshold_method must be one of {list(THRESHOLD_METHODS)}, "
+                f"got {self.threshold_method!r}"
+            )
         for name in ("n_resamples_selector", "n_resamples_splitter"):
             n_resamples(getattr(self, name), 0.05)
         return dict(
-            sel=table[sel], crit=stable[spl],
+            sel=table[sel],
+            crit=stable[spl],
             a_sel=_check_alpha("alpha_selector", self.alpha_selector),
             a_spl=_check_alpha("alpha_splitter", self.alpha_splitter),
             es_sel=_early("early_stopping_selector", self.early_stopping_selector),
@@ -287,15 +314,24 @@ class _BaseCIT(BaseEstimator):
             else:
                 node["value"] = np.array([yv.mean()])
                 node["impurity"] = squared_error(float(rows.size), yv.sum(), (yv * yv).sum())
-            node.update(feature=-2, threshold=-2.0, left=-1, right=-1, cats=None,
-                        p_sel=np.nan, p_spl=np.nan, b_sel=0, b_spl=0,
-                        record={"features": [], "statistics": [], "p_values": [],
-                                "n_permutations": []})
+            node.update(
+                feature=-2,
+                threshold=-2.0,
+                left=-1,
+                right=-1,
+                cats=None,
+                p_sel=np.nan,
+                p_spl=np.nan,
+                b_sel=0,
+                b_spl=0,
+                record={"features": [], "statistics": [], "p_values": [], "n_permutations": []},
+            )
             nodes.append(node)
             if parent >= 0:
                 nodes[parent]["left" if is_left else "right"] = node_id
-            split = self._split_node(X, rows, yc, yv, n_classes, depth, max_depth, pool,
-                                     is_cat, prm, rng, node)
+            split = self._split_node(
+                X, rows, yc, yv, n_classes, depth, max_depth, pool, is_cat, prm, rng, node
+            )
             if split is None:
                 continue
             f, goes_left, child_pool, delta = split
@@ -306,8 +342,9 @@ class _BaseCIT(BaseEstimator):
         self._store(nodes, importances, n_classes, p, is_cat)
         return self
 
-    def _split_node(self, X, rows, yc, yv, n_classes, depth, max_depth, pool, is_cat, prm, rng,
-                    node):
+    def _split_node(
+        self, X, rows, yc, yv, n_classes, depth, max_depth, pool, is_cat, prm, rng, node
+    ):
         classif = self._task == "classification"
         m = rows.size
         if m < self.min_samples_split or depth >= max_depth or m < 2 * self.min_samples_leaf:
@@ -316,13 +353,16 @@ class _BaseCIT(BaseEstimator):
             return None
         Xn = X[rows]
         # drop features constant at the node (for the whole subtree)
-        nonconst = np.array([f for f in pool if Xn[0, f] != Xn[:, f].min()
-                             or Xn[:, f].max() != Xn[0, f]], dtype=np.int64)
+        nonconst = np.array(
+            [f for f in pool if Xn[0, f] != Xn[:, f].min() or Xn[:, f].max() != Xn[0, f]],
+            dtype=np.int64,
+        )
         if nonconst.size == 0:
             return None
         k = self._n_features_node(nonconst.size)
-        tested = (np.sort(rng.choice(nonconst, size=k, replace=False)) if k < nonconst.size
-                  else nonconst)
+        tested = (
+            np.sort(rng.choice(nonconst, size=k, replace=False)) if k < nonconst.size else nonconst
+        )
         m_t = tested.size
         a_sel = prm["a_sel"] / m_t if self.adjust_alpha_selector else prm["a_sel"]
         B = n_resamples(self.n_resamples_selector, a_sel)
@@ -343,8 +383,11 @@ class _BaseCIT(BaseEstimator):
                 code = prm["sel"]
             stats.append(statistic(code, x, a, n_a, yc, yv, n_classes))
             prepared.append((code, x, a, n_a))
-        order = (np.argsort(-np.asarray(stats), kind="stable") if self.feature_scanning
-                 else rng.permutation(m_t))
+        order = (
+            np.argsort(-np.asarray(stats), kind="stable")
+            if self.feature_scanning
+            else rng.permutation(m_t)
+        )
         rec = node["record"]
         rec["alpha_selector"] = a_sel
         rec["n_tested"] = int(m_t)
@@ -359,9 +402,20 @@ class _BaseCIT(BaseEstimator):
         for i in order:
             f = int(tested[i])
             code, x, a, n_a = prepared[i]
-            res = selector_test(code, x, a, n_a, yc, yv, n_classes, B,
-                                int(rng.randint(0, 2**31 - 1)), alpha=a_sel,
-                                adaptive=prm["es_sel"], keep_null=self.keep_null)
+            res = selector_test(
+                code,
+                x,
+                a,
+                n_a,
+                yc,
+                yv,
+                n_classes,
+                B,
+                int(rng.randint(0, 2**31 - 1)),
+                alpha=a_sel,
+                adaptive=prm["es_sel"],
+                keep_null=self.keep_null,
+            )
             rec["features"].append(f)
             rec["statistics"].append(res.statistic)
             rec["p_values"].append(res.p_value)
@@ -402,14 +456,19 @@ class _BaseCIT(BaseEstimator):
             rank = np.empty(int(cats.max()) + 1)
             rank[cat_order] = np.arange(cat_order.size, dtype=np.float64)
             x = np.ascontiguousarray(rank[x.astype(np.int64)])
-        cand = threshold_candidates(x, self.threshold_method, self.max_thresholds, rng=rng,
-                                    min_samples_leaf=self.min_samples_leaf)
+        cand = threshold_candidates(
+            x,
+            self.threshold_method,
+            self.max_thresholds,
+            rng=rng,
+            min_samples_leaf=self.min_samples_leaf,
+        )
         if cand.size == 0:
             return None
-        crit_name = {GINI: "gini", ENTROPY: "entropy", SQUARED_ERROR: "squared_error"}[
-            prm["crit"]]
-        gains, pos = threshold_gains(x, yc if classif else yv, cand, crit_name,
-                                     n_classes=n_classes if classif else None)
+        crit_name = {GINI: "gini", ENTROPY: "entropy", SQUARED_ERROR: "squared_error"}[prm["crit"]]
+        gains, pos = threshold_gains(
+            x, yc if classif else yv, cand, crit_name, n_classes=n_classes if classif else None
+        )
         child = node["impurity"] - gains
         a_spl = prm["a_spl"] / cand.size if self.adjust_alpha_splitter else prm["a_spl"]
         B2 = n_resamples(self.n_resamples_splitter, a_spl)
@@ -418,8 +477,11 @@ class _BaseCIT(BaseEstimator):
         sort_idx = np.argsort(x, kind="stable")
         ycs = np.ascontiguousarray(yc[sort_idx])
         yvs = np.ascontiguousarray(yv[sort_idx])
-        t_order = (np.argsort(child, kind="stable") if self.threshold_scanning
-                   else rng.permutation(cand.size))
+        t_order = (
+            np.argsort(child, kind="stable")
+            if self.threshold_scanning
+            else rng.permutation(cand.size)
+        )
         rec["candidate_thresholds"] = [float(t) for t in cand]
         rec["candidate_threshold_statistics"] = [float(c) for c in child]
         if cat_order is not None:
@@ -440,12 +502,23 @@ class _BaseCIT(BaseEstimator):
         # shared run stops once the thresholds up to the first significant one are decided
         # (testing every remaining candidate to its own decision spent most of some fits on
         # thresholds after the one that scanning stops at).
-        first = splitter_test(classif, ycs, yvs, int(pos[t_order[0]]), prm["crit"], k_cls, B2,
-                              seed_b, **kw)
+        first = splitter_test(
+            classif, ycs, yvs, int(pos[t_order[0]]), prm["crit"], k_cls, B2, seed_b, **kw
+        )
         results = [first]
         if not (self.threshold_scanning and first.p_value < a_spl) and t_order.size > 1:
-            results += splitter_tests(classif, ycs, yvs, pos[t_order[1:]], prm["crit"], k_cls,
-                                      B2, seed_b, stop_at_first=self.threshold_scanning, **kw)
+            results += splitter_tests(
+                classif,
+                ycs,
+                yvs,
+                pos[t_order[1:]],
+                prm["crit"],
+                k_cls,
+                B2,
+                seed_b,
+                stop_at_first=self.threshold_scanning,
+                **kw,
+            )
         for i, res in zip(t_order, results, strict=False):
             rec["thresholds"].append(float(cand[i]))
             rec["threshold_statistics"].append(res.statistic)
@@ -486,20 +559,25 @@ class _BaseCIT(BaseEstimator):
         if any(nd["cats"] is not None for nd in nodes):
             sizes = [0 if nd["cats"] is None else nd["cats"].size for nd in nodes]
             cat_offsets = np.r_[0, np.cumsum(sizes)].astype(np.int64)
-            cat_values = (np.concatenate([nd["cats"] for nd in nodes if nd["cats"] is not None])
-                          .astype(np.int64))
+            cat_values = np.concatenate(
+                [nd["cats"] for nd in nodes if nd["cats"] is not None]
+            ).astype(np.int64)
         p_sel = np.array([nd["p_sel"] for nd in nodes])
         self.tree_ = TreeArrays(
-            np.array([nd["left"] for nd in nodes]), np.array([nd["right"] for nd in nodes]),
+            np.array([nd["left"] for nd in nodes]),
+            np.array([nd["right"] for nd in nodes]),
             np.array([nd["feature"] for nd in nodes]),
             np.array([nd["threshold"] if nd["cats"] is None else 0.0 for nd in nodes]),
             np.array([nd["impurity"] for nd in nodes]),
             np.array([nd["rows_n"] for nd in nodes]),
             np.array([float(nd["rows_n"]) for nd in nodes]),
             np.stack([nd["value"] for nd in nodes])[:, None, :],
-            task=self._task, n_features=p,
+            task=self._task,
+            n_features=p,
             classes_=self.classes_ if classif else None,
-            p_value=p_sel, cat_offsets=cat_offsets, cat_values=cat_values,
+            p_value=p_sel,
+            cat_offsets=cat_offsets,
+            cat_values=cat_values,
         )
         self.p_value_selector_ = p_sel
         self.p_value_splitter_ = np.array([nd["p_spl"] for nd in nodes])
@@ -582,30 +660,50 @@ class ConditionalInferenceTreeRegressor(RegressorMixin, _BaseCIT):
 
 
 def _build_cit(task, random_state, **params):
-    cls = (ConditionalInferenceTreeClassifier if task == "classification"
-           else ConditionalInferenceTreeRegressor)
+    cls = (
+        ConditionalInferenceTreeClassifier
+        if task == "classification"
+        else ConditionalInferenceTreeRegressor
+    )
     return cls(random_state=random_state, **params)
 
 
 CIT_PARAMS = (
-    ParamSpec("alpha_selector", 0.05, "float", 0.001, 0.5,
-              help="Level of the stage-A permutation test (Bonferroni-adjusted per node)."),
-    ParamSpec("n_resamples_selector", "auto", "choice", choices=("auto", "minimum", "maximum"),
-              help="Permutations per stage-A test: presets at the adjusted level "
-                   "(minimum ceil(1/a), auto, maximum ceil(1/(4 a^2)))."),
-    ParamSpec("max_depth", 0, "int_or_none", 0, 50,
-              help="Maximum depth of the tree; 0 means unlimited."),
-    ParamSpec("min_samples_leaf", 1, "int", 1, 1000,
-              help="Minimum number of training rows in a leaf."),
+    ParamSpec(
+        "alpha_selector",
+        0.05,
+        "float",
+        0.001,
+        0.5,
+        help="Level of the stage-A permutation test (Bonferroni-adjusted per node).",
+    ),
+    ParamSpec(
+        "n_resamples_selector",
+        "auto",
+        "choice",
+        choices=("auto", "minimum", "maximum"),
+        help="Permutations per stage-A test: presets at the adjusted level "
+        "(minimum ceil(1/a), auto, maximum ceil(1/(4 a^2))).",
+    ),
+    ParamSpec(
+        "max_depth", 0, "int_or_none", 0, 50, help="Maximum depth of the tree; 0 means unlimited."
+    ),
+    ParamSpec(
+        "min_samples_leaf", 1, "int", 1, 1000, help="Minimum number of training rows in a leaf."
+    ),
 )
 
-register_model(ModelSpec(
-    key="treelab_cit", label="Conditional inference tree (TreeLab)", build=_build_cit,
-    params=CIT_PARAMS,
-    description="Splits only when a permutation test finds an association (stage A picks "
-                "the feature, stage B the threshold); Milletich et al., arXiv 2607.01417.",
-    family="TreeLab",
-))
+register_model(
+    ModelSpec(
+        key="treelab_cit",
+        label="Conditional inference tree (TreeLab)",
+        build=_build_cit,
+        params=CIT_PARAMS,
+        description="Splits only when a permutation test finds an association (stage A picks "
+        "the feature, stage B the threshold); Milletich et al., arXiv 2607.01417.",
+        family="TreeLab",
+    )
+)
 
 
 @register_warmup("cit.tree")
@@ -616,8 +714,9 @@ def _warmup() -> None:
     y = (X[:, 0] > 14).astype(np.int64)
     for sel in ("mc", "mi"):
         for spl in ("gini", "entropy"):
-            ConditionalInferenceTreeClassifier(selector=sel, splitter=spl,
-                                               categorical_features=[1],
-                                               random_state=0).fit(X, y)
+            ConditionalInferenceTreeClassifier(
+                selector=sel, splitter=spl, categorical_features=[1], random_state=0
+            ).fit(X, y)
     ConditionalInferenceTreeRegressor(categorical_features=[1], random_state=0).fit(
-        X, X[:, 0] * 1.0)
+        X, X[:, 0] * 1.0
+    )

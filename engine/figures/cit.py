@@ -32,19 +32,26 @@ from engine.figures.tree import class_color, tree_figure
 from engine.tree import TreeArrays
 
 #: Compact figures (half page width): legend under the x-axis title, room for a subtitle.
-_LEGEND_BELOW = dict(legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
-                     margin=dict(l=60, r=20, t=110, b=120))
+_LEGEND_BELOW = dict(
+    legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0),
+    margin=dict(l=60, r=20, t=110, b=120),
+)
 
 
 def _fmt_p(p: float) -> str:
     return f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
 
 
-def cit_tree_figure(est, *, tree: TreeArrays | None = None,
-                    feature_names: Sequence[str] | None = None,
-                    class_names: Sequence[str] | None = None,
-                    collapse_depth: int | None = None, title: str | None = None,
-                    highlight_node: int | None = None) -> go.Figure:
+def cit_tree_figure(
+    est,
+    *,
+    tree: TreeArrays | None = None,
+    feature_names: Sequence[str] | None = None,
+    class_names: Sequence[str] | None = None,
+    collapse_depth: int | None = None,
+    title: str | None = None,
+    highlight_node: int | None = None,
+) -> go.Figure:
     """The fitted tree with the stage-A p-value under every split rule and ``n`` at leaves.
 
     Parameters
@@ -77,12 +84,21 @@ def cit_tree_figure(est, *, tree: TreeArrays | None = None,
             f"stage A p = {_fmt_p(float(est.p_value_selector_[v]))} "
             f"({int(est.n_permutations_selector_[v])} permutations)<br>"
             f"stage B p = {_fmt_p(float(est.p_value_splitter_[v]))} "
-            f"({int(est.n_permutations_splitter_[v])} permutations)")
+            f"({int(est.n_permutations_splitter_[v])} permutations)"
+        )
     if title is None:
-        title = (f"Conditional inference tree: {t.node_count} nodes, {t.n_leaves} leaves, "
-                 f"depth {t.max_depth} (p = stage-A p-value of the split)")
-    fig = tree_figure(t, feature_names=feature_names, class_names=class_names,
-                      collapse_depth=collapse_depth, title=title, node_extra=extra)
+        title = (
+            f"Conditional inference tree: {t.node_count} nodes, {t.n_leaves} leaves, "
+            f"depth {t.max_depth} (p = stage-A p-value of the split)"
+        )
+    fig = tree_figure(
+        t,
+        feature_names=feature_names,
+        class_names=class_names,
+        collapse_depth=collapse_depth,
+        title=title,
+        node_extra=extra,
+    )
     # map marker positions back to node ids, then extend the labels
     pos = {}
     for tr in fig.data:
@@ -103,16 +119,28 @@ def cit_tree_figure(est, *, tree: TreeArrays | None = None,
     if highlight_node is not None and 0 <= int(highlight_node) < n:
         key = {v: xy for xy, v in pos.items()}.get(int(highlight_node))
         if key is not None:
-            fig.add_trace(go.Scatter(
-                x=[key[0]], y=[key[1]], mode="markers", hoverinfo="skip",
-                marker=dict(symbol="circle-open", size=44, color=HIGHLIGHT,
-                            line=dict(width=4, color=HIGHLIGHT)),
-                name=f"selected node {int(highlight_node)}", meta={"role": "selected"}))
+            fig.add_trace(
+                go.Scatter(
+                    x=[key[0]],
+                    y=[key[1]],
+                    mode="markers",
+                    hoverinfo="skip",
+                    marker=dict(
+                        symbol="circle-open",
+                        size=44,
+                        color=HIGHLIGHT,
+                        line=dict(width=4, color=HIGHLIGHT),
+                    ),
+                    name=f"selected node {int(highlight_node)}",
+                    meta={"role": "selected"},
+                )
+            )
     return fig
 
 
-def leaf_distribution_figure(tree: TreeArrays, X, y, *, class_names=None,
-                             title: str | None = None) -> go.Figure:
+def leaf_distribution_figure(
+    tree: TreeArrays, X, y, *, class_names=None, title: str | None = None
+) -> go.Figure:
     """Class mix (classification: stacked bars of class fractions, one bar per leaf) or
     the distribution of ``y`` (regression: one box per leaf) of the rows reaching each leaf.
 
@@ -127,34 +155,65 @@ def leaf_distribution_figure(tree: TreeArrays, X, y, *, class_names=None,
     fig = go.Figure()
     if tree.task == "classification":
         cnames = tree.class_names(None if class_names is None else list(class_names))
-        counts = np.array([[np.sum((leaf_of == v) & (y == k)) for k in range(len(cnames))]
-                           for v in leaves], dtype=np.float64)
+        counts = np.array(
+            [[np.sum((leaf_of == v) & (y == k)) for k in range(len(cnames))] for v in leaves],
+            dtype=np.float64,
+        )
         frac = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
         for k, cname in enumerate(cnames):
-            fig.add_trace(go.Bar(
-                x=labels, y=frac[:, k], name=str(cname), marker_color=class_color(k),
-                customdata=np.column_stack([counts[:, k], leaves]),
-                hovertemplate=(f"{cname}: %{{y:.3f}} (%{{customdata[0]:.0f}} rows)"
-                               "<br>leaf %{customdata[1]}<extra></extra>")))
-        fig.update_layout(**base_layout(title or "Class mix of the training rows in each leaf",
-                                        barmode="stack", height=380))
+            fig.add_trace(
+                go.Bar(
+                    x=labels,
+                    y=frac[:, k],
+                    name=str(cname),
+                    marker_color=class_color(k),
+                    customdata=np.column_stack([counts[:, k], leaves]),
+                    hovertemplate=(
+                        f"{cname}: %{{y:.3f}} (%{{customdata[0]:.0f}} rows)"
+                        "<br>leaf %{customdata[1]}<extra></extra>"
+                    ),
+                )
+            )
+        fig.update_layout(
+            **base_layout(
+                title or "Class mix of the training rows in each leaf", barmode="stack", height=380
+            )
+        )
         fig.update_yaxes(title_text="fraction of the leaf's rows", range=[0, 1])
     else:
         for v, lab in zip(leaves, labels, strict=True):
-            fig.add_trace(go.Box(y=y[leaf_of == v].astype(np.float64), name=lab,
-                                 marker_color=palette(1)[0], boxmean=True, showlegend=False))
-        fig.update_layout(**base_layout(title or "Target values of the training rows in each "
-                                                 "leaf (box: quartiles, dashed: mean)",
-                                        height=380))
+            fig.add_trace(
+                go.Box(
+                    y=y[leaf_of == v].astype(np.float64),
+                    name=lab,
+                    marker_color=palette(1)[0],
+                    boxmean=True,
+                    showlegend=False,
+                )
+            )
+        fig.update_layout(
+            **base_layout(
+                title
+                or "Target values of the training rows in each leaf (box: quartiles, dashed: mean)",
+                height=380,
+            )
+        )
         fig.update_yaxes(title_text="target y")
     fig.update_xaxes(title_text="leaf (rows)")
     return fig
 
 
-def null_histogram_figure(null, observed: float, *, p_value: float | None = None,
-                          tail: str = "right", name: str = "statistic",
-                          level: float | None = None, title: str | None = None,
-                          bins: int = 40) -> go.Figure:
+def null_histogram_figure(
+    null,
+    observed: float,
+    *,
+    p_value: float | None = None,
+    tail: str = "right",
+    name: str = "statistic",
+    level: float | None = None,
+    title: str | None = None,
+    bins: int = 40,
+) -> go.Figure:
     """Histogram of a permutation null distribution with the observed statistic marked.
 
     ``null`` (B,) the statistic under B label permutations; ``observed`` the statistic on the
@@ -179,34 +238,58 @@ def null_histogram_figure(null, observed: float, *, p_value: float | None = None
         hi = lo + 1e-9
     edges = np.linspace(lo, hi, bins + 1)
     fig = go.Figure()
-    for mask, label, colour in ((~in_tail, "permutations in the other tail", NEUTRAL),
-                                (in_tail, f"permutations at least as extreme ({count})",
-                                 HIGHLIGHT)):
-        fig.add_trace(go.Histogram(
-            x=null[mask], xbins=dict(start=edges[0], end=edges[-1] + 1e-12,
-                                     size=(edges[-1] - edges[0]) / bins),
-            name=label, marker_color=colour, opacity=0.85,
-            hovertemplate="%{x}<br>%{y} permutations<extra></extra>"))
+    for mask, label, colour in (
+        (~in_tail, "permutations in the other tail", NEUTRAL),
+        (in_tail, f"permutations at least as extreme ({count})", HIGHLIGHT),
+    ):
+        fig.add_trace(
+            go.Histogram(
+                x=null[mask],
+                xbins=dict(
+                    start=edges[0], end=edges[-1] + 1e-12, size=(edges[-1] - edges[0]) / bins
+                ),
+                name=label,
+                marker_color=colour,
+                opacity=0.85,
+                hovertemplate="%{x}<br>%{y} permutations<extra></extra>",
+            )
+        )
     fig.add_vline(x=float(observed), line=dict(color="#000000", width=3, dash="dash"))
-    fig.add_trace(go.Scatter(x=[float(observed)], y=[0], mode="markers",
-                             marker=dict(symbol="triangle-up", size=14, color="#000000"),
-                             name=f"observed {name} = {observed:.4g}",
-                             hovertemplate=f"observed: {observed:.6g}<extra></extra>"))
+    fig.add_trace(
+        go.Scatter(
+            x=[float(observed)],
+            y=[0],
+            mode="markers",
+            marker=dict(symbol="triangle-up", size=14, color="#000000"),
+            name=f"observed {name} = {observed:.4g}",
+            hovertemplate=f"observed: {observed:.6g}<extra></extra>",
+        )
+    )
     lvl = "" if level is None else f", level {level:.3g}"
     head = title or f"Permutation null of the {name}"
-    fig.update_layout(**base_layout(f"{head}<br><sup>B = {null.size} permutations, "
-                                    f"p = {_fmt_p(float(p_value))} ({tail} tail{lvl})</sup>",
-                                    barmode="overlay", height=440, **_LEGEND_BELOW))
+    fig.update_layout(
+        **base_layout(
+            f"{head}<br><sup>B = {null.size} permutations, "
+            f"p = {_fmt_p(float(p_value))} ({tail} tail{lvl})</sup>",
+            barmode="overlay",
+            height=440,
+            **_LEGEND_BELOW,
+        )
+    )
     fig.update_layout(title_y=0.96)
     fig.update_xaxes(title_text=name)
     fig.update_yaxes(title_text="permutations")
     return fig
 
 
-def threshold_statistic_figure(record: Mapping, *, feature_name: str = "feature",
-                               parent_impurity: float | None = None,
-                               category_labels: Sequence[str] | None = None,
-                               title: str | None = None) -> go.Figure:
+def threshold_statistic_figure(
+    record: Mapping,
+    *,
+    feature_name: str = "feature",
+    parent_impurity: float | None = None,
+    category_labels: Sequence[str] | None = None,
+    title: str | None = None,
+) -> go.Figure:
     """Stage B at one node: weighted child impurity over every candidate threshold (line),
     the thresholds that were permutation-tested (markers with their p-values, orange when
     p < alpha''), the chosen threshold (dashed line) and the parent's impurity.
@@ -228,70 +311,124 @@ def threshold_statistic_figure(record: Mapping, *, feature_name: str = "feature"
     hover_left = None
     if cat:
         order = record["category_order"]
-        lab = ([str(category_labels[c]) for c in order] if category_labels is not None
-               else [str(c) for c in order])
+        lab = (
+            [str(category_labels[c]) for c in order]
+            if category_labels is not None
+            else [str(c) for c in order]
+        )
         hover_left = ["left: {" + ", ".join(lab[: int(np.floor(x)) + 1]) + "}" for x in t]
         xlabel = f"{feature_name}: categories sorted by mean target (split position)"
     fig = go.Figure()
-    fig.add_trace(go.Scatter(
-        x=t, y=s, mode="lines+markers" if t.size <= 60 else "lines", name="every candidate",
-        line=dict(color=palette(1)[0], width=2), marker=dict(size=5),
-        text=hover_left,
-        hovertemplate=("threshold %{x:.4g}<br>weighted child impurity %{y:.4g}"
-                       + ("<br>%{text}" if cat else "") + "<extra></extra>")))
+    fig.add_trace(
+        go.Scatter(
+            x=t,
+            y=s,
+            mode="lines+markers" if t.size <= 60 else "lines",
+            name="every candidate",
+            line=dict(color=palette(1)[0], width=2),
+            marker=dict(size=5),
+            text=hover_left,
+            hovertemplate=(
+                "threshold %{x:.4g}<br>weighted child impurity %{y:.4g}"
+                + ("<br>%{text}" if cat else "")
+                + "<extra></extra>"
+            ),
+        )
+    )
     sig = tp < level
-    for mask, label, colour in ((~sig, f"tested, p >= {level:.2g}", NEUTRAL),
-                                (sig, f"tested, p < {level:.2g}", HIGHLIGHT)):
+    for mask, label, colour in (
+        (~sig, f"tested, p >= {level:.2g}", NEUTRAL),
+        (sig, f"tested, p < {level:.2g}", HIGHLIGHT),
+    ):
         if mask.any():
-            fig.add_trace(go.Scatter(
-                x=tt[mask], y=ts[mask], mode="markers", name=label,
-                marker=dict(size=11, color=colour, line=dict(color="#000", width=1)),
-                customdata=tp[mask],
-                hovertemplate=("threshold %{x:.4g}<br>weighted child impurity %{y:.4g}"
-                               "<br>p = %{customdata:.3g}<extra></extra>")))
+            fig.add_trace(
+                go.Scatter(
+                    x=tt[mask],
+                    y=ts[mask],
+                    mode="markers",
+                    name=label,
+                    marker=dict(size=11, color=colour, line=dict(color="#000", width=1)),
+                    customdata=tp[mask],
+                    hovertemplate=(
+                        "threshold %{x:.4g}<br>weighted child impurity %{y:.4g}"
+                        "<br>p = %{customdata:.3g}<extra></extra>"
+                    ),
+                )
+            )
     if "chosen_threshold" in record:
-        fig.add_vline(x=float(record["chosen_threshold"]),
-                      line=dict(color="#000000", dash="dash", width=2))
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines",
-                                 line=dict(color="#000000", dash="dash", width=2),
-                                 name=f"chosen {float(record['chosen_threshold']):.4g}"))
+        fig.add_vline(
+            x=float(record["chosen_threshold"]), line=dict(color="#000000", dash="dash", width=2)
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="lines",
+                line=dict(color="#000000", dash="dash", width=2),
+                name=f"chosen {float(record['chosen_threshold']):.4g}",
+            )
+        )
     if parent_impurity is not None:
         fig.add_hline(y=float(parent_impurity), line=dict(color=NEUTRAL, dash="dot"))
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines",
-                                 line=dict(color=NEUTRAL, dash="dot"),
-                                 name=f"parent impurity {float(parent_impurity):.4g}"))
-    fig.update_layout(**base_layout(
-        title or f"Stage B on {feature_name}<br><sup>{t.size} candidate thresholds, "
-                 f"{tt.size} tested (level {level:.2g})</sup>", height=440, **_LEGEND_BELOW))
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="lines",
+                line=dict(color=NEUTRAL, dash="dot"),
+                name=f"parent impurity {float(parent_impurity):.4g}",
+            )
+        )
+    fig.update_layout(
+        **base_layout(
+            title
+            or f"Stage B on {feature_name}<br><sup>{t.size} candidate thresholds, "
+            f"{tt.size} tested (level {level:.2g})</sup>",
+            height=440,
+            **_LEGEND_BELOW,
+        )
+    )
     fig.update_layout(title_y=0.96)
     fig.update_xaxes(title_text=xlabel)
     fig.update_yaxes(title_text="weighted child impurity (lower is better)")
     return fig
 
 
-def rankings_figure(table, methods: Sequence[str], *, top: int = 15,
-                    title: str | None = None) -> go.Figure:
+def rankings_figure(
+    table, methods: Sequence[str], *, top: int = 15, title: str | None = None
+) -> go.Figure:
     """Grouped horizontal bars of normalised importances, one colour per method, for the
     first ``top`` rows of ``table`` (from :func:`engine.cit.report.rankings_table`, sorted
     by mean importance over the methods)."""
     sub = table.head(top).iloc[::-1]
     fig = go.Figure()
     for m, colour in zip(methods, palette(len(methods)), strict=True):
-        fig.add_trace(go.Bar(
-            y=sub["feature"], x=sub[m], name=m, orientation="h", marker_color=colour,
-            customdata=[f"rank {r}" if pd.notna(r) else "not used" for r in sub[f"{m} rank"]],
-            hovertemplate=f"{m}<br>%{{y}}: %{{x:.3f}} (%{{customdata}})<extra></extra>"))
-    fig.update_layout(**base_layout(title or f"Normalised importances, top {len(sub)} "
-                                              "features by mean importance",
-                                    barmode="group", height=max(380, 140 + 22 * len(sub)
-                                                                * max(1, len(methods)) // 2)))
+        fig.add_trace(
+            go.Bar(
+                y=sub["feature"],
+                x=sub[m],
+                name=m,
+                orientation="h",
+                marker_color=colour,
+                customdata=[f"rank {r}" if pd.notna(r) else "not used" for r in sub[f"{m} rank"]],
+                hovertemplate=f"{m}<br>%{{y}}: %{{x:.3f}} (%{{customdata}})<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        **base_layout(
+            title or f"Normalised importances, top {len(sub)} features by mean importance",
+            barmode="group",
+            height=max(380, 140 + 22 * len(sub) * max(1, len(methods)) // 2),
+        )
+    )
     fig.update_xaxes(title_text="importance (share of the method's total)")
     fig.update_yaxes(title_text="feature", automargin=True)
     return fig
 
 
-def top_k_figure(curves: Mapping[str, Mapping], *, metric: str = "balanced accuracy",
-                 title: str | None = None) -> go.Figure:
+def top_k_figure(
+    curves: Mapping[str, Mapping], *, metric: str = "balanced accuracy", title: str | None = None
+) -> go.Figure:
     """Downstream cross-validated score vs the number ``k`` of top-ranked features kept.
 
     ``curves`` maps a method name to ``{'k': ints, 'mean': floats, 'std': floats}`` (as
@@ -300,25 +437,43 @@ def top_k_figure(curves: Mapping[str, Mapping], *, metric: str = "balanced accur
     """
     fig = go.Figure()
     for (name, c), colour in zip(curves.items(), palette(len(curves)), strict=True):
-        fig.add_trace(go.Scatter(
-            x=np.asarray(c["k"]), y=np.asarray(c["mean"]), name=name, mode="lines+markers",
-            line=dict(color=colour, width=2),
-            error_y=dict(type="data", array=np.asarray(c.get("std", np.zeros(len(c["k"])))),
-                         visible=True, thickness=1),
-            hovertemplate=f"{name}<br>k = %{{x}}<br>{metric} %{{y:.3f}}<extra></extra>"))
-    fig.update_layout(**base_layout(title or f"Top-k features: cross-validated {metric}",
-                                    height=400))
+        fig.add_trace(
+            go.Scatter(
+                x=np.asarray(c["k"]),
+                y=np.asarray(c["mean"]),
+                name=name,
+                mode="lines+markers",
+                line=dict(color=colour, width=2),
+                error_y=dict(
+                    type="data",
+                    array=np.asarray(c.get("std", np.zeros(len(c["k"])))),
+                    visible=True,
+                    thickness=1,
+                ),
+                hovertemplate=f"{name}<br>k = %{{x}}<br>{metric} %{{y:.3f}}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        **base_layout(title or f"Top-k features: cross-validated {metric}", height=400)
+    )
     ks = sorted({int(k) for c in curves.values() for k in c["k"]})
     # ticks at the k values measured (1, 2, 3, 5, 10, ...), not plotly's even steps
-    fig.update_xaxes(title_text="k (number of top-ranked features kept)",
-                     tickmode="array" if ks else "auto", tickvals=ks or None)
+    fig.update_xaxes(
+        title_text="k (number of top-ranked features kept)",
+        tickmode="array" if ks else "auto",
+        tickvals=ks or None,
+    )
     fig.update_yaxes(title_text=f"{metric} (mean over folds, +- 1 sd)")
     return fig
 
 
-def selection_bias_figure(importances: Mapping[str, Sequence[float]],
-                          feature_names: Sequence[str], is_noise: Sequence[bool], *,
-                          title: str | None = None) -> go.Figure:
+def selection_bias_figure(
+    importances: Mapping[str, Sequence[float]],
+    feature_names: Sequence[str],
+    is_noise: Sequence[bool],
+    *,
+    title: str | None = None,
+) -> go.Figure:
     """Importances of each method on data with added noise features: one bar group per
     feature, noise features (``is_noise``) shaded and named in the axis; the legend states
     each method's total importance on noise."""
@@ -328,15 +483,26 @@ def selection_bias_figure(importances: Mapping[str, Sequence[float]],
     for (m, imp), colour in zip(importances.items(), palette(len(importances)), strict=True):
         v = np.asarray(imp, dtype=np.float64)
         share = float(v[noise].sum() / v.sum()) if v.sum() > 0 else 0.0
-        fig.add_trace(go.Bar(x=names, y=v, name=f"{m} (noise share {share:.0%})",
-                             marker_color=colour,
-                             hovertemplate=f"{m}<br>%{{x}}: %{{y:.3f}}<extra></extra>"))
+        fig.add_trace(
+            go.Bar(
+                x=names,
+                y=v,
+                name=f"{m} (noise share {share:.0%})",
+                marker_color=colour,
+                hovertemplate=f"{m}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
+            )
+        )
     for i in np.flatnonzero(noise):
-        fig.add_vrect(x0=i - 0.5, x1=i + 0.5, fillcolor="#DDDDDD", opacity=0.5, layer="below",
-                      line_width=0)
-    fig.update_layout(**base_layout(title or "Importances with added noise features "
-                                              "(grey background = pure noise)",
-                                    barmode="group", height=420))
+        fig.add_vrect(
+            x0=i - 0.5, x1=i + 0.5, fillcolor="#DDDDDD", opacity=0.5, layer="below", line_width=0
+        )
+    fig.update_layout(
+        **base_layout(
+            title or "Importances with added noise features (grey background = pure noise)",
+            barmode="group",
+            height=420,
+        )
+    )
     fig.update_xaxes(title_text="feature", tickangle=-45 if len(names) > 12 else 0)
     fig.update_yaxes(title_text="normalised importance")
     return fig

@@ -26,24 +26,42 @@ def cv_summary_figure(summary: pd.DataFrame, task: str) -> go.Figure:
     """
     metrics = ["accuracy", "log_loss"] if task == "classification" else ["r2", "rmse"]
     panels = metrics + ["fit_seconds", "n_leaves"]
-    fig = make_subplots(rows=2, cols=2, subplot_titles=[METRIC_LABELS[p] for p in panels],
-                        horizontal_spacing=0.1, vertical_spacing=0.18)
+    fig = make_subplots(
+        rows=2,
+        cols=2,
+        subplot_titles=[METRIC_LABELS[p] for p in panels],
+        horizontal_spacing=0.1,
+        vertical_spacing=0.18,
+    )
     models = list(summary["model"])
     colours = palette(len(models))
     for c, col in enumerate(panels):
         r, k = divmod(c, 2)
         err = summary.get(col + "_std")
         for i, model in enumerate(models):
-            fig.add_bar(x=[model], y=[summary[col].iloc[i]], name=model, legendgroup=model,
-                        showlegend=(c == 0), marker_color=colours[i], row=r + 1, col=k + 1,
-                        error_y=None if err is None else dict(type="data",
-                                                              array=[err.iloc[i]]),
-                        hovertemplate=f"{model}<br>{col}: %{{y:.4g}}<extra></extra>")
+            fig.add_bar(
+                x=[model],
+                y=[summary[col].iloc[i]],
+                name=model,
+                legendgroup=model,
+                showlegend=(c == 0),
+                marker_color=colours[i],
+                row=r + 1,
+                col=k + 1,
+                error_y=None if err is None else dict(type="data", array=[err.iloc[i]]),
+                hovertemplate=f"{model}<br>{col}: %{{y:.4g}}<extra></extra>",
+            )
         fig.update_xaxes(showticklabels=False, row=r + 1, col=k + 1)
-    fig.update_layout(**base_layout(f"Cross-validated comparison ({int(summary['folds'].max())}"
-                                    " folds; bars: mean, whiskers: ±1 std)" if len(summary)
-                                    else "Cross-validated comparison"),
-                      height=660, barmode="group")
+    fig.update_layout(
+        **base_layout(
+            f"Cross-validated comparison ({int(summary['folds'].max())}"
+            " folds; bars: mean, whiskers: ±1 std)"
+            if len(summary)
+            else "Cross-validated comparison"
+        ),
+        height=660,
+        barmode="group",
+    )
     fig.update_layout(legend=dict(y=1.1), margin=dict(t=130))  # above the panel titles
     fig.update_annotations(font_size=12)
     return fig

@@ -21,8 +21,9 @@ def _subsample(n: int, limit: int = MAX_POINTS, seed: int = 0) -> np.ndarray:
     return np.sort(np.random.default_rng(seed).choice(n, size=limit, replace=False))
 
 
-def feature_distribution_figure(dataset, feature: int | str, *, nbins: int = 30,
-                                units: str = "") -> go.Figure:
+def feature_distribution_figure(
+    dataset, feature: int | str, *, nbins: int = 30, units: str = ""
+) -> go.Figure:
     """Distribution of one feature, split by class (classification) or against y (regression).
 
     Parameters
@@ -62,39 +63,62 @@ def feature_distribution_figure(dataset, feature: int | str, *, nbins: int = 30,
             xs = x[dataset.y == k]
             if is_cat:
                 counts = np.bincount(xs.astype(np.int64), minlength=len(labels))
-                fig.add_bar(x=list(labels), y=counts, name=str(cls), marker_color=colours[k],
-                            hovertemplate=f"class {cls}<br>%{{x}}: %{{y}} rows<extra></extra>")
+                fig.add_bar(
+                    x=list(labels),
+                    y=counts,
+                    name=str(cls),
+                    marker_color=colours[k],
+                    hovertemplate=f"class {cls}<br>%{{x}}: %{{y}} rows<extra></extra>",
+                )
             else:
-                fig.add_histogram(x=xs, name=str(cls), marker_color=colours[k],
-                                  nbinsx=nbins, bingroup=1,
-                                  hovertemplate=f"class {cls}<br>{name} %{{x}}<br>"
-                                                "%{y} rows<extra></extra>")
-        fig.update_layout(**base_layout(f"Distribution of {name} by class",
-                                        barmode="stack", legend_title_text=dataset.target),
-                          xaxis_title=xlabel, yaxis_title="rows (count)")
+                fig.add_histogram(
+                    x=xs,
+                    name=str(cls),
+                    marker_color=colours[k],
+                    nbinsx=nbins,
+                    bingroup=1,
+                    hovertemplate=f"class {cls}<br>{name} %{{x}}<br>%{{y}} rows<extra></extra>",
+                )
+        fig.update_layout(
+            **base_layout(
+                f"Distribution of {name} by class",
+                barmode="stack",
+                legend_title_text=dataset.target,
+            ),
+            xaxis_title=xlabel,
+            yaxis_title="rows (count)",
+        )
         if len(dataset.classes_) > MAX_TOP_LEGEND:
             # a legend on top would wrap onto a third row and run into the title
-            fig.update_layout(legend=dict(orientation="v", x=1.02, xanchor="left", y=1.0,
-                                          yanchor="top"))
+            fig.update_layout(
+                legend=dict(orientation="v", x=1.02, xanchor="left", y=1.0, yanchor="top")
+            )
     else:
         y = dataset.y
         if is_cat:
             for c, lab in enumerate(labels):
-                fig.add_box(y=y[x == c], name=str(lab), marker_color=palette(len(labels))[c],
-                            boxmean=True)
-            fig.update_layout(**base_layout(f"{dataset.target} by {name}", showlegend=False),
-                              xaxis_title=xlabel, yaxis_title=dataset.target)
+                fig.add_box(
+                    y=y[x == c], name=str(lab), marker_color=palette(len(labels))[c], boxmean=True
+                )
+            fig.update_layout(
+                **base_layout(f"{dataset.target} by {name}", showlegend=False),
+                xaxis_title=xlabel,
+                yaxis_title=dataset.target,
+            )
         else:
             idx = _subsample(len(x))
-            fig.add_scattergl(x=x[idx], y=y[idx], mode="markers", name="rows",
-                              marker=dict(size=5, opacity=0.6, color=palette(1)[0]),
-                              hovertemplate=f"{name} %{{x}}<br>{dataset.target} %{{y}}"
-                                            "<extra></extra>")
+            fig.add_scattergl(
+                x=x[idx],
+                y=y[idx],
+                mode="markers",
+                name="rows",
+                marker=dict(size=5, opacity=0.6, color=palette(1)[0]),
+                hovertemplate=f"{name} %{{x}}<br>{dataset.target} %{{y}}<extra></extra>",
+            )
             title = f"{dataset.target} against {name}"
             if len(idx) < len(x):
                 title += f" ({len(idx):,} of {len(x):,} rows shown)"
-            fig.update_layout(**base_layout(title), xaxis_title=xlabel,
-                              yaxis_title=dataset.target)
+            fig.update_layout(**base_layout(title), xaxis_title=xlabel, yaxis_title=dataset.target)
     return fig
 
 
@@ -104,14 +128,31 @@ def target_distribution_figure(dataset, *, nbins: int = 40) -> go.Figure:
     if dataset.task == "classification":
         counts = np.bincount(dataset.y, minlength=len(dataset.classes_))
         labels = [str(c) for c in dataset.classes_]
-        fig.add_bar(x=labels, y=counts, marker_color=palette(len(labels)), name="rows",
-                    text=counts, textposition="outside",
-                    hovertemplate="%{x}: %{y} rows<extra></extra>")
-        fig.update_layout(**base_layout(f"Class counts of {dataset.target}", showlegend=False),
-                          xaxis_title=f"{dataset.target} (class)", yaxis_title="rows (count)")
+        fig.add_bar(
+            x=labels,
+            y=counts,
+            marker_color=palette(len(labels)),
+            name="rows",
+            text=counts,
+            textposition="outside",
+            hovertemplate="%{x}: %{y} rows<extra></extra>",
+        )
+        fig.update_layout(
+            **base_layout(f"Class counts of {dataset.target}", showlegend=False),
+            xaxis_title=f"{dataset.target} (class)",
+            yaxis_title="rows (count)",
+        )
     else:
-        fig.add_histogram(x=dataset.y, nbinsx=nbins, marker_color=palette(1)[0], name="rows",
-                          hovertemplate="%{x}: %{y} rows<extra></extra>")
-        fig.update_layout(**base_layout(f"Distribution of {dataset.target}", showlegend=False),
-                          xaxis_title=dataset.target, yaxis_title="rows (count)")
+        fig.add_histogram(
+            x=dataset.y,
+            nbinsx=nbins,
+            marker_color=palette(1)[0],
+            name="rows",
+            hovertemplate="%{x}: %{y} rows<extra></extra>",
+        )
+        fig.update_layout(
+            **base_layout(f"Distribution of {dataset.target}", showlegend=False),
+            xaxis_title=dataset.target,
+            yaxis_title="rows (count)",
+        )
     return fig

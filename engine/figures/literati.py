@@ -142,15 +142,17 @@ def node_rows(tree: TreeArrays, X: Any, node: int) -> np.ndarray:
     return mask
 
 
-def shape_intervals(breakpoints: Any, lo: float = -math.inf,
-                    hi: float = math.inf) -> list[tuple[float, float, str]]:
+def shape_intervals(
+    breakpoints: Any, lo: float = -math.inf, hi: float = math.inf
+) -> list[tuple[float, float, str]]:
     """The ``K + 1`` intervals of a shape function as ``(start, end, side)``, side
     'left' / 'right' alternating from 'left'; the outer ends are ``lo`` and ``hi``.
     Interval ``i`` is ``(start, end]`` (the first one includes everything up to ``u_1``)."""
     u = np.sort(np.asarray(breakpoints, dtype=np.float64).ravel())
     edges = [float(lo)] + [float(v) for v in u] + [float(hi)]
-    return [(edges[i], edges[i + 1], "left" if i % 2 == 0 else "right")
-            for i in range(len(edges) - 1)]
+    return [
+        (edges[i], edges[i + 1], "left" if i % 2 == 0 else "right") for i in range(len(edges) - 1)
+    ]
 
 
 def _num(v: float, decimals: int | None = None) -> str:
@@ -167,8 +169,13 @@ def _interval_text(a: float, b: float, decimals: int | None = None) -> str:
     return f"({_num(a, decimals)}, {_num(b, decimals)}]"
 
 
-def side_text(breakpoints: Any, side: str = "left", *, categories: Sequence[str] | None = None,
-              decimals: int | None = None) -> str:
+def side_text(
+    breakpoints: Any,
+    side: str = "left",
+    *,
+    categories: Sequence[str] | None = None,
+    decimals: int | None = None,
+) -> str:
     """The values a shape function sends to ``side``: ``'<= 2.45 or > 4.75'``, or the set
     of category labels (``'{Biscoe, Torgersen}'``) when ``categories`` labels the integer
     codes ``0..k-1`` of a categorical feature."""
@@ -184,8 +191,13 @@ def side_text(breakpoints: Any, side: str = "left", *, categories: Sequence[str]
     return " or ".join(parts) if parts else "nothing"
 
 
-def shape_rule(tree: TreeArrays, node: int, feature_names: Sequence[str] | None = None, *,
-               decimals: int | None = None) -> str:
+def shape_rule(
+    tree: TreeArrays,
+    node: int,
+    feature_names: Sequence[str] | None = None,
+    *,
+    decimals: int | None = None,
+) -> str:
     """Text of internal ``node``'s shape function: ``'petal length (cm): left if <= 2.45
     or > 4.75, right if (2.45, 4.75]  (K = 2)'``; category labels (from
     ``tree.categories``) replace codes.  Raises ``ValueError`` for a leaf."""
@@ -227,9 +239,14 @@ def _thin_trace(trace: pd.DataFrame, max_points: int) -> pd.DataFrame:
     return trace.loc[keep]
 
 
-def gap_figure(trace: pd.DataFrame, *, time_limit: float | None = None,
-               title: str | None = None, height: int = 440,
-               max_points: int = 1000) -> go.Figure:
+def gap_figure(
+    trace: pd.DataFrame,
+    *,
+    time_limit: float | None = None,
+    title: str | None = None,
+    height: int = 440,
+    max_points: int = 1000,
+) -> go.Figure:
     """Gap convergence of an anytime search: upper bound UB (the incumbent's objective) and
     admissible lower bound LB of the root over log time, the gap between them shaded, and
     the trace's events marked (new incumbent, proven optimal, time limit, stopped).
@@ -267,8 +284,9 @@ def gap_figure(trace: pd.DataFrame, *, time_limit: float | None = None,
         raise ValueError(f"trace lacks column(s) {missing}; it needs time, ub and lb")
     fig = go.Figure()
     if len(trace) == 0:
-        fig.update_layout(**base_layout(title or "Gap convergence (no snapshot yet)",
-                                        height=height))
+        fig.update_layout(
+            **base_layout(title or "Gap convergence (no snapshot yet)", height=height)
+        )
         fig.update_xaxes(type="log", title_text="time since start (s, log scale)")
         fig.update_yaxes(title_text="objective (errors + penalties)")
         return fig
@@ -277,53 +295,94 @@ def gap_figure(trace: pd.DataFrame, *, time_limit: float | None = None,
     ub = tr["ub"].to_numpy(dtype=np.float64)
     lb = tr["lb"].to_numpy(dtype=np.float64)
     gap = tr["gap"].to_numpy(dtype=np.float64) if "gap" in tr else ub - lb
-    rel = (tr["rel_gap"].to_numpy(dtype=np.float64) if "rel_gap" in tr
-           else gap / np.maximum(np.abs(ub), 1e-12))
-    counters = [c for c in ("iterations", "expanded", "solved", "pruned", "cache_size",
-                            "evictions") if c in tr]
-    custom = np.column_stack([ub, lb, gap, 100 * rel]
-                             + [tr[c].to_numpy(dtype=np.float64) for c in counters])
-    hover = ("t = %{x:.3g} s<br>UB = %{customdata[0]:.4g}<br>LB = %{customdata[1]:.4g}"
-             "<br>gap = %{customdata[2]:.4g} (%{customdata[3]:.2f} %)")
+    rel = (
+        tr["rel_gap"].to_numpy(dtype=np.float64)
+        if "rel_gap" in tr
+        else gap / np.maximum(np.abs(ub), 1e-12)
+    )
+    counters = [
+        c
+        for c in ("iterations", "expanded", "solved", "pruned", "cache_size", "evictions")
+        if c in tr
+    ]
+    custom = np.column_stack(
+        [ub, lb, gap, 100 * rel] + [tr[c].to_numpy(dtype=np.float64) for c in counters]
+    )
+    hover = (
+        "t = %{x:.3g} s<br>UB = %{customdata[0]:.4g}<br>LB = %{customdata[1]:.4g}"
+        "<br>gap = %{customdata[2]:.4g} (%{customdata[3]:.2f} %)"
+    )
     for i, c in enumerate(counters):
         hover += f"<br>{c.replace('_', ' ')}: %{{customdata[{4 + i}]:,.0f}}"
-    fig.add_scatter(x=t, y=lb, mode="lines", line=dict(color=LB_COLOR, width=2.5, shape="hv"),
-                    name="lower bound LB (admissible)", customdata=custom,
-                    hovertemplate=hover + "<extra>LB</extra>")
-    fig.add_scatter(x=t, y=ub, mode="lines", line=dict(color=UB_COLOR, width=2.5, shape="hv"),
-                    fill="tonexty", fillcolor=GAP_FILL,
-                    name="upper bound UB (incumbent); shaded: gap", customdata=custom,
-                    hovertemplate=hover + "<extra>UB</extra>")
+    fig.add_scatter(
+        x=t,
+        y=lb,
+        mode="lines",
+        line=dict(color=LB_COLOR, width=2.5, shape="hv"),
+        name="lower bound LB (admissible)",
+        customdata=custom,
+        hovertemplate=hover + "<extra>LB</extra>",
+    )
+    fig.add_scatter(
+        x=t,
+        y=ub,
+        mode="lines",
+        line=dict(color=UB_COLOR, width=2.5, shape="hv"),
+        fill="tonexty",
+        fillcolor=GAP_FILL,
+        name="upper bound UB (incumbent); shaded: gap",
+        customdata=custom,
+        hovertemplate=hover + "<extra>UB</extra>",
+    )
     if "event" in tr:
         events = tr["event"].fillna("").astype(str).to_numpy()
     else:
-        events = np.array([""] + ["incumbent" if b < a else "" for a, b in
-                                  zip(ub[:-1], ub[1:], strict=True)], dtype=object)
+        events = np.array(
+            [""] + ["incumbent" if b < a else "" for a, b in zip(ub[:-1], ub[1:], strict=True)],
+            dtype=object,
+        )
     for kind, (label, symbol, colour, size) in EVENT_STYLE.items():
         rows = np.flatnonzero(events == kind)
         if rows.size == 0:
             continue
-        fig.add_scatter(x=t[rows], y=ub[rows], mode="markers", name=label,
-                        marker=dict(symbol=symbol, size=size, color=colour,
-                                    line=dict(width=1, color="white")),
-                        customdata=custom[rows],
-                        hovertemplate=f"<b>{label}</b><br>" + hover + "<extra></extra>")
+        fig.add_scatter(
+            x=t[rows],
+            y=ub[rows],
+            mode="markers",
+            name=label,
+            marker=dict(symbol=symbol, size=size, color=colour, line=dict(width=1, color="white")),
+            customdata=custom[rows],
+            hovertemplate=f"<b>{label}</b><br>" + hover + "<extra></extra>",
+        )
     if time_limit is not None and time_limit > 0:
         # on a log axis plotly places shapes in data units but annotations in log10 units
         tl = max(float(time_limit), MIN_TIME)
         fig.add_vline(x=tl, line=dict(color="#555555", dash="dot", width=1.5))
-        fig.add_annotation(x=math.log10(tl), y=1.0, xref="x", yref="paper", yanchor="top",
-                           xanchor="right", showarrow=False, text=f"time limit {time_limit:g} s ",
-                           font=dict(color="#555555"))
+        fig.add_annotation(
+            x=math.log10(tl),
+            y=1.0,
+            xref="x",
+            yref="paper",
+            yanchor="top",
+            xanchor="right",
+            showarrow=False,
+            text=f"time limit {time_limit:g} s ",
+            font=dict(color="#555555"),
+        )
     if title is None:
         last = tr.iloc[-1]
-        title = (f"Gap convergence: UB {float(last['ub']):.4g}, LB {float(last['lb']):.4g}, "
-                 f"gap {gap[-1]:.4g} ({100 * rel[-1]:.1f} %) after {float(last['time']):.2f} s")
+        title = (
+            f"Gap convergence: UB {float(last['ub']):.4g}, LB {float(last['lb']):.4g}, "
+            f"gap {gap[-1]:.4g} ({100 * rel[-1]:.1f} %) after {float(last['time']):.2f} s"
+        )
     hi = max(float(t.max()), float(time_limit or 0.0), 2 * MIN_TIME)
     lo = min(float(t.min()), hi / 10)
     fig.update_layout(**base_layout(title, height=height), hovermode="closest")
-    fig.update_xaxes(type="log", title_text="time since start (s, log scale)",
-                     range=[math.log10(lo) - 0.1, math.log10(hi) + 0.1])
+    fig.update_xaxes(
+        type="log",
+        title_text="time since start (s, log scale)",
+        range=[math.log10(lo) - 0.1, math.log10(hi) + 0.1],
+    )
     fig.update_yaxes(title_text="objective (errors + penalties)")
     return fig
 
@@ -345,8 +404,9 @@ def _hist_edges(x: np.ndarray, u: np.ndarray, n_bins: int, discrete: bool):
     if discrete:
         vals = np.unique(x)
         step = float(np.min(np.diff(vals))) if vals.size > 1 else 1.0
-        edges = np.concatenate([[vals[0] - step / 2], (vals[:-1] + vals[1:]) / 2,
-                                [vals[-1] + step / 2]])
+        edges = np.concatenate(
+            [[vals[0] - step / 2], (vals[:-1] + vals[1:]) / 2, [vals[-1] + step / 2]]
+        )
         centres = vals
         widths = np.full(vals.size, 0.8 * step)
         return edges, centres, widths
@@ -371,10 +431,18 @@ def _counts_text(counts: np.ndarray, cnames: list[str] | None) -> str:
     return ", ".join(shown) + (f", ... {more} more" if more else "")
 
 
-def shape_function_figure(x: Any, y: Any, breakpoints: Any, *, feature_name: str = "x",
-                          class_names: Sequence[str] | None = None,
-                          categories: Sequence[str] | None = None, title: str | None = None,
-                          n_bins: int = 30, height: int = 520) -> go.Figure:
+def shape_function_figure(
+    x: Any,
+    y: Any,
+    breakpoints: Any,
+    *,
+    feature_name: str = "x",
+    class_names: Sequence[str] | None = None,
+    categories: Sequence[str] | None = None,
+    title: str | None = None,
+    n_bins: int = 30,
+    height: int = 520,
+) -> go.Figure:
     """The shape function of one node over its feature, with the class histogram of the
     node's rows underneath.
 
@@ -416,9 +484,15 @@ def shape_function_figure(x: Any, y: Any, breakpoints: Any, *, feature_name: str
     if yc is not None and yc.size != xs.size:
         raise ValueError(f"x has {xs.size} values but y has {yc.size}")
     n_classes = 0 if yc is None else int(max(yc.max() + 1, len(class_names or ())))
-    cnames = None if yc is None else (
-        [str(c) for c in class_names] if class_names is not None
-        else [str(k) for k in range(n_classes)])
+    cnames = (
+        None
+        if yc is None
+        else (
+            [str(c) for c in class_names]
+            if class_names is not None
+            else [str(k) for k in range(n_classes)]
+        )
+    )
     discrete = categories is not None or np.unique(xs).size <= DISCRETE_MAX
     left_mask = shape_goes_left(xs, u)
 
@@ -429,13 +503,22 @@ def shape_function_figure(x: Any, y: Any, breakpoints: Any, *, feature_name: str
     x0, x1 = lo - pad, hi + pad
     intervals = shape_intervals(u, x0, x1)
 
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.3, 0.7],
-                        vertical_spacing=0.06)
+    fig = make_subplots(
+        rows=2, cols=1, shared_xaxes=True, row_heights=[0.3, 0.7], vertical_spacing=0.06
+    )
     # side bands behind both panels
     for a, b, side in intervals:
-        fig.add_vrect(x0=a, x1=b, fillcolor=SIDE_COLORS[side], opacity=BAND_OPACITY,
-                      line_width=0, layer="below", row="all", col=1,
-                      exclude_empty_subplots=False)
+        fig.add_vrect(
+            x0=a,
+            x1=b,
+            fillcolor=SIDE_COLORS[side],
+            opacity=BAND_OPACITY,
+            line_width=0,
+            layer="below",
+            row="all",
+            col=1,
+            exclude_empty_subplots=False,
+        )
     # step function: one trace per side (segments + a hover marker at each middle)
     level = {"left": 1.0, "right": 0.0}
     int_idx = np.searchsorted(u, xs, side="left")  # interval of every row
@@ -446,8 +529,7 @@ def shape_function_figure(x: Any, y: Any, breakpoints: Any, *, feature_name: str
             if s != side:
                 continue
             rows = int_idx == i
-            counts = (np.bincount(yc[rows], minlength=n_classes) if yc is not None
-                      else np.zeros(0))
+            counts = np.bincount(yc[rows], minlength=n_classes) if yc is not None else np.zeros(0)
             a_txt = -math.inf if i == 0 else a
             b_txt = math.inf if i == len(intervals) - 1 else b
             desc = _interval_text(a_txt, b_txt)
@@ -455,68 +537,124 @@ def shape_function_figure(x: Any, y: Any, breakpoints: Any, *, feature_name: str
                 codes = np.arange(len(categories))
                 inside = np.searchsorted(u, codes.astype(np.float64), side="left") == i
                 desc = "{" + ", ".join(str(categories[c]) for c in codes[inside]) + "}"
-            text = (f"<b>{feature_name} {desc}</b><br>goes {side}: {int(rows.sum())} rows"
-                    + (f"<br>{_counts_text(counts, cnames)}" if cnames else ""))
+            text = f"<b>{feature_name} {desc}</b><br>goes {side}: {int(rows.sum())} rows" + (
+                f"<br>{_counts_text(counts, cnames)}" if cnames else ""
+            )
             sx += [a, 0.5 * (a + b), b, None]
             sy += [level[side]] * 3 + [None]
             texts += [text] * 3 + [""]
             sizes += [0, 11, 0, 0]
-        fig.add_scatter(x=sx, y=sy, mode="lines+markers", connectgaps=False,
-                        line=dict(color=SIDE_COLORS[side], width=5),
-                        marker=dict(size=sizes, color=SIDE_COLORS[side]),
-                        name=f"goes {side} ({n_side} rows)", legendgroup=side,
-                        hovertext=texts, hovertemplate="%{hovertext}<extra></extra>",
-                        row=1, col=1)
+        fig.add_scatter(
+            x=sx,
+            y=sy,
+            mode="lines+markers",
+            connectgaps=False,
+            line=dict(color=SIDE_COLORS[side], width=5),
+            marker=dict(size=sizes, color=SIDE_COLORS[side]),
+            name=f"goes {side} ({n_side} rows)",
+            legendgroup=side,
+            hovertext=texts,
+            hovertemplate="%{hovertext}<extra></extra>",
+            row=1,
+            col=1,
+        )
     # vertical risers of the step
     for v in u:
-        fig.add_scatter(x=[v, v], y=[0, 1], mode="lines", showlegend=False,
-                        line=dict(color="#555555", width=1.5), hoverinfo="skip", row=1, col=1)
+        fig.add_scatter(
+            x=[v, v],
+            y=[0, 1],
+            mode="lines",
+            showlegend=False,
+            line=dict(color="#555555", width=1.5),
+            hoverinfo="skip",
+            row=1,
+            col=1,
+        )
     # class histogram
     edges, centres, widths = _hist_edges(xs, u, n_bins, discrete)
     b_idx = _bin_index(xs, edges)
     lo_hi = np.column_stack([edges[:-1], edges[1:]])
     if yc is None:
         counts = np.bincount(b_idx, minlength=centres.size)
-        fig.add_bar(x=centres, y=counts, width=widths, name="rows",
-                    marker=dict(color=NEUTRAL, line_width=0), customdata=lo_hi,
-                    hovertemplate="(%{customdata[0]:.4g}, %{customdata[1]:.4g}]: %{y} rows"
-                                  "<extra></extra>", row=2, col=1)
+        fig.add_bar(
+            x=centres,
+            y=counts,
+            width=widths,
+            name="rows",
+            marker=dict(color=NEUTRAL, line_width=0),
+            customdata=lo_hi,
+            hovertemplate="(%{customdata[0]:.4g}, %{customdata[1]:.4g}]: %{y} rows<extra></extra>",
+            row=2,
+            col=1,
+        )
     else:
         for k in range(n_classes):
             counts = np.bincount(b_idx[yc == k], minlength=centres.size)
             if not counts.any():
                 continue
-            fig.add_bar(x=centres, y=counts, width=widths, name=cnames[k],
-                        legendgroup="classes", marker=dict(color=class_color(k), line_width=0),
-                        customdata=lo_hi,
-                        hovertemplate=f"class {cnames[k]}<br>(%{{customdata[0]:.4g}}, "
-                                      "%{customdata[1]:.4g}]: %{y} rows<extra></extra>",
-                        row=2, col=1)
+            fig.add_bar(
+                x=centres,
+                y=counts,
+                width=widths,
+                name=cnames[k],
+                legendgroup="classes",
+                marker=dict(color=class_color(k), line_width=0),
+                customdata=lo_hi,
+                hovertemplate=f"class {cnames[k]}<br>(%{{customdata[0]:.4g}}, "
+                "%{customdata[1]:.4g}]: %{y} rows<extra></extra>",
+                row=2,
+                col=1,
+            )
     # breakpoints: dashed lines through both panels, labelled at the top; a label closer
     # than LABEL_GAP of the axis to the previous one moves one line down (else it hides it)
     level = 0
     for i, v in enumerate(u):
-        fig.add_vline(x=v, line=dict(color="#333333", dash="dash", width=1.5), row="all",
-                      col=1, exclude_empty_subplots=False)
+        fig.add_vline(
+            x=v,
+            line=dict(color="#333333", dash="dash", width=1.5),
+            row="all",
+            col=1,
+            exclude_empty_subplots=False,
+        )
         level = (level + 1) % 3 if i and v - u[i - 1] < LABEL_GAP * (x1 - x0) else 0
-        fig.add_annotation(x=v, y=1.0, xref="x", yref="y domain", yanchor="top",
-                           yshift=-20 * level, showarrow=False,
-                           text=f"u{i + 1} = {v:.4g}", font=dict(size=12),
-                           bgcolor="rgba(255,255,255,0.8)")
+        fig.add_annotation(
+            x=v,
+            y=1.0,
+            xref="x",
+            yref="y domain",
+            yanchor="top",
+            yshift=-20 * level,
+            showarrow=False,
+            text=f"u{i + 1} = {v:.4g}",
+            font=dict(size=12),
+            bgcolor="rgba(255,255,255,0.8)",
+        )
     n_left = int(left_mask.sum())
     if title is None:
-        title = (f"Shape function on {feature_name}: {u.size} breakpoint"
-                 f"{'s' if u.size != 1 else ''}, {n_left} rows left / {xs.size - n_left} right")
-    fig.update_layout(**base_layout(title, height=height, barmode="stack", bargap=0.02,
-                                    margin=dict(l=70, r=20, t=120, b=60)))
-    fig.update_yaxes(title_text="side", tickvals=[0, 1], ticktext=["right", "left"],
-                     range=[-0.35, 1.35], row=1, col=1)
+        title = (
+            f"Shape function on {feature_name}: {u.size} breakpoint"
+            f"{'s' if u.size != 1 else ''}, {n_left} rows left / {xs.size - n_left} right"
+        )
+    fig.update_layout(
+        **base_layout(
+            title, height=height, barmode="stack", bargap=0.02, margin=dict(l=70, r=20, t=120, b=60)
+        )
+    )
+    fig.update_yaxes(
+        title_text="side",
+        tickvals=[0, 1],
+        ticktext=["right", "left"],
+        range=[-0.35, 1.35],
+        row=1,
+        col=1,
+    )
     fig.update_yaxes(title_text="rows (count)", row=2, col=1)
     fig.update_xaxes(range=[x0, x1])
     fig.update_xaxes(title_text=feature_name, row=2, col=1)
     if categories is not None:
-        fig.update_xaxes(tickvals=list(range(len(categories))),
-                         ticktext=[str(c) for c in categories])
+        fig.update_xaxes(
+            tickvals=list(range(len(categories))), ticktext=[str(c) for c in categories]
+        )
     return fig
 
 
@@ -524,14 +662,24 @@ def _node_context(tree: TreeArrays, node: int, feature_names, class_names):
     j = int(tree.feature[node])
     names = tree._names(None if feature_names is None else list(feature_names))
     cats = tree.categories[j] if tree.categories is not None else None
-    cnames = (tree.class_names(None if class_names is None else list(class_names))
-              if tree.task == "classification" else None)
+    cnames = (
+        tree.class_names(None if class_names is None else list(class_names))
+        if tree.task == "classification"
+        else None
+    )
     return j, names[j], cats, cnames
 
 
-def node_shape_figure(tree: TreeArrays, X: Any, y: Any, node: int, *,
-                      feature_names: Sequence[str] | None = None,
-                      class_names: Sequence[str] | None = None, **kw) -> go.Figure:
+def node_shape_figure(
+    tree: TreeArrays,
+    X: Any,
+    y: Any,
+    node: int,
+    *,
+    feature_names: Sequence[str] | None = None,
+    class_names: Sequence[str] | None = None,
+    **kw,
+) -> go.Figure:
     """:func:`shape_function_figure` of internal ``node`` of ``tree`` over the rows of ``X``
     that reach it (shape routing; ``y``: their class codes, or None).  Raises
     ``ValueError`` for a leaf or when no row reaches the node."""
@@ -547,10 +695,18 @@ def node_shape_figure(tree: TreeArrays, X: Any, y: Any, node: int, *,
     kw.setdefault("title", None)
     if kw["title"] is None:
         u = node_breakpoints(tree, node)
-        kw["title"] = (f"Node {node}: shape function on {name} (K = {u.size}), "
-                       f"{int(mask.sum())} training rows")
-    return shape_function_figure(Xc[mask, j], yy, node_breakpoints(tree, node),
-                                 feature_name=name, class_names=cnames, categories=cats, **kw)
+        kw["title"] = (
+            f"Node {node}: shape function on {name} (K = {u.size}), {int(mask.sum())} training rows"
+        )
+    return shape_function_figure(
+        Xc[mask, j],
+        yy,
+        node_breakpoints(tree, node),
+        feature_name=name,
+        class_names=cnames,
+        categories=cats,
+        **kw,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -581,12 +737,17 @@ def _compact_shape(u: np.ndarray, cats: Sequence[str] | None) -> str:
     return " ".join(parts)
 
 
-def shape_tree_figure(tree: TreeArrays, *, feature_names: Sequence[str] | None = None,
-                      class_names: Sequence[str] | None = None,
-                      split_penalty: float | None = None,
-                      breakpoint_penalty: float | None = None,
-                      collapse_depth: int | None = None, title: str | None = None,
-                      height: int | None = None) -> go.Figure:
+def shape_tree_figure(
+    tree: TreeArrays,
+    *,
+    feature_names: Sequence[str] | None = None,
+    class_names: Sequence[str] | None = None,
+    split_penalty: float | None = None,
+    breakpoint_penalty: float | None = None,
+    collapse_depth: int | None = None,
+    title: str | None = None,
+    height: int | None = None,
+) -> go.Figure:
     """The tree drawn by :func:`engine.figures.tree.tree_figure`, with every internal node
     labelled by its shape function instead of a single threshold.
 
@@ -605,17 +766,27 @@ def shape_tree_figure(tree: TreeArrays, *, feature_names: Sequence[str] | None =
         line = f"breakpoints K = {k}: " + ", ".join(f"{b:.4g}" for b in bps[v])
         if split_penalty is not None and breakpoint_penalty is not None:
             cost = split_penalty + breakpoint_penalty * k
-            line += (f"<br>cost \u03bb + \u03b1K = {split_penalty:.4g} + "
-                     f"{breakpoint_penalty:.4g} \u00d7 {k} = {cost:.4g}")
+            line += (
+                f"<br>cost \u03bb + \u03b1K = {split_penalty:.4g} + "
+                f"{breakpoint_penalty:.4g} \u00d7 {k} = {cost:.4g}"
+            )
         extra[v] = line
     if title is None:
         n_bp = sum(b.size for b in bps.values())
-        title = (f"Shape tree: {len(inner)} split{'s' if len(inner) != 1 else ''}, "
-                 f"{n_bp} breakpoint{'s' if n_bp != 1 else ''}, {tree.n_leaves} leaves, "
-                 f"depth {tree.max_depth}")
-    fig = tree_figure(tree, feature_names=names, class_names=class_names,
-                      collapse_depth=collapse_depth, title=title, height=height,
-                      node_extra=extra)
+        title = (
+            f"Shape tree: {len(inner)} split{'s' if len(inner) != 1 else ''}, "
+            f"{n_bp} breakpoint{'s' if n_bp != 1 else ''}, {tree.n_leaves} leaves, "
+            f"depth {tree.max_depth}"
+        )
+    fig = tree_figure(
+        tree,
+        feature_names=names,
+        class_names=class_names,
+        collapse_depth=collapse_depth,
+        title=title,
+        height=height,
+        node_extra=extra,
+    )
     # node coordinates from the node traces (customdata = node id)
     coords: dict[int, tuple[float, float]] = {}
     for trace in fig.data:
@@ -629,8 +800,7 @@ def shape_tree_figure(tree: TreeArrays, *, feature_names: Sequence[str] | None =
                     old = f"rule: {tree.rule(v, names)}  (True \u2192 left)"
                     texts[i] = texts[i].replace(old, "shape: " + shape_rule(tree, v, names))
             trace.hovertext = texts
-    visible_splits = [v for v in inner if v in coords
-                      and int(tree.children_left[v]) in coords]
+    visible_splits = [v for v in inner if v in coords and int(tree.children_left[v]) in coords]
     labels_on = bool(fig.layout.annotations)
     # node labels: replace the '<= t' annotation of each visible split node
     if labels_on:
@@ -642,8 +812,7 @@ def shape_tree_figure(tree: TreeArrays, *, feature_names: Sequence[str] | None =
                 j = int(tree.feature[v])
                 cats = tree.categories[j] if tree.categories is not None else None
                 ann = go.layout.Annotation(ann)
-                ann.text = (f"{_short_name(names[j])}<br>"
-                            f"{_compact_shape(bps[v], cats)}")
+                ann.text = f"{_short_name(names[j])}<br>{_compact_shape(bps[v], cats)}"
             anns.append(ann)
         fig.layout.annotations = anns
     # edge labels: which values go each way
@@ -654,8 +823,10 @@ def shape_tree_figure(tree: TreeArrays, *, feature_names: Sequence[str] | None =
             continue
         j = int(tree.feature[v])
         cats = tree.categories[j] if tree.categories is not None else None
-        for child, side, pos in ((tree.children_left[v], "left", "top left"),
-                                 (tree.children_right[v], "right", "top right")):
+        for child, side, pos in (
+            (tree.children_left[v], "left", "top left"),
+            (tree.children_right[v], "right", "top right"),
+        ):
             (xa, ya), (xb, yb) = coords[v], coords[int(child)]
             lx.append(xa + 0.6 * (xb - xa))
             ly.append(ya + 0.6 * (yb - ya))
@@ -665,18 +836,35 @@ def shape_tree_figure(tree: TreeArrays, *, feature_names: Sequence[str] | None =
                 lt.append(side_text(bps[v], side, categories=cats))
             lp.append(pos)
     if lx:
-        fig.add_trace(go.Scatter(x=lx, y=ly, mode="text", text=lt, textposition=lp,
-                                 textfont=dict(size=10, color="#555555"), hoverinfo="skip",
-                                 showlegend=False, name="edge labels"))
+        fig.add_trace(
+            go.Scatter(
+                x=lx,
+                y=ly,
+                mode="text",
+                text=lt,
+                textposition=lp,
+                textfont=dict(size=10, color="#555555"),
+                hoverinfo="skip",
+                showlegend=False,
+                name="edge labels",
+            )
+        )
     return fig
 
 
-def shape_grid_figure(tree: TreeArrays, X: Any, y: Any, *,
-                      feature_names: Sequence[str] | None = None,
-                      class_names: Sequence[str] | None = None,
-                      nodes: Sequence[int] | None = None, cols: int = 3,
-                      max_nodes: int = 15, n_bins: int = 24,
-                      row_height: int = 250) -> go.Figure:
+def shape_grid_figure(
+    tree: TreeArrays,
+    X: Any,
+    y: Any,
+    *,
+    feature_names: Sequence[str] | None = None,
+    class_names: Sequence[str] | None = None,
+    nodes: Sequence[int] | None = None,
+    cols: int = 3,
+    max_nodes: int = 15,
+    n_bins: int = 24,
+    row_height: int = 250,
+) -> go.Figure:
     """Small multiples: the shape function of every internal node (pre-order, at most
     ``max_nodes``), each as the class histogram of the node's rows with the intervals shaded
     by the side they send rows to and the breakpoints as dashed lines.
@@ -691,17 +879,24 @@ def shape_grid_figure(tree: TreeArrays, X: Any, y: Any, *,
     Xc = tree.check_X(X)
     yc = None if y is None else np.asarray(y).astype(np.int64)
     names = tree._names(None if feature_names is None else list(feature_names))
-    cnames = (tree.class_names(None if class_names is None else list(class_names))
-              if tree.task == "classification" else None)
+    cnames = (
+        tree.class_names(None if class_names is None else list(class_names))
+        if tree.task == "classification"
+        else None
+    )
     ncols = max(1, min(cols, len(chosen)))
     nrows = math.ceil(len(chosen) / ncols)
     titles = []
     for v in chosen:
         u = node_breakpoints(tree, v)
-        titles.append(f"node {v}: {_short_name(names[int(tree.feature[v])], 22)} "
-                      f"(K = {u.size})")
-    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=titles,
-                        horizontal_spacing=0.06, vertical_spacing=min(0.12, 0.5 / nrows))
+        titles.append(f"node {v}: {_short_name(names[int(tree.feature[v])], 22)} (K = {u.size})")
+    fig = make_subplots(
+        rows=nrows,
+        cols=ncols,
+        subplot_titles=titles,
+        horizontal_spacing=0.06,
+        vertical_spacing=min(0.12, 0.5 / nrows),
+    )
     shown_classes: set[int] = set()
     for i, v in enumerate(chosen):
         r, c = i // ncols + 1, i % ncols + 1
@@ -715,44 +910,81 @@ def shape_grid_figure(tree: TreeArrays, X: Any, y: Any, *,
         lo, hi = min(float(xs.min()), float(u[0])), max(float(xs.max()), float(u[-1]))
         pad = 0.5 if cats is not None else 0.04 * (hi - lo if hi > lo else 1.0)
         for a, b, side in shape_intervals(u, lo - pad, hi + pad):
-            fig.add_vrect(x0=a, x1=b, fillcolor=SIDE_COLORS[side], opacity=BAND_OPACITY + 0.05,
-                          line_width=0, layer="below", row=r, col=c,
-                          exclude_empty_subplots=False)
+            fig.add_vrect(
+                x0=a,
+                x1=b,
+                fillcolor=SIDE_COLORS[side],
+                opacity=BAND_OPACITY + 0.05,
+                line_width=0,
+                layer="below",
+                row=r,
+                col=c,
+                exclude_empty_subplots=False,
+            )
         for val in u:
-            fig.add_vline(x=val, line=dict(color="#333333", dash="dash", width=1), row=r, col=c,
-                          exclude_empty_subplots=False)
+            fig.add_vline(
+                x=val,
+                line=dict(color="#333333", dash="dash", width=1),
+                row=r,
+                col=c,
+                exclude_empty_subplots=False,
+            )
         discrete = cats is not None or np.unique(xs).size <= DISCRETE_MAX
         edges, centres, widths = _hist_edges(xs, u, n_bins, discrete)
         b_idx = _bin_index(xs, edges)
-        groups = ([(k, yc[mask] == k) for k in range(len(cnames))] if yc is not None
-                  and cnames is not None else [(-1, np.ones(xs.size, dtype=bool))])
+        groups = (
+            [(k, yc[mask] == k) for k in range(len(cnames))]
+            if yc is not None and cnames is not None
+            else [(-1, np.ones(xs.size, dtype=bool))]
+        )
         for k, sel in groups:
             counts = np.bincount(b_idx[sel], minlength=centres.size)
             if not counts.any():
                 continue
             name = cnames[k] if k >= 0 else "rows"
-            fig.add_bar(x=centres, y=counts, width=widths, name=name, legendgroup=name,
-                        showlegend=k not in shown_classes,
-                        marker=dict(color=class_color(k) if k >= 0 else NEUTRAL, line_width=0),
-                        hovertemplate=f"node {v}, {name}<br>{names[j]} \u2248 %{{x:.4g}}: "
-                                      "%{y} rows<extra></extra>", row=r, col=c)
+            fig.add_bar(
+                x=centres,
+                y=counts,
+                width=widths,
+                name=name,
+                legendgroup=name,
+                showlegend=k not in shown_classes,
+                marker=dict(color=class_color(k) if k >= 0 else NEUTRAL, line_width=0),
+                hovertemplate=f"node {v}, {name}<br>{names[j]} \u2248 %{{x:.4g}}: "
+                "%{y} rows<extra></extra>",
+                row=r,
+                col=c,
+            )
             shown_classes.add(k)
         fig.update_xaxes(range=[lo - pad, hi + pad], row=r, col=c)
         if cats is not None:
-            fig.update_xaxes(tickvals=list(range(len(cats))), ticktext=[str(s) for s in cats],
-                             row=r, col=c)
+            fig.update_xaxes(
+                tickvals=list(range(len(cats))), ticktext=[str(s) for s in cats], row=r, col=c
+            )
     for side in ("left", "right"):  # legend entries for the shaded sides
-        fig.add_scatter(x=[None], y=[None], mode="markers", name=f"shaded: goes {side}",
-                        marker=dict(symbol="square", size=14, color=SIDE_COLORS[side],
-                                    opacity=0.5), hoverinfo="skip")
+        fig.add_scatter(
+            x=[None],
+            y=[None],
+            mode="markers",
+            name=f"shaded: goes {side}",
+            marker=dict(symbol="square", size=14, color=SIDE_COLORS[side], opacity=0.5),
+            hoverinfo="skip",
+        )
     height = int(150 + row_height * nrows)
     plot_h = height - 190  # the plot area: height minus the top and bottom margins
-    fig.update_layout(**base_layout(
-        "Shape function of every split node (rows per bin stacked by class; shading: the side "
-        "each interval goes to)", barmode="stack", bargap=0.02, height=height,
-        margin=dict(l=50, r=20, t=150, b=40),
-        legend=dict(orientation="h", yanchor="bottom", y=1 + 42 / plot_h, xanchor="left",
-                    x=0.0)))
+    fig.update_layout(
+        **base_layout(
+            "Shape function of every split node (rows per bin stacked by class; shading: the side "
+            "each interval goes to)",
+            barmode="stack",
+            bargap=0.02,
+            height=height,
+            margin=dict(l=50, r=20, t=150, b=40),
+            legend=dict(
+                orientation="h", yanchor="bottom", y=1 + 42 / plot_h, xanchor="left", x=0.0
+            ),
+        )
+    )
     for ann in fig.layout.annotations:
         ann.font = dict(size=FONT_SIZE - 1)
     fig.update_yaxes(title_text="rows", col=1)

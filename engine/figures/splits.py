@@ -18,8 +18,16 @@ from engine.figures.style import base_layout, palette
 
 #: marker symbol of each strategy, in :data:`engine.candidates.STRATEGIES` order (the thin
 #: tick is exhaustive's: its candidates are dense).
-SYMBOLS = ("line-ns-open", "diamond", "square", "circle", "triangle-up", "hexagon", "x",
-           "star-diamond")
+SYMBOLS = (
+    "line-ns-open",
+    "diamond",
+    "square",
+    "circle",
+    "triangle-up",
+    "hexagon",
+    "x",
+    "star-diamond",
+)
 
 
 def _strategy_index(name: str) -> int:
@@ -84,20 +92,40 @@ def _histogram(fig, profile, class_names, nbins, row=1):
         colours = palette(len(names))
         for k, name in enumerate(names):
             counts = np.histogram(x[profile.y == k], bins=edges)[0]
-            fig.add_bar(x=centres, y=counts, width=width, name=str(name),
-                        legendgroup="classes", marker=dict(color=colours[k], line_width=0),
-                        customdata=lo_hi, hovertemplate=f"class {name}<br>" + hover,
-                        row=row, col=1)
+            fig.add_bar(
+                x=centres,
+                y=counts,
+                width=width,
+                name=str(name),
+                legendgroup="classes",
+                marker=dict(color=colours[k], line_width=0),
+                customdata=lo_hi,
+                hovertemplate=f"class {name}<br>" + hover,
+                row=row,
+                col=1,
+            )
     else:
         counts = np.histogram(x, bins=edges)[0]
-        fig.add_bar(x=centres, y=counts, width=width, name="rows",
-                    marker=dict(color=palette(1)[0], line_width=0), customdata=lo_hi,
-                    hovertemplate=hover, row=row, col=1)
+        fig.add_bar(
+            x=centres,
+            y=counts,
+            width=width,
+            name="rows",
+            marker=dict(color=palette(1)[0], line_width=0),
+            customdata=lo_hi,
+            hovertemplate=hover,
+            row=row,
+            col=1,
+        )
 
 
 def _criterion_name(profile) -> str:
-    return {"gini": "Gini", "entropy": "entropy", "log_loss": "entropy",
-            "squared_error": "squared error"}.get(profile.criterion, profile.criterion)
+    return {
+        "gini": "Gini",
+        "entropy": "entropy",
+        "log_loss": "entropy",
+        "squared_error": "squared error",
+    }.get(profile.criterion, profile.criterion)
 
 
 def _fit_legend(fig, width: float = 900.0) -> None:
@@ -116,8 +144,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
-def candidates_figure(profile, *, class_names=None, nbins: int = 30,
-                      units: str = "") -> go.Figure:
+def candidates_figure(profile, *, class_names=None, nbins: int = 30, units: str = "") -> go.Figure:
     """The node's histogram of the feature (stacked by class) with every strategy's candidate
     thresholds as a row of markers underneath and its chosen threshold as a dashed line.
 
@@ -125,37 +152,66 @@ def candidates_figure(profile, *, class_names=None, nbins: int = 30,
     """
     strategies = list(profile.results)
     colours = _strategy_colours(strategies)
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.62, 0.38],
-                        vertical_spacing=0.04)
+    fig = make_subplots(
+        rows=2, cols=1, shared_xaxes=True, row_heights=[0.62, 0.38], vertical_spacing=0.04
+    )
     _histogram(fig, profile, class_names, nbins)
     for s in strategies:
         r = profile.results[s]
         gains = np.where(np.isfinite(r.gains), r.gains, np.nan)
-        fig.add_scatter(x=r.thresholds, y=[_short_name(r)] * r.n_candidates, mode="markers",
-                        name=_strategy_label(r), legendgroup=s,
-                        marker=dict(symbol=_symbol(s), size=9,
-                                    color=colours[s], line=dict(width=1.5, color=colours[s])),
-                        customdata=gains,
-                        hovertemplate=f"{s}<br>threshold %{{x:.4g}}<br>impurity decrease "
-                                      "%{customdata:.4g}<extra></extra>", row=2, col=1)
+        fig.add_scatter(
+            x=r.thresholds,
+            y=[_short_name(r)] * r.n_candidates,
+            mode="markers",
+            name=_strategy_label(r),
+            legendgroup=s,
+            marker=dict(
+                symbol=_symbol(s), size=9, color=colours[s], line=dict(width=1.5, color=colours[s])
+            ),
+            customdata=gains,
+            hovertemplate=f"{s}<br>threshold %{{x:.4g}}<br>impurity decrease "
+            "%{customdata:.4g}<extra></extra>",
+            row=2,
+            col=1,
+        )
         if np.isfinite(r.best_threshold):
-            fig.add_scatter(x=[r.best_threshold], y=[_short_name(r)], mode="markers",
-                            showlegend=False,
-                            legendgroup=s, marker=dict(symbol="star", size=16, color=colours[s],
-                                                       line=dict(width=1, color="black")),
-                            hovertemplate=f"{s} chooses %{{x:.4g}}<extra></extra>", row=2, col=1)
-            fig.add_vline(x=r.best_threshold, line=dict(color=colours[s], dash="dash", width=2),
-                          row=1, col=1)
+            fig.add_scatter(
+                x=[r.best_threshold],
+                y=[_short_name(r)],
+                mode="markers",
+                showlegend=False,
+                legendgroup=s,
+                marker=dict(
+                    symbol="star", size=16, color=colours[s], line=dict(width=1, color="black")
+                ),
+                hovertemplate=f"{s} chooses %{{x:.4g}}<extra></extra>",
+                row=2,
+                col=1,
+            )
+            fig.add_vline(
+                x=r.best_threshold, line=dict(color=colours[s], dash="dash", width=2), row=1, col=1
+            )
     name = profile.feature_name + (f" ({units})" if units else "")
-    fig.update_layout(**base_layout(f"Candidate thresholds on {profile.feature_name} "
-                                    f"({profile.x.size:,} row{'' if profile.x.size == 1 else 's'} at this node; star / "
-                                    "dashed line: "
-                                    "chosen threshold)", barmode="stack", height=620))
+    fig.update_layout(
+        **base_layout(
+            f"Candidate thresholds on {profile.feature_name} "
+            f"({profile.x.size:,} row{'' if profile.x.size == 1 else 's'} at this node; star / "
+            "dashed line: "
+            "chosen threshold)",
+            barmode="stack",
+            height=620,
+        )
+    )
     _fit_legend(fig)
     fig.update_yaxes(title_text="rows (count)", row=1, col=1)
-    fig.update_yaxes(title_text="strategy", row=2, col=1, type="category",
-                     categoryorder="array",
-                     categoryarray=[_short_name(profile.results[s]) for s in strategies][::-1])
+    fig.update_yaxes(
+        title_text="strategy",
+        row=2,
+        col=1,
+        type="category",
+        categoryorder="array",
+        categoryarray=[_short_name(profile.results[s]) for s in strategies][::-1],
+    )
     fig.update_xaxes(title_text=name, row=2, col=1)
     return fig
 
@@ -166,60 +222,94 @@ def gain_curve_figure(profile, *, units: str = "") -> go.Figure:
     strategies = list(profile.results)
     colours = _strategy_colours(strategies)
     fig = go.Figure()
-    fig.add_scatter(x=profile.curve_thresholds, y=profile.curve_gains, mode="lines",
-                    name="all midpoints (exhaustive)", line=dict(color="#555555", width=2),
-                    hovertemplate="threshold %{x:.4g}<br>impurity decrease %{y:.4g}"
-                                  "<extra></extra>")
+    fig.add_scatter(
+        x=profile.curve_thresholds,
+        y=profile.curve_gains,
+        mode="lines",
+        name="all midpoints (exhaustive)",
+        line=dict(color="#555555", width=2),
+        hovertemplate="threshold %{x:.4g}<br>impurity decrease %{y:.4g}<extra></extra>",
+    )
     for s in strategies:
         r = profile.results[s]
         if s == "exhaustive":
             continue
-        fig.add_scatter(x=r.thresholds, y=r.gains, mode="markers",
-                        name=_short_name(r), legendgroup=s,
-                        marker=dict(symbol=_symbol(s), size=10, color=colours[s],
-                                    line=dict(width=1.5, color=colours[s])),
-                        hovertemplate=f"{s}<br>threshold %{{x:.4g}}<br>impurity decrease "
-                                      "%{y:.4g}<extra></extra>")
+        fig.add_scatter(
+            x=r.thresholds,
+            y=r.gains,
+            mode="markers",
+            name=_short_name(r),
+            legendgroup=s,
+            marker=dict(
+                symbol=_symbol(s), size=10, color=colours[s], line=dict(width=1.5, color=colours[s])
+            ),
+            hovertemplate=f"{s}<br>threshold %{{x:.4g}}<br>impurity decrease "
+            "%{y:.4g}<extra></extra>",
+        )
     for s in strategies:
         r = profile.results[s]
         if np.isfinite(r.best_threshold):
-            fig.add_scatter(x=[r.best_threshold], y=[r.best_gain], mode="markers",
-                            showlegend=False, legendgroup=s,
-                            marker=dict(symbol="star", size=16, color=colours[s],
-                                        line=dict(width=1, color="black")),
-                            hovertemplate=f"{s} chooses %{{x:.4g}} (decrease %{{y:.4g}})"
-                                          "<extra></extra>")
+            fig.add_scatter(
+                x=[r.best_threshold],
+                y=[r.best_gain],
+                mode="markers",
+                showlegend=False,
+                legendgroup=s,
+                marker=dict(
+                    symbol="star", size=16, color=colours[s], line=dict(width=1, color="black")
+                ),
+                hovertemplate=f"{s} chooses %{{x:.4g}} (decrease %{{y:.4g}})<extra></extra>",
+            )
     if np.isfinite(profile.best_gain):
-        fig.add_hline(y=profile.best_gain, line=dict(dash="dot", color="#555555"),
-                      annotation_text="exhaustive best", annotation_position="top left")
+        fig.add_hline(
+            y=profile.best_gain,
+            line=dict(dash="dot", color="#555555"),
+            annotation_text="exhaustive best",
+            annotation_position="top left",
+        )
     crit = _criterion_name(profile)
-    fig.update_layout(**base_layout(f"Impurity decrease ({crit}) along {profile.feature_name}",
-                                    height=460),
-                      xaxis_title=profile.feature_name + (f" ({units})" if units else "")
-                      + " threshold", yaxis_title=f"impurity decrease ({crit})")
+    fig.update_layout(
+        **base_layout(f"Impurity decrease ({crit}) along {profile.feature_name}", height=460),
+        xaxis_title=profile.feature_name + (f" ({units})" if units else "") + " threshold",
+        yaxis_title=f"impurity decrease ({crit})",
+    )
     _fit_legend(fig)
     return fig
 
 
-def threshold_scan_figure(profile, *, class_names=None, nbins: int = 30,
-                          max_frames: int = 60, units: str = "") -> go.Figure:
+def threshold_scan_figure(
+    profile, *, class_names=None, nbins: int = 30, max_frames: int = 60, units: str = ""
+) -> go.Figure:
     """Animated scan (play / pause / slider) of a threshold sweeping the feature: the line
     moves over the histogram while the impurity-decrease curve is traced underneath.
 
     At most ``max_frames`` thresholds (evenly spaced among the exhaustive midpoints) are shown.
     """
     t, g = profile.curve_thresholds, profile.curve_gains
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.55, 0.45],
-                        vertical_spacing=0.06)
+    fig = make_subplots(
+        rows=2, cols=1, shared_xaxes=True, row_heights=[0.55, 0.45], vertical_spacing=0.06
+    )
     _histogram(fig, profile, class_names, nbins)
     n_static = len(fig.data)
     ymax = float(np.histogram(profile.x, bins=nbins)[0].max()) if profile.x.size else 1.0
     gmax = float(np.nanmax(g)) if g.size and np.isfinite(g).any() else 1.0
-    fig.add_scatter(x=t, y=g, mode="lines", line=dict(color="#bbbbbb"), name="full curve",
-                    hoverinfo="skip", row=2, col=1)
+    fig.add_scatter(
+        x=t,
+        y=g,
+        mode="lines",
+        line=dict(color="#bbbbbb"),
+        name="full curve",
+        hoverinfo="skip",
+        row=2,
+        col=1,
+    )
     if t.size == 0:
-        fig.update_layout(**base_layout(f"Threshold scan on {profile.feature_name}: the feature "
-                                        "is constant at this node, nothing to scan"))
+        fig.update_layout(
+            **base_layout(
+                f"Threshold scan on {profile.feature_name}: the feature "
+                "is constant at this node, nothing to scan"
+            )
+        )
         return fig
     idx = np.unique(np.linspace(0, t.size - 1, min(max_frames, t.size)).round().astype(int))
     first = int(idx[0])
@@ -227,52 +317,132 @@ def threshold_scan_figure(profile, *, class_names=None, nbins: int = 30,
     n_left = np.searchsorted(xs_sorted, t, side="right")
 
     def split_text(i):
-        return ["", f"← {_plural(int(n_left[i]), 'row')} | "
-                    f"{_plural(int(xs_sorted.size - n_left[i]), 'row')} →"]
+        return [
+            "",
+            f"← {_plural(int(n_left[i]), 'row')} | "
+            f"{_plural(int(xs_sorted.size - n_left[i]), 'row')} →",
+        ]
 
-    fig.add_scatter(x=[t[first], t[first]], y=[0, ymax * 1.05], mode="lines+text",
-                    text=split_text(first), textposition="top center",
-                    line=dict(color="black", width=3), name="threshold", row=1, col=1)
-    fig.add_scatter(x=t[: first + 1], y=g[: first + 1], mode="lines",
-                    line=dict(color="#D55E00", width=3), name="impurity decrease so far",
-                    row=2, col=1)
-    fig.add_scatter(x=[t[first]], y=[g[first]], mode="markers",
-                    marker=dict(size=12, color="#D55E00"), name="current threshold",
-                    row=2, col=1)
+    fig.add_scatter(
+        x=[t[first], t[first]],
+        y=[0, ymax * 1.05],
+        mode="lines+text",
+        text=split_text(first),
+        textposition="top center",
+        line=dict(color="black", width=3),
+        name="threshold",
+        row=1,
+        col=1,
+    )
+    fig.add_scatter(
+        x=t[: first + 1],
+        y=g[: first + 1],
+        mode="lines",
+        line=dict(color="#D55E00", width=3),
+        name="impurity decrease so far",
+        row=2,
+        col=1,
+    )
+    fig.add_scatter(
+        x=[t[first]],
+        y=[g[first]],
+        mode="markers",
+        marker=dict(size=12, color="#D55E00"),
+        name="current threshold",
+        row=2,
+        col=1,
+    )
     animated = [n_static + 1, n_static + 2, n_static + 3]
     frames, steps = [], []
     for i in idx:
         i = int(i)
         name = f"{t[i]:.4g}"
-        frames.append(go.Frame(name=name, traces=animated, data=[
-            go.Scatter(x=[t[i], t[i]], y=[0, ymax * 1.05], text=split_text(i)),
-            go.Scatter(x=t[: i + 1], y=g[: i + 1]),
-            go.Scatter(x=[t[i]], y=[g[i]])]))
-        steps.append(dict(method="animate", label=name,
-                          args=[[name], dict(mode="immediate", frame=dict(duration=0, redraw=True),
-                                             transition=dict(duration=0))]))
+        frames.append(
+            go.Frame(
+                name=name,
+                traces=animated,
+                data=[
+                    go.Scatter(x=[t[i], t[i]], y=[0, ymax * 1.05], text=split_text(i)),
+                    go.Scatter(x=t[: i + 1], y=g[: i + 1]),
+                    go.Scatter(x=[t[i]], y=[g[i]]),
+                ],
+            )
+        )
+        steps.append(
+            dict(
+                method="animate",
+                label=name,
+                args=[
+                    [name],
+                    dict(
+                        mode="immediate",
+                        frame=dict(duration=0, redraw=True),
+                        transition=dict(duration=0),
+                    ),
+                ],
+            )
+        )
     fig.frames = frames
-    play = dict(label="▶ Play", method="animate",
-                args=[None, dict(frame=dict(duration=250, redraw=True), fromcurrent=True,
-                                 transition=dict(duration=0))])
-    pause = dict(label="Pause", method="animate",
-                 args=[[None], dict(mode="immediate", frame=dict(duration=0, redraw=False),
-                                    transition=dict(duration=0))])
-    fig.update_layout(**base_layout(f"Threshold scan on {profile.feature_name}: the split "
-                                    "x <= threshold sends rows left", height=620),
-                      barmode="stack",
-                      updatemenus=[dict(type="buttons", direction="left", x=0.0, y=-0.12,
-                                        xanchor="left", yanchor="top", buttons=[play, pause])],
-                      sliders=[dict(active=0, steps=steps, x=0.18, len=0.82, y=-0.08,
-                                    currentvalue=dict(prefix="threshold = "))])
+    play = dict(
+        label="▶ Play",
+        method="animate",
+        args=[
+            None,
+            dict(
+                frame=dict(duration=250, redraw=True), fromcurrent=True, transition=dict(duration=0)
+            ),
+        ],
+    )
+    pause = dict(
+        label="Pause",
+        method="animate",
+        args=[
+            [None],
+            dict(
+                mode="immediate", frame=dict(duration=0, redraw=False), transition=dict(duration=0)
+            ),
+        ],
+    )
+    fig.update_layout(
+        **base_layout(
+            f"Threshold scan on {profile.feature_name}: the split x <= threshold sends rows left",
+            height=620,
+        ),
+        barmode="stack",
+        updatemenus=[
+            dict(
+                type="buttons",
+                direction="left",
+                x=0.0,
+                y=-0.12,
+                xanchor="left",
+                yanchor="top",
+                buttons=[play, pause],
+            )
+        ],
+        sliders=[
+            dict(
+                active=0,
+                steps=steps,
+                x=0.18,
+                len=0.82,
+                y=-0.08,
+                currentvalue=dict(prefix="threshold = "),
+            )
+        ],
+    )
     fig.update_layout(margin=dict(b=140))
     _fit_legend(fig)
     fig.update_yaxes(title_text="rows (count)", range=[0, ymax * 1.25], row=1, col=1)
-    fig.update_yaxes(title_text=f"impurity decrease ({_criterion_name(profile)})",
-                     range=[0, gmax * 1.1 if gmax > 0 else 1],
-                     row=2, col=1)
-    fig.update_xaxes(title_text=profile.feature_name + (f" ({units})" if units else ""),
-                     row=2, col=1)
+    fig.update_yaxes(
+        title_text=f"impurity decrease ({_criterion_name(profile)})",
+        range=[0, gmax * 1.1 if gmax > 0 else 1],
+        row=2,
+        col=1,
+    )
+    fig.update_xaxes(
+        title_text=profile.feature_name + (f" ({units})" if units else ""), row=2, col=1
+    )
     return fig
 
 
@@ -293,18 +463,27 @@ def strategy_tradeoff_figure(summary: pd.DataFrame, task: str) -> go.Figure:
         c = cand.iloc[i]
         size = 14 + 30 * np.sqrt(c / cmax) if np.isfinite(c) and cmax > 0 else 14
         err = row.get(metric + "_std")
-        fig.add_scatter(x=[row["fit_seconds"]], y=[row[metric]], mode="markers+text",
-                        name=str(row["model"]), text=[str(row["model"]).replace("CART / ", "")],
-                        textposition="top center",
-                        error_y=None if err is None or not np.isfinite(err)
-                        else dict(type="data", array=[err]),
-                        marker=dict(size=size, color=colours[i], line=dict(width=1,
-                                                                           color="black")),
-                        customdata=[[c]],
-                        hovertemplate=f"{row['model']}<br>{label}: %{{y:.4f}}<br>fit time: "
-                                      "%{x:.4f} s<br>candidates evaluated: %{customdata[0]:,.0f}"
-                                      "<extra></extra>")
-    fig.update_layout(**base_layout(f"Cross-validated {metric} against fit time (marker area: "
-                                    "thresholds evaluated per fit)", height=480),
-                      xaxis_title="fit time (seconds per fold)", yaxis_title=label)
+        fig.add_scatter(
+            x=[row["fit_seconds"]],
+            y=[row[metric]],
+            mode="markers+text",
+            name=str(row["model"]),
+            text=[str(row["model"]).replace("CART / ", "")],
+            textposition="top center",
+            error_y=None if err is None or not np.isfinite(err) else dict(type="data", array=[err]),
+            marker=dict(size=size, color=colours[i], line=dict(width=1, color="black")),
+            customdata=[[c]],
+            hovertemplate=f"{row['model']}<br>{label}: %{{y:.4f}}<br>fit time: "
+            "%{x:.4f} s<br>candidates evaluated: %{customdata[0]:,.0f}"
+            "<extra></extra>",
+        )
+    fig.update_layout(
+        **base_layout(
+            f"Cross-validated {metric} against fit time (marker area: "
+            "thresholds evaluated per fit)",
+            height=480,
+        ),
+        xaxis_title="fit time (seconds per fold)",
+        yaxis_title=label,
+    )
     return fig

@@ -14,5 +14,10 @@ from engine.literati.estimator import (
     shape_route,
 )
 
-__all__ = ["TRACE_COLUMNS", "GreedyShapeTreeClassifier", "LiteratiClassifier", "LiteratiSearch",
-           "shape_route"]
+__all__ = [
+    "TRACE_COLUMNS",
+    "GreedyShapeTreeClassifier",
+    "LiteratiClassifier",
+    "LiteratiSearch",
+    "shape_route",
+]

@@ -248,10 +248,21 @@ def uni_thresholds(xs, ys, C, max_leaves):
     m = xs.shape[0]
     w = max(max_leaves, 1)
     out = np.empty(max(m, 1), dtype=np.float64)
-    k = _uni_into(xs, ys, m, C, max_leaves, out, np.zeros(C, dtype=np.int64),
-                  np.zeros(C, dtype=np.int64), np.empty(w, dtype=np.int64),
-                  np.empty(w, dtype=np.int64), np.empty(w, dtype=np.int64),
-                  np.empty(w, dtype=np.float64), np.empty(w, dtype=np.int64))
+    k = _uni_into(
+        xs,
+        ys,
+        m,
+        C,
+        max_leaves,
+        out,
+        np.zeros(C, dtype=np.int64),
+        np.zeros(C, dtype=np.int64),
+        np.empty(w, dtype=np.int64),
+        np.empty(w, dtype=np.int64),
+        np.empty(w, dtype=np.int64),
+        np.empty(w, dtype=np.float64),
+        np.empty(w, dtype=np.int64),
+    )
     return out[:k].copy()
 
 
@@ -404,14 +415,23 @@ def _dp_backtrack(counts, C, K, cL, cR):
 def _d1_workspace(m, C, max_leaves, K_max, p):
     w = max(max_leaves, 1)
     nb = (m + 1) if max_leaves <= 0 else (max_leaves + 1)
-    return (np.empty(m, dtype=np.float64), np.empty(m, dtype=np.int64),
-            np.empty(max(m, 1), dtype=np.float64), np.zeros((max(nb, 2), C), dtype=np.int64),
-            np.zeros(C, dtype=np.int64), np.zeros(C, dtype=np.int64),
-            np.empty(w, dtype=np.int64), np.empty(w, dtype=np.int64),
-            np.empty(w, dtype=np.int64), np.empty(w, dtype=np.float64),
-            np.empty(w, dtype=np.int64), np.empty(K_max + 1, dtype=np.float64),
-            np.empty(K_max + 1, dtype=np.float64), np.empty(p, dtype=np.float64),
-            np.zeros((m + 1, C), dtype=np.int64))
+    return (
+        np.empty(m, dtype=np.float64),
+        np.empty(m, dtype=np.int64),
+        np.empty(max(m, 1), dtype=np.float64),
+        np.zeros((max(nb, 2), C), dtype=np.int64),
+        np.zeros(C, dtype=np.int64),
+        np.zeros(C, dtype=np.int64),
+        np.empty(w, dtype=np.int64),
+        np.empty(w, dtype=np.int64),
+        np.empty(w, dtype=np.int64),
+        np.empty(w, dtype=np.float64),
+        np.empty(w, dtype=np.int64),
+        np.empty(K_max + 1, dtype=np.float64),
+        np.empty(K_max + 1, dtype=np.float64),
+        np.empty(p, dtype=np.float64),
+        np.zeros((m + 1, C), dtype=np.int64),
+    )
 
 
 @njit
@@ -517,8 +537,7 @@ def _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps_out):
             gg = orders[j, r]
             xs[r] = XT[j, gg]
             ys[r] = y[gg]
-        nc = _uni_into(xs, ys, m, C, max_leaves, thr, L, T, seg_s, seg_e, seg_pos,
-                       seg_gain, cut)
+        nc = _uni_into(xs, ys, m, C, max_leaves, thr, L, T, seg_s, seg_e, seg_pos, seg_gain, cut)
         if nc == 0:
             continue
         nb = nc + 1
@@ -707,7 +726,7 @@ def lookahead_shapes(XT, y, orders, C, depth, cost, feats, bp_off, bp_val, mark,
     cnt = np.zeros(C, dtype=np.int64)
     for q in range(S):
         j = feats[q]
-        u = bp_val[bp_off[q]: bp_off[q + 1]]
+        u = bp_val[bp_off[q] : bp_off[q + 1]]
         nleft = route_left(XT, orders[0], j, u, side)
         if depth == 0:
             for h in range(2):
@@ -805,16 +824,49 @@ _D2_PAR_MIN = 4000
 @njit
 def _d2_work(XT, m, C, leaves1, K_max, p):
     """Work arrays of :func:`_d2_shape` for a state of ``m`` rows and ``p`` features."""
-    return (np.empty(K_max, dtype=np.float64), np.zeros(XT.shape[1], dtype=np.bool_),
-            np.empty(p * m, dtype=np.int64), np.empty(p * m, dtype=np.int64),
-            _d1_workspace(m, C, leaves1, K_max, p), np.zeros(K_max, dtype=np.float64),
-            np.zeros(K_max, dtype=np.float64))
+    return (
+        np.empty(K_max, dtype=np.float64),
+        np.zeros(XT.shape[1], dtype=np.bool_),
+        np.empty(p * m, dtype=np.int64),
+        np.empty(p * m, dtype=np.int64),
+        _d1_workspace(m, C, leaves1, K_max, p),
+        np.zeros(K_max, dtype=np.float64),
+        np.zeros(K_max, dtype=np.float64),
+    )
 
 
 @njit
-def _d2_shape(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, q, t, sh_j, sh_k, sh_c,
-              sh_el, sh_er, off, vals, blb, brb, res_v, res_full, res_n, res_first, res_j,
-              res_k, res_b, res_c, work):
+def _d2_shape(
+    XT,
+    y,
+    orders,
+    C,
+    leaves1,
+    K_max,
+    lam,
+    alpha,
+    thr,
+    q,
+    t,
+    sh_j,
+    sh_k,
+    sh_c,
+    sh_el,
+    sh_er,
+    off,
+    vals,
+    blb,
+    brb,
+    res_v,
+    res_full,
+    res_n,
+    res_first,
+    res_j,
+    res_k,
+    res_b,
+    res_c,
+    work,
+):
     """Evaluate shape ``q`` of a two-level state against the threshold ``thr`` and write
     its results at index ``t`` of the ``res_*`` arrays (see :func:`_d2_block`), with the
     work arrays ``work`` (from :func:`_d2_work`): concurrent calls need their own.
@@ -835,8 +887,8 @@ def _d2_shape(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, q, t, sh_j, sh_
     for i in range(kk):
         u[i] = vals[off[j] + sh_c[q, i]]
     nleft = route_left(XT, orders[0], j, u, side)
-    ol = olb[:p * nleft].reshape((p, nleft))
-    orr = orb[:p * (m - nleft)].reshape((p, m - nleft))
+    ol = olb[: p * nleft].reshape((p, nleft))
+    orr = orb[: p * (m - nleft)].reshape((p, m - nleft))
     for fj in range(p):
         a = 0
         b = 0
@@ -880,9 +932,35 @@ def _d2_shape(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, q, t, sh_j, sh_
 
 
 @njit(parallel=True)
-def _d2_block(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, qs, sh_j, sh_k, sh_c, sh_el,
-              sh_er, off, vals, blb, brb, res_v, res_full, res_n, res_first, res_j, res_k,
-              res_b, res_c):
+def _d2_block(
+    XT,
+    y,
+    orders,
+    C,
+    leaves1,
+    K_max,
+    lam,
+    alpha,
+    thr,
+    qs,
+    sh_j,
+    sh_k,
+    sh_c,
+    sh_el,
+    sh_er,
+    off,
+    vals,
+    blb,
+    brb,
+    res_v,
+    res_full,
+    res_n,
+    res_first,
+    res_j,
+    res_k,
+    res_b,
+    res_c,
+):
     """Evaluate shapes ``qs`` of a two-level state in parallel (``prange``) against the
     threshold ``thr`` (``min(best, budget)`` before the block): for shape ``t`` writes
     ``res_v[t]`` (its exact value when ``res_full[t]``, else a lower bound >= ``thr`` that
@@ -894,15 +972,69 @@ def _d2_block(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, qs, sh_j, sh_k,
     p, m = orders.shape
     for t in prange(qs.shape[0]):
         work = _d2_work(XT, m, C, leaves1, K_max, p)
-        _d2_shape(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, qs[t], t, sh_j, sh_k,
-                  sh_c, sh_el, sh_er, off, vals, blb, brb, res_v, res_full, res_n, res_first,
-                  res_j, res_k, res_b, res_c, work)
+        _d2_shape(
+            XT,
+            y,
+            orders,
+            C,
+            leaves1,
+            K_max,
+            lam,
+            alpha,
+            thr,
+            qs[t],
+            t,
+            sh_j,
+            sh_k,
+            sh_c,
+            sh_el,
+            sh_er,
+            off,
+            vals,
+            blb,
+            brb,
+            res_v,
+            res_full,
+            res_n,
+            res_first,
+            res_j,
+            res_k,
+            res_b,
+            res_c,
+            work,
+        )
 
 
 @njit
-def _d2_block_seq(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, qs, sh_j, sh_k, sh_c,
-                  sh_el, sh_er, off, vals, blb, brb, res_v, res_full, res_n, res_first, res_j,
-                  res_k, res_b, res_c):
+def _d2_block_seq(
+    XT,
+    y,
+    orders,
+    C,
+    leaves1,
+    K_max,
+    lam,
+    alpha,
+    thr,
+    qs,
+    sh_j,
+    sh_k,
+    sh_c,
+    sh_el,
+    sh_er,
+    off,
+    vals,
+    blb,
+    brb,
+    res_v,
+    res_full,
+    res_n,
+    res_first,
+    res_j,
+    res_k,
+    res_b,
+    res_c,
+):
     """:func:`_d2_block` on one thread, for small states: there the start-up of a
     parallel region costs more than the block's work (and, when another process holds a
     core, it waits for that core: iris D = 3 with every midpoint took 6.5 s instead of
@@ -910,14 +1042,60 @@ def _d2_block_seq(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, qs, sh_j, s
     p, m = orders.shape
     work = _d2_work(XT, m, C, leaves1, K_max, p)  # one set for the whole block
     for t in range(qs.shape[0]):
-        _d2_shape(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, qs[t], t, sh_j, sh_k,
-                  sh_c, sh_el, sh_er, off, vals, blb, brb, res_v, res_full, res_n, res_first,
-                  res_j, res_k, res_b, res_c, work)
+        _d2_shape(
+            XT,
+            y,
+            orders,
+            C,
+            leaves1,
+            K_max,
+            lam,
+            alpha,
+            thr,
+            qs[t],
+            t,
+            sh_j,
+            sh_k,
+            sh_c,
+            sh_el,
+            sh_er,
+            off,
+            vals,
+            blb,
+            brb,
+            res_v,
+            res_full,
+            res_n,
+            res_first,
+            res_j,
+            res_k,
+            res_b,
+            res_c,
+            work,
+        )
 
 
 @njit
-def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, start,
-                 max_evals, best, lb_skip, feats, ks, bps, par_min):
+def solve_depth2(
+    XT,
+    y,
+    orders,
+    C,
+    leaves2,
+    leaves1,
+    K_max,
+    lam,
+    alpha,
+    budget,
+    start,
+    max_evals,
+    best,
+    lb_skip,
+    feats,
+    ks,
+    bps,
+    par_min,
+):
     """Optimum of a data state with two levels left, within its candidates (resumable).
 
     Candidates of the state come from :func:`state_candidates` with ``leaves2``; each
@@ -1072,14 +1250,65 @@ def solve_depth2(XT, y, orders, C, leaves2, leaves1, K_max, lam, alpha, budget, 
             blb[t] = bl
             brb[t] = br
         if par:
-            _d2_block(XT, y, orders, C, leaves1, K_max, lam, alpha, thr, order[oi: oi + nq],
-                      sh_j, sh_k, sh_c, sh_el, sh_er, off, vals, blb, brb, res_v, res_full,
-                      res_n, res_first, res_j, res_k, res_b, res_c)
+            _d2_block(
+                XT,
+                y,
+                orders,
+                C,
+                leaves1,
+                K_max,
+                lam,
+                alpha,
+                thr,
+                order[oi : oi + nq],
+                sh_j,
+                sh_k,
+                sh_c,
+                sh_el,
+                sh_er,
+                off,
+                vals,
+                blb,
+                brb,
+                res_v,
+                res_full,
+                res_n,
+                res_first,
+                res_j,
+                res_k,
+                res_b,
+                res_c,
+            )
         else:
-            _d2_block_seq(XT, y, orders, C, leaves1, K_max, lam, alpha, thr,
-                          order[oi: oi + nq], sh_j, sh_k, sh_c, sh_el, sh_er, off, vals,
-                          blb, brb, res_v, res_full, res_n, res_first, res_j, res_k, res_b,
-                          res_c)
+            _d2_block_seq(
+                XT,
+                y,
+                orders,
+                C,
+                leaves1,
+                K_max,
+                lam,
+                alpha,
+                thr,
+                order[oi : oi + nq],
+                sh_j,
+                sh_k,
+                sh_c,
+                sh_el,
+                sh_er,
+                off,
+                vals,
+                blb,
+                brb,
+                res_v,
+                res_full,
+                res_n,
+                res_first,
+                res_j,
+                res_k,
+                res_b,
+                res_c,
+            )
         # reduce in scan order (deterministic, equal to the sequential scan's optimum)
         for t in range(nq):
             q = order[oi + t]

@@ -33,8 +33,20 @@ from engine.literati.search import AOStarSearch
 from engine.tree import TreeArrays
 
 #: Columns of ``trace_`` / ``LiteratiSearch.trace()``.
-TRACE_COLUMNS = ("time", "iterations", "expanded", "solved", "pruned", "cache_size",
-                 "evictions", "ub", "lb", "gap", "rel_gap", "event")
+TRACE_COLUMNS = (
+    "time",
+    "iterations",
+    "expanded",
+    "solved",
+    "pruned",
+    "cache_size",
+    "evictions",
+    "ub",
+    "lb",
+    "gap",
+    "rel_gap",
+    "event",
+)
 
 _TOL = 1e-9
 #: The trace keeps about this many rows (plain progress rows are thinned; event rows stay).
@@ -109,9 +121,18 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
     ``greedy_seconds_`` (greedy completions computed to seed upper bounds, and their time).
     """
 
-    def __init__(self, max_depth=3, max_breakpoints=2, split_penalty=None,
-                 breakpoint_penalty=None, candidate_leaves=(8, 4), time_limit=20.0,
-                 cache_size=10_000, random_state=None, greedy_seed=True):
+    def __init__(
+        self,
+        max_depth=3,
+        max_breakpoints=2,
+        split_penalty=None,
+        breakpoint_penalty=None,
+        candidate_leaves=(8, 4),
+        time_limit=20.0,
+        cache_size=10_000,
+        random_state=None,
+        greedy_seed=True,
+    ):
         self.max_depth = max_depth
         self.max_breakpoints = max_breakpoints
         self.split_penalty = split_penalty
@@ -159,8 +180,10 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
             if v is None:
                 v = 0.005 * n
             elif not _is_real(v) or not math.isfinite(v) or v < 0:
-                raise ValueError(f"{name} must be a finite number >= 0 (misclassified "
-                                 f"samples) or None for 0.005 * n, got {v!r}")
+                raise ValueError(
+                    f"{name} must be a finite number >= 0 (misclassified "
+                    f"samples) or None for 0.005 * n, got {v!r}"
+                )
             out[name] = float(v)
         cl = self.candidate_leaves
         seq = [cl] if (cl is None or _is_int(cl)) else cl
@@ -169,8 +192,10 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         except TypeError:
             seq = None
         if not seq:
-            raise ValueError("candidate_leaves must be an int >= 2, a non-empty tuple of "
-                             f"them, or None (all midpoints), got {cl!r}")
+            raise ValueError(
+                "candidate_leaves must be an int >= 2, a non-empty tuple of "
+                f"them, or None (all midpoints), got {cl!r}"
+            )
         leaves = []
         for v in seq:
             if v is None:
@@ -184,8 +209,10 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
                 # can differ from an unclamped B_d > n
                 leaves.append(min(int(v), max(int(n), 2)))
             else:
-                raise ValueError("candidate_leaves must be an int >= 2, a non-empty tuple "
-                                 f"of them, or None (all midpoints), got {cl!r}")
+                raise ValueError(
+                    "candidate_leaves must be an int >= 2, a non-empty tuple "
+                    f"of them, or None (all midpoints), got {cl!r}"
+                )
         out["candidate_leaves"] = leaves
         rs = self.random_state
         if rs is not None and not _is_int(rs) and not hasattr(rs, "randint"):
@@ -194,11 +221,12 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
 
     def _prepare(self, X, y):
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target "
-                             "y is None: give one class label per row")
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target "
+                "y is None: give one class label per row"
+            )
         try:
-            X, y = validate_data(self, X, y, dtype=np.float64, order="C",
-                                 ensure_all_finite=False)
+            X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite=False)
         except ValueError as exc:
             raise DataError(str(exc)) from exc
         if not X.flags.writeable or not X.flags.c_contiguous:
@@ -208,7 +236,8 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
             raise DataError(
                 f"X has missing values (NaN) in {len(np.unique(rows))} rows, first in column "
                 f"{int(cols[0])}: Literati cannot route missing values; impute or drop those "
-                "rows first")
+                "rows first"
+            )
         if not np.isfinite(X).all():
             raise DataError("X has infinite values: replace them with finite numbers")
         kind = type_of_target(y)
@@ -216,10 +245,13 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
             raise DataError(
                 f"{type(self).__name__} needs class labels, but the target holds continuous "
                 "values (a regression target): pick a categorical target or set the task to "
-                "classification with integer labels")
+                "classification with integer labels"
+            )
         if kind not in ("binary", "multiclass"):
-            raise DataError(f"Unknown label type: {type(self).__name__} needs one column of "
-                            f"class labels, got a {kind!r} target")
+            raise DataError(
+                f"Unknown label type: {type(self).__name__} needs one column of "
+                f"class labels, got a {kind!r} target"
+            )
         classes, codes = np.unique(y, return_inverse=True)
         return X, classes, np.ascontiguousarray(codes.reshape(-1), dtype=np.int64)
 
@@ -249,11 +281,14 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
 
     def _X(self, X):
         check_is_fitted(self, "tree_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C",
-                          ensure_all_finite=False)
+        X = validate_data(
+            self, X, reset=False, dtype=np.float64, order="C", ensure_all_finite=False
+        )
         if np.isnan(X).any():
-            raise DataError("X has missing values (NaN): Literati cannot route them; impute "
-                            "or drop those rows first")
+            raise DataError(
+                "X has missing values (NaN): Literati cannot route them; impute "
+                "or drop those rows first"
+            )
         if not np.isfinite(X).all():
             raise DataError("X has infinite values: replace them with finite numbers")
         if not X.flags.writeable:
@@ -264,8 +299,9 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         """Leaf id (int64 ``(n,)``) reached by each row, routed by the shape functions."""
         X = self._X(X)
         t = self.tree_
-        return K.apply_shape_tree(t.children_left, t.children_right, t.feature,
-                                  t.bp_offsets, t.bp_values, X)
+        return K.apply_shape_tree(
+            t.children_left, t.children_right, t.feature, t.bp_offsets, t.bp_values, X
+        )
 
     def predict_proba(self, X):
         """Class fractions of the reached leaf: float64 ``(n, n_classes)``."""
@@ -319,10 +355,18 @@ class LiteratiSearch:
         n = X.shape[0]
         self.n_samples = n
         self.engine = AOStarSearch(
-            X, codes, estimator.n_classes_, prm["max_depth"], prm["max_breakpoints"],
-            prm["split_penalty"], prm["breakpoint_penalty"], prm["candidate_leaves"],
-            prm["cache_size"], greedy_seed=prm["greedy_seed"],
-            deadline=t0 + prm["time_limit"])
+            X,
+            codes,
+            estimator.n_classes_,
+            prm["max_depth"],
+            prm["max_breakpoints"],
+            prm["split_penalty"],
+            prm["breakpoint_penalty"],
+            prm["candidate_leaves"],
+            prm["cache_size"],
+            greedy_seed=prm["greedy_seed"],
+            deadline=t0 + prm["time_limit"],
+        )
         self.elapsed = 0.0
         self.done = False
         self.proven = False
@@ -354,13 +398,20 @@ class LiteratiSearch:
             return False
         self._ub = obj
         self._tree, self._breakdown = self._to_tree(nodes)
-        self.incumbents.append({"time": self.elapsed, "ub": obj, "lb": self.lower_bound,
-                                "tree": self._tree})
+        self.incumbents.append(
+            {"time": self.elapsed, "ub": obj, "lb": self.lower_bound, "tree": self._tree}
+        )
         return True
 
     def _to_tree(self, nodes):
-        return _nodes_to_tree(self.estimator, self.codes, self.X.shape[1],
-                              self.prm["split_penalty"], self.prm["breakpoint_penalty"], nodes)
+        return _nodes_to_tree(
+            self.estimator,
+            self.codes,
+            self.X.shape[1],
+            self.prm["split_penalty"],
+            self.prm["breakpoint_penalty"],
+            nodes,
+        )
 
     def _log(self, event: str) -> None:
         eng = self.engine
@@ -371,11 +422,22 @@ class LiteratiSearch:
         if eng.root.solved and lb >= ub - 1e-6 * max(1.0, abs(ub)):
             lb = ub  # proven: the bounds met (up to float rounding of the sums)
         gap = max(0.0, ub - lb)
-        self._rows.append({
-            "time": self.elapsed, "iterations": eng.iterations, "expanded": eng.expanded,
-            "solved": eng.solved_count, "pruned": eng.pruned, "cache_size": len(eng._cache),
-            "evictions": eng.evictions, "ub": ub, "lb": lb, "gap": gap,
-            "rel_gap": gap / max(abs(ub), 1e-12) if gap > 0 else 0.0, "event": event})
+        self._rows.append(
+            {
+                "time": self.elapsed,
+                "iterations": eng.iterations,
+                "expanded": eng.expanded,
+                "solved": eng.solved_count,
+                "pruned": eng.pruned,
+                "cache_size": len(eng._cache),
+                "evictions": eng.evictions,
+                "ub": ub,
+                "lb": lb,
+                "gap": gap,
+                "rel_gap": gap / max(abs(ub), 1e-12) if gap > 0 else 0.0,
+                "event": event,
+            }
+        )
         if len(self._rows) > 2 * _MAX_ROWS:
             # downsample: keep every event row, the latest rows and every other plain row
             head, tail = self._rows[:-10], self._rows[-10:]
@@ -487,8 +549,15 @@ class GreedyShapeTreeClassifier(LiteratiClassifier):
     data (NaN/inf, a continuous target), as :class:`LiteratiClassifier`.
     """
 
-    def __init__(self, max_depth=3, max_breakpoints=2, split_penalty=None,
-                 breakpoint_penalty=None, candidate_leaves=(8, 4), random_state=None):
+    def __init__(
+        self,
+        max_depth=3,
+        max_breakpoints=2,
+        split_penalty=None,
+        breakpoint_penalty=None,
+        candidate_leaves=(8, 4),
+        random_state=None,
+    ):
         self.max_depth = max_depth
         self.max_breakpoints = max_breakpoints
         self.split_penalty = split_penalty
@@ -513,12 +582,22 @@ class GreedyShapeTreeClassifier(LiteratiClassifier):
         self.n_classes_ = int(classes.shape[0])
         lam, alpha = prm["split_penalty"], prm["breakpoint_penalty"]
         idx = np.arange(X.shape[0], dtype=np.int64)
-        g = greedy_shape_tree(np.ascontiguousarray(X.T), codes, self.n_classes_, idx,
-                              prm["max_depth"], 0, prm["candidate_leaves"],
-                              prm["max_breakpoints"], lam, alpha)
+        g = greedy_shape_tree(
+            np.ascontiguousarray(X.T),
+            codes,
+            self.n_classes_,
+            idx,
+            prm["max_depth"],
+            0,
+            prm["candidate_leaves"],
+            prm["max_breakpoints"],
+            lam,
+            alpha,
+        )
         nodes = g.nodes(X, idx)
-        self.tree_, self.objective_breakdown_ = _nodes_to_tree(self, codes, X.shape[1], lam,
-                                                               alpha, nodes)
+        self.tree_, self.objective_breakdown_ = _nodes_to_tree(
+            self, codes, X.shape[1], lam, alpha, nodes
+        )
         self.objective_ = float(g.objective)
         self.split_penalty_ = lam
         self.breakpoint_penalty_ = alpha
@@ -570,15 +649,31 @@ def _nodes_to_tree(est, codes, n_features, lam, alpha, nodes):
         bp_off[i + 1] = bp_off[i] + (0 if nd["children"] is None else len(nd["bps"]))
     names = getattr(est, "feature_names_in_", None)
     tree = TreeArrays(
-        cl, cr, feat, thr, imp, nns, nns.astype(np.float64), val,
-        task="classification", n_features=n_features, classes_=est.classes_,
+        cl,
+        cr,
+        feat,
+        thr,
+        imp,
+        nns,
+        nns.astype(np.float64),
+        val,
+        task="classification",
+        n_features=n_features,
+        classes_=est.classes_,
         feature_names=None if names is None else [str(s) for s in names],
         bp_offsets=bp_off,
         bp_values=np.concatenate(bps) if bps else np.empty(0),
-        lower_bound=lbs, upper_bound=ubs)
-    breakdown = {"errors": int(errors), "n_splits": n_splits, "n_breakpoints": n_bp,
-                 "split_cost": lam * n_splits, "breakpoint_cost": alpha * n_bp,
-                 "objective": errors + lam * n_splits + alpha * n_bp}
+        lower_bound=lbs,
+        upper_bound=ubs,
+    )
+    breakdown = {
+        "errors": int(errors),
+        "n_splits": n_splits,
+        "n_breakpoints": n_bp,
+        "split_cost": lam * n_splits,
+        "breakpoint_cost": alpha * n_bp,
+        "objective": errors + lam * n_splits + alpha * n_bp,
+    }
     return tree, breakdown
 
 
@@ -589,8 +684,13 @@ def _warmup() -> None:
     X = np.ascontiguousarray(rng.normal(size=(40, 3)))
     y = (X[:, 0] * X[:, 1] > 0).astype(np.int64) + (X[:, 2] > 1)
     for depth in (2, 3):
-        est = LiteratiClassifier(max_depth=depth, max_breakpoints=2, split_penalty=0.5,
-                                 breakpoint_penalty=0.5, time_limit=5.0)
+        est = LiteratiClassifier(
+            max_depth=depth,
+            max_breakpoints=2,
+            split_penalty=0.5,
+            breakpoint_penalty=0.5,
+            time_limit=5.0,
+        )
         est.fit(X, y)
         est.predict_proba(X)
         est.tree_.apply(X)
@@ -599,5 +699,23 @@ def _warmup() -> None:
     # one-thread block, so compile the parallel one here (par_min = 0), not in a user's run
     XT = np.ascontiguousarray(X.T)
     o = K.sort_orders(XT, np.arange(X.shape[0], dtype=np.int64))
-    K.solve_depth2(XT, y, o, 3, 4, 3, 2, 0.5, 0.5, np.inf, 0, 10**9, 40.0, np.inf,
-                   np.full(3, -1, np.int64), np.zeros(3, np.int64), np.zeros((3, 2)), 0)
+    K.solve_depth2(
+        XT,
+        y,
+        o,
+        3,
+        4,
+        3,
+        2,
+        0.5,
+        0.5,
+        np.inf,
+        0,
+        10**9,
+        40.0,
+        np.inf,
+        np.full(3, -1, np.int64),
+        np.zeros(3, np.int64),
+        np.zeros((3, 2)),
+        0,
+    )

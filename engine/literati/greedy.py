@@ -72,13 +72,29 @@ class GreedyTree:
         def walk(i, ids):
             me = len(out)
             if self.children[i] is None:
-                out.append({"idx": ids, "feature": -2, "bps": None, "children": None,
-                            "lb": None, "ub": None})
+                out.append(
+                    {
+                        "idx": ids,
+                        "feature": -2,
+                        "bps": None,
+                        "children": None,
+                        "lb": None,
+                        "ub": None,
+                    }
+                )
                 return me
             j = self.feature[i]
             u = self.bps[i]
-            out.append({"idx": ids, "feature": int(j), "bps": np.asarray(u, float),
-                        "children": None, "lb": None, "ub": None})
+            out.append(
+                {
+                    "idx": ids,
+                    "feature": int(j),
+                    "bps": np.asarray(u, float),
+                    "children": None,
+                    "lb": None,
+                    "ub": None,
+                }
+            )
             left = K.shape_route_kernel(np.ascontiguousarray(X[ids, j]), u)
             a = walk(self.children[i][0], ids[left])
             b = walk(self.children[i][1], ids[~left])
@@ -89,9 +105,22 @@ class GreedyTree:
         return out
 
 
-def greedy_shape_tree(XT, y, n_classes, idx, d, depth, leaves_per_depth, max_breakpoints,
-                      lam, alpha, prune=True, deadline=float("inf"), orders=None,
-                      max_shapes=MAX_SHAPES) -> GreedyTree:
+def greedy_shape_tree(
+    XT,
+    y,
+    n_classes,
+    idx,
+    d,
+    depth,
+    leaves_per_depth,
+    max_breakpoints,
+    lam,
+    alpha,
+    prune=True,
+    deadline=float("inf"),
+    orders=None,
+    max_shapes=MAX_SHAPES,
+) -> GreedyTree:
     """Greedy shape tree of the data state ``(idx, d)`` at ``depth`` levels below the root.
 
     Parameters: ``XT`` float64 C-contiguous ``(p, n)`` (transposed features), ``y`` int64
@@ -116,8 +145,7 @@ def greedy_shape_tree(XT, y, n_classes, idx, d, depth, leaves_per_depth, max_bre
     n_all = XT.shape[1]
     side = np.zeros(n_all, dtype=np.bool_)
     tree = GreedyTree()
-    o0 = K.sort_orders(XT, np.ascontiguousarray(idx, dtype=np.int64)) if orders is None \
-        else orders
+    o0 = K.sort_orders(XT, np.ascontiguousarray(idx, dtype=np.int64)) if orders is None else orders
 
     def grow(o, dd, dep):
         m = o.shape[1]
@@ -154,8 +182,8 @@ def greedy_shape_tree(XT, y, n_classes, idx, d, depth, leaves_per_depth, max_bre
         v = lam + alpha * kk + va + vb
         if prune and err <= v + _EPS:
             # the leaf is not worse: drop the subtree (its nodes are the tail in preorder)
-            del tree.feature[me + 1:], tree.bps[me + 1:], tree.children[me + 1:]
-            del tree.err[me + 1:], tree.n[me + 1:]
+            del tree.feature[me + 1 :], tree.bps[me + 1 :], tree.children[me + 1 :]
+            del tree.err[me + 1 :], tree.n[me + 1 :]
             tree.feature[me] = -2
             tree.bps[me] = None
             tree.children[me] = None

@@ -91,10 +91,37 @@ class _Data:
     """Data state (OR node).  ``kind``: 'open' (unexpanded), 'expanded', 'd1' (solved by
     the depth-1 kernel; ``sol_j``/``sol_bps`` hold its split, ``sol_j < 0`` = leaf)."""
 
-    __slots__ = ("key", "idx", "d", "depth", "counts", "err", "lb", "ub", "solved", "kind",
-                 "shapes", "best", "sol_j", "sol_bps", "vt", "cand_off", "cand_val",
-                 "bin_counts", "pending", "vt_done", "sol", "scan", "a_lb", "a_ub", "a_vt",
-                 "a_sel", "a_alive", "greedy", "gub")
+    __slots__ = (
+        "key",
+        "idx",
+        "d",
+        "depth",
+        "counts",
+        "err",
+        "lb",
+        "ub",
+        "solved",
+        "kind",
+        "shapes",
+        "best",
+        "sol_j",
+        "sol_bps",
+        "vt",
+        "cand_off",
+        "cand_val",
+        "bin_counts",
+        "pending",
+        "vt_done",
+        "sol",
+        "scan",
+        "a_lb",
+        "a_ub",
+        "a_vt",
+        "a_sel",
+        "a_alive",
+        "greedy",
+        "gub",
+    )
 
     def __init__(self, key, idx, d, depth, counts, err):
         self.key = key
@@ -130,9 +157,29 @@ class _Shape:
     """Shape-function state (OR node) of data state ``state``: feature ``j``, breakpoints
     ``k`` (indices into the state's candidates on ``j``) with values ``bpv``."""
 
-    __slots__ = ("state", "j", "k", "bpv", "err", "lb", "ub", "vt", "vts", "solved",
-                 "expanded", "refinable", "keys", "hint", "refines", "rr", "best",
-                 "commit_pruned", "child_idx", "dead", "pos")
+    __slots__ = (
+        "state",
+        "j",
+        "k",
+        "bpv",
+        "err",
+        "lb",
+        "ub",
+        "vt",
+        "vts",
+        "solved",
+        "expanded",
+        "refinable",
+        "keys",
+        "hint",
+        "refines",
+        "rr",
+        "best",
+        "commit_pruned",
+        "child_idx",
+        "dead",
+        "pos",
+    )
 
     def __init__(self, state, j, k, bpv, err, refinable):
         self.state = state
@@ -169,8 +216,20 @@ class AOStarSearch:
     shape tree), ``deadline`` (``time.perf_counter()`` value; the caller may move it later).
     """
 
-    def __init__(self, X, y, n_classes, max_depth, max_breakpoints, lam, alpha,
-                 leaves_per_depth, cache_size, greedy_seed=True, deadline=float("inf")):
+    def __init__(
+        self,
+        X,
+        y,
+        n_classes,
+        max_depth,
+        max_breakpoints,
+        lam,
+        alpha,
+        leaves_per_depth,
+        cache_size,
+        greedy_seed=True,
+        deadline=float("inf"),
+    ):
         self.X = X
         self.XT = np.ascontiguousarray(X.T)
         self.y = y
@@ -270,8 +329,9 @@ class AOStarSearch:
             self.solved_count += 1
         elif d == 1:
             o = orders if orders is not None else K.sort_orders(self.XT, idx)
-            val, j, bps = K.solve_depth1(self.XT, self.y, o, self.C, self._leaves(st.depth),
-                                         self.Kmax, self.lam, self.alpha)
+            val, j, bps = K.solve_depth1(
+                self.XT, self.y, o, self.C, self._leaves(st.depth), self.Kmax, self.lam, self.alpha
+            )
             st.kind = "d1"
             st.sol_j = int(j)
             st.sol_bps = bps
@@ -309,9 +369,20 @@ class AOStarSearch:
             self._orders[st.key] = orders  # the expansion of this state reuses them
             if len(self._orders) > 8:
                 self._orders.popitem(last=False)
-        g = greedy_shape_tree(self.XT, self.y, self.C, st.idx, st.d, st.depth, self.B,
-                              self.Kmax, self.lam, self.alpha, deadline=self.deadline,
-                              orders=orders)
+        g = greedy_shape_tree(
+            self.XT,
+            self.y,
+            self.C,
+            st.idx,
+            st.d,
+            st.depth,
+            self.B,
+            self.Kmax,
+            self.lam,
+            self.alpha,
+            deadline=self.deadline,
+            orders=orders,
+        )
         self.greedy_calls += 1
         self.greedy_seconds += time.perf_counter() - t0
         if g.objective < st.err - _EPS:
@@ -348,19 +419,41 @@ class AOStarSearch:
         if sc is None or sc[6]:
             # (re)start the scan from the current incumbent so the state's ub never rises
             if st.sol is None:
-                sc = [0, st.err, np.inf, np.full(3, -1, dtype=np.int64),
-                      np.zeros(3, dtype=np.int64), np.zeros((3, self.Kmax)), False]
+                sc = [
+                    0,
+                    st.err,
+                    np.inf,
+                    np.full(3, -1, dtype=np.int64),
+                    np.zeros(3, dtype=np.int64),
+                    np.zeros((3, self.Kmax)),
+                    False,
+                ]
             else:
-                sc = [0, st.ub, np.inf, st.sol[0].copy(), st.sol[1].copy(),
-                      st.sol[2].copy(), False]
+                sc = [0, st.ub, np.inf, st.sol[0].copy(), st.sol[1].copy(), st.sol[2].copy(), False]
             st.scan = sc
         o = orders if orders is not None else self._orders_of(st)
         evals = max(4, _D2_WORK // max(self.X.shape[1] * st.idx.shape[0], 1))
         best, lb_skip, nxt, lb_rest, n_shapes, _ = call_parallel(
             K.solve_depth2,
-            self.XT, self.y, o, self.C, self._leaves(st.depth), self._leaves(st.depth + 1),
-            self.Kmax, self.lam, self.alpha, float(budget), int(sc[0]), int(evals),
-            float(sc[1]), float(sc[2]), sc[3], sc[4], sc[5], K._D2_PAR_MIN)
+            self.XT,
+            self.y,
+            o,
+            self.C,
+            self._leaves(st.depth),
+            self._leaves(st.depth + 1),
+            self.Kmax,
+            self.lam,
+            self.alpha,
+            float(budget),
+            int(sc[0]),
+            int(evals),
+            float(sc[1]),
+            float(sc[2]),
+            sc[3],
+            sc[4],
+            sc[5],
+            K._D2_PAR_MIN,
+        )
         sc[0], sc[1], sc[2] = nxt, best, lb_skip
         sc[6] = nxt >= n_shapes
         self.expanded += 1
@@ -384,8 +477,7 @@ class AOStarSearch:
         later visits (:meth:`_more_vt`), a chunk per visit, so one expansion never holds
         the search for long."""
         o = self._orders_of(st)
-        off, vals, cnt = K.state_candidates(self.XT, self.y, o, self.C,
-                                            self._leaves(st.depth))
+        off, vals, cnt = K.state_candidates(self.XT, self.y, o, self.C, self._leaves(st.depth))
         st.cand_off, st.cand_val, st.bin_counts = off, vals, cnt
         shapes = []
         proxy = []
@@ -426,8 +518,7 @@ class AOStarSearch:
         if i < 0:
             return
         st = h.state
-        if (st.a_lb is None or st.shapes is None or i >= st.a_lb.shape[0]
-                or st.shapes[i] is not h):
+        if st.a_lb is None or st.shapes is None or i >= st.a_lb.shape[0] or st.shapes[i] is not h:
             return
         st.a_lb[i] = h.lb
         st.a_ub[i] = h.ub
@@ -442,7 +533,7 @@ class AOStarSearch:
             self.timed_out = True
             return
         size = self._chunk(st)
-        chunk = st.pending[st.vt_done: st.vt_done + size]
+        chunk = st.pending[st.vt_done : st.vt_done + size]
         chunk = [h for h in chunk if not (h.dead or h.solved)]
         if chunk:
             self._lookahead(st, self._orders_of(st), chunk)
@@ -462,21 +553,31 @@ class AOStarSearch:
         off = np.zeros(len(shapes) + 1, dtype=np.int64)
         off[1:] = np.cumsum([len(h.k) for h in shapes])
         vals = np.concatenate([h.bpv for h in shapes]) if shapes else np.empty(0)
-        out = K.lookahead_shapes(self.XT, self.y, o, self.C, st.d - 1, self.lr, feats, off,
-                                 np.ascontiguousarray(vals, dtype=np.float64), self._mark,
-                                 self._side)
+        out = K.lookahead_shapes(
+            self.XT,
+            self.y,
+            o,
+            self.C,
+            st.d - 1,
+            self.lr,
+            feats,
+            off,
+            np.ascontiguousarray(vals, dtype=np.float64),
+            self._mark,
+            self._side,
+        )
         for h, (a, b) in zip(shapes, out, strict=True):
             h.vts = (float(a), float(b))
             h.vt = h.vts[0] + h.vts[1]
 
     def _make_shape(self, st: _Data, j: int, k: tuple) -> _Shape:
         off = st.cand_off
-        cand = st.cand_val[off[j]: off[j + 1]]
+        cand = st.cand_val[off[j] : off[j + 1]]
         nc = cand.shape[0]
-        cnt = st.bin_counts[off[j] + j: off[j + 1] + j + 1]
+        cnt = st.bin_counts[off[j] + j : off[j + 1] + j + 1]
         side = np.zeros(nc + 1, dtype=np.int64)
         for i in k:
-            side[i + 1:] ^= 1
+            side[i + 1 :] ^= 1
         left = side == 0
         cl = cnt[left].sum(axis=0)
         cr = cnt[~left].sum(axis=0)
@@ -501,7 +602,7 @@ class AOStarSearch:
         ent = self._sim.get((st.key, j))
         if ent is None:
             off = st.cand_off
-            sizes = st.bin_counts[off[j] + j: off[j + 1] + j + 1].sum(axis=1)
+            sizes = st.bin_counts[off[j] + j : off[j + 1] + j + 1].sum(axis=1)
             pre = np.concatenate(([0], np.cumsum(sizes)))
             ent = self._sim[(st.key, j)] = [sizes, pre, []]
             if len(self._sim) > 4 * self.cache_size:
@@ -512,7 +613,7 @@ class AOStarSearch:
     def _left_bins(k: tuple, nb: int) -> np.ndarray:
         side = np.zeros(nb, dtype=np.int64)
         for i in k:
-            side[i + 1:] ^= 1
+            side[i + 1 :] ^= 1
         return side == 0
 
     def _similarity_bounds(self, h: _Shape) -> list:
@@ -572,8 +673,9 @@ class AOStarSearch:
 
     def _shape_base_lb(self, h: _Shape) -> float:
         d = h.state.d - 1
-        commit = (max(self._child_base_lb(h.err[0], d), h.hint[0])
-                  + max(self._child_base_lb(h.err[1], d), h.hint[1]))
+        commit = max(self._child_base_lb(h.err[0], d), h.hint[0]) + max(
+            self._child_base_lb(h.err[1], d), h.hint[1]
+        )
         return min(self.alpha, commit) if h.refinable else commit
 
     def _expand_shape(self, h: _Shape, budget: float = np.inf) -> None:
@@ -593,7 +695,7 @@ class AOStarSearch:
             sim = self._similarity_bounds(h)
             h.hint = [max(h.hint[0], sim[0]), max(h.hint[1], sim[1])]
         lbs = [max(self._child_base_lb(h.err[s], d), h.hint[s]) for s in (0, 1)]
-        for s in ((0, 1) if h.err[0] >= h.err[1] else (1, 0)):
+        for s in (0, 1) if h.err[0] >= h.err[1] else (1, 0):
             if self._trivial(h.err[s], d):
                 continue
             idx = h.child_idx[s]
@@ -604,10 +706,14 @@ class AOStarSearch:
                 if d <= KERNEL_DEPTH and orders is None:
                     o = self._orders_of(st)
                     orders = K.split_orders(o, side, int(mask.sum()))
-                child = self._new_state(idx, d, hint=h.hint[s],
-                                        vt=None if h.vts is None else h.vts[s],
-                                        orders=None if orders is None else orders[s],
-                                        budget=budget - lbs[1 - s])
+                child = self._new_state(
+                    idx,
+                    d,
+                    hint=h.hint[s],
+                    vt=None if h.vts is None else h.vts[s],
+                    orders=None if orders is None else orders[s],
+                    budget=budget - lbs[1 - s],
+                )
                 self._cache[key] = child
             else:
                 self._cache.move_to_end(key)
@@ -628,7 +734,7 @@ class AOStarSearch:
                     self.timed_out = True
                     break
                 size = self._chunk(st)
-                self._lookahead(st, o, refines[a: a + size])
+                self._lookahead(st, o, refines[a : a + size])
                 a += size
         h.refines = refines
         h.expanded = True
@@ -658,8 +764,7 @@ class AOStarSearch:
     def _get_child(self, h: _Shape, s: int) -> _Data:
         st = self._cache.get(h.keys[s])
         if st is None:  # evicted earlier: recreate with the bound proved before
-            st = self._new_state(h.child_idx[s], h.state.d - 1, hint=h.hint[s],
-                                 vt=h.vts[s])
+            st = self._new_state(h.child_idx[s], h.state.d - 1, hint=h.hint[s], vt=h.vts[s])
             self._cache[h.keys[s]] = st
         else:
             self._cache.move_to_end(h.keys[s])
@@ -954,18 +1059,28 @@ class AOStarSearch:
         nodes = []
 
         def leaf(idx, lb=None, ub=None):
-            nodes.append({"idx": idx, "feature": -2, "bps": None, "children": None,
-                          "lb": lb, "ub": ub})
+            nodes.append(
+                {"idx": idx, "feature": -2, "bps": None, "children": None, "lb": lb, "ub": ub}
+            )
             return len(nodes) - 1
 
         def internal(idx, j, bps, lb, ub):
-            nodes.append({"idx": idx, "feature": int(j), "bps": np.asarray(bps, float),
-                          "children": None, "lb": lb, "ub": ub})
+            nodes.append(
+                {
+                    "idx": idx,
+                    "feature": int(j),
+                    "bps": np.asarray(bps, float),
+                    "children": None,
+                    "lb": lb,
+                    "ub": ub,
+                }
+            )
             return len(nodes) - 1
 
         def split(idx, j, bps):
-            left = K.shape_route_kernel(np.ascontiguousarray(self.X[idx, j]),
-                                        np.ascontiguousarray(bps, dtype=np.float64))
+            left = K.shape_route_kernel(
+                np.ascontiguousarray(self.X[idx, j]), np.ascontiguousarray(bps, dtype=np.float64)
+            )
             return idx[left], idx[~left]
 
         def walk(st: _Data | None, idx):

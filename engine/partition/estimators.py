@@ -58,12 +58,15 @@ class _PartitionBase(BaseEstimator):
         mvf = self.min_volume_fraction
         if mvf is None:
             mvf = self._default_min_volume
-        return GrowParams(max_leaves=int(self.max_leaves), max_depth=self.max_depth,
-                          min_samples_xy=int(self.min_samples_xy),
-                          min_samples_x=int(self.min_samples_x),
-                          min_samples_y=int(self.min_samples_y),
-                          min_volume_fraction=float(mvf),
-                          max_features=float(self.max_features) if forest else 1.0)
+        return GrowParams(
+            max_leaves=int(self.max_leaves),
+            max_depth=self.max_depth,
+            min_samples_xy=int(self.min_samples_xy),
+            min_samples_x=int(self.min_samples_x),
+            min_samples_y=int(self.min_samples_y),
+            min_volume_fraction=float(mvf),
+            max_features=float(self.max_features) if forest else 1.0,
+        )
 
     def _prepare(self, X, y):
         X = _as_X(X)
@@ -112,10 +115,18 @@ class _PartitionBase(BaseEstimator):
         return X, yv
 
     def _grow_one(self, X, yv, params, seed, callback=None):
-        return grow_tree(X, yv, is_cat=self.is_categorical_, n_cats=self.n_categories_,
-                         discrete_y=self._discrete, n_classes=self.n_classes_,
-                         y_box=self.y_box_, params=params, rng=np.random.RandomState(seed),
-                         callback=callback)
+        return grow_tree(
+            X,
+            yv,
+            is_cat=self.is_categorical_,
+            n_cats=self.n_categories_,
+            discrete_y=self._discrete,
+            n_classes=self.n_classes_,
+            y_box=self.y_box_,
+            params=params,
+            rng=np.random.RandomState(seed),
+            callback=callback,
+        )
 
     def _finish_fit(self):
         d = self.n_features_in_
@@ -138,8 +149,9 @@ class _PartitionBase(BaseEstimator):
     def _check_X(self, X):
         X = _as_X(X)
         if X.shape[1] != self.n_features_in_:
-            raise DataError(f"X has {X.shape[1]} features, the model was fitted on "
-                            f"{self.n_features_in_}")
+            raise DataError(
+                f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}"
+            )
         return X
 
     @staticmethod
@@ -317,9 +329,13 @@ class _PartitionBase(BaseEstimator):
             node, xlo, xhi, cats = stack.pop()
             k = t.kind[node]
             if k == LEAF:
-                cell = {"x_low": xlo.copy(), "x_high": xhi.copy(), "n_xy": float(t.nxy[node]),
-                        "n_x": float(t.nx[node]),
-                        "x_categories": {f: np.flatnonzero(m) for f, m in cats.items()}}
+                cell = {
+                    "x_low": xlo.copy(),
+                    "x_high": xhi.copy(),
+                    "n_xy": float(t.nxy[node]),
+                    "n_x": float(t.nx[node]),
+                    "x_categories": {f: np.flatnonzero(m) for f, m in cats.items()},
+                }
                 if self._discrete:
                     cell["classes"] = self.classes_[t.ymask[node]]
                 else:
@@ -336,8 +352,10 @@ class _PartitionBase(BaseEstimator):
             elif k == X_CAT:
                 f, mask = int(t.feature[node]), t.cat_left[node]
                 here = cats.get(f, np.ones(mask.shape[0], dtype=bool))
-                stack += [(t.left[node], xlo, xhi, {**cats, f: here & mask}),
-                          (t.right[node], xlo, xhi, {**cats, f: here & ~mask})]
+                stack += [
+                    (t.left[node], xlo, xhi, {**cats, f: here & mask}),
+                    (t.right[node], xlo, xhi, {**cats, f: here & ~mask}),
+                ]
             else:
                 stack += [(t.left[node], xlo, xhi, cats), (t.right[node], xlo, xhi, cats)]
         return out
@@ -368,8 +386,9 @@ class _TreeMixin:
                 callback(step["n_leaves"], step["train_nll"], step["val_nll"])
         return self
 
-    def fit_steps(self, X, y, X_val=None, y_val=None, val_every: int = 1,
-                  floor: float = DEFAULT_FLOOR):
+    def fit_steps(
+        self, X, y, X_val=None, y_val=None, val_every: int = 1, floor: float = DEFAULT_FLOOR
+    ):
         """:meth:`fit` as a generator, one split per step (for live pages and jobs).
 
         Yields ``{'n_leaves', 'train_nll', 'val_nll'}`` for the root and after each split;
@@ -382,10 +401,17 @@ class _TreeMixin:
         if X_val is not None:
             X_val, _ = self._y_values(X_val, y_val)  # fail early on a bad validation set
         val_every = max(1, int(val_every))
-        steps = grow_steps(X, yv, is_cat=self.is_categorical_, n_cats=self.n_categories_,
-                           discrete_y=self._discrete, n_classes=self.n_classes_,
-                           y_box=self.y_box_, params=self._grow_params(False),
-                           rng=np.random.RandomState(self.random_state or 0))
+        steps = grow_steps(
+            X,
+            yv,
+            is_cat=self.is_categorical_,
+            n_cats=self.n_categories_,
+            discrete_y=self._discrete,
+            n_classes=self.n_classes_,
+            y_box=self.y_box_,
+            params=self._grow_params(False),
+            rng=np.random.RandomState(self.random_state or 0),
+        )
         rows = []
         while True:
             try:
@@ -436,7 +462,8 @@ class _ForestMixin:
         X, yv = self._prepare(X, y)
         params = self._grow_params(True)
         self.trees_ = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(self._grow_one)(Xb, yb, params, seed) for Xb, yb, seed in self._bootstrap(X, yv))
+            delayed(self._grow_one)(Xb, yb, params, seed) for Xb, yb, seed in self._bootstrap(X, yv)
+        )
         return self._finish_fit()
 
     def fit_steps(self, X, y, X_val=None, y_val=None, floor: float = DEFAULT_FLOOR):
@@ -471,8 +498,12 @@ class _ForestMixin:
                 out[name] = float(np.mean(-np.log(np.maximum(p, floor))))
             rows.append((len(trees), out["train"], out.get("val", np.nan)))
             self.trace_ = list(rows)
-            yield {"n_trees": len(trees), "n_leaves": sum(t.n_leaves for t in trees),
-                   "train_nll": out["train"], "val_nll": out.get("val", np.nan)}
+            yield {
+                "n_trees": len(trees),
+                "n_leaves": sum(t.n_leaves for t in trees),
+                "train_nll": out["train"],
+                "val_nll": out.get("val", np.nan),
+            }
 
 
 _COMMON_DOC = """
@@ -486,12 +517,22 @@ _COMMON_DOC = """
 
 
 class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
-    __doc__ = "Partition Tree for p(y | x) with continuous y; predict is the slice mean." \
-        + _COMMON_DOC
+    __doc__ = (
+        "Partition Tree for p(y | x) with continuous y; predict is the slice mean." + _COMMON_DOC
+    )
 
-    def __init__(self, max_leaves=MAX_LEAVES_REG, max_depth=None, min_samples_xy=1, min_samples_x=1,
-                 min_samples_y=1, min_volume_fraction=None, boundary_expansion=0.1,
-                 categorical_features=None, random_state=None):
+    def __init__(
+        self,
+        max_leaves=MAX_LEAVES_REG,
+        max_depth=None,
+        min_samples_xy=1,
+        min_samples_x=1,
+        min_samples_y=1,
+        min_volume_fraction=None,
+        boundary_expansion=0.1,
+        categorical_features=None,
+        random_state=None,
+    ):
         self.max_leaves = max_leaves
         self.max_depth = max_depth
         self.min_samples_xy = min_samples_xy
@@ -512,9 +553,18 @@ class PartitionTreeClassifier(_TreeMixin, ClassifierMixin, _PartitionBase):
     _discrete = True
     _default_min_volume = 0.0
 
-    def __init__(self, max_leaves=MAX_LEAVES_CLF, max_depth=None, min_samples_xy=1, min_samples_x=1,
-                 min_samples_y=1, min_volume_fraction=None, boundary_expansion=0.1,
-                 categorical_features=None, random_state=None):
+    def __init__(
+        self,
+        max_leaves=MAX_LEAVES_CLF,
+        max_depth=None,
+        min_samples_xy=1,
+        min_samples_x=1,
+        min_samples_y=1,
+        min_volume_fraction=None,
+        boundary_expansion=0.1,
+        categorical_features=None,
+        random_state=None,
+    ):
         self.max_leaves = max_leaves
         self.max_depth = max_depth
         self.min_samples_xy = min_samples_xy
@@ -533,14 +583,29 @@ class PartitionTreeClassifier(_TreeMixin, ClassifierMixin, _PartitionBase):
 
 
 class PartitionForestRegressor(_ForestMixin, RegressorMixin, _PartitionBase):
-    __doc__ = ("Partition Forest (bagged Partition Trees) for continuous y; ``max_samples`` "
-               "bootstrap fraction, ``max_features`` fraction of X columns per split, "
-               "``aggregation`` 'unnormalised' (default) or 'normalised'.") + _COMMON_DOC
+    __doc__ = (
+        "Partition Forest (bagged Partition Trees) for continuous y; ``max_samples`` "
+        "bootstrap fraction, ``max_features`` fraction of X columns per split, "
+        "``aggregation`` 'unnormalised' (default) or 'normalised'."
+    ) + _COMMON_DOC
 
-    def __init__(self, n_estimators=50, max_samples=0.8, max_features=0.8, max_leaves=MAX_LEAVES_REG,
-                 max_depth=None, min_samples_xy=1, min_samples_x=1, min_samples_y=1,
-                 min_volume_fraction=None, boundary_expansion=0.1, categorical_features=None,
-                 aggregation="unnormalised", n_jobs=None, random_state=None):
+    def __init__(
+        self,
+        n_estimators=50,
+        max_samples=0.8,
+        max_features=0.8,
+        max_leaves=MAX_LEAVES_REG,
+        max_depth=None,
+        min_samples_xy=1,
+        min_samples_x=1,
+        min_samples_y=1,
+        min_volume_fraction=None,
+        boundary_expansion=0.1,
+        categorical_features=None,
+        aggregation="unnormalised",
+        n_jobs=None,
+        random_state=None,
+    ):
         self.n_estimators = n_estimators
         self.max_samples = max_samples
         self.max_features = max_features
@@ -566,10 +631,23 @@ class PartitionForestClassifier(_ForestMixin, ClassifierMixin, _PartitionBase):
     _discrete = True
     _default_min_volume = 0.0
 
-    def __init__(self, n_estimators=50, max_samples=0.8, max_features=0.8, max_leaves=MAX_LEAVES_CLF,
-                 max_depth=None, min_samples_xy=1, min_samples_x=1, min_samples_y=1,
-                 min_volume_fraction=None, boundary_expansion=0.1, categorical_features=None,
-                 aggregation="unnormalised", n_jobs=None, random_state=None):
+    def __init__(
+        self,
+        n_estimators=50,
+        max_samples=0.8,
+        max_features=0.8,
+        max_leaves=MAX_LEAVES_CLF,
+        max_depth=None,
+        min_samples_xy=1,
+        min_samples_x=1,
+        min_samples_y=1,
+        min_volume_fraction=None,
+        boundary_expansion=0.1,
+        categorical_features=None,
+        aggregation="unnormalised",
+        n_jobs=None,
+        random_state=None,
+    ):
         self.n_estimators = n_estimators
         self.max_samples = max_samples
         self.max_features = max_features
@@ -623,29 +701,51 @@ def _build_forest(task, random_state, **params):
 
 
 _TREE_PARAMS = (
-    ParamSpec("max_leaves", 0, "int_or_none", 0, 4096,
-              help="Leaf budget of the best-first growth; 0: the task default "
-                   f"({MAX_LEAVES_REG} regression, {MAX_LEAVES_CLF} classification)."),
+    ParamSpec(
+        "max_leaves",
+        0,
+        "int_or_none",
+        0,
+        4096,
+        help="Leaf budget of the best-first growth; 0: the task default "
+        f"({MAX_LEAVES_REG} regression, {MAX_LEAVES_CLF} classification).",
+    ),
     ParamSpec("max_depth", 0, "int_or_none", 0, 50, help="Maximum depth; 0 means unlimited."),
-    ParamSpec("min_samples_xy", 1, "int", 1, 1000,
-              help="Minimum rows of a child's XY set (x in A_X and y in A_Y)."),
+    ParamSpec(
+        "min_samples_xy",
+        1,
+        "int",
+        1,
+        1000,
+        help="Minimum rows of a child's XY set (x in A_X and y in A_Y).",
+    ),
 )
 
-register_model(ModelSpec(
-    key="treelab_partition_tree", label="Partition Tree (TreeLab)", build=_build_tree,
-    params=_TREE_PARAMS,
-    description="Conditional density tree over product cells of X x Y, grown best-first on "
-                "the log-loss gain; predict is the slice mean / most probable class.",
-    family="TreeLab",
-))
+register_model(
+    ModelSpec(
+        key="treelab_partition_tree",
+        label="Partition Tree (TreeLab)",
+        build=_build_tree,
+        params=_TREE_PARAMS,
+        description="Conditional density tree over product cells of X x Y, grown best-first on "
+        "the log-loss gain; predict is the slice mean / most probable class.",
+        family="TreeLab",
+    )
+)
 
-register_model(ModelSpec(
-    key="treelab_partition_forest", label="Partition Forest (TreeLab)", build=_build_forest,
-    params=(ParamSpec("n_estimators", 50, "int", 1, 500, help="Number of trees."),
-            *_TREE_PARAMS),
-    description="Bagged Partition Trees; unnormalised densities averaged, then normalised.",
-    family="TreeLab",
-))
+register_model(
+    ModelSpec(
+        key="treelab_partition_forest",
+        label="Partition Forest (TreeLab)",
+        build=_build_forest,
+        params=(
+            ParamSpec("n_estimators", 50, "int", 1, 500, help="Number of trees."),
+            *_TREE_PARAMS,
+        ),
+        description="Bagged Partition Trees; unnormalised densities averaged, then normalised.",
+        family="TreeLab",
+    )
+)
 
 
 def _warmup() -> None:
@@ -654,7 +754,8 @@ def _warmup() -> None:
     X = np.column_stack([np.arange(30.0), rng.randint(0, 3, 30).astype(np.float64)])
     PartitionTreeRegressor(max_leaves=4, categorical_features=[1]).fit(X, X[:, 0] * 0.5)
     PartitionTreeClassifier(max_leaves=4, categorical_features=[1]).fit(
-        X, (X[:, 0] > 14).astype(np.int64))
+        X, (X[:, 0] > 14).astype(np.int64)
+    )
 
 
 register_warmup("partition.estimators")(_warmup)

@@ -35,8 +35,15 @@ from engine.partition.estimators import (
 MIN_ROWS = 20
 
 
-def split_rows(n: int, y=None, *, test_fraction: float = 0.2, val_fraction: float = 0.2,
-               seed: int = 0, stratify: bool = False):
+def split_rows(
+    n: int,
+    y=None,
+    *,
+    test_fraction: float = 0.2,
+    val_fraction: float = 0.2,
+    seed: int = 0,
+    stratify: bool = False,
+):
     """Seeded split of ``n`` rows into (train, validation, test) index arrays (int64).
 
     ``test_fraction`` of the rows is the test set; ``val_fraction`` of the rest is the
@@ -45,21 +52,24 @@ def split_rows(n: int, y=None, *, test_fraction: float = 0.2, val_fraction: floa
     part would be empty or ``n < MIN_ROWS``.
     """
     if n < MIN_ROWS:
-        raise DataError(f"the conditional density page needs at least {MIN_ROWS} rows, the "
-                        f"dataset has {n}")
+        raise DataError(
+            f"the conditional density page needs at least {MIN_ROWS} rows, the dataset has {n}"
+        )
     if not (0.05 <= test_fraction <= 0.5 and 0.0 <= val_fraction <= 0.5):
-        raise DataError("test fraction must be in [0.05, 0.5] and validation fraction in "
-                        "[0, 0.5]")
+        raise DataError("test fraction must be in [0.05, 0.5] and validation fraction in [0, 0.5]")
     idx = np.arange(n)
     strat = None
     if stratify and y is not None and np.bincount(np.asarray(y, dtype=np.int64)).min() >= 3:
         strat = np.asarray(y)
-    rest, test = train_test_split(idx, test_size=test_fraction, random_state=seed,
-                                  stratify=strat)
+    rest, test = train_test_split(idx, test_size=test_fraction, random_state=seed, stratify=strat)
     val = np.array([], dtype=np.int64)
     if val_fraction > 0:
-        rest, val = train_test_split(rest, test_size=val_fraction, random_state=seed + 1,
-                                     stratify=None if strat is None else strat[rest])
+        rest, val = train_test_split(
+            rest,
+            test_size=val_fraction,
+            random_state=seed + 1,
+            stratify=None if strat is None else strat[rest],
+        )
     if len(rest) < 2 or len(test) < 1:
         raise DataError("too few rows for a train / test split; lower the fractions")
     return np.sort(rest), np.sort(val), np.sort(test)
@@ -83,8 +93,17 @@ def make_model(kind: str, task: str, params: dict, *, categorical=None, random_s
     return cls(categorical_features=categorical, random_state=random_state, **p)
 
 
-def growth_steps(ctx, model, X_train, y_train, X_val=None, y_val=None, *,
-                 floor: float = DEFAULT_FLOOR, val_every: int = 1):
+def growth_steps(
+    ctx,
+    model,
+    X_train,
+    y_train,
+    X_val=None,
+    y_val=None,
+    *,
+    floor: float = DEFAULT_FLOOR,
+    val_every: int = 1,
+):
     """Job step generator: grow ``model`` (a Partition Tree or Forest) live.
 
     Each step is one split (tree) or one tree (forest). Yields and returns snapshots
@@ -96,14 +115,19 @@ def growth_steps(ctx, model, X_train, y_train, X_val=None, y_val=None, *,
     if forest:
         steps = model.fit_steps(X_train, y_train, X_val, y_val, floor=floor)
     else:
-        steps = model.fit_steps(X_train, y_train, X_val, y_val, val_every=val_every,
-                                floor=floor)
+        steps = model.fit_steps(X_train, y_train, X_val, y_val, val_every=val_every, floor=floor)
     t0 = time.perf_counter()
     snap = None
     for step in steps:
-        snap = {"model": model, "n_leaves": step["n_leaves"], "n_trees": step.get("n_trees", 1),
-                "train_nll": step["train_nll"], "val_nll": step["val_nll"],
-                "fit_seconds": time.perf_counter() - t0, "forest": forest}
+        snap = {
+            "model": model,
+            "n_leaves": step["n_leaves"],
+            "n_trees": step.get("n_trees", 1),
+            "train_nll": step["train_nll"],
+            "val_nll": step["val_nll"],
+            "fit_seconds": time.perf_counter() - t0,
+            "forest": forest,
+        }
         yield snap
     if not forest and model.trace_:  # the final validation NLL may be filled in at the end
         snap = {**snap, "val_nll": model.trace_[-1][2]}
@@ -139,8 +163,7 @@ def gaussian_baselines(X_train, y_train, *, max_leaf_nodes: int, seed: int = 0):
     def cart():
         est = DecisionTreeRegressor(max_leaf_nodes=max_leaf_nodes, random_state=rs)
         k = min(5, len(y_train))
-        oof = cross_val_predict(est, X_train, y_train,
-                                cv=KFold(k, shuffle=True, random_state=rs))
+        oof = cross_val_predict(est, X_train, y_train, cv=KFold(k, shuffle=True, random_state=rs))
         est.fit(X_train, y_train)
         return est, max(float(np.sqrt(np.mean((y_train - oof) ** 2))), np.sqrt(floor_var))
 
@@ -151,13 +174,14 @@ def gaussian_baselines(X_train, y_train, *, max_leaf_nodes: int, seed: int = 0):
 
     def forest_scale():
         est, resid = forest()
-        return est, max(float(np.sqrt(np.mean(resid ** 2))), np.sqrt(floor_var))
+        return est, max(float(np.sqrt(np.mean(resid**2))), np.sqrt(floor_var))
 
     def hetero():
         est, resid = forest()
-        var_model = RandomForestRegressor(n_estimators=100, min_samples_leaf=10,
-                                          random_state=rs + 1)
-        var_model.fit(X_train, resid ** 2)
+        var_model = RandomForestRegressor(
+            n_estimators=100, min_samples_leaf=10, random_state=rs + 1
+        )
+        var_model.fit(X_train, resid**2)
         return est, var_model
 
     def _oob_residuals(est, X, y):
@@ -169,27 +193,45 @@ def gaussian_baselines(X_train, y_train, *, max_leaf_nodes: int, seed: int = 0):
     return {
         "Gaussian (constant)": (
             "Normal with the training mean and standard deviation (no features)",
-            constant, lambda s, X: (np.full(X.shape[0], s[0]), np.full(X.shape[0], s[1]))),
+            constant,
+            lambda s, X: (np.full(X.shape[0], s[0]), np.full(X.shape[0], s[1])),
+        ),
         "CART + Gaussian residuals": (
             f"scikit-learn DecisionTreeRegressor (max_leaf_nodes={max_leaf_nodes}); residual "
             "scale = RMS of 5-fold out-of-fold residuals",
-            cart, lambda s, X: (s[0].predict(X), np.full(X.shape[0], s[1]))),
+            cart,
+            lambda s, X: (s[0].predict(X), np.full(X.shape[0], s[1])),
+        ),
         "Random forest + Gaussian residuals": (
             "scikit-learn RandomForestRegressor (100 trees); residual scale = RMS of "
             "out-of-bag residuals",
             forest_scale,
-            lambda s, X: (s[0].predict(X), np.full(X.shape[0], s[1]))),
+            lambda s, X: (s[0].predict(X), np.full(X.shape[0], s[1])),
+        ),
         "Heteroscedastic Gaussian (RF mean, RF variance)": (
             "mean from the random forest; variance from a second random forest "
             "(min_samples_leaf=10) fitted to the squared out-of-bag residuals",
-            hetero, lambda s, X: (s[0].predict(X),
-                                  np.sqrt(np.maximum(s[1].predict(X), floor_var)))),
+            hetero,
+            lambda s, X: (s[0].predict(X), np.sqrt(np.maximum(s[1].predict(X), floor_var))),
+        ),
     }
 
 
-def comparison_steps(ctx, X_train, y_train, X_test, y_test, *, task: str, n_classes: int = 0,
-                     categorical=None, tree_params: dict, forest_params: dict, seed: int = 0,
-                     floor: float = DEFAULT_FLOOR):
+def comparison_steps(
+    ctx,
+    X_train,
+    y_train,
+    X_test,
+    y_test,
+    *,
+    task: str,
+    n_classes: int = 0,
+    categorical=None,
+    tree_params: dict,
+    forest_params: dict,
+    seed: int = 0,
+    floor: float = DEFAULT_FLOOR,
+):
     """Job step generator: fit each model on the training rows, score it on the test rows.
 
     Models: Partition Tree and Partition Forest (TreeLab, ``tree_params`` /
@@ -212,15 +254,26 @@ def comparison_steps(ctx, X_train, y_train, X_test, y_test, *, task: str, n_clas
         specs.append((label, "ours", kind, params))
     if task == "regression":
         for name, (desc, fit, dist) in gaussian_baselines(
-                X_train, y_train, max_leaf_nodes=max(leaves, 2), seed=seed).items():
+            X_train, y_train, max_leaf_nodes=max(leaves, 2), seed=seed
+        ).items():
             specs.append((name, "gauss", desc, (fit, dist)))
     else:
-        specs.append(("CART predict_proba (scikit-learn)", "skclf",
-                      f"DecisionTreeClassifier(max_leaf_nodes={max(leaves, 2)})",
-                      DecisionTreeClassifier(max_leaf_nodes=max(leaves, 2), random_state=seed)))
-        specs.append(("Random forest predict_proba (scikit-learn)", "skclf",
-                      "RandomForestClassifier(100 trees)",
-                      RandomForestClassifier(n_estimators=100, random_state=seed)))
+        specs.append(
+            (
+                "CART predict_proba (scikit-learn)",
+                "skclf",
+                f"DecisionTreeClassifier(max_leaf_nodes={max(leaves, 2)})",
+                DecisionTreeClassifier(max_leaf_nodes=max(leaves, 2), random_state=seed),
+            )
+        )
+        specs.append(
+            (
+                "Random forest predict_proba (scikit-learn)",
+                "skclf",
+                "RandomForestClassifier(100 trees)",
+                RandomForestClassifier(n_estimators=100, random_state=seed),
+            )
+        )
     rows = []
     total = len(specs)
     yield {"rows": [], "completed": 0, "total": total, "message": f"fitting {specs[0][0]}"}
@@ -237,15 +290,19 @@ def comparison_steps(ctx, X_train, y_train, X_test, y_test, *, task: str, n_clas
                 row["accuracy"] = float(np.mean(m.predict(X_test) == y_test))
             else:
                 row["rmse"] = float(np.sqrt(np.mean((m.predict(X_test) - y_test) ** 2)))
-            desc = ("tree, " if a == "tree" else f"{m.n_estimators} trees, ") + \
-                f"max_leaves={m.max_leaves}"
+            desc = (
+                "tree, " if a == "tree" else f"{m.n_estimators} trees, "
+            ) + f"max_leaves={m.max_leaves}"
         elif how == "gauss":
             fit, dist = b
             state = fit()
             fit_s = time.perf_counter() - t0
             mean, sd = dist(state, X_test)
-            row.update(test_nll=_gaussian_nll(y_test, mean, sd, floor), n_out_of_support=0,
-                       rmse=float(np.sqrt(np.mean((mean - y_test) ** 2))))
+            row.update(
+                test_nll=_gaussian_nll(y_test, mean, sd, floor),
+                n_out_of_support=0,
+                rmse=float(np.sqrt(np.mean((mean - y_test) ** 2))),
+            )
             desc = a
         else:
             est = b.fit(X_train, y_train)
@@ -253,15 +310,21 @@ def comparison_steps(ctx, X_train, y_train, X_test, y_test, *, task: str, n_clas
             proba = np.zeros((X_test.shape[0], n_classes))
             proba[:, est.classes_.astype(np.int64)] = est.predict_proba(X_test)
             p = proba[np.arange(len(y_test)), y_test]
-            row.update(test_nll=float(np.mean(-np.log(np.maximum(p, floor)))),
-                       n_out_of_support=int(np.sum(~np.isin(y_test, est.classes_))),
-                       accuracy=float(np.mean(est.predict(X_test) == y_test)))
+            row.update(
+                test_nll=float(np.mean(-np.log(np.maximum(p, floor)))),
+                n_out_of_support=int(np.sum(~np.isin(y_test, est.classes_))),
+                accuracy=float(np.mean(est.predict(X_test) == y_test)),
+            )
             desc = a
         row.update(fit_seconds=fit_s, description=desc)
         rows.append(row)
         nxt = specs[i + 1][0] if i + 1 < total else "done"
-        yield {"rows": list(rows), "completed": i + 1, "total": total,
-               "message": f"fitting {nxt}" if i + 1 < total else "done"}
+        yield {
+            "rows": list(rows),
+            "completed": i + 1,
+            "total": total,
+            "message": f"fitting {nxt}" if i + 1 < total else "done",
+        }
     return {"rows": rows, "completed": total, "total": total, "message": "done"}
 
 
@@ -296,11 +359,11 @@ def section_cells(cells: list[dict], x, j: int) -> list[dict]:
     for c in cells:
         lo, hi = c["x_low"], c["x_high"]
         # a continuous split sends x <= threshold left: the left cell is (lo, thr]
-        if np.any((x[others] <= lo[others]) & np.isfinite(lo[others])) or \
-                np.any(x[others] > hi[others]):
+        if np.any((x[others] <= lo[others]) & np.isfinite(lo[others])) or np.any(
+            x[others] > hi[others]
+        ):
             continue
-        if any(f != j and int(x[f]) not in set(v.tolist())
-               for f, v in c["x_categories"].items()):
+        if any(f != j and int(x[f]) not in set(v.tolist()) for f, v in c["x_categories"].items()):
             continue
         keep.append(c)
     return keep
@@ -312,9 +375,24 @@ def slice_frame(slices: list[dict], *, target: str = "y") -> pd.DataFrame:
     for s in slices:
         if "edges" in s:
             e, h = np.asarray(s["edges"]), np.asarray(s["heights"])
-            out.append(pd.DataFrame({"x": s["label"], f"{target}_low": e[:-1],
-                                     f"{target}_high": e[1:], "density": h}))
+            out.append(
+                pd.DataFrame(
+                    {
+                        "x": s["label"],
+                        f"{target}_low": e[:-1],
+                        f"{target}_high": e[1:],
+                        "density": h,
+                    }
+                )
+            )
         else:
-            out.append(pd.DataFrame({"x": s["label"], "class": [str(c) for c in s["classes"]],
-                                     "probability": np.asarray(s["proba"])}))
+            out.append(
+                pd.DataFrame(
+                    {
+                        "x": s["label"],
+                        "class": [str(c) for c in s["classes"]],
+                        "probability": np.asarray(s["proba"]),
+                    }
+                )
+            )
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame()

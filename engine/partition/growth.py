@@ -59,9 +59,9 @@ class PartitionTreeArrays:
     depth: np.ndarray
     nxy: np.ndarray
     nx: np.ndarray
-    ylo: np.ndarray            # continuous y: A_Y = [ylo, yhi]
+    ylo: np.ndarray  # continuous y: A_Y = [ylo, yhi]
     yhi: np.ndarray
-    ymask: np.ndarray | None   # discrete y: (n_nodes, n_classes) bool, A_Y
+    ymask: np.ndarray | None  # discrete y: (n_nodes, n_classes) bool, A_Y
     cat_left: list = field(default_factory=list)  # per node: bool mask or None
     discrete_y: bool = False
     n_classes: int = 0
@@ -81,8 +81,18 @@ class PartitionTreeArrays:
 
 
 class _Node:
-    __slots__ = ("rows_xy", "rows_x", "rows_y", "ylo", "yhi", "ymask", "depth", "id", "best",
-                 "order")
+    __slots__ = (
+        "rows_xy",
+        "rows_x",
+        "rows_y",
+        "ylo",
+        "yhi",
+        "ymask",
+        "depth",
+        "id",
+        "best",
+        "order",
+    )
 
     def __init__(self, rows_xy, rows_x, rows_y, ylo, yhi, ymask, depth, order=None):
         self.rows_xy, self.rows_x, self.rows_y = rows_xy, rows_x, rows_y
@@ -94,8 +104,21 @@ class _Node:
         self.best = None
 
 
-def _best_split(node, X, y, is_cat, n_cats, discrete_y, n_classes, in_xy, n_total, p,
-                min_width, rng, cont_pos=None):
+def _best_split(
+    node,
+    X,
+    y,
+    is_cat,
+    n_cats,
+    discrete_y,
+    n_classes,
+    in_xy,
+    n_total,
+    p,
+    min_width,
+    rng,
+    cont_pos=None,
+):
     """(gain, kind, feature, threshold, left_mask) of the node's best split, or None."""
     nxy = float(node.rows_xy.shape[0])
     nx = float(node.rows_x.shape[0])
@@ -112,8 +135,9 @@ def _best_split(node, X, y, is_cat, n_cats, discrete_y, n_classes, in_xy, n_tota
     try:
         cont = feats[~is_cat[feats]]
         if cont.shape[0] and node.order is not None and cont_pos is not None:
-            g, f, t = best_x_presorted(X, node.order, cont_pos[cont], cont, in_xy, nxy, nx,
-                                       n_total, mxy, mx)
+            g, f, t = best_x_presorted(
+                X, node.order, cont_pos[cont], cont, in_xy, nxy, nx, n_total, mxy, mx
+            )
             if g > 0:
                 best = (g, X_CONT, int(f), float(t), None)
         elif cont.shape[0]:
@@ -125,11 +149,11 @@ def _best_split(node, X, y, is_cat, n_cats, discrete_y, n_classes, in_xy, n_tota
             k = int(n_cats[f])
             a, b = category_counts(col, node.rows_xy, node.rows_x, k)
             order = np.empty(k, dtype=np.int64)
-            g, nl = scan_categorical(a, b, b > 0, False, nxy, nx, 1.0, n_total, mxy, mx,
-                                     order, b, 0.0)
+            g, nl = scan_categorical(
+                a, b, b > 0, False, nxy, nx, 1.0, n_total, mxy, mx, order, b, 0.0
+            )
             # ties between features go to the lower index (as a scan in column order)
-            if g > 0 and (best is None or g > best[0]
-                          or (g == best[0] and f < best[2])):
+            if g > 0 and (best is None or g > best[0] or (g == best[0] and f < best[2])):
                 mask = np.zeros(k, dtype=bool)
                 mask[order[:nl]] = True
                 best = (g, X_CAT, int(f), np.nan, mask)
@@ -137,8 +161,21 @@ def _best_split(node, X, y, is_cat, n_cats, discrete_y, n_classes, in_xy, n_tota
             a, ny_c = category_counts(y, node.rows_xy, node.rows_y, n_classes)
             order = np.empty(n_classes, dtype=np.int64)
             mu = float(node.ymask.sum())
-            g, nl = scan_categorical(a, np.ones(n_classes), node.ymask, True, nxy, nx, mu,
-                                     n_total, mxy, mx, order, ny_c, my)
+            g, nl = scan_categorical(
+                a,
+                np.ones(n_classes),
+                node.ymask,
+                True,
+                nxy,
+                nx,
+                mu,
+                n_total,
+                mxy,
+                mx,
+                order,
+                ny_c,
+                my,
+            )
             # A zero-gain Y split is allowed (popped after every positive gain): with
             # balanced classes every root split has gain 0, and only a Y split opens X gains.
             if g >= 0 and (best is None or g > best[0]):
@@ -148,8 +185,9 @@ def _best_split(node, X, y, is_cat, n_cats, discrete_y, n_classes, in_xy, n_tota
         else:
             vs, fs = sorted_with_flags(y, node.rows_y, in_xy)
             out = np.empty(vs.shape[0])
-            g, t, _ = scan_continuous(vs, fs, nxy, nx, node.ylo, node.yhi, True, n_total, mxy,
-                                      mx, my, min_width, out)
+            g, t, _ = scan_continuous(
+                vs, fs, nxy, nx, node.ylo, node.yhi, True, n_total, mxy, mx, my, min_width, out
+            )
             if g >= 0 and (best is None or g > best[0]):
                 best = (g, Y_CONT, -1, float(t), None)
     finally:
@@ -157,16 +195,36 @@ def _best_split(node, X, y, is_cat, n_cats, discrete_y, n_classes, in_xy, n_tota
     return best
 
 
-def grow_tree(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: GrowParams,
-              rng=None, callback=None) -> PartitionTreeArrays:
+def grow_tree(
+    X,
+    y,
+    *,
+    is_cat,
+    n_cats,
+    discrete_y,
+    n_classes,
+    y_box,
+    params: GrowParams,
+    rng=None,
+    callback=None,
+) -> PartitionTreeArrays:
     """Grow one tree best-first on ``X`` (float64, C-contiguous) and ``y``.
 
     ``y`` holds float64 values (continuous) or class codes ``0..n_classes-1`` as float64
     (discrete). ``y_box`` is the root A_Y for continuous y. ``callback(tree, n_leaves,
     train_nll)`` (optional) is called after each split with the tree so far.
     """
-    steps = grow_steps(X, y, is_cat=is_cat, n_cats=n_cats, discrete_y=discrete_y,
-                       n_classes=n_classes, y_box=y_box, params=params, rng=rng)
+    steps = grow_steps(
+        X,
+        y,
+        is_cat=is_cat,
+        n_cats=n_cats,
+        discrete_y=discrete_y,
+        n_classes=n_classes,
+        y_box=y_box,
+        params=params,
+        rng=rng,
+    )
     while True:
         try:
             n_leaves, train_nll, build = next(steps)
@@ -176,8 +234,7 @@ def grow_tree(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gro
             callback(build(), n_leaves, train_nll)
 
 
-def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: GrowParams,
-               rng=None):
+def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: GrowParams, rng=None):
     """:func:`grow_tree` as a generator: one split per step (for live pages).
 
     Yields ``(n_leaves, train_nll, build)`` once for the root (``n_leaves`` 1) and then
@@ -197,24 +254,57 @@ def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gr
     cont_pos = np.full(X.shape[1], -1, dtype=np.int64)
     cont_pos[cont_all] = np.arange(cont_all.shape[0])
     presort = 0 < cont_all.shape[0] * n <= PRESORT_LIMIT
-    root = _Node(rows, rows, rows, lo, hi,
-                 np.ones(n_classes, dtype=bool) if discrete_y else None, 0,
-                 presort_rows(X, rows, cont_all) if presort else None)
+    root = _Node(
+        rows,
+        rows,
+        rows,
+        lo,
+        hi,
+        np.ones(n_classes, dtype=bool) if discrete_y else None,
+        0,
+        presort_rows(X, rows, cont_all) if presort else None,
+    )
     goes = np.zeros(n, dtype=bool)
     nodes: list[dict] = []
 
     def add(node):
         node.id = len(nodes)
-        nodes.append(dict(kind=LEAF, feature=-1, threshold=np.nan, left=-1, right=-1, gain=0.0,
-                          depth=node.depth, nxy=float(node.rows_xy.shape[0]),
-                          nx=float(node.rows_x.shape[0]), ylo=node.ylo, yhi=node.yhi,
-                          ymask=node.ymask, cat_left=None))
+        nodes.append(
+            dict(
+                kind=LEAF,
+                feature=-1,
+                threshold=np.nan,
+                left=-1,
+                right=-1,
+                gain=0.0,
+                depth=node.depth,
+                nxy=float(node.rows_xy.shape[0]),
+                nx=float(node.rows_x.shape[0]),
+                ylo=node.ylo,
+                yhi=node.yhi,
+                ymask=node.ymask,
+                cat_left=None,
+            )
+        )
 
     def search(node):
         if params.max_depth is not None and node.depth >= params.max_depth:
             return None
-        return _best_split(node, X, y, is_cat, n_cats, discrete_y, n_classes, in_xy, n_total,
-                           params, min_width, rng, cont_pos)
+        return _best_split(
+            node,
+            X,
+            y,
+            is_cat,
+            n_cats,
+            discrete_y,
+            n_classes,
+            in_xy,
+            n_total,
+            params,
+            min_width,
+            rng,
+            cont_pos,
+        )
 
     add(root)
     mu0 = float(n_classes) if discrete_y else hi - lo
@@ -230,10 +320,16 @@ def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gr
     while heap and n_leaves < params.max_leaves:
         _, _, node, (g, kind, f, t, mask) = heapq.heappop(heap)
         if kind == X_CONT or kind == X_CAT:
-            go_xy = (X[node.rows_xy, f] <= t) if kind == X_CONT else \
-                mask[X[node.rows_xy, f].astype(np.int64)]
-            go_x = (X[node.rows_x, f] <= t) if kind == X_CONT else \
-                mask[X[node.rows_x, f].astype(np.int64)]
+            go_xy = (
+                (X[node.rows_xy, f] <= t)
+                if kind == X_CONT
+                else mask[X[node.rows_xy, f].astype(np.int64)]
+            )
+            go_x = (
+                (X[node.rows_x, f] <= t)
+                if kind == X_CONT
+                else mask[X[node.rows_x, f].astype(np.int64)]
+            )
             orders = (None, None)
             if node.order is not None:  # stable filter of the sorted rows: still sorted
                 goes[node.rows_x] = go_x
@@ -241,9 +337,19 @@ def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gr
                 k = node.order.shape[0]
                 orders = (node.order[left].reshape(k, -1), node.order[~left].reshape(k, -1))
                 goes[node.rows_x] = False
-            kids = [_Node(node.rows_xy[s_xy], node.rows_x[s_x], node.rows_y, node.ylo,
-                          node.yhi, node.ymask, node.depth + 1, o)
-                    for s_xy, s_x, o in ((go_xy, go_x, orders[0]), (~go_xy, ~go_x, orders[1]))]
+            kids = [
+                _Node(
+                    node.rows_xy[s_xy],
+                    node.rows_x[s_x],
+                    node.rows_y,
+                    node.ylo,
+                    node.yhi,
+                    node.ymask,
+                    node.depth + 1,
+                    o,
+                )
+                for s_xy, s_x, o in ((go_xy, go_x, orders[0]), (~go_xy, ~go_x, orders[1]))
+            ]
         else:
             if kind == Y_CONT:
                 go_xy, go_y = y[node.rows_xy] <= t, y[node.rows_y] <= t
@@ -254,10 +360,22 @@ def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gr
                 go_y = mask[y[node.rows_y].astype(np.int64)]
                 bounds = ((lo, hi), (lo, hi))
                 masks = (node.ymask & mask, node.ymask & ~mask)
-            kids = [_Node(node.rows_xy[s_xy], node.rows_x, node.rows_y[s_y], b[0], b[1], m,
-                          node.depth + 1, node.order)
-                    for s_xy, s_y, b, m in ((go_xy, go_y, bounds[0], masks[0]),
-                                            (~go_xy, ~go_y, bounds[1], masks[1]))]
+            kids = [
+                _Node(
+                    node.rows_xy[s_xy],
+                    node.rows_x,
+                    node.rows_y[s_y],
+                    b[0],
+                    b[1],
+                    m,
+                    node.depth + 1,
+                    node.order,
+                )
+                for s_xy, s_y, b, m in (
+                    (go_xy, go_y, bounds[0], masks[0]),
+                    (~go_xy, ~go_y, bounds[1], masks[1]),
+                )
+            ]
         rec = nodes[node.id]
         rec.update(kind=kind, feature=f, threshold=t, gain=g, cat_left=mask)
         for side, kid in zip(("left", "right"), kids, strict=True):
@@ -267,8 +385,7 @@ def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gr
         n_leaves += 1
         train_nll -= g
         trace.append((n_leaves, train_nll))
-        yield n_leaves, train_nll, lambda: _finish(nodes, discrete_y, n_classes, (lo, hi), n,
-                                                   trace)
+        yield n_leaves, train_nll, lambda: _finish(nodes, discrete_y, n_classes, (lo, hi), n, trace)
         for kid in kids:
             kb = search(kid)
             if kb is not None:
@@ -283,13 +400,25 @@ def _finish(nodes, discrete_y, n_classes, y_box, n, trace) -> PartitionTreeArray
 
     ymask = np.array([d["ymask"] for d in nodes], dtype=bool) if discrete_y else None
     return PartitionTreeArrays(
-        kind=col("kind", np.int64), feature=col("feature", np.int64),
-        threshold=col("threshold", np.float64), left=col("left", np.int64),
-        right=col("right", np.int64), gain=col("gain", np.float64),
-        depth=col("depth", np.int64), nxy=col("nxy", np.float64), nx=col("nx", np.float64),
-        ylo=col("ylo", np.float64), yhi=col("yhi", np.float64), ymask=ymask,
-        cat_left=[d["cat_left"] for d in nodes], discrete_y=discrete_y, n_classes=n_classes,
-        y_box=y_box, n_train=n, trace=list(trace))
+        kind=col("kind", np.int64),
+        feature=col("feature", np.int64),
+        threshold=col("threshold", np.float64),
+        left=col("left", np.int64),
+        right=col("right", np.int64),
+        gain=col("gain", np.float64),
+        depth=col("depth", np.int64),
+        nxy=col("nxy", np.float64),
+        nx=col("nx", np.float64),
+        ylo=col("ylo", np.float64),
+        yhi=col("yhi", np.float64),
+        ymask=ymask,
+        cat_left=[d["cat_left"] for d in nodes],
+        discrete_y=discrete_y,
+        n_classes=n_classes,
+        y_box=y_box,
+        n_train=n,
+        trace=list(trace),
+    )
 
 
 def _go_left_x(tree, node, xcol):

@@ -27,8 +27,9 @@ def xlogy_ratio(nxy, nx, mu):
 
 
 @njit
-def scan_continuous(vals, flags, nxy, nx, lo, hi, is_y, n_total,
-                    min_xy, min_x, min_y, min_width, out_gains):
+def scan_continuous(
+    vals, flags, nxy, nx, lo, hi, is_y, n_total, min_xy, min_x, min_y, min_width, out_gains
+):
     """Best split of one continuous coordinate.
 
     ``vals`` are the sorted values of the node's X set (``is_y`` False) or Y set (``is_y``
@@ -82,8 +83,9 @@ def scan_continuous(vals, flags, nxy, nx, lo, hi, is_y, n_total,
 
 
 @njit
-def scan_categorical(a, b, present, is_y, nxy, nx, mu, n_total, min_xy, min_x, order_out,
-                     ny_c, min_y):
+def scan_categorical(
+    a, b, present, is_y, nxy, nx, mu, n_total, min_xy, min_x, order_out, ny_c, min_y
+):
     """Best subset split of one categorical coordinate by the ratio-sorted prefix scan.
 
     ``a[c]`` = n_XY of category c, ``b[c]`` = n_X of c (X split) or 1 (Y split, then ``mu``
@@ -130,8 +132,11 @@ def scan_categorical(a, b, present, is_y, nxy, nx, mu, n_total, min_xy, min_x, o
         else:
             if cb < min_x or nx - cb < min_x:
                 continue
-            g = xlogy_ratio(ca, cb, 1.0) + xlogy_ratio(nxy - ca, nx - cb, 1.0) \
+            g = (
+                xlogy_ratio(ca, cb, 1.0)
+                + xlogy_ratio(nxy - ca, nx - cb, 1.0)
                 - xlogy_ratio(nxy, nx, 1.0)
+            )
         g = g / n_total
         if g < 0.0:
             g = 0.0
@@ -211,8 +216,7 @@ def best_x_continuous(X, rows_x, in_xy, feats, nxy, nx, n_total, min_xy, min_x):
         o = np.argsort(v, kind="mergesort")
         for i in range(m):
             srt[i] = rows_x[o[i]]
-        fbest, ft = _scan_sorted_x(X, srt, f, in_xy, nxy, parent, n_total, min_xy, min_x,
-                                   vs, fs)
+        fbest, ft = _scan_sorted_x(X, srt, f, in_xy, nxy, parent, n_total, min_xy, min_x, vs, fs)
         if fbest > 0.0 and fbest > best:
             best = fbest
             best_f = f
@@ -249,8 +253,9 @@ def best_x_presorted(X, order, which, feats, in_xy, nxy, nx, n_total, min_xy, mi
     best_t = np.nan
     for fi in range(feats.shape[0]):
         f = feats[fi]
-        fbest, ft = _scan_sorted_x(X, order[which[fi]], f, in_xy, nxy, parent, n_total,
-                                   min_xy, min_x, vs, fs)
+        fbest, ft = _scan_sorted_x(
+            X, order[which[fi]], f, in_xy, nxy, parent, n_total, min_xy, min_x, vs, fs
+        )
         if fbest > 0.0 and fbest > best:
             best = fbest
             best_f = f
@@ -289,5 +294,4 @@ def _warmup() -> None:
     order = np.empty(4, dtype=np.int64)
     present = np.ones(4, dtype=np.bool_)
     scan_categorical(a, b, present, False, 5.0, 5.0, 1.0, 5.0, 1.0, 1.0, order, b, 0.0)
-    scan_categorical(a, np.ones(4), present, True, 5.0, 5.0, 4.0, 5.0, 1.0, 1.0, order, b,
-                     1.0)
+    scan_categorical(a, np.ones(4), present, True, 5.0, 5.0, 4.0, 5.0, 1.0, 1.0, order, b, 1.0)

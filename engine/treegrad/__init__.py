@@ -32,9 +32,20 @@ from engine.treegrad.api import (
 )
 
 __all__ = [
-    "Curves", "RankResult", "banzhaf", "best_curves", "beta_shapley", "game_value",
-    "insertion_deletion", "multilinear", "quadrature", "random_insertion_deletion", "rank",
-    "shapley", "treegrad", "treeprob",
+    "Curves",
+    "RankResult",
+    "banzhaf",
+    "best_curves",
+    "beta_shapley",
+    "game_value",
+    "insertion_deletion",
+    "multilinear",
+    "quadrature",
+    "random_insertion_deletion",
+    "rank",
+    "shapley",
+    "treegrad",
+    "treeprob",
 ]
 
 

@@ -26,8 +26,26 @@ from engine._numba import njit
 
 
 @njit
-def _zero_sum(u, d0, i, s0, left, right, feat, parent, ratio, lv, goleft, z, gam, sp, prevd,
-              last, zstack, zdstack):
+def _zero_sum(
+    u,
+    d0,
+    i,
+    s0,
+    left,
+    right,
+    feat,
+    parent,
+    ratio,
+    lv,
+    goleft,
+    z,
+    gam,
+    sp,
+    prevd,
+    last,
+    zstack,
+    zdstack,
+):
     """Sum over the leaves below ``u`` (at depth ``d0``) of ``lv * prod_{j != i} factor_j``
     (prefix ``s0``).
 
@@ -103,8 +121,28 @@ def _zero_sum(u, d0, i, s0, left, right, feat, parent, ratio, lv, goleft, z, gam
 
 
 @njit
-def _tree_grad(root, left, right, feat, parent, ratio, lv, goleft, z, grad, gam, sp, sub, ss,
-               prevd, last, stack, dstack, zstack, zdstack):
+def _tree_grad(
+    root,
+    left,
+    right,
+    feat,
+    parent,
+    ratio,
+    lv,
+    goleft,
+    z,
+    grad,
+    gam,
+    sp,
+    sub,
+    ss,
+    prevd,
+    last,
+    stack,
+    dstack,
+    zstack,
+    zdstack,
+):
     """Add one tree's gradient of fbar at ``z`` to ``grad``; return the tree's fbar(z).
 
     One down pass (prefix products of the distinct-feature factors, ``sp``) and one up pass
@@ -144,8 +182,26 @@ def _tree_grad(root, left, right, feat, parent, ratio, lv, goleft, z, grad, gam,
                 s = s / (1.0 - z[i] + z[i] * ga)
             phi = 1.0 - z[i] + z[i] * g
             if phi == 0.0:
-                grad[i] -= _zero_sum(u, d, i, s, left, right, feat, parent, ratio, lv, goleft, z,
-                                     gam, sp, prevd, last, zstack, zdstack)
+                grad[i] -= _zero_sum(
+                    u,
+                    d,
+                    i,
+                    s,
+                    left,
+                    right,
+                    feat,
+                    parent,
+                    ratio,
+                    lv,
+                    goleft,
+                    z,
+                    gam,
+                    sp,
+                    prevd,
+                    last,
+                    zstack,
+                    zdstack,
+                )
                 continue
             gam[d] = g
             sp[d] = s * phi
@@ -180,19 +236,60 @@ def _tree_grad(root, left, right, feat, parent, ratio, lv, goleft, z, grad, gam,
 
 
 @njit
-def _ens_grad(offs, left, right, feat, parent, ratio, lv, goleft, z, grad, gam, sp, sub, ss,
-              prevd, last, stack, dstack, zstack, zdstack):
+def _ens_grad(
+    offs,
+    left,
+    right,
+    feat,
+    parent,
+    ratio,
+    lv,
+    goleft,
+    z,
+    grad,
+    gam,
+    sp,
+    sub,
+    ss,
+    prevd,
+    last,
+    stack,
+    dstack,
+    zstack,
+    zdstack,
+):
     """Gradient of the ensemble's fbar at ``z`` (added to zeroed ``grad``); returns fbar."""
     tot = 0.0
     for t in range(offs.shape[0] - 1):
-        tot += _tree_grad(offs[t], left, right, feat, parent, ratio, lv, goleft, z, grad, gam,
-                          sp, sub, ss, prevd, last, stack, dstack, zstack, zdstack)
+        tot += _tree_grad(
+            offs[t],
+            left,
+            right,
+            feat,
+            parent,
+            ratio,
+            lv,
+            goleft,
+            z,
+            grad,
+            gam,
+            sp,
+            sub,
+            ss,
+            prevd,
+            last,
+            stack,
+            dstack,
+            zstack,
+            zdstack,
+        )
     return tot
 
 
 @njit
-def _grad_batch_chunk(c, nch, offs, left, right, feat, parent, ratio, lv, GL, Z, wq, max_depth,
-                      out, fb):
+def _grad_batch_chunk(
+    c, nch, offs, left, right, feat, parent, ratio, lv, GL, Z, wq, max_depth, out, fb
+):
     """One chunk (samples c, c + nch, ...) of :func:`grad_batch`."""
     m = GL.shape[0]
     nf = out.shape[1]
@@ -216,16 +313,34 @@ def _grad_batch_chunk(c, nch, offs, left, right, feat, parent, ratio, lv, GL, Z,
             out[r, j] = 0.0
         for q in range(Q):
             g[:] = 0.0
-            fb[r, q] = _ens_grad(offs, left, right, feat, parent, ratio, lv, GL[r], Z[zr, q],
-                                 g, gam, sp, sub, ss, prevd, last, stack, dstack, zstack,
-                                 zdstack)
+            fb[r, q] = _ens_grad(
+                offs,
+                left,
+                right,
+                feat,
+                parent,
+                ratio,
+                lv,
+                GL[r],
+                Z[zr, q],
+                g,
+                gam,
+                sp,
+                sub,
+                ss,
+                prevd,
+                last,
+                stack,
+                dstack,
+                zstack,
+                zdstack,
+            )
             for j in range(nf):
                 out[r, j] += wq[q] * g[j]
 
 
 @njit(parallel=True)
-def grad_batch(offs, left, right, feat, parent, ratio, lv, GL, Z, wq, max_depth, out, fb,
-               nchunks):
+def grad_batch(offs, left, right, feat, parent, ratio, lv, GL, Z, wq, max_depth, out, fb, nchunks):
     """Weighted sums of gradients for many samples.
 
     ``GL`` uint8 ``(m, n_nodes)``; ``Z`` float64 ``(mz, Q, n_features)`` with ``mz`` in
@@ -237,22 +352,43 @@ def grad_batch(offs, left, right, feat, parent, ratio, lv, GL, Z, wq, max_depth,
     m = GL.shape[0]
     nch = min(m, nchunks)
     for c in prange(nch):
-        _grad_batch_chunk(c, nch, offs, left, right, feat, parent, ratio, lv, GL, Z, wq,
-                          max_depth, out, fb)
+        _grad_batch_chunk(
+            c, nch, offs, left, right, feat, parent, ratio, lv, GL, Z, wq, max_depth, out, fb
+        )
 
 
 @njit
-def grad_batch_serial(offs, left, right, feat, parent, ratio, lv, GL, Z, wq, max_depth, out,
-                      fb):
+def grad_batch_serial(offs, left, right, feat, parent, ratio, lv, GL, Z, wq, max_depth, out, fb):
     """:func:`grad_batch` in the calling thread (no parallel launch; for one sample)."""
     if GL.shape[0] > 0:
-        _grad_batch_chunk(0, 1, offs, left, right, feat, parent, ratio, lv, GL, Z, wq,
-                          max_depth, out, fb)
+        _grad_batch_chunk(
+            0, 1, offs, left, right, feat, parent, ratio, lv, GL, Z, wq, max_depth, out, fb
+        )
 
 
 @njit
-def _rank_batch_chunk(c, nch, offs, left, right, feat, parent, ratio, lv, GL, steps, lr, adam,
-                      beta1, beta2, eps, max_depth, scores, zhist, jhist):
+def _rank_batch_chunk(
+    c,
+    nch,
+    offs,
+    left,
+    right,
+    feat,
+    parent,
+    ratio,
+    lv,
+    GL,
+    steps,
+    lr,
+    adam,
+    beta1,
+    beta2,
+    eps,
+    max_depth,
+    scores,
+    zhist,
+    jhist,
+):
     """One chunk (samples c, c + nch, ...) of :func:`rank_batch`."""
     m = GL.shape[0]
     nf = scores.shape[1]
@@ -281,10 +417,50 @@ def _rank_batch_chunk(c, nch, offs, left, right, feat, parent, ratio, lv, GL, st
                 zc[j] = 1.0 - z[j]
                 g1[j] = 0.0
                 g2[j] = 0.0
-            f1 = _ens_grad(offs, left, right, feat, parent, ratio, lv, GL[r], z, g1, gam, sp,
-                           sub, ss, prevd, last, stack, dstack, zstack, zdstack)
-            f2 = _ens_grad(offs, left, right, feat, parent, ratio, lv, GL[r], zc, g2, gam, sp,
-                           sub, ss, prevd, last, stack, dstack, zstack, zdstack)
+            f1 = _ens_grad(
+                offs,
+                left,
+                right,
+                feat,
+                parent,
+                ratio,
+                lv,
+                GL[r],
+                z,
+                g1,
+                gam,
+                sp,
+                sub,
+                ss,
+                prevd,
+                last,
+                stack,
+                dstack,
+                zstack,
+                zdstack,
+            )
+            f2 = _ens_grad(
+                offs,
+                left,
+                right,
+                feat,
+                parent,
+                ratio,
+                lv,
+                GL[r],
+                zc,
+                g2,
+                gam,
+                sp,
+                sub,
+                ss,
+                prevd,
+                last,
+                stack,
+                dstack,
+                zstack,
+                zdstack,
+            )
             jhist[r, t] = 0.5 * (f1 - f2)
             if t == steps:
                 break
@@ -306,8 +482,27 @@ def _rank_batch_chunk(c, nch, offs, left, right, feat, parent, ratio, lv, GL, st
 
 
 @njit(parallel=True)
-def rank_batch(offs, left, right, feat, parent, ratio, lv, GL, steps, lr, adam, beta1, beta2,
-               eps, max_depth, scores, zhist, jhist, nchunks):
+def rank_batch(
+    offs,
+    left,
+    right,
+    feat,
+    parent,
+    ratio,
+    lv,
+    GL,
+    steps,
+    lr,
+    adam,
+    beta1,
+    beta2,
+    eps,
+    max_depth,
+    scores,
+    zhist,
+    jhist,
+    nchunks,
+):
     """TreeGrad-Ranker for many samples (research/treegrad.md section 6).
 
     From ``z = 0.5``: ``g = (grad(z) + grad(1 - z)) / 2``; ``score`` = running mean of ``g``;
@@ -318,17 +513,75 @@ def rank_batch(offs, left, right, feat, parent, ratio, lv, GL, steps, lr, adam, 
     m = GL.shape[0]
     nch = min(m, nchunks)
     for c in prange(nch):
-        _rank_batch_chunk(c, nch, offs, left, right, feat, parent, ratio, lv, GL, steps, lr,
-                          adam, beta1, beta2, eps, max_depth, scores, zhist, jhist)
+        _rank_batch_chunk(
+            c,
+            nch,
+            offs,
+            left,
+            right,
+            feat,
+            parent,
+            ratio,
+            lv,
+            GL,
+            steps,
+            lr,
+            adam,
+            beta1,
+            beta2,
+            eps,
+            max_depth,
+            scores,
+            zhist,
+            jhist,
+        )
 
 
 @njit
-def rank_batch_serial(offs, left, right, feat, parent, ratio, lv, GL, steps, lr, adam, beta1,
-                      beta2, eps, max_depth, scores, zhist, jhist):
+def rank_batch_serial(
+    offs,
+    left,
+    right,
+    feat,
+    parent,
+    ratio,
+    lv,
+    GL,
+    steps,
+    lr,
+    adam,
+    beta1,
+    beta2,
+    eps,
+    max_depth,
+    scores,
+    zhist,
+    jhist,
+):
     """:func:`rank_batch` in the calling thread (no parallel launch; for one sample)."""
     if GL.shape[0] > 0:
-        _rank_batch_chunk(0, 1, offs, left, right, feat, parent, ratio, lv, GL, steps, lr,
-                          adam, beta1, beta2, eps, max_depth, scores, zhist, jhist)
+        _rank_batch_chunk(
+            0,
+            1,
+            offs,
+            left,
+            right,
+            feat,
+            parent,
+            ratio,
+            lv,
+            GL,
+            steps,
+            lr,
+            adam,
+            beta1,
+            beta2,
+            eps,
+            max_depth,
+            scores,
+            zhist,
+            jhist,
+        )
 
 
 @njit
@@ -374,8 +627,9 @@ def _game_batch_chunk(c, nch, offs, left, right, feat, cover, rv, GL, masks, out
     for r in range(c, m, nch):
         mr = r if mm > 1 else 0
         for k in range(K):
-            out[r, k] = _game_one(offs, left, right, feat, cover, rv, GL[r], masks[mr, k],
-                                  stack, wstack)
+            out[r, k] = _game_one(
+                offs, left, right, feat, cover, rv, GL[r], masks[mr, k], stack, wstack
+            )
 
 
 @njit(parallel=True)
@@ -454,8 +708,27 @@ def treeprob_one(offs, left, right, feat, parent, ratio, lv, goleft, nodes, coef
 
 
 @njit
-def _tree_diag(root, left, right, feat, parent, ratio, lv, goleft, t, wq, phi, gam, sp, sub, ss,
-               prevd, last, stack, dstack):
+def _tree_diag(
+    root,
+    left,
+    right,
+    feat,
+    parent,
+    ratio,
+    lv,
+    goleft,
+    t,
+    wq,
+    phi,
+    gam,
+    sp,
+    sub,
+    ss,
+    prevd,
+    last,
+    stack,
+    dstack,
+):
     """Add ``sum_q wq[q] * grad fbar(t[q] * 1)`` of one tree to ``phi`` (TreeGrad-Shap).
 
     The TreeGrad traversal vectorised over the quadrature points, with its scratch indexed by
@@ -534,8 +807,9 @@ def _tree_diag(root, left, right, feat, parent, ratio, lv, goleft, t, wq, phi, g
 
 
 @njit
-def _diag_batch_chunk(c, nch, offs, left, right, feat, parent, ratio, lv, GL, t, wq, max_depth,
-                      out):
+def _diag_batch_chunk(
+    c, nch, offs, left, right, feat, parent, ratio, lv, GL, t, wq, max_depth, out
+):
     """One chunk (samples c, c + nch, ...) of :func:`diag_batch`."""
     m = GL.shape[0]
     nf = out.shape[1]
@@ -551,9 +825,27 @@ def _diag_batch_chunk(c, nch, offs, left, right, feat, parent, ratio, lv, GL, t,
     dstack = np.empty(3 * D + 6, dtype=np.int64)
     for r in range(c, m, nch):
         for tr in range(offs.shape[0] - 1):
-            _tree_diag(offs[tr], left, right, feat, parent, ratio, lv, GL[r], t, wq, out[r],
-                       gam, sp, sub, ss, prevd, last, stack, dstack)
-
+            _tree_diag(
+                offs[tr],
+                left,
+                right,
+                feat,
+                parent,
+                ratio,
+                lv,
+                GL[r],
+                t,
+                wq,
+                out[r],
+                gam,
+                sp,
+                sub,
+                ss,
+                prevd,
+                last,
+                stack,
+                dstack,
+            )
 
 
 @njit(parallel=True)
@@ -563,16 +855,18 @@ def diag_batch(offs, left, right, feat, parent, ratio, lv, GL, t, wq, max_depth,
     m = GL.shape[0]
     nch = min(m, nchunks)
     for c in prange(nch):
-        _diag_batch_chunk(c, nch, offs, left, right, feat, parent, ratio, lv, GL, t, wq,
-                          max_depth, out)
+        _diag_batch_chunk(
+            c, nch, offs, left, right, feat, parent, ratio, lv, GL, t, wq, max_depth, out
+        )
 
 
 @njit
 def diag_batch_serial(offs, left, right, feat, parent, ratio, lv, GL, t, wq, max_depth, out):
     """:func:`diag_batch` in the calling thread (no parallel launch; for one sample)."""
     if GL.shape[0] > 0:
-        _diag_batch_chunk(0, 1, offs, left, right, feat, parent, ratio, lv, GL, t, wq,
-                          max_depth, out)
+        _diag_batch_chunk(
+            0, 1, offs, left, right, feat, parent, ratio, lv, GL, t, wq, max_depth, out
+        )
 
 
 @njit

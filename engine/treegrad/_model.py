@@ -50,8 +50,9 @@ class Packed:
         if was_1d:
             arr = arr.reshape(1, -1)
         if arr.ndim != 2:
-            raise ValueError(f"X must be 1-D (one sample) or 2-D (samples x features), got "
-                             f"{arr.ndim}-D")
+            raise ValueError(
+                f"X must be 1-D (one sample) or 2-D (samples x features), got {arr.ndim}-D"
+            )
         out = self.model.check_X(arr)
         if not np.all(np.isfinite(out)):
             raise ValueError("X contains inf; TreeGrad needs finite feature values")
@@ -99,8 +100,9 @@ def as_treelab(model: Any) -> TreeArrays | TreeEnsemble:
         try:
             return from_sklearn(model)
         except (TypeError, ValueError, AttributeError) as exc:
-            raise TypeError(f"unsupported scikit-learn model {type(model).__name__}: {exc}") \
-                from exc
+            raise TypeError(
+                f"unsupported scikit-learn model {type(model).__name__}: {exc}"
+            ) from exc
     raise TypeError(
         f"unsupported model {type(model).__name__}: expected TreeArrays, TreeEnsemble or a "
         "fitted scikit-learn decision tree, random forest or gradient boosting model"
@@ -130,8 +132,9 @@ def _resolve_class(model: TreeArrays | TreeEnsemble, class_index: Any) -> int:
         raise ValueError(f"class_index must be an int in [0, {k}), got {class_index!r}")
     c = int(class_index)
     if not 0 <= c < k:
-        raise ValueError(f"class_index {c} out of range: this model has {k} output(s) "
-                         f"(valid 0..{k - 1})")
+        raise ValueError(
+            f"class_index {c} out of range: this model has {k} output(s) (valid 0..{k - 1})"
+        )
     return c
 
 
@@ -170,8 +173,9 @@ def pack(model: Any, class_index: Any = None) -> Packed:
     return _pack(model, c)
 
 
-def preorder_ids(children_left: np.ndarray, children_right: np.ndarray,
-                 depth: np.ndarray) -> np.ndarray:
+def preorder_ids(
+    children_left: np.ndarray, children_right: np.ndarray, depth: np.ndarray
+) -> np.ndarray:
     """Depth-first pre-order position (root 0, left subtree before right) of every node,
     int64 ``(n_nodes,)``; vectorised level by level (subtree sizes bottom-up, positions
     top-down).  The identity for trees grown depth-first (scikit-learn's default builder)."""
@@ -181,14 +185,15 @@ def preorder_ids(children_left: np.ndarray, children_right: np.ndarray,
     if internal.size == 0:
         return np.arange(n, dtype=np.int64)
     size = _subtree_sizes(cl, cr, depth)
-    if (np.array_equal(cl[internal], internal + 1)
-            and np.array_equal(cr[internal], internal + 1 + size[cl[internal]])):
+    if np.array_equal(cl[internal], internal + 1) and np.array_equal(
+        cr[internal], internal + 1 + size[cl[internal]]
+    ):
         return np.arange(n, dtype=np.int64)
     by_depth = internal[np.argsort(depth[internal], kind="stable")]
     bounds = np.searchsorted(depth[by_depth], np.arange(int(depth.max()) + 2))
     pos = np.zeros(n, dtype=np.int64)
     for d in range(bounds.size - 1):
-        nodes = by_depth[bounds[d]:bounds[d + 1]]
+        nodes = by_depth[bounds[d] : bounds[d + 1]]
         pos[cl[nodes]] = pos[nodes] + 1
         pos[cr[nodes]] = pos[nodes] + 1 + size[cl[nodes]]
     return pos
@@ -222,8 +227,11 @@ def _pack(model: TreeArrays | TreeEnsemble, c: int) -> Packed:
             parts = [(t, sign * model.scale, 0) for t in model.trees]
             offset = sign * float(model.base[0])
         else:
-            parts = [(t, model.scale, 0) for t, k in zip(model.trees, model.tree_output,
-                                                          strict=True) if k == c]
+            parts = [
+                (t, model.scale, 0)
+                for t, k in zip(model.trees, model.tree_output, strict=True)
+                if k == c
+            ]
             offset = float(model.base[c])
     sizes = [p[0].node_count for p in parts]
     offs = np.zeros(len(parts) + 1, dtype=np.int64)
@@ -255,10 +263,22 @@ def _pack(model: TreeArrays | TreeEnsemble, c: int) -> Packed:
         rv.append(val[old])
         lv.append((val * cov / croot)[old])
         thr.append(tree.routing_arrays()[3].astype(np.float64)[old])
-    cat = [np.ascontiguousarray(np.concatenate(a)) for a in
-           (left, right, feat, parent, ratio, cover, rv, lv, thr)]
-    return Packed(offs, *cat, trees=[p[0] for p in parts], new_ids=new_ids,
-                  n_features=int(model.n_features),
-                  max_depth=int(max(t.max_depth for t in model.trees)
-                                if isinstance(model, TreeEnsemble) else model.max_depth),
-                  offset=offset, model=model, class_index=c)
+    cat = [
+        np.ascontiguousarray(np.concatenate(a))
+        for a in (left, right, feat, parent, ratio, cover, rv, lv, thr)
+    ]
+    return Packed(
+        offs,
+        *cat,
+        trees=[p[0] for p in parts],
+        new_ids=new_ids,
+        n_features=int(model.n_features),
+        max_depth=int(
+            max(t.max_depth for t in model.trees)
+            if isinstance(model, TreeEnsemble)
+            else model.max_depth
+        ),
+        offset=offset,
+        model=model,
+        class_index=c,
+    )

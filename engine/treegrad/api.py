@@ -33,9 +33,20 @@ from engine.treegrad import _kernels as K
 from engine.treegrad._model import Packed, as_treelab, n_outputs, pack
 
 __all__ = [
-    "Curves", "RankResult", "banzhaf", "best_curves", "beta_shapley", "game_value",
-    "insertion_deletion", "multilinear", "random_insertion_deletion", "rank", "shapley",
-    "treegrad", "treeprob", "quadrature",
+    "Curves",
+    "RankResult",
+    "banzhaf",
+    "best_curves",
+    "beta_shapley",
+    "game_value",
+    "insertion_deletion",
+    "multilinear",
+    "random_insertion_deletion",
+    "rank",
+    "shapley",
+    "treegrad",
+    "treeprob",
+    "quadrature",
 ]
 
 
@@ -64,9 +75,24 @@ def _grad_call(P: Packed, GL: np.ndarray, Z: np.ndarray, wq: np.ndarray):
     m = GL.shape[0]
     out = np.zeros((m, P.n_features), dtype=np.float64)
     fb = np.zeros((m, Z.shape[1]), dtype=np.float64)
-    _run("grad_batch", m, P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv, GL,
-         np.ascontiguousarray(Z, dtype=np.float64), np.ascontiguousarray(wq, dtype=np.float64),
-         int(P.max_depth), out, fb, work=m * Z.shape[1] * P.left.shape[0])
+    _run(
+        "grad_batch",
+        m,
+        P.offs,
+        P.left,
+        P.right,
+        P.feat,
+        P.parent,
+        P.ratio,
+        P.lv,
+        GL,
+        np.ascontiguousarray(Z, dtype=np.float64),
+        np.ascontiguousarray(wq, dtype=np.float64),
+        int(P.max_depth),
+        out,
+        fb,
+        work=m * Z.shape[1] * P.left.shape[0],
+    )
     return out, fb
 
 
@@ -134,9 +160,20 @@ def game_value(model: Any, x: Any, S: Any, class_index: int | None = None):
 def _game(P: Packed, X: np.ndarray, masks: np.ndarray, GL: np.ndarray | None = None):
     GL = P.goleft(X) if GL is None else GL
     out = np.zeros((X.shape[0], masks.shape[1]), dtype=np.float64)
-    _run("game_batch", X.shape[0], P.offs, P.left, P.right, P.feat, P.cover, P.rv, GL,
-         np.ascontiguousarray(masks, dtype=np.uint8), out,
-         work=X.shape[0] * masks.shape[1] * P.left.shape[0])
+    _run(
+        "game_batch",
+        X.shape[0],
+        P.offs,
+        P.left,
+        P.right,
+        P.feat,
+        P.cover,
+        P.rv,
+        GL,
+        np.ascontiguousarray(masks, dtype=np.uint8),
+        out,
+        work=X.shape[0] * masks.shape[1] * P.left.shape[0],
+    )
     return out + P.offset
 
 
@@ -155,8 +192,9 @@ def multilinear(model: Any, x: Any, z: Any, class_index: int | None = None):
     return float(res[0]) if was_1d else res
 
 
-def treegrad(model: Any, x: Any, z: Any, class_index: int | None = None,
-             return_value: bool = False):
+def treegrad(
+    model: Any, x: Any, z: Any, class_index: int | None = None, return_value: bool = False
+):
     """TreeGrad: the gradient of fbar_x at ``z`` for all features in one O(L) pass (Lemma 1):
     d_i fbar(z) = sum_{v: i in F_v} (gamma_{i,v} - 1) H_v(z) / (1 - z_i + z_i gamma_{i,v}),
     repeated features merged into one factor; ``z_i = 1`` with ``gamma = 0`` handled exactly
@@ -190,13 +228,14 @@ def quadrature(alpha: int, beta: int, degree: int) -> tuple[np.ndarray, np.ndarr
 
 def _check_int_param(name: str, v: Any) -> int:
     if isinstance(v, bool) or not float(v).is_integer() or v < 1:
-        raise ValueError(f"{name} must be an integer >= 1 for TreeGrad-Shap, got {v!r} "
-                         "(use treeprob for real parameters)")
+        raise ValueError(
+            f"{name} must be an integer >= 1 for TreeGrad-Shap, got {v!r} "
+            "(use treeprob for real parameters)"
+        )
     return int(v)
 
 
-def beta_shapley(model: Any, x: Any, alpha: int = 1, beta: int = 1,
-                 class_index: int | None = None):
+def beta_shapley(model: Any, x: Any, alpha: int = 1, beta: int = 1, class_index: int | None = None):
     """TreeGrad-Shap: Beta(alpha, beta) semivalue (Shapley = (1, 1)) with integer parameters,
     phi_i = int_0^1 d_i fbar(t 1) t^(beta-1) (1-t)^(alpha-1) / B(alpha, beta) dt, by
     Gauss-Legendre with ceil((D + alpha + beta - 2) / 2) nodes, D = min(max depth,
@@ -215,8 +254,23 @@ def beta_shapley(model: Any, x: Any, alpha: int = 1, beta: int = 1,
     t, w = quadrature(a, b, D)
     GL = P.goleft(X)
     g = np.zeros((X.shape[0], P.n_features), dtype=np.float64)
-    _run("diag_batch", X.shape[0], P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv,
-         GL, t, w, int(P.max_depth), g, work=X.shape[0] * t.shape[0] * P.left.shape[0])
+    _run(
+        "diag_batch",
+        X.shape[0],
+        P.offs,
+        P.left,
+        P.right,
+        P.feat,
+        P.parent,
+        P.ratio,
+        P.lv,
+        GL,
+        t,
+        w,
+        int(P.max_depth),
+        g,
+        work=X.shape[0] * t.shape[0] * P.left.shape[0],
+    )
     return _out(g, was_1d)
 
 
@@ -234,9 +288,16 @@ def banzhaf(model: Any, x: Any, p: float = 0.5, class_index: int | None = None):
     return treegrad(model, x, p, class_index)
 
 
-def treeprob(model: Any, x: Any, alpha: float = 1.0, beta: float = 1.0, p: float | None = None,
-             nodes: str = "roots_of_unity", degree: int | None = None,
-             class_index: int | None = None):
+def treeprob(
+    model: Any,
+    x: Any,
+    alpha: float = 1.0,
+    beta: float = 1.0,
+    p: float | None = None,
+    nodes: str = "roots_of_unity",
+    degree: int | None = None,
+    class_index: int | None = None,
+):
     """TreeProb: a semivalue (Beta(alpha, beta), real parameters > 0, or weighted Banzhaf
     ``p`` when given) from each leaf's path polynomial prod_{j != i}(1 + gamma_j y) lifted to
     degree ``D - 1`` by (1 + y)^(D - d), evaluated at D nodes:
@@ -254,18 +315,22 @@ def treeprob(model: Any, x: Any, alpha: float = 1.0, beta: float = 1.0, p: float
         raise ValueError(f"nodes must be 'roots_of_unity' or 'chebyshev', got {nodes!r}")
     P = pack(model, class_index)
     X, was_1d = P.check_X(x)
-    D = degree if degree is not None else (
-        min(P.max_depth, P.n_features) if nodes == "roots_of_unity" else P.max_depth)
+    D = (
+        degree
+        if degree is not None
+        else (min(P.max_depth, P.n_features) if nodes == "roots_of_unity" else P.max_depth)
+    )
     D = int(max(D, 1))
     if D < min(P.max_depth, P.n_features):
-        raise ValueError(f"degree {D} is below the paths' feature count "
-                         f"{min(P.max_depth, P.n_features)}")
+        raise ValueError(
+            f"degree {D} is below the paths' feature count {min(P.max_depth, P.n_features)}"
+        )
     k = np.arange(D)
     if p is not None:
         p = float(p)
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"p must be in [0, 1], got {p}")
-        w = p ** k * (1.0 - p) ** (D - 1 - k)
+        w = p**k * (1.0 - p) ** (D - 1 - k)
     else:
         if not (alpha > 0 and beta > 0):
             raise ValueError(f"alpha and beta must be > 0, got {alpha}, {beta}")
@@ -282,9 +347,20 @@ def treeprob(model: Any, x: Any, alpha: float = 1.0, beta: float = 1.0, p: float
     GL = P.goleft(X)
     out = np.zeros((X.shape[0], P.n_features), dtype=np.float64)
     for r in range(X.shape[0]):
-        K.treeprob_one(P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv, GL[r],
-                       np.ascontiguousarray(y), np.ascontiguousarray(coef), P.n_features,
-                       out[r])
+        K.treeprob_one(
+            P.offs,
+            P.left,
+            P.right,
+            P.feat,
+            P.parent,
+            P.ratio,
+            P.lv,
+            GL[r],
+            np.ascontiguousarray(y),
+            np.ascontiguousarray(coef),
+            P.n_features,
+            out[r],
+        )
     return _out(out, was_1d)
 
 
@@ -304,9 +380,17 @@ class RankResult:
     objective: np.ndarray
 
 
-def rank(model: Any, x: Any, class_index: int | None = None, optimizer: str = "ga",
-         lr: float = 5.0, steps: int = 100, beta1: float = 0.9, beta2: float = 0.999,
-         eps: float = 1e-8) -> RankResult:
+def rank(
+    model: Any,
+    x: Any,
+    class_index: int | None = None,
+    optimizer: str = "ga",
+    lr: float = 5.0,
+    steps: int = 100,
+    beta1: float = 0.9,
+    beta2: float = 0.999,
+    eps: float = 1e-8,
+) -> RankResult:
     """TreeGrad-Ranker: maximise J(z) = (fbar(z) - fbar(1 - z)) / 2 over [0, 1]^n from
     z = 0.5 by projected gradient ascent (``'ga'``) or Adam (``'adam'``, bias-corrected);
     g = (grad(z) + grad(1 - z)) / 2; scores = running mean of g over the ``steps`` steps
@@ -328,9 +412,29 @@ def rank(model: Any, x: Any, class_index: int | None = None, optimizer: str = "g
     scores = np.zeros((m, n))
     zh = np.zeros((m, steps + 1, n))
     jh = np.zeros((m, steps + 1))
-    _run("rank_batch", m, P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv,
-         P.goleft(X), steps, float(lr), opt == "adam", float(beta1), float(beta2), float(eps),
-         int(P.max_depth), scores, zh, jh, work=2 * m * steps * P.left.shape[0])
+    _run(
+        "rank_batch",
+        m,
+        P.offs,
+        P.left,
+        P.right,
+        P.feat,
+        P.parent,
+        P.ratio,
+        P.lv,
+        P.goleft(X),
+        steps,
+        float(lr),
+        opt == "adam",
+        float(beta1),
+        float(beta2),
+        float(eps),
+        int(P.max_depth),
+        scores,
+        zh,
+        jh,
+        work=2 * m * steps * P.left.shape[0],
+    )
     return RankResult(_out(scores, was_1d), _out(zh, was_1d), _out(jh, was_1d))
 
 
@@ -366,14 +470,15 @@ class Curves:
 _OUTPUTS = ("game", "probability")
 
 
-def _curve_game(model: Any, X: np.ndarray, masks: np.ndarray, class_index: int | None,
-                output: str) -> np.ndarray:
+def _curve_game(
+    model: Any, X: np.ndarray, masks: np.ndarray, class_index: int | None, output: str
+) -> np.ndarray:
     """f(S) for per-sample masks ``(m, K, n)`` on the chosen output scale."""
     if output not in _OUTPUTS:
         raise ValueError(f"output must be one of {_OUTPUTS}, got {output!r}")
     P = pack(model, class_index)
     mdl = P.model
-    boosting_clf = (getattr(mdl, "kind", None) == "boosting" and mdl.task == "classification")
+    boosting_clf = getattr(mdl, "kind", None) == "boosting" and mdl.task == "classification"
     if output == "game" or not boosting_clf:
         return _game(P, X, masks)
     from scipy.special import expit
@@ -398,8 +503,9 @@ def _order_masks(order: np.ndarray, n: int) -> np.ndarray:
     return masks
 
 
-def insertion_deletion(model: Any, X: Any, scores: Any, class_index: int | None = None,
-                       output: str = "game") -> Curves:
+def insertion_deletion(
+    model: Any, X: Any, scores: Any, class_index: int | None = None, output: str = "game"
+) -> Curves:
     """Insertion / deletion curves of the rankings by descending ``scores`` (ties: lower
     feature index first) in the same path-dependent game (``output='game'``), or, for
     boosting classifiers, on the probability scale (``'probability'``: sigmoid/softmax of
@@ -431,8 +537,14 @@ def _curves_for_orders(model, Xc, order, class_index, output, was_1d) -> Curves:
     return Curves(_out(vals_ins, was_1d), _out(vals_del, was_1d))
 
 
-def random_insertion_deletion(model: Any, X: Any, n_rankings: int = 32, seed: int = 0,
-                              class_index: int | None = None, output: str = "game") -> Curves:
+def random_insertion_deletion(
+    model: Any,
+    X: Any,
+    n_rankings: int = 32,
+    seed: int = 0,
+    class_index: int | None = None,
+    output: str = "game",
+) -> Curves:
     """Random-ranking baseline: curves averaged over ``n_rankings`` uniformly random
     permutations per sample (seeded).  Returns :class:`Curves` like
     :func:`insertion_deletion`."""
@@ -454,8 +566,7 @@ def random_insertion_deletion(model: Any, X: Any, n_rankings: int = 32, seed: in
     return Curves(_out(ins / n_rankings, was_1d), _out(dele / n_rankings, was_1d))
 
 
-def best_curves(model: Any, X: Any, class_index: int | None = None,
-                output: str = "game") -> Curves:
+def best_curves(model: Any, X: Any, class_index: int | None = None, output: str = "game") -> Curves:
     """Brute-force best achievable envelopes (n_features <= 12): ``insertion[k] = max_{|S| =
     k} f(S)`` and ``deletion[k] = min_{|S| = n - k} f(S)``; bounds for any ranking's curves.
     Raises ``ValueError`` for more than 12 features."""
@@ -465,7 +576,7 @@ def best_curves(model: Any, X: Any, class_index: int | None = None,
     n = P.n_features
     if n > 12:
         raise ValueError(f"best_curves enumerates 2^n subsets; n_features = {n} > 12")
-    idx = np.arange(2 ** n)
+    idx = np.arange(2**n)
     masks = ((idx[:, None] >> np.arange(n)) & 1).astype(np.uint8)
     vals = _curve_game(model, Xc, masks[None], class_index, output)
     size = masks.sum(axis=1)

@@ -23,8 +23,7 @@ from engine.treegrad import api
 from engine.treegrad._model import as_treelab, n_outputs, pack
 
 #: The ten Beta(alpha, beta) settings the paper's per-sample "best Beta" baselines pick from.
-PAPER_BETAS = ((16, 1), (8, 1), (4, 1), (2, 1), (1, 1), (1, 2), (1, 4), (1, 8), (1, 16),
-               (1, 32))
+PAPER_BETAS = ((16, 1), (8, 1), (4, 1), (2, 1), (1, 1), (1, 2), (1, 4), (1, 8), (1, 16), (1, 32))
 
 
 @dataclass(frozen=True)
@@ -43,8 +42,14 @@ class MethodParams:
 
     def labels(self) -> list[str]:
         """Method labels in display order."""
-        return ["Shapley", "Banzhaf", f"Beta({self.alpha},{self.beta})",
-                f"Weighted Banzhaf({self.p:g})", "Ranker GA", "Ranker Adam"]
+        return [
+            "Shapley",
+            "Banzhaf",
+            f"Beta({self.alpha},{self.beta})",
+            f"Weighted Banzhaf({self.p:g})",
+            "Ranker GA",
+            "Ranker Adam",
+        ]
 
     def check(self) -> None:
         """Raise ``ValueError`` with a user-facing message for a bad parameter."""
@@ -76,8 +81,9 @@ class Explanation:
     params: MethodParams = field(default_factory=MethodParams)
 
 
-def explain(model: Any, x: Any, class_index: int | None = None,
-            params: MethodParams | None = None) -> Explanation:
+def explain(
+    model: Any, x: Any, class_index: int | None = None, params: MethodParams | None = None
+) -> Explanation:
     """Shapley, Banzhaf, Beta(alpha, beta), weighted Banzhaf(p), Ranker GA and Adam for
     ``x`` (one sample ``(n,)`` or ``(m, n)``), on the game scale of output ``class_index``
     (class fraction for trees/forests, raw score for boosting).  Raises ``ValueError``
@@ -87,8 +93,7 @@ def explain(model: Any, x: Any, class_index: int | None = None,
     model = as_treelab(model)
     labels = params.labels()
     ga = api.rank(model, x, class_index, optimizer="ga", lr=params.lr, steps=int(params.steps))
-    adam = api.rank(model, x, class_index, optimizer="adam", lr=params.lr,
-                    steps=int(params.steps))
+    adam = api.rank(model, x, class_index, optimizer="adam", lr=params.lr, steps=int(params.steps))
     scores = {
         labels[0]: api.shapley(model, x, class_index),
         labels[1]: api.banzhaf(model, x, 0.5, class_index),
@@ -99,8 +104,14 @@ def explain(model: Any, x: Any, class_index: int | None = None,
     }
     n = pack(model, class_index).n_features
     f = api.game_value(model, x, np.array([np.zeros(n, bool), np.ones(n, bool)]), class_index)
-    return Explanation(scores, ga, adam, f[..., 0] if np.ndim(f) > 1 else f[0],
-                       f[..., 1] if np.ndim(f) > 1 else f[1], params)
+    return Explanation(
+        scores,
+        ga,
+        adam,
+        f[..., 0] if np.ndim(f) > 1 else f[0],
+        f[..., 1] if np.ndim(f) > 1 else f[1],
+        params,
+    )
 
 
 def kendall_matrix(scores: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -163,19 +174,26 @@ def leaf_gammas(tree: TreeArrays, x: Any) -> dict[int, dict[int, float]]:
     return out
 
 
-def semivalue_weights(n: int, alpha: float | None = None, beta: float | None = None,
-                      p: float | None = None) -> np.ndarray:
+def semivalue_weights(
+    n: int, alpha: float | None = None, beta: float | None = None, p: float | None = None
+) -> np.ndarray:
     """Subset-size weights ``(n,)`` of a semivalue: Beta(alpha, beta)
     B(s + beta, n - 1 - s + alpha) / B(alpha, beta) (Shapley = (1, 1)) or weighted Banzhaf
     p^s (1 - p)^(n - 1 - s)."""
     s = np.arange(n)
     if p is not None:
-        return p ** s * (1.0 - p) ** (n - 1 - s)
+        return p**s * (1.0 - p) ** (n - 1 - s)
     return np.exp(betaln(s + beta, n - 1 - s + alpha) - betaln(alpha, beta))
 
 
-def brute_force_semivalue(model: Any, x: Any, alpha: float = 1.0, beta: float = 1.0,
-                          p: float | None = None, class_index: int | None = None) -> np.ndarray:
+def brute_force_semivalue(
+    model: Any,
+    x: Any,
+    alpha: float = 1.0,
+    beta: float = 1.0,
+    p: float | None = None,
+    class_index: int | None = None,
+) -> np.ndarray:
     """Exact reference by enumerating all 2^n subsets (n <= 12) of the path-dependent game
     (:func:`engine.treegrad.game_value`): phi_i = sum_{S not containing i} w(|S|)
     (f(S + i) - f(S)).  One sample ``(n,)``.  Raises ``ValueError`` for n > 12."""
@@ -183,7 +201,7 @@ def brute_force_semivalue(model: Any, x: Any, alpha: float = 1.0, beta: float = 
     n = P.n_features
     if n > 12:
         raise ValueError(f"brute force enumerates 2^n subsets; n_features = {n} > 12")
-    idx = np.arange(2 ** n)
+    idx = np.arange(2**n)
     masks = ((idx[:, None] >> np.arange(n)) & 1).astype(bool)
     f = np.asarray(api.game_value(model, np.asarray(x, dtype=np.float64), masks, class_index))
     size = masks.sum(axis=1)
@@ -201,9 +219,14 @@ def brute_force_semivalue(model: Any, x: Any, alpha: float = 1.0, beta: float = 
 # ---------------------------------------------------------------------------------------
 
 
-def best_beta_curves(model: Any, X: np.ndarray, class_index: int | None = None,
-                     output: str = "game", criterion: str = "joint",
-                     betas=PAPER_BETAS) -> tuple[api.Curves, np.ndarray]:
+def best_beta_curves(
+    model: Any,
+    X: np.ndarray,
+    class_index: int | None = None,
+    output: str = "game",
+    criterion: str = "joint",
+    betas=PAPER_BETAS,
+) -> tuple[api.Curves, np.ndarray]:
     """The paper's per-sample oracle baseline: for each row, the Beta(alpha, beta) among
     ``betas`` whose ranking has the best insertion AUC (``criterion='insertion'``), the
     lowest deletion AUC (``'deletion'``) or the best ins - del (``'joint'``).
@@ -212,13 +235,20 @@ def best_beta_curves(model: Any, X: np.ndarray, class_index: int | None = None,
     the chosen setting per row ``(m,)``)."""
     if criterion not in ("insertion", "deletion", "joint"):
         raise ValueError(f"criterion must be insertion, deletion or joint, got {criterion!r}")
-    all_c = [api.insertion_deletion(model, X, api.beta_shapley(model, X, a, b, class_index),
-                                    class_index, output) for a, b in betas]
-    ins = np.stack([c.insertion for c in all_c])          # (B, m, n + 1)
+    all_c = [
+        api.insertion_deletion(
+            model, X, api.beta_shapley(model, X, a, b, class_index), class_index, output
+        )
+        for a, b in betas
+    ]
+    ins = np.stack([c.insertion for c in all_c])  # (B, m, n + 1)
     dele = np.stack([c.deletion for c in all_c])
-    key = {"insertion": ins.mean(-1), "deletion": -dele.mean(-1),
-           "joint": ins.mean(-1) - dele.mean(-1)}[criterion]
-    pick = np.argmax(key, axis=0)                           # (m,)
+    key = {
+        "insertion": ins.mean(-1),
+        "deletion": -dele.mean(-1),
+        "joint": ins.mean(-1) - dele.mean(-1),
+    }[criterion]
+    pick = np.argmax(key, axis=0)  # (m,)
     rows = np.arange(X.shape[0])
     return api.Curves(ins[pick, rows], dele[pick, rows]), pick
 
@@ -236,15 +266,27 @@ class CurveSet:
 
     def auc_table(self) -> pd.DataFrame:
         """Method, insertion AUC, deletion AUC and ins - del of the mean curves."""
-        return pd.DataFrame([(k, float(c.auc_insertion), float(c.auc_deletion),
-                              float(c.joint)) for k, c in self.curves.items()],
-                            columns=["method", "insertion_auc", "deletion_auc", "ins_minus_del"])
+        return pd.DataFrame(
+            [
+                (k, float(c.auc_insertion), float(c.auc_deletion), float(c.joint))
+                for k, c in self.curves.items()
+            ],
+            columns=["method", "insertion_auc", "deletion_auc", "ins_minus_del"],
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """Long table: method, k (features inserted/deleted), insertion, deletion."""
-        parts = [pd.DataFrame({"method": k, "k": np.arange(c.insertion.shape[-1]),
-                               "insertion": c.insertion, "deletion": c.deletion})
-                 for k, c in self.curves.items()]
+        parts = [
+            pd.DataFrame(
+                {
+                    "method": k,
+                    "k": np.arange(c.insertion.shape[-1]),
+                    "insertion": c.insertion,
+                    "deletion": c.deletion,
+                }
+            )
+            for k, c in self.curves.items()
+        ]
         return pd.concat(parts, ignore_index=True)
 
 
@@ -253,8 +295,9 @@ BEST = "Best achievable (brute force)"
 BEST_BETA = "Best Beta per sample (ins - del)"
 
 
-def _chunk_curves(model, X, ci, params: MethodParams, output, n_random, seed, with_best,
-                  with_best_beta):
+def _chunk_curves(
+    model, X, ci, params: MethodParams, output, n_random, seed, with_best, with_best_beta
+):
     """Per-row curves of every ranking for rows ``X`` explained at class ``ci``."""
     ex = explain(model, X, ci, params)
     out = {k: api.insertion_deletion(model, X, s, ci, output) for k, s in ex.scores.items()}
@@ -267,10 +310,20 @@ def _chunk_curves(model, X, ci, params: MethodParams, output, n_random, seed, wi
     return out
 
 
-def curves_steps(ctx, model: Any, X: np.ndarray, class_index: Any = None,
-                 params: MethodParams | None = None, output: str = "game",
-                 n_random: int = 8, seed: int = 0, with_best: bool | None = None,
-                 with_best_beta: bool = True, chunk: int = 8, step_seconds: float = 0.1):
+def curves_steps(
+    ctx,
+    model: Any,
+    X: np.ndarray,
+    class_index: Any = None,
+    params: MethodParams | None = None,
+    output: str = "game",
+    n_random: int = 8,
+    seed: int = 0,
+    with_best: bool | None = None,
+    with_best_beta: bool = True,
+    chunk: int = 8,
+    step_seconds: float = 0.1,
+):
     """Job step generator: mean insertion/deletion curves over the rows of ``X`` (2-D).
 
     ``class_index``: one int/None for all rows, or an int array ``(m,)`` (e.g. each row's
@@ -287,8 +340,10 @@ def curves_steps(ctx, model: Any, X: np.ndarray, class_index: Any = None,
     m = X.shape[0]
     if m == 0:
         raise ValueError("no rows to evaluate")
-    cls = np.asarray([class_index] * m if class_index is None or np.ndim(class_index) == 0
-                     else class_index, dtype=object)
+    cls = np.asarray(
+        [class_index] * m if class_index is None or np.ndim(class_index) == 0 else class_index,
+        dtype=object,
+    )
     if cls.shape != (m,):
         raise ValueError(f"class_index must be one value or {m} values, got {cls.shape}")
     n = pack(model, None if cls[0] is None else int(cls[0])).n_features
@@ -304,20 +359,30 @@ def curves_steps(ctx, model: Any, X: np.ndarray, class_index: Any = None,
         for c in pd.unique(cls[idx]):
             sel = idx[cls[idx] == c]
             ci = None if c is None else int(c)
-            cur = _chunk_curves(model, X[sel], ci, params, output, n_random, seed + start,
-                                with_best, with_best_beta)
+            cur = _chunk_curves(
+                model, X[sel], ci, params, output, n_random, seed + start, with_best, with_best_beta
+            )
             for k, cv in cur.items():
                 acc = sums.setdefault(k, [np.zeros(n + 1), np.zeros(n + 1)])
                 acc[0] += cv.insertion.sum(axis=0)
                 acc[1] += cv.deletion.sum(axis=0)
-                rows.append(pd.DataFrame({"row": sel, "method": k, "class_index": ci,
-                                          "insertion_auc": cv.auc_insertion,
-                                          "deletion_auc": cv.auc_deletion,
-                                          "ins_minus_del": cv.joint}))
+                rows.append(
+                    pd.DataFrame(
+                        {
+                            "row": sel,
+                            "method": k,
+                            "class_index": ci,
+                            "insertion_auc": cv.auc_insertion,
+                            "deletion_auc": cv.auc_deletion,
+                            "ins_minus_del": cv.joint,
+                        }
+                    )
+                )
         done = int(idx[-1]) + 1
         rows = [pd.concat(rows, ignore_index=True)]
-        result = CurveSet({k: api.Curves(a / done, d / done) for k, (a, d) in sums.items()},
-                          done, rows[0])
+        result = CurveSet(
+            {k: api.Curves(a / done, d / done) for k, (a, d) in sums.items()}, done, rows[0]
+        )
         yield {"done": done, "total": m, "result": result}
         start = done
         if time.perf_counter() - t0 < step_seconds:
@@ -343,13 +408,15 @@ def batch_curves(model: Any, X: np.ndarray, class_index: Any = None, **kw) -> Cu
 def _deep_data(n_rows: int, seed: int):
     from sklearn.datasets import make_classification
 
-    X, y = make_classification(n_rows, n_features=10, n_informative=6, flip_y=0.3,
-                               random_state=seed)
+    X, y = make_classification(
+        n_rows, n_features=10, n_informative=6, flip_y=0.3, random_state=seed
+    )
     return X.astype(np.float32).astype(np.float64), y
 
 
-def error_vs_depth_steps(ctx, depths=(5, 10, 20, 30, 45, None), n_rows: int = 40000,
-                         n_samples: int = 3, seed: int = 0):
+def error_vs_depth_steps(
+    ctx, depths=(5, 10, 20, 30, 45, None), n_rows: int = 40000, n_samples: int = 3, seed: int = 0
+):
     """Job step generator for the instability demo (research/treegrad.md section 10D):
     decision trees of each max depth (``None`` = grown out, depth ~60) on
     ``make_classification(n_rows, 10 features, flip_y=0.3)``; for ``n_samples`` rows, the
@@ -373,15 +440,21 @@ def error_vs_depth_steps(ctx, depths=(5, 10, 20, 30, 45, None), n_rows: int = 40
     for k, d in enumerate(depths):
         m = DecisionTreeClassifier(max_depth=d, random_state=seed).fit(X, y)
         errs: dict[str, float] = {}
-        explainer = (shap.TreeExplainer(m, feature_perturbation="tree_path_dependent")
-                     if shap is not None else None)
+        explainer = (
+            shap.TreeExplainer(m, feature_perturbation="tree_path_dependent")
+            if shap is not None
+            else None
+        )
         for r in rows_idx:
             x = X[r]
             ref = brute_force_semivalue(m, x, 1, 1, class_index=1)
-            got = {"TreeGrad-Shap": api.shapley(m, x, class_index=1),
-                   "TreeProb (roots of unity)": api.treeprob(m, x, class_index=1),
-                   "Chebyshev nodes (Linear TreeShap)": api.treeprob(
-                       m, x, nodes="chebyshev", class_index=1)}
+            got = {
+                "TreeGrad-Shap": api.shapley(m, x, class_index=1),
+                "TreeProb (roots of unity)": api.treeprob(m, x, class_index=1),
+                "Chebyshev nodes (Linear TreeShap)": api.treeprob(
+                    m, x, nodes="chebyshev", class_index=1
+                ),
+            }
             if explainer is not None:
                 sv = np.asarray(explainer.shap_values(x[None]))
                 got["shap TreeExplainer"] = sv[0, :, 1] if sv.ndim == 3 else sv[0]
@@ -389,10 +462,15 @@ def error_vs_depth_steps(ctx, depths=(5, 10, 20, 30, 45, None), n_rows: int = 40
                 e = float(np.max(np.abs(v - ref)))
                 errs[name] = max(errs.get(name, 0.0), e if np.isfinite(e) else np.inf)
         for name, e in errs.items():
-            records.append({"depth": int(m.get_depth()),
-                            "max_depth_param": "none" if d is None else str(int(d)),
-                            "leaves": int(m.get_n_leaves()), "method": name,
-                            "max_abs_error": e})
+            records.append(
+                {
+                    "depth": int(m.get_depth()),
+                    "max_depth_param": "none" if d is None else str(int(d)),
+                    "leaves": int(m.get_n_leaves()),
+                    "method": name,
+                    "max_abs_error": e,
+                }
+            )
         yield {"done": k + 1, "total": len(depths), "rows": pd.DataFrame(records)}
     return pd.DataFrame(records)
 
@@ -406,8 +484,9 @@ def _best_time(fn, repeat: int) -> float:
     return best
 
 
-def runtime_vs_leaves_steps(ctx, leaves=(100, 1000, 10000), n_features: int = 20,
-                            repeat: int = 5, seed: int = 0):
+def runtime_vs_leaves_steps(
+    ctx, leaves=(100, 1000, 10000), n_features: int = 20, repeat: int = 5, seed: int = 0
+):
     """Job step generator: one sample's gradient (all features, one O(L) TreeGrad pass),
     its Shapley values by TreeGrad-Shap and by shap's TreeExplainer (path-dependent), on
     regression trees with ``max_leaf_nodes`` = each entry of ``leaves`` (fitted on
@@ -431,17 +510,26 @@ def runtime_vs_leaves_steps(ctx, leaves=(100, 1000, 10000), n_features: int = 20
         x = X[0]
         z = np.full(n_features, 0.5)
         api.treegrad(t, x, z)  # pack once (cached on our tree)
-        times = {"TreeGrad gradient (all features)": _best_time(
-                     lambda t=t, x=x, z=z: api.treegrad(t, x, z), repeat),
-                 "TreeGrad-Shap (Shapley)": _best_time(lambda t=t, x=x: api.shapley(t, x),
-                                                       repeat)}
+        times = {
+            "TreeGrad gradient (all features)": _best_time(
+                lambda t=t, x=x, z=z: api.treegrad(t, x, z), repeat
+            ),
+            "TreeGrad-Shap (Shapley)": _best_time(lambda t=t, x=x: api.shapley(t, x), repeat),
+        }
         if shap is not None:
             ex = shap.TreeExplainer(m, feature_perturbation="tree_path_dependent")
             times["shap TreeExplainer (Shapley)"] = _best_time(
-                lambda ex=ex, x=x: ex.shap_values(x[None]), repeat)
+                lambda ex=ex, x=x: ex.shap_values(x[None]), repeat
+            )
         for name, s in times.items():
-            records.append({"leaves": int(m.get_n_leaves()), "depth": int(m.get_depth()),
-                            "method": name, "seconds": s})
+            records.append(
+                {
+                    "leaves": int(m.get_n_leaves()),
+                    "depth": int(m.get_depth()),
+                    "method": name,
+                    "seconds": s,
+                }
+            )
         yield {"done": k + 1, "total": len(leaves), "rows": pd.DataFrame(records)}
     return pd.DataFrame(records)
 
@@ -450,6 +538,10 @@ def model_summary(model: Any) -> dict:
     """Trees, leaves, max depth, features and outputs of a supported model."""
     t = as_treelab(model)
     trees = t.trees if isinstance(t, TreeEnsemble) else [t]
-    return {"trees": len(trees), "leaves": int(sum(tr.n_leaves for tr in trees)),
-            "max_depth": int(max(tr.max_depth for tr in trees)),
-            "n_features": int(t.n_features), "outputs": n_outputs(t)}
+    return {
+        "trees": len(trees),
+        "leaves": int(sum(tr.n_leaves for tr in trees)),
+        "max_depth": int(max(tr.max_depth for tr in trees)),
+        "n_features": int(t.n_features),
+        "outputs": n_outputs(t),
+    }
