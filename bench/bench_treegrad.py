@@ -31,6 +31,7 @@ Prints markdown tables plus the machine and writes them to ``bench/out/treegrad.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -76,70 +77,258 @@ def best_of(fn, repeat: int) -> float:
     return best
 
 
-def speed_table(leaves: list[int]) -> str:
-    import shap
+def interleaved(fns: dict, rounds: int, inner: dict | None = None) -> tuple[dict, dict]:
+    """Time every function of ``fns`` once per round, in a rotating order, ``rounds`` times.
 
-    rows = []
-    t_all = time.perf_counter()
+    Returns ``(best, per_round)``: the best seconds per call of each function and every
+    round's seconds per call (lists), so ratios can be taken within a round.  ``inner``
+    gives how many calls one timing covers (tiny calls are repeated to exceed the clock's
+    noise)."""
+    names = list(fns)
+    inner = inner or {}
+    per_round = {k: [] for k in names}
+    for r in range(rounds):
+        for k in names[r % len(names) :] + names[: r % len(names)]:
+            n = inner.get(k, 1)
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fns[k]()
+            per_round[k].append((time.perf_counter() - t0) / n)
+    return {k: min(v) for k, v in per_round.items()}, per_round
+
+
+def _calls_for(fn, target: float = 5e-3) -> int:
+    """How many calls of ``fn`` take about ``target`` seconds (one call timed)."""
+    t0 = time.perf_counter()
+    fn()
+    return max(1, int(target / max(time.perf_counter() - t0, 1e-7)))
+
+
+def _shapiq_version() -> str | None:
+    try:
+        from importlib.metadata import version
+
+        import shapiq  # noqa: F401
+    except ImportError:
+        return None
+    return version("shapiq")
+
+
+def _is_quadrature_shapiq(v: str | None) -> bool:
+    """shapiq >= 1.8 computes path-dependent values with QuadratureTreeSHAP (C++); older
+    releases with TreeSHAP-IQ in numpy, too slow for the big trees."""
+    if v is None:
+        return False
+    major, minor = (int(p) for p in v.split(".")[:2])
+    return (major, minor) >= (1, 8)
+
+
+def _shapiq_matrix(values, n: int) -> np.ndarray:
+    """shapiq InteractionValues (one, a list, or a batch) as float64 ``(m, n)``."""
+    if hasattr(values, "interactions"):
+        values = [values]
+    return np.array([[iv[(i,)] for i in range(n)] for iv in values], dtype=np.float64)
+
+
+def brute_force_shapley(model, x: np.ndarray, class_index=None) -> np.ndarray:
+    """Shapley values of one sample by enumerating all 2^n subsets of the path-dependent
+    game (f_x(S) by its definition, :func:`engine.treegrad.game_value`), n <= 20."""
+    from scipy.special import betaln
+
+    n = int(x.shape[0])
+    idx = np.arange(2**n)
+    masks = ((idx[:, None] >> np.arange(n)) & 1).astype(np.uint8)
+    f = np.asarray(tg.game_value(model, x, masks, class_index=class_index))
+    size = masks.sum(axis=1)
+    weight = np.exp(betaln(np.arange(n) + 1.0, n - np.arange(n)))  # s! (n - 1 - s)! / n!
+    phi = np.zeros(n)
+    for i in range(n):
+        s = idx[masks[:, i] == 0]
+        phi[i] = np.sum(weight[size[s]] * (f[s | (1 << i)] - f[s]))
+    return phi
+
+
+def speed_models(leaves: list[int]):
+    """(label, fitted scikit-learn model, X, class_index) of the speed tables: regression
+    trees with ``max_leaf_nodes`` = each of ``leaves`` (make_regression, 20 features, 4 rows
+    per leaf, seed 0) and the grown-out depth-62 classifier of the numerics table."""
+    from engine.treegrad.explain import _deep_data
+
     for L in leaves:
         X, y = make_regression(4 * L, 20, n_informative=15, noise=10.0, random_state=0)
-        t_fit = time.perf_counter()
-        m = DecisionTreeRegressor(max_leaf_nodes=L, random_state=0).fit(X, y)
-        t_fit = time.perf_counter() - t_fit
-        tree = from_sklearn(m)
-        ex = shap.TreeExplainer(m, feature_perturbation="tree_path_dependent")
-        x = X[1]
-        z = np.full(20, 0.5)
-        tg.treegrad(tree, x, z)
-        tg.shapley(tree, x)
-        ex.shap_values(x[None])
-        t_grad = best_of(lambda t=tree, x=x, z=z: tg.treegrad(t, x, z), 7)
-        t_tgs = best_of(lambda t=tree, x=x: tg.shapley(t, x), 7)
-        t_shap = best_of(lambda e=ex, x=x: e.shap_values(x[None]), 7)
-        nb = 1000 if L <= 10000 else 100  # shap needs ~0.1 s per sample at 100k leaves
-        Xb = X[:nb]
-        t0 = time.perf_counter()
-        ours_b = tg.shapley(tree, Xb)
-        tb_ours = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        theirs_b = ex.shap_values(Xb)
-        tb_shap = time.perf_counter() - t0
-        diff = float(np.max(np.abs(ours_b - theirs_b)))
-        if L <= 10000:
-            tb_ours = min(tb_ours, best_of(lambda t=tree, Xb=Xb: tg.shapley(t, Xb), 2))
-            tb_shap = min(tb_shap, best_of(lambda e=ex, Xb=Xb: e.shap_values(Xb), 2))
-        rows.append(
-            {
-                "leaves": m.get_n_leaves(),
-                "depth": m.get_depth(),
-                "gradient, 1 sample (ms)": t_grad * 1e3,
-                "TreeGrad-Shap, 1 sample (ms)": t_tgs * 1e3,
-                "shap, 1 sample (ms)": t_shap * 1e3,
-                "shap / gradient": t_shap / t_grad,
-                "shap / TreeGrad-Shap": t_shap / t_tgs,
-                "batch rows": nb,
-                "TreeGrad-Shap batch (samples/s)": len(Xb) / tb_ours,
-                "shap batch (samples/s)": len(Xb) / tb_shap,
-                "max |phi - shap|": diff,
-                "fit (s)": t_fit,
-            }
+        yield (
+            f"regression, {L:,} leaves",
+            DecisionTreeRegressor(max_leaf_nodes=L, random_state=0),
+            X,
+            y,
+            None,
         )
-        print(f"  {L} leaves done ({time.perf_counter() - t_all:.0f} s)", flush=True)
-    df = pd.DataFrame(rows)
-    fmt = {c: "{:.3f}" for c in df.columns if "(ms)" in c}
-    fmt.update(
-        {
-            "shap / gradient": "{:.1f}x",
-            "shap / TreeGrad-Shap": "{:.1f}x",
-            "TreeGrad-Shap batch (samples/s)": "{:,.0f}",
-            "shap batch (samples/s)": "{:,.0f}",
-            "max |phi - shap|": "{:.1e}",
-            "fit (s)": "{:.1f}",
-        }
-    )
-    for c, f in fmt.items():
-        df[c] = df[c].map(f.format)
-    return md_table(df)
+    X, y = _deep_data(40000, 0)
+    yield "classification, grown out (numerics)", DecisionTreeClassifier(random_state=0), X, y, 1
+
+
+def _speed_model(label, est, X, y, cls, rounds, sv, quad):
+    """Per-sample, batch and exactness rows of one model (see :func:`speed_tables`)."""
+    import numba
+    import shap
+
+    if sv is not None:
+        import shapiq
+
+    t_fit = time.perf_counter()
+    m = est.fit(X, y)
+    t_fit = time.perf_counter() - t_fit
+    n = X.shape[1]
+    L = m.get_n_leaves()
+    t0 = time.perf_counter()
+    tree = from_sklearn(m)
+    tg.shapley(tree, X[0], class_index=cls)  # pack + walk tables, cached on the tree
+    setup_ours = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ex = shap.TreeExplainer(m, feature_perturbation="tree_path_dependent")
+    setup_shap = time.perf_counter() - t0
+
+    def shap_phi(rows, ex=ex):
+        out = np.asarray(ex.shap_values(rows))
+        return out[:, :, cls] if out.ndim == 3 else out
+
+    x = X[1]
+    z = np.full(n, 0.5)
+    fns = {
+        "gradient": lambda t=tree, x=x, z=z: tg.treegrad(t, x, z, class_index=cls),
+        "ours": lambda t=tree, x=x: tg.shapley(t, x, class_index=cls),
+        "shap": lambda x=x: ex.shap_values(x[None]),
+    }
+    peer = None
+    if sv is not None and (quad or L <= 2000):
+        t0 = time.perf_counter()
+        peer = shapiq.TreeExplainer(m, index="SV", max_order=1, min_order=1, class_index=cls)
+        peer.explain(x)  # builds its per-model structures
+        setup_shapiq = time.perf_counter() - t0
+        fns["shapiq"] = lambda x=x, p=peer: p.explain(x)
+    inner = {k: _calls_for(f) for k, f in fns.items()}
+    best, rounds_t = interleaved(fns, rounds if L < 50000 else max(3, rounds // 3), inner)
+    ratios = np.array(rounds_t["shap"]) / np.array(rounds_t["ours"])
+    noise = (float(ratios.min()), float(np.median(ratios)), float(ratios.max()))
+    row = {
+        "model": label,
+        "leaves": L,
+        "depth": m.get_depth(),
+        "gradient (ms)": best["gradient"] * 1e3,
+        "TreeGrad-Shap (ms)": best["ours"] * 1e3,
+        "shap (ms)": best["shap"] * 1e3,
+        "shapiq (ms)": best.get("shapiq", np.nan) * 1e3,
+        "shap / TreeGrad-Shap": best["shap"] / best["ours"],
+        "shapiq / TreeGrad-Shap": best.get("shapiq", np.nan) / best["ours"],
+        "shap / TreeGrad-Shap per round (min-median-max)": "{:.1f}-{:.1f}-{:.1f}x".format(*noise),
+        "setup ours / shap / shapiq (ms)": "{:.0f} / {:.0f} / {}".format(
+            setup_ours * 1e3,
+            setup_shap * 1e3,
+            f"{setup_shapiq * 1e3:.0f}" if peer is not None else "n/a",
+        ),
+        "fit (s)": t_fit,
+        "_noise": noise,
+    }
+    # batch throughput
+    nb = 1000 if L <= 20000 else 100
+    Xb = np.ascontiguousarray(X[:nb])
+    threads = numba.get_num_threads()
+
+    def ours_threads(k, t=tree, Xb=Xb):
+        numba.set_num_threads(k)
+        try:
+            return tg.shapley(t, Xb, class_index=cls)
+        finally:
+            numba.set_num_threads(threads)
+
+    bfns = {
+        f"TreeGrad-Shap, {threads} threads": lambda: ours_threads(threads),
+        "TreeGrad-Shap, 1 thread": lambda: ours_threads(1),
+        "shap": lambda Xb=Xb: ex.shap_values(Xb),
+    }
+    nb_peer = nb if quad else min(nb, 20)
+    if peer is not None:
+        bfns["shapiq"] = lambda p=peer, Xb=Xb[:nb_peer]: p.explain_X(Xb)
+        bfns[f"shapiq, n_jobs={threads}"] = lambda p=peer, Xb=Xb[:nb_peer]: p.explain_X(
+            Xb, n_jobs=threads
+        )
+    bbest, _ = interleaved(bfns, 3 if L < 50000 else 1)
+    rows_of = {k: (nb_peer if k.startswith("shapiq") else nb) for k in bfns}
+    brow = {"model": label, "leaves": L, "rows": nb}
+    for k, v in bbest.items():
+        brow[f"{k} (samples/s)"] = rows_of[k] / v
+    ours_rate = brow[f"TreeGrad-Shap, {threads} threads (samples/s)"]
+    brow["ours / shap"] = ours_rate / brow["shap (samples/s)"]
+    if peer is not None:
+        best_peer = max(brow["shapiq (samples/s)"], brow[f"shapiq, n_jobs={threads} (samples/s)"])
+        brow["ours / best shapiq"] = ours_rate / best_peer
+    # exactness: the batch rows against both peers, one to three rows against brute force
+    ours_b = tg.shapley(tree, Xb, class_index=cls)
+    erow = {
+        "model": label,
+        "rows": nb,
+        "max |phi - shap|": float(np.max(np.abs(ours_b - shap_phi(Xb)))),
+        "max |phi|": float(np.max(np.abs(ours_b))),
+    }
+    if peer is not None:
+        theirs = _shapiq_matrix(peer.explain_X(Xb[:nb_peer]), n)
+        erow["max |phi - shapiq|"] = float(np.max(np.abs(ours_b[:nb_peer] - theirs)))
+        erow["max |shap - shapiq|"] = float(np.max(np.abs(shap_phi(Xb[:nb_peer]) - theirs)))
+    if L <= 20000:  # 2^20 subsets x the tree: about a minute at 10k leaves
+        k_bf = 3 if n <= 12 else 1
+        err = {"ours": 0.0, "shap": 0.0, "shapiq": 0.0}
+        for r in range(k_bf):
+            ref = brute_force_shapley(tree, X[r], class_index=cls)
+            err["ours"] = max(err["ours"], np.abs(ours_b[r] - ref).max())
+            err["shap"] = max(err["shap"], np.abs(shap_phi(X[r : r + 1])[0] - ref).max())
+            if peer is not None:
+                got = _shapiq_matrix(peer.explain(X[r]), n)[0]
+                err["shapiq"] = max(err["shapiq"], np.abs(got - ref).max())
+        erow["brute-force rows"] = k_bf
+        erow["ours - brute force"] = err["ours"]
+        erow["shap - brute force"] = err["shap"]
+        erow["shapiq - brute force"] = err["shapiq"] if peer is not None else np.nan
+    return row, brow, erow
+
+
+def speed_tables(leaves: list[int], rounds: int) -> tuple[str, str, str, dict]:
+    """Per-sample, batch and exactness tables of TreeGrad against shap and shapiq."""
+    sv = _shapiq_version()
+    quad = _is_quadrature_shapiq(sv)
+    per_sample, batch, exact = [], [], []
+    noise = {}
+    load = [os.getloadavg()]
+    t_all = time.perf_counter()
+    for label, est, X, y, cls in speed_models(leaves):
+        row, brow, erow = _speed_model(label, est, X, y, cls, rounds, sv, quad)
+        noise[label] = row.pop("_noise")
+        per_sample.append(row)
+        batch.append(brow)
+        exact.append(erow)
+        load.append(os.getloadavg())
+        print(f"  {label} done ({time.perf_counter() - t_all:.0f} s)", flush=True)
+    ps = pd.DataFrame(per_sample)
+    for c in ps.columns:
+        if c.endswith("(ms)") and ps[c].dtype == float:
+            ps[c] = ps[c].map(lambda v: "n/a" if np.isnan(v) else f"{v:.3f}")
+    for c in ("shap / TreeGrad-Shap", "shapiq / TreeGrad-Shap"):
+        ps[c] = ps[c].map(lambda v: "n/a" if np.isnan(v) else f"{v:.1f}x")
+    ps["fit (s)"] = ps["fit (s)"].map("{:.1f}".format)
+    bt = pd.DataFrame(batch)
+    for c in bt.columns:
+        if c.endswith("(samples/s)"):
+            bt[c] = bt[c].map(lambda v: "n/a" if pd.isna(v) else f"{v:,.0f}")
+        elif c.startswith("ours /"):
+            bt[c] = bt[c].map(lambda v: "n/a" if pd.isna(v) else f"{v:.1f}x")
+    ex_df = pd.DataFrame(exact)
+    for c in ex_df.columns:
+        if ex_df[c].dtype == float and c not in ("rows", "brute-force rows"):
+            ex_df[c] = ex_df[c].map(lambda v: "n/a" if pd.isna(v) else f"{v:.1e}")
+    for c in ("brute-force rows",):
+        if c in ex_df:
+            ex_df[c] = ex_df[c].map(lambda v: "n/a" if pd.isna(v) else f"{int(v)}")
+    info = {"shapiq": sv, "load": load, "noise": noise}
+    return md_table(ps), md_table(bt), md_table(ex_df), info
 
 
 def _model(kind: str, task: str):
@@ -270,6 +459,12 @@ def main() -> str:
         default="speed,rankings,numerics",
         help="comma-separated subset of speed, rankings, numerics",
     )
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=15,
+        help="interleaved timing rounds per model for the one-sample table (best of N)",
+    )
     args = ap.parse_args()
     parts = set(args.parts.split(","))
     warnings.filterwarnings("ignore")
@@ -279,9 +474,22 @@ def main() -> str:
     blocks = []
     if "speed" in parts:
         print("speed ...", flush=True)
+        one, many, exact, info = speed_tables(leaves, args.rounds)
+        import shap
+
+        loads = ", ".join(f"{a[0]:.1f}" for a in info["load"])
         blocks += [
-            "### TreeGrad vs shap TreeExplainer (path-dependent), one regression tree, 20 features",
-            speed_table(leaves),
+            "### TreeGrad vs shap and shapiq (path-dependent Shapley values), one sample",
+            one,
+            "### Batch throughput (Shapley values of many rows)",
+            many,
+            "### Exactness (max absolute differences; brute force over all 2^n subsets)",
+            exact,
+            f"Peers: shap {shap.__version__} (`TreeExplainer(model, "
+            "feature_perturbation='tree_path_dependent').shap_values`), shapiq "
+            f"{info['shapiq'] or 'not installed'} (`TreeExplainer(model, index='SV', "
+            "max_order=1, min_order=1).explain` / `explain_X`). 1-minute load average "
+            f"before and after each model: {loads} (2 cores).",
         ]
     if "rankings" in parts:
         print("rankings ...", flush=True)

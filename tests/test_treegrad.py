@@ -683,3 +683,280 @@ def test_best_first_trees_are_renumbered_in_preorder():
         np.testing.assert_allclose(
             tg.shapley(est, x), bf_semivalue(fc, n, beta_weight(n, 1, 1)), atol=1e-12
         )
+
+
+# ---------------------------------------------------------------------------------------
+# shapiq (TreeExplainer, path-dependent) as a second peer oracle
+# ---------------------------------------------------------------------------------------
+
+
+def _shapiq_phi(explainer, rows):
+    """shapiq's first-order values of every row as float64 ``(m, n)``."""
+    n = rows.shape[1]
+    return np.array([[iv[(i,)] for i in range(n)] for iv in map(explainer.explain, rows)])
+
+
+def _shapiq_pair(shapiq, model, class_index=None):
+    """shapiq's path-dependent Shapley ("SV") and Banzhaf ("BV"; releases before 1.8 take
+    it as the order-1 "BII") explainers."""
+    kw = {"max_order": 1, "min_order": 1, "class_index": class_index}
+    return (
+        shapiq.TreeExplainer(model, index="SV", **kw),
+        shapiq.TreeExplainer(model, index="BV" if _shapiq_is_quadrature() else "BII", **kw),
+    )
+
+
+def _shapiq_is_quadrature() -> bool:
+    """shapiq >= 1.8 (Python >= 3.12) computes path-dependent values by QuadratureTreeSHAP;
+    older releases by TreeSHAP-IQ, whose order-1 Banzhaf loses digits on deep trees with
+    many features (1e-4 on the depth-10 breast_cancer forest below, where 1.8 and ours
+    agree to 1e-12; 4e-11 against the 2^12 brute force at depth 10 with 12 features)."""
+    from importlib.metadata import version
+
+    major, minor = (int(p) for p in version("shapiq").split(".")[:2])
+    return (major, minor) >= (1, 8)
+
+
+def test_shapley_and_banzhaf_equal_shapiq():
+    """Shapley and Banzhaf values equal shapiq's TreeExplainer (path-dependent; scikit-learn
+    trees of both classes and forests) to 1e-10, batch and single rows alike (Banzhaf of
+    the regression forest: QuadratureTreeSHAP releases only, see above)."""
+    shapiq = pytest.importorskip("shapiq")
+    X, y = load_breast_cancer(return_X_y=True)
+    X = X.astype(np.float32).astype(np.float64)
+    rows = X[::57][:5]
+    for depth in (8, 15):
+        m = DecisionTreeClassifier(max_depth=depth, random_state=depth).fit(X, y)
+        for c in (0, 1):
+            sv, bv = _shapiq_pair(shapiq, m, c)
+            np.testing.assert_allclose(
+                tg.shapley(m, rows, class_index=c), _shapiq_phi(sv, rows), atol=1e-10
+            )
+            np.testing.assert_allclose(
+                tg.banzhaf(m, rows, class_index=c), _shapiq_phi(bv, rows), atol=1e-10
+            )
+            np.testing.assert_allclose(
+                tg.shapley(m, rows[2], class_index=c), _shapiq_phi(sv, rows[2:3])[0], atol=1e-10
+            )
+    rf = RandomForestRegressor(5, max_depth=10, random_state=0).fit(X, X[:, 0] * 3 + y)
+    sv, bv = _shapiq_pair(shapiq, rf)
+    scale = max(1.0, np.abs(X[:, 0]).max() * 3)
+    np.testing.assert_allclose(tg.shapley(rf, rows), _shapiq_phi(sv, rows), atol=1e-10 * scale)
+    if _shapiq_is_quadrature():
+        np.testing.assert_allclose(tg.banzhaf(rf, rows), _shapiq_phi(bv, rows), atol=1e-10 * scale)
+    rfc = RandomForestClassifier(6, max_depth=12, random_state=1).fit(X, y)
+    sv, bv = _shapiq_pair(shapiq, rfc, 1)
+    np.testing.assert_allclose(
+        tg.shapley(rfc, rows, class_index=1), _shapiq_phi(sv, rows), atol=1e-10
+    )
+    np.testing.assert_allclose(
+        tg.banzhaf(rfc, rows, class_index=1), _shapiq_phi(bv, rows), atol=1e-10
+    )
+
+
+@pytest.mark.parametrize("name,depth,seed", [("dt_reg", 6, 1), ("dt_clf", 30, 4), ("rf_clf", 8, 5)])
+def test_shapiq_and_treegrad_equal_brute_force(name, depth, seed):
+    """The peer is an oracle of the same game: shapiq's Shapley and Banzhaf values equal the
+    2^n brute force, as ours do."""
+    shapiq = pytest.importorskip("shapiq")
+    model, X, c = _model(name, depth, seed)
+    sv, bv = _shapiq_pair(shapiq, model, c if name != "dt_reg" else None)
+    rows = X[:3]
+    got_sv, got_bv = _shapiq_phi(sv, rows), _shapiq_phi(bv, rows)
+    for r, x in enumerate(rows):
+        f, _ = bf_game(model, x, c, N)
+        scale = np.abs(f).max()
+        ref_sv = bf_semivalue(f, N, beta_weight(N, 1, 1))
+        ref_bv = bf_semivalue(f, N, wb_weight(N, 0.5))
+        assert_close(got_sv[r], ref_sv, scale)
+        assert_close(got_bv[r], ref_bv, scale)
+        assert_close(tg.shapley(model, x, class_index=c), ref_sv, scale)
+        assert_close(tg.banzhaf(model, x, class_index=c), ref_bv, scale)
+
+
+def test_deep_tree_shapiq_and_treegrad_equal_brute_force():
+    """On the grown-out depth >= 45 tree of the numerics table, TreeGrad-Shap stays within
+    1e-12 of the 2^10 brute force and shapiq within 1e-10 (Shapley and Banzhaf)."""
+    shapiq = pytest.importorskip("shapiq")
+    X, y = make_classification(40000, n_features=10, n_informative=6, flip_y=0.3, random_state=0)
+    X = X.astype(np.float32).astype(np.float64)
+    m = DecisionTreeClassifier(random_state=0).fit(X, y)
+    assert m.get_depth() >= 45
+    sv, bv = _shapiq_pair(shapiq, m, 1)
+    rows = X[:2]
+    got_sv, got_bv = _shapiq_phi(sv, rows), _shapiq_phi(bv, rows)
+    ours_sv, ours_bv = tg.shapley(m, rows, class_index=1), tg.banzhaf(m, rows, class_index=1)
+    for r, x in enumerate(rows):
+        f, _ = bf_game(m, x, 1, 10)
+        ref_sv = bf_semivalue(f, 10, beta_weight(10, 1, 1))
+        ref_bv = bf_semivalue(f, 10, wb_weight(10, 0.5))
+        assert np.abs(ours_sv[r] - ref_sv).max() <= 1e-12
+        assert np.abs(ours_bv[r] - ref_bv).max() <= 1e-12
+        assert np.abs(got_sv[r] - ref_sv).max() <= 1e-10
+        assert np.abs(got_bv[r] - ref_bv).max() <= 1e-10
+
+
+# ---------------------------------------------------------------------------------------
+# the pre-order walk kernels (TreeGrad-Shap, Banzhaf, constant-z gradients)
+# ---------------------------------------------------------------------------------------
+
+
+def _stack_kernel_shapley(model, X, alpha=1, beta=1, class_index=None):
+    """Reference: the stack-based traversal (``diag_batch_serial``) with Gauss-Legendre on
+    D = min(max depth, n_features) nodes, i.e. TreeGrad-Shap before the walk kernels."""
+    from engine.treegrad import _kernels as K
+    from engine.treegrad._model import pack
+
+    P = pack(model, class_index)
+    Xc, _ = P.check_X(X)
+    t, w = tg.quadrature(alpha, beta, min(P.max_depth, P.n_features))
+    out = np.zeros((Xc.shape[0], P.n_features))
+    K.diag_batch_serial(
+        P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv, P.goleft(Xc), t, w,
+        int(P.max_depth), out,
+    )  # fmt: skip
+    return out
+
+
+def test_walk_tables_match_the_tree():
+    """Depth, edge feature, nearest same-feature ancestor, parent, flags and the largest
+    number of distinct features on a path, recomputed by walking parents in Python; for a
+    best-first tree (renumbered) and an ensemble (several roots)."""
+    from engine.treegrad import _kernels as K
+    from engine.treegrad._model import pack
+
+    X, y = make_regression(900, 5, n_informative=5, noise=1.0, random_state=2)
+    trees = [
+        DecisionTreeRegressor(max_leaf_nodes=80, random_state=0).fit(X, y),
+        GradientBoostingRegressor(n_estimators=3, max_depth=6, random_state=0).fit(X, y),
+    ]
+    for model in trees:
+        P = pack(from_sklearn(model))
+        W = P.walk()
+        D = W.max_depth
+        assert W.plain and D == P.max_depth
+        best = 0
+        for u in range(P.left.shape[0]):
+            chain = []  # (depth, feature) of the edges from the node up to its root
+            v = u
+            while P.parent[v] >= 0:
+                chain.append(P.feat[P.parent[v]])
+                v = P.parent[v]
+            d = len(chain)
+            assert W.ints[u, K.W_DEPTH] == d and W.ints[u, K.W_PARENT] == P.parent[u]
+            assert bool(W.ints[u, K.W_FLAGS] & K.IS_LEAF) == (P.left[u] < 0)
+            if d == 0:
+                assert W.ints[u, K.W_PREV] == D + 1
+                continue
+            p = P.parent[u]
+            assert bool(W.ints[u, K.W_FLAGS] & K.IS_LEFT) == (P.left[p] == u)
+            assert W.ints[u, K.W_FEAT] == P.feat[p]
+            assert W.floats[u, K.W_THR] == P.thr[p]
+            assert W.floats[u, K.W_RATIO] == P.ratio[u] and W.floats[u, K.W_LV] == P.lv[u]
+            same = [d - k for k in range(1, d) if chain[k] == chain[0]]  # ancestors' depths
+            assert W.ints[u, K.W_PREV] == (same[0] if same else D + 1)
+            if P.left[u] < 0:
+                best = max(best, len(set(chain)))
+        assert W.max_path_features == best
+    # the quadrature size follows the paths' distinct features, not min(depth, n_features)
+    X, y = make_regression(4000, 20, n_informative=15, noise=10.0, random_state=0)
+    m = DecisionTreeRegressor(max_leaf_nodes=1000, random_state=0).fit(X, y)
+    W = pack(from_sklearn(m)).walk()
+    assert W.max_path_features < min(m.get_depth(), 20)
+
+
+@pytest.mark.parametrize(
+    "name,depth,seed", [("dt_reg", 30, 2), ("rf_clf", 8, 5), ("gb_multi", 3, 8)]
+)
+def test_walk_kernels_blocks_threads_and_stack_reference(name, depth, seed, monkeypatch):
+    """Every batch size (sample by sample below 5 rows, blocks of 8 padded above) gives the
+    single-row values and the stack-kernel reference; the parallel kernel gives the serial
+    one bit for bit."""
+    from engine.treegrad import api
+
+    model, X, c = _model(name, depth, seed)
+    T = from_sklearn(model)
+    X = X[:45]
+    ref = _stack_kernel_shapley(T, X, class_index=c)
+    ref41 = _stack_kernel_shapley(T, X, 4, 1, class_index=c)
+    single = np.array([tg.shapley(T, x, class_index=c) for x in X])
+    np.testing.assert_allclose(single, ref, atol=1e-12)
+    for m in (1, 2, 4, 5, 7, 8, 9, 13, 16, 17, 21, 45):
+        np.testing.assert_allclose(tg.shapley(T, X[:m], class_index=c), single[:m], atol=1e-12)
+    np.testing.assert_allclose(tg.beta_shapley(T, X, 4, 1, class_index=c), ref41, atol=1e-12)
+    serial = {
+        "sh": tg.shapley(T, X, class_index=c),
+        "bz": tg.banzhaf(T, X, 0.3, class_index=c),
+        "g": tg.treegrad(T, X, 0.7, class_index=c),
+    }
+    monkeypatch.setattr(api, "SERIAL_WORK", 0)  # force the parallel kernel
+    np.testing.assert_array_equal(tg.shapley(T, X, class_index=c), serial["sh"])
+    np.testing.assert_array_equal(tg.banzhaf(T, X, 0.3, class_index=c), serial["bz"])
+    np.testing.assert_array_equal(tg.treegrad(T, X, 0.7, class_index=c), serial["g"])
+    # banzhaf / gradient at a constant z in (0, 1) equal the exact TreeGrad pass at z
+    Z = np.full((X.shape[0], N), 0.3)  # per-sample z: never the walk kernel
+    np.testing.assert_allclose(serial["bz"], tg.treegrad(T, X, Z, class_index=c), atol=1e-12)
+    g, fb = tg.treegrad(T, X, np.full(N, 0.7), class_index=c, return_value=True)
+    g2, fb2 = tg.treegrad(T, X, np.full((X.shape[0], N), 0.7), class_index=c, return_value=True)
+    np.testing.assert_allclose(g, g2, atol=1e-12)
+    np.testing.assert_allclose(fb, fb2, atol=1e-12)
+    np.testing.assert_allclose(
+        tg.multilinear(T, X, 0.7, class_index=c),
+        tg.multilinear(T, X, np.full((X.shape[0], N), 0.7), class_index=c),
+        atol=1e-12,
+    )
+
+
+def test_walk_kernels_categorical_blocks():
+    """Set splits route through the goes-left table in the block kernel too: a batch of
+    categorical CART rows equals brute force."""
+    from engine.cart import CARTClassifier
+
+    rng = np.random.default_rng(8)
+    n = 6
+    X = rng.normal(size=(500, n))
+    X[:, 0] = rng.integers(0, 5, 500)
+    X[:, 4] = rng.integers(0, 3, 500)
+    y = ((X[:, 0] % 2 == 1) ^ (X[:, 1] > 0) ^ (X[:, 4] == 1)).astype(int)
+    est = CARTClassifier(max_depth=8, categorical_features=[0, 4], random_state=0).fit(X, y)
+    assert est.tree_.has_categorical_splits
+    rows = X[:11]
+    phi = tg.shapley(est, rows)
+    bz = tg.banzhaf(est, rows, 0.4)
+    masks = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(bool)
+    for r, x in enumerate(rows):
+        f = _bf_ours(est.tree_, x, 1, masks)
+        np.testing.assert_allclose(phi[r], bf_semivalue(f, n, beta_weight(n, 1, 1)), atol=1e-12)
+        np.testing.assert_allclose(bz[r], bf_semivalue(f, n, wb_weight(n, 0.4)), atol=1e-12)
+
+
+def test_walk_kernels_inputs():
+    """Non-finite rows raise (one row and a batch); float32, read-only, Fortran-ordered,
+    list and DataFrame inputs give the float64 values; a bool class_index stays an error
+    after the packed model is cached."""
+    import pandas as pd
+
+    model, X, c = _model("dt_clf", 8, 3)
+    T = from_sklearn(model)
+    ref = tg.shapley(T, X[:6], class_index=c)
+    bad = X[:6].copy()
+    bad[4, 2] = np.inf
+    with pytest.raises(ValueError, match="inf"):
+        tg.shapley(T, bad, class_index=c)
+    with pytest.raises(ValueError, match="inf"):
+        tg.shapley(T, bad[4], class_index=c)
+    bad[4, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        tg.banzhaf(T, bad, class_index=c)
+    ro = X[:6].copy()
+    ro.flags.writeable = False
+    for variant in (
+        X[:6].astype(np.float32),
+        ro,
+        np.asfortranarray(X[:6]),
+        X[:6].tolist(),
+        pd.DataFrame(X[:6]),
+    ):
+        np.testing.assert_allclose(tg.shapley(T, variant, class_index=c), ref, atol=1e-12)
+    with pytest.raises(ValueError, match="class_index"):
+        tg.shapley(T, X[0], class_index=True)

@@ -39,12 +39,38 @@ class Packed:
     offset: float
     model: TreeArrays | TreeEnsemble
     class_index: int
+    _walk: Walk | None = None
 
-    def check_X(self, X: Any) -> tuple[np.ndarray, bool]:
+    @property
+    def plain(self) -> bool:
+        """True when every split is a threshold split (no categorical set splits)."""
+        return not any(t.has_categorical_splits for t in self.trees)
+
+    def walk(self) -> Walk:
+        """The walk tables of the TreeGrad-Shap kernels (built once, then cached)."""
+        if self._walk is None:
+            self._walk = make_walk(self)
+        return self._walk
+
+    def check_X(self, X: Any, finite: bool = True) -> tuple[np.ndarray, bool]:
         """Rows as float64 C-contiguous 2-D; returns ``(X2d, was_1d)``.
 
         Raises ``ValueError`` (wrong number of features, NaN/inf, non-numeric, > 2-D).
+        A writable float64 C-contiguous array of the right width is used as is (a view);
+        with ``finite=False`` its values are not checked here (the caller's kernel counts
+        non-finite values and calls this again with ``finite=True`` to raise).
         """
+        if (
+            type(X) is np.ndarray
+            and X.dtype == np.float64
+            and 1 <= X.ndim <= 2
+            and X.shape[-1] == self.n_features
+            and X.flags.c_contiguous
+            and X.flags.writeable
+        ):
+            arr = X.reshape(1, -1) if X.ndim == 1 else X
+            if not finite or np.isfinite(arr).all():
+                return arr, X.ndim == 1
         arr = np.asarray(X) if not isinstance(X, np.ndarray) else X
         was_1d = arr.ndim == 1
         if was_1d:
@@ -82,6 +108,37 @@ class Packed:
                         gl[:, k] = np.isin(cols[:, k], cats.astype(np.float64))
             out[:, o + self.new_ids[t][internal]] = gl
         return out
+
+
+@dataclass(eq=False)
+class Walk:
+    """Per-model tables of the pre-order TreeGrad-Shap kernels (``_kernels.walk_tables``).
+
+    ``ints`` int64 ``(n_nodes, 5)`` (depth, feature of the edge into the node, depth of the
+    nearest ancestor edge on the same feature or ``max_depth + 1``, parent, flags),
+    ``floats`` float64 ``(n_nodes, 3)`` (parent's threshold, cover ratio, ``lv``);
+    ``max_path_features``: the most distinct features on a root-to-leaf path, which sets
+    the quadrature size; ``plain``: no categorical set splits (routing from thresholds).
+    """
+
+    ints: np.ndarray
+    floats: np.ndarray
+    max_depth: int
+    max_path_features: int
+    plain: bool
+
+
+def make_walk(P: Packed) -> Walk:
+    """Build the :class:`Walk` tables of a packed model (O(n_nodes * max_depth))."""
+    from engine.treegrad._kernels import walk_tables
+
+    n = P.left.shape[0]
+    ints = np.zeros((n, 5), dtype=np.int64)
+    floats = np.zeros((n, 3), dtype=np.float64)
+    depth, n_path = walk_tables(
+        P.left, np.maximum(P.feat, 0), P.parent, P.thr, P.ratio, P.lv, ints, floats
+    )
+    return Walk(ints, floats, int(depth), int(n_path), P.plain)
 
 
 def _is_sklearn(model: Any) -> bool:
@@ -159,6 +216,14 @@ def pack(model: Any, class_index: Any = None) -> Packed:
     (bad ``class_index``).  Our own models are packed once per ``class_index`` and cached on
     the object; pass ``from_sklearn(model)`` instead of a scikit-learn model to reuse it.
     """
+    if isinstance(model, (TreeArrays, TreeEnsemble)) and (
+        class_index is None or type(class_index) is int
+    ):
+        # fast path for repeated calls: the packed output under the class_index as given
+        hit = model.__dict__.get("_treegrad_packed", {}).get(("given", class_index))
+        if hit is not None:
+            return hit
+    given = class_index
     model = as_treelab(model) if not _is_sklearn(model) else model
     ours = isinstance(model, (TreeArrays, TreeEnsemble))
     model = as_treelab(model)
@@ -169,6 +234,8 @@ def pack(model: Any, class_index: Any = None) -> Packed:
         cache = model.__dict__.setdefault("_treegrad_packed", {})
         if c not in cache:
             cache[c] = _pack(model, c)
+        if given is None or type(given) is int:
+            cache[("given", given)] = cache[c]
         return cache[c]
     return _pack(model, c)
 

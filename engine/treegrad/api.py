@@ -20,6 +20,7 @@ Results for a 1-D ``x`` drop the sample axis.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -94,6 +95,41 @@ def _grad_call(P: Packed, GL: np.ndarray, Z: np.ndarray, wq: np.ndarray):
         work=m * Z.shape[1] * P.left.shape[0],
     )
     return out, fb
+
+
+#: ``GL`` argument of the walk kernels for threshold-only models (never read).
+_NO_GOLEFT = np.zeros((0, 0), dtype=np.uint8)
+
+
+def _walk_call(P: Packed, X: np.ndarray, t: np.ndarray, omt: np.ndarray, wq: np.ndarray):
+    """``sum_q wq[q] grad fbar(t[q] 1)`` ``(m, n_features)`` and ``fbar(t[q] 1)`` without
+    the offset ``(m, Q)`` by the pre-order walk kernels (``t`` in (0, 1)).  ``X`` comes from
+    ``P.check_X(x, finite=False)``: a non-finite value found by the kernel raises here."""
+    W = P.walk()
+    m = X.shape[0]
+    out = np.empty((m, P.n_features), dtype=np.float64)
+    fb = np.empty((m, t.shape[0]), dtype=np.float64)
+    GL = _NO_GOLEFT if W.plain else P.goleft(X)
+    args = (P.offs, W.ints, W.floats, X, GL, W.plain, t, omt, wq, W.max_depth, out, fb)
+    if m <= 1 or m * t.shape[0] * W.ints.shape[0] < SERIAL_WORK:
+        bad = K.shap_batch_serial(*args)
+    else:
+        bad = call_parallel(K.shap_batch, *args, _nchunks())
+    if bad:
+        P.check_X(X)  # raises with the usual message
+        raise ValueError("X contains NaN or inf")
+    return out, fb
+
+
+def _constant_z(Z: np.ndarray) -> float | None:
+    """The common value of a shared ``z`` with every entry equal and inside (0, 1) (where
+    the walk kernels apply), else ``None``."""
+    if Z.shape[0] != 1 or Z.shape[2] == 0:
+        return None
+    z0 = float(Z[0, 0, 0])
+    if 0.0 < z0 < 1.0 and bool(np.all(Z == z0)):
+        return z0
+    return None
 
 
 def _check_z(z: Any, n: int, m: int) -> np.ndarray:
@@ -187,7 +223,11 @@ def multilinear(model: Any, x: Any, z: Any, class_index: int | None = None):
     P = pack(model, class_index)
     X, was_1d = P.check_X(x)
     Z = _check_z(z, P.n_features, X.shape[0])
-    _, fb = _grad_call(P, P.goleft(X), Z, np.ones(1))
+    z0 = _constant_z(Z)
+    if z0 is not None:
+        _, fb = _walk_call(P, X, *_point(z0))
+    else:
+        _, fb = _grad_call(P, P.goleft(X), Z, np.ones(1))
     res = fb[:, 0] + P.offset
     return float(res[0]) if was_1d else res
 
@@ -206,7 +246,11 @@ def treegrad(
     P = pack(model, class_index)
     X, was_1d = P.check_X(x)
     Z = _check_z(z, P.n_features, X.shape[0])
-    g, fb = _grad_call(P, P.goleft(X), Z, np.ones(1))
+    z0 = _constant_z(Z)
+    if z0 is not None:  # z = z0 * 1 inside (0, 1): no zero factor, the walk kernels apply
+        g, fb = _walk_call(P, X, *_point(z0))
+    else:
+        g, fb = _grad_call(P, P.goleft(X), Z, np.ones(1))
     g = _out(g, was_1d)
     if return_value:
         f = fb[:, 0] + P.offset
@@ -226,7 +270,22 @@ def quadrature(alpha: int, beta: int, degree: int) -> tuple[np.ndarray, np.ndarr
     return t, w / 2.0 * np.exp(logw)
 
 
+@functools.lru_cache(maxsize=128)
+def _rule(alpha: int, beta: int, degree: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`quadrature` as ``(t, 1 - t, w)``, cached (the kernels only read them)."""
+    t, w = quadrature(alpha, beta, degree)
+    return np.ascontiguousarray(t), np.ascontiguousarray(1.0 - t), np.ascontiguousarray(w)
+
+
+@functools.lru_cache(maxsize=128)
+def _point(p: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One evaluation point ``t = p`` with weight 1 (weighted Banzhaf / gradient at p 1)."""
+    return np.array([p]), np.array([1.0 - p]), np.ones(1)
+
+
 def _check_int_param(name: str, v: Any) -> int:
+    if type(v) is int and v >= 1:
+        return v
     if isinstance(v, bool) or not float(v).is_integer() or v < 1:
         raise ValueError(
             f"{name} must be an integer >= 1 for TreeGrad-Shap, got {v!r} "
@@ -238,39 +297,23 @@ def _check_int_param(name: str, v: Any) -> int:
 def beta_shapley(model: Any, x: Any, alpha: int = 1, beta: int = 1, class_index: int | None = None):
     """TreeGrad-Shap: Beta(alpha, beta) semivalue (Shapley = (1, 1)) with integer parameters,
     phi_i = int_0^1 d_i fbar(t 1) t^(beta-1) (1-t)^(alpha-1) / B(alpha, beta) dt, by
-    Gauss-Legendre with ceil((D + alpha + beta - 2) / 2) nodes, D = min(max depth,
-    n_features): exact up to rounding, O(L D).  (Kwon & Zou's convention: Beta(16, 1)
-    stresses small coalitions.)  Subset-size weight B(s + beta, n - 1 - s + alpha) /
-    B(alpha, beta).
+    Gauss-Legendre with ceil((D + alpha + beta - 2) / 2) nodes, D = the largest number of
+    distinct features on a root-to-leaf path (<= min(max depth, n_features); d_i fbar(t 1)
+    restricted to a leaf is a polynomial of degree < D in t): exact up to rounding,
+    O(L D).  (Kwon & Zou's convention: Beta(16, 1) stresses small coalitions.)  Subset-size
+    weight B(s + beta, n - 1 - s + alpha) / B(alpha, beta).
+
+    One forward pass over the pre-order node tables per sample (``_kernels.shap_batch``),
+    batches in blocks of ``BLOCK_ROWS`` samples, in parallel over blocks for large work.
 
     Returns float64 ``(n_features,)`` or ``(m, n_features)``.  Raises ``ValueError`` for
-    non-integer or < 1 parameters.
+    non-integer or < 1 parameters and for rows that are not finite.
     """
     a = _check_int_param("alpha", alpha)
     b = _check_int_param("beta", beta)
     P = pack(model, class_index)
-    X, was_1d = P.check_X(x)
-    D = min(P.max_depth, P.n_features)
-    t, w = quadrature(a, b, D)
-    GL = P.goleft(X)
-    g = np.zeros((X.shape[0], P.n_features), dtype=np.float64)
-    _run(
-        "diag_batch",
-        X.shape[0],
-        P.offs,
-        P.left,
-        P.right,
-        P.feat,
-        P.parent,
-        P.ratio,
-        P.lv,
-        GL,
-        t,
-        w,
-        int(P.max_depth),
-        g,
-        work=X.shape[0] * t.shape[0] * P.left.shape[0],
-    )
+    X, was_1d = P.check_X(x, finite=False)
+    g, _ = _walk_call(P, X, *_rule(a, b, P.walk().max_path_features))
     return _out(g, was_1d)
 
 
@@ -285,7 +328,12 @@ def banzhaf(model: Any, x: Any, p: float = 0.5, class_index: int | None = None):
     p = float(p)
     if not 0.0 <= p <= 1.0 or math.isnan(p):
         raise ValueError(f"p must be in [0, 1], got {p}")
-    return treegrad(model, x, p, class_index)
+    if not 0.0 < p < 1.0:  # a factor 1 - p + p gamma can be zero: the exact TreeGrad pass
+        return treegrad(model, x, p, class_index)
+    P = pack(model, class_index)
+    X, was_1d = P.check_X(x, finite=False)
+    g, _ = _walk_call(P, X, *_point(p))
+    return _out(g, was_1d)
 
 
 def treeprob(
