@@ -913,8 +913,8 @@ W_LV = 2
 #: Bits of the ``W_FLAGS`` column.
 IS_LEFT = 1
 IS_LEAF = 2
-#: Samples the block kernel explains together (lanes of the innermost loop).
-BLOCK_ROWS = 8
+#: Samples the block kernel explains together (times Q lanes of the innermost loops).
+BLOCK_ROWS = 16
 
 
 @njit
@@ -1037,41 +1037,48 @@ def _shap_row(offs, ints, floats, x, gl, plain, t, omt, D, acc, fb, gam, pa, pf,
 
 @njit(error_model="numpy")
 def _shap_block(
-    offs, ints, floats, X, GL, rows, plain, t, omt, D, acc, fb, gam, pa, pf, sp, sub, ss, inv, g
-):
-    """:func:`_shap_row` for the ``BLOCK_ROWS`` samples ``rows`` at once (lanes innermost:
-    ``acc`` ``(n_features, Q, R)``, ``fb`` ``(Q, R)``, ``gam`` ``(D + 2, R)``, ``sp``,
-    ``sub``, ``ss``, ``inv`` ``(D + 2, Q, R)``, ``g`` ``(R,)``): every node's table entry is
-    read once for the block and the per-sample work is a vector loop."""
+    offs, ints, floats, X, GL, lo, nr, plain, t, omt, D, acc, fb, gam, pa, pf,
+    sp, sub, ss, inv, gm1, tl, ol, g, gl,
+):  # fmt: skip
+    """:func:`_shap_row` for the ``nr`` samples ``lo .. lo + nr - 1`` at once: lane
+    ``k = q * nr + r`` holds quadrature node ``q`` of sample ``r``, so every node's table
+    entry is read once for the block and each step is one loop over ``Q * nr`` lanes.
+    ``acc`` ``(n_features, lanes)``, ``fb`` ``(lanes,)``, ``gam`` ``(D + 2, nr)``; ``sp``,
+    ``sub``, ``ss``, ``inv`` and ``gm1`` (``g - 1`` of the open edges) ``(D + 2, lanes)``;
+    ``tl``, ``ol`` (t and 1 - t by lane), ``gl`` (g by lane) ``(lanes,)``, ``g`` ``(nr,)``.
+    Arrays may be larger than needed; only the first ``Q * nr`` lanes are used."""
     Q = t.shape[0]
-    R = BLOCK_ROWS
+    NL = Q * nr
+    for q in range(Q):
+        for r in range(nr):
+            tl[q * nr + r] = t[q]
+            ol[q * nr + r] = omt[q]
+    for r in range(nr):
+        gam[D + 1, r] = 1.0
+    for k in range(NL):
+        inv[D + 1, k] = 1.0
     for tr in range(offs.shape[0] - 1):
         r0 = offs[tr]
         r1 = offs[tr + 1]
         if ints[r0, W_FLAGS] & IS_LEAF:
             fb_leaf = floats[r0, W_LV]
-            for q in range(Q):
-                for r in range(R):
-                    fb[q, r] += fb_leaf
+            for k in range(NL):
+                fb[k] += fb_leaf
             continue
-        for q in range(Q):
-            for r in range(R):
-                sp[0, q, r] = 1.0
-                sub[0, q, r] = 0.0
+        for k in range(NL):
+            sp[0, k] = 1.0
+            sub[0, k] = 0.0
         cur = 0
         for u in range(r0 + 1, r1 + 1):
             d = ints[u, W_DEPTH] if u < r1 else 1
             while cur >= d:
                 i = pf[cur]
                 a = pa[cur]
-                for r in range(R):
-                    g[r] = gam[cur, r] - 1.0
-                for q in range(Q):
-                    for r in range(R):
-                        tot = sub[cur, q, r]
-                        acc[i, q, r] += g[r] * (tot + ss[cur, q, r]) * inv[cur, q, r]
-                        sub[cur - 1, q, r] += tot
-                        ss[a, q, r] -= tot
+                for k in range(NL):
+                    tot = sub[cur, k]
+                    acc[i, k] += gm1[cur, k] * (tot + ss[cur, k]) * inv[cur, k]
+                    sub[cur - 1, k] += tot
+                    ss[a, k] -= tot
                 cur -= 1
             if u == r1:
                 break
@@ -1082,43 +1089,40 @@ def _shap_block(
             ratio = floats[u, W_RATIO]
             if plain:
                 thr = floats[u, W_THR]
-                for r in range(R):
-                    take = (X[rows[r], i] <= thr) == left_child
+                for r in range(nr):
+                    take = (X[lo + r, i] <= thr) == left_child
                     g[r] = ratio * gam[a, r] if take else 0.0
             else:
                 p = ints[u, W_PARENT]
-                for r in range(R):
-                    take = (GL[rows[r], p] == 1) == left_child
+                for r in range(nr):
+                    take = (GL[lo + r, p] == 1) == left_child
                     g[r] = ratio * gam[a, r] if take else 0.0
+            for q in range(Q):
+                for r in range(nr):
+                    gl[q * nr + r] = g[r]
             if flags & IS_LEAF:
                 v = floats[u, W_LV]
-                for q in range(Q):
-                    tq = t[q]
-                    oq = omt[q]
-                    for r in range(R):
-                        base = sp[d - 1, q, r] * inv[a, q, r] * v
-                        acc[i, q, r] += (g[r] - 1.0) * base
-                        tot = base * (oq + tq * g[r])
-                        sub[d - 1, q, r] += tot
-                        ss[a, q, r] -= tot
+                for k in range(NL):
+                    base = sp[d - 1, k] * inv[a, k] * v
+                    acc[i, k] += (gl[k] - 1.0) * base
+                    tot = base * (ol[k] + tl[k] * gl[k])
+                    sub[d - 1, k] += tot
+                    ss[a, k] -= tot
             else:
-                for q in range(Q):
-                    tq = t[q]
-                    oq = omt[q]
-                    for r in range(R):
-                        f = oq + tq * g[r]
-                        sp[d, q, r] = sp[d - 1, q, r] * f * inv[a, q, r]
-                        inv[d, q, r] = 1.0 / f
-                        ss[d, q, r] = 0.0
-                        sub[d, q, r] = 0.0
-                for r in range(R):
+                for k in range(NL):
+                    f = ol[k] + tl[k] * gl[k]
+                    sp[d, k] = sp[d - 1, k] * f * inv[a, k]
+                    inv[d, k] = 1.0 / f
+                    gm1[d, k] = gl[k] - 1.0
+                    ss[d, k] = 0.0
+                    sub[d, k] = 0.0
+                for r in range(nr):
                     gam[d, r] = g[r]
                 pa[d] = a
                 pf[d] = i
                 cur = d
-        for q in range(Q):
-            for r in range(R):
-                fb[q, r] += sub[0, q, r]
+        for k in range(NL):
+            fb[k] += sub[0, k]
 
 
 @njit(error_model="numpy")
@@ -1151,67 +1155,50 @@ def _shap_one(offs, ints, floats, X, GL, row, plain, t, omt, wq, D, out, fb_out)
 
 @njit(error_model="numpy")
 def _shap_rows(c0, c1, offs, ints, floats, X, GL, plain, t, omt, wq, D, out, fb_out):
-    """Blocks ``c0 .. c1 - 1`` (``BLOCK_ROWS`` samples each) of :func:`shap_batch`; a block
-    of fewer than 5 samples (the last one) runs sample by sample, a larger one is padded
-    with its last sample (the padding lanes are discarded)."""
+    """Blocks ``c0 .. c1 - 1`` (``BLOCK_ROWS`` samples each, the last one shorter) of
+    :func:`shap_batch`; a block of one or two samples runs sample by sample."""
     m = X.shape[0]
     nf = out.shape[1]
     Q = t.shape[0]
     R = BLOCK_ROWS
-    need = (c1 - c0 > 1) or (min(m, c0 * R + R) - c0 * R >= 5)
+    need = (c1 - c0 > 1) or (min(m, c0 * R + R) - c0 * R >= 3)
     E = D + 2 if need else 0
+    NL = Q * R if need else 0
     gam = np.ones((E, R))
     pa = np.zeros(E, dtype=np.int64)
     pf = np.zeros(E, dtype=np.int64)
-    sp = np.ones((E, Q, R))
-    sub = np.zeros((E, Q, R))
-    ss = np.zeros((E, Q, R))
-    inv = np.ones((E, Q, R))
-    acc = np.zeros((nf if need else 0, Q, R))
-    fb = np.zeros((Q, R))
+    sp = np.ones((E, NL))
+    sub = np.zeros((E, NL))
+    ss = np.zeros((E, NL))
+    inv = np.ones((E, NL))
+    gm1 = np.zeros((E, NL))
+    acc = np.zeros((nf if need else 0, NL))
+    fb = np.zeros(NL)
+    tl = np.empty(NL)
+    ol = np.empty(NL)
+    gl = np.empty(NL)
     g = np.empty(R)
-    rows = np.empty(R, dtype=np.int64)
     for c in range(c0, c1):
         lo = c * R
-        hi = min(m, lo + R)
-        if hi - lo < 5:
-            for row in range(lo, hi):
+        nr = min(m, lo + R) - lo
+        if nr < 3:
+            for row in range(lo, lo + nr):
                 _shap_one(offs, ints, floats, X, GL, row, plain, t, omt, wq, D, out, fb_out)
             continue
-        for r in range(R):
-            rows[r] = min(lo + r, hi - 1)
         acc[:] = 0.0
         fb[:] = 0.0
         _shap_block(
-            offs,
-            ints,
-            floats,
-            X,
-            GL,
-            rows,
-            plain,
-            t,
-            omt,
-            D,
-            acc,
-            fb,
-            gam,
-            pa,
-            pf,
-            sp,
-            sub,
-            ss,
-            inv,
-            g,
-        )
-        for r in range(hi - lo):
+            offs, ints, floats, X, GL, lo, nr, plain, t, omt, D, acc, fb, gam, pa, pf,
+            sp, sub, ss, inv, gm1, tl, ol, g, gl,
+        )  # fmt: skip
+        for r in range(nr):
             for j in range(nf):
                 s = 0.0
                 for q in range(Q):
-                    s += wq[q] * acc[j, q, r]
+                    s += wq[q] * acc[j, q * nr + r]
                 out[lo + r, j] = s
             for q in range(Q):
-                fb_out[lo + r, q] = fb[q, r]
+                fb_out[lo + r, q] = fb[q * nr + r]
 
 
 @njit

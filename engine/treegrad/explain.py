@@ -414,6 +414,29 @@ def _deep_data(n_rows: int, seed: int):
     return X.astype(np.float32).astype(np.float64), y
 
 
+def shapiq_explainer(model: Any, class_index: int | None = None):
+    """shapiq's path-dependent Shapley explainer of a scikit-learn model
+    (``TreeExplainer(model, index='SV', max_order=1, min_order=1)``; QuadratureTreeSHAP
+    from shapiq 1.8, TreeSHAP-IQ before), or ``None`` when shapiq is not installed or does
+    not support the model (e.g. scikit-learn gradient boosting)."""
+    try:
+        import shapiq
+    except ImportError:  # pragma: no cover - shapiq is in requirements
+        return None
+    try:
+        return shapiq.TreeExplainer(
+            model, index="SV", max_order=1, min_order=1, class_index=class_index
+        )
+    except (TypeError, ValueError, NotImplementedError):
+        return None
+
+
+def shapiq_values(explainer: Any, x: np.ndarray) -> np.ndarray:
+    """First-order values of one sample from a shapiq explainer, float64 ``(n_features,)``."""
+    iv = explainer.explain(np.asarray(x, dtype=np.float64))
+    return np.array([iv[(i,)] for i in range(x.shape[0])], dtype=np.float64)
+
+
 def error_vs_depth_steps(
     ctx, depths=(5, 10, 20, 30, 45, None), n_rows: int = 40000, n_samples: int = 3, seed: int = 0
 ):
@@ -422,7 +445,8 @@ def error_vs_depth_steps(
     ``make_classification(n_rows, 10 features, flip_y=0.3)``; for ``n_samples`` rows, the
     max abs error of the class-1 Shapley values against brute force over 2^10 subsets, for
     TreeGrad-Shap, TreeProb with roots of unity, TreeProb with Chebyshev nodes (Linear
-    TreeShap's Vandermonde solve) and shap's TreeExplainer (path-dependent) when installed.
+    TreeShap's Vandermonde solve), shap's TreeExplainer (path-dependent) and shapiq's
+    (:func:`shapiq_explainer`) when installed.
 
     One step per depth; yields ``{"done", "total", "rows": DataFrame so far}``; returns the
     DataFrame (depth, max_depth_param, leaves, method, max_abs_error)."""
@@ -445,6 +469,7 @@ def error_vs_depth_steps(
             if shap is not None
             else None
         )
+        peer = shapiq_explainer(m, class_index=1)
         for r in rows_idx:
             x = X[r]
             ref = brute_force_semivalue(m, x, 1, 1, class_index=1)
@@ -458,6 +483,8 @@ def error_vs_depth_steps(
             if explainer is not None:
                 sv = np.asarray(explainer.shap_values(x[None]))
                 got["shap TreeExplainer"] = sv[0, :, 1] if sv.ndim == 3 else sv[0]
+            if peer is not None:
+                got["shapiq TreeExplainer"] = shapiq_values(peer, x)
             for name, v in got.items():
                 e = float(np.max(np.abs(v - ref)))
                 errs[name] = max(errs.get(name, 0.0), e if np.isfinite(e) else np.inf)
@@ -488,7 +515,8 @@ def runtime_vs_leaves_steps(
     ctx, leaves=(100, 1000, 10000), n_features: int = 20, repeat: int = 5, seed: int = 0
 ):
     """Job step generator: one sample's gradient (all features, one O(L) TreeGrad pass),
-    its Shapley values by TreeGrad-Shap and by shap's TreeExplainer (path-dependent), on
+    its Shapley values by TreeGrad-Shap and by shap's and shapiq's TreeExplainer
+    (path-dependent; shapiq when installed), on
     regression trees with ``max_leaf_nodes`` = each entry of ``leaves`` (fitted on
     ``make_regression`` with 4 rows per leaf).  Best of ``repeat`` timings, seconds.
 
@@ -520,6 +548,12 @@ def runtime_vs_leaves_steps(
             ex = shap.TreeExplainer(m, feature_perturbation="tree_path_dependent")
             times["shap TreeExplainer (Shapley)"] = _best_time(
                 lambda ex=ex, x=x: ex.shap_values(x[None]), repeat
+            )
+        peer = shapiq_explainer(m)
+        if peer is not None:
+            peer.explain(x)  # shapiq builds its per-model structures on the first call
+            times["shapiq TreeExplainer (Shapley)"] = _best_time(
+                lambda p=peer, x=x: p.explain(x), repeat
             )
         for name, s in times.items():
             records.append(
