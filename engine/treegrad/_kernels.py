@@ -729,7 +729,9 @@ def _tree_diag(
     stack,
     dstack,
 ):
-    """Add ``sum_q wq[q] * grad fbar(t[q] * 1)`` of one tree to ``phi`` (TreeGrad-Shap).
+    """Add ``sum_q wq[q] * grad fbar(t[q] * 1)`` of one tree to ``phi`` (TreeGrad-Shap by
+    a stack traversal; the API uses :func:`shap_batch`, this stays as an independent
+    reference for the tests).
 
     The TreeGrad traversal vectorised over the quadrature points, with its scratch indexed by
     depth (only the current root-to-node path is live): ``sp``, ``sub``, ``ss`` are
