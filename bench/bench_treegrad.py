@@ -1,16 +1,31 @@
-"""Benchmark: TreeGrad against shap's TreeExplainer, and the rankings' insertion/deletion AUCs.
+"""Benchmark: TreeGrad against shap's and shapiq's TreeExplainer, and the rankings'
+insertion/deletion AUCs.
 
 Run ``python bench/bench_treegrad.py`` from the repository root (``--quick`` for a short run:
-trees of 1k and 10k leaves, 50 test rows).
+trees of 1k and 10k leaves, 50 test rows; ``--parts speed,numerics`` for a subset;
+``--rounds N``).  shapiq >= 1.8 (QuadratureTreeSHAP; needs Python >= 3.12) is the peer the
+tables are meant for; with an older shapiq (TreeSHAP-IQ in numpy) it is only measured on
+trees of at most 2,000 leaves and 20 batch rows.
 
-1. Speed, one sample: the gradient of the multilinear extension for all features at z = 0.5
-   (one O(L) TreeGrad pass) and the Shapley values by TreeGrad-Shap, vs
-   ``shap.TreeExplainer(model, feature_perturbation='tree_path_dependent').shap_values`` of
-   the same sample, on scikit-learn regression trees with ``max_leaf_nodes`` = 1k, 10k, 100k
-   (``make_regression``, 20 features, 4 rows per leaf, seed 0); best of 7 calls
-   (``time.perf_counter``), warm JIT, same process.  Batch throughput: Shapley values of
-   1,000 rows (100 at 100k leaves; samples/s, best of 3, one run at 100k) for both.  The max |difference| of the Shapley values
-   is printed as a check.
+1. Speed.  Models: scikit-learn regression trees with ``max_leaf_nodes`` = 1k, 10k, 100k
+   (``make_regression``, 20 features, 4 rows per leaf, seed 0) and the grown-out depth-62
+   classifier of the numerics table (class 1).  One sample: the gradient of the
+   multilinear extension at z = 0.5 (all features, one TreeGrad pass), the Shapley values
+   by TreeGrad-Shap, by ``shap.TreeExplainer(model,
+   feature_perturbation='tree_path_dependent').shap_values`` and by
+   ``shapiq.TreeExplainer(model, index='SV', max_order=1, min_order=1).explain``; the four
+   are timed in interleaved rounds (rotating order; each timing repeats the call for about
+   2 ms), best of ``3 * rounds`` rounds (``rounds // 3`` at 100k leaves), with the thread's
+   CPU time (``time.thread_time``: the machine is shared, and a wall-clock window is often
+   cut by other processes; all four calls are single-threaded) and, in one column, the
+   wall clock.  The spread of the per-round shap / TreeGrad-Shap ratio shows the noise.
+   Setup: our packing and walk tables, shap's explainer, shapiq's explainer and its first
+   call.  Batch: Shapley values of 1,000 rows (100 at 100k leaves), samples/s (wall clock,
+   best of 3 interleaved rounds, one at 100k): ours on all numba threads and on one, shap,
+   shapiq's ``explain_X`` serially and with ``n_jobs`` = the thread count.  Exactness: max
+   |difference| over the batch rows between ours and each peer, and of all three against
+   the brute force over all 2^n subsets (f_x(S) by its definition; one row with 20
+   features, three rows with 10; not at 100k leaves).
 2. Rankings: insertion AUC, deletion AUC and ins - del (AUC = mean of the n + 1 curve points,
    the paper's convention) of TreeGrad-Ranker GA and Adam (T = 100, lr = 5), Shapley,
    Banzhaf and the per-sample best Beta among the paper's 10 settings (chosen by insertion,
@@ -21,11 +36,12 @@ trees of 1k and 10k leaves, 50 test rows).
    classifiers are attributed on the raw score and scored on the probability, as the paper.
 3. Numerics: max |Shapley error| against brute force over 2^10 subsets (3 rows) of
    TreeGrad-Shap, TreeProb (roots of unity), the Chebyshev-node Vandermonde method (Linear
-   TreeShap's) and shap, on decision trees of growing depth fitted on
+   TreeShap's), shap and shapiq, on decision trees of growing depth fitted on
    ``make_classification(40000, 10 features, 6 informative, flip_y=0.3)`` (the page's
    Numerics tab; research/treegrad.md section 10D).
 
-Prints markdown tables plus the machine and writes them to ``bench/out/treegrad.md``.
+Prints markdown tables plus the machine and the load and writes them to
+``bench/out/treegrad.md`` (``bench/out/treegrad_<parts>.md`` for a subset).
 """
 
 from __future__ import annotations
@@ -77,27 +93,46 @@ def best_of(fn, repeat: int) -> float:
     return best
 
 
-def interleaved(fns: dict, rounds: int, inner: dict | None = None) -> tuple[dict, dict]:
+def interleaved(fns: dict, rounds: int, inner: dict | None = None, clock=time.perf_counter):
     """Time every function of ``fns`` once per round, in a rotating order, ``rounds`` times.
 
     Returns ``(best, per_round)``: the best seconds per call of each function and every
     round's seconds per call (lists), so ratios can be taken within a round.  ``inner``
     gives how many calls one timing covers (tiny calls are repeated to exceed the clock's
-    noise)."""
+    noise).  ``clock``: ``time.perf_counter`` (wall clock) or ``time.thread_time`` (CPU
+    time of the calling thread: on a shared machine it leaves out the time the thread
+    waited for a core; only meaningful for single-threaded calls)."""
     names = list(fns)
     inner = inner or {}
     per_round = {k: [] for k in names}
     for r in range(rounds):
         for k in names[r % len(names) :] + names[: r % len(names)]:
             n = inner.get(k, 1)
-            t0 = time.perf_counter()
+            t0 = clock()
             for _ in range(n):
                 fns[k]()
-            per_round[k].append((time.perf_counter() - t0) / n)
+            per_round[k].append((clock() - t0) / n)
     return {k: min(v) for k, v in per_round.items()}, per_round
 
 
-def _calls_for(fn, target: float = 5e-3) -> int:
+def interleaved_both(fns: dict, rounds: int, inner: dict) -> tuple[dict, dict, dict]:
+    """:func:`interleaved` timing every window with both the wall clock and the thread's CPU
+    time; returns ``(best_wall, best_cpu, cpu_per_round)``."""
+    wall = {k: [] for k in fns}
+    cpu = {k: [] for k in fns}
+    names = list(fns)
+    for r in range(rounds):
+        for k in names[r % len(names) :] + names[: r % len(names)]:
+            n = inner.get(k, 1)
+            w0, c0 = time.perf_counter(), time.thread_time()
+            for _ in range(n):
+                fns[k]()
+            cpu[k].append((time.thread_time() - c0) / n)
+            wall[k].append((time.perf_counter() - w0) / n)
+    return {k: min(v) for k, v in wall.items()}, {k: min(v) for k, v in cpu.items()}, cpu
+
+
+def _calls_for(fn, target: float = 2e-3) -> int:
     """How many calls of ``fn`` take about ``target`` seconds (one call timed)."""
     t0 = time.perf_counter()
     fn()
@@ -207,7 +242,8 @@ def _speed_model(label, est, X, y, cls, rounds, sv, quad):
         setup_shapiq = time.perf_counter() - t0
         fns["shapiq"] = lambda x=x, p=peer: p.explain(x)
     inner = {k: _calls_for(f) for k, f in fns.items()}
-    best, rounds_t = interleaved(fns, rounds if L < 50000 else max(3, rounds // 3), inner)
+    n_rounds = 3 * rounds if L < 50000 else max(3, rounds // 3)
+    wall, best, rounds_t = interleaved_both(fns, n_rounds, inner)
     ratios = np.array(rounds_t["shap"]) / np.array(rounds_t["ours"])
     noise = (float(ratios.min()), float(np.median(ratios)), float(ratios.max()))
     row = {
@@ -221,6 +257,10 @@ def _speed_model(label, est, X, y, cls, rounds, sv, quad):
         "shap / TreeGrad-Shap": best["shap"] / best["ours"],
         "shapiq / TreeGrad-Shap": best.get("shapiq", np.nan) / best["ours"],
         "shap / TreeGrad-Shap per round (min-median-max)": "{:.1f}-{:.1f}-{:.1f}x".format(*noise),
+        "wall clock: shap / TreeGrad-Shap, shapiq / TreeGrad-Shap": "{:.1f}x, {}".format(
+            wall["shap"] / wall["ours"],
+            f"{wall['shapiq'] / wall['ours']:.1f}x" if "shapiq" in wall else "n/a",
+        ),
         "setup ours / shap / shapiq (ms)": "{:.0f} / {:.0f} / {}".format(
             setup_ours * 1e3,
             setup_shap * 1e3,
