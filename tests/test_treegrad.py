@@ -871,7 +871,7 @@ def test_walk_tables_match_the_tree():
 def test_walk_kernels_blocks_threads_and_stack_reference(name, depth, seed, monkeypatch):
     """Every batch size (blocks of 16 samples, the last one shorter, and blocks of one or two
     samples sample by sample) gives the single-row values and the stack-kernel reference;
-    the parallel kernel gives the serial one bit for bit."""
+    the threaded path gives the serial one bit for bit."""
     from engine.treegrad import api
 
     model, X, c = _model(name, depth, seed)
@@ -889,7 +889,7 @@ def test_walk_kernels_blocks_threads_and_stack_reference(name, depth, seed, monk
         "bz": tg.banzhaf(T, X, 0.3, class_index=c),
         "g": tg.treegrad(T, X, 0.7, class_index=c),
     }
-    monkeypatch.setattr(api, "SERIAL_WORK", 0)  # force the parallel kernel
+    monkeypatch.setattr(api, "SERIAL_WORK", 0)  # force the worker threads
     np.testing.assert_array_equal(tg.shapley(T, X, class_index=c), serial["sh"])
     np.testing.assert_array_equal(tg.banzhaf(T, X, 0.3, class_index=c), serial["bz"])
     np.testing.assert_array_equal(tg.treegrad(T, X, 0.7, class_index=c), serial["g"])

@@ -52,24 +52,24 @@ __all__ = [
 @register_warmup("treegrad")
 def _warmup() -> None:
     """Compile (or load from cache) every TreeGrad kernel on a tiny stump (float64 X)."""
-    from engine._numba import call_parallel
     from engine.tree import _tiny_tree
     from engine.treegrad import _kernels as K
     from engine.treegrad._model import pack
-    from engine.treegrad.api import _NO_GOLEFT, _nchunks, _rule
+    from engine.treegrad.api import _NO_GOLEFT, _rule
 
     tree = _tiny_tree()
     X = np.array([[0.0, 1.0], [1.0, 0.0]], dtype=np.float64)
-    # the walk kernels: one sample, a block of samples, and the parallel entry point
+    # the walk kernel on a block of samples (one-sample calls below)
     P = pack(tree)
     W = P.walk()
     t, omt, w = _rule(1, 1, W.max_path_features)
     X4 = np.repeat(X, 2, axis=0)
     out = np.zeros((4, 2))
     fb = np.zeros((4, t.shape[0]))
-    args = (P.offs, W.ints, W.floats, X4, _NO_GOLEFT, W.plain, t, omt, w, W.max_depth, out, fb)
-    call_parallel(K.shap_batch, *args, _nchunks())
-    K.shap_batch_serial(*args)
+    K.count_nonfinite(X4)
+    K.shap_rows(
+        0, 1, P.offs, W.ints, W.floats, X4, _NO_GOLEFT, W.plain, t, omt, w, W.max_depth, out, fb
+    )
     for xs in (X, X[0]):  # a batch and one sample (serial kernels for tiny work)
         treegrad(tree, xs, np.array([0.5, 1.0]))
         multilinear(tree, xs, 0.5)

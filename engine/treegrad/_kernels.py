@@ -730,7 +730,7 @@ def _tree_diag(
     dstack,
 ):
     """Add ``sum_q wq[q] * grad fbar(t[q] * 1)`` of one tree to ``phi`` (TreeGrad-Shap by
-    a stack traversal; the API uses :func:`shap_batch`, this stays as an independent
+    a stack traversal; the API uses :func:`shap_rows`, this stays as an independent
     reference for the tests).
 
     The TreeGrad traversal vectorised over the quadrature points, with its scratch indexed by
@@ -1011,8 +1011,8 @@ def _shap_row(offs, ints, floats, x, gl, plain, t, omt, D, acc, fb, gam, pa, pf,
                 goes = x[i] <= floats[u, W_THR]
             else:
                 goes = gl[ints[u, W_PARENT]] == 1
-            take = goes == ((flags & IS_LEFT) != 0)
-            g = floats[u, W_RATIO] * gam[a] if take else 0.0
+            take = np.float64(goes == ((flags & IS_LEFT) != 0))  # 1.0 or 0.0, no branch
+            g = floats[u, W_RATIO] * gam[a] * take
             if flags & IS_LEAF:
                 v = floats[u, W_LV]
                 gm1 = g - 1.0
@@ -1092,13 +1092,13 @@ def _shap_block(
             if plain:
                 thr = floats[u, W_THR]
                 for r in range(nr):
-                    take = (X[lo + r, i] <= thr) == left_child
-                    g[r] = ratio * gam[a, r] if take else 0.0
+                    take = np.float64((X[lo + r, i] <= thr) == left_child)
+                    g[r] = ratio * gam[a, r] * take
             else:
                 p = ints[u, W_PARENT]
                 for r in range(nr):
-                    take = (GL[lo + r, p] == 1) == left_child
-                    g[r] = ratio * gam[a, r] if take else 0.0
+                    take = np.float64((GL[lo + r, p] == 1) == left_child)
+                    g[r] = ratio * gam[a, r] * take
             for q in range(Q):
                 for r in range(nr):
                     gl[q * nr + r] = g[r]
@@ -1156,9 +1156,18 @@ def _shap_one(offs, ints, floats, X, GL, row, plain, t, omt, wq, D, out, fb_out)
 
 
 @njit(error_model="numpy")
-def _shap_rows(c0, c1, offs, ints, floats, X, GL, plain, t, omt, wq, D, out, fb_out):
-    """Blocks ``c0 .. c1 - 1`` (``BLOCK_ROWS`` samples each, the last one shorter) of
-    :func:`shap_batch`; a block of one or two samples runs sample by sample."""
+def shap_rows(c0, c1, offs, ints, floats, X, GL, plain, t, omt, wq, D, out, fb_out):
+    """TreeGrad-Shap / weighted Banzhaf / gradient at ``t 1`` for the samples of blocks
+    ``c0 .. c1 - 1`` (``BLOCK_ROWS`` samples each, the last one shorter; a block of one or
+    two samples runs sample by sample): ``out[r, i] = sum_q wq[q] d_i fbar_r(t[q] 1)`` and
+    ``fb_out[r, q] = fbar_r(t[q] 1)`` (no offset).
+
+    ``X`` float64 ``(m, n_features)``, finite (see :func:`count_nonfinite`); ``t`` in (0, 1)
+    so no factor is zero; ``GL`` uint8 ``(m, n_nodes)`` (goes left) is read only when not
+    ``plain`` (set splits), else may be ``(0, 0)``.  O(n_nodes * Q) per sample, scratch
+    O(max_depth * Q * BLOCK_ROWS).  Releases the GIL: disjoint block ranges may run in
+    parallel threads (the API's thread pool) and write disjoint rows of ``out``.
+    """
     m = X.shape[0]
     nf = out.shape[1]
     Q = t.shape[0]
@@ -1204,42 +1213,11 @@ def _shap_rows(c0, c1, offs, ints, floats, X, GL, plain, t, omt, wq, D, out, fb_
 
 
 @njit
-def _count_nonfinite(X):
+def count_nonfinite(X):
+    """Number of NaN / inf entries of float64 ``X`` (2-D)."""
     bad = 0
     for r in range(X.shape[0]):
         for j in range(X.shape[1]):
             if not np.isfinite(X[r, j]):
                 bad += 1
-    return bad
-
-
-@njit(error_model="numpy")
-def shap_batch_serial(offs, ints, floats, X, GL, plain, t, omt, wq, D, out, fb_out):
-    """TreeGrad-Shap / weighted Banzhaf in the calling thread (see :func:`shap_batch`).
-
-    Returns the number of non-finite entries of ``X`` (then ``out`` is meaningless and the
-    caller raises)."""
-    bad = _count_nonfinite(X)
-    if bad == 0 and X.shape[0] > 0:
-        nb = (X.shape[0] + BLOCK_ROWS - 1) // BLOCK_ROWS
-        _shap_rows(0, nb, offs, ints, floats, X, GL, plain, t, omt, wq, D, out, fb_out)
-    return bad
-
-
-@njit(parallel=True, error_model="numpy")
-def shap_batch(offs, ints, floats, X, GL, plain, t, omt, wq, D, out, fb_out, nchunks):
-    """``out[r, i] = sum_q wq[q] d_i fbar_r(t[q] 1)`` and ``fb_out[r, q] = fbar_r(t[q] 1)``
-    (no offset) for every sample of float64 ``X`` ``(m, n_features)``; ``t`` in (0, 1) so
-    no factor is zero.  ``GL`` uint8 ``(m, n_nodes)`` (goes left) is read only when not
-    ``plain`` (set splits), else may be ``(0, 0)``.  Blocks of ``BLOCK_ROWS`` samples are
-    split into ``nchunks`` parallel chunks.  Returns the number of non-finite entries of
-    ``X``.  O(n_nodes * Q) per sample, scratch O(max_depth * Q * BLOCK_ROWS) per chunk."""
-    bad = _count_nonfinite(X)
-    if bad == 0 and X.shape[0] > 0:
-        nb = (X.shape[0] + BLOCK_ROWS - 1) // BLOCK_ROWS
-        nch = min(nb, nchunks)
-        for c in prange(nch):
-            c0 = c * nb // nch
-            c1 = (c + 1) * nb // nch
-            _shap_rows(c0, c1, offs, ints, floats, X, GL, plain, t, omt, wq, D, out, fb_out)
     return bad

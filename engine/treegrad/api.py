@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import functools
 import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,24 +103,59 @@ def _grad_call(P: Packed, GL: np.ndarray, Z: np.ndarray, wq: np.ndarray):
 #: ``GL`` argument of the walk kernels for threshold-only models (never read).
 _NO_GOLEFT = np.zeros((0, 0), dtype=np.uint8)
 
+_POOL: tuple[int, int, ThreadPoolExecutor] | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool(n_threads: int) -> ThreadPoolExecutor:
+    """The process's worker threads for the walk kernels (created on first use, again after
+    a fork or when more threads are asked for)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL[0] != os.getpid() or _POOL[1] < n_threads:
+            if _POOL is not None and _POOL[0] == os.getpid():
+                _POOL[2].shutdown(wait=False)  # idle threads of the smaller pool end
+            _POOL = (
+                os.getpid(),
+                n_threads,
+                ThreadPoolExecutor(max_workers=n_threads, thread_name_prefix="treegrad"),
+            )
+        return _POOL[2]
+
 
 def _walk_call(P: Packed, X: np.ndarray, t: np.ndarray, omt: np.ndarray, wq: np.ndarray):
     """``sum_q wq[q] grad fbar(t[q] 1)`` ``(m, n_features)`` and ``fbar(t[q] 1)`` without
-    the offset ``(m, Q)`` by the pre-order walk kernels (``t`` in (0, 1)).  ``X`` comes from
-    ``P.check_X(x, finite=False)``: a non-finite value found by the kernel raises here."""
+    the offset ``(m, Q)`` by the pre-order walk kernel :func:`_kernels.shap_rows` (``t`` in
+    (0, 1)).  ``X`` comes from ``P.check_X(x, finite=False)``: a non-finite value raises.
+
+    Below :data:`SERIAL_WORK` node visits the kernel runs in the calling thread; above, its
+    blocks of samples are shared among ``numba.get_num_threads()`` worker threads (the
+    kernel releases the GIL).  Threads rather than a ``parallel=True`` kernel: the one
+    compiled function serves both cases, where a parallel twin would compile the whole
+    traversal a second time (about 16 s more cold start); results are the same bit for bit.
+    """
     W = P.walk()
     m = X.shape[0]
+    if K.count_nonfinite(X):
+        P.check_X(X)  # raises with the usual message
+        raise ValueError("X contains NaN or inf")
     out = np.empty((m, P.n_features), dtype=np.float64)
     fb = np.empty((m, t.shape[0]), dtype=np.float64)
     GL = _NO_GOLEFT if W.plain else P.goleft(X)
     args = (P.offs, W.ints, W.floats, X, GL, W.plain, t, omt, wq, W.max_depth, out, fb)
-    if m <= 1 or m * t.shape[0] * W.ints.shape[0] < SERIAL_WORK:
-        bad = K.shap_batch_serial(*args)
-    else:
-        bad = call_parallel(K.shap_batch, *args, _nchunks())
-    if bad:
-        P.check_X(X)  # raises with the usual message
-        raise ValueError("X contains NaN or inf")
+    n_blocks = -(-m // K.BLOCK_ROWS)
+    threads = min(n_blocks, int(numba.get_num_threads()))
+    if threads <= 1 or m * t.shape[0] * W.ints.shape[0] < SERIAL_WORK:
+        K.shap_rows(0, n_blocks, *args)
+        return out, fb
+    # a few chunks per thread, taken in turn: a thread slowed by other processes on a
+    # shared machine does not hold the others up
+    n_chunks = min(n_blocks, 4 * threads)
+    bounds = [c * n_blocks // n_chunks for c in range(n_chunks + 1)]
+    pool = _pool(threads)
+    jobs = [pool.submit(K.shap_rows, bounds[c], bounds[c + 1], *args) for c in range(n_chunks)]
+    for job in jobs:
+        job.result()
     return out, fb
 
 
@@ -303,8 +341,8 @@ def beta_shapley(model: Any, x: Any, alpha: int = 1, beta: int = 1, class_index:
     O(L D).  (Kwon & Zou's convention: Beta(16, 1) stresses small coalitions.)  Subset-size
     weight B(s + beta, n - 1 - s + alpha) / B(alpha, beta).
 
-    One forward pass over the pre-order node tables per sample (``_kernels.shap_batch``),
-    batches in blocks of ``BLOCK_ROWS`` samples, in parallel over blocks for large work.
+    One forward pass over the pre-order node tables per sample (``_kernels.shap_rows``),
+    batches in blocks of ``BLOCK_ROWS`` samples, shared among threads for large work.
 
     Returns float64 ``(n_features,)`` or ``(m, n_features)``.  Raises ``ValueError`` for
     non-integer or < 1 parameters and for rows that are not finite.
