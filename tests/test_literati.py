@@ -658,18 +658,53 @@ def test_candidate_leaves_above_the_row_count_are_the_row_count():
     )
 
 
+#: scikit-learn's message for a parameter outside its constraint table (parameter name,
+#: allowed values, the value given).
+_MESSAGE = r"^The '{}' parameter of LiteratiClassifier must be {}\. Got {} instead\.$"
+
+
 @pytest.mark.parametrize(
     "params,match",
     [
-        (dict(max_depth=0), "max_depth must be an int in 1..8"),
-        (dict(max_depth=9), "max_depth must be an int in 1..8"),
-        (dict(max_breakpoints=5), "max_breakpoints"),
-        (dict(split_penalty=-1.0), "split_penalty must be a finite number >= 0"),
-        (dict(breakpoint_penalty="x"), "breakpoint_penalty must be a finite number"),
-        (dict(candidate_leaves=1), "candidate_leaves must be an int >= 2"),
-        (dict(candidate_leaves=()), "candidate_leaves must be an int >= 2"),
-        (dict(time_limit=0), "time_limit must be a number of seconds > 0"),
-        (dict(cache_size=0), "cache_size must be an int >= 1"),
+        (dict(max_depth=0), _MESSAGE.format("max_depth", r"an int in the range \[1, 8\]", 0)),
+        (dict(max_depth=9), _MESSAGE.format("max_depth", r"an int in the range \[1, 8\]", 9)),
+        (
+            dict(max_breakpoints=5),
+            _MESSAGE.format("max_breakpoints", r"an int in the range \[1, 4\]", 5),
+        ),
+        (
+            dict(split_penalty=-1.0),
+            _MESSAGE.format("split_penalty", r"a float in the range \[0\.0, inf\) or None", -1.0),
+        ),
+        (
+            dict(breakpoint_penalty="x"),
+            _MESSAGE.format(
+                "breakpoint_penalty", r"a float in the range \[0\.0, inf\) or None", "'x'"
+            ),
+        ),
+        (
+            dict(candidate_leaves=1),
+            _MESSAGE.format(
+                "candidate_leaves",
+                r"an int in the range \[2, inf\), an instance of 'tuple', an instance of "
+                r"'list' or None",
+                1,
+            ),
+        ),
+        (
+            dict(candidate_leaves=()),
+            _MESSAGE.format(
+                "candidate_leaves",
+                r"an int in the range \[2, inf\), a non-empty tuple or list of such ints "
+                r"\(None items = all midpoints\) or None",
+                r"\(\)",
+            ),
+        ),
+        (
+            dict(time_limit=0),
+            _MESSAGE.format("time_limit", r"a float in the range \(0\.0, inf\)", 0),
+        ),
+        (dict(cache_size=0), _MESSAGE.format("cache_size", r"an int in the range \[1, inf\)", 0)),
     ],
 )
 def test_parameters_are_validated(params, match):

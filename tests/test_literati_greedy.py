@@ -467,7 +467,15 @@ def test_params_clone_and_probabilities(wine):
     assert est.split_penalty_ == est.breakpoint_penalty_ == pytest.approx(0.005 * len(wine.y))
     assert est.candidate_leaves_ == [8, 4]
     assert LiteratiClassifier().get_params()["greedy_seed"] is True
-    with pytest.raises(ValueError, match="max_depth must be an int in 1..8"):
+    with pytest.raises(
+        ValueError,
+        match=r"^The 'max_depth' parameter of GreedyShapeTreeClassifier must be an int in the "
+        r"range \[1, 8\]\. Got 0 instead\.$",
+    ):
         GreedyShapeTreeClassifier(max_depth=0).fit(wine.X, wine.y)
-    with pytest.raises(ValueError, match="greedy_seed must be True or False"):
+    with pytest.raises(
+        ValueError,
+        match=r"^The 'greedy_seed' parameter of LiteratiClassifier must be an instance of "
+        r"'bool' or an instance of 'numpy.bool'\. Got 'yes' instead\.$",
+    ):
         LiteratiClassifier(greedy_seed="yes").fit(wine.X, wine.y)
