@@ -73,7 +73,8 @@ GROUPS: dict[str, Group] = {
 #: the page and its jobs).
 PAGE_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "data": ("data", ()),
-    "compare": ("Compare", ("tree.apply", "criteria", "candidates", "cart")),
+    # the Compare page itself only draws trees; each model's groups gate its Run button
+    "compare": ("Compare", ("tree.apply",)),
     "optimal_shape_trees": ("Literati", ("tree.apply", "literati")),
     "conditional_density": ("Partition Tree", ("partition.scans", "partition.estimators")),
     "feature_ranking": ("TreeGrad", ("tree.apply", "treegrad")),
@@ -94,6 +95,14 @@ MODEL_GROUPS: dict[str, tuple[str, ...]] = {
     "treelab_partition_tree": PAGE_GROUPS["conditional_density"][1],
     "treelab_partition_forest": PAGE_GROUPS["conditional_density"][1],
 }
+
+
+def page_groups(page: str, models=()) -> list[str]:
+    """Groups a page needs (with prerequisites), plus those of the Compare ``models`` keys."""
+    names = list(PAGE_GROUPS.get(page, ("", ()))[1])
+    for key in models:
+        names.extend(MODEL_GROUPS.get(key, ()))
+    return closure(names)
 
 
 def closure(names) -> list[str]:

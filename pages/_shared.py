@@ -106,6 +106,30 @@ def engine_gate(page: str, title: str) -> bool:
     return False
 
 
+def kernels_ready(groups, what: str) -> bool:
+    """True when ``groups`` are ready; else shows their progress (``what``: whose kernels,
+    e.g. "the chosen models") and reruns the app once they are."""
+    progress = warmup.status(groups)
+    if progress.ready:
+        return True
+    start_engine()
+
+    @st.fragment(run_every=0.5)
+    def compiling() -> None:
+        now = warmup.status(groups)
+        if now.ready:
+            st.rerun()
+        current = f"now: {now.current}, " if now.current else ""
+        st.progress(
+            now.done / max(now.total, 1),
+            text=f"Compiling the kernels of {what}: {now.done} of {now.total} kernel groups "
+            f"ready ({current}{now.seconds:.0f} s so far). Run is enabled when they are.",
+        )
+
+    compiling()
+    return False
+
+
 # -- jobs ----------------------------------------------------------------------------------
 def start_job(job):
     """Start ``job`` within this session's bound (:data:`MAX_RUNNING_JOBS` at once; the next
