@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 from dataclasses import dataclass
 
@@ -173,12 +174,43 @@ EMBEDDED_CONFIG = {
 }
 
 
+_SPAWN_PATCHED = False
+
+
+def _keep_spawn_off_the_app_script() -> None:
+    """Stop new worker processes from re-running a Streamlit page as their ``__main__``.
+
+    ``multiprocessing``'s spawn start method re-imports the parent's ``__main__`` file in the
+    child.  Streamlit makes each page script the ``__main__`` module while it runs, so a
+    worker spawned from the app (at start-up, or when a worker is restarted) would execute
+    ``app.py`` and die.  The patch drops the main-file step in a process that runs
+    Streamlit scripts (the server, AppTest); plain scripts keep the usual behaviour.  Jobs
+    do not need it: functions defined in a page are pickled by value.
+    """
+    global _SPAWN_PATCHED
+    if _SPAWN_PATCHED:
+        return
+    import multiprocessing.spawn as spawn
+
+    original = spawn.get_preparation_data
+
+    def get_preparation_data(name):
+        data = original(name)
+        if "init_main_from_path" in data and "streamlit.runtime.scriptrunner" in sys.modules:
+            del data["init_main_from_path"]
+        return data
+
+    spawn.get_preparation_data = get_preparation_data
+    _SPAWN_PATCHED = True
+
+
 def _start_embedded(settings: ClusterSettings):
     """Start the LocalCluster and its client (in a thread whose priority the workers inherit)."""
     import dask
     from distributed import Client, LocalCluster
 
     out: dict = {}
+    _keep_spawn_off_the_app_script()
 
     def target() -> None:
         try:
@@ -256,6 +288,9 @@ def get_client():
         except Exception as exc:  # noqa: BLE001
             raise ClusterError(f"cannot start the embedded Dask cluster: {exc}") from exc
         _EMBEDDED.update(client=client, cluster=cluster, settings=settings, address=None)
+        import atexit
+
+        atexit.register(shutdown)  # close the workers before the interpreter winds down
         return client
 
 

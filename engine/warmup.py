@@ -320,7 +320,7 @@ def _background_dask(pending: list[str]) -> None:
             if not GROUPS[name].after or all(d not in futures for d in GROUPS[name].after):
                 _STATE[name] = "compiling"
                 _STARTED_AT.setdefault(name, time.monotonic())
-    for future in as_completed(list(futures.values())):
+    for future in as_completed(list(futures.values()), loop=client.loop):
         name = by_key[future.key]
         try:
             future.result()
@@ -385,16 +385,18 @@ def _background_subprocess(pending: list[str]) -> None:
             _load_here(name)
 
 
-def start_background(first: tuple[str, ...] = ()) -> bool:
+def start_background(first: tuple[str, ...] = (), groups=None) -> bool:
     """Start preparing every group not ready yet, once per process; returns True if started.
 
-    ``first``: groups to prepare before the others (e.g. those of the page being opened).
-    Runs in a daemon thread; never raises (a failure falls back to compiling here).
+    ``first``: groups to prepare before the others (e.g. those of the page being opened);
+    ``groups``: prepare only these (and their prerequisites; default: all).  Runs in a
+    daemon thread; never raises (a failure falls back to compiling here).
     """
     with _LOCK:
         if _BACKGROUND.get("thread") is not None:
             return False
-        pending = [g for g in GROUPS if _STATE.get(g) != "ready"]
+        wanted = list(GROUPS) if groups is None else closure(groups)
+        pending = [g for g in wanted if _STATE.get(g) != "ready"]
         if not pending:
             _BACKGROUND["thread"] = "nothing to do"
             return False

@@ -35,7 +35,11 @@ FLOWS = {
         {"lit_depth": 2, "lit_time": 1.0},
     ),
     "conditional_density": ("pages/conditional_density.py", ("iris", "diabetes", "penguins"), {}),
-    "feature_ranking": ("pages/feature_ranking.py", ("iris", "diabetes", "penguins"), {}),
+    "feature_ranking": (
+        "pages/feature_ranking.py",
+        ("iris", "diabetes", "penguins"),
+        {"tg_num_rows": 5000, "tg_num_depths": [5, 20], "tg_rt_leaves": [100]},
+    ),
     "conditional_inference": (
         "pages/conditional_inference.py",
         ("iris", "diabetes", "penguins"),
