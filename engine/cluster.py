@@ -233,6 +233,7 @@ def _start_embedded(settings: ClusterSettings):
                     env={"NUMBA_NUM_THREADS": str(settings.numba_threads)},
                 )
                 out["client"] = Client(cluster, set_as_default=False)
+                out["client"].register_plugin(_worker_plugin())
             out["cluster"] = cluster
         except BaseException as exc:  # noqa: BLE001 - reported to the caller below
             out["error"] = exc
@@ -243,6 +244,35 @@ def _start_embedded(settings: ClusterSettings):
     if "error" in out:
         raise out["error"]
     return out["cluster"], out["client"]
+
+
+def _import_engine_in_background() -> None:
+    """Import the engine's methods (scikit-learn, numba) in a worker that just started, so
+    that its first job does not wait for them."""
+
+    def work() -> None:
+        try:
+            from engine.compare import load_methods
+
+            load_methods()
+        except Exception:  # noqa: BLE001 - the job imports what it needs anyway
+            pass
+
+    threading.Thread(target=work, name="treelab-worker-imports", daemon=True).start()
+
+
+def _worker_plugin():
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class TreeLabWorkerSetup(WorkerPlugin):
+        """Runs in every worker of the embedded cluster, restarted ones too."""
+
+        name = "treelab-worker-setup"
+
+        def setup(self, worker) -> None:
+            _import_engine_in_background()
+
+    return TreeLabWorkerSetup()
 
 
 class ClusterError(RuntimeError):
