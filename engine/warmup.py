@@ -289,60 +289,82 @@ def _load_here(name: str) -> None:
             _STATE[name] = "failed"
 
 
-def _order(pending: list[str], first: tuple[str, ...]) -> list[str]:
-    """Compile order: the groups of ``first`` (pages likely opened next) first, each after
-    its prerequisites."""
-    head = [g for g in closure(first) if g in pending] if first else []
-    return [g for g in in_order(head + [g for g in pending if g not in head]) if g in pending]
+#: Groups asked for by pages being opened, most recent first (prepared before the others).
+_REQUESTS: list[str] = []
 
 
-def _background_dask(pending: list[str]) -> None:
+def request(groups) -> None:
+    """Prepare ``groups`` (and their prerequisites) before the other pending groups: a page
+    whose kernels are not ready calls this, so a user waiting on it is served first."""
+    with _LOCK:
+        for name in reversed(closure(groups)):
+            if name in _REQUESTS:
+                _REQUESTS.remove(name)
+            _REQUESTS.insert(0, name)
+
+
+def _next(pending: list[str], running: set[str]) -> str | None:
+    """The pending group to prepare next: requested ones first, then :data:`GROUPS` order,
+    and only one whose prerequisites are all done."""
+    with _LOCK:
+        rank = {g: i for i, g in enumerate(_REQUESTS)}
+        blocked = set(pending) | running
+        ready_now = [g for g in pending if not (set(GROUPS[g].after) & blocked)]
+        if not ready_now:
+            return None
+        order = list(GROUPS)
+        return min(ready_now, key=lambda g: (rank.get(g, len(rank)), order.index(g)))
+
+
+def _background_dask(pending: list[str], client) -> None:
     from distributed import as_completed
 
-    from engine.cluster import get_client
+    workers = max(1, len(client.scheduler_info()["workers"]))
+    pending = list(pending)
+    running: dict[str, object] = {}
+    by_key: dict[str, str] = {}
+    completed = as_completed([], loop=client.loop)
 
-    client = get_client()
-    futures, by_key = {}, {}
-    for i, name in enumerate(pending):
-        deps = [futures[d] for d in GROUPS[name].after if d in futures]
-        futures[name] = client.submit(
-            _compile_in_worker,
-            name,
-            *deps,
-            key=f"treelab-warmup-{name}-{os.getpid()}-{time.time_ns()}",
-            pure=False,
-            priority=len(pending) - i,
-        )
-        by_key[futures[name].key] = name
-        _set(name, "waiting")
-    with _LOCK:
-        for name in pending:
-            if not GROUPS[name].after or all(d not in futures for d in GROUPS[name].after):
-                _STATE[name] = "compiling"
-                _STARTED_AT.setdefault(name, time.monotonic())
-    for future in as_completed(list(futures.values()), loop=client.loop):
-        name = by_key[future.key]
+    def submit_more() -> None:
+        while len(running) < workers:
+            name = _next(pending, set(running))
+            if name is None:
+                return
+            pending.remove(name)
+            future = client.submit(
+                _compile_in_worker,
+                name,
+                key=f"treelab-warmup-{name}-{os.getpid()}-{time.time_ns()}",
+                pure=False,
+            )
+            running[name] = future
+            by_key[future.key] = name
+            completed.add(future)
+            _set(name, "compiling")
+
+    submit_more()
+    while running:
+        future = next(completed)
+        name = by_key.pop(future.key)
+        running.pop(name, None)
         try:
             future.result()
         except Exception:  # noqa: BLE001 - compile here instead
             logger.warning("warm-up of %s failed on a worker; compiling here", name)
-        # the groups that waited for this one start compiling now
-        with _LOCK:
-            for other in pending:
-                if _STATE.get(other) == "waiting" and all(
-                    futures[d].done() for d in GROUPS[other].after if d in futures
-                ):
-                    _STATE[other] = "compiling"
-                    _STARTED_AT.setdefault(other, time.monotonic())
         _set(name, "loading")
+        # dependants may start now; they compile while this process loads ``name``
+        pending_after = [g for g in pending if name in GROUPS[g].after]
+        for other in pending_after:
+            _set(other, "waiting")
         _load_here(name)
+        submit_more()
 
 
 def _background_subprocess(pending: list[str]) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "NUMBA_NUM_THREADS": "1"}
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
-    cmd = [sys.executable, "-m", "engine.warmup", "--groups", *pending, "--report"]
+    cmd = [sys.executable, "-m", "engine.warmup", "--serve"]
     preexec = None
     if hasattr(os, "nice"):
 
@@ -352,37 +374,41 @@ def _background_subprocess(pending: list[str]) -> None:
             except OSError:
                 pass
 
-    with _LOCK:
-        for name in pending:
-            _STATE[name] = "waiting"
-        _STATE[pending[0]] = "compiling"
-        _STARTED_AT.setdefault(pending[0], time.monotonic())
     proc = subprocess.Popen(
         cmd,
         env=env,
         cwd=root,
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
         preexec_fn=preexec,
     )
     _BACKGROUND["process"] = proc
-    done = set()
-    for line in proc.stdout:
-        parts = line.split()
-        if len(parts) >= 2 and parts[0] == "compiled" and parts[1] in GROUPS:
-            name = parts[1]
-            done.add(name)
-            nxt = next((g for g in pending if g not in done), None)
-            if nxt is not None:
-                _set(nxt, "compiling")
+    pending = list(pending)
+    try:
+        while pending:
+            name = _next(pending, set())
+            if name is None:
+                break
+            pending.remove(name)
+            _set(name, "compiling")
+            proc.stdin.write(name + "\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+            if not line.startswith(f"compiled {name}"):
+                raise RuntimeError(f"the compiler process stopped at {name}: {line!r}")
             _set(name, "loading")
             _load_here(name)
-    proc.wait()
-    for name in pending:  # whatever the child did not report is compiled here
-        if name not in done:
-            _set(name, "compiling")
-            _load_here(name)
+    finally:
+        try:
+            proc.stdin.close()
+            proc.wait(30)
+        except Exception:  # noqa: BLE001
+            proc.kill()
+    for name in pending:  # whatever the child did not compile is compiled here
+        _set(name, "compiling")
+        _load_here(name)
 
 
 def start_background(first: tuple[str, ...] = (), groups=None) -> bool:
@@ -400,9 +426,10 @@ def start_background(first: tuple[str, ...] = (), groups=None) -> bool:
         if not pending:
             _BACKGROUND["thread"] = "nothing to do"
             return False
-        pending = _order(pending, first)
         for name in pending:
             _STATE.setdefault(name, "waiting")
+    if first:
+        request(first)
 
     def run() -> None:
         try:
@@ -415,7 +442,7 @@ def start_background(first: tuple[str, ...] = (), groups=None) -> bool:
                     "address", ""
                 ).startswith(("tcp://127.", "tcp://localhost", "inproc"))
             if use_dask:
-                _background_dask(pending)
+                _background_dask(pending, client)
             else:
                 _background_subprocess(pending)
         except Exception:  # noqa: BLE001 - last resort: compile in this process
@@ -441,7 +468,21 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--report", action="store_true", help="print 'compiled NAME SECONDS' per group"
     )
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="read group names from stdin, one a line; answer 'compiled NAME SECONDS'",
+    )
     args = parser.parse_args(argv)
+    if args.serve:
+        for line in sys.stdin:
+            name = line.strip()
+            if not name:
+                continue
+            t0 = time.perf_counter()
+            warm_groups([name])
+            print(f"compiled {name} {time.perf_counter() - t0:.2f}", flush=True)
+        return 0
     total = time.perf_counter()
     for name in in_order(args.groups):
         t0 = time.perf_counter()

@@ -81,6 +81,7 @@ def engine_gate(page: str, title: str) -> bool:
     engine_name, progress = warmup.page_status(page)
     if progress.ready:
         return True
+    warmup.request(warmup.page_groups(page))  # serve the page being waited on first
     start_engine(page)
     st.title(title)
 
@@ -112,6 +113,7 @@ def kernels_ready(groups, what: str) -> bool:
     progress = warmup.status(groups)
     if progress.ready:
         return True
+    warmup.request(groups)
     start_engine()
 
     @st.fragment(run_every=0.5)

@@ -118,3 +118,21 @@ def test_background_warm_up_compiles_elsewhere_and_loads_here(runner, tmp_path):
     used = {name: hm for name, hm in stats.items() if sum(hm)}
     assert used, stats
     assert all(misses == 0 and hits >= 1 for hits, misses in used.values()), used
+
+
+def test_a_requested_page_is_prepared_before_the_others(monkeypatch):
+    """The next group to compile: one whose prerequisites are done, a requested page's
+    first, else the table's order."""
+    monkeypatch.setattr(warmup, "_REQUESTS", [])
+    pending = list(warmup.GROUPS)
+    assert warmup._next(pending, set()) == "tree.apply"
+    warmup.request(["literati"])  # someone opened the Literati page
+    assert warmup._next(pending, set()) == "tree.apply"  # its prerequisite first
+    pending.remove("tree.apply")
+    assert warmup._next(pending, set()) == "literati"
+    pending.remove("literati")  # one worker compiles it; the other takes the next in order
+    assert warmup._next(pending, {"literati"}) == "criteria"
+    # cart waits for its prerequisites even when requested
+    warmup.request(["cart"])
+    assert warmup._next(pending, set()) == "criteria"
+    assert warmup._next(["cart"], {"candidates"}) is None
