@@ -211,6 +211,35 @@ def _registered() -> dict:
     return dict(_numba._WARMUPS)
 
 
+def _marker(name: str):
+    """Path of the file saying group ``name`` is in numba's cache for the current sources."""
+    from pathlib import Path
+
+    from engine import _numba
+
+    package_dir = Path(_numba.__file__).resolve().parent
+    folder = Path(_numba.CACHE_DIR) if _numba.CACHE_DIR else package_dir / "__pycache__"
+    return folder / "treelab-sources.sha256", folder / f"treelab-warm-{name}"
+
+
+def in_cache(name: str) -> bool:
+    """True when group ``name`` was compiled into numba's cache for the current sources
+    (a marker written by :func:`warm_groups`; numba drops stale caches at import)."""
+    try:
+        stamp, marker = _marker(name)
+        return marker.read_text() == stamp.read_text()
+    except OSError:
+        return False
+
+
+def _mark_cached(name: str) -> None:
+    try:
+        stamp, marker = _marker(name)
+        marker.write_text(stamp.read_text())
+    except OSError:
+        pass
+
+
 def warm_groups(names, progress=None) -> dict[str, float]:
     """Compile (or load from numba's cache) the named groups and their prerequisites here.
 
@@ -237,6 +266,7 @@ def warm_groups(names, progress=None) -> dict[str, float]:
         t0 = time.perf_counter()
         warmups[name]()
         timings[name] = time.perf_counter() - t0
+        _mark_cached(name)
         _set(name, "ready")
     return timings
 
@@ -314,6 +344,16 @@ def _next(pending: list[str], running: set[str]) -> str | None:
             return None
         order = list(GROUPS)
         return min(ready_now, key=lambda g: (rank.get(g, len(rank)), order.index(g)))
+
+
+def _by_request(names: list[str]) -> list[str]:
+    """``names`` in preparation order (requested first), each after its prerequisites."""
+    out, left = [], list(names)
+    while left:
+        name = _next(left, set()) or left[0]
+        left.remove(name)
+        out.append(name)
+    return out
 
 
 def _background_dask(pending: list[str], client) -> None:
@@ -432,6 +472,18 @@ def start_background(first: tuple[str, ...] = (), groups=None) -> bool:
         request(first)
 
     def run() -> None:
+        # groups already in numba's cache need no compiler: load them here at once, in
+        # another thread, while the workers (or the child) compile the rest
+        cached = [g for g in pending if in_cache(g)]
+        rest = [g for g in pending if g not in cached]
+        if cached:
+            threading.Thread(
+                target=lambda: [_load_here(g) for g in _by_request(cached)],
+                name="treelab-warmup-load",
+                daemon=True,
+            ).start()
+        if not rest:
+            return
         try:
             from engine.cluster import get_client, is_local_cluster, jobs_runner
 
@@ -442,12 +494,12 @@ def start_background(first: tuple[str, ...] = (), groups=None) -> bool:
                     "address", ""
                 ).startswith(("tcp://127.", "tcp://localhost", "inproc"))
             if use_dask:
-                _background_dask(pending, client)
+                _background_dask(rest, client)
             else:
-                _background_subprocess(pending)
+                _background_subprocess(rest)
         except Exception:  # noqa: BLE001 - last resort: compile in this process
             logger.exception("background warm-up failed; compiling in the server process")
-            for name in pending:
+            for name in rest:
                 if state(name) != "ready":
                     _set(name, "compiling")
                     _load_here(name)
