@@ -451,12 +451,14 @@ def _background_subprocess(pending: list[str]) -> None:
         _load_here(name)
 
 
-def start_background(first: tuple[str, ...] = (), groups=None) -> bool:
+def start_background(first: tuple[str, ...] = (), groups=None, delay: float = 0.0) -> bool:
     """Start preparing every group not ready yet, once per process; returns True if started.
 
     ``first``: groups to prepare before the others (e.g. those of the page being opened);
-    ``groups``: prepare only these (and their prerequisites; default: all).  Runs in a
-    daemon thread; never raises (a failure falls back to compiling here).
+    ``groups``: prepare only these (and their prerequisites; default: all); ``delay``:
+    seconds to wait first (the app lets the browser fetch the first page's scripts before
+    imports and compilers compete with it for the CPU).  Runs in a daemon thread; never
+    raises (a failure falls back to compiling here).
     """
     with _LOCK:
         if _BACKGROUND.get("thread") is not None:
@@ -472,6 +474,8 @@ def start_background(first: tuple[str, ...] = (), groups=None) -> bool:
         request(first)
 
     def run() -> None:
+        if delay > 0:
+            time.sleep(delay)
         # groups already in numba's cache need no compiler: load them here at once, in
         # another thread, while the workers (or the child) compile the rest
         cached = [g for g in pending if in_cache(g)]

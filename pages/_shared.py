@@ -61,18 +61,25 @@ MISSING_OPTIONS = {"drop": "drop rows with missing values", "error": "stop with 
 
 
 # -- engine warm-up ------------------------------------------------------------------------
+#: Seconds between the end of the server's first page and the start of the background
+#: warm-up (the browser fetches the page's scripts meanwhile; a page waiting on its kernels
+#: starts it at once).
+WARMUP_DELAY = 3.0
+
+
 @st.cache_resource(show_spinner=False)
-def _background_warmup(first: tuple[str, ...]) -> bool:
-    return warmup.start_background(first)
+def _background_warmup(first: tuple[str, ...], delay: float) -> bool:
+    return warmup.start_background(first, delay=delay)
 
 
-def start_engine(page: str = "data") -> None:
+def start_engine(page: str = "data", delay: float = WARMUP_DELAY) -> None:
     """Start compiling every kernel group in the background, once per server process.
 
-    Called at the end of every run of ``app.py`` (so the first page is drawn first); the
-    groups of ``page`` are prepared before the others.
+    Called at the end of every run of ``app.py`` (so the first page is drawn first), and
+    without delay by a page whose kernels are not ready; the groups of ``page`` are
+    prepared before the others.
     """
-    _background_warmup(tuple(warmup.PAGE_GROUPS.get(page, ("", ()))[1]))
+    _background_warmup(tuple(warmup.PAGE_GROUPS.get(page, ("", ()))[1]), float(delay))
 
 
 def engine_gate(page: str, title: str) -> bool:
@@ -82,7 +89,7 @@ def engine_gate(page: str, title: str) -> bool:
     if progress.ready:
         return True
     warmup.request(warmup.page_groups(page))  # serve the page being waited on first
-    start_engine(page)
+    start_engine(page, delay=0.0)
     st.title(title)
 
     @st.fragment(run_every=0.5)
@@ -114,7 +121,7 @@ def kernels_ready(groups, what: str) -> bool:
     if progress.ready:
         return True
     warmup.request(groups)
-    start_engine()
+    start_engine(delay=0.0)
 
     @st.fragment(run_every=0.5)
     def compiling() -> None:

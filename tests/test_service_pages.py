@@ -19,7 +19,7 @@ def test_a_page_whose_kernels_are_not_ready_shows_their_progress(app, monkeypatc
     state = {"tree.apply": "ready", "literati": "compiling"}
     monkeypatch.setattr(warmup, "_STATE", state)
     monkeypatch.setattr(warmup, "_STARTED_AT", {"literati": time.monotonic() - 3})
-    monkeypatch.setattr(warmup, "start_background", lambda first=(), groups=None: False)
+    monkeypatch.setattr(warmup, "start_background", lambda *args, **kwargs: False)
     app.switch_page("pages/optimal_shape_trees.py").run()
     assert not app.exception
     assert app.title[0].value == "Optimal shape trees (Literati)"
@@ -37,7 +37,7 @@ def test_compare_run_waits_for_the_chosen_models_kernels(app, monkeypatch):
     monkeypatch.setattr(
         warmup, "_STATE", {g: "ready" for g in warmup.GROUPS} | {"literati": "compiling"}
     )
-    monkeypatch.setattr(warmup, "start_background", lambda first=(), groups=None: False)
+    monkeypatch.setattr(warmup, "start_background", lambda *args, **kwargs: False)
     app.switch_page("pages/compare.py").run()
     assert not app.button(key="cmp_run").disabled  # scikit-learn models need no kernels
     app.multiselect(key="cmp_models").set_value(["sklearn_tree", "treelab_literati"]).run()
