@@ -112,7 +112,7 @@ def run_flows(page: str) -> None:
 def main(page: str) -> dict:
     from engine import warmup
 
-    warmup.start_background = lambda first=(): False  # only this page's groups, below
+    warmup.start_background = lambda *args, **kwargs: False  # only this page's groups
     # the Compare flows run every TreeLab model: their groups too
     models = warmup.MODEL_GROUPS if page == "compare" else ()
     groups = warmup.page_groups(page, models)
