@@ -67,6 +67,23 @@ def start_server(runner: str) -> tuple[subprocess.Popen, str]:
     return proc, f"http://127.0.0.1:{port}"
 
 
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 180.0) -> None:
+    """Wait until the server answers ``/_stcore/health``."""
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                if r.read().strip() == b"ok":
+                    return
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("the server did not start")
+        time.sleep(0.2)
+
+
 def memory(proc: subprocess.Popen) -> tuple[float, float]:
     """(server RSS, sum of its descendants' RSS) in MiB."""
     try:
@@ -121,7 +138,7 @@ async def student(browser, url: str, jobs: int, stats: dict) -> None:
 async def probe(browser, url: str, stop: asyncio.Event, stats: dict) -> None:
     context = await browser.new_context(viewport={"width": 1400, "height": 900})
     page = await context.new_page()
-    datasets = ["Wine", "Iris", "Penguins", "Diabetes"]
+    datasets = ["Wine", "Iris", "Palmer penguins", "Diabetes"]
     pages = ["Data", "Compare models", "Split strategies (DICS)"]
     try:
         await page.goto(url, timeout=120_000)
@@ -156,6 +173,7 @@ async def one_case(runner: str, k: int, jobs: int, soak: float = 0.0) -> dict:
     proc, url = start_server(runner)
     stats = {"latency": [], "jobs": 0, "errors": [], "memory": []}
     try:
+        wait_healthy(url, proc)
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(
                 executable_path="/usr/bin/chromium",
