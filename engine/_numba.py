@@ -15,39 +15,11 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-
-def _ensure_cache_dir() -> str | None:
-    """Point ``NUMBA_CACHE_DIR`` at a writable folder when the package folder is not.
-
-    Returns the folder in use, or ``None`` when numba may cache next to the sources.
-    An explicit ``NUMBA_CACHE_DIR`` set by the user is always kept.
-    """
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return os.environ["NUMBA_CACHE_DIR"]
-    package_dir = Path(__file__).resolve().parent
-    if os.access(package_dir, os.W_OK):
-        return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    for candidate in (
-        os.path.join(base, "treelab", "numba"),
-        os.path.join(tempfile.gettempdir(), "treelab-numba"),
-    ):
-        try:
-            os.makedirs(candidate, exist_ok=True)
-        except OSError:
-            continue
-        if os.access(candidate, os.W_OK):
-            os.environ["NUMBA_CACHE_DIR"] = candidate
-            return candidate
-    return None
-
+from engine._cache_dir import ensure_cache_dir as _ensure_cache_dir  # noqa: E402
 
 CACHE_DIR = _ensure_cache_dir()
 
@@ -145,16 +117,9 @@ def warm_up(progress: Callable[[str], None] | None = None) -> dict[str, float]:
     """Run every registered warm-up once; return seconds spent per entry.
 
     ``progress`` (optional) is called with each entry's name before it runs, so a caller
-    such as ``st.status`` can show what is being compiled.
+    such as ``st.status`` can show what is being compiled.  Groups already warm in this
+    process are skipped (see :mod:`engine.warmup`, which also knows each page's groups).
     """
-    # Importing the engine package registers every kernel module's warm-up.
-    import engine  # noqa: F401
+    from engine.warmup import GROUPS, warm_groups
 
-    timings: dict[str, float] = {}
-    for name, fn in list(_WARMUPS):
-        if progress is not None:
-            progress(name)
-        t0 = time.perf_counter()
-        fn()
-        timings[name] = time.perf_counter() - t0
-    return timings
+    return warm_groups(list(GROUPS), progress)

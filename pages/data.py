@@ -6,6 +6,8 @@ import streamlit as st
 from engine.data import DEFAULT_NA_VALUES, DataError
 from engine.figures.data import feature_distribution_figure, target_distribution_figure
 from pages._shared import (
+    MAX_UPLOAD_BYTES,
+    MAX_UPLOADS,
     UPLOAD_PREFIX,
     add_upload,
     current_dataset,
@@ -121,6 +123,14 @@ with st.expander("Upload a CSV", expanded=True):
         st.error(error[0] + "  \nThe previously selected dataset is still active.")
     elif ok := st.session_state.pop("_upload_ok", None):
         st.success(f"Loaded {option_label(ok)}; it is now the active dataset.")
+        if forgotten := st.session_state.pop("_uploads_forgotten", None):
+            st.info(
+                f"A session keeps at most {MAX_UPLOADS} uploads and "
+                f"{MAX_UPLOAD_BYTES / 2**20:.0f} MiB of uploaded files, so the oldest "
+                f"{'upload was' if len(forgotten) == 1 else 'uploads were'} forgotten: "
+                + ", ".join(f"**{name}**" for name in forgotten)
+                + ". Upload again to use it."
+            )
 
 option = st.session_state["ds"]
 df, report, _default, _key = current_frame(option)

@@ -38,9 +38,12 @@ from pages._shared import (
     current_dataset,
     dataset_caption,
     dataset_digest,
+    job_failure,
+    job_waiting,
     remembered_models,
     require_entrypoint,
     seed,
+    start_job,
 )
 
 MODEL_KINDS = {"tree": "Decision tree", "forest": "Random forest", "boosting": "Gradient boosting"}
@@ -688,6 +691,10 @@ def live_view(prefix: str, render, what: str) -> None:
         if job is None:
             return
         snap = job.snapshot()
+        if snap.finished:
+            st.rerun()
+        if job_waiting(snap):
+            return
         latest = snap.latest or {"done": 0, "total": 1}
         st.progress(
             latest["done"] / max(latest["total"], 1),
@@ -722,7 +729,7 @@ def job_outcome(prefix: str, what: str):
         return None
     snap = job.snapshot()
     if snap.status == "error":
-        st.error(f"The computation failed: {snap.error}")
+        st.error(job_failure(snap, "The computation", "use fewer rows or a smaller model"))
         return None
     if snap.status in ("cancelled", "timeout"):
         done = snap.latest["done"] if snap.latest else 0
@@ -776,19 +783,21 @@ with tabs[1]:
 
         def start_one() -> Job:
             st.session_state["tg_one_job_meta"] = {"key": one_key, "caption": dataset_caption(ds)}
-            return Job(
-                curves_steps,
-                model,
-                x[None].copy(),
-                int(ci),
-                params=params,
-                output=curve_output,
-                n_random=int(n_random),
-                seed=seed(),
-                chunk=1,
-                budget=BATCH_BUDGET,
-                name="tg_one",
-            ).start()
+            return start_job(
+                Job(
+                    curves_steps,
+                    model,
+                    x[None].copy(),
+                    int(ci),
+                    params=params,
+                    output=curve_output,
+                    n_random=int(n_random),
+                    seed=seed(),
+                    chunk=1,
+                    budget=BATCH_BUDGET,
+                    name="tg_one",
+                )
+            )
 
         job_controls("tg_one", start_one, "sample")
         job = st.session_state.get("tg_one_job")
@@ -834,19 +843,21 @@ with tabs[1]:
                 cls = np.argmax(model.predict_proba(Xb), axis=1).astype(np.int64)
             else:
                 cls = ci
-            job = Job(
-                curves_steps,
-                model,
-                Xb,
-                cls,
-                params=params,
-                output=curve_output,
-                n_random=int(n_random),
-                seed=seed(),
-                chunk=2,
-                budget=BATCH_BUDGET,
-                name="tg_batch",
-            ).start()
+            job = start_job(
+                Job(
+                    curves_steps,
+                    model,
+                    Xb,
+                    cls,
+                    params=params,
+                    output=curve_output,
+                    n_random=int(n_random),
+                    seed=seed(),
+                    chunk=2,
+                    budget=BATCH_BUDGET,
+                    name="tg_batch",
+                )
+            )
             st.session_state["tg_batch_job_meta"] = {
                 "label": curve_label
                 if cls_choice != PREDICTED or not classification
@@ -1024,15 +1035,17 @@ with tabs[4]:
     def start_num() -> Job:
         if not depths:
             raise ValueError("Choose at least one depth.")
-        return Job(
-            error_vs_depth_steps,
-            [d or None for d in sorted(depths, key=lambda d: d or 999)],
-            int(rows_num),
-            3,
-            seed(),
-            budget=BATCH_BUDGET,
-            name="tg_num",
-        ).start()
+        return start_job(
+            Job(
+                error_vs_depth_steps,
+                [d or None for d in sorted(depths, key=lambda d: d or 999)],
+                int(rows_num),
+                3,
+                seed(),
+                budget=BATCH_BUDGET,
+                name="tg_num",
+            )
+        )
 
     job_controls("tg_num", start_num, "depths")
     if (
@@ -1077,15 +1090,17 @@ with tabs[4]:
     def start_rt() -> Job:
         if not leaves_sel:
             raise ValueError("Choose at least one tree size.")
-        return Job(
-            runtime_vs_leaves_steps,
-            sorted(leaves_sel),
-            20,
-            5,
-            seed(),
-            budget=BATCH_BUDGET,
-            name="tg_rt",
-        ).start()
+        return start_job(
+            Job(
+                runtime_vs_leaves_steps,
+                sorted(leaves_sel),
+                20,
+                5,
+                seed(),
+                budget=BATCH_BUDGET,
+                name="tg_rt",
+            )
+        )
 
     job_controls("tg_rt", start_rt, "sizes")
     if st.session_state.get("tg_rt_job") is not None and not st.session_state["tg_rt_job"].finished:

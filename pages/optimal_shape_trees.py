@@ -29,10 +29,13 @@ from pages._shared import (
     current_dataset,
     dataset_caption,
     dataset_digest,
+    job_failure,
     job_meta,
+    job_waiting,
     remember_model,
     require_entrypoint,
     seed,
+    start_job,
 )
 
 PAPER = "https://arxiv.org/abs/2609.09299"
@@ -372,15 +375,17 @@ if b1.button("Run", type="primary", disabled=running or bd_error is not None, ke
     if run_k1 and kmax > 1:
         ests.append(("k1", LiteratiClassifier(max_breakpoints=1, **common)))
     X_tr, y_tr = ds.X[tr_idx], ds.y[tr_idx]
-    job = Job(
-        literati_steps,
-        ests,
-        X_tr,
-        y_tr,
-        name="literati",
-        max_history=20,
-        budget=len(ests) * float(time_limit) + JOB_SLACK,
-    ).start()
+    job = start_job(
+        Job(
+            literati_steps,
+            ests,
+            X_tr,
+            y_tr,
+            name="literati",
+            max_history=20,
+            budget=len(ests) * float(time_limit) + JOB_SLACK,
+        )
+    )
     st.session_state[JKEY] = job
     st.session_state["_lit_runs"] = st.session_state.get("_lit_runs", 0) + 1
     st.session_state[MKEY] = {
@@ -415,6 +420,10 @@ def live_view():
     snap = job.snapshot()
     latest = snap.latest
     st.caption(f"Running on {meta['caption']}")
+    if snap.finished:
+        st.rerun()
+    if job_waiting(snap):
+        return
     if latest is None:
         st.progress(
             0.0,
@@ -488,9 +497,9 @@ if job is None:
 meta = st.session_state[MKEY]
 snap = job.snapshot()
 if snap.status == "error":
-    msg = snap.error or "unknown error"
-    st.error(f"The search could not run: {msg.split(': ', 1)[-1]}")
-    st.stop()
+    st.error(job_failure(snap, "The search", "lower the cache size or the depth"))
+    if snap.error_kind == "exception":
+        st.stop()
 payload = snap.result if isinstance(snap.result, dict) else snap.latest
 if not payload or not payload.get("searches"):
     st.warning("The search was stopped before it produced a tree. Press **Run** again.")

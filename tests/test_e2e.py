@@ -76,7 +76,7 @@ def test_new_user_flow(page: Page, app_url, tmp_path):
     page.goto(app_url + "/compare?ds=breast_cancer")
     expect(page.get_by_role("heading", name="Compare models")).to_be_visible(timeout=60_000)
     wait_idle(page)
-    expect(page.get_by_text("569 rows").first).to_be_visible()
+    expect(page.get_by_text("569 rows").first).to_be_visible(timeout=120_000)  # kernels
     page.get_by_role("button", name="Run").click()
     # live progress first, then the results
     expect(page.get_by_test_id("stProgress")).to_be_visible(timeout=30_000)
@@ -124,3 +124,30 @@ def test_split_strategies_page(page: Page, app_url, tmp_path):
     expect(page.get_by_text("Results for")).to_be_visible(timeout=180_000)
     wait_idle(page)
     no_exception(page)
+
+
+def test_stop_in_the_middle_of_a_fit_through_dask(page: Page, app_url, tmp_path):
+    """The default Compare job on digits runs in the server's Dask workers: Stop pressed
+    while gradient boosting fits one fold (several seconds, not interruptible) shows the
+    finished folds within about a second; a thread runner would wait for the fit."""
+    import time
+
+    page.goto(app_url + "/compare?ds=digits")
+    expect(page.get_by_role("heading", name="Compare models")).to_be_visible(timeout=60_000)
+    wait_idle(page, 120_000)  # the Compare page may wait for its kernels first
+    expect(page.get_by_text("1,797 rows").first).to_be_visible(timeout=120_000)
+    page.get_by_role("button", name="Run").click()
+    # every fold of the tree, then of the forest, then boosting: stop during boosting's first
+    expect(page.get_by_text(re.compile(r"Random forest .*fold 5/5")).first).to_be_visible(
+        timeout=120_000
+    )
+    page.screenshot(path=tmp_path / "stop_01_running.png")
+    t0 = time.monotonic()
+    page.get_by_role("button", name="Stop").click()
+    expect(page.get_by_text("The job was stopped").first).to_be_visible(timeout=10_000)
+    latency = time.monotonic() - t0
+    wait_idle(page)
+    no_exception(page)
+    expect(page.get_by_role("heading", name="Results")).to_be_visible()
+    page.screenshot(path=tmp_path / "stop_02_stopped.png", full_page=True)
+    assert latency < 3.0, f"Stop took {latency:.1f} s to show the finished folds"
