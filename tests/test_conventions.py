@@ -38,7 +38,7 @@ def test_every_kernel_is_nogil_and_cached():
         for name, obj in vars(module).items():
             if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == module.__name__:
                 kernels[f"{module.__name__}.{name}"] = obj
-    assert "engine.tree._apply_kernel" in kernels
+    assert "engine.tree._kernels._apply_kernel" in kernels
     not_nogil = [k for k, d in kernels.items() if not d.targetoptions.get("nogil")]
     not_cached = [k for k, d in kernels.items() if type(d._cache).__name__ == "NullCache"]
     assert not not_nogil, f"kernels without nogil=True: {not_nogil}"

@@ -52,7 +52,7 @@ __all__ = [
 @register_warmup("treegrad")
 def _warmup() -> None:
     """Compile (or load from cache) every TreeGrad kernel on a tiny stump (float64 X)."""
-    from engine.tree import _tiny_tree
+    from engine.tree.arrays import _tiny_tree
 
     tree = _tiny_tree()
     X = np.array([[0.0, 1.0], [1.0, 0.0]], dtype=np.float64)

@@ -1,27 +1,7 @@
-"""Tree arrays: the one binary-tree layout every TreeLab method writes and every view reads.
+"""The :class:`TreeArrays` layout: one binary tree in scikit-learn's struct of arrays.
 
-The layout is scikit-learn's ``sklearn.tree._tree.Tree`` struct of arrays (see
-``sklearn/tree/_tree.pxd``, ``NODE_DTYPE``): node ``i`` has children ``children_left[i]``
-and ``children_right[i]`` (``TREE_LEAF = -1`` at leaves), a split ``feature[i]``
-(``TREE_UNDEFINED = -2`` at leaves) and ``threshold[i]``; a sample goes **left when
-``x[feature] <= threshold``**.  ``value`` has shape ``(n_nodes, n_outputs, n_classes)`` and
-holds weighted class **fractions** for classifiers (scikit-learn >= 1.4.1) or the node mean
-for regression.  Extras that some methods add (p-values, shape-function breakpoints, search
-bounds, categorical set splits) are optional arrays next to the standard ones.
-
-Public API
-----------
-* :class:`TreeArrays` - one tree; ``apply``/``predict``/``predict_proba``/``decision_path``,
-  rules, a node table (``to_frame``) and a lossless JSON form (``to_dict``/``to_json``).
-* :class:`TreeEnsemble` - forests (average of trees) and gradient boosting (additive raw
-  scores), built by :func:`from_sklearn`.
-* :func:`from_sklearn` - convert a fitted scikit-learn tree, forest or gradient boosting model.
-
-Routing is done by numba kernels (single-threaded, ``nogil``, iterative).  Rows are cast to
-float64 C-contiguous before every call so that one compiled specialisation serves every call.
-Missing values are **not** routed: a NaN in ``X`` raises ``ValueError``.  Shape-function
-nodes (``bp_offsets``/``bp_values``, Literati) route by their breakpoints: left iff the
-number of breakpoints strictly below ``x[feature]`` is even (see ``has_shape_splits``).
+See :mod:`engine.tree` for the layout; this module holds the class, its validation and its
+JSON form (the helpers here are shared with :mod:`engine.tree.ensemble`).
 """
 
 from __future__ import annotations
@@ -34,7 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from engine._numba import njit, register_warmup
+from engine.tree._kernels import (
+    _apply_cat_kernel,
+    _apply_kernel,
+    _apply_shape_kernel,
+    float32_routing_threshold,
+)
 
 #: Version tag written by ``to_dict`` and checked by ``from_dict``.
 FORMAT = "treelab.tree/1"
@@ -50,217 +35,6 @@ _NAN_MESSAGE = (
     "TreeLab trees do not route missing values: impute or drop those rows before predicting"
 )
 
-
-# ---------------------------------------------------------------------------------------
-# numba kernels (iterative, single-threaded, nogil)
-# ---------------------------------------------------------------------------------------
-
-
-# Routing arrays.  The kernels take the node arrays in a routing form derived once per tree
-# (see ``TreeArrays.routing_arrays``): child ids and features as uint64 with 0 at leaves (the
-# root is never a child, so 0 is a free sentinel), which spares numba's negative-index
-# wrap-around on every load, and the threshold actually compared (float64).  Measured on
-# 200k rows (bench/bench_predict.py) this form beats scikit-learn's own Cython loop.
-
-
-@njit
-def _apply_kernel(children_left, children_right, feature, threshold, X):
-    """Leaf id (int64 ``(n_samples,)``) reached by every row of ``X``.
-
-    ``children_left``/``children_right``/``feature``: uint64 ``(n_nodes,)``, 0 at leaves;
-    ``threshold``: float64 ``(n_nodes,)``, a row goes left when ``x[feature] <= threshold``;
-    ``X``: float64 C-contiguous ``(n_samples, n_features)``.
-    """
-    n = X.shape[0]
-    out = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        node = np.uint64(0)
-        while True:
-            left = children_left[node]
-            if left == 0:
-                break
-            if X[i, feature[node]] <= threshold[node]:
-                node = left
-            else:
-                node = children_right[node]
-        out[i] = node
-    return out
-
-
-@njit
-def _apply_cat_kernel(
-    children_left, children_right, feature, threshold, cat_offsets, cat_values, X
-):
-    """Like :func:`_apply_kernel`, with categorical set splits.
-
-    A node with a non-empty category set (``cat_offsets[i] < cat_offsets[i + 1]``, int64)
-    sends a row left when its code ``x[feature]`` is one of ``cat_values[cat_offsets[i]:
-    cat_offsets[i + 1]]`` (int64 codes); other nodes use ``x[feature] <= threshold``.
-    """
-    n = X.shape[0]
-    out = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        node = np.uint64(0)
-        while True:
-            left = children_left[node]
-            if left == 0:
-                break
-            v = X[i, feature[node]]
-            start = cat_offsets[node]
-            stop = cat_offsets[node + np.uint64(1)]
-            if stop > start:
-                go_left = False
-                for j in range(start, stop):
-                    if v == np.float64(cat_values[j]):
-                        go_left = True
-                        break
-            else:
-                go_left = v <= threshold[node]
-            if go_left:
-                node = left
-            else:
-                node = children_right[node]
-        out[i] = node
-    return out
-
-
-@njit
-def _apply_shape_kernel(
-    children_left, children_right, feature, threshold, bp_offsets, bp_values, X
-):
-    """Like :func:`_apply_kernel`, with shape-function nodes (Literati, SPEC section 1).
-
-    A node with breakpoints ``u = bp_values[bp_offsets[i]:bp_offsets[i + 1]]`` (sorted
-    float64, int64 offsets) sends a row left iff the number of breakpoints strictly below
-    ``x[feature]`` is even (``searchsorted(u, x, 'left') % 2 == 0``); nodes without
-    breakpoints use ``x[feature] <= threshold``.
-    """
-    n = X.shape[0]
-    out = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        node = np.uint64(0)
-        while True:
-            left = children_left[node]
-            if left == 0:
-                break
-            v = X[i, feature[node]]
-            start = bp_offsets[node]
-            stop = bp_offsets[node + np.uint64(1)]
-            if stop > start:
-                c = 0
-                for j in range(start, stop):
-                    if bp_values[j] < v:
-                        c += 1
-                    else:
-                        break
-                go_left = c % 2 == 0
-            else:
-                go_left = v <= threshold[node]
-            if go_left:
-                node = left
-            else:
-                node = children_right[node]
-        out[i] = node
-    return out
-
-
-@njit
-def _ensemble_apply_kernel(node_offsets, children_left, children_right, feature, threshold, X):
-    """Leaf ids int64 ``(n_samples, n_trees)`` (local to each tree) of concatenated trees.
-
-    Tree ``t`` owns global nodes ``node_offsets[t]:node_offsets[t + 1]`` (uint64); child ids
-    in the routing arrays are local to the tree, 0 at leaves.
-    """
-    n = X.shape[0]
-    n_trees = node_offsets.shape[0] - 1
-    out = np.empty((n, n_trees), dtype=np.int64)
-    for t in range(n_trees):
-        off = node_offsets[t]
-        for i in range(n):
-            node = np.uint64(0)
-            while True:
-                left = children_left[off + node]
-                if left == 0:
-                    break
-                if X[i, feature[off + node]] <= threshold[off + node]:
-                    node = left
-                else:
-                    node = children_right[off + node]
-            out[i, t] = node
-    return out
-
-
-@njit
-def _ensemble_sum_kernel(
-    node_offsets,
-    children_left,
-    children_right,
-    feature,
-    threshold,
-    values,
-    tree_output,
-    weight,
-    X,
-    out,
-):
-    """Accumulate leaf values of concatenated trees into ``out`` (n_samples, n_columns).
-
-    For tree ``t`` and the leaf ``g`` (global id) a row reaches: if ``tree_output[t] == -1``
-    add the whole row ``values[g, :]`` (forests), else add ``weight * values[g, 0]`` to column
-    ``tree_output[t]`` (boosting).  Trees are added in order, so every element of ``out`` sees
-    the same sequence of floating-point additions as scikit-learn's own loops.
-    """
-    n = X.shape[0]
-    n_trees = node_offsets.shape[0] - 1
-    n_cols = values.shape[1]
-    for t in range(n_trees):
-        off = node_offsets[t]
-        k = tree_output[t]
-        for i in range(n):
-            node = np.uint64(0)
-            while True:
-                left = children_left[off + node]
-                if left == 0:
-                    break
-                if X[i, feature[off + node]] <= threshold[off + node]:
-                    node = left
-                else:
-                    node = children_right[off + node]
-            g = off + node
-            if k < 0:
-                for c in range(n_cols):
-                    out[i, c] += values[g, c]
-            else:
-                out[i, k] += weight * values[g, 0]
-    return out
-
-
-def float32_routing_threshold(threshold: np.ndarray) -> np.ndarray:
-    """Thresholds ``t'`` with ``x <= t'`` iff ``float32(x) <= t`` for every float64 ``x``.
-
-    scikit-learn casts ``X`` to float32 before comparing with its float64 thresholds.
-    Rounding to float32 is monotone, so the rows going left form a half-line and one
-    float64 bound ``t'`` reproduces the test exactly without rounding each value: with
-    ``a`` the largest float32 ``<= t`` and ``b`` the next float32, values below the
-    midpoint ``m = (a + b) / 2`` (exact in float64) round to ``a`` or less; ``m`` itself
-    rounds to ``a`` only when round-half-to-even says so.  Infinite ``a``/``b`` use
-    ``+-2**128`` (the float32 overflow boundary).  NaN thresholds stay NaN.
-    """
-    t = np.asarray(threshold, dtype=np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        a = t.astype(np.float32)
-        a = np.where(a.astype(np.float64) > t, np.nextafter(a, np.float32(-np.inf)), a)
-        b = np.nextafter(a, np.float32(np.inf))
-        a64 = np.where(np.isneginf(a), -(2.0**128), a.astype(np.float64))
-        b64 = np.where(np.isposinf(b), 2.0**128, b.astype(np.float64))
-        m = 0.5 * (a64 + b64)
-        out = np.where(m.astype(np.float32) == a, m, np.nextafter(m, -np.inf))
-    out = np.where(np.isposinf(t), np.inf, out)
-    return np.where(np.isnan(t), np.nan, out).astype(np.float64)
-
-
-# ---------------------------------------------------------------------------------------
-# validation helpers
 # ---------------------------------------------------------------------------------------
 
 
@@ -428,6 +202,13 @@ class TreeArrays:
     # -- validation ---------------------------------------------------------------------
 
     def __post_init__(self) -> None:
+        n = self._cast_node_arrays()
+        self._check_metadata()
+        leaf, internal = self._check_structure(n)
+        self._check_extras(n, leaf, internal)
+
+    def _cast_node_arrays(self) -> int:
+        """Copy and cast the eight node arrays; returns ``n_nodes``."""
         cl = _as_1d("children_left", self.children_left, np.int64)
         n = cl.shape[0]
         if n == 0:
@@ -453,7 +234,11 @@ class TreeArrays:
                 f"value has n_outputs={value.shape[1]}: multi-output trees are not supported"
             )
         self.value = value
+        return n
 
+    def _check_metadata(self) -> None:
+        """Task, ``n_features``, classes, feature names and category labels."""
+        value = self.value
         if self.task not in _TASKS:
             raise ValueError(f"task must be one of {_TASKS}, got {self.task!r}")
         try:
@@ -495,7 +280,10 @@ class TreeArrays:
             self.categories = [None if c is None else [str(s) for s in c] for c in cats]
         self.float32_inputs = bool(self.float32_inputs)
 
-        # structure
+    def _check_structure(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Sentinels, child ids, one parent per node, every node reachable; sets the depths
+        and parents.  Returns the ``(leaf, internal)`` masks."""
+        cl = self.children_left
         cr = self.children_right
         leaf = cl == TREE_LEAF
         if np.any(leaf != (cr == TREE_LEAF)):
@@ -540,8 +328,10 @@ class TreeArrays:
             )
         self._depth = depth
         self._parent = parent
+        return leaf, internal
 
-        # extras
+    def _check_extras(self, n: int, leaf: np.ndarray, internal: np.ndarray) -> None:
+        """Optional per-node arrays, the CSR breakpoints and category sets, and thresholds."""
         for name in ("p_value", "lower_bound", "upper_bound"):
             a = getattr(self, name)
             if a is not None:
@@ -1038,426 +828,6 @@ def _check_X(X: Any, n_features: int, feature_names: list[str] | None = None) ->
     return arr
 
 
-# ---------------------------------------------------------------------------------------
-# TreeEnsemble
-# ---------------------------------------------------------------------------------------
-
-_LINKS = ("identity", "logit", "half_logit", "softmax")
-
-
-def _expit(z: np.ndarray) -> np.ndarray:
-    from scipy.special import expit
-
-    return expit(z)
-
-
-@dataclass(eq=False)
-class TreeEnsemble:
-    """Forest or gradient-boosting model made of :class:`TreeArrays`.
-
-    Fields:
-
-    * ``trees`` - list of ``n_trees`` :class:`TreeArrays` (same ``n_features``).
-    * ``tree_output`` - int64 ``(n_trees,)``: the raw-score column each tree adds to
-      (the class index for multiclass boosting, 0 for binary/regression boosting), or -1
-      when the tree adds its whole value vector (forests).
-    * ``scale`` - float: ``1 / n_trees`` for forests (raw = mean of the trees' leaf values),
-      the learning rate for boosting (raw = base + scale * sum of leaf values).
-    * ``base`` - float64 ``(n_columns,)``: zeros for forests; for boosting the raw
-      prediction of the initial estimator (scikit-learn's ``_raw_predict_init``).
-    * ``kind`` - 'forest' | 'boosting'; ``task`` - 'classification' | 'regression'.
-    * ``classes_``, ``feature_names``.
-    * ``link`` - how boosting raw scores become probabilities: 'logit' (binary log-loss,
-      p1 = expit(raw)), 'half_logit' (exponential loss, p1 = expit(2 raw)), 'softmax'
-      (multiclass), 'identity' (forests and regression).
-
-    Binary boosting models one raw score, for class ``classes_[1]``; the class-0 score is
-    its negative (scikit-learn's convention), and ``predict`` picks class 1 when raw >= 0.
-    """
-
-    trees: list[TreeArrays]
-    tree_output: np.ndarray
-    scale: float
-    base: np.ndarray
-    kind: str
-    task: str
-    classes_: np.ndarray | None = None
-    feature_names: list[str] | None = None
-    link: str = "identity"
-    _packed: tuple | None = field(default=None, init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if not self.trees:
-            raise ValueError("trees is empty: an ensemble needs at least one tree")
-        if not all(isinstance(t, TreeArrays) for t in self.trees):
-            raise ValueError("trees must be a list of TreeArrays")
-        self.trees = list(self.trees)
-        if self.kind not in ("forest", "boosting"):
-            raise ValueError(f"kind must be 'forest' or 'boosting', got {self.kind!r}")
-        if self.task not in _TASKS:
-            raise ValueError(f"task must be one of {_TASKS}, got {self.task!r}")
-        if self.link not in _LINKS:
-            raise ValueError(f"link must be one of {_LINKS}, got {self.link!r}")
-        self.tree_output = _as_1d("tree_output", self.tree_output, np.int64, len(self.trees))
-        self.base = _as_1d("base", self.base, np.float64)
-        self.scale = float(self.scale)
-        nf = {t.n_features for t in self.trees}
-        if len(nf) != 1:
-            raise ValueError(f"trees disagree on n_features: {sorted(nf)}")
-        if self.classes_ is not None:
-            self.classes_ = np.array(self.classes_, copy=True)
-        if self.feature_names is not None:
-            self.feature_names = [str(s) for s in self.feature_names]
-            if len(self.feature_names) != self.n_features:
-                raise ValueError(
-                    f"feature_names has {len(self.feature_names)} names, expected {self.n_features}"
-                )
-        if self.kind == "forest":
-            widths = {t.n_classes for t in self.trees}
-            if len(widths) != 1 or np.any(self.tree_output != -1):
-                raise ValueError("a forest needs trees of one value width and tree_output -1")
-            if {t.task for t in self.trees} != {self.task}:
-                raise ValueError(f"every tree of a {self.task} forest must be {self.task}")
-            if self.base.shape[0] != widths.pop():
-                raise ValueError("base must have one entry per value column of the trees")
-        else:
-            if any(t.task != "regression" for t in self.trees):
-                raise ValueError("boosting trees must be regression trees (one value column)")
-            if np.any(self.tree_output < 0) or self.tree_output.max() >= self.base.shape[0]:
-                raise ValueError("tree_output must index a column of base for boosting")
-        if self.task == "classification" and self.classes_ is None:
-            raise ValueError("classes_ is required for a classification ensemble")
-
-    @property
-    def n_trees(self) -> int:
-        """Number of trees."""
-        return len(self.trees)
-
-    @property
-    def n_features(self) -> int:
-        """Columns of ``X``."""
-        return self.trees[0].n_features
-
-    def _pack(self):
-        """Concatenate the trees' routing arrays (cached) for the ensemble kernels."""
-        if self._packed is None:
-            offs = np.zeros(self.n_trees + 1, dtype=np.uint64)
-            offs[1:] = np.cumsum([t.node_count for t in self.trees])
-            routing = [t.routing_arrays() for t in self.trees]
-            left, right, feat, thr = (
-                np.ascontiguousarray(np.concatenate(parts)) for parts in zip(*routing, strict=True)
-            )
-            values = np.ascontiguousarray(
-                np.concatenate([t.value[:, 0, :] for t in self.trees]), dtype=np.float64
-            )
-            plain = not any(t.has_categorical_splits or t.has_shape_splits for t in self.trees)
-            self._packed = (offs, left, right, feat, thr, values, plain)
-        return self._packed
-
-    def check_X(self, X: Any) -> np.ndarray:
-        """Validate rows as :meth:`TreeArrays.check_X`."""
-        return _check_X(X, self.n_features, self.feature_names)
-
-    def apply(self, X: Any) -> np.ndarray:
-        """Leaf ids int64 ``(n_samples, n_trees)`` (ids local to each tree)."""
-        X = self.check_X(X)
-        offs, cl, cr, feat, thr, _values, plain = self._pack()
-        if not plain:
-            return np.column_stack([t._route(X) for t in self.trees])
-        return _ensemble_apply_kernel(offs, cl, cr, feat, thr, X)
-
-    def predict_raw(self, X: Any) -> np.ndarray:
-        """Raw ensemble output, float64.
-
-        * forest: the mean over trees of the leaf values = scikit-learn ``predict_proba``
-          ``(n_samples, n_classes)`` for classifiers, ``predict`` ``(n_samples,)`` for
-          regressors;
-        * boosting: ``base + scale * sum of leaf values`` = scikit-learn
-          ``decision_function`` for classifiers (``(n_samples,)`` for binary: the class-1
-          score, class 0 has its negative; ``(n_samples, n_classes)`` for multiclass) and
-          ``predict`` ``(n_samples,)`` for regressors.
-        """
-        X = self.check_X(X)
-        offs, cl, cr, feat, thr, values, plain = self._pack()
-        n_cols = self.base.shape[0]
-        out = np.empty((X.shape[0], n_cols), dtype=np.float64)
-        out[:] = self.base
-        weight = 1.0 if self.kind == "forest" else self.scale
-        if plain:
-            _ensemble_sum_kernel(
-                offs, cl, cr, feat, thr, values, self.tree_output, float(weight), X, out
-            )
-        else:
-            for t, k, tree in zip(range(self.n_trees), self.tree_output, self.trees, strict=True):
-                v = values[int(offs[t]) + tree._route(X)]
-                if k < 0:
-                    out += v
-                else:
-                    out[:, k] += weight * v[:, 0]
-        if self.kind == "forest":
-            out /= self.n_trees
-            return out if self.task == "classification" else out[:, 0].copy()
-        return out[:, 0].copy() if out.shape[1] == 1 else out
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities float64 ``(n_samples, n_classes)``: forest mean of leaf
-        fractions; boosting sigmoid (binary) or softmax (multiclass) of the raw score.
-        Raises ``ValueError`` for regression."""
-        if self.task != "classification":
-            raise ValueError("predict_proba needs a classification ensemble; this is regression")
-        raw = self.predict_raw(X)
-        if self.kind == "forest":
-            return raw
-        if self.link in ("logit", "half_logit"):
-            p1 = _expit(raw if self.link == "logit" else 2.0 * raw)
-            proba = np.empty((raw.shape[0], 2), dtype=np.float64)
-            proba[:, 1] = p1
-            proba[:, 0] = 1.0 - p1
-            return proba
-        z = raw - raw.max(axis=1, keepdims=True)
-        e = np.exp(z)
-        return e / e.sum(axis=1, keepdims=True)
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Class labels or regression values ``(n_samples,)``, as scikit-learn's
-        ``predict`` (binary boosting: class 1 when raw >= 0)."""
-        raw = self.predict_raw(X)
-        if self.task == "regression":
-            return raw
-        if raw.ndim == 1:
-            return self.classes_.take((raw >= 0).astype(np.int64), axis=0)
-        return self.classes_.take(np.argmax(raw, axis=1), axis=0)
-
-    def to_dict(self) -> dict:
-        """JSON-serialisable dict with a ``format`` key; trees via :meth:`TreeArrays.to_dict`."""
-        return {
-            "format": ENSEMBLE_FORMAT,
-            "kind": self.kind,
-            "task": self.task,
-            "link": self.link,
-            "scale": self.scale,
-            "base": _float_list(self.base),
-            "tree_output": self.tree_output.tolist(),
-            "classes": _classes_list(self.classes_),
-            "feature_names": self.feature_names,
-            "trees": [t.to_dict() for t in self.trees],
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict) -> TreeEnsemble:
-        """Inverse of :meth:`to_dict`; raises ``ValueError`` on a wrong ``format``."""
-        if not isinstance(d, dict) or d.get("format") != ENSEMBLE_FORMAT:
-            got = d.get("format") if isinstance(d, dict) else type(d).__name__
-            raise ValueError(
-                f"not a TreeLab ensemble: expected format {ENSEMBLE_FORMAT!r}, got {got!r}"
-            )
-        return cls(
-            trees=[TreeArrays.from_dict(t) for t in d["trees"]],
-            tree_output=np.asarray(d["tree_output"], dtype=np.int64),
-            scale=float(d["scale"]),
-            base=_float_array(d["base"]),
-            kind=d["kind"],
-            task=d["task"],
-            classes_=None if d.get("classes") is None else np.asarray(d["classes"]),
-            feature_names=d.get("feature_names"),
-            link=d.get("link", "identity"),
-        )
-
-    def to_json(self, indent: int | None = None) -> str:
-        """:meth:`to_dict` as strict JSON."""
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
-
-    @classmethod
-    def from_json(cls, s: str | bytes) -> TreeEnsemble:
-        """Inverse of :meth:`to_json`."""
-        return cls.from_dict(json.loads(s))
-
-
-# ---------------------------------------------------------------------------------------
-# scikit-learn converter
-# ---------------------------------------------------------------------------------------
-
-_SUPPORTED = (
-    "DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreeClassifier, ExtraTreeRegressor, "
-    "RandomForestClassifier, RandomForestRegressor, ExtraTreesClassifier, "
-    "ExtraTreesRegressor, GradientBoostingClassifier, GradientBoostingRegressor"
-)
-
-
-def _names_of(estimator, feature_names):
-    if feature_names is not None:
-        return [str(s) for s in feature_names]
-    names = getattr(estimator, "feature_names_in_", None)
-    return None if names is None else [str(s) for s in names]
-
-
-def _tree_from_sk_tree(sk_tree, *, task, classes, n_features, feature_names) -> TreeArrays:
-    """Copy one ``sklearn.tree._tree.Tree`` into :class:`TreeArrays`."""
-    if sk_tree.n_outputs != 1:
-        raise ValueError(
-            f"multi-output trees (n_outputs={sk_tree.n_outputs}) are not supported; fit one "
-            "model per target"
-        )
-    return TreeArrays(
-        sk_tree.children_left,
-        sk_tree.children_right,
-        sk_tree.feature,
-        sk_tree.threshold,
-        sk_tree.impurity,
-        sk_tree.n_node_samples,
-        sk_tree.weighted_n_node_samples,
-        np.array(sk_tree.value, dtype=np.float64, copy=True),
-        task=task,
-        n_features=n_features,
-        classes_=None if classes is None else np.array(classes, copy=True),
-        feature_names=feature_names,
-        float32_inputs=True,
-    )
-
-
-def from_sklearn(estimator, feature_names: list[str] | None = None):
-    """Convert a fitted scikit-learn tree model.
-
-    * ``DecisionTreeClassifier``/``DecisionTreeRegressor`` (and ``ExtraTree*``) ->
-      :class:`TreeArrays` (``classes_`` and a copy of ``tree_.value``; ``feature_names``
-      from the argument, else ``feature_names_in_`` when the model was fitted on a
-      DataFrame).
-    * ``RandomForest*``, ``ExtraTrees*`` -> :class:`TreeEnsemble` ``kind='forest'``,
-      ``scale = 1 / n_trees``, ``base = 0``.
-    * ``GradientBoostingClassifier``/``Regressor`` -> :class:`TreeEnsemble`
-      ``kind='boosting'``, ``scale = learning_rate``, ``base`` = the init estimator's raw
-      prediction (constant for the default prior/mean init and for ``init='zero'``).
-
-    Converted trees set ``float32_inputs=True``: scikit-learn compares float32-cast inputs,
-    and routing reproduces that, so ``apply``/``predict`` equal scikit-learn's exactly.
-
-    Raises
-    ------
-    TypeError
-        Not one of the supported classes (listed in the message).
-    ValueError
-        The estimator is not fitted, is multi-output, or (boosting) uses a custom ``init``
-        estimator whose prediction depends on ``X``.
-    """
-    from sklearn.base import is_classifier
-    from sklearn.ensemble import (
-        ExtraTreesClassifier,
-        ExtraTreesRegressor,
-        GradientBoostingClassifier,
-        GradientBoostingRegressor,
-        RandomForestClassifier,
-        RandomForestRegressor,
-    )
-    from sklearn.tree import BaseDecisionTree
-
-    name = type(estimator).__name__
-    forests = (
-        RandomForestClassifier,
-        RandomForestRegressor,
-        ExtraTreesClassifier,
-        ExtraTreesRegressor,
-    )
-    boosting = (GradientBoostingClassifier, GradientBoostingRegressor)
-    if not isinstance(estimator, (BaseDecisionTree, *forests, *boosting)):
-        raise TypeError(f"from_sklearn does not support {name}; supported: {_SUPPORTED}")
-    fitted_attr = "tree_" if isinstance(estimator, BaseDecisionTree) else "estimators_"
-    if not hasattr(estimator, fitted_attr):
-        raise ValueError(f"{name} is not fitted: call fit(X, y) before from_sklearn")
-    n_outputs = getattr(estimator, "n_outputs_", 1)
-    if n_outputs != 1:
-        raise ValueError(
-            f"{name} has n_outputs_={n_outputs}: multi-output models are not supported"
-        )
-    task = "classification" if is_classifier(estimator) else "regression"
-    classes = np.array(estimator.classes_, copy=True) if task == "classification" else None
-    names = _names_of(estimator, feature_names)
-    n_features = int(estimator.n_features_in_)
-    if names is not None and len(names) != n_features:
-        raise ValueError(f"feature_names has {len(names)} names, expected {n_features}")
-
-    if isinstance(estimator, BaseDecisionTree):
-        return _tree_from_sk_tree(
-            estimator.tree_, task=task, classes=classes, n_features=n_features, feature_names=names
-        )
-
-    if isinstance(estimator, forests):
-        trees = [
-            _tree_from_sk_tree(
-                e.tree_, task=task, classes=classes, n_features=n_features, feature_names=names
-            )
-            for e in estimator.estimators_
-        ]
-        width = trees[0].n_classes
-        return TreeEnsemble(
-            trees=trees,
-            tree_output=np.full(len(trees), -1, dtype=np.int64),
-            scale=1.0 / len(trees),
-            base=np.zeros(width),
-            kind="forest",
-            task=task,
-            classes_=classes,
-            feature_names=names,
-            link="identity",
-        )
-
-    # gradient boosting
-    from sklearn.dummy import DummyClassifier, DummyRegressor
-
-    init = estimator.init_
-    if not (isinstance(init, str) and init == "zero") and not isinstance(
-        init, (DummyClassifier, DummyRegressor)
-    ):
-        raise ValueError(
-            f"{name} uses a custom init estimator ({type(init).__name__}) whose prediction "
-            "depends on X; only the default init and init='zero' are supported"
-        )
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        base = np.asarray(
-            estimator._raw_predict_init(np.zeros((1, n_features), dtype=np.float32)),
-            dtype=np.float64,
-        )[0]
-    stages = estimator.estimators_[: estimator.n_estimators_]
-    K = stages.shape[1]
-    trees, outputs = [], []
-    for i in range(stages.shape[0]):
-        for k in range(K):
-            trees.append(
-                _tree_from_sk_tree(
-                    stages[i, k].tree_,
-                    task="regression",
-                    classes=None,
-                    n_features=n_features,
-                    feature_names=names,
-                )
-            )
-            outputs.append(k)
-    if task == "regression":
-        link = "identity"
-    elif K > 1:
-        link = "softmax"
-    else:
-        link = "half_logit" if estimator.loss == "exponential" else "logit"
-    return TreeEnsemble(
-        trees=trees,
-        tree_output=np.asarray(outputs, dtype=np.int64),
-        scale=float(estimator.learning_rate),
-        base=base,
-        kind="boosting",
-        task=task,
-        classes_=classes,
-        feature_names=names,
-        link=link,
-    )
-
-
-# ---------------------------------------------------------------------------------------
-# warm-up
-# ---------------------------------------------------------------------------------------
-
-
 def _tiny_tree() -> TreeArrays:
     """A 3-node classification stump on 2 features (for warm-up and examples)."""
     return TreeArrays(
@@ -1473,41 +843,3 @@ def _tiny_tree() -> TreeArrays:
         n_features=2,
         classes_=np.array([0, 1]),
     )
-
-
-@register_warmup("tree.apply")
-def _warmup() -> None:
-    """Compile (or load from cache) every routing kernel with the dtypes of real calls."""
-    tree = _tiny_tree()
-    X = np.array([[0.0, 1.0], [1.0, 0.0]], dtype=np.float64)
-    tree.apply(X)
-    left, right, feat, thr = tree.routing_arrays()
-    _apply_cat_kernel(
-        left,
-        right,
-        feat,
-        thr,
-        np.array([0, 1, 1, 1], dtype=np.int64),
-        np.array([0], dtype=np.int64),
-        X,
-    )
-    _apply_shape_kernel(
-        left,
-        right,
-        feat,
-        thr,
-        np.array([0, 2, 2, 2], dtype=np.int64),
-        np.array([0.25, 0.75], dtype=np.float64),
-        X,
-    )
-    forest = TreeEnsemble(
-        trees=[tree, tree],
-        tree_output=np.array([-1, -1]),
-        scale=0.5,
-        base=np.zeros(2),
-        kind="forest",
-        task="classification",
-        classes_=np.array([0, 1]),
-    )
-    forest.apply(X)
-    forest.predict_raw(X)
