@@ -16,8 +16,13 @@ import engine.literati  # noqa: F401
 import engine.partition  # noqa: F401
 import engine.treegrad  # noqa: F401  (registers the TreeGrad warm-up)
 from engine._numba import warm_up
-from engine.candidates import STRATEGIES, candidate_thresholds, dics_dictionary
-from engine.cart import CARTClassifier, CARTRegressor
+from engine.cart import (
+    STRATEGIES,
+    CARTClassifier,
+    CARTRegressor,
+    candidate_thresholds,
+    dics_dictionary,
+)
 from engine.compare import (
     ModelSpec,
     ParamSpec,

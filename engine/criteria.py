@@ -352,7 +352,7 @@ def exhaustive_gains(
     ``x`` (float64, ascending) and the impurity decrease at each (``nan`` where a side would
     hold fewer than ``min_samples_leaf`` rows).  Arguments as :func:`threshold_gains`.
     """
-    from engine.candidates import candidate_thresholds
+    from engine.cart.candidates import candidate_thresholds
 
     t = candidate_thresholds(x, None, "exhaustive")
     gains, _ = threshold_gains(

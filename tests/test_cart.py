@@ -23,8 +23,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import engine
 from engine import _numba
-from engine.candidates import STRATEGIES, default_m_pairs
 from engine.cart import CARTClassifier, CARTRegressor
+from engine.cart.candidates import STRATEGIES
+from engine.cart.dics import default_m_pairs
 from engine.compare import REGISTRY
 from engine.data import bundled_datasets, load_bundled, make_dataset
 

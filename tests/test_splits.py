@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeClassifier
 
-from engine.candidates import STRATEGIES
+from engine.cart.candidates import STRATEGIES
+from engine.cart.profile import node_mask, split_profile
 from engine.data import load_bundled, make_dataset
 from engine.figures.splits import (
     candidates_figure,
@@ -16,7 +17,6 @@ from engine.figures.splits import (
     strategy_tradeoff_figure,
     threshold_scan_figure,
 )
-from engine.splits import node_mask, split_profile
 from engine.tree import from_sklearn
 
 
@@ -224,7 +224,8 @@ def test_fallback_is_reported_and_equals_sixteen_quantiles():
 def test_regression_dics_paper_uses_the_global_dictionary():
     """As the CART builder: k-means with 8 clusters on every continuous feature, not a
     1-D k-means on the profiled feature."""
-    from engine.candidates import candidate_thresholds, dics_dictionary
+    from engine.cart.candidates import candidate_thresholds
+    from engine.cart.dics import dics_dictionary
 
     X, y = _xy_regression()
     prof = split_profile(X, y, 2, ["dics_paper"], task="regression", random_state=0)

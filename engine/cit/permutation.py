@@ -30,7 +30,7 @@ import numba  # noqa: E402  (after engine._numba set the cache folder)
 import numpy as np
 
 from engine._numba import call_parallel, njit, register_warmup
-from engine.candidates import rng_next
+from engine._random import rng_next
 from engine.cit.statistics import statistic
 from engine.criteria import (
     class_gains_at,

@@ -1,7 +1,7 @@
 """Figures of the Split strategies page: candidates on the histogram, the impurity-decrease
 curve, an animated threshold scan, and the accuracy-vs-time trade-off of whole trees.
 
-Pure functions of :class:`engine.splits.SplitProfile` (or a CV summary) -> ``go.Figure``.
+Pure functions of :class:`engine.cart.profile.SplitProfile` (or a CV summary) -> ``go.Figure``.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.candidates import STRATEGIES
+from engine.cart.candidates import STRATEGIES
 from engine.figures.style import base_layout, palette
 
-#: marker symbol of each strategy, in :data:`engine.candidates.STRATEGIES` order (the thin
+#: marker symbol of each strategy, in :data:`engine.cart.candidates.STRATEGIES` order (the thin
 #: tick is exhaustive's: its candidates are dense).
 SYMBOLS = (
     "line-ns-open",
@@ -148,7 +148,7 @@ def candidates_figure(profile, *, class_names=None, nbins: int = 30, units: str 
     """The node's histogram of the feature (stacked by class) with every strategy's candidate
     thresholds as a row of markers underneath and its chosen threshold as a dashed line.
 
-    ``profile``: :class:`engine.splits.SplitProfile`; ``class_names``: labels in code order.
+    ``profile``: :class:`engine.cart.profile.SplitProfile`; ``class_names``: labels in code order.
     """
     strategies = list(profile.results)
     colours = _strategy_colours(strategies)

@@ -1,7 +1,7 @@
 """What each candidate-threshold strategy tries at one node, and what it picks (SPEC section 5).
 
 :func:`split_profile` answers, for one node and one continuous feature: which thresholds
-does each strategy propose (:func:`engine.candidates.candidate_thresholds`), what is the
+does each strategy propose (:func:`engine.cart.candidates.candidate_thresholds`), what is the
 impurity decrease at each (:func:`engine.criteria.threshold_gains`, the same kernel the CART
 builder uses), which one wins, and how far that is from the exhaustive optimum.  The
 exhaustive impurity-decrease curve is the reference every strategy is drawn on.
@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from engine.candidates import FALLBACK_Q, candidate_thresholds, dics_dictionary
+from engine.cart.candidates import FALLBACK_Q, candidate_thresholds
+from engine.cart.dics import dics_dictionary
 from engine.criteria import exhaustive_gains, threshold_gains
 
 #: strategies that never fall back to quantile (they always have candidates when any split
@@ -149,7 +150,7 @@ def split_profile(
     feature : int
         Column of ``X`` to profile (a continuous feature).
     strategies : sequence of str
-        Names from :data:`engine.candidates.STRATEGIES`.
+        Names from :data:`engine.cart.candidates.STRATEGIES`.
     task : {'classification', 'regression'}
     n_classes : int, optional
         ``K`` (classification).
@@ -161,7 +162,7 @@ def split_profile(
         Splits leaving fewer rows on a side are not candidates.
     random_state : int or None
         Seed of ``random`` and of the k-means behind ``dics_paper``.
-    dictionary : engine.candidates.DICSDictionary, optional
+    dictionary : engine.cart.dics.DICSDictionary, optional
         The global DICS dictionary of the training matrix (``dics_paper`` uses its entries
         for ``feature``); computed from this node's ``X`` when omitted (``n_classes``
         clusters, 8 for regression, as the CART builder).
@@ -224,7 +225,12 @@ def split_profile(
             fell_back = t.size > 0
         g, _ = (
             threshold_gains(
-                x, yv, t, criterion, n_classes=n_classes, min_samples_leaf=min_samples_leaf
+                x,
+                yv,
+                t,
+                criterion,
+                n_classes=n_classes,
+                min_samples_leaf=min_samples_leaf,
             )
             if t.size
             else (np.empty(0), None)
