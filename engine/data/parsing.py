@@ -551,27 +551,9 @@ def load_csv(
         raise DataError(f"{label} is empty. Choose a CSV file with a header row and data rows.")
 
     sample = _sample(text)
-    if sep in (None, "", "auto"):
-        delimiter = _detect_delimiter(sample)
-    else:
-        delimiter = {"\\t": "\t", "tab": "\t"}.get(sep, sep)
-        if len(delimiter) != 1 or delimiter in '"\r\n':
-            raise DataError(
-                f"The delimiter {_q(sep)} cannot be used: choose a single character such as "
-                "',' ';' '|' or a tab, or leave it empty to detect it."
-            )
-    if decimal not in (None, "") and (len(decimal) != 1 or decimal == delimiter):
-        raise DataError(
-            f"The decimal mark {_q(decimal)} cannot be used with the delimiter "
-            f"{_q(delimiter)}: choose '.' or ',' (different from the delimiter)."
-        )
+    delimiter = _choose_delimiter(sample, sep)
+    _check_number_marks(delimiter, decimal, thousands)
     thousands_off = thousands == ""
-    if thousands not in (None, "") and (len(thousands) != 1 or thousands in (delimiter, decimal)):
-        raise DataError(
-            f"The thousands separator {_q(thousands)} cannot be used: choose one character "
-            "different from the delimiter and the decimal mark, or leave it empty."
-        )
-
     rows = _rows(sample, delimiter)
     dec, thou, notes = _detect_number_format(
         rows, delimiter, decimal or None, None if thousands_off else thousands
@@ -583,6 +565,63 @@ def load_csv(
     # honoured); duplicates and the column limit are checked on these raw names,
     # since pandas silently renames a repeated 'a' to 'a.1'
     raw_names = _raw_header(text, delimiter, name)
+    _check_header(raw_names, label, max_columns)
+    na_list = [str(v) for v in na_values]
+    df = _read_table(text, delimiter, dec, thou, na_list, max_rows, name, label)
+    names = _column_names(df, raw_names, label, max_columns, max_rows)
+    df.columns = names
+
+    report = ParseReport(
+        delimiter=delimiter,
+        encoding=used_encoding,
+        decimal=dec,
+        thousands=thou,
+        n_rows=0,
+        n_columns=0,
+    )
+    report.warnings.extend(notes)
+    na_lower = frozenset(v.strip().lower() for v in na_list)
+    out, kinds = _clean_columns(df, names, na_lower, dec, thou, report)
+    _check_infinite(out, names)
+    out = _drop_empty(out, names, label, report)
+
+    report.n_rows = len(out)
+    report.n_columns = out.shape[1]
+    report.dtypes = {c: kinds[c] for c in out.columns}
+    report.missing = {c: int(out[c].isna().sum()) for c in out.columns}
+    return out, report
+
+
+def _choose_delimiter(sample: str, sep: str | None) -> str:
+    """The field separator: detected from ``sample`` when ``sep`` is empty or 'auto', else
+    ``sep`` itself (``'\\t'`` and 'tab' mean a tab); DataError for an unusable one."""
+    if sep in (None, "", "auto"):
+        return _detect_delimiter(sample)
+    delimiter = {"\\t": "\t", "tab": "\t"}.get(sep, sep)
+    if len(delimiter) != 1 or delimiter in '"\r\n':
+        raise DataError(
+            f"The delimiter {_q(sep)} cannot be used: choose a single character such as "
+            "',' ';' '|' or a tab, or leave it empty to detect it."
+        )
+    return delimiter
+
+
+def _check_number_marks(delimiter: str, decimal: str | None, thousands: str | None) -> None:
+    """DataError when an explicit decimal mark or thousands separator cannot be used."""
+    if decimal not in (None, "") and (len(decimal) != 1 or decimal == delimiter):
+        raise DataError(
+            f"The decimal mark {_q(decimal)} cannot be used with the delimiter "
+            f"{_q(delimiter)}: choose '.' or ',' (different from the delimiter)."
+        )
+    if thousands not in (None, "") and (len(thousands) != 1 or thousands in (delimiter, decimal)):
+        raise DataError(
+            f"The thousands separator {_q(thousands)} cannot be used: choose one character "
+            "different from the delimiter and the decimal mark, or leave it empty."
+        )
+
+
+def _check_header(raw_names: list[str], label: str, max_columns: int) -> None:
+    """DataError for more columns than ``max_columns`` or a repeated column name."""
     if len(raw_names) > max_columns:
         raise DataError(
             f"{label} has {len(raw_names)} columns, more than the limit of "
@@ -609,7 +648,19 @@ def load_csv(
             )
         raise DataError(msg, column=which if len(dups) == 1 else None)
 
-    na_list = [str(v) for v in na_values]
+
+def _read_table(
+    text: str,
+    delimiter: str,
+    dec: str,
+    thou: str | None,
+    na_list: list[str],
+    max_rows: int,
+    name: str | None,
+    label: str,
+) -> pd.DataFrame:
+    """``pandas.read_csv`` of the decoded text (at most ``max_rows + 1`` rows); its errors and
+    its warning about rows longer than the header become DataError."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -641,7 +692,14 @@ def load_csv(
             f"(now {_DELIMITER_NAMES.get(delimiter, _q(delimiter))}), or add names for "
             "the extra columns."
         )
+    return df
 
+
+def _column_names(
+    df: pd.DataFrame, raw_names: list[str], label: str, max_columns: int, max_rows: int
+) -> list[str]:
+    """The kept column names (the raw header, empty names as ``'Unnamed: i'``) after the
+    column and row limits; DataError for repeated names or no data rows."""
     if df.shape[1] > max_columns:
         raise DataError(
             f"{label} has {df.shape[1]} columns, more than the limit of {max_columns}. "
@@ -660,23 +718,23 @@ def load_csv(
         names = [str(c) for c in df.columns]
     if len(set(names)) != len(names):
         raise DataError(f"{label} has repeated column names. Give each column a different name.")
-    df.columns = names
     if len(df) == 0:
         raise DataError(
             f"{label} has column names but no data rows. Add the data rows below the header."
         )
+    return names
 
-    report = ParseReport(
-        delimiter=delimiter,
-        encoding=used_encoding,
-        decimal=dec,
-        thousands=thou,
-        n_rows=0,
-        n_columns=0,
-    )
-    report.warnings.extend(notes)
-    na_lower = frozenset(v.strip().lower() for v in na_list)
 
+def _clean_columns(
+    df: pd.DataFrame,
+    names: list[str],
+    na_lower: frozenset[str],
+    dec: str,
+    thou: str | None,
+    report: ParseReport,
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Every column through :func:`_clean_column`; stray texts read as missing are recorded
+    in ``report.coerced`` with a warning.  Returns the cleaned frame and each column's kind."""
     cleaned: dict[str, pd.Series] = {}
     kinds: dict[str, str] = {}
     for col_name in names:
@@ -692,9 +750,11 @@ def load_csv(
             else:
                 what = f"{n} values are not numbers (e.g. {ex}); they were read as missing."
             report.warnings.append(f"Column {_q(col_name)}: {what}")
-    out = pd.DataFrame(cleaned, index=df.index)
+    return pd.DataFrame(cleaned, index=df.index), kinds
 
-    # infinite values
+
+def _check_infinite(out: pd.DataFrame, names: list[str]) -> None:
+    """DataError naming the float columns that hold inf or -inf."""
     infs = []
     for col_name in names:
         s = out[col_name]
@@ -705,7 +765,10 @@ def load_csv(
     if infs:
         raise _inf_error(infs)
 
-    # all-empty columns and rows
+
+def _drop_empty(out: pd.DataFrame, names: list[str], label: str, report: ParseReport):
+    """Drop all-empty columns and rows (recorded in ``report`` with warnings); DataError when
+    nothing is left.  Returns the frame with a fresh RangeIndex."""
     empty_cols = [c for c in names if not out[c].notna().any()]
     if empty_cols:
         out = out.drop(columns=empty_cols)
@@ -729,10 +792,4 @@ def load_csv(
         raise DataError(
             f"{label} has column names but no data rows. Add the data rows below the header."
         )
-    out = out.reset_index(drop=True)
-
-    report.n_rows = len(out)
-    report.n_columns = out.shape[1]
-    report.dtypes = {c: kinds[c] for c in out.columns}
-    report.missing = {c: int(out[c].isna().sum()) for c in out.columns}
-    return out, report
+    return out.reset_index(drop=True)

@@ -239,6 +239,45 @@ def make_dataset(
             too many categories, regression on a non-numeric target, unusable column
             types, or an invalid ``task``/``missing``/limit argument.
     """
+    task = _check_options(df, task, missing, min_class_count, max_categories)
+    names, by_name, target, categorical, feat_names = _check_columns(
+        df, target, categorical, features
+    )
+    warn: list[str] = []
+    n_rows = len(df)
+    tcol = _target_column(df[by_name[target]], target, task)
+    if not feat_names:
+        if len(names) > 1:  # the caller's ``features`` left every other column out
+            raise DataError(
+                f"There are no feature columns: every column other than the target "
+                f"{_q(target)} is left out. Keep at least one column to predict it from."
+            )
+        raise DataError(
+            f"There are no feature columns: the data has only the target {_q(target)}. "
+            "Add columns to predict it from."
+        )
+    cols = _feature_columns(df, by_name, feat_names, warn)
+    _check_infinite(target, tcol, cols)
+    rows = _complete_rows(target, tcol, cols, missing, n_rows, warn)
+    y, classes, task = _encode_target(tcol, rows, target, task, min_class_count)
+    X, fnames, is_cat, categories = _encode_features(cols, rows, categorical, max_categories, warn)
+    return Dataset(
+        X=X,
+        y=y,
+        feature_names=fnames,
+        is_categorical=np.asarray(is_cat, dtype=bool),
+        categories=categories,
+        classes_=classes,
+        task=task,
+        target=target,
+        warnings=tuple(warn),
+        n_dropped_rows=int(n_rows - len(rows)),
+    )
+
+
+def _check_options(df, task, missing, min_class_count, max_categories) -> str | None:
+    """DataError (TypeError for ``df``) for an invalid option; returns ``task`` with
+    ``'auto'``/``''`` as ``None``."""
     if missing not in ("error", "drop"):
         raise DataError(
             f"missing={missing!r} is not an option: use 'error' (stop when values are "
@@ -265,7 +304,13 @@ def make_dataset(
         raise DataError(f"max_categories={max_categories!r} must be a whole number >= 2.")
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"make_dataset expects a pandas DataFrame, not {type(df).__name__}.")
+    return task
 
+
+def _check_columns(df, target, categorical, features):
+    """The column names (str), a map to the frame's own labels, the target name and the
+    categorical and feature column lists; DataError for a repeated or unknown name or an
+    empty table."""
     names = [str(c) for c in df.columns]
     if len(set(names)) != len(names):
         dups = sorted({n for n in names if names.count(n) > 1})
@@ -308,11 +353,13 @@ def make_dataset(
                 column=unknown[0] if len(unknown) == 1 else None,
             )
         feat_names = [n for n in dict.fromkeys(feat_names) if n != target]
-    warn: list[str] = []
-    n_rows = len(df)
+    return names, by_name, target, categorical, feat_names
 
-    # target ---------------------------------------------------------------------------
-    tcol = _as_column(target, df[by_name[target]])
+
+def _target_column(series: pd.Series, target: str, task: str | None) -> _Column:
+    """The target as a :class:`_Column`; DataError when it is empty, or not numeric for
+    regression."""
+    tcol = _as_column(target, series)
     if tcol.missing.all():
         raise DataError(
             f"The target column {_q(target)} has no values (all missing). Pick another target.",
@@ -324,19 +371,12 @@ def make_dataset(
             "predicted by regression. Choose classification, or pick a numeric target.",
             column=target,
         )
+    return tcol
 
-    if not feat_names:
-        if len(names) > 1:  # the caller's ``features`` left every other column out
-            raise DataError(
-                f"There are no feature columns: every column other than the target "
-                f"{_q(target)} is left out. Keep at least one column to predict it from."
-            )
-        raise DataError(
-            f"There are no feature columns: the data has only the target {_q(target)}. "
-            "Add columns to predict it from."
-        )
 
-    # features ---------------------------------------------------------------------------
+def _feature_columns(df, by_name, feat_names, warn: list[str]) -> dict[str, _Column]:
+    """The feature columns with at least one value (all-empty ones are left out with a
+    warning); DataError when none is left."""
     cols: dict[str, _Column] = {}
     empty = []
     for fname in feat_names:
@@ -356,8 +396,11 @@ def make_dataset(
             f"No usable feature columns: {_names(empty)} "
             f"{'are' if len(empty) > 1 else 'is'} empty. Add columns with values."
         )
+    return cols
 
-    # infinite values
+
+def _check_infinite(target: str, tcol: _Column, cols: dict[str, _Column]) -> None:
+    """DataError naming the numeric columns (target first) that hold inf or -inf."""
     infs = []
     for cname, col in [(target, tcol), *cols.items()]:
         if col.kind == "numeric":
@@ -367,7 +410,11 @@ def make_dataset(
     if infs:
         raise _inf_error(infs)
 
-    # missing values
+
+def _complete_rows(target, tcol, cols, missing: str, n_rows: int, warn: list[str]) -> np.ndarray:
+    """Indices (int64) of the rows without a missing value in the used columns.  With
+    ``missing='error'`` any missing value raises DataError; with ``'drop'`` the dropped
+    rows are counted in a warning (DataError when every row has one)."""
     miss = tcol.missing.copy()
     for col in cols.values():
         miss |= col.missing
@@ -396,9 +443,13 @@ def make_dataset(
                 "missing values, or fill them in."
             )
         warn.append(f"{n_missing_rows} of {n_rows} rows had missing values and were dropped.")
-    rows = np.flatnonzero(~miss)
+    return np.flatnonzero(~miss)
 
-    # target encoding and task ------------------------------------------------------------
+
+def _encode_target(tcol: _Column, rows: np.ndarray, target: str, task, min_class_count: int):
+    """``(y, classes, task)``: the task inferred when ``None``; float64 ``y`` and ``None``
+    for regression, int64 codes and their labels (object array) for classification.
+    DataError for a constant target or a class with fewer than ``min_class_count`` rows."""
     if tcol.kind == "numeric":
         tvals = tcol.values[rows]
         n_distinct = len(np.unique(tvals))
@@ -425,29 +476,51 @@ def make_dataset(
             column=target,
         )
     if task == "regression":
-        y = np.ascontiguousarray(tcol.values[rows], dtype=np.float64)
-        classes = None
-    else:
-        codes, labels = _encode(tcol, rows)
-        y = np.ascontiguousarray(codes, dtype=np.int64)
-        classes = np.empty(len(labels), dtype=object)
-        classes[:] = labels
-        counts_per_class = np.bincount(y, minlength=len(labels))
-        small = [(labels[k], int(n)) for k, n in enumerate(counts_per_class) if n < min_class_count]
-        if small:
-            parts = ", ".join(f"{_q(lab)} ({n} row{'s' if n != 1 else ''})" for lab, n in small[:8])
-            more = f" and {len(small) - 8} more" if len(small) > 8 else ""
-            one = len(small) == 1
-            raise DataError(
-                f"{'Class' if one else 'Classes'} {parts}{more} of the target {_q(target)} "
-                f"{'has' if one else 'have'} fewer than {min_class_count} rows. Remove "
-                f"{'those rows' if one else 'the rows of those classes'} or merge "
-                f"{'that class' if one else 'them'} with another class"
-                f"{'' if tcol.kind != 'numeric' else ', or choose regression'}.",
-                column=target,
-            )
+        return np.ascontiguousarray(tcol.values[rows], dtype=np.float64), None, task
+    codes, labels = _encode(tcol, rows)
+    y = np.ascontiguousarray(codes, dtype=np.int64)
+    classes = np.empty(len(labels), dtype=object)
+    classes[:] = labels
+    counts_per_class = np.bincount(y, minlength=len(labels))
+    small = [(labels[k], int(n)) for k, n in enumerate(counts_per_class) if n < min_class_count]
+    if small:
+        parts = ", ".join(f"{_q(lab)} ({n} row{'s' if n != 1 else ''})" for lab, n in small[:8])
+        more = f" and {len(small) - 8} more" if len(small) > 8 else ""
+        one = len(small) == 1
+        raise DataError(
+            f"{'Class' if one else 'Classes'} {parts}{more} of the target {_q(target)} "
+            f"{'has' if one else 'have'} fewer than {min_class_count} rows. Remove "
+            f"{'those rows' if one else 'the rows of those classes'} or merge "
+            f"{'that class' if one else 'them'} with another class"
+            f"{'' if tcol.kind != 'numeric' else ', or choose regression'}.",
+            column=target,
+        )
+    return y, classes, task
 
-    # feature encoding ----------------------------------------------------------------------
+
+def _too_many_categories(fname: str, col: _Column, labels: list[str], max_categories: int):
+    """The DataError for a categorical feature with more than ``max_categories`` values."""
+    examples = ", ".join(_q(v) for v in labels[:2])
+    if col.kind == "numeric":  # a number column the caller marked as categorical
+        return DataError(
+            f"Column {_q(fname)} is marked as categorical but has {len(labels)} "
+            f"different values (e.g. {examples}), too many for a category (the limit "
+            f"is {max_categories}). Unmark it to use it as a number, leave it out if "
+            "it is an ID, or raise the limit (max_categories).",
+            column=fname,
+        )
+    return DataError(
+        f"Column {_q(fname)} has {len(labels)} different values (e.g. {examples}), "
+        f"too many for a category (the limit is {max_categories}). If it is an ID "
+        "or a name, leave it out; otherwise raise the limit (max_categories).",
+        column=fname,
+    )
+
+
+def _encode_features(cols, rows, categorical, max_categories: int, warn: list[str]):
+    """``(X, feature_names, is_categorical, categories)`` of the kept rows: numbers as they
+    are, categorical columns as codes with their labels; constant columns are left out with
+    a warning (DataError when none is left)."""
     cat_set = set(categorical)
     blocks: list[np.ndarray] = []
     fnames: list[str] = []
@@ -469,21 +542,7 @@ def make_dataset(
             constant.append(fname)
             continue
         if len(labels) > max_categories:
-            examples = ", ".join(_q(v) for v in labels[:2])
-            if col.kind == "numeric":  # a number column the caller marked as categorical
-                raise DataError(
-                    f"Column {_q(fname)} is marked as categorical but has {len(labels)} "
-                    f"different values (e.g. {examples}), too many for a category (the limit "
-                    f"is {max_categories}). Unmark it to use it as a number, leave it out if "
-                    "it is an ID, or raise the limit (max_categories).",
-                    column=fname,
-                )
-            raise DataError(
-                f"Column {_q(fname)} has {len(labels)} different values (e.g. {examples}), "
-                f"too many for a category (the limit is {max_categories}). If it is an ID "
-                "or a name, leave it out; otherwise raise the limit (max_categories).",
-                column=fname,
-            )
+            raise _too_many_categories(fname, col, labels, max_categories)
         categories[len(fnames)] = labels
         blocks.append(codes)
         fnames.append(fname)
@@ -499,19 +558,7 @@ def make_dataset(
             "No feature columns are left: every feature has the same value in every row "
             f"({_names(constant)}). Add columns that vary, or pick another target."
         )
-
     X = np.empty((len(rows), len(fnames)), dtype=np.float64, order="C")
     for j, block in enumerate(blocks):
         X[:, j] = block
-    return Dataset(
-        X=X,
-        y=y,
-        feature_names=fnames,
-        is_categorical=np.asarray(is_cat, dtype=bool),
-        categories=categories,
-        classes_=classes,
-        task=task,
-        target=target,
-        warnings=tuple(warn),
-        n_dropped_rows=int(n_rows - len(rows)),
-    )
+    return X, fnames, is_cat, categories
