@@ -261,12 +261,69 @@ def _dics_feature_values(f, dict_offsets, dict_values, dict_alive, dict_mark, st
 
 
 @njit
-def _search_features(
-    order,
-    xs,
+def _numeric_positions(
+    strategy,
+    f,
+    xs_seg,
+    ord_seg,
     y_code,
-    y_val,
-    w,
+    n_classes,
+    k,
+    min_samples_leaf,
+    variance_adjusted,
+    fallback,
+    dictionary,
+    stamp,
+    rng,
+    scratch,
+):
+    """The strategy's candidate positions of numeric feature ``f`` at the node into the
+    positions buffer of ``scratch``; returns their number (0 for ``exhaustive``, which
+    :func:`_scan_numeric` scans inline)."""
+    if strategy == EXHAUSTIVE:
+        return 0
+    pos_buf, raw_buf, ys_buf, dvals = scratch[1], scratch[2], scratch[3], scratch[4]
+    n = xs_seg.shape[0]
+    n_dict = 0
+    if strategy == DICS_PAPER:
+        n_dict = _dics_feature_values(
+            f, dictionary[0], dictionary[1], dictionary[2], dictionary[3], stamp, dvals
+        )
+    if strategy == CLASS_CENTROID:  # the only strategy reading the labels
+        for i in range(n):
+            ys_buf[i] = y_code[ord_seg[i]]
+    return node_positions(
+        strategy,
+        xs_seg,
+        ys_buf[:n],
+        n_classes,
+        k,
+        min_samples_leaf,
+        variance_adjusted,
+        fallback and strategy != DICS_PAPER,
+        dvals,
+        n_dict,
+        rng,
+        raw_buf,
+        pos_buf,
+    )
+
+
+@njit
+def _shuffle_features(feat_order, p, rng):
+    """A uniform random order of the ``p`` features in ``feat_order`` (Fisher-Yates)."""
+    for f in range(p):
+        feat_order[f] = f
+    for f in range(p - 1):
+        r = f + rng_below(rng, p - f)
+        t = feat_order[f]
+        feat_order[f] = feat_order[r]
+        feat_order[r] = t
+
+
+@njit
+def _search_features(
+    data,
     is_classif,
     criterion,
     is_cat,
@@ -281,40 +338,34 @@ def _search_features(
     variance_adjusted,
     fallback,
     max_features,
-    dict_offsets,
-    dict_values,
-    dict_alive,
-    dict_mark,
+    dictionary,
     stamp,
     rng,
-    feat_order,
-    pos_buf,
-    raw_buf,
-    ys_buf,
-    dvals,
-    left,
-    cat_stats,
-    cat_n,
-    cat_w,
-    keys,
-    cat_mask,
+    scratch,
     best_mask,
 ):
-    """Best split of the node ``[s, e)`` over the features (see :func:`_grow`).
+    """Best split of the node ``[s, e)`` over the features.
 
-    Returns ``(found, feature, pos, n_eval)``; a categorical winner's left set is in
-    ``best_mask``.
+    ``data``: ``(order, xs, y_code, y_val, w)``; ``dictionary``: the DICS dictionary
+    ``(offsets, values, alive, mark, ...)``; ``scratch``: the buffers made by
+    ``_new_search_scratch`` in :mod:`engine.cart._grow_kernels`.  With ``max_features < p``
+    the features are visited in a random order and the search stops after
+    ``max_features`` non-constant ones once a split is found.  Returns
+    ``(found, feature, pos, n_eval)``; a categorical winner's left set is in ``best_mask``.
     """
+    order, xs, y_code, y_val, w = data
+    feat_order, pos_buf, left = scratch[0], scratch[1], scratch[5]
+    cat_stats, cat_n, cat_w, keys, cat_mask = (
+        scratch[6],
+        scratch[7],
+        scratch[8],
+        scratch[9],
+        scratch[10],
+    )
     p = order.shape[0]
     n = e - s
     if max_features < p:
-        for f in range(p):
-            feat_order[f] = f
-        for f in range(p - 1):
-            r = f + rng_below(rng, p - f)
-            t = feat_order[f]
-            feat_order[f] = feat_order[r]
-            feat_order[r] = t
+        _shuffle_features(feat_order, p, rng)
     best = -np.inf
     best_f = -1
     best_pos = -1
@@ -356,32 +407,22 @@ def _search_features(
                 best_pos = -1
                 _copy_row(best_mask, cat_mask)
             continue
-        exhaustive = strategy == EXHAUSTIVE
-        n_pos = 0
-        if not exhaustive:
-            n_dict = 0
-            if strategy == DICS_PAPER:
-                n_dict = _dics_feature_values(
-                    f, dict_offsets, dict_values, dict_alive, dict_mark, stamp, dvals
-                )
-            if strategy == CLASS_CENTROID:  # the only strategy reading the labels
-                for i in range(n):
-                    ys_buf[i] = y_code[ord_seg[i]]
-            n_pos = node_positions(
-                strategy,
-                xs_seg,
-                ys_buf[:n],
-                total.shape[0],
-                k,
-                min_samples_leaf,
-                variance_adjusted,
-                fallback and strategy != DICS_PAPER,
-                dvals,
-                n_dict,
-                rng,
-                raw_buf,
-                pos_buf,
-            )
+        n_pos = _numeric_positions(
+            strategy,
+            f,
+            xs_seg,
+            ord_seg,
+            y_code,
+            total.shape[0],
+            k,
+            min_samples_leaf,
+            variance_adjusted,
+            fallback,
+            dictionary,
+            stamp,
+            rng,
+            scratch,
+        )
         proxy, pos, ne = _scan_numeric(
             xs_seg,
             ord_seg,
@@ -395,7 +436,7 @@ def _search_features(
             min_samples_leaf,
             pos_buf,
             n_pos,
-            exhaustive,
+            strategy == EXHAUSTIVE,
             left,
         )
         n_eval += ne

@@ -153,6 +153,85 @@ def build_tree(
         criterion = "gini" if task == "classification" else "squared_error"
     crit = criterion_code(criterion, task)
     strat = strategy_code(splitter, task)
+    X, y_code, y_val, w, is_cat, n_cats = _training_arrays(
+        X, y, task, sample_weight, is_categorical, n_categories
+    )
+    n, p = X.shape
+    from sklearn.utils import check_random_state
+
+    rs = check_random_state(random_state)
+    tree_seed = rs.randint(0, 2**31 - 1)
+    km_seed = rs.randint(0, 2**31 - 1)
+    rng = np.array([tree_seed], dtype=np.uint64)
+    k = default_k(splitter, n_classes) if n_candidates is None else int(n_candidates)
+    va = (splitter != "kmeans1d") if variance_adjusted is None else bool(variance_adjusted)
+    dictionary = None
+    if splitter == "dics_paper":
+        n_clusters = dics_clusters or (n_classes if n_classes >= 2 else 8)
+        dictionary = dics_dictionary(
+            X,
+            n_clusters,
+            m_pairs=dics_pairs,
+            variance_adjusted=va,
+            random_state=km_seed,
+            features=~is_cat,
+        )
+        d_off, d_val = dictionary.offsets, dictionary.values
+    else:
+        d_off, d_val = np.zeros(p + 1, dtype=np.int64), np.empty(0, dtype=np.float64)
+    min_leaf = int(min_samples_leaf)
+    order, xs = presort(X)
+    (cl, cr, feat, thr, imp, nsamp, wsamp, stats, ncand, cmask, impr) = grow_tree(
+        order,
+        xs,
+        y_code,
+        y_val,
+        w,
+        task == "classification",
+        max(n_classes, 1),
+        crit,
+        is_cat.astype(np.uint8),
+        n_cats,
+        strat,
+        k,
+        va,
+        bool(fallback),
+        d_off,
+        d_val,
+        k if splitter == "dics_paper" and n_candidates is not None else 0,
+        bool(dics_remove_used),
+        _INT_MAX if max_depth is None else int(max_depth),
+        max(int(min_samples_split), 2 * min_leaf),
+        min_leaf,
+        p if max_features is None else int(max_features),
+        0 if max_leaf_nodes is None else int(max_leaf_nodes),
+        float(min_impurity_decrease),
+        rng,
+    )
+    cat_offsets, cat_values = _category_sets(cl, feat, is_cat, cmask)
+    return GrownTree(
+        task=task,
+        n_features=p,
+        children_left=cl,
+        children_right=cr,
+        feature=feat,
+        threshold=thr,
+        impurity=imp,
+        n_node_samples=nsamp,
+        weighted_n_node_samples=wsamp,
+        value=_node_values(stats, task),
+        improvement=impr,
+        node_candidates=ncand,
+        cat_offsets=cat_offsets,
+        cat_values=cat_values,
+        dictionary=dictionary,
+    )
+
+
+def _training_arrays(X, y, task, sample_weight, is_categorical, n_categories):
+    """The kernel's inputs: ``X`` float64 C-contiguous writable, ``y`` as int64 codes or
+    float64 values (the other one empty), weights (rows of weight 0 removed), the categorical
+    mask and the codes per feature (computed from ``X`` when not given)."""
     X = np.asarray(X, dtype=np.float64)
     if not (X.flags.c_contiguous and X.flags.writeable):
         X = np.array(X, dtype=np.float64, order="C")
@@ -183,95 +262,33 @@ def build_tree(
             w = w[keep]
             y_code = y_code[keep] if task == "classification" else y_code
             y_val = y_val[keep] if task == "regression" else y_val
-            n = X.shape[0]
-    from sklearn.utils import check_random_state
+    return X, y_code, y_val, w, is_cat, n_cats
 
-    rs = check_random_state(random_state)
-    tree_seed = rs.randint(0, 2**31 - 1)
-    km_seed = rs.randint(0, 2**31 - 1)
-    rng = np.array([tree_seed], dtype=np.uint64)
-    k = default_k(splitter, n_classes) if n_candidates is None else int(n_candidates)
-    va = (splitter != "kmeans1d") if variance_adjusted is None else bool(variance_adjusted)
-    dictionary = None
-    if splitter == "dics_paper":
-        K = dics_clusters or (n_classes if n_classes >= 2 else 8)
-        dictionary = dics_dictionary(
-            X,
-            K,
-            m_pairs=dics_pairs,
-            variance_adjusted=va,
-            random_state=km_seed,
-            features=~is_cat,
-        )
-        d_off, d_val = dictionary.offsets, dictionary.values
-    else:
-        d_off, d_val = np.zeros(p + 1, dtype=np.int64), np.empty(0, dtype=np.float64)
-    msl = int(min_samples_leaf)
-    order, xs = presort(X)
-    (cl, cr, feat, thr, imp, nsamp, wsamp, stats, ncand, cmask, impr) = grow_tree(
-        order,
-        xs,
-        y_code,
-        y_val,
-        w,
-        task == "classification",
-        max(n_classes, 1),
-        crit,
-        is_cat.astype(np.uint8),
-        n_cats,
-        strat,
-        k,
-        va,
-        bool(fallback),
-        d_off,
-        d_val,
-        k if splitter == "dics_paper" and n_candidates is not None else 0,
-        bool(dics_remove_used),
-        _INT_MAX if max_depth is None else int(max_depth),
-        max(int(min_samples_split), 2 * msl),
-        msl,
-        p if max_features is None else int(max_features),
-        0 if max_leaf_nodes is None else int(max_leaf_nodes),
-        float(min_impurity_decrease),
-        rng,
-    )
+
+def _node_values(stats: np.ndarray, task: str) -> np.ndarray:
+    """Class fractions (classification) or node means ``(n_nodes, 1)`` from the kernel's
+    per-node statistics."""
     if task == "classification":
         tot = stats.sum(axis=1, keepdims=True)
-        value = np.divide(stats, tot, out=np.zeros_like(stats), where=tot > 0)
-    else:
-        value = np.divide(
-            stats[:, 1:2],
-            stats[:, 0:1],
-            out=np.zeros((stats.shape[0], 1)),
-            where=stats[:, 0:1] > 0,
-        )
-    cat_offsets = cat_values = None
-    if is_cat.any():
-        split_cat = (cl != TREE_LEAF) & is_cat[np.where(feat >= 0, feat, 0)]
-        sets = [
-            np.flatnonzero(cmask[i]) if split_cat[i] else np.empty(0, np.int64)
-            for i in range(cl.shape[0])
-        ]
-        cat_offsets = np.zeros(cl.shape[0] + 1, dtype=np.int64)
-        cat_offsets[1:] = np.cumsum([a.size for a in sets])
-        cat_values = np.concatenate(sets).astype(np.int64)
-    return GrownTree(
-        task=task,
-        n_features=p,
-        children_left=cl,
-        children_right=cr,
-        feature=feat,
-        threshold=thr,
-        impurity=imp,
-        n_node_samples=nsamp,
-        weighted_n_node_samples=wsamp,
-        value=value,
-        improvement=impr,
-        node_candidates=ncand,
-        cat_offsets=cat_offsets,
-        cat_values=cat_values,
-        dictionary=dictionary,
+        return np.divide(stats, tot, out=np.zeros_like(stats), where=tot > 0)
+    return np.divide(
+        stats[:, 1:2], stats[:, 0:1], out=np.zeros((stats.shape[0], 1)), where=stats[:, 0:1] > 0
     )
+
+
+def _category_sets(cl, feat, is_cat, cmask):
+    """The left category sets of the categorical splits in CSR form ``(offsets, values)``,
+    or ``(None, None)`` without categorical features."""
+    if not is_cat.any():
+        return None, None
+    split_cat = (cl != TREE_LEAF) & is_cat[np.where(feat >= 0, feat, 0)]
+    sets = [
+        np.flatnonzero(cmask[i]) if split_cat[i] else np.empty(0, np.int64)
+        for i in range(cl.shape[0])
+    ]
+    cat_offsets = np.zeros(cl.shape[0] + 1, dtype=np.int64)
+    cat_offsets[1:] = np.cumsum([a.size for a in sets])
+    return cat_offsets, np.concatenate(sets).astype(np.int64)
 
 
 def feature_breakpoints(
