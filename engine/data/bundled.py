@@ -10,8 +10,19 @@ import pandas as pd
 from engine.data.errors import DataError, _q
 from engine.data.parsing import MAX_BYTES, MAX_ROWS, ParseReport, load_csv
 
+
+def _datasets_dir() -> Path:
+    """The folder of the bundled CSVs: ``engine/data/datasets/`` in an installed package
+    (``pip install .`` copies ``assets/datasets/`` there), else ``assets/datasets/`` of the
+    source checkout this package runs from (an editable install or the repository)."""
+    installed = Path(__file__).resolve().parent / "datasets"
+    if (installed / "catalog.json").is_file():
+        return installed
+    return Path(__file__).resolve().parents[2] / "assets" / "datasets"
+
+
 #: Folder of the bundled CSV files and their ``catalog.json``.
-DATASETS_DIR: Path = Path(__file__).resolve().parent.parent.parent / "assets" / "datasets"
+DATASETS_DIR: Path = _datasets_dir()
 
 
 def bundled_datasets() -> dict[str, dict]:
