@@ -11,7 +11,7 @@ Run ``python bench/bench_cart.py`` from the repository root.
    fit time on all rows (best of 3), and depth-8 stratified 5-fold CV accuracy (mean of 3
    shuffles, seeds 0-2) with its difference to exhaustive, on the bundled classification
    sets with continuous features and the synthetic table (CV on its first 20,000 rows).
-3. The single 5-fold run (shuffle seed 0) beside the SPEC section 5 reference accuracies.
+3. The single 5-fold run (shuffle seed 0) beside the docs/spec.md section 5 reference accuracies.
 
 Prints markdown tables plus the machine and writes them to ``bench/out/cart.md``.
 """
@@ -189,7 +189,7 @@ def main() -> str:
             "#### Depth-8 5-fold CV accuracy, mean of 3 shuffles (difference to exhaustive; "
             "synthetic: first 20,000 rows)",
             t_acc,
-            "#### One 5-fold run (shuffle seed 0) beside the SPEC section 5 references",
+            "#### One 5-fold run (shuffle seed 0) beside the docs/spec.md section 5 references",
             t_spec,
             f"Machine: {machine()}",
         ]

@@ -32,7 +32,7 @@ B = 999, fewer repeats, one learner and smaller forests).  Needs ``Rscript`` wit
    every seed's mean and the standard error of the mean over seeds.  CIT / CIF use the
    paper's configuration (B 'minimum', histogram thresholds with max_thresholds=256,
    adaptive stopping, Bonferroni); CIF 100 trees (50 with ``--quick``).  Shown beside the
-   SPEC section 4 reference figures on wine (CART and RF: the same reference run, from the
+   docs/spec.md section 4 reference figures on wine (CART and RF: the same reference run, from the
    research notes).
 5. Forest draws on the reference's own splits (``--only draws``): CIF's top-k result depends
    on its random draws, and the reference is one draw; on the reference's CV splits (seeds 0

@@ -50,7 +50,7 @@ from _machine import machine  # noqa: E402
 
 from engine.data import load_bundled, make_dataset  # noqa: E402
 
-PENALTY = 0.005  # lambda = alpha = 0.005 n (SPEC section 1 defaults)
+PENALTY = 0.005  # lambda = alpha = 0.005 n (docs/spec.md section 1 defaults)
 
 
 def bundled(name: str):

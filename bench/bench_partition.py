@@ -26,7 +26,7 @@ shared 2-core box; ``--quick`` skips the reference forest and shrinks the CV).
    fully grown) and random forest (100 trees) -- for classification through
    ``predict_proba``, for regression with Gaussian residuals (scale out of fold: 5-fold for
    CART, out-of-bag for the forest) -- and the heteroscedastic Gaussian of
-   :func:`engine.partition.explore.gaussian_baselines`. The SPEC section 2 reference figures
+   :func:`engine.partition.explore.gaussian_baselines`. The docs/spec.md section 2 reference figures
    (reference package, same protocol) are shown beside ours.
 
 Prints markdown tables plus the machine and writes them to ``bench/out/partition.md``.

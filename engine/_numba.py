@@ -1,4 +1,4 @@
-"""Numba conventions shared by every kernel of the engine (SPEC section 0.5).
+"""Numba conventions shared by every kernel of the engine (docs/spec.md section 0.5).
 
 * ``NUMBA_CACHE_DIR`` is set to a writable folder *before* numba is imported when the
   package folder is read-only; otherwise ``cache=True`` makes the import fail with

@@ -1,4 +1,4 @@
-"""Anytime background jobs for live pages (SPEC section 0.6).
+"""Anytime background jobs for live pages (docs/spec.md section 0.6).
 
 A :class:`Job` drives a *step generator* in a worker thread.  The generator does one short
 piece of work (well under 100 ms: a few numba calls, one CV fold, ...) between two

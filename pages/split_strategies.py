@@ -1,5 +1,5 @@
 """Split strategies page: which thresholds each candidate strategy tries, which it picks, and
-what that costs or saves (SPEC section 5, DICS)."""
+what that costs or saves (docs/spec.md section 5, DICS)."""
 
 import numpy as np
 import pandas as pd

@@ -7,7 +7,7 @@ Oracles:
 * exhaustive enumeration of category subsets for categorical splits;
 * the exhaustive strategy's root gain for every other strategy on iris;
 * ``sklearn.utils.estimator_checks`` for scikit-learn compatibility;
-* the SPEC section 5 reference accuracies for the DICS strategies (depth-8 5-fold CV).
+* the docs/spec.md section 5 reference accuracies for the DICS strategies (depth-8 5-fold CV).
 """
 
 from __future__ import annotations
@@ -374,10 +374,10 @@ def test_candidate_counts_are_consistent(bundled):
 
 
 # ---------------------------------------------------------------------------------------
-# DICS accuracy (SPEC section 5 references)
+# DICS accuracy (docs/spec.md section 5 references)
 # ---------------------------------------------------------------------------------------
 
-#: SPEC section 5 reference depth-8 5-fold accuracies (our research notes' runs):
+#: docs/spec.md section 5 reference depth-8 5-fold accuracies (our research notes' runs):
 #: exhaustive / dics_paper / class_centroid / kmeans1d-8 / quantile16.
 SPEC_REFERENCE = {
     "iris": (0.933, 0.933, 0.933, 0.940, 0.927),

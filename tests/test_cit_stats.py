@@ -1,4 +1,4 @@
-"""Stage-A statistics, permutation p-values, presets and adaptive stopping (SPEC section 4).
+"""Stage-A statistics, permutation p-values, presets and adaptive stopping (docs/spec.md section 4).
 
 Oracles: direct numpy/scipy/scikit-learn formulas for the statistics and the Beta CDF;
 the permutation-test theory (grid of p-values, null rejection rate) for the tests.

@@ -1,6 +1,6 @@
-"""Conditional inference trees: stage B thresholds, tree growth, importances (SPEC section 4).
+"""Conditional inference trees: stage B thresholds, tree growth, importances (docs/spec.md section 4).
 
-Oracles: the counts of SPEC section 4 for threshold methods; permutation-test theory for
+Oracles: the counts of docs/spec.md section 4 for threshold methods; permutation-test theory for
 pure noise (Bonferroni: at most alpha of the trees split); CART (engine.cart) for the
 cardinality-bias case; exact separability for stage B p = 1/(B+1).
 """

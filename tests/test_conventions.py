@@ -1,4 +1,4 @@
-"""Project rules that no single feature test covers (SPEC 0.1 and 0.5)."""
+"""Project rules that no single feature test covers (docs/spec.md 0.1 and 0.5)."""
 
 import importlib
 import pkgutil
@@ -18,7 +18,7 @@ def _engine_modules():
 
 
 def test_engine_never_imports_streamlit():
-    """SPEC 0.1: the engine is a library; importing all of it must not pull in streamlit."""
+    """docs/spec.md 0.1: the engine is a library; importing all of it must not pull in streamlit."""
     code = (
         "import importlib, pkgutil, sys, engine\n"
         "for m in pkgutil.walk_packages(engine.__path__, 'engine.'):\n"
@@ -32,7 +32,7 @@ def test_engine_never_imports_streamlit():
 
 
 def test_every_kernel_is_nogil_and_cached():
-    """SPEC 0.5: a kernel holding the GIL freezes the server; an uncached one recompiles in
+    """docs/spec.md 0.5: a kernel holding the GIL freezes the server; an uncached one recompiles in
     every process. Checks every numba dispatcher defined in an engine module."""
     kernels = {}
     for module in _engine_modules():

@@ -1,4 +1,4 @@
-"""Literati engine (SPEC section 1, issue 4): exactness against a brute force and pystreed,
+"""Literati engine (docs/spec.md section 1, issue 4): exactness against a brute force and pystreed,
 the SPEC's hand-computed cases, anytime invariants, routing, limits and sklearn conventions.
 """
 
@@ -29,7 +29,7 @@ from engine.literati import search as search_mod
 
 
 def _route(x, u):
-    """Left iff an even number of breakpoints lies strictly below x (SPEC section 1)."""
+    """Left iff an even number of breakpoints lies strictly below x (docs/spec.md section 1)."""
     return np.searchsorted(np.asarray(u, float), x, side="left") % 2 == 0
 
 

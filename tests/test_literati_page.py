@@ -66,7 +66,7 @@ def make_data(n=300, seed=0):
 
 
 def brute_left(x, u):
-    """Left iff an even number of breakpoints lies strictly below x (SPEC section 1)."""
+    """Left iff an even number of breakpoints lies strictly below x (docs/spec.md section 1)."""
     return np.array([sum(b < v for b in u) % 2 == 0 for v in x])
 
 

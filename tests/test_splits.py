@@ -66,7 +66,7 @@ def test_profile_gains_equal_direct_gini_and_root_optimum_is_reached():
                 r.gains, [_gini_decrease(prof.x, prof.y, t, 3) for t in r.thresholds], atol=1e-12
             )
         assert prof.results["exhaustive"].best_gain == pytest.approx(prof.best_gain)
-    # SPEC section 5: on iris every strategy reaches the exhaustive best root gain; the
+    # docs/spec.md section 5: on iris every strategy reaches the exhaustive best root gain; the
     # profile must agree with the CART builder, including quantile's k=16 miss (see
     # tests/test_cart.py::test_quantile16_misses_the_iris_root_split_by_definition)
     best = max(

@@ -244,7 +244,7 @@ def test_single_leaf_tree_figure_and_text():
 
 def test_threshold_splits_on_coded_categories_show_labels():
     """A scikit-learn tree fitted on Dataset codes splits 'island <= 0.5'; with the labels in
-    ``categories`` every view names the categories instead (SPEC 0.3: labels, never codes)."""
+    ``categories`` every view names the categories instead (docs/spec.md 0.3: labels, never codes)."""
     import dataclasses
 
     from engine.data import load_bundled, make_dataset

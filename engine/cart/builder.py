@@ -304,7 +304,7 @@ def feature_breakpoints(
     """Thresholds of a best-first CART with at most ``max_leaf_nodes`` leaves fitted on one
     feature ``x`` (all midpoints of the float64 unique values are candidates): sorted unique
     float64.  ``y``: int64 class codes; ``None`` leaves = grow until pure.  This is
-    Literati's candidate-breakpoint rule (SPEC section 1)."""
+    Literati's candidate-breakpoint rule (docs/spec.md section 1)."""
     y = np.asarray(y, dtype=np.int64)
     K = int(y.max()) + 1 if n_classes is None and y.size else int(n_classes or 1)
     grown = build_tree(

@@ -1,4 +1,4 @@
-"""Candidate thresholds of a continuous feature at a node (SPEC section 5, DICS).
+"""Candidate thresholds of a continuous feature at a node (docs/spec.md section 5, DICS).
 
 Every strategy returns a sorted array of thresholds **snapped** to the midpoint of the
 unique-value gap that contains each raw candidate, deduplicated (so at most

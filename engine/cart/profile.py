@@ -1,4 +1,4 @@
-"""What each candidate-threshold strategy tries at one node, and what it picks (SPEC section 5).
+"""What each candidate-threshold strategy tries at one node, and what it picks (docs/spec.md section 5).
 
 :func:`split_profile` answers, for one node and one continuous feature: which thresholds
 does each strategy propose (:func:`engine.cart.candidates.candidate_thresholds`), what is the

@@ -1,4 +1,4 @@
-"""Monte Carlo permutation tests of conditional inference trees (SPEC section 4).
+"""Monte Carlo permutation tests of conditional inference trees (docs/spec.md section 4).
 
 * p-values follow the Phipson-Smyth +1 rule: right tail (stage A, selector statistics)
   ``p = (1 + #{T_b >= T_obs}) / (B + 1)``, left tail (stage B, weighted child impurity)

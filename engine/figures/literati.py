@@ -1,4 +1,4 @@
-"""Figures of the Optimal shape trees page (Literati, SPEC section 1): the gap convergence
+"""Figures of the Optimal shape trees page (Literati, docs/spec.md section 1): the gap convergence
 chart of the AO* search, the shape function of one node, and the shape tree itself.
 
 Pure functions of engine results -> ``go.Figure`` (usable from a notebook)::

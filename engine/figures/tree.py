@@ -264,7 +264,7 @@ def tree_figure(
         entry "path of selected sample" (the path stops at a collapsed node).
     collapse_depth : int, optional
         Internal nodes at this depth are drawn as one triangle each, hiding everything
-        below (SPEC 0.7 suggests 4 for big trees).  ``None`` shows every node.
+        below (docs/spec.md 0.7 suggests 4 for big trees).  ``None`` shows every node.
     collapsed_nodes : sequence of int
         Further internal nodes drawn collapsed (e.g. toggled by clicks).
     title : str, optional

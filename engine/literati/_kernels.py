@@ -1,4 +1,4 @@
-"""numba kernels of the Literati search (SPEC section 1): the per-state work.
+"""numba kernels of the Literati search (docs/spec.md section 1): the per-state work.
 
 Every kernel is ``@njit(cache=True, nogil=True)``.  Features are passed **transposed**:
 ``XT`` float64 C-contiguous ``(p, n)`` (one feature's values are contiguous, so the scans
@@ -21,7 +21,7 @@ kernel call does a bounded amount of work (one state's candidates, a chunk of lo
 CARTs or of depth-2 shapes sized from measured costs) and the search checks the clock
 between calls.
 
-Shape routing (SPEC section 1): a node with feature ``j`` and sorted breakpoints
+Shape routing (docs/spec.md section 1): a node with feature ``j`` and sorted breakpoints
 ``u_1 < ... < u_K`` sends ``x`` left iff ``#{u_i < x_j}`` is even.
 """
 

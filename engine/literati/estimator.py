@@ -1,4 +1,4 @@
-"""Literati estimator and stepwise search API (SPEC section 1; issue 4).
+"""Literati estimator and stepwise search API (docs/spec.md section 1; issue 4).
 
 :class:`LiteratiClassifier` is a scikit-learn classifier whose ``fit`` runs the anytime AO*
 search of :mod:`engine.literati.search` for at most ``time_limit`` seconds and keeps the
@@ -518,7 +518,7 @@ class LiteratiSearch:
 
 
 class GreedyShapeTreeClassifier(LiteratiClassifier):
-    """Greedy shape tree (SPEC section 1's baseline; ShapeCART-like) in Literati's candidate
+    """Greedy shape tree (docs/spec.md section 1's baseline; ShapeCART-like) in Literati's candidate
     space.
 
     Grown top-down from the root: each node's candidate breakpoints are those Literati's

@@ -1,4 +1,4 @@
-"""Greedy shape tree in Literati's candidate space (SPEC section 1's baseline; ShapeCART-like).
+"""Greedy shape tree in Literati's candidate space (docs/spec.md section 1's baseline; ShapeCART-like).
 
 :func:`greedy_shape_tree` grows a tree top-down from one data state (its sample ids, the
 levels left ``d`` and its depth from the root): at every node the candidate breakpoints are

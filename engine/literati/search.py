@@ -1,4 +1,4 @@
-"""AO* search over Literati's AND/OR graph (SPEC section 1), in resumable steps.
+"""AO* search over Literati's AND/OR graph (docs/spec.md section 1), in resumable steps.
 
 The graph lives in Python objects; the per-state work (candidate breakpoints, class counts,
 lookahead CART, the exact depth-1 solver, routing) runs in the numba kernels of

@@ -3,7 +3,7 @@
 All four share :class:`_PartitionBase`: a list of fitted trees (one for a tree). Per tree
 and query x the *unnormalised* slice is read off the matched leaves (both children at Y
 splits); the forest averages unnormalised densities and then normalises per slice
-(``aggregation='unnormalised'``, SPEC section 2), or averages already-normalised slices
+(``aggregation='unnormalised'``, docs/spec.md section 2), or averages already-normalised slices
 (``aggregation='normalised'``, a different estimator offered as a labelled option).
 
 Density floor: :meth:`nll` takes ``-log(max(p, floor))`` so a y outside the support (density

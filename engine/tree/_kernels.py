@@ -84,7 +84,7 @@ def _apply_cat_kernel(
 def _apply_shape_kernel(
     children_left, children_right, feature, threshold, bp_offsets, bp_values, X
 ):
-    """Like :func:`_apply_kernel`, with shape-function nodes (Literati, SPEC section 1).
+    """Like :func:`_apply_kernel`, with shape-function nodes (Literati, docs/spec.md section 1).
 
     A node with breakpoints ``u = bp_values[bp_offsets[i]:bp_offsets[i + 1]]`` (sorted
     float64, int64 offsets) sends a row left iff the number of breakpoints strictly below

@@ -1,6 +1,6 @@
 """TreeGrad: O(L) gradients of the multilinear extension of a tree's path-dependent game,
 TreeGrad-Ranker, TreeGrad-Shap (Beta semivalues), weighted Banzhaf, TreeProb and
-insertion/deletion curves (SPEC section 3; paper: "TreeGrad-Ranker: Feature Ranking via
+insertion/deletion curves (docs/spec.md section 3; paper: "TreeGrad-Ranker: Feature Ranking via
 O(L)-Time Gradients for Decision Trees", ICLR 2026, https://openreview.net/forum?id=OcMeNbkN13).
 
 Public API (see :mod:`engine.treegrad.api` for shapes, dtypes and errors):

@@ -1,4 +1,4 @@
-"""Public TreeGrad API (SPEC section 3; research/treegrad.md).
+"""Public TreeGrad API (docs/spec.md section 3; research/treegrad.md).
 
 Every function takes
 
