@@ -3,33 +3,53 @@ numba builder (:func:`engine.cart.builder.build_tree`)."""
 
 from __future__ import annotations
 
-import numbers
 import warnings
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.utils._param_validation import (
+    Interval,
+    InvalidParameterError,
+    RealNotInt,
+    StrOptions,
+)
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from engine._numba import register_warmup
-from engine.cart.builder import _INT_MAX, build_tree
-from engine.cart.candidates import STRATEGIES, default_k, strategy_code
-from engine.criteria import criterion_code
+from engine.cart.builder import build_tree
+from engine.cart.candidates import LABEL_AWARE, STRATEGIES, strategies_for
 
-
-def _check_int(name, value, low, allow_none=False):
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-        extra = " or None" if allow_none else ""
-        raise ValueError(f"{name} must be an int >= {low}{extra}, got {value!r}")
-    return int(value)
-
-
-def _check_bool(name, value):
-    if not isinstance(value, bool | np.bool_):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
+#: Constraints shared by both estimators (scikit-learn's ``_parameter_constraints`` format);
+#: each class adds ``splitter`` and ``criterion``.
+_COMMON_CONSTRAINTS: dict = {
+    "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+    "min_samples_split": [
+        Interval(Integral, 2, None, closed="left"),
+        Interval(RealNotInt, 0.0, 1.0, closed="right"),
+    ],
+    "min_samples_leaf": [
+        Interval(Integral, 1, None, closed="left"),
+        Interval(RealNotInt, 0.0, 1.0, closed="neither"),
+    ],
+    "max_features": [
+        Interval(Integral, 1, None, closed="left"),
+        Interval(RealNotInt, 0.0, 1.0, closed="right"),
+        StrOptions({"sqrt", "log2"}),
+        None,
+    ],
+    "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
+    "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
+    "random_state": ["random_state"],
+    "categorical_features": ["array-like", None],
+    "n_candidates": [Interval(Integral, 1, None, closed="left"), None],
+    "variance_adjusted": ["boolean", None],
+    "fallback": ["boolean"],
+    "dics_pairs": [Interval(Integral, 1, None, closed="left"), None],
+    "dics_clusters": [Interval(Integral, 2, None, closed="left"), None],
+    "dics_remove_used": ["boolean"],
+}
 
 
 class _BaseCART(BaseEstimator):
@@ -76,71 +96,45 @@ class _BaseCART(BaseEstimator):
 
     # -- validation ------------------------------------------------------------------
 
-    def _validated_params(self, n_features: int, n_classes: int) -> dict:
-        task = self._task
-        out = {
-            "strategy": strategy_code(self.splitter, task)
-            if isinstance(self.splitter, str)
-            else strategy_code(repr(self.splitter), task),
-            "criterion": criterion_code(self.criterion, task)
-            if isinstance(self.criterion, str)
-            else criterion_code(repr(self.criterion), task),
-        }
-        md = _check_int("max_depth", self.max_depth, 1, allow_none=True)
-        out["max_depth"] = _INT_MAX if md is None else md
+    def _validate_params(self):
+        """The constraint table (scikit-learn's check, run by ``fit``), after the one rule it
+        cannot say as well: a label-aware strategy asked of a regressor."""
+        if self._task == "regression" and isinstance(self.splitter, str):
+            if self.splitter in LABEL_AWARE:
+                raise InvalidParameterError(
+                    f"The 'splitter' parameter of {type(self).__name__} must be one of "
+                    f"{list(strategies_for('regression'))}: {self.splitter!r} needs class "
+                    "labels (use CARTClassifier)."
+                )
+        super()._validate_params()
+
+    def _resolved_params(self, n_samples: int, n_features: int) -> dict:
+        """The validated parameters as the builder takes them: counts for the fractions of
+        ``min_samples_*`` and ``max_features``, the strategy's ``k`` and the default of
+        ``variance_adjusted``."""
         mss = self.min_samples_split
-        if isinstance(mss, numbers.Integral) and not isinstance(mss, bool):
-            mss = _check_int("min_samples_split", mss, 2)
-        elif isinstance(mss, numbers.Real) and not isinstance(mss, bool) and 0.0 < mss <= 1.0:
-            mss = None  # resolved below with n_samples
-        else:
-            raise ValueError(
-                f"min_samples_split must be an int >= 2 or a float in (0, 1], got {mss!r}"
-            )
-        out["min_samples_split"] = mss
         msl = self.min_samples_leaf
-        if isinstance(msl, numbers.Integral) and not isinstance(msl, bool):
-            msl = _check_int("min_samples_leaf", msl, 1)
-        elif isinstance(msl, numbers.Real) and not isinstance(msl, bool) and 0.0 < msl < 1.0:
-            msl = None
-        else:
-            raise ValueError(
-                f"min_samples_leaf must be an int >= 1 or a float in (0, 1), got {msl!r}"
-            )
-        out["min_samples_leaf"] = msl
         mf = self.max_features
         if mf is None:
-            mfv = n_features
-        elif isinstance(mf, str) and mf in ("sqrt", "log2"):
-            f = np.sqrt if mf == "sqrt" else np.log2
-            mfv = max(1, int(f(n_features)))
-        elif isinstance(mf, numbers.Integral) and not isinstance(mf, bool) and mf >= 1:
-            mfv = min(int(mf), n_features)
-        elif isinstance(mf, numbers.Real) and not isinstance(mf, bool) and 0.0 < mf <= 1.0:
-            mfv = max(1, int(mf * n_features))
+            n_drawn = n_features
+        elif isinstance(mf, str):
+            n_drawn = max(1, int((np.sqrt if mf == "sqrt" else np.log2)(n_features)))
+        elif isinstance(mf, Integral):
+            n_drawn = min(int(mf), n_features)
         else:
-            raise ValueError(
-                "max_features must be None, 'sqrt', 'log2', an int >= 1 or a float in (0, 1], "
-                f"got {mf!r}"
-            )
-        out["max_features"] = mfv
-        mln = _check_int("max_leaf_nodes", self.max_leaf_nodes, 2, allow_none=True)
-        out["max_leaf_nodes"] = 0 if mln is None else mln
-        mid = self.min_impurity_decrease
-        if isinstance(mid, bool) or not isinstance(mid, numbers.Real) or not mid >= 0.0:
-            raise ValueError(f"min_impurity_decrease must be a float >= 0, got {mid!r}")
-        out["min_impurity_decrease"] = float(mid)
-        k = _check_int("n_candidates", self.n_candidates, 1, allow_none=True)
-        out["k"] = default_k(self.splitter, n_classes) if k is None else k
+            n_drawn = max(1, int(mf * n_features))
         va = self.variance_adjusted
-        if va is None:
-            va = self.splitter != "kmeans1d"
-        out["variance_adjusted"] = _check_bool("variance_adjusted", va)
-        out["fallback"] = _check_bool("fallback", self.fallback)
-        out["dics_pairs"] = _check_int("dics_pairs", self.dics_pairs, 1, allow_none=True)
-        out["dics_clusters"] = _check_int("dics_clusters", self.dics_clusters, 2, allow_none=True)
-        out["dics_remove_used"] = _check_bool("dics_remove_used", self.dics_remove_used)
-        return out
+        return {
+            "min_samples_split": int(mss)
+            if isinstance(mss, Integral)
+            else max(2, int(np.ceil(mss * n_samples))),
+            "min_samples_leaf": int(msl)
+            if isinstance(msl, Integral)
+            else max(1, int(np.ceil(msl * n_samples))),
+            "max_features": n_drawn,
+            "min_impurity_decrease": float(self.min_impurity_decrease),
+            "variance_adjusted": (self.splitter != "kmeans1d") if va is None else bool(va),
+        }
 
     def _categorical_mask(self, X) -> tuple[np.ndarray, np.ndarray]:
         p = X.shape[1]
@@ -182,11 +176,7 @@ class _BaseCART(BaseEstimator):
 
     def _fit(self, X, y_code, y_val, n_classes, sample_weight):
         n, p = X.shape
-        prm = self._validated_params(p, n_classes)
-        if prm["min_samples_split"] is None:
-            prm["min_samples_split"] = max(2, int(np.ceil(self.min_samples_split * n)))
-        if prm["min_samples_leaf"] is None:
-            prm["min_samples_leaf"] = max(1, int(np.ceil(self.min_samples_leaf * n)))
+        prm = self._resolved_params(n, p)
         is_cat, n_cats = self._categorical_mask(X)
         if sample_weight is not None:
             w = np.asarray(sample_weight, dtype=np.float64)
@@ -217,10 +207,10 @@ class _BaseCART(BaseEstimator):
             n_categories=n_cats,
             n_candidates=self.n_candidates,
             variance_adjusted=prm["variance_adjusted"],
-            fallback=prm["fallback"],
-            dics_pairs=prm["dics_pairs"],
-            dics_clusters=prm["dics_clusters"],
-            dics_remove_used=prm["dics_remove_used"],
+            fallback=bool(self.fallback),
+            dics_pairs=self.dics_pairs,
+            dics_clusters=self.dics_clusters,
+            dics_remove_used=bool(self.dics_remove_used),
             random_state=self.random_state,
         )
         names = getattr(self, "feature_names_in_", None)
@@ -283,45 +273,111 @@ class CARTClassifier(ClassifierMixin, _BaseCART):
 
     Parameters
     ----------
-    splitter : str, default 'exhaustive'
-        Candidate strategy, one of :data:`engine.cart.candidates.STRATEGIES`: 'exhaustive',
-        'quantile', 'histogram', 'random', 'dics_paper', 'kmeans1d', 'class_centroid',
-        'kde_valley' (definitions in :mod:`engine.cart.candidates`).
-    criterion : {'gini', 'entropy', 'log_loss'}, default 'gini'
-    max_depth : int >= 1 or None (grow until pure)
-    min_samples_split : int >= 2 or float in (0, 1] (fraction of rows)
-    min_samples_leaf : int >= 1 or float in (0, 1)
-    max_features : None, 'sqrt', 'log2', int or float - features drawn per node (without
-        replacement, seeded); the search continues past them until a valid split is found.
-    max_leaf_nodes : int >= 2 or None - best-first growth when set.
-    min_impurity_decrease : float >= 0 - weighted decrease a split must reach.
-    random_state : None, int or RandomState - seeds max_features, 'random', the DICS
-        k-means and per-node sampling.
-    categorical_features : None, bool mask or int indices - columns holding integer codes
-        ``0..L-1`` split by best subset (see the module docstring).
-    n_candidates : int or None - the strategy's ``k``: quantiles (16), histogram bins (16),
-        random draws (16), kmeans1d clusters (number of classes), dics_paper dictionary
-        entries sampled per node (None = all); unused by the other strategies.
-    variance_adjusted : bool or None - variance-adjusted boundaries (default True for
-        dics_paper and class_centroid, False for kmeans1d).
-    fallback : bool, default True - quantile (k=16) candidates when a strategy yields none.
-    dics_pairs : int or None - DICS centroid pairs ``m`` (default K(K-1)/2 if K <= 5 else 25).
-    dics_clusters : int or None - DICS k-means clusters (default: number of classes).
-    dics_remove_used : bool - remove a used dictionary entry from the dictionary (CGCT).
+    splitter : str, default='exhaustive'
+        Candidate-threshold strategy (definitions in :mod:`engine.cart.candidates`):
+        'exhaustive' (every midpoint, as scikit-learn), 'quantile', 'histogram', 'random',
+        'dics_paper', 'kmeans1d', 'class_centroid' or 'kde_valley'.
+    criterion : {'gini', 'entropy', 'log_loss'}, default='gini'
+        Impurity of a node ('log_loss' is 'entropy', base 2 as scikit-learn).
+    max_depth : int >= 1 or None, default=None
+        Maximum depth; None grows until the leaves are pure or too small.
+    min_samples_split : int >= 2 or float in (0, 1], default=2
+        Fewest rows a node needs to be split (a float is a fraction of the rows, rounded
+        up).
+    min_samples_leaf : int >= 1 or float in (0, 1), default=1
+        Fewest rows in each child of a split (a float is a fraction of the rows).
+    max_features : int >= 1, float in (0, 1], {'sqrt', 'log2'} or None, default=None
+        Features drawn per node (without replacement, seeded); the search continues past
+        them until a valid split is found.  None: every feature.
+    max_leaf_nodes : int >= 2 or None, default=None
+        Grow best-first (largest weighted impurity decrease first) up to this many leaves;
+        None grows depth-first.
+    min_impurity_decrease : float >= 0, default=0.0
+        Weighted impurity decrease a split must reach (scikit-learn's definition).
+    random_state : int, RandomState instance or None, default=None
+        Seeds ``max_features``, the 'random' strategy, the DICS k-means and its per-node
+        sampling.
+    categorical_features : array-like of bool (n_features,) or of int, or None, default=None
+        Columns holding integer codes ``0..L-1``, split by their best subset of categories
+        (see :mod:`engine.cart`).
+    n_candidates : int >= 1 or None, default=None
+        The strategy's ``k``: quantiles, histogram bins or random draws (16), kmeans1d
+        clusters (number of classes), dics_paper entries sampled per node (None: all);
+        unused by the other strategies.
+    variance_adjusted : bool or None, default=None
+        Variance-adjusted cluster boundaries; None: True for dics_paper and
+        class_centroid, False for kmeans1d.
+    fallback : bool, default=True
+        Quantile candidates (k = 16) where a strategy yields none.
+    dics_pairs : int >= 1 or None, default=None
+        DICS centroid pairs ``m`` (None: K(K-1)/2 for K <= 5 clusters, else 25).
+    dics_clusters : int >= 2 or None, default=None
+        DICS k-means clusters (None: number of classes).
+    dics_remove_used : bool, default=False
+        Remove a dictionary entry once a split used it (CGCT).
 
-    Fitted attributes
-    -----------------
-    ``classes_``, ``n_classes_``, ``n_features_in_``, ``feature_names_in_`` (DataFrame
-    input), ``tree_`` (:class:`engine.tree.TreeArrays`), ``feature_importances_``
-    (normalised total weighted impurity decrease, as scikit-learn), ``node_candidates_``
-    (int64 per node: (feature, threshold) candidates whose impurity was evaluated there),
-    ``n_candidates_evaluated_`` (their total), ``dics_dictionary_``
-    (:class:`engine.cart.dics.DICSDictionary` or None), ``max_features_``,
-    ``is_categorical_``.
+    Attributes
+    ----------
+    classes_ : ndarray (n_classes,)
+        Class labels, in the order of ``predict_proba``'s columns.
+    n_classes_ : int
+        Number of classes.
+    n_features_in_ : int
+        Number of features seen by ``fit``.
+    feature_names_in_ : ndarray of str (n_features_in_,)
+        Column names, when ``X`` was a DataFrame with string column names.
+    tree_ : engine.tree.TreeArrays
+        The fitted tree in scikit-learn's layout (categorical splits as category sets).
+    feature_importances_ : ndarray of float64 (n_features_in_,)
+        Total weighted impurity decrease per feature, normalised to sum 1 (as
+        scikit-learn's).
+    node_candidates_ : ndarray of int64 (n_nodes,)
+        (feature, threshold) candidates whose impurity was evaluated at each node.
+    n_candidates_evaluated_ : int
+        Their total.
+    dics_dictionary_ : engine.cart.dics.DICSDictionary or None
+        The DICS dictionary ('dics_paper'), else None.
+    max_features_ : int
+        Features drawn per node, resolved from ``max_features``.
+    is_categorical_ : ndarray of bool (n_features_in_,)
+        The categorical mask used.
+
+    Raises
+    ------
+    sklearn.utils._param_validation.InvalidParameterError
+        From ``fit``, for a parameter outside ``_parameter_constraints`` (a ValueError
+        naming the parameter and its allowed values).
+    ValueError
+        From ``fit``: categorical columns that are not integer codes, bad sample weights,
+        or input scikit-learn's ``validate_data`` rejects (NaN, wrong shape).
+
+    Notes
+    -----
+    CART: Breiman, Friedman, Olshen and Stone (1984), *Classification and Regression
+    Trees*; the candidate strategies follow DICS (Mazumder and Yu, arXiv 2608.20258) and
+    docs/spec.md section 5.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from engine.cart import CARTClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = CARTClassifier(splitter="dics_paper", max_depth=3, random_state=0).fit(X, y)
+    >>> clf.get_depth(), clf.tree_.node_count
+    (3, 9)
+    >>> clf.predict(X[[0, 50, 100]])
+    array([0, 1, 2])
     """
+
+    _parameter_constraints: dict = {
+        "splitter": [StrOptions(set(STRATEGIES))],
+        "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
+        **_COMMON_CONSTRAINTS,
+    }
 
     _task = "classification"
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Grow the tree on ``X`` (n, p) and labels ``y`` (n,); returns ``self``."""
         X, y = _prepare_X(self, X, y)
@@ -349,12 +405,107 @@ class CARTClassifier(ClassifierMixin, _BaseCART):
 
 
 class CARTRegressor(RegressorMixin, _BaseCART):
-    """CART regression tree (squared error) with a choice of candidate strategies.
+    """CART regression tree (squared error) with a choice of candidate-threshold strategies.
 
-    Same parameters and fitted attributes as :class:`CARTClassifier` except: ``criterion``
-    is 'squared_error'; ``splitter`` cannot be the label-aware 'class_centroid'; the
-    default ``k`` of 'kmeans1d' and the DICS clusters is 8.
+    Parameters
+    ----------
+    splitter : str, default='exhaustive'
+        Candidate-threshold strategy (definitions in :mod:`engine.cart.candidates`):
+        'exhaustive' (every midpoint, as scikit-learn), 'quantile', 'histogram', 'random',
+        'dics_paper', 'kmeans1d' or 'kde_valley' ('class_centroid' needs class labels).
+    criterion : {'squared_error'}, default='squared_error'
+        Impurity of a node.
+    max_depth : int >= 1 or None, default=None
+        Maximum depth; None grows until the leaves are pure or too small.
+    min_samples_split : int >= 2 or float in (0, 1], default=2
+        Fewest rows a node needs to be split (a float is a fraction of the rows, rounded
+        up).
+    min_samples_leaf : int >= 1 or float in (0, 1), default=1
+        Fewest rows in each child of a split (a float is a fraction of the rows).
+    max_features : int >= 1, float in (0, 1], {'sqrt', 'log2'} or None, default=None
+        Features drawn per node (without replacement, seeded); the search continues past
+        them until a valid split is found.  None: every feature.
+    max_leaf_nodes : int >= 2 or None, default=None
+        Grow best-first (largest weighted impurity decrease first) up to this many leaves;
+        None grows depth-first.
+    min_impurity_decrease : float >= 0, default=0.0
+        Weighted impurity decrease a split must reach (scikit-learn's definition).
+    random_state : int, RandomState instance or None, default=None
+        Seeds ``max_features``, the 'random' strategy, the DICS k-means and its per-node
+        sampling.
+    categorical_features : array-like of bool (n_features,) or of int, or None, default=None
+        Columns holding integer codes ``0..L-1``, split by their best subset of categories
+        (see :mod:`engine.cart`).
+    n_candidates : int >= 1 or None, default=None
+        The strategy's ``k``: quantiles, histogram bins or random draws (16), kmeans1d
+        clusters (8), dics_paper entries sampled per node (None: all);
+        unused by the other strategies.
+    variance_adjusted : bool or None, default=None
+        Variance-adjusted cluster boundaries; None: True for dics_paper and
+        class_centroid, False for kmeans1d.
+    fallback : bool, default=True
+        Quantile candidates (k = 16) where a strategy yields none.
+    dics_pairs : int >= 1 or None, default=None
+        DICS centroid pairs ``m`` (None: K(K-1)/2 for K <= 5 clusters, else 25).
+    dics_clusters : int >= 2 or None, default=None
+        DICS k-means clusters (None: 8).
+    dics_remove_used : bool, default=False
+        Remove a dictionary entry once a split used it (CGCT).
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Number of features seen by ``fit``.
+    feature_names_in_ : ndarray of str (n_features_in_,)
+        Column names, when ``X`` was a DataFrame with string column names.
+    tree_ : engine.tree.TreeArrays
+        The fitted tree in scikit-learn's layout (categorical splits as category sets).
+    feature_importances_ : ndarray of float64 (n_features_in_,)
+        Total weighted impurity decrease per feature, normalised to sum 1 (as
+        scikit-learn's).
+    node_candidates_ : ndarray of int64 (n_nodes,)
+        (feature, threshold) candidates whose impurity was evaluated at each node.
+    n_candidates_evaluated_ : int
+        Their total.
+    dics_dictionary_ : engine.cart.dics.DICSDictionary or None
+        The DICS dictionary ('dics_paper'), else None.
+    max_features_ : int
+        Features drawn per node, resolved from ``max_features``.
+    is_categorical_ : ndarray of bool (n_features_in_,)
+        The categorical mask used.
+
+    Raises
+    ------
+    sklearn.utils._param_validation.InvalidParameterError
+        From ``fit``, for a parameter outside ``_parameter_constraints`` (a ValueError
+        naming the parameter and its allowed values).
+    ValueError
+        From ``fit``: categorical columns that are not integer codes, bad sample weights,
+        or input scikit-learn's ``validate_data`` rejects (NaN, wrong shape).
+
+    Notes
+    -----
+    CART: Breiman, Friedman, Olshen and Stone (1984), *Classification and Regression
+    Trees*; the candidate strategies follow DICS (Mazumder and Yu, arXiv 2608.20258) and
+    docs/spec.md section 5.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from engine.cart import CARTRegressor
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> reg = CARTRegressor(splitter="quantile", n_candidates=8, max_depth=2).fit(X, y)
+    >>> reg.tree_.n_leaves
+    4
+    >>> reg.predict(X[:2]).shape
+    (2,)
     """
+
+    _parameter_constraints: dict = {
+        "splitter": [StrOptions(set(strategies_for("regression")))],
+        "criterion": [StrOptions({"squared_error"})],
+        **_COMMON_CONSTRAINTS,
+    }
 
     _task = "regression"
 
@@ -397,6 +548,7 @@ class CARTRegressor(RegressorMixin, _BaseCART):
             dics_remove_used=dics_remove_used,
         )
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Grow the tree on ``X`` (n, p) and targets ``y`` (n,); returns ``self``."""
         X, y = _prepare_X(self, X, y)
