@@ -20,7 +20,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from engine.data import DataError, load_bundled, make_dataset
 from engine.literati import TRACE_COLUMNS, LiteratiClassifier, LiteratiSearch, shape_route
-from engine.literati import _kernels as K
+from engine.literati import _kernels as kernels
 from engine.literati import search as search_mod
 
 # ---------------------------------------------------------------------------------------
@@ -258,9 +258,9 @@ def test_univariate_candidates_equal_scikit_learn_cart():
         x = np.sort(np.round(rng.normal(size=m) * 16) / 16)
         y = rng.integers(0, 3, size=m)
         for leaves in (2, 3, 4, 8):
-            got = K.uni_thresholds(x, y.astype(np.int64), 3, leaves)
+            got = kernels.uni_thresholds(x, y.astype(np.int64), 3, leaves)
             np.testing.assert_array_equal(got, _sk_candidates(x, y, leaves))
-        got = K.uni_thresholds(x, y.astype(np.int64), 3, 0)
+        got = kernels.uni_thresholds(x, y.astype(np.int64), 3, 0)
         np.testing.assert_array_equal(got, _sk_candidates(x, y, None))
 
 
@@ -643,9 +643,9 @@ def test_candidate_leaves_above_the_row_count_are_the_row_count():
     X, y = _random_data(3, 40, 3)
     order = np.argsort(X[:, 2], kind="stable")
     xs, ys = X[order, 2].copy(), y[order].astype(np.int64)
-    full = K.uni_thresholds(xs, ys, 2, 40)
+    full = kernels.uni_thresholds(xs, ys, 2, 40)
     for b in (41, 57, 400):
-        assert np.array_equal(K.uni_thresholds(xs, ys, 2, b), full)
+        assert np.array_equal(kernels.uni_thresholds(xs, ys, 2, b), full)
     ref = LiteratiClassifier(max_depth=2, candidate_leaves=(40, 3), time_limit=30).fit(X, y)
     big = LiteratiClassifier(max_depth=2, candidate_leaves=(10**21, 3), time_limit=30).fit(X, y)
     assert big.candidate_leaves_ == [40, 3]
@@ -745,7 +745,7 @@ def test_depth2_scan_resumed_in_chunks_keeps_an_admissible_bound(wine):
         best = float(o.shape[1] - np.bincount(y[o[0]], minlength=C).max())
         lb_skip, start, lb = np.inf, 0, 0.0
         while True:
-            best, lb_skip, nxt, lb_rest, n_shapes, _ = K.solve_depth2(
+            best, lb_skip, nxt, lb_rest, n_shapes, _ = kernels.solve_depth2(
                 XT,
                 y,
                 o,
@@ -774,7 +774,7 @@ def test_depth2_scan_resumed_in_chunks_keeps_an_admissible_bound(wine):
     for trial in range(8):
         size = int(rng.integers(20, 178))
         idx = np.sort(rng.choice(len(y), size, replace=False)).astype(np.int64)
-        o = K.sort_orders(XT, idx)
+        o = kernels.sort_orders(XT, idx)
         km = int(rng.integers(1, 3))
         lam, alpha = float(rng.uniform(0.2, 3)), float(rng.uniform(0.2, 3))
         leaves = (8, 4) if trial % 2 else (4, 3)
@@ -800,7 +800,7 @@ def test_depth2_parallel_and_sequential_blocks_agree(name):
     rng = np.random.default_rng(3)
     for trial in range(4):
         idx = np.sort(rng.choice(len(y), int(rng.integers(60, min(len(y), 200))), replace=False))
-        o = K.sort_orders(XT, idx.astype(np.int64))
+        o = kernels.sort_orders(XT, idx.astype(np.int64))
         km = 1 + trial % 2
         lam = alpha = float(rng.uniform(0.3, 2.0))
         best0 = float(o.shape[1] - np.bincount(y[o[0]], minlength=C).max())
@@ -808,7 +808,7 @@ def test_depth2_parallel_and_sequential_blocks_agree(name):
         for budget in (np.inf, best0 / 3):
             for par_min in (0, 10**12):
                 feats, ks, bps = np.full(3, -1, np.int64), np.zeros(3, np.int64), np.zeros((3, km))
-                r = K.solve_depth2(
+                r = kernels.solve_depth2(
                     XT,
                     y,
                     o,
