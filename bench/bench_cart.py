@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _docs import update_benchmarks  # noqa: E402
 from _machine import machine  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
 from sklearn.model_selection import StratifiedKFold, cross_val_score  # noqa: E402
@@ -198,6 +199,7 @@ def main() -> str:
     out_dir = ROOT / "bench" / "out"
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "cart.md").write_text(out + "\n", encoding="utf-8")
+    update_benchmarks("bench_cart.py", out)
     return out
 
 

@@ -60,6 +60,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _docs import update_benchmarks  # noqa: E402
 from _machine import machine  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
 
@@ -572,6 +573,8 @@ def main() -> str:
     out_dir = ROOT / "bench" / "out"
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "cit.md").write_text(out + "\n", encoding="utf-8")
+    if not quick and not args.only:
+        update_benchmarks("bench_cit.py", out)
     return out
 
 

@@ -46,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _docs import update_benchmarks  # noqa: E402
 from _machine import machine  # noqa: E402
 
 from engine.data import load_bundled, make_dataset  # noqa: E402
@@ -489,6 +490,8 @@ def main(argv=None) -> str:
     out_dir.mkdir(parents=True, exist_ok=True)
     name = "literati" + ("_quick" if args.quick else "") + (f"_{args.only}" if args.only else "")
     (out_dir / f"{name}.md").write_text(out + "\n", encoding="utf-8")
+    if not args.quick and not args.only:
+        update_benchmarks("bench_literati.py", out)
     return out
 
 

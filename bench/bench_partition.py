@@ -46,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _docs import update_benchmarks  # noqa: E402
 from _machine import machine  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 from sklearn.ensemble import (  # noqa: E402
@@ -295,6 +296,7 @@ def main() -> str:
     out_dir = ROOT / "bench" / "out"
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "partition.md").write_text(out + "\n", encoding="utf-8")
+    update_benchmarks("bench_partition.py", out)
     return out
 
 

@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _docs import update_benchmarks  # noqa: E402
 from _machine import machine  # noqa: E402
 from sklearn.datasets import make_regression  # noqa: E402
 from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor  # noqa: E402
@@ -311,6 +312,8 @@ def main() -> str:
         else f"treegrad_{'_'.join(sorted(parts))}.md"
     )
     (out_dir / name).write_text(out + "\n", encoding="utf-8")
+    if not args.quick:
+        update_benchmarks("bench_treegrad.py", out)
     return out
 
 
