@@ -54,6 +54,7 @@ def test_snapping_by_hand():
     np.testing.assert_array_equal(out[:n], [3])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", candidates.STRATEGIES)
 def test_every_strategy_gives_snapped_sorted_unique_midpoints(datasets, strategy):
     for ds in datasets.values():
@@ -121,6 +122,7 @@ def test_random_is_reproducible_for_a_seed_and_draws_k():
     assert len(candidates.candidate_thresholds(x[:10], None, "random", k=16, random_state=0)) == 9
 
 
+@pytest.mark.slow
 def test_random_draws_are_uniform_over_midpoints():
     """Each of 20 midpoints is drawn with probability k/20 = 0.25 (2000 seeds)."""
     x = np.arange(21.0)
@@ -132,6 +134,7 @@ def test_random_draws_are_uniform_over_midpoints():
     assert np.all(np.abs(freq - 0.25) < 0.05)  # ~5 standard errors
 
 
+@pytest.mark.slow
 def test_kmeans1d_matches_scikit_learn_on_separated_clusters():
     rng = np.random.default_rng(3)
     x = np.concatenate([rng.normal(m, 0.3, size=80) for m in (0.0, 4.0, 9.0, 15.0)])

@@ -110,6 +110,7 @@ def compare_with_sklearn(ours, sk, X):
 DEPTHS = (1, 2, 4, 8, None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_depth", DEPTHS)
 def test_exhaustive_grows_the_same_tree_as_scikit_learn(bundled, max_depth):
     total_nodes = total_ties = identical = 0
@@ -148,6 +149,7 @@ def test_exhaustive_grows_the_same_tree_as_scikit_learn(bundled, max_depth):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("criterion", ["entropy", "log_loss"])
 def test_exhaustive_entropy_matches_scikit_learn(bundled, criterion):
     total = total_ties = 0
@@ -260,6 +262,7 @@ def test_quantile16_misses_the_iris_root_split_by_definition(bundled):
     assert q17 == pytest.approx(best, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_random_reaches_the_iris_root_split_at_the_binomial_rate(bundled):
     """16 of the 42 petal-length and 16 of the 21 petal-width midpoints are drawn; the
     best split is hit unless both miss: p = 1 - (26/42)(5/21) = 0.853."""
@@ -416,6 +419,7 @@ def cv_accuracy(bundled):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dataset", list(SPEC_REFERENCE))
 def test_dics_strategies_stay_within_003_of_exhaustive(cv_accuracy, dataset):
     res = cv_accuracy[dataset]
@@ -554,6 +558,7 @@ _CHECKED = (
 
 # check_array_api_input is skipped by scikit-learn itself (SCIPY_ARRAY_API unset); the
 # estimators take numpy input only.
+@pytest.mark.slow
 @parametrize_with_checks(_CHECKED, expected_failed_checks=_expected_failures)
 def test_scikit_learn_compatible(estimator, check):
     with warnings.catch_warnings():

@@ -147,6 +147,7 @@ def test_start_twice_raises():
     job.join(2)
 
 
+@pytest.mark.slow
 def test_snapshot_reads_do_not_race_with_worker():
     job = Job(ticker, 200, 0.001, budget=10).start()
     seen = []

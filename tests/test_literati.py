@@ -145,6 +145,7 @@ _BRUTE_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed,n,p,C,D,k,lam,alpha", _BRUTE_CASES)
 def test_solved_objective_equals_brute_force(seed, n, p, C, D, k, lam, alpha):
     X, y = _random_data(seed, n, p, C)
@@ -364,6 +365,7 @@ def test_kmax1_equals_pystreed_on_random_data(seed):
     assert est.objective_ == pytest.approx(_pystreed_optimum(X, y, D, cost))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(8))
 def test_similarity_bounds_keep_the_optimum(seed):
     """With every midpoint a candidate, the search bounds a new shape's children by the
@@ -450,6 +452,7 @@ def _check_trace(search: LiteratiSearch, X, y):
     assert np.all(np.diff([r["ub"] for r in inc]) < 0)
 
 
+@pytest.mark.slow
 def test_trace_invariants_and_incumbents(wine):
     est = LiteratiClassifier(max_depth=4, time_limit=3.0)
     search = est.start(wine.X, wine.y)
@@ -522,6 +525,7 @@ def test_shape_route():
         shape_route(x, [2.0, 1.0])
 
 
+@pytest.mark.slow
 def test_time_limit_is_honoured_at_depth_6_on_digits(digits):
     limit = 2.0
     # load every kernel first (the app warms them up at start), then time the search only
@@ -536,6 +540,7 @@ def test_time_limit_is_honoured_at_depth_6_on_digits(digits):
     assert tree_objective(est, digits.X, digits.y)[0] == pytest.approx(est.objective_)
 
 
+@pytest.mark.slow
 def test_small_cache_stays_bounded_and_evicts(wine):
     cache = 40
     D = 3
@@ -550,6 +555,7 @@ def test_small_cache_stays_bounded_and_evicts(wine):
     _check_trace(search, wine.X, wine.y)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [18, 35, 39])
 def test_evictions_never_leave_an_upper_bound_without_its_tree(seed):
     """A shape's upper bound is the sum of its children's incumbents.  Those children may
@@ -729,6 +735,7 @@ def test_search_is_reproducible(wine):
     assert trees[0] == trees[1]
 
 
+@pytest.mark.slow
 def test_depth2_scan_resumed_in_chunks_keeps_an_admissible_bound(wine):
     """The depth-2 kernel's scan with a budget, resumed chunk by chunk (as the search does
     for a two-level state on a path with a budget), must end at a lower bound no larger
@@ -787,6 +794,7 @@ def test_depth2_scan_resumed_in_chunks_keeps_an_admissible_bound(wine):
                 assert best == pytest.approx(opt, abs=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["wine", "breast_cancer"])
 def test_depth2_parallel_and_sequential_blocks_agree(name):
     """``solve_depth2`` evaluates a block of shapes in parallel (``prange``) on large

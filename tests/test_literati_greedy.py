@@ -381,6 +381,7 @@ def test_first_incumbent_is_the_greedy_tree(name, D):
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "data,D,limit", [("wine", 4, 1.5), ("wine", 5, 1.5), ("digits", 4, 2.0), ("digits", 5, 2.0)]
 )

@@ -118,6 +118,7 @@ def test_out_of_support_and_nan():
         m.density(X[:1], np.array([np.nan]))
 
 
+@pytest.mark.slow
 def test_heteroscedastic_beats_homoscedastic_gaussian():
     from scipy.stats import norm
 

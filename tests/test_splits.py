@@ -48,6 +48,7 @@ def test_node_mask_matches_sklearn_decision_path():
         node_mask(tree, ds.X, tree.node_count)
 
 
+@pytest.mark.slow
 def test_profile_gains_equal_direct_gini_and_root_optimum_is_reached():
     ds = _ds("iris")
     strategies = [s for s in STRATEGIES]
@@ -110,6 +111,7 @@ def test_regression_profile_uses_squared_error():
         split_profile(ds.X, ds.y, 2, ["class_centroid"], task="regression")
 
 
+@pytest.mark.slow
 def test_constant_feature_and_tiny_node_give_no_candidates():
     X = np.column_stack([np.ones(6), np.arange(6.0)])
     y = np.array([0, 1, 0, 1, 0, 1])
@@ -125,6 +127,7 @@ def test_constant_feature_and_tiny_node_give_no_candidates():
         assert fig.layout.title.text
 
 
+@pytest.mark.slow
 def test_figures_draw_the_profile():
     ds = _ds("iris")
     prof = split_profile(
@@ -169,6 +172,7 @@ def test_tradeoff_figure_points():
     assert fig.layout.xaxis.title.text.startswith("fit time")
 
 
+@pytest.mark.slow
 def test_histograms_draw_every_row_including_the_maximum():
     """The stacked bars count every row of the node: plotly's own binning (xbins ending at
     the maximum) dropped the rows equal to it (iris: the one 6.9 cm virginica)."""
@@ -250,6 +254,7 @@ def test_strategy_markers_do_not_depend_on_the_selection():
     assert styles[0][0] != "line-ns-open"  # the thin tick is exhaustive's only
 
 
+@pytest.mark.slow
 def test_top_margin_grows_with_the_legend():
     """Ten digit classes and eight strategies wrap the legend over several rows: the top
     margin makes room so that it does not cover the title."""

@@ -242,6 +242,7 @@ def test_forest_regressor_matches_sklearn():
         ens.predict_proba(X)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", ["log_loss", "exponential"])
 def test_gradient_boosting_binary_matches_sklearn(loss):
     X, y = _binary_data()
@@ -273,6 +274,7 @@ def test_gradient_boosting_multiclass_matches_sklearn():
     assert np.array_equal(ens.apply(X), est.apply(X).reshape(X.shape[0], -1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "kw", [{}, {"init": "zero"}, {"loss": "huber"}, {"n_iter_no_change": 3, "n_estimators": 500}]
 )

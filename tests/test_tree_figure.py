@@ -198,6 +198,7 @@ def test_hover_shows_tree_extras(iris3):
     assert "p-value: 0.0123" in hover and "bounds: [0, 1]" in hover
 
 
+@pytest.mark.slow
 def test_many_classes_get_distinct_colours():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(600, 3))

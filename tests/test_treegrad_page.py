@@ -215,6 +215,7 @@ def test_curves_figure_legend_carries_the_engine_auc(wine_gb):
         treegrad_figures.curves_figure(res.curves, "both")
 
 
+@pytest.mark.slow
 def test_attribution_figure_bars(wine_gb):
     T, X = wine_gb
     ex = explain.explain(T, X[0], 0, explain.MethodParams(steps=5))
@@ -261,6 +262,7 @@ def test_gamma_tree_figure_labels_the_path(small_reg):
     assert f"gamma of the edge into this node: {g[path[-1]]:.4g}" in hover
 
 
+@pytest.mark.slow
 def test_numerics_jobs_and_figures():
     snaps = list(explain.error_vs_depth_steps(None, depths=(3, None), n_rows=4000, n_samples=2))
     df = snaps[-1]["rows"]
@@ -318,6 +320,7 @@ def _curve_names(app):
     ]
 
 
+@pytest.mark.slow
 def test_page_classification_edit_a_feature(app):
     at = _open(app, "wine")
     assert at.title[0].value == "Feature ranking (TreeGrad)"
@@ -364,6 +367,7 @@ def test_page_classification_edit_a_feature(app):
     assert names_csv
 
 
+@pytest.mark.slow
 def test_page_settings_come_back_when_streamlit_dropped_them(app):
     # Switching page while a job's fragment polls made Streamlit drop the page's widget
     # values (seen in the browser: Max depth back at 6 after a visit to the Data page).
@@ -388,6 +392,7 @@ def test_page_settings_come_back_when_streamlit_dropped_them(app):
     assert not any("What-if" in i.value for i in at.info)
 
 
+@pytest.mark.slow
 def test_page_regression_boosting_batch_job(app):
     at = _open(app, "diabetes")
     at.selectbox(key="tg_kind").set_value("boosting").run()
@@ -409,6 +414,7 @@ def test_page_regression_boosting_batch_job(app):
     assert res.n_rows == 6
 
 
+@pytest.mark.slow
 def test_page_batch_curves_of_a_tree_classifier_are_probabilities(app):
     at = _open(app, "wine")  # a decision tree: the game is the class probability
     at.radio(key="tg_mode").set_value("batch").run()
@@ -425,6 +431,7 @@ def test_page_batch_curves_of_a_tree_classifier_are_probabilities(app):
     assert titles == {"P(predicted class)"}
 
 
+@pytest.mark.slow
 def test_page_curves_of_another_dataset_say_so(app):
     # A batch run on one dataset, then another dataset picked: the page showed the old
     # curves (30 features of breast cancer under Iris's 4) saying only "computed with other
@@ -444,6 +451,7 @@ def test_page_curves_of_another_dataset_say_so(app):
     assert not any("other settings" in c.value for c in at.caption)
 
 
+@pytest.mark.slow
 def test_page_running_job_stays_stoppable_when_the_page_stops_early(app):
     # 'Max leaves' = 1 (or a dataset the page refuses) stopped the page above the tabs: a
     # running batch vanished with its Stop button and ran on until its 300 s budget.
@@ -464,6 +472,7 @@ def test_page_running_job_stays_stoppable_when_the_page_stops_early(app):
     assert not any("still running" in i.value for i in at.info)
 
 
+@pytest.mark.slow
 def test_page_batch_size_kept_from_a_bigger_dataset(app):
     at = _open(app, "digits")
     at.radio(key="tg_mode").set_value("batch").run()
@@ -473,6 +482,7 @@ def test_page_batch_size_kept_from_a_bigger_dataset(app):
     assert at.slider(key="tg_batch").max == 38 and at.slider(key="tg_batch").value == 38
 
 
+@pytest.mark.slow
 def test_page_stopped_batch_says_how_many_rows_finished(app):
     # a stopped job's result is its last snapshot {"done", "total", "result": CurveSet}
     from engine.data import load_bundled, make_dataset
@@ -504,6 +514,7 @@ def test_page_stopped_batch_says_how_many_rows_finished(app):
     assert any(b.key == "tg_rows_dl" for b in at.get("download_button"))
 
 
+@pytest.mark.slow
 def test_page_categorical_remembered_model_and_numerics(app):
     at = _open(app, "penguins")
     assert not at.exception and not at.error
@@ -552,6 +563,7 @@ def test_page_categorical_remembered_model_and_numerics(app):
     assert errs and len(errs[0]["data"]) >= 3
 
 
+@pytest.mark.slow
 def test_page_remembered_without_models_and_tiny_upload(app):
     at = _open(app, "iris")
     at.radio(key="tg_source").set_value("remembered").run()
@@ -570,6 +582,7 @@ def test_page_remembered_without_models_and_tiny_upload(app):
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_browser_edit_feature_redraws_curves(page, app_url, tmp_path):
     from playwright.sync_api import expect
