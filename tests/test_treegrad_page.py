@@ -255,7 +255,7 @@ def test_gamma_tree_figure_labels_the_path(small_reg):
     path = T.decision_path(x)
     assert len(texts) == 2 * (len(path) - 1)  # each path edge and its sibling
     assert (
-        f"{T._names(None)[T.feature[0]]}: \u03b3={g[path[1]]:.3g}" in texts
+        f"{T.feature_labels(None)[T.feature[0]]}: \u03b3={g[path[1]]:.3g}" in texts
     )  # path edges name the feature
     assert texts.count("\u03b3=0") == len(path) - 1
     hover = " ".join(h for tr in fig.data if tr.hovertext is not None for h in tr.hovertext)

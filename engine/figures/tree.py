@@ -297,7 +297,7 @@ def tree_figure(
     for v in collapsed_nodes:
         if not 0 <= int(v) < tree.node_count:
             raise ValueError(f"collapsed_nodes: node {v} is out of range [0, {tree.node_count})")
-    names = tree._names(None if feature_names is None else list(feature_names))
+    names = tree.feature_labels(None if feature_names is None else list(feature_names))
     classification = tree.task == "classification"
     cnames = (
         tree.class_names(None if class_names is None else list(class_names))
@@ -557,7 +557,7 @@ def tree_text(
     """
     if max_depth < 0:
         raise ValueError(f"max_depth must be >= 0, got {max_depth}")
-    names = tree._names(None if feature_names is None else list(feature_names))
+    names = tree.feature_labels(None if feature_names is None else list(feature_names))
     cnames = (
         tree.class_names(None if class_names is None else list(class_names))
         if tree.task == "classification"

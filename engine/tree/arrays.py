@@ -521,7 +521,7 @@ class TreeArrays:
         return np.asarray(path, dtype=np.int64)
 
     def _goes_left(self, node: int, v: float) -> bool:
-        cats = self._category_set(node)
+        cats = self.category_set(node)
         if cats is not None:
             return bool(np.any(cats.astype(np.float64) == v))
         if self.has_shape_splits:
@@ -530,7 +530,9 @@ class TreeArrays:
                 return bool(np.searchsorted(u, v, side="left") % 2 == 0)
         return bool(v <= self.routing_arrays()[3][node])
 
-    def _category_set(self, node: int) -> np.ndarray | None:
+    def category_set(self, node: int) -> np.ndarray | None:
+        """Codes (int64) of the category set that ``node`` sends left, or ``None`` when the
+        node has no category-set split (a threshold split, or a leaf)."""
         if self.cat_offsets is None:
             return None
         a, b = self.cat_offsets[node], self.cat_offsets[node + 1]
@@ -544,7 +546,7 @@ class TreeArrays:
         them and a scikit-learn tree fitted on them splits), the codes ``<= threshold``.
         ``None`` for a split on a numeric feature (or a threshold outside the codes).
         """
-        cats = self._category_set(node)
+        cats = self.category_set(node)
         if cats is not None:
             return cats
         if self.categories is None or self.children_left[node] == TREE_LEAF:
@@ -558,7 +560,9 @@ class TreeArrays:
 
     # -- text ---------------------------------------------------------------------------
 
-    def _names(self, feature_names: list[str] | None) -> list[str]:
+    def feature_labels(self, feature_names: list[str] | None = None) -> list[str]:
+        """Display names of the ``n_features`` features: ``feature_names`` if given (checked
+        for length), else the tree's ``feature_names``, else ``feature_0``, ``feature_1``..."""
         if feature_names is not None:
             names = [str(s) for s in feature_names]
             if len(names) != self.n_features:
@@ -609,7 +613,7 @@ class TreeArrays:
         if branch not in ("left", "right"):
             raise ValueError(f"branch must be 'left' or 'right', got {branch!r}")
         j = int(self.feature[node])
-        name = self._names(feature_names)[j]
+        name = self.feature_labels(feature_names)[j]
         cats = self.left_categories(node)
         if cats is not None:
             labels = self.categories[j] if self.categories is not None else None
@@ -769,7 +773,7 @@ class TreeArrays:
         """
         import pandas as pd
 
-        names = self._names(feature_names)
+        names = self.feature_labels(feature_names)
         leaf = self.is_leaf
         cols: dict[str, Any] = {
             "node": np.arange(self.node_count, dtype=np.int64),
