@@ -266,3 +266,23 @@ def test_top_margin_grows_with_the_legend():
     names = [str(c) for c in ds.classes_]
     assert candidates_figure(few).layout.margin.t == 100
     assert candidates_figure(many, class_names=names).layout.margin.t >= 62 + 22 * 5
+
+
+def test_node_histogram_and_rows_left_count_the_node_rows():
+    """What the Split strategies figures draw is computed by the profile: per-class counts
+    in equal-width bins (every row once) and the rows left of each threshold."""
+    ds = _ds("wine")
+    prof = split_profile(ds.X, ds.y, 0, ["exhaustive"], task="classification", n_classes=3)
+    hist = prof.histogram(12, n_classes=3)
+    assert hist.counts.shape == (3, 12) and hist.edges.shape == (13,)
+    np.testing.assert_array_equal(hist.counts.sum(axis=1), np.bincount(ds.y, minlength=3))
+    assert hist.edges[0] == ds.X[:, 0].min() and hist.edges[-1] == ds.X[:, 0].max()
+    assert hist.width == pytest.approx((hist.edges[-1] - hist.edges[0]) / 12)
+    assert hist.max_count == hist.counts.sum(axis=0).max()
+    t = prof.curve_thresholds
+    np.testing.assert_array_equal(prof.rows_left(t), [(ds.X[:, 0] <= v).sum() for v in t])
+    const = split_profile(
+        np.ones((5, 1)), np.arange(5) % 2, 0, ["exhaustive"], task="classification", n_classes=2
+    )
+    one = const.histogram(30)
+    assert one.counts.shape == (2, 1) and one.counts.sum() == 5 and one.width == 1.0
