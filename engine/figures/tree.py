@@ -238,6 +238,236 @@ def _label_annotations(
     ]
 
 
+def _add_edges(fig, splits, xs, ys, cl, cr, labels_on) -> None:
+    """The edges of the visible split nodes, with True / False labels (always at the root)."""
+    ex: list[float | None] = []
+    ey: list[float | None] = []
+    lab_x, lab_y, lab_t, lab_pos = [], [], [], []
+    for v in splits:
+        for child, text, pos in ((cl[v], "True", "top left"), (cr[v], "False", "top right")):
+            ex += [xs[v], xs[child], None]
+            ey += [ys[v], ys[child], None]
+            if labels_on or v == 0:
+                lab_x.append(xs[v] + 0.6 * (xs[child] - xs[v]))
+                lab_y.append(ys[v] + 0.6 * (ys[child] - ys[v]))
+                lab_t.append(text)
+                lab_pos.append(pos)
+    fig.add_trace(
+        go.Scatter(
+            x=ex,
+            y=ey,
+            mode="lines",
+            line={"color": EDGE_COLOR, "width": 1.5},
+            hoverinfo="skip",
+            showlegend=False,
+            name="edges",
+        )
+    )
+    if lab_x:
+        fig.add_trace(
+            go.Scatter(
+                x=lab_x,
+                y=lab_y,
+                mode="text",
+                text=lab_t,
+                textposition=lab_pos,
+                textfont={"size": 10, "color": "#555555"},
+                hoverinfo="skip",
+                showlegend=False,
+                name="edge labels",
+            )
+        )
+
+
+def _add_path(fig, tree, highlight_x, collapsed, xs, ys) -> list[int]:
+    """The decision path of ``highlight_x`` (up to a collapsed node) as thick edges under
+    the nodes; returns its node ids (empty without a sample)."""
+    path: list[int] = []
+    if highlight_x is not None:
+        for v in tree.decision_path(highlight_x).tolist():
+            path.append(v)
+            if collapsed[v]:
+                break
+        px_, py_ = [], []
+        for a, b in zip(path[:-1], path[1:], strict=True):
+            px_ += [xs[a], xs[b], None]
+            py_ += [ys[a], ys[b], None]
+        fig.add_trace(
+            go.Scatter(
+                x=px_ or [xs[0]],
+                y=py_ or [ys[0]],
+                mode="lines",
+                line={"color": PATH_COLOR, "width": 5},
+                hoverinfo="skip",
+                name="path of selected sample",
+                legendgroup="path",
+                showlegend=True,
+            )
+        )
+
+    return path
+
+
+def _add_nodes(
+    fig, tree, splits, leaves, folded, xs, ys, hover, names, cnames, size, marker_size
+) -> dict[int, str]:
+    """Split nodes, leaves (one trace per majority class, or coloured by the mean) and
+    collapsed subtrees; returns each node's short label."""
+    classification = tree.task == "classification"
+    node_labels: dict[int, str] = {}
+    outline = {"color": OUTLINE_COLOR, "width": 1}
+    if splits:
+        node_labels.update({v: _short_rule(tree, v, names) for v in splits})
+        fig.add_trace(
+            _node_trace(
+                splits,
+                xs,
+                ys,
+                hover,
+                name="split node",
+                marker={
+                    "color": SPLIT_COLOR,
+                    "size": marker_size,
+                    "symbol": "circle",
+                    "line": outline,
+                },
+            )
+        )
+    if classification:
+        majority = np.argmax(tree.value[:, 0, :], axis=1)
+        for k, cname in enumerate(cnames):
+            ids = [v for v in leaves if majority[v] == k]
+            if not ids:
+                continue
+            node_labels.update({v: _short_name(cname, 14) for v in ids})
+            fig.add_trace(
+                _node_trace(
+                    ids,
+                    xs,
+                    ys,
+                    hover,
+                    name=cname,
+                    marker={
+                        "color": class_color(k),
+                        "size": marker_size,
+                        "symbol": "circle",
+                        "line": outline,
+                    },
+                )
+            )
+    elif leaves:
+        vals = tree.value[leaves, 0, 0]
+        node_labels.update({v: _fmt(float(tree.value[v, 0, 0])) for v in leaves})
+        fig.add_trace(
+            _node_trace(
+                leaves,
+                xs,
+                ys,
+                hover,
+                name="leaf (mean)",
+                showlegend=False,
+                marker={
+                    "color": vals,
+                    "colorscale": "Viridis",
+                    "size": marker_size,
+                    "line": outline,
+                    "showscale": True,
+                    "colorbar": {"title": {"text": "leaf mean"}, "thickness": 14},
+                },
+            )
+        )
+    if folded:
+        node_labels.update({v: f"+{int(size[v] - 1)} nodes" for v in folded})
+        fig.add_trace(
+            _node_trace(
+                folded,
+                xs,
+                ys,
+                hover,
+                name="collapsed subtree",
+                marker={
+                    "color": COLLAPSED_COLOR,
+                    "size": marker_size + 4,
+                    "symbol": "triangle-down",
+                    "line": outline,
+                },
+            )
+        )
+    return node_labels
+
+
+def _add_path_rings(fig, path, xs, ys, marker_size) -> None:
+    """Rings over the nodes of the highlighted path."""
+    arr = np.asarray(path, dtype=np.int64)
+    fig.add_trace(
+        go.Scatter(
+            x=xs[arr],
+            y=ys[arr],
+            mode="markers",
+            customdata=arr,
+            hoverinfo="skip",
+            marker={
+                "symbol": "circle-open",
+                "size": marker_size + 10,
+                "color": PATH_COLOR,
+                "line": {"width": 3, "color": PATH_COLOR},
+            },
+            name="path of selected sample",
+            legendgroup="path",
+            showlegend=False,
+            meta={"role": "path"},
+        )
+    )
+
+
+def _tree_layout(
+    fig,
+    tree,
+    order,
+    collapsed,
+    folded,
+    depth,
+    n_terminal,
+    node_labels,
+    xs,
+    ys,
+    marker_size,
+    labels_on,
+    title,
+    height,
+) -> None:
+    """Title, height, axes, legend and the node labels; ``uirevision`` keeps the user's
+    zoom while the same tree with the same collapsed nodes is redrawn."""
+    n_visible = len(order)
+    vis_depth = int(max(depth[v] for v in order))
+    if title is None:
+        title = (
+            f"Decision tree: {tree.node_count} nodes, {tree.n_leaves} leaves, "
+            f"depth {tree.max_depth}"
+        )
+        if folded:
+            title += f" ({tree.node_count - n_visible} nodes collapsed)"
+    if height is None:
+        height = int(min(1600, max(420, 170 + 110 * vis_depth)))
+    digest = hashlib.blake2b(digest_size=8)
+    digest.update(tree.structure_digest().encode())
+    digest.update(np.flatnonzero(collapsed).tobytes())
+    digest.update(str(n_visible).encode())
+    fig.update_layout(
+        title={"text": title, "x": 0.01, "xanchor": "left"},
+        height=height,
+        template="plotly_white",
+        margin={"l": 20, "r": 20, "t": 90, "b": 20},
+        xaxis={"visible": False, "range": [-0.8, max(n_terminal - 1, 0) + 0.8]},
+        yaxis={"visible": False, "range": [-vis_depth - 0.55, 0.4]},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0},
+        hoverlabel={"align": "left"},
+        uirevision=digest.hexdigest(),
+        clickmode="event",
+        annotations=_label_annotations(node_labels, xs, ys, marker_size) if labels_on else [],
+    )
+
+
 def tree_figure(
     tree: TreeArrays,
     *,
@@ -335,198 +565,28 @@ def tree_figure(
     marker_size = 26 if n_terminal <= 16 else (16 if n_terminal <= 64 else 10)
     fig = go.Figure()
 
-    # edges
-    ex: list[float | None] = []
-    ey: list[float | None] = []
-    lab_x, lab_y, lab_t, lab_pos = [], [], [], []
-    for v in splits:
-        for child, text, pos in ((cl[v], "True", "top left"), (cr[v], "False", "top right")):
-            ex += [xs[v], xs[child], None]
-            ey += [ys[v], ys[child], None]
-            if labels_on or v == 0:
-                lab_x.append(xs[v] + 0.6 * (xs[child] - xs[v]))
-                lab_y.append(ys[v] + 0.6 * (ys[child] - ys[v]))
-                lab_t.append(text)
-                lab_pos.append(pos)
-    fig.add_trace(
-        go.Scatter(
-            x=ex,
-            y=ey,
-            mode="lines",
-            line={"color": EDGE_COLOR, "width": 1.5},
-            hoverinfo="skip",
-            showlegend=False,
-            name="edges",
-        )
+    _add_edges(fig, splits, xs, ys, cl, cr, labels_on)
+    path = _add_path(fig, tree, highlight_x, collapsed, xs, ys)
+    node_labels = _add_nodes(
+        fig, tree, splits, leaves, folded, xs, ys, hover, names, cnames, size, marker_size
     )
-    if lab_x:
-        fig.add_trace(
-            go.Scatter(
-                x=lab_x,
-                y=lab_y,
-                mode="text",
-                text=lab_t,
-                textposition=lab_pos,
-                textfont={"size": 10, "color": "#555555"},
-                hoverinfo="skip",
-                showlegend=False,
-                name="edge labels",
-            )
-        )
-
-    # highlighted path (edges under the nodes, rings over them)
-    path: list[int] = []
-    if highlight_x is not None:
-        for v in tree.decision_path(highlight_x).tolist():
-            path.append(v)
-            if collapsed[v]:
-                break
-        px_, py_ = [], []
-        for a, b in zip(path[:-1], path[1:], strict=True):
-            px_ += [xs[a], xs[b], None]
-            py_ += [ys[a], ys[b], None]
-        fig.add_trace(
-            go.Scatter(
-                x=px_ or [xs[0]],
-                y=py_ or [ys[0]],
-                mode="lines",
-                line={"color": PATH_COLOR, "width": 5},
-                hoverinfo="skip",
-                name="path of selected sample",
-                legendgroup="path",
-                showlegend=True,
-            )
-        )
-
-    # nodes
-    node_labels: dict[int, str] = {}
-    outline = {"color": OUTLINE_COLOR, "width": 1}
-    if splits:
-        node_labels.update({v: _short_rule(tree, v, names) for v in splits})
-        fig.add_trace(
-            _node_trace(
-                splits,
-                xs,
-                ys,
-                hover,
-                name="split node",
-                marker={
-                    "color": SPLIT_COLOR,
-                    "size": marker_size,
-                    "symbol": "circle",
-                    "line": outline,
-                },
-            )
-        )
-    if classification:
-        majority = np.argmax(tree.value[:, 0, :], axis=1)
-        for k, cname in enumerate(cnames):
-            ids = [v for v in leaves if majority[v] == k]
-            if not ids:
-                continue
-            node_labels.update({v: _short_name(cname, 14) for v in ids})
-            fig.add_trace(
-                _node_trace(
-                    ids,
-                    xs,
-                    ys,
-                    hover,
-                    name=cname,
-                    marker={
-                        "color": class_color(k),
-                        "size": marker_size,
-                        "symbol": "circle",
-                        "line": outline,
-                    },
-                )
-            )
-    elif leaves:
-        vals = tree.value[leaves, 0, 0]
-        node_labels.update({v: _fmt(float(tree.value[v, 0, 0])) for v in leaves})
-        fig.add_trace(
-            _node_trace(
-                leaves,
-                xs,
-                ys,
-                hover,
-                name="leaf (mean)",
-                showlegend=False,
-                marker={
-                    "color": vals,
-                    "colorscale": "Viridis",
-                    "size": marker_size,
-                    "line": outline,
-                    "showscale": True,
-                    "colorbar": {"title": {"text": "leaf mean"}, "thickness": 14},
-                },
-            )
-        )
-    if folded:
-        node_labels.update({v: f"+{int(size[v] - 1)} nodes" for v in folded})
-        fig.add_trace(
-            _node_trace(
-                folded,
-                xs,
-                ys,
-                hover,
-                name="collapsed subtree",
-                marker={
-                    "color": COLLAPSED_COLOR,
-                    "size": marker_size + 4,
-                    "symbol": "triangle-down",
-                    "line": outline,
-                },
-            )
-        )
     if path:
-        arr = np.asarray(path, dtype=np.int64)
-        fig.add_trace(
-            go.Scatter(
-                x=xs[arr],
-                y=ys[arr],
-                mode="markers",
-                customdata=arr,
-                hoverinfo="skip",
-                marker={
-                    "symbol": "circle-open",
-                    "size": marker_size + 10,
-                    "color": PATH_COLOR,
-                    "line": {"width": 3, "color": PATH_COLOR},
-                },
-                name="path of selected sample",
-                legendgroup="path",
-                showlegend=False,
-                meta={"role": "path"},
-            )
-        )
-
-    # layout
-    vis_depth = int(max(depth[v] for v in order))
-    if title is None:
-        title = (
-            f"Decision tree: {tree.node_count} nodes, {tree.n_leaves} leaves, "
-            f"depth {tree.max_depth}"
-        )
-        if folded:
-            title += f" ({tree.node_count - n_visible} nodes collapsed)"
-    if height is None:
-        height = int(min(1600, max(420, 170 + 110 * vis_depth)))
-    digest = hashlib.blake2b(digest_size=8)
-    digest.update(tree.structure_digest().encode())
-    digest.update(np.flatnonzero(collapsed).tobytes())
-    digest.update(str(n_visible).encode())
-    fig.update_layout(
-        title={"text": title, "x": 0.01, "xanchor": "left"},
-        height=height,
-        template="plotly_white",
-        margin={"l": 20, "r": 20, "t": 90, "b": 20},
-        xaxis={"visible": False, "range": [-0.8, max(n_terminal - 1, 0) + 0.8]},
-        yaxis={"visible": False, "range": [-vis_depth - 0.55, 0.4]},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0},
-        hoverlabel={"align": "left"},
-        uirevision=digest.hexdigest(),
-        clickmode="event",
-        annotations=_label_annotations(node_labels, xs, ys, marker_size) if labels_on else [],
+        _add_path_rings(fig, path, xs, ys, marker_size)
+    _tree_layout(
+        fig,
+        tree,
+        order,
+        collapsed,
+        folded,
+        depth,
+        n_terminal,
+        node_labels,
+        xs,
+        ys,
+        marker_size,
+        labels_on,
+        title,
+        height,
     )
     return fig
 
