@@ -25,7 +25,8 @@ number of breakpoints strictly below ``x[feature]`` is even (see ``has_shape_spl
 
 Modules: :mod:`engine.tree._kernels` (numba routing), :mod:`engine.tree.arrays`
 (:class:`TreeArrays`), :mod:`engine.tree.ensemble` (:class:`TreeEnsemble`),
-:mod:`engine.tree.sklearn_import` (:func:`from_sklearn`).
+:mod:`engine.tree.sklearn_import` (:func:`from_sklearn`); ``_checks`` holds the array checks
+and the JSON encoding both classes share.
 """
 
 from __future__ import annotations

@@ -9,17 +9,16 @@ from typing import Any
 
 import numpy as np
 
-from engine.tree._kernels import _ensemble_apply_kernel, _ensemble_sum_kernel
-from engine.tree.arrays import (
+from engine.tree._checks import (
     _TASKS,
-    ENSEMBLE_FORMAT,
-    TreeArrays,
     _as_1d,
     _check_X,
     _classes_list,
     _float_array,
     _float_list,
 )
+from engine.tree._kernels import _ensemble_apply_kernel, _ensemble_sum_kernel
+from engine.tree.arrays import ENSEMBLE_FORMAT, TreeArrays
 
 # ---------------------------------------------------------------------------------------
 # TreeEnsemble
