@@ -20,6 +20,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from engine.data import DataError, load_bundled, make_dataset
 from engine.literati import TRACE_COLUMNS, LiteratiClassifier, LiteratiSearch, shape_route
+from engine.literati import _depth2_kernels as depth2_kernels
 from engine.literati import _kernels as kernels
 from engine.literati import search as search_mod
 
@@ -752,7 +753,7 @@ def test_depth2_scan_resumed_in_chunks_keeps_an_admissible_bound(wine):
         best = float(o.shape[1] - np.bincount(y[o[0]], minlength=C).max())
         lb_skip, start, lb = np.inf, 0, 0.0
         while True:
-            best, lb_skip, nxt, lb_rest, n_shapes, _ = kernels.solve_depth2(
+            best, lb_skip, nxt, lb_rest, n_shapes, _ = depth2_kernels.solve_depth2(
                 XT,
                 y,
                 o,
@@ -816,7 +817,7 @@ def test_depth2_parallel_and_sequential_blocks_agree(name):
         for budget in (np.inf, best0 / 3):
             for par_min in (0, 10**12):
                 feats, ks, bps = np.full(3, -1, np.int64), np.zeros(3, np.int64), np.zeros((3, km))
-                r = kernels.solve_depth2(
+                r = depth2_kernels.solve_depth2(
                     XT,
                     y,
                     o,

@@ -57,6 +57,7 @@ from collections import OrderedDict
 import numpy as np
 
 from engine._numba import call_parallel
+from engine.literati import _depth2_kernels as depth2_kernels
 from engine.literati import _kernels as kernels
 from engine.literati.greedy import greedy_shape_tree
 
@@ -434,7 +435,7 @@ class AOStarSearch:
         o = orders if orders is not None else self._orders_of(st)
         evals = max(4, _D2_WORK // max(self.X.shape[1] * st.idx.shape[0], 1))
         best, lb_skip, nxt, lb_rest, n_shapes, _ = call_parallel(
-            kernels.solve_depth2,
+            depth2_kernels.solve_depth2,
             self.XT,
             self.y,
             o,
@@ -452,7 +453,7 @@ class AOStarSearch:
             sc[3],
             sc[4],
             sc[5],
-            kernels._D2_PAR_MIN,
+            depth2_kernels._D2_PAR_MIN,
         )
         sc[0], sc[1], sc[2] = nxt, best, lb_skip
         sc[6] = nxt >= n_shapes
