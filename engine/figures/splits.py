@@ -267,6 +267,66 @@ def gain_curve_figure(profile, *, units: str = "") -> go.Figure:
     return fig
 
 
+def _scan_frames(t, g, idx, animated, ymax, split_text):
+    """One animation frame and one slider step per threshold index in ``idx``: the line
+    over the histogram, the curve traced so far and the current point."""
+    frames, steps = [], []
+    for i in idx:
+        i = int(i)
+        name = f"{t[i]:.4g}"
+        frames.append(
+            go.Frame(
+                name=name,
+                traces=animated,
+                data=[
+                    go.Scatter(x=[t[i], t[i]], y=[0, ymax * 1.05], text=split_text(i)),
+                    go.Scatter(x=t[: i + 1], y=g[: i + 1]),
+                    go.Scatter(x=[t[i]], y=[g[i]]),
+                ],
+            )
+        )
+        steps.append(
+            dict(
+                method="animate",
+                label=name,
+                args=[
+                    [name],
+                    dict(
+                        mode="immediate",
+                        frame=dict(duration=0, redraw=True),
+                        transition=dict(duration=0),
+                    ),
+                ],
+            )
+        )
+    return frames, steps
+
+
+def _play_pause():
+    """The Play (from the current frame, 250 ms per frame) and Pause buttons."""
+    play = dict(
+        label="▶ Play",
+        method="animate",
+        args=[
+            None,
+            dict(
+                frame=dict(duration=250, redraw=True), fromcurrent=True, transition=dict(duration=0)
+            ),
+        ],
+    )
+    pause = dict(
+        label="Pause",
+        method="animate",
+        args=[
+            [None],
+            dict(
+                mode="immediate", frame=dict(duration=0, redraw=False), transition=dict(duration=0)
+            ),
+        ],
+    )
+    return play, pause
+
+
 def threshold_scan_figure(
     profile, *, class_names=None, nbins: int = 30, max_frames: int = 60, units: str = ""
 ) -> go.Figure:
@@ -341,56 +401,8 @@ def threshold_scan_figure(
         col=1,
     )
     animated = [n_static + 1, n_static + 2, n_static + 3]
-    frames, steps = [], []
-    for i in idx:
-        i = int(i)
-        name = f"{t[i]:.4g}"
-        frames.append(
-            go.Frame(
-                name=name,
-                traces=animated,
-                data=[
-                    go.Scatter(x=[t[i], t[i]], y=[0, ymax * 1.05], text=split_text(i)),
-                    go.Scatter(x=t[: i + 1], y=g[: i + 1]),
-                    go.Scatter(x=[t[i]], y=[g[i]]),
-                ],
-            )
-        )
-        steps.append(
-            dict(
-                method="animate",
-                label=name,
-                args=[
-                    [name],
-                    dict(
-                        mode="immediate",
-                        frame=dict(duration=0, redraw=True),
-                        transition=dict(duration=0),
-                    ),
-                ],
-            )
-        )
-    fig.frames = frames
-    play = dict(
-        label="▶ Play",
-        method="animate",
-        args=[
-            None,
-            dict(
-                frame=dict(duration=250, redraw=True), fromcurrent=True, transition=dict(duration=0)
-            ),
-        ],
-    )
-    pause = dict(
-        label="Pause",
-        method="animate",
-        args=[
-            [None],
-            dict(
-                mode="immediate", frame=dict(duration=0, redraw=False), transition=dict(duration=0)
-            ),
-        ],
-    )
+    fig.frames, steps = _scan_frames(t, g, idx, animated, ymax, split_text)
+    play, pause = _play_pause()
     fig.update_layout(
         **base_layout(
             f"Threshold scan on {profile.feature_name}: the split x <= threshold sends rows left",
