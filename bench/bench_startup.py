@@ -28,6 +28,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _docs import update_benchmarks  # noqa: E402
 from _machine import load_note, machine  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -193,6 +194,7 @@ def main() -> str:
     out = ROOT / "bench" / "out"
     out.mkdir(exist_ok=True)
     (out / "startup.md").write_text(text + "\n")
+    update_benchmarks("bench_startup.py", text)
     return text
 
 

@@ -17,10 +17,10 @@ _ensure_cache_dir()  # before anything imports numba (see engine/_cache_dir.py)
 
 #: Public name -> module that defines it.
 _LAZY = {
-    "warm_up": "engine._numba",
-    "STRATEGIES": "engine.candidates",
-    "candidate_thresholds": "engine.candidates",
-    "dics_dictionary": "engine.candidates",
+    "warm_up": "engine.warmup",
+    "STRATEGIES": "engine.cart",
+    "candidate_thresholds": "engine.cart",
+    "dics_dictionary": "engine.cart",
     "CARTClassifier": "engine.cart",
     "CARTRegressor": "engine.cart",
     "ModelSpec": "engine.compare",

@@ -1,4 +1,4 @@
-"""Numba conventions shared by every kernel of the engine (SPEC section 0.5).
+"""Numba conventions shared by every kernel of the engine (docs/spec.md section 0.5).
 
 * ``NUMBA_CACHE_DIR`` is set to a writable folder *before* numba is imported when the
   package folder is read-only; otherwise ``cache=True`` makes the import fail with
@@ -8,9 +8,9 @@
 * ``PARALLEL_LOCK`` serialises every call of a ``parallel=True`` kernel in the process:
   numba's ``workqueue`` threading layer aborts the process when two threads enter a
   parallel region at once.  Call parallel kernels through :func:`call_parallel`.
-* :func:`warm_up` compiles (or loads from the cache) every registered kernel with the
-  exact dtypes used later (float64 C-contiguous X, int64 codes); the app calls it once per
-  process inside ``st.status``.
+* :func:`register_warmup` registers a function that calls kernels on tiny inputs with the
+  exact dtypes used later (float64 C-contiguous X, int64 codes); :mod:`engine.warmup`
+  groups them per page and runs them in the background.
 """
 
 from __future__ import annotations
@@ -111,15 +111,3 @@ def register_warmup(name: str):
         return fn
 
     return deco
-
-
-def warm_up(progress: Callable[[str], None] | None = None) -> dict[str, float]:
-    """Run every registered warm-up once; return seconds spent per entry.
-
-    ``progress`` (optional) is called with each entry's name before it runs, so a caller
-    such as ``st.status`` can show what is being compiled.  Groups already warm in this
-    process are skipped (see :mod:`engine.warmup`, which also knows each page's groups).
-    """
-    from engine.warmup import GROUPS, warm_groups
-
-    return warm_groups(list(GROUPS), progress)

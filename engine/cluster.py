@@ -1,4 +1,4 @@
-"""The Dask cluster that runs TreeLab's jobs (SPEC section 0.6; issue 13).
+"""The Dask cluster that runs TreeLab's jobs (docs/spec.md section 0.6; issue 13).
 
 :func:`get_client` returns, in this order of preference:
 

@@ -1,4 +1,4 @@
-"""Model registry and k-fold cross-validation for the Compare page (SPEC section 6).
+"""Model registry and k-fold cross-validation for the Compare page (docs/spec.md section 6).
 
 Each method registers a :class:`ModelSpec` (a label, the tasks it handles, its tunable
 parameters and a factory returning an unfitted scikit-learn-compatible estimator) with
@@ -273,7 +273,6 @@ METHOD_MODULES = (
     "engine.literati",
     "engine.partition",
     "engine.treegrad",
-    "engine.candidates",
     "engine.cart",
 )
 

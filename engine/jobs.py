@@ -1,4 +1,4 @@
-"""Anytime background jobs for live pages (SPEC section 0.6; issue 13).
+"""Anytime background jobs for live pages (docs/spec.md section 0.6; issue 13).
 
 A :class:`Job` drives a *step generator*.  The generator does one short piece of work
 (well under 100 ms: a few numba calls, one CV fold, ...) between two ``yield`` statements

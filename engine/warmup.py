@@ -35,6 +35,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 logger = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ class Group:
 GROUPS: dict[str, Group] = {
     "tree.apply": Group("engine.tree", "tree routing"),
     "criteria": Group("engine.criteria", "split criteria"),
-    "candidates": Group("engine.candidates", "candidate thresholds"),
+    "candidates": Group("engine.cart.candidates", "candidate thresholds"),
     "cart": Group("engine.cart", "CART", ("tree.apply", "criteria", "candidates")),
     "partition.scans": Group("engine.partition", "Partition Tree scans"),
     "partition.estimators": Group(
@@ -271,8 +272,18 @@ def warm_groups(names, progress=None) -> dict[str, float]:
     return timings
 
 
+def warm_up(progress: Callable[[str], None] | None = None) -> dict[str, float]:
+    """Compile (or load from numba's cache) every registered warm-up group in this process;
+    return seconds spent per group.
+
+    ``progress`` (optional) is called with each group's name before it runs.  Groups already
+    warm in this process are skipped.
+    """
+    return warm_groups(list(GROUPS), progress)
+
+
 def mark_all_ready() -> None:
-    """Record that every group is loaded (after :func:`engine._numba.warm_up`)."""
+    """Record that every group is loaded (after :func:`warm_up`)."""
     with _LOCK:
         for name in GROUPS:
             _STATE[name] = "ready"

@@ -1,5 +1,5 @@
 """Conditional density page: grow a Partition Tree / Forest live, then look at p(y | x)
-(SPEC section 2)."""
+(docs/spec.md section 2)."""
 
 import numpy as np
 import pandas as pd

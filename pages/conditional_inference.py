@@ -1,6 +1,6 @@
 """Conditional inference page: permutation-tested splits (CIT), forests (CIF), how their
 feature rankings differ from impurity-based ones, and what top-k features buy downstream
-(SPEC section 4)."""
+(docs/spec.md section 4)."""
 
 import math
 

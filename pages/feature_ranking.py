@@ -1,5 +1,5 @@
 """Feature ranking page: TreeGrad attributions, TreeGrad-Ranker, insertion/deletion curves and
-the numerics of semivalue computation on trees (SPEC section 3)."""
+the numerics of semivalue computation on trees (docs/spec.md section 3)."""
 
 from __future__ import annotations
 

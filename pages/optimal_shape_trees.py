@@ -1,4 +1,4 @@
-"""Optimal shape trees page (Literati, SPEC section 1): an anytime AO* search for the optimal
+"""Optimal shape trees page (Literati, docs/spec.md section 1): an anytime AO* search for the optimal
 shape generalized tree, its gap closing live, every node's shape function, and baselines."""
 
 from __future__ import annotations

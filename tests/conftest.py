@@ -33,7 +33,7 @@ def root() -> Path:
 @pytest.fixture(scope="session")
 def warm_engine():
     """Compile (or load from cache) every kernel once, before timing-sensitive app tests."""
-    from engine._numba import warm_up
+    from engine.warmup import warm_up
 
     return warm_up()
 

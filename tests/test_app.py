@@ -18,6 +18,7 @@ def pick(at, option):
     return at.selectbox(key="ds").set_value(option).run()
 
 
+@pytest.mark.slow
 def test_opens_on_bundled_dataset(app):
     assert app.title[0].value == "Data"
     assert app.selectbox(key="ds").value == "iris"
@@ -27,6 +28,7 @@ def test_opens_on_bundled_dataset(app):
     assert any("150 rows" in m.value for m in app.markdown)
 
 
+@pytest.mark.slow
 def test_caption_states_the_chosen_task_only(app):
     """A bundled classification dataset with a numeric target chosen is regression: the
     caption must not also call it classification."""
@@ -36,6 +38,7 @@ def test_caption_states_the_chosen_task_only(app):
     assert "(regression)" in caption and "classification" not in caption
 
 
+@pytest.mark.slow
 def test_pick_another_dataset_and_target(app):
     pick(app, "diabetes")
     assert not app.exception
@@ -46,6 +49,7 @@ def test_pick_another_dataset_and_target(app):
     assert any("missing" in i.value for i in app.info)
 
 
+@pytest.mark.slow
 def test_upload_semicolon_decimal_comma(app):
     app.file_uploader(key="uploader").set_value(
         ("messung.csv", SEMICOLON.encode(), "text/csv")
@@ -57,6 +61,7 @@ def test_upload_semicolon_decimal_comma(app):
     assert app.selectbox(key="target::upload:messung.csv").value == "klasse"
 
 
+@pytest.mark.slow
 def test_failed_upload_keeps_previous_dataset(app):
     pick(app, "wine")
     app.file_uploader(key="uploader").set_value(("empty.csv", b"", "text/csv")).run()
@@ -66,6 +71,7 @@ def test_failed_upload_keeps_previous_dataset(app):
     assert any("178 rows" in m.value for m in app.markdown)
 
 
+@pytest.mark.slow
 def test_excel_upload_says_save_as_csv(app, root):
     # The uploader accepted only csv / txt / tsv, so the browser greyed an .xlsx out with
     # no explanation and the engine's 'save it as CSV' message was never shown.
@@ -94,6 +100,7 @@ def test_bad_target_shows_error_not_traceback(app):
     assert any("const" in e.value for e in app.error)
 
 
+@pytest.mark.slow
 def test_compare_produces_table(app):
     app.switch_page("pages/compare.py").run()
     assert not app.exception
@@ -123,6 +130,7 @@ def _feature_trace_types(at):
     return {t["type"] for t in spec["data"]}
 
 
+@pytest.mark.slow
 def test_changing_csv_options_reprepares_the_dataset(app):
     """Re-reading the same upload with other options must not reuse the old Dataset."""
     app.file_uploader(key="uploader").set_value(
@@ -137,6 +145,7 @@ def test_changing_csv_options_reprepares_the_dataset(app):
     assert _feature_trace_types(app) == {"bar"}
 
 
+@pytest.mark.slow
 def test_page_settings_survive_a_page_switch(app):
     """Streamlit forgets the value of a widget a run does not draw; keep_widget_state keeps
     the column roles, CSV options and Compare settings when the user switches page."""
@@ -157,6 +166,7 @@ def test_page_settings_survive_a_page_switch(app):
     assert app.multiselect(key="cmp_models").value == ["sklearn_forest"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("params", [{"max_depth": 1}, {"min_samples_leaf": 1000}])
 def test_compare_draws_a_stump_and_a_single_leaf_tree(app, params):
     """A depth-1 (or depth-0) refit tree has nothing to collapse: no slider, no exception."""
@@ -173,6 +183,7 @@ def test_compare_draws_a_stump_and_a_single_leaf_tree(app, params):
     assert [s.label for s in app.slider] == ["Folds (k)"]
 
 
+@pytest.mark.slow
 def test_run_and_stop_buttons_follow_the_job(app):
     """While a job runs, Run is disabled and Stop enabled; after Stop it is the other way
     round, in the same run that handles the click (no second click needed)."""
@@ -194,6 +205,7 @@ def test_run_and_stop_buttons_follow_the_job(app):
     assert any("stopped" in w.value for w in app.warning)
 
 
+@pytest.mark.slow
 def test_results_name_the_dataset_they_ran_on(app):
     """After switching dataset, the old results stay, labelled with their own dataset."""
     app.switch_page("pages/compare.py").run()
@@ -211,6 +223,7 @@ def test_results_name_the_dataset_they_ran_on(app):
     assert list(app.dataframe[0].value["model"]) == ["Decision tree (scikit-learn CART)"]
 
 
+@pytest.mark.slow
 def test_compare_tree_uses_category_and_class_labels(app):
     """The refit tree on penguins splits on island and sex (stored as codes): the figure
     and node table must show their labels and the species names, never codes."""
@@ -233,6 +246,7 @@ def test_compare_tree_uses_category_and_class_labels(app):
     assert not nodes["rule"].str.contains("island <=").any()
 
 
+@pytest.mark.slow
 def test_upload_error_goes_away_when_another_dataset_is_picked(app):
     pick(app, "wine")
     app.file_uploader(key="uploader").set_value(("empty.csv", b"", "text/csv")).run()
@@ -242,6 +256,7 @@ def test_upload_error_goes_away_when_another_dataset_is_picked(app):
     assert not [e for e in app.error if "empty.csv" in e.value]
 
 
+@pytest.mark.slow
 def test_upload_reads_the_engine_missing_value_tokens(app):
     """'-' and '#N/A' are missing values for load_csv; an upload with the page's default
     tokens must read them the same way (not as a category '-' or stray text)."""
@@ -260,6 +275,7 @@ def test_upload_reads_the_engine_missing_value_tokens(app):
     assert report.loc["x", "coerced"] == 0
 
 
+@pytest.mark.slow
 def test_an_id_column_can_be_left_out(app):
     """The DataError for an ID column says 'leave it out': the Data page must offer that."""
     csv = "name,x,y\n" + "".join(f"person{i},{i % 10},{i % 3}\n" for i in range(120))
@@ -272,6 +288,7 @@ def test_an_id_column_can_be_left_out(app):
     assert any("120 rows x 1 feature;" in m.value for m in app.markdown)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "dataset, task", [("penguins", "classification"), ("diabetes", "regression")]
 )
@@ -301,6 +318,7 @@ def test_compare_every_registered_model_and_draw_each_tree(app, dataset, task):
         assert len(app.get("plotly_chart")) == 2
 
 
+@pytest.mark.slow
 def test_split_strategies_page(app):
     app.switch_page("pages/split_strategies.py").run()
     assert not app.exception
@@ -343,6 +361,7 @@ def _title(chart) -> str:
     return json.loads(chart.proto.spec)["layout"]["title"]["text"]
 
 
+@pytest.mark.slow
 def test_split_strategies_tree_pickers_follow_a_new_result(app, monkeypatch):
     # The two tree pickers under the CV table are not on the page while a job runs.  After a
     # second Run with other strategies the browser kept showing the last result's pick
@@ -392,6 +411,7 @@ def test_split_strategies_tree_pickers_follow_a_new_result(app, monkeypatch):
     assert "CART / quantile:" in titles[0] and "CART / kmeans1d:" in titles[1]
 
 
+@pytest.mark.slow
 def test_split_strategies_a_one_row_leaf_keeps_the_cv_section(app):
     # Picking a leaf with one row stopped the page at "nothing to split" (and removing every
     # strategy at "Choose at least one strategy"): the whole-tree comparison below, its results
@@ -420,6 +440,7 @@ def test_split_strategies_a_one_row_leaf_keeps_the_cv_section(app):
     assert app.button(key="ss_run").disabled
 
 
+@pytest.mark.slow
 def test_split_strategies_running_job_can_be_stopped_from_a_dataset_it_cannot_use(app, monkeypatch):
     import pages._shared as shared
 
@@ -448,6 +469,7 @@ def test_split_strategies_running_job_can_be_stopped_from_a_dataset_it_cannot_us
     assert job.join(TIMEOUT) and job.status == "cancelled"
 
 
+@pytest.mark.slow
 def test_split_strategies_regression(app):
     pick(app, "diabetes")
     app.switch_page("pages/split_strategies.py").run()
@@ -457,6 +479,7 @@ def test_split_strategies_regression(app):
     assert (table["impurity decrease"] > 0).all()
 
 
+@pytest.mark.slow
 def test_uploads_per_session_are_bounded(app):
     from pages._shared import MAX_UPLOADS
 
@@ -470,6 +493,7 @@ def test_uploads_per_session_are_bounded(app):
     assert app.session_state["ds"] == f"upload:f{MAX_UPLOADS + 1}.csv"
 
 
+@pytest.mark.slow
 def test_split_strategies_explains_empty_and_fallback_results(app):
     app.switch_page("pages/split_strategies.py").run()
     app.number_input(key="ss_msl").set_value(200).run()  # iris has 150 rows

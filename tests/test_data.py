@@ -614,6 +614,7 @@ def test_end_to_end_from_nasty_csv():
     assert ds.classes_.tolist() == ["False", "True"]
 
 
+@pytest.mark.slow
 def test_table_at_the_row_limit_is_prepared():
     """200,000 rows (the default limit) with text categoricals: shapes and codes are right.
 
@@ -755,6 +756,7 @@ def csv_bytes(draw) -> bytes:
     return buf.getvalue().encode(enc, errors="replace")
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(raw=csv_bytes(), data=st.data())
 def test_property_load_or_dataerror(raw, data):

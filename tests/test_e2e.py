@@ -45,6 +45,7 @@ def upload(page: Page, path) -> None:
     wait_idle(page)
 
 
+@pytest.mark.slow
 def test_new_user_flow(page: Page, app_url, tmp_path):
     page.goto(app_url)
     expect(page.get_by_role("heading", name="Data").first).to_be_visible(timeout=60_000)
@@ -95,6 +96,7 @@ def test_new_user_flow(page: Page, app_url, tmp_path):
     print("screenshots in", tmp_path)
 
 
+@pytest.mark.slow
 def test_split_strategies_page(page: Page, app_url, tmp_path):
     """Open the Split strategies page, click a tree node, change the strategies, run CV."""
     page.goto(app_url + "/split_strategies?ds=wine")

@@ -205,6 +205,7 @@ def test_start_twice_raises(runner):
     job.join(10)
 
 
+@pytest.mark.slow
 def test_snapshot_reads_do_not_race_with_worker(runner):
     job = Job(ticker, 200, 0.001, budget=10, runner=runner).start()
     seen = []

@@ -1,4 +1,4 @@
-"""Conditional inference trees (SPEC section 4): stage A (permutation-tested feature
+"""Conditional inference trees (docs/spec.md section 4): stage A (permutation-tested feature
 selection) then stage B (permutation-tested threshold search) at every node.
 
 Public API: :class:`ConditionalInferenceTreeClassifier`,
