@@ -185,23 +185,36 @@ def test_blank_rows_dropped_and_counted():
 
 
 def test_booleans():
+    """True/false columns are boolean; a yes/no column stays text as written, its other
+    letter cases unified to the usual spelling (reported)."""
     df, rep = load("booleans.csv")
     assert rep.dtypes == {
-        "smoker": "boolean",
+        "smoker": "categorical",
         "active": "boolean",
-        "flag": "boolean",
+        "flag": "categorical",
         "n": "integer",
     }
-    assert df["smoker"].dtype == bool
-    assert df["smoker"].tolist() == [True, False, True, False]
+    assert df["active"].dtype == bool
     assert df["active"].tolist() == [True, False, True, False]
-    assert df["flag"].tolist() == [True, False, True, False]
+    assert df["smoker"].tolist() == ["yes", "no", "yes", "no"]
+    assert df["flag"].tolist() == ["y", "n", "y", "n"]
+    assert rep.booleans == {
+        "smoker": {"yes": 1, "no": 1, "Yes": 1, "NO": 1},
+        "flag": {"Y": 1, "n": 1, "y": 1, "N": 1},
+    }
+    assert (
+        "Column 'smoker': 2 cells written in another letter case were read as the column's "
+        "usual spelling ('Yes' as 'yes', 'NO' as 'no')." in rep.warnings
+    )
 
 
 def test_booleans_with_missing_values():
-    df, rep = load_csv(b"b,x\nyes,1\n,2\nno,3\n")
+    df, rep = load_csv(b"b,x\ntrue,1\n,2\nFalse,3\n")
     assert rep.dtypes["b"] == "boolean"
-    assert str(df["b"].dtype) == "boolean"
+    assert df["b"].isna().tolist() == [False, True, False]
+    assert df["b"].tolist()[::2] == [True, False]
+    df, rep = load_csv(b"b,x\nyes,1\n,2\nno,3\n")
+    assert rep.dtypes["b"] == "categorical"
     assert df["b"].isna().tolist() == [False, True, False]
 
 
@@ -261,7 +274,7 @@ def test_report_to_frame():
     _, rep = load("na_tokens.csv")
     assert isinstance(rep, ParseReport)
     frame = rep.to_frame()
-    assert list(frame.columns) == ["column", "dtype", "missing", "coerced", "examples"]
+    assert list(frame.columns) == ["column", "dtype", "missing", "coerced", "examples", "note"]
     assert frame["column"].tolist() == ["a", "b", "c"]
     assert frame["missing"].tolist() == [1, 2, 3]
 
@@ -352,9 +365,12 @@ def test_limits_are_configurable():
     assert df.shape == (10, 3)
     err = error_of(load_csv, raw, max_rows=9)
     assert "9" in str(err) and "limit" in str(err) and "max_rows" in str(err)
-    err = error_of(load_csv, raw, max_columns=2)
+    df, _ = load_csv(raw, max_columns=2)  # two features and the target
+    assert df.shape == (10, 3)
+    err = error_of(load_csv, raw, max_columns=1)
     msg = str(err)
-    assert "3 columns" in msg and "limit of 2" in msg and "max_columns" in msg
+    assert "3 columns" in msg and "limit of 1 feature columns plus the target" in msg
+    assert "max_columns" in msg
     err = error_of(load_csv, raw, max_bytes=20)
     assert "limit" in str(err) and "max_bytes" in str(err)
     err = error_of(load, "stray_text.csv", max_bytes=20)
@@ -455,12 +471,15 @@ def test_missing_error_and_drop():
     df, _ = load("missing_target.csv")
     err = error_of(make_dataset, df, "y")
     msg = str(err)
-    assert "'z' (1 missing)" in msg and "'y' (1 missing)" in msg
-    assert "missing='drop'" in msg and "drop rows with missing values" in msg
+    # the row without a target is dropped in every mode; 'error' is about the features
+    assert "Column 'z' has 1 missing value (1 of 6 rows affected)" in msg and err.column == "z"
+    assert "missing='drop'" in msg and "missing='keep'" in msg
     ds = make_dataset(df, "y", missing="drop")
     assert ds.n_samples == 5 and ds.n_dropped_rows == 2
+    assert ds.row_steps == (("missing target", 1), ("missing values", 1))
     assert ds.X[:, 0].tolist() == [1.0, 4.0, 5.0, 6.0, 7.0]
-    assert any("2 of 7 rows" in w for w in ds.warnings)
+    assert "1 of 7 rows has no value in the target 'y' and was dropped." in ds.warnings
+    assert any(w.startswith("1 of 6 rows had missing values (in 'z' (1))") for w in ds.warnings)
 
 
 def test_missing_single_column_message():
@@ -473,6 +492,7 @@ def test_missing_drop_leaves_nothing():
     df = pd.DataFrame({"a": [1.0, np.nan], "b": [np.nan, 2.0], "y": [0, 1]})
     err = error_of(make_dataset, df, "y", missing="drop")
     assert "'a'" in str(err) and "no rows are left" in str(err)
+    assert "missing='keep'" in str(err)
 
 
 def test_constant_feature_dropped_with_warning():
@@ -517,13 +537,25 @@ def test_target_all_missing():
 
 
 def test_class_with_one_row():
+    """A class too small for a stratified split is kept with a warning (default) or its
+    rows are dropped and counted; it never refuses the dataset."""
     df, _ = load("single_row_class.csv")
-    err = error_of(make_dataset, df, "cls")
-    msg = str(err)
-    assert "Class 'c' (1 row)" in msg and "'cls'" in msg
-    assert "Remove those rows" in msg and "merge" in msg
+    ds = make_dataset(df, "cls")
+    assert ds.classes_.tolist() == ["a", "b", "c"] and ds.n_samples == 5
+    assert ds.row_steps == ()
+    (warning,) = [w for w in ds.warnings if "Class 'c' (1 row)" in w]
+    assert "stratified" in warning and "not stratified" in warning and "'drop'" in warning
+    ds = make_dataset(df, "cls", small_classes="drop")
+    assert ds.classes_.tolist() == ["a", "b"] and ds.y.tolist() == [0, 0, 1, 1]
+    assert ds.X[:, 0].tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert ds.row_steps == (("small classes", 1),) and ds.n_dropped_rows == 1
+    assert any("Class 'c' (1 row)" in w and "1 row was dropped" in w for w in ds.warnings)
     ds = make_dataset(df, "cls", min_class_count=1)
-    assert ds.n_classes == 3
+    assert ds.n_classes == 3 and not any("Class" in w for w in ds.warnings)
+    # dropping the small classes must leave two classes
+    df = pd.DataFrame({"x": [1.0, 2, 3, 4], "t": ["a", "a", "a", "b"]})
+    err = error_of(make_dataset, df, "t", small_classes="drop")
+    assert "'b' (1 row)" in str(err) and "fewer than two classes" in str(err)
 
 
 def test_no_feature_columns():
@@ -541,16 +573,24 @@ def test_too_many_categories():
     df = pd.DataFrame(
         {"name": [f"person {i}" for i in range(60)], "x": np.arange(60.0), "y": [0, 1] * 30}
     )
-    err = error_of(make_dataset, df, "y")
+    # an identifier: left out by default, never a refusal
+    ds = make_dataset(df, "y")
+    assert ds.feature_names == ["x"] and ds.left_out == {"name": "identifier"}
+    err = error_of(make_dataset, df, "y", features=["name", "x"], many_levels="error")
     msg = str(err)
     assert "'name'" in msg and "60 different values" in msg and "max_categories" in msg
     assert "leave it out" in msg
-    assert make_dataset(df, "y", max_categories=60).categories[0][0] == "person 0"
+    ds = make_dataset(df, "y", features=["name", "x"], max_categories=60)
+    assert ds.categories[0][0] == "person 0"
     ds = make_dataset(df, "y", features=["x"])
     assert ds.feature_names == ["x"]
     # a number column marked as categorical: say it was marked, and how to unmark it
     df["id"] = np.arange(60)
-    msg = str(error_of(make_dataset, df, "y", features=["x", "id"], categorical=["id"]))
+    msg = str(
+        error_of(
+            make_dataset, df, "y", features=["x", "id"], categorical=["id"], many_levels="error"
+        )
+    )
     assert "'id' is marked as categorical but has 60 different values" in msg
     assert "Unmark it" in msg
 
@@ -565,6 +605,11 @@ def test_invalid_arguments():
     df = mixed_frame()
     err = error_of(make_dataset, df, "cls", missing="fill")
     assert "missing" in str(err) and "'drop'" in str(err) and "'error'" in str(err)
+    assert "'keep'" in str(err)
+    err = error_of(make_dataset, df, "cls", small_classes="merge")
+    assert "small_classes" in str(err) and "'keep'" in str(err)
+    err = error_of(make_dataset, df, "cls", many_levels="hash")
+    assert "many_levels" in str(err) and "'other'" in str(err)
     err = error_of(make_dataset, df, "cls", task="clustering")
     assert "task" in str(err) and "'regression'" in str(err)
     err = error_of(make_dataset, df, "cls", categorical=["nope"])
@@ -581,10 +626,14 @@ def test_duplicate_names_in_frame():
     assert "'a'" in str(err) and "different name" in str(err)
 
 
-def test_dates_rejected():
+def test_dates_become_days():
     df = pd.DataFrame({"d": pd.date_range("2020-01-01", periods=4), "y": [0, 1, 0, 1]})
+    ds = make_dataset(df, "y")
+    assert ds.X[:, 0].tolist() == [18262.0, 18263.0, 18264.0, 18265.0]  # days since 1970
+    assert any("'d'" in w and "days since 1970-01-01" in w for w in ds.warnings)
+    df = pd.DataFrame({"p": pd.period_range("2020-01", periods=4, freq="M"), "y": [0, 1] * 2})
     err = error_of(make_dataset, df, "y")
-    assert "'d'" in str(err) and "dates" in str(err)
+    assert "'p'" in str(err) and "periods" in str(err)
 
 
 def test_object_columns_of_numbers_and_bools():
@@ -611,6 +660,8 @@ def test_end_to_end_from_nasty_csv():
     assert ds.X[:, 0].tolist() == [1.5, 3.0, -0.5, 2.5]
     df, _ = load("booleans.csv")
     ds = make_dataset(df, "smoker")
+    assert ds.classes_.tolist() == ["no", "yes"]
+    ds = make_dataset(df, "active")
     assert ds.classes_.tolist() == ["False", "True"]
 
 
