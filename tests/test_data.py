@@ -842,3 +842,82 @@ def test_property_load_or_dataerror(raw, data):
         assert codes.min() >= 0 and codes.max() < len(labels)
     ds.feature_frame()
     ds.target_labels()
+
+
+# ---------------------------------------------------------------------------------------
+# The shared train/test split
+# ---------------------------------------------------------------------------------------
+
+
+def test_split_is_sklearns_stratified_split_when_it_can_be():
+    from sklearn.model_selection import train_test_split
+
+    from engine.data import train_test_rows
+
+    y = np.array([0] * 10 + [1] * 6 + [2] * 4)
+    split = train_test_rows(len(y), y, test_size=0.25, random_state=3)
+    tr, te = train_test_split(np.arange(20), test_size=0.25, random_state=3, stratify=y)
+    assert split.stratified and split.note is None
+    assert split.train.tolist() == sorted(tr) and split.test.tolist() == sorted(te)
+    assert np.bincount(y[split.test]).tolist() == [3, 1, 1]  # proportions kept
+    assert split.train.dtype == np.int64
+    # no labels (regression) or stratify=False: the plain seeded shuffle, no note
+    for split in (
+        train_test_rows(20, None, test_size=5, random_state=3),
+        train_test_rows(20, y, test_size=5, random_state=3, stratify=False),
+    ):
+        tr, te = train_test_split(np.arange(20), test_size=5, random_state=3)
+        assert split.test.tolist() == sorted(te) and not split.stratified
+        assert split.note is None
+
+
+def test_split_falls_back_to_unstratified_and_says_why():
+    from sklearn.model_selection import train_test_split
+
+    from engine.data import train_test_rows
+
+    y = np.array([0, 0, 0, 1, 1, 1, 2])  # class 2 has one row: sklearn refuses to stratify
+    with pytest.raises(ValueError):
+        train_test_split(np.arange(7), test_size=3, random_state=0, stratify=y)
+    split = train_test_rows(7, y, test_size=3, random_state=0, class_names=["a", "b", "c"])
+    tr, te = train_test_split(np.arange(7), test_size=3, random_state=0)
+    assert not split.stratified
+    assert split.test.tolist() == sorted(te) and split.train.tolist() == sorted(tr)
+    assert sorted(split.train.tolist() + split.test.tolist()) == list(range(7))
+    assert split.note.startswith("The train/test split is not stratified: Class 'c' (1 row)")
+    assert "seed 0" in split.note
+    # a test part smaller than the number of classes
+    y = np.repeat(np.arange(5), 4)
+    split = train_test_rows(20, y, test_size=3, random_state=1)
+    assert not split.stratified
+    assert "the test part (3 rows) has fewer rows than there are classes (5)" in split.note
+    split = train_test_rows(20, y, test_size=5, random_state=1)
+    assert split.stratified and np.bincount(y[split.test]).tolist() == [1] * 5
+
+
+def test_partition_page_split_uses_the_shared_split():
+    from engine.data import train_test_rows
+    from engine.partition.explore import split_rows
+
+    y = np.array([0] * 20 + [1] * 19 + [2])  # class 2: one row
+    parts = split_rows(40, y, seed=4, stratify=True, class_names=["x", "y", "z"])
+    first = train_test_rows(40, y, test_size=0.2, random_state=4, stratify=True)
+    assert parts.test.tolist() == first.test.tolist()
+    assert sorted(np.concatenate([parts.train, parts.val, parts.test]).tolist()) == list(range(40))
+    assert parts.note.startswith("The train/test split is not stratified: Class 'z' (1 row)")
+    # class 'z' with two rows: the test split keeps one, the validation split cannot
+    y = np.array([0] * 20 + [1] * 18 + [2] * 2)
+    parts = split_rows(
+        40,
+        y,
+        test_fraction=0.5,
+        val_fraction=0.5,
+        seed=4,
+        stratify=True,
+        class_names=["x", "y", "z"],
+    )
+    assert y[parts.test].tolist().count(2) == 1
+    assert parts.note.startswith("The validation split is not stratified: Class 'z' (1 row)")
+    ok = split_rows(40, np.array([0, 1] * 20), seed=4, stratify=True)
+    assert ok.note is None
+    assert np.bincount(np.array([0, 1] * 20)[ok.test]).tolist() == [4, 4]
