@@ -68,7 +68,8 @@ def number_pattern(decimal: str, thousands: str | None) -> re.Pattern:
 
 
 def parse_unit_numbers(text: pd.Series, decimal: str, thousands: str | None) -> UnitNumbers | None:
-    """Read a text column of percentages or amounts ('22%', '$1,204.50', '1.204,50 €').
+    """Read a text column of percentages or amounts ('22%', '$1,204.50', '1.204,50 €',
+    '-$5', '($5.00)' for -5).
 
     ``text`` holds the present cells (stripped strings; missing cells NaN).  Returns
     ``None`` unless at least half of the present cells carry the same unit (one currency,
@@ -78,7 +79,9 @@ def parse_unit_numbers(text: pd.Series, decimal: str, thousands: str | None) -> 
     present = text.dropna()
     if present.empty:
         return None
-    parts = present.str.extract(_CELL_WITH_UNIT)
+    # accounting negatives: '($1,204.50)' is -1204.5
+    bracketed = present.str.fullmatch(r"\(.*\)").fillna(False).astype(bool)
+    parts = present.where(~bracketed, present.str.slice(1, -1)).str.extract(_CELL_WITH_UNIT)
     matched = parts["num"].notna()
     units = parts["pre"].fillna(parts["post"]).where(matched)
     both = parts["pre"].notna() & parts["post"].notna()
@@ -95,7 +98,7 @@ def parse_unit_numbers(text: pd.Series, decimal: str, thousands: str | None) -> 
     ok = number.str.match(pattern).fillna(False).astype(bool)
     if int(ok.sum()) < NUMBER_MIN_FRACTION * len(present):
         return None
-    negative = parts["s1"].isin(["-", "\u2212"]) | parts["s2"].isin(["-", "\u2212"])
+    negative = parts["s1"].isin(["-", "\u2212"]) | parts["s2"].isin(["-", "\u2212"]) | bracketed
     cleaned = number.where(ok)
     for ch in _GROUP_CHARS + (thousands or ("," if decimal == "." else ".")):
         if ch != decimal:
@@ -227,12 +230,20 @@ class Dates:
     bad: pd.Series
 
 
+def _naive(parsed: pd.Series) -> pd.Series:
+    """Time-zone aware stamps as naive UTC (naive ones unchanged), dtype datetime64[ns]."""
+    if isinstance(parsed.dtype, pd.DatetimeTZDtype):
+        parsed = parsed.dt.tz_convert("UTC").dt.tz_localize(None)
+    return parsed.astype("datetime64[ns]")
+
+
 def parse_dates(text: pd.Series) -> Dates | None:
     """Read a text column of dates (ISO '2023-01-15', '15/01/2023', '15.01.2023',
     '15 Jan 2023', 'Jan 15, 2023', with or without a time).
 
     Returns ``None`` unless :data:`NUMBER_MIN_FRACTION` of the present cells have the shape
-    of a date and one format reads them.  When day/month and month/day both read every cell
+    of a date and one format reads them (or, when the column mixes formats, dateutil reads
+    them cell by cell, day first).  When day/month and month/day both read every cell
     (all days 12 or less), day first wins and ``ambiguous`` is set.
     """
     present = text.dropna()
@@ -246,17 +257,40 @@ def parse_dates(text: pd.Series) -> Dates | None:
     readers: dict[str, int] = {}
     for fmt, description in DATE_FORMATS:
         try:
-            parsed = pd.to_datetime(present, format=fmt, errors="coerce")
+            parsed = pd.to_datetime(present, format=fmt, errors="coerce", utc=True)
         except (ValueError, TypeError, OverflowError):
             continue
-        if isinstance(parsed.dtype, pd.DatetimeTZDtype):
-            parsed = parsed.dt.tz_convert("UTC").dt.tz_localize(None)
+        parsed = _naive(parsed)
         n_ok = int(parsed.notna().sum())
         readers[fmt] = n_ok
         if n_ok > n_best:
             best, n_best = (fmt, description, parsed), n_ok
     if best is None or n_best < NUMBER_MIN_FRACTION * len(present):
-        return None
+        # several formats in one column: ISO cells as ISO, the others read by dateutil
+        # (through pandas) cell by cell, day first (dateutil would read 2023-04-05 as 4 May)
+        iso = present.str.match(r"^\d{4}-").fillna(False).astype(bool)
+        try:
+            parsed = pd.concat(
+                [
+                    _naive(
+                        pd.to_datetime(present[iso], format="ISO8601", errors="coerce", utc=True)
+                    ),
+                    _naive(
+                        pd.to_datetime(
+                            present[~iso],
+                            format="mixed",
+                            dayfirst=True,
+                            errors="coerce",
+                            utc=True,
+                        )
+                    ),
+                ]
+            ).reindex(present.index)
+        except (ValueError, TypeError, OverflowError):
+            return None
+        if int(parsed.notna().sum()) < NUMBER_MIN_FRACTION * len(present):
+            return None
+        best = ("mixed", "several formats, day first when unclear", parsed)
     fmt, description, parsed = best
     twin = {
         "%d/%m/%Y": "%m/%d/%Y",
