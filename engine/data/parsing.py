@@ -149,11 +149,11 @@ class ParseReport:
         for name in self.codes:
             out.setdefault(name, []).append("codes with leading zeros")
         for name, fmt in self.dates.items():
-            out.setdefault(name, []).append(f"dates ({fmt}), used as days")
+            out.setdefault(name, []).append(f"dates ({fmt})")
         for name in self.booleans:
             out.setdefault(name, []).append("yes/no spellings unified")
         for name in self.identifiers:
-            out.setdefault(name, []).append("identifier: left out by default")
+            out.setdefault(name, []).append("identifier (left out)")
         return {k: "; ".join(v) for k, v in out.items()}
 
     def to_frame(self) -> pd.DataFrame:
@@ -413,7 +413,10 @@ def _detect_number_format(
     or percent sign around a number is ignored: '1.204,50 €' counts as '1.204,50').
     Returns ``(decimal, thousands, notes)``, each note ``(change, message)``."""
     notes: list[tuple[str, str]] = []
-    cells = [_UNIT_AROUND.sub("", c.strip()) for r in rows[1:] for c in r]
+    written = [c.strip() for r in rows[1:] for c in r]
+    cells = [_UNIT_AROUND.sub("", c) for c in written]
+    as_written = dict(zip(cells, written, strict=True))  # for messages: '$2,802', not '2,802'
+
     if decimal is None:
         decimal = "."
         if delimiter != ",":
@@ -424,7 +427,8 @@ def _detect_number_format(
                 notes.append(
                     (
                         "decimal comma",
-                        f"Numbers such as {_q(comma[0])} were read with a decimal comma "
+                        f"Numbers such as {_q(as_written[comma[0]])} were read with a "
+                        "decimal comma "
                         "(1,5 = 1.5).",
                     )
                 )
@@ -441,7 +445,7 @@ def _detect_number_format(
             notes.append(
                 (
                     "thousands separator",
-                    f"Numbers such as {_q(grouped[0])} were read with {_q(sep)} as the "
+                    f"Numbers such as {_q(as_written[grouped[0]])} were read with {_q(sep)} as the "
                     "thousands separator.",
                 )
             )
