@@ -43,7 +43,7 @@ MAX_UPLOADS = 5
 TASK_OPTIONS = ("auto", "classification", "regression")
 MISSING_OPTIONS = {
     "drop": "drop rows with missing values",
-    "keep": "keep them (missing values stay in the data)",
+    "keep": "keep rows with missing values",
     "error": "stop with an error",
 }
 #: Above the level cap: keep the most frequent levels plus 'other', or leave the column out.

@@ -180,7 +180,19 @@ if changes:
         + "\n".join(f"- {c['message']}" for c in changes)
     )
 with st.expander("Columns as read", expanded=option.startswith(UPLOAD_PREFIX)):
-    st.dataframe(report.to_frame(), hide_index=True, width="stretch")
+    st.dataframe(
+        report.to_frame(),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "column": st.column_config.TextColumn(width="medium"),
+            "dtype": st.column_config.TextColumn(width="small"),
+            "missing": st.column_config.NumberColumn(width="small"),
+            "coerced": st.column_config.NumberColumn(width="small"),
+            "examples": st.column_config.TextColumn(width="small"),
+            "note": st.column_config.TextColumn(width="large"),
+        },
+    )
 
 st.subheader("Column roles")
 target = st.session_state.get(f"target::{option}")

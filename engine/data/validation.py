@@ -683,8 +683,9 @@ def _small_classes(tcol, rows, y, classes, target, min_class_count, small_classe
             f"{noun} {parts}{more} of the target {_q(target)} "
             f"{'has' if one else 'have'} fewer than the {min_class_count} rows a stratified "
             f"train/test split needs per class; {'it is' if one else 'they are'} kept, and "
-            "splits on this data are not stratified (each page says so). Choose 'drop' for "
-            f"small classes to remove {'its' if one else 'their'} rows.{stray}"
+            "splits on this data are not stratified (each page says so). To remove "
+            f"{'its' if one else 'their'} rows, choose to drop small classes "
+            f"(small_classes='drop').{stray}"
         )
         return rows, y, classes
     keep = ~np.isin(y, small)
@@ -781,7 +782,7 @@ def _encode_features(
                 left_out[fname] = "too many levels"
                 warn.append(
                     f"Column {_q(fname)} has {len(labels):,} levels, more than the cap of "
-                    f"{max_categories}, and was left out. Raise the cap (max_categories) or "
+                    f"{max_categories}, and was left out. Raise the level cap (max_categories) or "
                     "group the rarest levels as 'other' to use it."
                 )
                 continue
@@ -793,7 +794,7 @@ def _encode_features(
                 f"Column {_q(fname)} has {n_levels:,} levels, more than the cap of "
                 f"{max_categories}: the {max_categories - 1} most frequent are kept and the "
                 f"other {n_grouped:,} levels ({_rows(n_grouped_rows)}) are grouped as "
-                f"{_q(labels[-1])}. Raise the cap (max_categories) or leave the column out "
+                f"{_q(labels[-1])}. Raise the level cap (max_categories) or leave the column out "
                 "to change this."
             )
         categories[len(fnames)] = labels
