@@ -414,6 +414,30 @@ def test_missing_values_kept_on_the_data_page_and_explained_on_method_pages(app,
     assert any("Every row has a missing value" in e.value for e in app.error)
 
 
+@pytest.mark.parametrize(
+    ("name", "target", "also_left_out", "shape"),
+    [
+        ("passengers.csv", "Survived", ["Cabin"], "51 rows x 7 features"),
+        ("levels_100.csv", "responded", [], "500 rows x 4 features"),
+    ],
+)
+def test_method_pages_open_on_a_passenger_list_and_a_100_level_table(
+    app, root, name, target, also_left_out, shape
+):
+    """The passenger list (name, ticket and ID columns; 'Cabin' left out as the drop
+    message suggests) and a table with a 100-level store code: every method page opens."""
+    option = _upload_fixture(app, root, name)
+    app.selectbox(key=f"target::{option}").set_value(target).run()
+    left = app.multiselect(key=f"left_out::{option}")
+    left.set_value(left.value + also_left_out).run()
+    assert not app.error
+    for page in METHOD_PAGES:
+        app.switch_page(page).run()
+        assert not app.exception, (page, app.exception)
+        assert not app.error, (page, [e.value for e in app.error])
+        assert any(f"{shape}; target **{target}**" in m.value for m in app.markdown), page
+
+
 def test_method_pages_show_why_the_split_is_not_stratified(app):
     csv = "a,b,label\n" + "".join(
         f"{i % 7},{(i * 3) % 11},{'xy'[i % 2] if i else 'z'}\n" for i in range(60)
