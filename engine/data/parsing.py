@@ -515,6 +515,18 @@ def _normalise_numbers(s: pd.Series, decimal: str, thousands: str | None) -> pd.
     return s
 
 
+def _numbers(text: pd.Series, decimal: str, thousands: str | None) -> pd.Series:
+    """``text`` read as numbers (float64, NaN where a cell is not one), each distinct text
+    converted once."""
+    codes, uniques = pd.factorize(text)
+    distinct = pd.Series(np.asarray(uniques, dtype=object), dtype="str")
+    values = pd.to_numeric(_normalise_numbers(distinct, decimal, thousands), errors="coerce")
+    values = values.to_numpy(dtype="float64", na_value=np.nan)
+    out = np.full(len(text), np.nan)
+    out[codes >= 0] = values[codes[codes >= 0]]
+    return pd.Series(out, index=text.index)
+
+
 def _stray(bad: pd.Series) -> dict | None:
     """``{'count', 'examples'}`` of the present cells read as missing, or ``None``."""
     if not len(bad):
@@ -591,7 +603,7 @@ def _clean_column(
         )
 
     # mostly numbers -> numeric, stray texts -> NaN; codes with leading zeros stay text
-    nums = pd.to_numeric(_normalise_numbers(text, decimal, thousands), errors="coerce")
+    nums = _numbers(text, decimal, thousands)
     ok = nums.notna() & present
     n_ok = int(ok.sum())
     if n_ok and n_ok >= COERCE_MIN_FRACTION * n_present:

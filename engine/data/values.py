@@ -67,6 +67,17 @@ def number_pattern(decimal: str, thousands: str | None) -> re.Pattern:
     )
 
 
+def _distinct(present: pd.Series) -> tuple[pd.Series, np.ndarray, np.ndarray]:
+    """The distinct cells of ``present`` (a Series), the code of each cell and the number
+    of cells per distinct value: the recognisers look at each distinct text once."""
+    codes, uniques = pd.factorize(present)
+    distinct = pd.Series(np.asarray(uniques, dtype=object), dtype="str")
+    return distinct, codes, np.bincount(codes, minlength=len(distinct))
+
+
+_UNIT_CHARS = re.compile("%|" + "|".join(re.escape(u) for u in CURRENCY_SYMBOLS))
+
+
 def parse_unit_numbers(text: pd.Series, decimal: str, thousands: str | None) -> UnitNumbers | None:
     """Read a text column of percentages or amounts ('22%', '$1,204.50', '1.204,50 €',
     '-$5', '($5.00)' for -5).
@@ -79,9 +90,13 @@ def parse_unit_numbers(text: pd.Series, decimal: str, thousands: str | None) -> 
     present = text.dropna()
     if present.empty:
         return None
+    distinct, codes, weight = _distinct(present)
+    if not distinct.str.contains(_UNIT_CHARS).any():
+        return None
     # accounting negatives: '($1,204.50)' is -1204.5
-    bracketed = present.str.fullmatch(r"\(.*\)").fillna(False).astype(bool)
-    parts = present.where(~bracketed, present.str.slice(1, -1)).str.extract(_CELL_WITH_UNIT)
+    bracketed = distinct.str.fullmatch(r"\(.*\)").fillna(False).astype(bool).to_numpy()
+    inner = distinct.where(~bracketed, distinct.str.slice(1, -1))
+    parts = inner.str.extract(_CELL_WITH_UNIT)
     matched = parts["num"].notna()
     units = parts["pre"].fillna(parts["post"]).where(matched)
     both = parts["pre"].notna() & parts["post"].notna()
@@ -89,28 +104,33 @@ def parse_unit_numbers(text: pd.Series, decimal: str, thousands: str | None) -> 
     if len(used) != 1 or both.any():
         return None
     unit = str(used[0])
-    has_unit = units.eq(unit)
-    n_unit = int(has_unit.sum())
+    has_unit = units.eq(unit).to_numpy()
+    n_unit = int(weight[has_unit].sum())
     if n_unit < 0.5 * len(present):
         return None
     pattern = number_pattern(decimal, thousands)
     number = parts["num"].where(matched).str.strip()
-    ok = number.str.match(pattern).fillna(False).astype(bool)
-    if int(ok.sum()) < NUMBER_MIN_FRACTION * len(present):
+    ok = number.str.match(pattern).fillna(False).astype(bool).to_numpy()
+    if int(weight[ok].sum()) < NUMBER_MIN_FRACTION * len(present):
         return None
-    negative = parts["s1"].isin(["-", "\u2212"]) | parts["s2"].isin(["-", "\u2212"]) | bracketed
+    negative = (
+        parts["s1"].isin(["-", "\u2212"]) | parts["s2"].isin(["-", "\u2212"])
+    ).to_numpy() | bracketed
     cleaned = number.where(ok)
     for ch in _GROUP_CHARS + (thousands or ("," if decimal == "." else ".")):
         if ch != decimal:
             cleaned = cleaned.str.replace(ch, "", regex=False)
     if decimal != ".":
         cleaned = cleaned.str.replace(decimal, ".", regex=False)
-    values = pd.to_numeric(cleaned, errors="coerce").astype("float64")
-    values = values.where(~negative, -values)
+    values = pd.to_numeric(cleaned, errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+    values = np.where(negative, -values, values)
     out = pd.Series(np.nan, index=text.index, dtype="float64")
-    out[present.index] = values.to_numpy()
-    example = str(present[has_unit].iloc[0])
-    return UnitNumbers(out, unit, n_unit, example, present[~ok])
+    out[present.index] = values[codes]
+    example = str(distinct[np.flatnonzero(has_unit)[0]])
+    first_cell = present[has_unit[codes]]
+    if len(first_cell):
+        example = str(first_cell.iloc[0])
+    return UnitNumbers(out, unit, n_unit, example, present[~ok[codes]])
 
 
 @dataclass(frozen=True)
@@ -177,15 +197,16 @@ def has_leading_zero_codes(text: pd.Series) -> str | None:
     present = text.dropna()
     if present.empty:
         return None
-    digits = present[present.str.fullmatch(r"\d+").fillna(False).astype(bool)]
-    if digits.empty:
+    distinct, codes, weight = _distinct(present)
+    digits = distinct.str.fullmatch(r"\d+").fillna(False).astype(bool).to_numpy()
+    if not digits.any():
         return None
-    zero = digits.str.match(r"0\d").fillna(False).astype(bool)
+    zero = distinct.str.match(r"0\d").fillna(False).astype(bool).to_numpy() & digits
     if not zero.any():
         return None
-    same_width = digits.str.len().nunique() == 1
-    if same_width or zero.mean() >= 0.2:
-        return str(digits[zero].iloc[0])
+    same_width = distinct[digits].str.len().nunique() == 1
+    if same_width or weight[zero].sum() >= 0.2 * weight[digits].sum():
+        return str(present[zero[codes]].iloc[0])
     return None
 
 
@@ -246,11 +267,12 @@ def parse_dates(text: pd.Series) -> Dates | None:
     them cell by cell, day first).  When day/month and month/day both read every cell
     (all days 12 or less), day first wins and ``ambiguous`` is set.
     """
-    present = text.dropna()
-    if present.empty:
+    cells = text.dropna()
+    if cells.empty:
         return None
-    shaped = present.str.match(_DATE_SHAPES).fillna(False).astype(bool)
-    if shaped.mean() < NUMBER_MIN_FRACTION:
+    present, codes, weight = _distinct(cells)
+    shaped = present.str.match(_DATE_SHAPES).fillna(False).astype(bool).to_numpy()
+    if weight[shaped].sum() < NUMBER_MIN_FRACTION * len(cells):
         return None
     best = None
     n_best = 0
@@ -261,11 +283,11 @@ def parse_dates(text: pd.Series) -> Dates | None:
         except (ValueError, TypeError, OverflowError):
             continue
         parsed = _naive(parsed)
-        n_ok = int(parsed.notna().sum())
+        n_ok = int(weight[parsed.notna().to_numpy()].sum())
         readers[fmt] = n_ok
         if n_ok > n_best:
             best, n_best = (fmt, description, parsed), n_ok
-    if best is None or n_best < NUMBER_MIN_FRACTION * len(present):
+    if best is None or n_best < NUMBER_MIN_FRACTION * len(cells):
         # several formats in one column: ISO cells as ISO, the others read by dateutil
         # (through pandas) cell by cell, day first (dateutil would read 2023-04-05 as 4 May)
         iso = present.str.match(r"^\d{4}-").fillna(False).astype(bool)
@@ -288,7 +310,8 @@ def parse_dates(text: pd.Series) -> Dates | None:
             ).reindex(present.index)
         except (ValueError, TypeError, OverflowError):
             return None
-        if int(parsed.notna().sum()) < NUMBER_MIN_FRACTION * len(present):
+        n_best = int(weight[parsed.notna().to_numpy()].sum())
+        if n_best < NUMBER_MIN_FRACTION * len(cells):
             return None
         best = ("mixed", "several formats, day first when unclear", parsed)
     fmt, description, parsed = best
@@ -299,10 +322,11 @@ def parse_dates(text: pd.Series) -> Dates | None:
         "%d/%m/%Y %H:%M": "%m/%d/%Y %H:%M",
     }.get(fmt)
     ambiguous = twin is not None and readers.get(twin, 0) == n_best
+    stamps = parsed.to_numpy(dtype="datetime64[ns]")[codes]
     out = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns]")
-    out[present.index] = parsed.to_numpy(dtype="datetime64[ns]")
-    ok = parsed.notna()
-    return Dates(out, description, str(present[ok].iloc[0]), ambiguous, present[~ok])
+    out[cells.index] = stamps
+    ok = ~np.isnat(stamps)
+    return Dates(out, description, str(cells[ok].iloc[0]), ambiguous, cells[~ok])
 
 
 # -- identifiers -------------------------------------------------------------------------------
@@ -392,8 +416,10 @@ def identifier_reason(name: str, series: pd.Series) -> str | None:
         return f"named like an ID, a different value in each of the {n_rows:,} rows"
     if n_present < IDENTIFIER_MIN_ROWS or n_present < 0.5 * n_rows:
         return None
-    words = float(texts.str.split().str.len().mean())
-    if words >= 4 and n_distinct >= 0.5 * n_present:
+    if n_distinct < 0.5 * n_present:  # categories, not free text or identifiers
+        return None
+    words = float(texts.str.count(r"\S+").mean())
+    if words >= 4:
         return f"free text, {n_distinct:,} different texts"
     if n_distinct >= IDENTIFIER_DISTINCT_SHARE * n_present:
         if n_distinct == n_present:
