@@ -7,7 +7,11 @@ State kept in ``st.session_state``:
 * ``uploads`` -- ``{option: (DataFrame, ParseReport, key)}`` for this session's uploads, where
   ``key`` hashes the bytes and the parse options (it keys the prepared-dataset cache);
 * ``target::<option>``, ``task::<option>``, ``categorical::<option>``, ``left_out::<option>``
-  -- column roles per dataset;
+  -- column roles per dataset (``left_out`` starts with the columns the parse report
+  found to be identifiers);
+* ``max_levels::<option>``, ``many_levels::<option>``, ``small_classes::<option>`` -- the
+  Data page's level cap, what to do above it, and what to do with classes too small for a
+  stratified split;
 * ``missing``, ``seed`` -- shared settings (the seed is mirrored in the URL).
 """
 
@@ -24,6 +28,7 @@ from engine import warmup
 from engine.data import (
     DEFAULT_NA_VALUES,
     MAX_BYTES,
+    MAX_CATEGORIES,
     DataError,
     bundled_datasets,
     load_bundled,
@@ -57,7 +62,21 @@ MAX_UPLOAD_BYTES = 2 * MAX_BYTES
 #: Jobs of one browser session running at once; the next ones wait in line.
 MAX_RUNNING_JOBS = 2
 TASK_OPTIONS = ("auto", "classification", "regression")
-MISSING_OPTIONS = {"drop": "drop rows with missing values", "error": "stop with an error"}
+MISSING_OPTIONS = {
+    "drop": "drop rows with missing values",
+    "keep": "keep rows with missing values",
+    "error": "stop with an error",
+}
+#: Above the level cap: keep the most frequent levels plus 'other', or leave the column out.
+MANY_LEVEL_CHOICES = {
+    "other": "keep the most frequent levels, group the rest as 'other'",
+    "leave_out": "leave the column out",
+}
+#: A class with fewer rows than a stratified train/test split needs (2).
+SMALL_CLASS_CHOICES = {
+    "keep": "keep them (splits are then not stratified)",
+    "drop": "drop their rows",
+}
 
 
 # -- engine warm-up ------------------------------------------------------------------------
@@ -301,10 +320,19 @@ def current_frame(option: str):
 
 
 @st.cache_data(show_spinner="Preparing dataset...", max_entries=32)
-def _make(_df, key: str, target: str, task, categorical: tuple, missing: str, left_out: tuple = ()):
-    features = None
-    if left_out:
-        features = [str(c) for c in _df.columns if str(c) not in left_out and str(c) != target]
+def _make(
+    _df,
+    key: str,
+    target: str,
+    task,
+    categorical: tuple,
+    missing: str,
+    left_out: tuple = (),
+    max_categories: int = MAX_CATEGORIES,
+    many_levels: str = "other",
+    small_classes: str = "keep",
+):
+    features = [str(c) for c in _df.columns if str(c) not in left_out and str(c) != target]
     return make_dataset(
         _df,
         target,
@@ -312,7 +340,27 @@ def _make(_df, key: str, target: str, task, categorical: tuple, missing: str, le
         categorical=list(categorical) or None,
         missing=missing,
         features=features,
+        max_categories=max_categories,
+        many_levels=many_levels,
+        small_classes=small_classes,
     )
+
+
+def left_out_columns(option: str) -> list[str]:
+    """The columns left out of the features of ``option``: the user's choice, which starts
+    as the columns the parse report found to be identifiers (names, IDs, row numbers, free
+    text)."""
+    key = f"left_out::{option}"
+    if key not in st.session_state:
+        _df, report, _default, _ = current_frame(option)
+        st.session_state[key] = list(report.identifiers)
+    return list(st.session_state[key])
+
+
+def bring_back(option: str, column: str) -> None:
+    """Use ``column`` as a feature again (a button callback on the Data page)."""
+    key = f"left_out::{option}"
+    st.session_state[key] = [c for c in left_out_columns(option) if c != column]
 
 
 def _from_url(key: str, allowed) -> None:
@@ -336,6 +384,9 @@ _KEPT_PREFIXES = (
     "task::",
     "categorical::",
     "left_out::",
+    "max_levels::",
+    "many_levels::",
+    "small_classes::",
     "plot_feature::",
     "csv_",
     "cmp_",
@@ -447,8 +498,10 @@ def sidebar() -> None:
         list(MISSING_OPTIONS),
         key="missing",
         format_func=MISSING_OPTIONS.get,
-        help="Trees here need complete rows: drop incomplete rows, or stop and say "
-        "which columns have gaps.",
+        help="drop: use only complete rows. keep: keep every row, with its missing values "
+        "(the Data page shows them; a method page that cannot route missing values yet "
+        "says so). error: stop and say which columns have gaps. Rows without a target "
+        "value are always dropped, and counted.",
     )
     if "seed" not in st.session_state and str(st.query_params.get("seed", "")).isdigit():
         st.session_state["seed"] = min(int(st.query_params["seed"]), 2**31 - 1)
@@ -486,8 +539,14 @@ def resume_intended_page() -> None:
         st.switch_page(intended[0], query_params=intended[1])
 
 
-def current_dataset():
-    """The active :class:`engine.data.Dataset`, or ``None`` after showing why not."""
+def current_dataset(*, allow_missing: bool = False):
+    """The active :class:`engine.data.Dataset`, or ``None`` after showing why not.
+
+    ``allow_missing``: the page can use a dataset with missing values (NaN in ``X``, when
+    the sidebar keeps rows with missing values).  Pages whose methods cannot do so yet
+    leave it ``False``: they get ``None`` and a message saying what to choose instead
+    (:func:`missing_values_message`).
+    """
     option = st.session_state.get("ds")
     if option is None:
         return None
@@ -496,18 +555,41 @@ def current_dataset():
     task = st.session_state.get(f"task::{option}", "auto")
     categorical = tuple(st.session_state.get(f"categorical::{option}", ()))
     try:
-        return _make(
+        ds = _make(
             df,
             key,
             target,
             None if task == "auto" else task,
             categorical,
             st.session_state.get("missing", "drop"),
-            tuple(st.session_state.get(f"left_out::{option}", ())),
+            tuple(left_out_columns(option)),
+            int(st.session_state.get(f"max_levels::{option}") or MAX_CATEGORIES),
+            st.session_state.get(f"many_levels::{option}", "other"),
+            st.session_state.get(f"small_classes::{option}", "keep"),
         )
     except DataError as exc:
         st.error(f"**This dataset cannot be used as set up:** {exc}")
         return None
+    if ds.n_missing and not allow_missing:
+        st.warning(missing_values_message(ds))
+        return None
+    return ds
+
+
+def missing_values_message(ds) -> str:
+    """What a page whose methods cannot route missing values yet says about ``ds``."""
+    rows = int(np.isnan(ds.X).any(axis=1).sum())
+    cols = [ds.feature_names[j] for j in np.flatnonzero(np.isnan(ds.X).any(axis=0))]
+    shown = ", ".join(f"'{c}'" for c in cols[:5]) + (
+        f" and {len(cols) - 5} more" if len(cols) > 5 else ""
+    )
+    return (
+        "**The methods on this page cannot use missing values yet.** The sidebar keeps rows "
+        f"with missing values: {rows:,} of {ds.n_samples:,} rows have {ds.n_missing:,} "
+        f"missing values (in {shown}). Choose *drop rows with missing values* under "
+        "**Rows with missing values** in the sidebar to use this page, or leave those "
+        "columns out on the Data page."
+    )
 
 
 def dataset_caption(ds) -> str:

@@ -312,13 +312,14 @@ running = job is not None and not job.finished
 b1, b2, _ = st.columns([1, 1, 6])
 if b1.button("Grow", type="primary", disabled=running, key=P + "run"):
     try:
-        tr, va, te = split_rows(
+        tr, va, te, split_note = split_rows(
             ds.n_samples,
             ds.y,
             test_fraction=float(test_frac),
             val_fraction=float(val_frac),
             seed=seed(),
             stratify=task == "classification",
+            class_names=None if ds.classes_ is None else [str(c) for c in ds.classes_],
         )
         params = forest_params if kind == "forest" else tree_params
         model = make_model(
@@ -354,6 +355,7 @@ if b1.button("Grow", type="primary", disabled=running, key=P + "run"):
         "train": tr,
         "val": va,
         "test": te,
+        "split_note": split_note,
         "kind": kind,
         "is_categorical": ds.is_categorical.copy(),
         "tree_params": tree_params,
@@ -493,6 +495,8 @@ st.caption(
     f"Grown on {meta['caption']} Split (seed {meta['seed']}): {len(tr)} train, "
     f"{len(va)} validation, {len(te)} test rows."
 )
+if meta.get("split_note"):
+    st.info(meta["split_note"])
 m1, m2, m3, m4, m5 = st.columns(5)
 if forest:
     m1.metric("Trees", len(model.trees_), help="Trees grown (Stop keeps those finished).")

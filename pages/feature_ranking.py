@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.data import train_test_rows
 from engine.figures.treegrad import (
     attribution_figure,
     curves_figure,
@@ -142,16 +143,16 @@ class_names = None if ds.classes_ is None else [str(c) for c in ds.classes_]
 # -- model ---------------------------------------------------------------------------------
 @st.cache_data(show_spinner=False, max_entries=32)
 def split_rows(_ds, key: str, test_size: float, random_state: int):
-    """Seeded train/test row indices (stratified when every class has two rows)."""
-    from sklearn.model_selection import train_test_split
-
-    idx = np.arange(_ds.n_samples)
-    strat = None
-    if _ds.task == "classification":
-        counts = np.bincount(_ds.y)
-        if counts[counts > 0].min() >= 2 and round(test_size * _ds.n_samples) >= len(counts):
-            strat = _ds.y
-    return train_test_split(idx, test_size=test_size, random_state=random_state, stratify=strat)
+    """Seeded train/test rows (:func:`engine.data.train_test_rows`: stratified by class when
+    every class has two rows, else shuffled with a note saying why)."""
+    clf = _ds.task == "classification"
+    return train_test_rows(
+        _ds.n_samples,
+        _ds.y if clf else None,
+        test_size=test_size,
+        random_state=random_state,
+        class_names=[str(c) for c in _ds.classes_] if clf else None,
+    )
 
 
 @st.cache_resource(show_spinner="Fitting the model...", max_entries=24)
@@ -176,7 +177,8 @@ def fit_model(
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
     clf = _ds.task == "classification"
-    tr, te = split_rows(_ds, key, test_size, random_state)
+    split = split_rows(_ds, key, test_size, random_state)
+    tr, te = split.train, split.test
     common = dict(max_depth=depth or None, max_leaf_nodes=leaves or None, random_state=random_state)
     if kind == "tree":
         est = (DecisionTreeClassifier if clf else DecisionTreeRegressor)(**common)
@@ -238,7 +240,8 @@ if source == "remembered":
     )
     entry = remembered[label]
     raw_model = entry["model"]
-    tr_idx, te_idx = split_rows(ds, digest, float(test_size), seed())
+    split = split_rows(ds, digest, float(test_size), seed())
+    tr_idx, te_idx = split.train, split.test
     model_key = f"{digest}:remembered:{label}:{id(raw_model)}"
     score_txt = (
         f"fitted on **{entry['source']}**; the test rows below may include rows it was trained on"
@@ -306,6 +309,8 @@ else:
     model_key = f"{digest}:{kind}:{depth}:{leaves}:{n_est}:{lr_gb}:{test_size}:{seed()}"
     metric = "accuracy" if ds.task == "classification" else "R\u00b2"
     score_txt = f"test {metric} **{score:.3f}** on {len(te_idx)} held-out rows"
+if note := split_rows(ds, digest, float(test_size), seed()).note:
+    st.info(note)
 try:
     model = treelab_model(raw_model, model_key)
     summary = model_summary(model)

@@ -9,9 +9,9 @@ import time
 import numpy as np
 import pandas as pd
 import streamlit as st
-from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
+from engine.data import train_test_rows
 from engine.figures.literati import (
     gap_figure,
     internal_nodes,
@@ -334,13 +334,17 @@ except ValueError as exc:
     candidate_leaves, bd_error = None, str(exc)
     st.error(bd_error)
 
-y_all = ds.y
-idx = np.arange(ds.n_samples)
 n_test = max(int(round(test_share * ds.n_samples)), 1)
-counts = np.bincount(y_all, minlength=ds.n_classes)
-stratify = y_all if counts[counts > 0].min() >= 2 and n_test >= ds.n_classes else None
-tr_idx, te_idx = train_test_split(idx, test_size=n_test, random_state=seed(), stratify=stratify)
-tr_idx, te_idx = np.sort(tr_idx), np.sort(te_idx)
+split = train_test_rows(
+    ds.n_samples,
+    ds.y,
+    test_size=n_test,
+    random_state=seed(),
+    class_names=[str(c) for c in ds.classes_],
+)
+tr_idx, te_idx = split.train, split.test
+if split.note:
+    st.info(split.note)
 n_train = tr_idx.size
 lam, alpha = lam_frac * n_train, alpha_frac * n_train
 st.caption(

@@ -33,6 +33,22 @@ def test_engine_never_imports_streamlit():
     assert done.returncode == 0, done.stderr[-2000:] or "engine imported streamlit"
 
 
+def test_the_first_page_imports_no_heavy_engine_parts():
+    """Issue 13: nothing compiles before the first page draws.  What app.py and the Data page
+    import (the shared sidebar, the data layer, the Data page's figures) must not pull in
+    numba, scikit-learn or Dask: they are imported on first use by the other pages."""
+    code = (
+        "import sys\n"
+        "import engine.data, engine.figures.data, pages._shared\n"
+        "heavy = [m for m in ('numba', 'sklearn', 'distributed') if m in sys.modules]\n"
+        "print(heavy); sys.exit(3 if heavy else 0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+
+
 def test_every_kernel_is_nogil_and_cached():
     """docs/spec.md 0.5: a kernel holding the GIL freezes the server; an uncached one recompiles in
     every process. Checks every numba dispatcher defined in an engine module."""

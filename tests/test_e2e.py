@@ -153,3 +153,36 @@ def test_stop_in_the_middle_of_a_fit_through_dask(page: Page, app_url, tmp_path)
     expect(page.get_by_role("heading", name="Results")).to_be_visible()
     page.screenshot(path=tmp_path / "stop_02_stopped.png", full_page=True)
     assert latency < 3.0, f"Stop took {latency:.1f} s to show the finished folds"
+
+
+def test_messy_csv_parse_report(page: Page, app_url, tmp_path, root):
+    """Upload a messy shop export (codes with leading zeros, dates, percentages, dollar
+    amounts, mixed yes/no spellings, an order ID and free-text comments): the parse report
+    names every change, identifiers are left out with a button that brings them back."""
+    page.goto(app_url)
+    expect(page.get_by_role("heading", name="Data").first).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    upload(page, root / "tests" / "data" / "messy_shop.csv")
+    expect(page.get_by_text("it is now the active dataset")).to_be_visible(timeout=30_000)
+    no_exception(page)
+    expect(page.get_by_text("6 automatic changes while reading")).to_be_visible()
+    for line in (
+        "Column 'zip': 8 codes with leading zeros such as '04521' were kept as text",
+        "Column 'discount': 15 percentages such as '22%' were read as numbers in percent",
+        "Column 'total': 16 amounts in $ such as '$1,204.50' were read as numbers",
+        "Column 'member': 12 spellings of yes/no",
+        "Column 'joined': 16 dates (day/month/year, such as '15/01/2023')",
+    ):
+        expect(page.get_by_text(line, exact=False).first).to_be_visible()
+    expect(page.get_by_text("looks like an identifier (free text").first).to_be_visible()
+    expect(page.get_by_text("15 rows x 5 features").first).to_be_visible()
+    page.screenshot(path=tmp_path / "messy_report.png", full_page=True)
+    # one click brings the comment column back as a feature
+    page.get_by_test_id("stHorizontalBlock").filter(has_text="comment looks like").get_by_role(
+        "button", name="Use as a feature"
+    ).click()
+    wait_idle(page)
+    no_exception(page)
+    expect(page.get_by_text("15 rows x 6 features").first).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("comment looks like an identifier")).to_have_count(0)
+    page.screenshot(path=tmp_path / "messy_brought_back.png", full_page=True)

@@ -251,7 +251,8 @@ def test_forest_fit_steps_equal_fit_and_running_nll_is_exact(cls):
 @pytest.mark.slow
 def test_comparison_rows_and_split():
     X, y = _hetero(500, 5)
-    tr, va, te = split_rows(len(y), seed=1)
+    tr, va, te, note = split_rows(len(y), seed=1)
+    assert note is None
     assert len(set(tr) | set(va) | set(te)) == 500 and len(te) == 100
     job = Job(
         comparison_steps,

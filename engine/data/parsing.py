@@ -21,10 +21,20 @@ import pandas as pd
 from pandas.api import types as ptypes
 
 from engine.data.errors import DataError, _file_label, _inf_error, _names, _q
+from engine.data.values import (
+    CURRENCY_SYMBOLS,
+    TRUE_SPELLINGS,
+    boolean_spellings,
+    has_leading_zero_codes,
+    identifier_columns,
+    parse_dates,
+    parse_unit_numbers,
+)
 
 #: Largest number of data rows :func:`load_csv` accepts by default.
 MAX_ROWS = 200_000
-#: Largest number of columns :func:`load_csv` accepts by default.
+#: Largest number of feature columns :func:`load_csv` accepts by default (a file may have
+#: one column more: the target).
 MAX_COLUMNS = 2_000
 #: Largest file size in bytes :func:`load_csv` accepts by default (50 MiB).
 MAX_BYTES = 50 * 2**20
@@ -65,8 +75,6 @@ DEFAULT_NA_VALUES: tuple[str, ...] = (
 _DELIMITERS = ",;\t|"
 _DELIMITER_NAMES = {",": "comma (,)", ";": "semicolon (;)", "\t": "tab", "|": "pipe (|)"}
 _SNIFF_BYTES = 64 * 1024
-_TRUE_TOKENS = frozenset({"true", "yes", "y", "t"})
-_FALSE_TOKENS = frozenset({"false", "no", "n", "f"})
 _TEXT_CATEGORY_LIMIT = 50  # ParseReport: 'categorical' up to this many distinct values
 
 
@@ -83,15 +91,28 @@ class ParseReport:
         n_rows: data rows in the returned frame (after dropping all-empty rows).
         n_columns: columns in the returned frame (after dropping all-empty columns).
         dtypes: per kept column, one of ``'numeric'`` (float), ``'integer'`` (whole
-            numbers), ``'boolean'``, ``'categorical'`` (text with few distinct values) or
-            ``'text'`` (text with many distinct values).
-        coerced: per numeric column that contained stray text, ``{'count': int,
-            'examples': list[str]}``: how many cells were read as missing and the first
-            (up to 3) distinct such texts.
-        missing: per kept column, the number of missing cells (NaN) after parsing.
+            numbers), ``'boolean'`` (true/false), ``'categorical'`` (text with few distinct
+            values), ``'text'`` (text with many distinct values) or ``'date'``.
+        coerced: per column that contained stray text (numbers, amounts or dates with a
+            few cells that are not), ``{'count': int, 'examples': list[str]}``: how many
+            cells were read as missing and the first (up to 3) distinct such texts.
+        missing: per kept column, the number of missing cells (NaN/NaT) after parsing.
         dropped_columns: names of the all-empty columns that were removed.
         dropped_rows: number of all-empty rows that were removed.
-        warnings: plain-language notes for the user (coercions, drops, detections).
+        identifiers: per column that looks like a row identifier (names, IDs, row
+            numbers, free text), the reason in words; :func:`engine.data.make_dataset`
+            leaves these out of the features unless they are asked for.
+        units: per column read as numbers with a unit, the unit (``'%'`` or a currency
+            mark such as ``'$'``); ``'22%'`` is 22 and ``'$1,204.50'`` is 1204.5.
+        codes: per whole-number column kept as text because it has leading zeros, an
+            example cell (``'04521'``).
+        dates: per date column, the format read (``'day/month/year'``).
+        booleans: per yes/no column whose spellings were changed, ``{spelling: count}``
+            of the spellings in the file.
+        changes: every automatic change, in order, as ``{'column': str or None,
+            'change': str, 'count': int, 'message': str}`` (``count`` cells or rows).
+        warnings: plain-language notes for the user: the ``message`` of every change,
+            and the detections.
     """
 
     delimiter: str
@@ -105,15 +126,45 @@ class ParseReport:
     missing: dict[str, int] = field(default_factory=dict)
     dropped_columns: list[str] = field(default_factory=list)
     dropped_rows: int = 0
+    identifiers: dict[str, str] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
+    codes: dict[str, str] = field(default_factory=dict)
+    dates: dict[str, str] = field(default_factory=dict)
+    booleans: dict[str, dict] = field(default_factory=dict)
+    changes: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+    def record(self, column: str | None, change: str, count: int, message: str) -> None:
+        """Add an automatic change to :attr:`changes` and its message to :attr:`warnings`."""
+        self.changes.append(
+            {"column": column, "change": change, "count": int(count), "message": message}
+        )
+        self.warnings.append(message)
+
+    def notes(self) -> dict[str, str]:
+        """Per column, a short note on what was recognised (for :meth:`to_frame`)."""
+        out: dict[str, list[str]] = {}
+        for name, unit in self.units.items():
+            out.setdefault(name, []).append("percent" if unit == "%" else f"amounts in {unit}")
+        for name in self.codes:
+            out.setdefault(name, []).append("codes with leading zeros")
+        for name, fmt in self.dates.items():
+            out.setdefault(name, []).append(f"dates ({fmt})")
+        for name in self.booleans:
+            out.setdefault(name, []).append("yes/no spellings unified")
+        for name in self.identifiers:
+            out.setdefault(name, []).append("identifier (left out)")
+        return {k: "; ".join(v) for k, v in out.items()}
 
     def to_frame(self) -> pd.DataFrame:
         """One row per column of the file, for display.
 
         Columns: ``column`` (str), ``dtype`` (str; ``'empty (removed)'`` for dropped
-        columns), ``missing`` (int), ``coerced`` (int: stray texts read as missing) and
-        ``examples`` (str: those texts, comma-separated).
+        columns), ``missing`` (int), ``coerced`` (int: stray texts read as missing),
+        ``examples`` (str: those texts, comma-separated) and ``note`` (str: unit, codes,
+        date format, identifier; see :meth:`notes`).
         """
+        notes = self.notes()
         rows = []
         for name, kind in self.dtypes.items():
             info = self.coerced.get(name, {})
@@ -124,6 +175,7 @@ class ParseReport:
                     "missing": int(self.missing.get(name, 0)),
                     "coerced": int(info.get("count", 0)),
                     "examples": ", ".join(repr(e) for e in info.get("examples", [])),
+                    "note": notes.get(name, ""),
                 }
             )
         for name in self.dropped_columns:
@@ -134,9 +186,12 @@ class ParseReport:
                     "missing": self.n_rows,
                     "coerced": 0,
                     "examples": "",
+                    "note": "",
                 }
             )
-        return pd.DataFrame(rows, columns=["column", "dtype", "missing", "coerced", "examples"])
+        return pd.DataFrame(
+            rows, columns=["column", "dtype", "missing", "coerced", "examples", "note"]
+        )
 
 
 def _read_source(source: Any, max_bytes: int, name: str | None) -> tuple[bytes, str | None]:
@@ -342,12 +397,26 @@ _RE_COMMA_PLAIN = re.compile(r"^[-+]?\d+,\d+$")
 _RE_DOT_PLAIN = re.compile(r"^[-+]?\d+\.\d+$")
 
 
+_UNIT_AROUND = re.compile(
+    "^(?:"
+    + "|".join(re.escape(u) for u in CURRENCY_SYMBOLS)
+    + r")\s*|\s*(?:%|"
+    + "|".join(re.escape(u) for u in CURRENCY_SYMBOLS)
+    + ")$"
+)
+
+
 def _detect_number_format(
     rows: list[list[str]], delimiter: str, decimal: str | None, thousands: str | None
-) -> tuple[str, str | None, list[str]]:
-    """Decide the decimal mark and thousands separator from sample fields."""
-    notes: list[str] = []
-    cells = [c.strip() for r in rows[1:] for c in r]
+) -> tuple[str, str | None, list[tuple[str, str]]]:
+    """Decide the decimal mark and thousands separator from sample fields (a currency mark
+    or percent sign around a number is ignored: '1.204,50 €' counts as '1.204,50').
+    Returns ``(decimal, thousands, notes)``, each note ``(change, message)``."""
+    notes: list[tuple[str, str]] = []
+    written = [c.strip() for r in rows[1:] for c in r]
+    cells = [_UNIT_AROUND.sub("", c) for c in written]
+    as_written = dict(zip(cells, written, strict=True))  # for messages: '$2,802', not '2,802'
+
     if decimal is None:
         decimal = "."
         if delimiter != ",":
@@ -356,7 +425,12 @@ def _detect_number_format(
             if comma and not dot:
                 decimal = ","
                 notes.append(
-                    f"Numbers such as {_q(comma[0])} were read with a decimal comma (1,5 = 1.5)."
+                    (
+                        "decimal comma",
+                        f"Numbers such as {_q(as_written[comma[0]])} were read with a "
+                        "decimal comma "
+                        "(1,5 = 1.5).",
+                    )
                 )
     if thousands is None:
         sep = "." if decimal == "," else ","
@@ -369,8 +443,11 @@ def _detect_number_format(
         if grouped and not contradict:
             thousands = sep
             notes.append(
-                f"Numbers such as {_q(grouped[0])} were read with {_q(sep)} as the "
-                "thousands separator."
+                (
+                    "thousands separator",
+                    f"Numbers such as {_q(as_written[grouped[0]])} were read with {_q(sep)} as the "
+                    "thousands separator.",
+                )
             )
     return decimal, (thousands or None), notes
 
@@ -438,62 +515,201 @@ def _normalise_numbers(s: pd.Series, decimal: str, thousands: str | None) -> pd.
     return s
 
 
+def _numbers(text: pd.Series, decimal: str, thousands: str | None) -> pd.Series:
+    """``text`` read as numbers (float64, NaN where a cell is not one), each distinct text
+    converted once."""
+    codes, uniques = pd.factorize(text)
+    distinct = pd.Series(np.asarray(uniques, dtype=object), dtype="str")
+    values = pd.to_numeric(_normalise_numbers(distinct, decimal, thousands), errors="coerce")
+    values = values.to_numpy(dtype="float64", na_value=np.nan)
+    out = np.full(len(text), np.nan)
+    out[codes >= 0] = values[codes[codes >= 0]]
+    return pd.Series(out, index=text.index)
+
+
+def _stray(bad: pd.Series) -> dict | None:
+    """``{'count', 'examples'}`` of the present cells read as missing, or ``None``."""
+    if not len(bad):
+        return None
+    examples = list(dict.fromkeys(bad.tolist()))[:3]
+    return {"count": int(len(bad)), "examples": [str(e) for e in examples]}
+
+
+def _text_cells(col: pd.Series, na_lower: frozenset[str]) -> pd.Series:
+    """The column as stripped strings, NaN where missing (a missing-value token in any
+    letter case counts as missing)."""
+    notna = col.notna()
+    text = col.astype("str").where(notna).str.strip()
+    return text.where(~text.str.lower().isin(na_lower) & notna)
+
+
+def _text_kind(text: pd.Series) -> str:
+    return "categorical" if text.nunique() <= _TEXT_CATEGORY_LIMIT else "text"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
 def _clean_column(
+    name: str,
     col: pd.Series,
+    raw: pd.Series | None,
     na_lower: frozenset[str],
     decimal: str,
     thousands: str | None,
+    report: ParseReport,
 ) -> tuple[pd.Series, str, dict | None]:
-    """Type one parsed column.  Returns ``(series, kind, coerced_info)``."""
+    """Type one parsed column; record what was recognised in ``report``.
+
+    ``raw`` is the column's text as written, for whole-number columns (leading zeros are
+    lost once pandas reads them as numbers).  Returns ``(series, kind, coerced_info)``.
+    """
     if ptypes.is_bool_dtype(col.dtype):
         return col, "boolean", None
     if ptypes.is_numeric_dtype(col.dtype):
+        if raw is not None:
+            codes = _text_cells(raw, na_lower)
+            example = has_leading_zero_codes(codes)
+            if example is not None:
+                _record_codes(report, name, codes, example)
+                return codes.astype("str"), _text_kind(codes), None
         col = col.astype("float64") if col.dtype.kind not in "iu" else col
         vals = col.to_numpy(dtype="float64", na_value=np.nan)
         kind = "integer" if col.dtype.kind in "iu" or _is_integral(vals) else "numeric"
         return col, kind, None
 
     # object / str: Python bools with missing values, huge ints, or text
-    notna = col.notna()
-    if notna.any():
-        inferred = ptypes.infer_dtype(col, skipna=True)
-        if inferred == "boolean":
-            return col.astype("boolean"), "boolean", None
-    text = col.astype("str").where(notna)
-    text = text.str.strip()
-    lowered = text.str.lower()
-    text = text.where(~lowered.isin(na_lower) & notna)
-    lowered = lowered.where(text.notna())
+    if col.notna().any() and ptypes.infer_dtype(col, skipna=True) == "boolean":
+        return col.astype("boolean"), "boolean", None
+    text = _text_cells(col, na_lower)
     present = text.notna()
     n_present = int(present.sum())
     if n_present == 0:
         return pd.Series(np.nan, index=col.index, dtype="float64"), "numeric", None
 
-    # booleans: yes/no, true/false, y/n, t/f (any case)
-    if lowered[present].isin(_TRUE_TOKENS | _FALSE_TOKENS).all():
-        out = pd.Series(pd.NA, index=col.index, dtype="boolean")
-        out[present] = lowered[present].isin(_TRUE_TOKENS)
-        if not out.isna().any():
-            out = out.astype(bool)
-        return out, "boolean", None
+    spellings = boolean_spellings(text)
+    if spellings is not None:
+        return _clean_booleans(name, text, spellings, report)
 
-    # mostly numbers -> numeric, stray texts -> NaN
-    nums = pd.to_numeric(_normalise_numbers(text, decimal, thousands), errors="coerce")
+    with_unit = parse_unit_numbers(text, decimal, thousands)
+    if with_unit is not None:
+        _record_unit(report, name, with_unit)
+        vals = with_unit.values.to_numpy()
+        return (
+            with_unit.values,
+            "integer" if _is_integral(vals) else "numeric",
+            _stray(with_unit.bad),
+        )
+
+    # mostly numbers -> numeric, stray texts -> NaN; codes with leading zeros stay text
+    nums = _numbers(text, decimal, thousands)
     ok = nums.notna() & present
     n_ok = int(ok.sum())
     if n_ok and n_ok >= COERCE_MIN_FRACTION * n_present:
+        example = has_leading_zero_codes(text[ok])
+        if example is not None:
+            _record_codes(report, name, text, example)
+            return text.astype("str"), _text_kind(text), None
         nums = nums.astype("float64").where(ok)
-        bad = text[present & ~ok]
-        info = None
-        if len(bad):
-            examples = list(dict.fromkeys(bad.tolist()))[:3]
-            info = {"count": int(len(bad)), "examples": [str(e) for e in examples]}
         vals = nums.to_numpy(dtype="float64", na_value=np.nan)
         kind = "integer" if _is_integral(vals) else "numeric"
-        return nums, kind, info
+        return nums, kind, _stray(text[present & ~ok])
 
-    kind = "categorical" if text.nunique() <= _TEXT_CATEGORY_LIMIT else "text"
-    return text.astype("str"), kind, None
+    dates = parse_dates(text)
+    if dates is not None:
+        _record_dates(report, name, dates, n_present)
+        return dates.values, "date", _stray(dates.bad)
+
+    return text.astype("str"), _text_kind(text), None
+
+
+def _clean_booleans(name: str, text: pd.Series, spellings, report: ParseReport):
+    """A yes/no column: as written (two spellings), letter cases unified, or True/False."""
+    present = text.notna()
+    if spellings.kind == "as written":
+        return text.astype("str"), "categorical", None
+    report.booleans[name] = dict(spellings.counts)
+    if spellings.kind == "case":
+        out = text.replace(spellings.mapping)
+        n = sum(spellings.counts[s] for s in spellings.mapping)
+        pairs = ", ".join(f"{_q(a)} as {_q(b)}" for a, b in spellings.mapping.items())
+        report.record(
+            name,
+            "spellings unified",
+            n,
+            f"Column {_q(name)}: {_count(n, 'cell')} written in another letter case were "
+            f"read as the column's usual spelling ({pairs}).",
+        )
+        return out.astype("str"), "categorical", None
+    lowered = text.str.lower()
+    out = pd.Series(pd.NA, index=text.index, dtype="boolean")
+    out[present] = lowered[present].isin(TRUE_SPELLINGS)
+    if not out.isna().any():
+        out = out.astype(bool)
+    n_true = int(out.sum())
+    n_false = int(present.sum()) - n_true
+    shown = ", ".join(_q(s) for s in list(spellings.counts)[:8])
+    if len(spellings.counts) > 8:
+        shown += ", ..."
+    report.record(
+        name,
+        "yes/no spellings normalised",
+        int(present.sum()),
+        f"Column {_q(name)}: {len(spellings.counts)} spellings of yes/no ({shown}) were "
+        f"read as True ({n_true:,} cells) and False ({n_false:,} cells).",
+    )
+    return out, "boolean", None
+
+
+def _record_codes(report: ParseReport, name: str, codes: pd.Series, example: str) -> None:
+    report.codes[name] = example
+    n = int(codes.str.match(r"0\d").fillna(False).astype(bool).sum())
+    report.record(
+        name,
+        "codes kept as text",
+        n,
+        f"Column {_q(name)}: {_count(n, 'code')} with leading zeros such as {_q(example)} "
+        "were kept as text (a category), not read as numbers.",
+    )
+
+
+def _record_unit(report: ParseReport, name: str, found) -> None:
+    report.units[name] = found.unit
+    value = found.values[found.values.notna()]
+    idx = found.values.index[found.values.notna()]
+    shown = ""
+    if len(value):
+        first = float(found.values[idx[0]])
+        shown = f" ({_q(found.example)} is {first:g})" if found.example else ""
+    if found.unit == "%":
+        what, change = "percentages", "percent read as numbers"
+        tail = f" were read as numbers in percent{shown}."
+    else:
+        what, change = f"amounts in {found.unit}", f"amounts in {found.unit} read as numbers"
+        tail = f" were read as numbers{shown}; the unit is {found.unit}."
+    report.record(
+        name,
+        change,
+        found.n_with_unit,
+        f"Column {_q(name)}: {found.n_with_unit:,} {what} such as {_q(found.example)}{tail}",
+    )
+
+
+def _record_dates(report: ParseReport, name: str, dates, n_present: int) -> None:
+    report.dates[name] = dates.description
+    n = n_present - len(dates.bad)
+    ambiguous = (
+        " Every day is 12 or less, so the order is a guess: day first." if dates.ambiguous else ""
+    )
+    report.record(
+        name,
+        "dates",
+        n,
+        f"Column {_q(name)}: {_count(n, 'date')} ({dates.description}, such as "
+        f"{_q(dates.example)}) are used as numbers: days since 1970-01-01.{ambiguous} "
+        "Leave the column out on the Data page if the date should not be a feature.",
+    )
 
 
 def load_csv(
@@ -525,14 +741,21 @@ def load_csv(
         na_values: cell texts read as missing (exact match; for text columns also
             case-insensitive after stripping spaces).
         max_rows, max_columns, max_bytes: limits; exceeding one raises DataError.
+            ``max_columns`` counts features: a file may have ``max_columns + 1``
+            columns (the features and the target).
         name: file name for messages (taken from the path or file object if not given).
 
     Returns:
         ``(df, report)``.  ``df`` has one column per kept CSV column, named by the
         header (spaces stripped; empty names become ``'Unnamed: i'``), a fresh
-        RangeIndex, and dtypes: ``int64`` or ``float64`` (NaN = missing) for numbers,
-        ``bool`` (or nullable ``boolean`` when values are missing) for yes/no columns,
-        pandas ``str`` (NaN = missing) for text.  All-empty rows and columns are removed.
+        RangeIndex, and dtypes: ``int64`` or ``float64`` (NaN = missing) for numbers
+        (percentages and amounts too: ``'22%'`` is 22, ``'$1,204.50'`` is 1204.5),
+        ``bool`` (or nullable ``boolean`` when values are missing) for true/false columns
+        and for columns mixing several yes/no spellings, ``datetime64[ns]`` (NaT =
+        missing) for dates, pandas ``str`` (NaN = missing) for text, including yes/no
+        columns written with two spellings (kept as written) and whole-number codes with
+        leading zeros.  All-empty rows and columns are removed.  Every automatic change
+        is in ``report.changes`` and ``report.warnings``.
 
     Raises:
         DataError: file not found, empty file, header without data rows, duplicate
@@ -579,11 +802,22 @@ def load_csv(
         n_rows=0,
         n_columns=0,
     )
-    report.warnings.extend(notes)
+    for change, message in notes:
+        report.record(None, change, 0, message)
     na_lower = frozenset(v.strip().lower() for v in na_list)
-    out, kinds = _clean_columns(df, names, na_lower, dec, thou, report)
+    raw_text = _whole_number_text(text, df, names, delimiter, na_list, max_rows)
+    out, kinds = _clean_columns(df, names, raw_text, na_lower, dec, thou, report)
     _check_infinite(out, names)
     out = _drop_empty(out, names, label, report)
+    for col_name, reason in identifier_columns(out).items():
+        report.identifiers[col_name] = reason
+        report.record(
+            col_name,
+            "identifier left out",
+            len(out),
+            f"Column {_q(col_name)} looks like an identifier ({reason}), so it is left out "
+            "of the features. Bring it back on the Data page if it should be used.",
+        )
 
     report.n_rows = len(out)
     report.n_columns = out.shape[1]
@@ -620,14 +854,19 @@ def _check_number_marks(delimiter: str, decimal: str | None, thousands: str | No
         )
 
 
+def _too_many_columns(label: str, n: int, max_columns: int) -> str:
+    return (
+        f"{label} has {n:,} columns, more than the limit of {max_columns:,} feature "
+        "columns plus the target. Remove columns you do not need, or raise the limit "
+        "(max_columns)."
+    )
+
+
 def _check_header(raw_names: list[str], label: str, max_columns: int) -> None:
-    """DataError for more columns than ``max_columns`` or a repeated column name."""
-    if len(raw_names) > max_columns:
-        raise DataError(
-            f"{label} has {len(raw_names)} columns, more than the limit of "
-            f"{max_columns}. Remove columns you do not need, or raise the limit "
-            "(max_columns)."
-        )
+    """DataError for more than ``max_columns`` features plus a target, or a repeated
+    column name."""
+    if len(raw_names) > max_columns + 1:
+        raise DataError(_too_many_columns(label, len(raw_names), max_columns))
     seen: dict[str, int] = {}
     dups: list[str] = []
     for c in raw_names:
@@ -700,11 +939,8 @@ def _column_names(
 ) -> list[str]:
     """The kept column names (the raw header, empty names as ``'Unnamed: i'``) after the
     column and row limits; DataError for repeated names or no data rows."""
-    if df.shape[1] > max_columns:
-        raise DataError(
-            f"{label} has {df.shape[1]} columns, more than the limit of {max_columns}. "
-            "Remove columns you do not need, or raise the limit (max_columns)."
-        )
+    if df.shape[1] > max_columns + 1:
+        raise DataError(_too_many_columns(label, df.shape[1], max_columns))
     if len(df) > max_rows:
         raise DataError(
             f"{label} has more than {max_rows} data rows, the limit. Use a sample of the "
@@ -728,6 +964,7 @@ def _column_names(
 def _clean_columns(
     df: pd.DataFrame,
     names: list[str],
+    raw: dict[str, pd.Series],
     na_lower: frozenset[str],
     dec: str,
     thou: str | None,
@@ -738,19 +975,63 @@ def _clean_columns(
     cleaned: dict[str, pd.Series] = {}
     kinds: dict[str, str] = {}
     for col_name in names:
-        series, kind, info = _clean_column(df[col_name], na_lower, dec, thou)
+        series, kind, info = _clean_column(
+            col_name, df[col_name], raw.get(col_name), na_lower, dec, thou, report
+        )
         cleaned[col_name] = series
         kinds[col_name] = kind
         if info:
             report.coerced[col_name] = info
             ex = ", ".join(_q(e) for e in info["examples"])
             n = info["count"]
+            noun = "a date" if kind == "date" else "a number"
+            nouns = "dates" if kind == "date" else "numbers"
             if n == 1:
-                what = f"1 value is not a number ({ex}); it was read as missing."
+                what = f"1 value is not {noun} ({ex}); it was read as missing."
             else:
-                what = f"{n} values are not numbers (e.g. {ex}); they were read as missing."
-            report.warnings.append(f"Column {_q(col_name)}: {what}")
+                what = f"{n} values are not {nouns} (e.g. {ex}); they were read as missing."
+            report.record(
+                col_name, "stray text read as missing", n, f"Column {_q(col_name)}: {what}"
+            )
     return pd.DataFrame(cleaned, index=df.index), kinds
+
+
+def _whole_number_text(
+    text: str,
+    df: pd.DataFrame,
+    names: list[str],
+    delimiter: str,
+    na_list: list[str],
+    max_rows: int,
+) -> dict[str, pd.Series]:
+    """The cells as written of the columns pandas read as whole numbers (int, or float
+    holding only whole numbers), so that leading zeros ('04521') can be seen."""
+    wanted = []
+    for i, col_name in enumerate(names):
+        s = df[col_name]
+        if ptypes.is_bool_dtype(s.dtype) or not ptypes.is_numeric_dtype(s.dtype):
+            continue
+        if s.dtype.kind in "iu" or _is_integral(s.to_numpy(dtype="float64", na_value=np.nan)):
+            wanted.append(i)
+    if not wanted:
+        return {}
+    raw = pd.read_csv(
+        io.StringIO(text),
+        sep=delimiter,
+        usecols=wanted,
+        dtype=str,
+        na_values=na_list,
+        keep_default_na=False,
+        skipinitialspace=True,
+        skip_blank_lines=True,
+        index_col=False,
+        header=0,
+        nrows=max_rows + 1,
+        engine="c",
+    )
+    if len(raw) != len(df):  # should not happen (same reader, same options)
+        return {}
+    return {names[i]: raw.iloc[:, k] for k, i in enumerate(wanted)}
 
 
 def _check_infinite(out: pd.DataFrame, names: list[str]) -> None:
@@ -773,10 +1054,13 @@ def _drop_empty(out: pd.DataFrame, names: list[str], label: str, report: ParseRe
     if empty_cols:
         out = out.drop(columns=empty_cols)
         report.dropped_columns = empty_cols
-        report.warnings.append(
+        report.record(
+            None,
+            "empty columns removed",
+            len(empty_cols),
             f"{'Columns' if len(empty_cols) > 1 else 'Column'} {_names(empty_cols)} "
             f"{'are' if len(empty_cols) > 1 else 'is'} empty (no values) and "
-            f"{'were' if len(empty_cols) > 1 else 'was'} removed."
+            f"{'were' if len(empty_cols) > 1 else 'was'} removed.",
         )
     if out.shape[1] == 0:
         raise DataError(
@@ -787,7 +1071,12 @@ def _drop_empty(out: pd.DataFrame, names: list[str], label: str, report: ParseRe
     if n_empty:
         out = out.loc[~empty_rows.to_numpy()]
         report.dropped_rows = n_empty
-        report.warnings.append(f"{n_empty} empty row{'s were' if n_empty > 1 else ' was'} removed.")
+        report.record(
+            None,
+            "empty rows removed",
+            n_empty,
+            f"{n_empty} empty row{'s were' if n_empty > 1 else ' was'} removed.",
+        )
     if len(out) == 0:
         raise DataError(
             f"{label} has column names but no data rows. Add the data rows below the header."
