@@ -1,4 +1,4 @@
-"""Greedy shape tree (SPEC section 1's baseline) and the greedy seeding of Literati's
+"""Greedy shape tree (docs/spec.md section 1's baseline) and the greedy seeding of Literati's
 incumbents: scikit-learn's CART as the oracle of the K_max = 1 greedy tree, Literati's
 proven optimum (and the brute force) as a floor, independent recomputation of every
 objective, search invariants with and without seeding, scikit-learn conventions.
@@ -381,6 +381,7 @@ def test_first_incumbent_is_the_greedy_tree(name, D):
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "data,D,limit", [("wine", 4, 1.5), ("wine", 5, 1.5), ("digits", 4, 2.0), ("digits", 5, 2.0)]
 )
@@ -467,7 +468,15 @@ def test_params_clone_and_probabilities(wine):
     assert est.split_penalty_ == est.breakpoint_penalty_ == pytest.approx(0.005 * len(wine.y))
     assert est.candidate_leaves_ == [8, 4]
     assert LiteratiClassifier().get_params()["greedy_seed"] is True
-    with pytest.raises(ValueError, match="max_depth must be an int in 1..8"):
+    with pytest.raises(
+        ValueError,
+        match=r"^The 'max_depth' parameter of GreedyShapeTreeClassifier must be an int in the "
+        r"range \[1, 8\]\. Got 0 instead\.$",
+    ):
         GreedyShapeTreeClassifier(max_depth=0).fit(wine.X, wine.y)
-    with pytest.raises(ValueError, match="greedy_seed must be True or False"):
+    with pytest.raises(
+        ValueError,
+        match=r"^The 'greedy_seed' parameter of LiteratiClassifier must be an instance of "
+        r"'bool' or an instance of 'numpy.bool'\. Got 'yes' instead\.$",
+    ):
         LiteratiClassifier(greedy_seed="yes").fit(wine.X, wine.y)

@@ -197,6 +197,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,depth,seed", CASES)
 def test_brute_force_agreement(name, depth, seed):
     model, X, c = _model(name, depth, seed)
@@ -466,6 +467,7 @@ def test_insertion_deletion_curves():
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_shapley_equals_shap_tree_path_dependent():
     shap = pytest.importorskip("shap")
     X, y = load_breast_cancer(return_X_y=True)
@@ -487,6 +489,7 @@ def test_shapley_equals_shap_tree_path_dependent():
     np.testing.assert_allclose(tg.shapley(rf, rows), sv, atol=1e-10 * max(1, np.abs(sv).max()))
 
 
+@pytest.mark.slow
 def test_deep_tree_treegrad_shap_exact_chebyshev_unstable():
     X, y = make_classification(40000, n_features=10, n_informative=6, flip_y=0.3, random_state=0)
     X = X.astype(np.float32).astype(np.float64)
@@ -804,14 +807,14 @@ def test_deep_tree_shapiq_and_treegrad_equal_brute_force():
 def _stack_kernel_shapley(model, X, alpha=1, beta=1, class_index=None):
     """Reference: the stack-based traversal (``diag_batch_serial``) with Gauss-Legendre on
     D = min(max depth, n_features) nodes, i.e. TreeGrad-Shap before the walk kernels."""
-    from engine.treegrad import _kernels as K
+    from engine.treegrad import _kernels as kernels
     from engine.treegrad._model import pack
 
     P = pack(model, class_index)
     Xc, _ = P.check_X(X)
     t, w = tg.quadrature(alpha, beta, min(P.max_depth, P.n_features))
     out = np.zeros((Xc.shape[0], P.n_features))
-    K.diag_batch_serial(
+    kernels.diag_batch_serial(
         P.offs, P.left, P.right, P.feat, P.parent, P.ratio, P.lv, P.goleft(Xc), t, w,
         int(P.max_depth), out,
     )  # fmt: skip
@@ -822,7 +825,7 @@ def test_walk_tables_match_the_tree():
     """Depth, edge feature, nearest same-feature ancestor, parent, flags and the largest
     number of distinct features on a path, recomputed by walking parents in Python; for a
     best-first tree (renumbered) and an ensemble (several roots)."""
-    from engine.treegrad import _kernels as K
+    from engine.treegrad import _kernels as kernels
     from engine.treegrad._model import pack
 
     X, y = make_regression(900, 5, n_informative=5, noise=1.0, random_state=2)
@@ -843,18 +846,20 @@ def test_walk_tables_match_the_tree():
                 chain.append(P.feat[P.parent[v]])
                 v = P.parent[v]
             d = len(chain)
-            assert W.ints[u, K.W_DEPTH] == d and W.ints[u, K.W_PARENT] == P.parent[u]
-            assert bool(W.ints[u, K.W_FLAGS] & K.IS_LEAF) == (P.left[u] < 0)
+            assert W.ints[u, kernels.W_DEPTH] == d and W.ints[u, kernels.W_PARENT] == P.parent[u]
+            assert bool(W.ints[u, kernels.W_FLAGS] & kernels.IS_LEAF) == (P.left[u] < 0)
             if d == 0:
-                assert W.ints[u, K.W_PREV] == D + 1
+                assert W.ints[u, kernels.W_PREV] == D + 1
                 continue
             p = P.parent[u]
-            assert bool(W.ints[u, K.W_FLAGS] & K.IS_LEFT) == (P.left[p] == u)
-            assert W.ints[u, K.W_FEAT] == P.feat[p]
-            assert W.floats[u, K.W_THR] == P.thr[p]
-            assert W.floats[u, K.W_RATIO] == P.ratio[u] and W.floats[u, K.W_LV] == P.lv[u]
+            assert bool(W.ints[u, kernels.W_FLAGS] & kernels.IS_LEFT) == (P.left[p] == u)
+            assert W.ints[u, kernels.W_FEAT] == P.feat[p]
+            assert W.floats[u, kernels.W_THR] == P.thr[p]
+            assert (
+                W.floats[u, kernels.W_RATIO] == P.ratio[u] and W.floats[u, kernels.W_LV] == P.lv[u]
+            )
             same = [d - k for k in range(1, d) if chain[k] == chain[0]]  # ancestors' depths
-            assert W.ints[u, K.W_PREV] == (same[0] if same else D + 1)
+            assert W.ints[u, kernels.W_PREV] == (same[0] if same else D + 1)
             if P.left[u] < 0:
                 best = max(best, len(set(chain)))
         assert W.max_path_features == best

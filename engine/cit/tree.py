@@ -1,4 +1,4 @@
-"""Conditional inference trees (SPEC section 4): stage A (permutation-tested feature
+"""Conditional inference trees (docs/spec.md section 4): stage A (permutation-tested feature
 selection) then stage B (permutation-tested threshold search) at every node.
 
 Public API: :class:`ConditionalInferenceTreeClassifier`,
@@ -34,11 +34,14 @@ class) and searches thresholds on that order; the split is stored as a category 
 from __future__ import annotations
 
 import math
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from engine._numba import register_warmup
 from engine.cit.permutation import n_resamples, selector_test, splitter_test, splitter_tests
@@ -50,7 +53,7 @@ from engine.cit.statistics import (
     bin_codes,
     statistic,
 )
-from engine.compare import ModelSpec, ParamSpec, register_model
+from engine.compare import ModelSpec, ParamSpec, param_spec, register_model
 from engine.criteria import (
     ENTROPY,
     GINI,
@@ -135,18 +138,57 @@ def _is_int(v) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
 
-def _check_alpha(name, value):
-    if not isinstance(value, (int, float)) or not 0.0 < float(value) < 1.0:
-        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
-    return float(value)
+def _early(value) -> bool:
+    """Adaptive early stopping on (``'adaptive'`` / True) or off (None / False / 'none')."""
+    return value in ("adaptive", True)
 
 
-def _early(name, value) -> bool:
-    if value in ("adaptive", True):
-        return True
-    if value in (None, False, "none"):
-        return False
-    raise ValueError(f"{name} must be 'adaptive' or None, got {value!r}")
+#: How many features or thresholds: an int >= 1, a fraction of them in (0, 1], 'sqrt',
+#: 'log2', or None (see :func:`threshold_candidates` and ``max_features``).
+_HOW_MANY = [
+    Interval(Integral, 1, None, closed="left"),
+    Interval(RealNotInt, 0, 1, closed="right"),
+    StrOptions({"sqrt", "log2"}),
+    None,
+]
+_N_RESAMPLES = [
+    Interval(Integral, 1, None, closed="left"),
+    StrOptions({"minimum", "auto", "maximum"}),
+]
+_EARLY_STOPPING = [StrOptions({"adaptive", "none"}), "boolean", None]
+
+#: Constraints of the parameters shared by the trees and the forests (scikit-learn's
+#: ``_parameter_constraints`` format); each estimator adds its selector and splitter.
+TREE_CONSTRAINTS: dict = {
+    "alpha_selector": [Interval(Real, 0, 1, closed="neither")],
+    "alpha_splitter": [Interval(Real, 0, 1, closed="neither")],
+    "adjust_alpha_selector": ["boolean"],
+    "adjust_alpha_splitter": ["boolean"],
+    "n_resamples_selector": _N_RESAMPLES,
+    "n_resamples_splitter": _N_RESAMPLES,
+    "early_stopping_selector": _EARLY_STOPPING,
+    "early_stopping_splitter": _EARLY_STOPPING,
+    "feature_muting": ["boolean"],
+    "feature_scanning": ["boolean"],
+    "threshold_scanning": ["boolean"],
+    "threshold_method": [StrOptions(set(THRESHOLD_METHODS))],
+    "max_thresholds": _HOW_MANY,
+    "max_features": _HOW_MANY,
+    "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+    "min_samples_split": [Interval(Integral, 2, None, closed="left")],
+    "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+    "min_impurity_decrease": [Interval(Real, 0, None, closed="left")],
+    "categorical_features": ["array-like", None],
+    "random_state": ["random_state"],
+}
+CLASSIFICATION_CONSTRAINTS: dict = {
+    "selector": [StrOptions(set(CLASSIFICATION_SELECTORS)), None],
+    "splitter": [StrOptions(set(_SPLITTERS_CLF)), None],
+}
+REGRESSION_CONSTRAINTS: dict = {
+    "selector": [StrOptions(set(REGRESSION_SELECTORS)), None],
+    "splitter": [StrOptions(set(_SPLITTERS_REG)), None],
+}
 
 
 class _BaseCIT(BaseEstimator):
@@ -206,6 +248,9 @@ class _BaseCIT(BaseEstimator):
     # -- parameters ------------------------------------------------------------------
 
     def _n_features_node(self, m: int) -> int:
+        """Features drawn for stage A at a node with ``m`` candidate features (the
+        validated ``max_features``: None = all, 'sqrt' / 'log2' rounded up, an int capped at
+        ``m``, a fraction of ``m`` rounded up, at least 1)."""
         mf = self.max_features
         if mf is None:
             return m
@@ -213,60 +258,39 @@ class _BaseCIT(BaseEstimator):
             return max(1, int(math.ceil(math.sqrt(m))))
         if mf == "log2":
             return max(1, int(math.ceil(math.log2(max(m, 2)))))
-        if isinstance(mf, (int, np.integer)) and not isinstance(mf, bool) and mf >= 1:
+        if _is_int(mf):
             return min(int(mf), m)
-        if isinstance(mf, float) and 0.0 < mf <= 1.0:
-            return max(1, int(math.ceil(mf * m)))
-        raise ValueError(
-            "max_features must be None, 'sqrt', 'log2', an int >= 1 or a fraction "
-            f"in (0, 1], got {mf!r}"
-        )
+        return max(1, int(math.ceil(mf * m)))
 
-    def _validate(self):
+    def _resolved(self) -> dict:
+        """The validated selector, splitter, levels and early stopping as the kernels take
+        them (None selector / splitter = the task's default: 'mc' / 'gini' for
+        classification, 'pc' / 'mse' for regression)."""
         classif = self._task == "classification"
         sel = self.selector if self.selector is not None else ("mc" if classif else "pc")
-        table = CLASSIFICATION_SELECTORS if classif else REGRESSION_SELECTORS
-        if sel not in table:
-            raise ValueError(f"selector must be one of {list(table)}, got {sel!r}")
         spl = self.splitter if self.splitter is not None else ("gini" if classif else "mse")
+        table = CLASSIFICATION_SELECTORS if classif else REGRESSION_SELECTORS
         stable = _SPLITTERS_CLF if classif else _SPLITTERS_REG
-        if spl not in stable:
-            raise ValueError(f"splitter must be one of {list(stable)}, got {spl!r}")
-        for name in ("max_depth",):
-            v = getattr(self, name)
-            if v is not None and (not isinstance(v, (int, np.integer)) or v < 0):
-                raise ValueError(f"{name} must be None or an int >= 0, got {v!r}")
-        for name, low in (("min_samples_split", 2), ("min_samples_leaf", 1)):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or v < low:
-                raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
-        if self.threshold_method not in THRESHOLD_METHODS:
-            raise ValueError(
-                f"threshold_method must be one of {list(THRESHOLD_METHODS)}, "
-                f"got {self.threshold_method!r}"
-            )
-        for name in ("n_resamples_selector", "n_resamples_splitter"):
-            n_resamples(getattr(self, name), 0.05)
         return dict(
             sel=table[sel],
             crit=stable[spl],
-            a_sel=_check_alpha("alpha_selector", self.alpha_selector),
-            a_spl=_check_alpha("alpha_splitter", self.alpha_splitter),
-            es_sel=_early("early_stopping_selector", self.early_stopping_selector),
-            es_spl=_early("early_stopping_splitter", self.early_stopping_splitter),
+            a_sel=float(self.alpha_selector),
+            a_spl=float(self.alpha_splitter),
+            es_sel=_early(self.early_stopping_selector),
+            es_spl=_early(self.early_stopping_splitter),
         )
 
     def check_params(self):
-        """Validate the parameters without fitting; raises ValueError with the reason.
+        """Validate the parameters without fitting (the constraint table
+        ``_parameter_constraints``, as ``fit`` does); returns ``self`` (so a page can check a
+        configuration before starting a job).
 
-        Returns ``self`` (so a page can check a configuration before starting a job).
+        Raises
+        ------
+        sklearn.utils._param_validation.InvalidParameterError
+            A ``ValueError`` naming the parameter, its allowed values and the value given.
         """
-        self._validate()
-        self._n_features_node(10)
-        _n_thresholds(self.max_thresholds, 10)
-        v = self.min_impurity_decrease
-        if not isinstance(v, (int, float)) or isinstance(v, bool) or not v >= 0.0:
-            raise ValueError(f"min_impurity_decrease must be a number >= 0, got {v!r}")
+        self._validate_params()
         return self
 
     def _categorical_mask(self, p):
@@ -285,7 +309,7 @@ class _BaseCIT(BaseEstimator):
     # -- fit -------------------------------------------------------------------------
 
     def _fit(self, X, y_code, y_val, n_classes):
-        prm = self._validate()
+        prm = self._resolved()
         classif = self._task == "classification"
         n, p = X.shape
         self.n_features_in_ = p
@@ -591,67 +615,271 @@ class _BaseCIT(BaseEstimator):
 
     def _X(self, X):
         check_is_fitted(self, "tree_")
+        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
         return self.tree_.check_X(X)
 
     def apply(self, X):
-        """Leaf id of each row."""
-        return self.tree_.apply(self._X(X))
+        """Leaf id (int64 ``(n,)``) of each row of ``X`` ``(n, n_features_in_)``."""
+        X = self._X(X)
+        return self.tree_.apply(X)
 
     def get_depth(self) -> int:
+        """Depth of the fitted tree."""
         check_is_fitted(self, "tree_")
         return int(self.tree_.max_depth)
 
     def get_n_leaves(self) -> int:
+        """Number of leaves of the fitted tree."""
         check_is_fitted(self, "tree_")
         return int(self.tree_.n_leaves)
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # the trees do not route missing values (yet): NaN is refused with scikit-learn's
+        # message; sparse X is refused (the statistics read dense columns)
+        tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = False
+        return tags
 
-def _check_Xy(X, y):
-    X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D, got shape {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("X holds NaN or infinite values")
-    y = np.asarray(y)
-    if y.shape[0] != X.shape[0]:
-        raise ValueError(f"y has {y.shape[0]} rows, X has {X.shape[0]}")
-    return X, y
+
+def _selector_splitter_doc(task: str) -> str:
+    if task == "classification":
+        return """    selector : {'mc', 'mi'} or None, default=None
+        Stage-A statistic: 'mc' the correlation ratio eta = sqrt(SSB / SST) of the feature
+        across the classes, 'mi' the plug-in mutual information of the binned feature and
+        the class; None = 'mc'.
+    splitter : {'gini', 'entropy'} or None, default=None
+        Stage-B impurity of the two children; None = 'gini'.
+"""
+    return """    selector : {'pc'} or None, default=None
+        Stage-A statistic: 'pc' the absolute Pearson correlation of the feature and y;
+        None = 'pc'.
+    splitter : {'mse', 'squared_error'} or None, default=None
+        Stage-B impurity of the two children (both names are the squared error); None =
+        'mse'.
+"""
+
+
+#: numpydoc of the parameters shared by the trees and the forests, after selector and
+#: splitter (``{max_features}`` is the default: None for a tree, 'sqrt' for a forest).
+COMMON_PARAMETERS_DOC = """    alpha_selector : float in (0, 1), default=0.05
+        Level of stage A's permutation test, divided by the number of features tested at
+        the node when ``adjust_alpha_selector`` (Bonferroni).
+    alpha_splitter : float in (0, 1), default=0.05
+        Level of stage B's permutation test, divided by the number of candidate
+        thresholds when ``adjust_alpha_splitter``.
+    adjust_alpha_selector, adjust_alpha_splitter : bool, default=True
+        Bonferroni adjustment of the two levels; with an int ``n_resamples_*`` the number
+        of permutations is also multiplied by the number of tests (as citrees).
+    n_resamples_selector, n_resamples_splitter : int >= 1 or \
+{{'minimum', 'auto', 'maximum'}}, default='auto'
+        Permutations B per test: an int, or a preset at the adjusted level a: 'minimum'
+        ceil(1 / a), 'auto' max(ceil(1 / a), ceil(z^2 (1 - a) / a)) with z = Phi^-1(1 - a),
+        'maximum' ceil(1 / (4 a^2)).
+    early_stopping_selector, early_stopping_splitter : {{'adaptive', 'none'}}, bool or \
+None, default='adaptive'
+        Adaptive stopping: after at least ceil(1 / a) permutations with L exceedances, stop
+        when S = BetaCDF(a; 1 + L, 1 + n - L) >= 0.95 or 1 - S >= 0.95; None, False or
+        'none' run all B permutations.
+    feature_muting : bool, default=True
+        A feature not rejected at a node leaves the pool of that node's descendants.
+    feature_scanning : bool, default=True
+        Test features by descending raw statistic and stop at the first significant one.
+    threshold_scanning : bool, default=True
+        Test thresholds by ascending child impurity and stop at the first significant one.
+    threshold_method : {{'exact', 'random', 'percentile', 'histogram'}}, default='exact'
+        Stage-B candidate thresholds (:func:`threshold_candidates`).
+    max_thresholds : int >= 1, float in (0, 1], {{'sqrt', 'log2'}} or None, default=None
+        k of the non-exact threshold methods, on the number of unique values (None =
+        'sqrt').
+    max_features : int >= 1, float in (0, 1], {{'sqrt', 'log2'}} or None, \
+default={max_features}
+        Features drawn without replacement for stage A at each node (None = all).
+    max_depth : int >= 0 or None, default=None
+        Maximum depth (0 = the root is a leaf, None = unlimited).
+    min_samples_split : int >= 2, default=2
+        Fewest rows of a node that may be split.
+    min_samples_leaf : int >= 1, default=1
+        Fewest rows of a child; thresholds leaving fewer are dropped.
+    min_impurity_decrease : float >= 0, default=0.0
+        A significant split is kept only when its impurity decrease (node impurity minus
+        the weighted impurity of the children) is at least this.
+    categorical_features : array-like of int or of bool, or None, default=None
+        Columns holding integer codes 0, 1, ...: column indices or a boolean mask of length
+        n_features.
+"""
+
+_TREE_ATTRIBUTES_DOC = """    tree_ : engine.tree.TreeArrays
+        The fitted tree; ``p_value`` holds the stage-A p-value of each split (nan at
+        leaves), ``cat_offsets`` / ``cat_values`` the category sets of categorical splits.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when ``X`` was a DataFrame with string column names.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Impurity decrease per split summed by feature (not weighted by node size),
+        normalised to sum 1; all zeros when the root is a leaf.
+    p_value_selector_, p_value_splitter_ : ndarray of shape (n_nodes,)
+        Stage-A and stage-B p-values of each split (nan at leaves).
+    n_permutations_selector_, n_permutations_splitter_ : ndarray of shape (n_nodes,)
+        Permutations those tests used (0 at leaves).
+    node_records_ : list of dict
+        One per node: every tested feature's statistic, p-value and permutations, the
+        levels used, stage B's candidate thresholds and their statistics (see the module
+        docstring).
+"""
 
 
 class ConditionalInferenceTreeClassifier(ClassifierMixin, _BaseCIT):
-    """Conditional inference tree classifier (selector 'mc' | 'mi'; splitter 'gini' |
-    'entropy').  See the module docstring for the fitted attributes."""
-
     _task = "classification"
+    __doc__ = (
+        """Conditional inference tree classifier (Milletich et al., arXiv 2607.01417).
 
+    At every node, stage A tests the association of each feature with the class by a
+    Monte Carlo permutation test (p = (1 + #{T_b >= T}) / (B + 1)) and selects the feature
+    of smallest p-value; the node is a leaf unless it is below the (Bonferroni-adjusted)
+    level.  Stage B tests the candidate thresholds of that feature the same way on the
+    children's impurity.  Categorical features (integer codes) are split by category sets.
+
+    Parameters
+    ----------
+"""
+        + _selector_splitter_doc("classification")
+        + COMMON_PARAMETERS_DOC.format(max_features="None")
+        + """    keep_null : bool, default=False
+        Keep the permutation null distributions in ``node_records_``.
+    random_state : None, int or numpy.random.RandomState, default=None
+        Seeds the permutations, the feature draws and the tie breaks.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels, sorted.
+    n_classes_ : int
+        Number of classes.
+"""
+        + _TREE_ATTRIBUTES_DOC
+        + """
+    See Also
+    --------
+    ConditionalInferenceForestClassifier : a bootstrap forest of these trees.
+
+    Notes
+    -----
+    Missing values are not routed: NaN in ``X`` is refused (``allow_nan`` tag False), as
+    is sparse ``X``.  Bad parameters raise
+    :class:`sklearn.utils._param_validation.InvalidParameterError` (a ``ValueError``)
+    naming the parameter and its allowed values.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from engine.cit import ConditionalInferenceTreeClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = ConditionalInferenceTreeClassifier(random_state=0).fit(X, y)
+    >>> bool(clf.p_value_selector_[0] < 0.05), bool(clf.score(X, y) > 0.9)
+    (True, True)
+"""
+    )
+    _parameter_constraints: dict = {
+        **CLASSIFICATION_CONSTRAINTS,
+        **TREE_CONSTRAINTS,
+        "keep_null": ["boolean"],
+    }
+
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        X, y = _check_Xy(X, y)
+        """Grow the tree on ``X`` (n, p) and class labels ``y`` (n,); returns ``self``.
+
+        Raises ``InvalidParameterError`` (a ``ValueError``) for bad parameters and
+        ``ValueError`` with scikit-learn's messages for bad data (NaN / inf, empty, a
+        continuous target, mismatched lengths); ``TypeError`` for sparse ``X``.
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        check_classification_targets(y)
         self.classes_, y_code = np.unique(y, return_inverse=True)
         self.n_classes_ = self.classes_.size
         y_code = np.ascontiguousarray(y_code, dtype=np.int64)
         return self._fit(X, y_code, np.zeros(X.shape[0]), self.n_classes_)
 
     def predict_proba(self, X):
-        return self.tree_.predict_proba(self._X(X))
+        """Class fractions of the reached leaf: float64 ``(n, n_classes)``."""
+        X = self._X(X)
+        return self.tree_.predict_proba(X)
 
     def predict(self, X):
-        return self.tree_.predict(self._X(X))
+        """Majority class of the reached leaf: ``(n,)``."""
+        X = self._X(X)
+        return self.tree_.predict(X)
 
 
 class ConditionalInferenceTreeRegressor(RegressorMixin, _BaseCIT):
-    """Conditional inference tree regressor (selector 'pc'; splitter 'mse')."""
-
     _task = "regression"
+    __doc__ = (
+        """Conditional inference tree regressor (Milletich et al., arXiv 2607.01417).
 
+    As :class:`ConditionalInferenceTreeClassifier` with a continuous target: stage A tests
+    the absolute Pearson correlation of each feature with y (the correlation ratio for a
+    categorical feature), stage B the squared error of the children.
+
+    Parameters
+    ----------
+"""
+        + _selector_splitter_doc("regression")
+        + COMMON_PARAMETERS_DOC.format(max_features="None")
+        + """    keep_null : bool, default=False
+        Keep the permutation null distributions in ``node_records_``.
+    random_state : None, int or numpy.random.RandomState, default=None
+        Seeds the permutations, the feature draws and the tie breaks.
+
+    Attributes
+    ----------
+"""
+        + _TREE_ATTRIBUTES_DOC
+        + """
+    See Also
+    --------
+    ConditionalInferenceForestRegressor : a bootstrap forest of these trees.
+
+    Notes
+    -----
+    Missing values are not routed: NaN in ``X`` is refused (``allow_nan`` tag False), as
+    is sparse ``X``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from engine.cit import ConditionalInferenceTreeRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(200, 3))
+    >>> y = np.where(X[:, 1] > 0, 2.0, -2.0) + rng.normal(scale=0.1, size=200)
+    >>> reg = ConditionalInferenceTreeRegressor(random_state=0).fit(X, y)
+    >>> int(reg.tree_.feature[0])
+    1
+"""
+    )
+    _parameter_constraints: dict = {
+        **REGRESSION_CONSTRAINTS,
+        **TREE_CONSTRAINTS,
+        "keep_null": ["boolean"],
+    }
+
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        X, y = _check_Xy(X, y)
+        """Grow the tree on ``X`` (n, p) and numeric ``y`` (n,); returns ``self``.
+
+        Raises ``InvalidParameterError`` (a ``ValueError``) for bad parameters and
+        ``ValueError`` with scikit-learn's messages for bad data; ``TypeError`` for sparse
+        ``X``.
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
         y_val = np.ascontiguousarray(y, dtype=np.float64)
-        if not np.all(np.isfinite(y_val)):
-            raise ValueError("y holds NaN or infinite values")
         return self._fit(X, np.zeros(X.shape[0], dtype=np.int64), y_val, 1)
 
     def predict(self, X):
-        return self.tree_.predict(self._X(X))
+        """Mean target of the reached leaf: float64 ``(n,)``."""
+        X = self._X(X)
+        return self.tree_.predict(X)
 
 
 # ---------------------------------------------------------------------------------------
@@ -668,30 +896,41 @@ def _build_cit(task, random_state, **params):
     return cls(random_state=random_state, **params)
 
 
-CIT_PARAMS = (
-    ParamSpec(
-        "alpha_selector",
-        0.05,
-        "float",
-        0.001,
-        0.5,
-        help="Level of the stage-A permutation test (Bonferroni-adjusted per node).",
-    ),
-    ParamSpec(
-        "n_resamples_selector",
-        "auto",
-        "choice",
-        choices=("auto", "minimum", "maximum"),
-        help="Permutations per stage-A test: presets at the adjusted level "
-        "(minimum ceil(1/a), auto, maximum ceil(1/(4 a^2))).",
-    ),
-    ParamSpec(
-        "max_depth", 0, "int_or_none", 0, 50, help="Maximum depth of the tree; 0 means unlimited."
-    ),
-    ParamSpec(
-        "min_samples_leaf", 1, "int", 1, 1000, help="Minimum number of training rows in a leaf."
-    ),
-)
+def tree_param_specs(estimator) -> tuple[ParamSpec, ...]:
+    """The Compare page's widgets for a conditional inference tree or forest
+    ``estimator`` (class), their ranges and choices read from its constraint table."""
+    return (
+        param_spec(
+            estimator,
+            "alpha_selector",
+            0.05,
+            low=0.001,
+            high=0.5,
+            help="Level of the stage-A permutation test (Bonferroni-adjusted per node).",
+        ),
+        param_spec(
+            estimator,
+            "n_resamples_selector",
+            "auto",
+            kind="choice",
+            choices=("auto", "minimum", "maximum"),
+            help="Permutations per stage-A test: presets at the adjusted level "
+            "(minimum ceil(1/a), auto, maximum ceil(1/(4 a^2))).",
+        ),
+        param_spec(
+            estimator, "max_depth", 0, high=50, help="Maximum depth of the tree; 0 means unlimited."
+        ),
+        param_spec(
+            estimator,
+            "min_samples_leaf",
+            1,
+            high=1000,
+            help="Minimum number of training rows in a leaf.",
+        ),
+    )
+
+
+CIT_PARAMS = tree_param_specs(ConditionalInferenceTreeClassifier)
 
 register_model(
     ModelSpec(

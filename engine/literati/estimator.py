@@ -1,4 +1,4 @@
-"""Literati estimator and stepwise search API (SPEC section 1; issue 4).
+"""Literati estimator and stepwise search API (docs/spec.md section 1; issue 4).
 
 :class:`LiteratiClassifier` is a scikit-learn classifier whose ``fit`` runs the anytime AO*
 search of :mod:`engine.literati.search` for at most ``time_limit`` seconds and keeps the
@@ -16,13 +16,14 @@ Shape routing: internal node ``v`` with feature ``j`` and sorted breakpoints ``u
 from __future__ import annotations
 
 import math
-import numbers
 import time
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import type_of_target
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import Interval, InvalidParameterError
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from engine._numba import register_warmup
@@ -69,57 +70,122 @@ def shape_route(x_values, breakpoints) -> np.ndarray:
     return K.shape_route_kernel(x, u)
 
 
-def _is_int(v) -> bool:
-    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
-
-
-def _is_real(v) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool)
-
-
 class LiteratiClassifier(ClassifierMixin, BaseEstimator):
     """Anytime optimal shape generalized tree by AO* (Literati, arXiv 2609.09299).
 
+    ``fit`` runs the anytime AO* search of :mod:`engine.literati.search` over trees whose
+    internal nodes are shape functions (feature ``j``, ``K <= K_max`` sorted breakpoints,
+    alternating intervals starting left) and minimises, in misclassified-sample units::
+
+        Err(T) + sum over internal nodes v of (lambda + alpha * K_v),  depth <= D
+
+    for at most ``time_limit`` seconds, then keeps the incumbent (the best tree found; the
+    optimum when ``proven_optimal_``).  :meth:`start` gives the same search step by step.
+
     Parameters
     ----------
-    max_depth : int in [1, 8], default 3
+    max_depth : int in [1, 8], default=3
         Depth budget D (depth 1 = one split).
-    max_breakpoints : int in [1, 4], default 2
+    max_breakpoints : int in [1, 4], default=2
         K_max, breakpoints per shape function (1 = ordinary threshold splits).
-    split_penalty : float >= 0 or None, default None
-        lambda, cost of every internal node in misclassified samples; None = 0.005 * n.
-    breakpoint_penalty : float >= 0 or None, default None
+    split_penalty : float in [0, inf) or None, default=None
+        lambda, cost of every internal node in misclassified samples; None = 0.005 * n
+        (n = number of training rows).
+    breakpoint_penalty : float in [0, inf) or None, default=None
         alpha, cost of every breakpoint; None = 0.005 * n.  A plain threshold split costs
-        lambda_r = lambda + alpha.
-    candidate_leaves : int >= 2, tuple of them, or None, default (8, 4)
+        lambda + alpha.
+    candidate_leaves : int >= 2, tuple or list of them, or None, default=(8, 4)
         B_d: candidate breakpoints of a data state at depth d (root = 0) on feature j are
         the thresholds of a univariate CART with at most B_d leaves fitted on its samples;
         a tuple gives the top depths first and its last value repeats below; None (or
         None inside the tuple) = every midpoint (exact search).  A B_d above the number of
-        training samples n acts as n (a CART on n samples has at most n leaves).
-    time_limit : float > 0, default 20.0
+        training rows n acts as n (a CART on n samples has at most n leaves).
+    time_limit : float in (0, inf), default=20.0
         Seconds of search; the incumbent is returned when it runs out.
-    cache_size : int >= 1, default 10_000
+    cache_size : int >= 1, default=10_000
         Data states kept in the LRU cache (states on the incumbent tree or the current
         selection path are never evicted).
-    random_state : None or int
+    random_state : None, int or numpy.random.RandomState, default=None
         Accepted for scikit-learn compatibility; the search is deterministic.
-    greedy_seed : bool, default True
+    greedy_seed : bool, default=True
         Seed the incumbent of every data state the search explores as a graph node (the
         root included) with its greedy shape tree (:mod:`engine.literati.greedy`), so the
         anytime tree is a full-depth tree from the start; False = leaf errors only.
 
-    Fitted attributes
-    -----------------
-    ``tree_`` (:class:`engine.tree.TreeArrays` with ``bp_offsets``/``bp_values`` and
-    per-node ``lower_bound``/``upper_bound``), ``classes_``, ``n_classes_``,
-    ``n_features_in_``, ``feature_names_in_`` (DataFrame input), ``objective_``,
-    ``lower_bound_``, ``upper_bound_``, ``proven_optimal_``, ``objective_breakdown_``,
-    ``trace_`` (DataFrame with :data:`TRACE_COLUMNS`), ``incumbents_``,
-    ``split_penalty_``, ``breakpoint_penalty_``, ``candidate_leaves_`` (list of B_d, each
-    capped at the number of training rows, 0 = all midpoints), ``n_iterations_``, ``search_time_``, ``greedy_calls_`` and
-    ``greedy_seconds_`` (greedy completions computed to seed upper bounds, and their time).
+    Attributes
+    ----------
+    tree_ : engine.tree.TreeArrays
+        The fitted tree, with ``bp_offsets`` / ``bp_values`` (breakpoints of each internal
+        node) and per-node ``lower_bound`` / ``upper_bound``.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels, sorted.
+    n_classes_ : int
+        Number of classes.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when ``X`` was a DataFrame with string column names.
+    objective_ : float
+        Objective of the returned tree (misclassified-sample units).
+    upper_bound_, lower_bound_ : float
+        Bounds on the optimal objective when the search stopped (equal when proven).
+    proven_optimal_ : bool
+        Whether the search proved the returned tree optimal before the time limit.
+    objective_breakdown_ : dict
+        ``errors``, ``n_splits``, ``n_breakpoints``, ``split_cost``, ``breakpoint_cost``,
+        ``objective``.
+    trace_ : pandas.DataFrame
+        The search's progress, one row per step, columns :data:`TRACE_COLUMNS`.
+    incumbents_ : list of dict
+        Each improving tree: ``time`` (s), ``ub``, ``lb``, ``tree``.
+    split_penalty_, breakpoint_penalty_ : float
+        lambda and alpha used (resolved from None).
+    candidate_leaves_ : list of int
+        B_d used per depth, each capped at the number of training rows (0 = all midpoints).
+    n_iterations_ : int
+        AO* iterations done.
+    search_time_ : float
+        Seconds of search (set-up included).
+    greedy_calls_ : int
+        Greedy completions computed to seed upper bounds.
+    greedy_seconds_ : float
+        Their time (s).
+
+    See Also
+    --------
+    GreedyShapeTreeClassifier : the greedy shape tree in the same candidate space.
+
+    Notes
+    -----
+    Missing values are not routed: ``X`` with NaN is refused (``allow_nan`` tag False);
+    sparse input is refused (dense data is required).  Raises
+    :class:`sklearn.utils._param_validation.InvalidParameterError` (a ``ValueError``)
+    naming a bad parameter and its allowed values, and :class:`engine.data.DataError` (a
+    ``ValueError``) for bad data, with scikit-learn's messages.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from engine.literati import LiteratiClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = LiteratiClassifier(max_depth=2, time_limit=10.0).fit(X, y)
+    >>> clf.proven_optimal_
+    True
+    >>> clf.predict(X[[0, 50, 100]])
+    array([0, 1, 2])
     """
+
+    _parameter_constraints: dict = {
+        "max_depth": [Interval(Integral, 1, 8, closed="both")],
+        "max_breakpoints": [Interval(Integral, 1, 4, closed="both")],
+        "split_penalty": [Interval(Real, 0, math.inf, closed="left"), None],
+        "breakpoint_penalty": [Interval(Real, 0, math.inf, closed="left"), None],
+        "candidate_leaves": [Interval(Integral, 2, None, closed="left"), tuple, list, None],
+        "time_limit": [Interval(Real, 0, math.inf, closed="neither")],
+        "cache_size": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "greedy_seed": ["boolean"],
+    }
 
     def __init__(
         self,
@@ -145,134 +211,103 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
 
     # -- validation ----------------------------------------------------------------------
 
-    def _check_params(self, n: int) -> dict:
-        out = self._check_tree_params(n)
-        tl = self.time_limit
-        if not _is_real(tl) or not math.isfinite(tl) or tl <= 0:
-            raise ValueError(f"time_limit must be a number of seconds > 0, got {tl!r}")
-        out["time_limit"] = float(tl)
-        cs = self.cache_size
-        if not _is_int(cs) or cs < 1:
-            raise ValueError(f"cache_size must be an int >= 1, got {cs!r}")
-        out["cache_size"] = int(cs)
-        gs = self.greedy_seed
-        if not isinstance(gs, (bool, np.bool_)):
-            raise ValueError(f"greedy_seed must be True or False, got {gs!r}")
-        out["greedy_seed"] = bool(gs)
+    def _validate_params(self):
+        """The constraint table, then what it cannot express: the items of a
+        ``candidate_leaves`` sequence.  Raises ``InvalidParameterError`` (a ValueError)."""
+        super()._validate_params()
+        leaves = self.candidate_leaves
+        if isinstance(leaves, (tuple, list)) and (
+            not leaves
+            or not all(
+                v is None or (isinstance(v, Integral) and not isinstance(v, bool) and v >= 2)
+                for v in leaves
+            )
+        ):
+            raise InvalidParameterError(
+                f"The 'candidate_leaves' parameter of {type(self).__name__} must be an int "
+                "in the range [2, inf), a non-empty tuple or list of such ints (None "
+                f"items = all midpoints) or None. Got {leaves!r} instead."
+            )
+
+    def _resolve_tree_params(self, n: int) -> dict:
+        """The validated tree parameters (shared with :class:`GreedyShapeTreeClassifier`)
+        resolved for ``n`` training rows: penalties in misclassified samples (None =
+        0.005 * n), ``candidate_leaves`` as a list of B_d (0 = all midpoints, each at most
+        ``max(n, 2)``: a larger B_d gives the same candidates)."""
+        out = {"max_depth": int(self.max_depth), "max_breakpoints": int(self.max_breakpoints)}
+        for name in ("split_penalty", "breakpoint_penalty"):
+            value = getattr(self, name)
+            out[name] = 0.005 * n if value is None else float(value)
+        leaves = self.candidate_leaves
+        seq = list(leaves) if isinstance(leaves, (tuple, list)) else [leaves]
+        # a one-feature CART on at most n rows has at most n leaves: B_d >= n gives the
+        # candidates of B_d = n.  Clamped so that the kernels' workspaces, which grow with
+        # B_d, stay bounded (B_d = 2**31 was a MemoryError, 10**21 an OverflowError).  The
+        # search also sizes states by B_d (which go to the exact depth-2 kernel), so under
+        # a time limit the path, not the optimum, can differ from an unclamped B_d > n
+        out["candidate_leaves"] = [0 if v is None else min(int(v), max(int(n), 2)) for v in seq]
         return out
 
-    def _check_tree_params(self, n: int) -> dict:
-        """Validate the tree parameters shared with :class:`GreedyShapeTreeClassifier`
-        (``max_depth``, ``max_breakpoints``, the penalties, ``candidate_leaves``,
-        ``random_state``); returns them resolved (penalties in misclassified samples,
-        ``candidate_leaves`` as a list of B_d, 0 = all midpoints, each at most ``max(n, 2)``:
-        a larger B_d gives the same candidates).  Raises ``ValueError``
-        naming the parameter."""
-        D = self.max_depth
-        if not _is_int(D) or not 1 <= D <= 8:
-            raise ValueError(f"max_depth must be an int in 1..8, got {D!r}")
-        Km = self.max_breakpoints
-        if not _is_int(Km) or not 1 <= Km <= 4:
-            raise ValueError(f"max_breakpoints (K_max) must be an int in 1..4, got {Km!r}")
-        out = {"max_depth": int(D), "max_breakpoints": int(Km)}
-        for name in ("split_penalty", "breakpoint_penalty"):
-            v = getattr(self, name)
-            if v is None:
-                v = 0.005 * n
-            elif not _is_real(v) or not math.isfinite(v) or v < 0:
-                raise ValueError(
-                    f"{name} must be a finite number >= 0 (misclassified "
-                    f"samples) or None for 0.005 * n, got {v!r}"
-                )
-            out[name] = float(v)
-        cl = self.candidate_leaves
-        seq = [cl] if (cl is None or _is_int(cl)) else cl
-        try:
-            seq = list(seq)
-        except TypeError:
-            seq = None
-        if not seq:
-            raise ValueError(
-                "candidate_leaves must be an int >= 2, a non-empty tuple of "
-                f"them, or None (all midpoints), got {cl!r}"
-            )
-        leaves = []
-        for v in seq:
-            if v is None:
-                leaves.append(0)
-            elif _is_int(v) and v >= 2:
-                # a one-feature CART on at most n rows has at most n leaves: B_d >= n gives
-                # the candidates of B_d = n.  Clamped so that the kernels' workspaces, which
-                # grow with B_d, stay bounded (B_d = 2**31 was a MemoryError, 10**21 an
-                # OverflowError).  The search also sizes states by B_d (which go to the
-                # exact depth-2 kernel), so under a time limit the path, not the optimum,
-                # can differ from an unclamped B_d > n
-                leaves.append(min(int(v), max(int(n), 2)))
-            else:
-                raise ValueError(
-                    "candidate_leaves must be an int >= 2, a non-empty tuple "
-                    f"of them, or None (all midpoints), got {cl!r}"
-                )
-        out["candidate_leaves"] = leaves
-        rs = self.random_state
-        if rs is not None and not _is_int(rs) and not hasattr(rs, "randint"):
-            raise ValueError(f"random_state must be None or an int, got {rs!r}")
+    def _resolve_params(self, n: int) -> dict:
+        """:meth:`_resolve_tree_params` plus the search's ``time_limit``, ``cache_size``
+        and ``greedy_seed``."""
+        out = self._resolve_tree_params(n)
+        out["time_limit"] = float(self.time_limit)
+        out["cache_size"] = int(self.cache_size)
+        out["greedy_seed"] = bool(self.greedy_seed)
         return out
 
     def _prepare(self, X, y):
-        if y is None:
-            raise ValueError(
-                f"{type(self).__name__} requires y to be passed, but the target "
-                "y is None: give one class label per row"
-            )
+        """``X`` as C-contiguous writable float64 ``(n, p)``, the sorted classes and the
+        int64 class codes of ``y``; scikit-learn's checks and messages (no NaN / inf,
+        dense, 2-D, class labels), raised as :class:`engine.data.DataError`."""
         try:
-            X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite=False)
+            X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+            check_classification_targets(y)
         except ValueError as exc:
             raise DataError(str(exc)) from exc
-        if not X.flags.writeable or not X.flags.c_contiguous:
+        if not X.flags.writeable:
             X = np.array(X, dtype=np.float64, order="C")
-        if np.isnan(X).any():
-            rows, cols = np.nonzero(np.isnan(X))
-            raise DataError(
-                f"X has missing values (NaN) in {len(np.unique(rows))} rows, first in column "
-                f"{int(cols[0])}: Literati cannot route missing values; impute or drop those "
-                "rows first"
-            )
-        if not np.isfinite(X).all():
-            raise DataError("X has infinite values: replace them with finite numbers")
-        kind = type_of_target(y)
-        if kind in ("continuous", "continuous-multioutput"):
-            raise DataError(
-                f"{type(self).__name__} needs class labels, but the target holds continuous "
-                "values (a regression target): pick a categorical target or set the task to "
-                "classification with integer labels"
-            )
-        if kind not in ("binary", "multiclass"):
-            raise DataError(
-                f"Unknown label type: {type(self).__name__} needs one column of "
-                f"class labels, got a {kind!r} target"
-            )
         classes, codes = np.unique(y, return_inverse=True)
         return X, classes, np.ascontiguousarray(codes.reshape(-1), dtype=np.int64)
 
     # -- fitting ---------------------------------------------------------------------------
 
     def start(self, X, y) -> LiteratiSearch:
-        """Validate the input and return a :class:`LiteratiSearch` (no search work yet).
+        """Validate the parameters and the input; return a :class:`LiteratiSearch` (no
+        search work yet).
 
-        Raises ``ValueError`` for bad parameters and :class:`engine.data.DataError` (a
-        ``ValueError``) for bad data: NaN/inf in ``X``, a continuous (regression) target,
-        mismatched lengths."""
+        Raises ``InvalidParameterError`` (a ``ValueError``) for bad parameters and
+        :class:`engine.data.DataError` (a ``ValueError``) for bad data: NaN/inf in ``X``,
+        a continuous (regression) target, mismatched lengths; ``TypeError`` for sparse
+        ``X``."""
+        self._validate_params()
+        return self._start(X, y)
+
+    def _start(self, X, y) -> LiteratiSearch:
         X, classes, codes = self._prepare(X, y)
-        prm = self._check_params(X.shape[0])
+        prm = self._resolve_params(X.shape[0])
         self.classes_ = classes
         self.n_classes_ = int(classes.shape[0])
         return LiteratiSearch(self, X, codes, prm)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Run the search on ``X`` (n, p) and labels ``y`` (n,) for at most
-        ``time_limit`` seconds; returns ``self``."""
-        search = self.start(X, y)
+        """Run the search for at most ``time_limit`` seconds and keep the incumbent.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows (converted to float64; no NaN or inf).
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : LiteratiClassifier
+            The fitted estimator.
+        """
+        search = self._start(X, y)
         while not search.step(max_seconds=0.5):
             pass
         return search.finish()
@@ -281,22 +316,17 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
 
     def _X(self, X):
         check_is_fitted(self, "tree_")
-        X = validate_data(
-            self, X, reset=False, dtype=np.float64, order="C", ensure_all_finite=False
-        )
-        if np.isnan(X).any():
-            raise DataError(
-                "X has missing values (NaN): Literati cannot route them; impute "
-                "or drop those rows first"
-            )
-        if not np.isfinite(X).all():
-            raise DataError("X has infinite values: replace them with finite numbers")
+        try:
+            X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        except ValueError as exc:
+            raise DataError(str(exc)) from exc
         if not X.flags.writeable:
             X = X.copy()
         return X
 
     def apply(self, X):
-        """Leaf id (int64 ``(n,)``) reached by each row, routed by the shape functions."""
+        """Leaf id (int64 ``(n,)``) reached by each row of ``X`` ``(n, n_features_in_)``,
+        routed by the shape functions."""
         X = self._X(X)
         t = self.tree_
         return K.apply_shape_tree(
@@ -309,7 +339,7 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         return self.tree_.value[leaves, 0, :]
 
     def predict(self, X):
-        """Majority class of the reached leaf (ties to the first class)."""
+        """Majority class of the reached leaf (ties to the first class): ``(n,)``."""
         proba = self.predict_proba(X)
         return self.classes_.take(np.argmax(proba, axis=1), axis=0)
 
@@ -325,6 +355,8 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        # shape functions do not route missing values (yet): NaN is refused with
+        # scikit-learn's message; sparse X is refused (the kernels read dense rows)
         tags.input_tags.allow_nan = False
         tags.input_tags.sparse = False
         tags.non_deterministic = False
@@ -518,8 +550,8 @@ class LiteratiSearch:
 
 
 class GreedyShapeTreeClassifier(LiteratiClassifier):
-    """Greedy shape tree (SPEC section 1's baseline; ShapeCART-like) in Literati's candidate
-    space.
+    """Greedy shape tree (the baseline of Literati, arXiv 2609.09299, docs/spec.md section 1;
+    ShapeCART-like) in Literati's candidate space.
 
     Grown top-down from the root: each node's candidate breakpoints are those Literati's
     search uses for the same data state (univariate CART with at most ``B_d`` leaves per
@@ -534,20 +566,74 @@ class GreedyShapeTreeClassifier(LiteratiClassifier):
 
     Parameters
     ----------
-    max_depth, max_breakpoints, split_penalty, breakpoint_penalty, candidate_leaves,
-    random_state : as :class:`LiteratiClassifier` (same defaults, same validation).
+    max_depth : int in [1, 8], default=3
+        Depth budget D (depth 1 = one split).
+    max_breakpoints : int in [1, 4], default=2
+        K_max, breakpoints per shape function (1 = ordinary threshold splits).
+    split_penalty : float in [0, inf) or None, default=None
+        lambda, cost of every internal node in misclassified samples; None = 0.005 * n.
+    breakpoint_penalty : float in [0, inf) or None, default=None
+        alpha, cost of every breakpoint; None = 0.005 * n.
+    candidate_leaves : int >= 2, tuple or list of them, or None, default=(8, 4)
+        B_d per depth, as :class:`LiteratiClassifier` (None = every midpoint).
+    random_state : None, int or numpy.random.RandomState, default=None
+        Accepted for scikit-learn compatibility; the tree is deterministic.
 
-    Fitted attributes
-    -----------------
-    ``tree_`` (:class:`engine.tree.TreeArrays` with ``bp_offsets``/``bp_values``),
-    ``classes_``, ``n_classes_``, ``n_features_in_``, ``feature_names_in_`` (DataFrame
-    input), ``objective_`` (float, misclassified-sample units), ``objective_breakdown_``
-    (errors, n_splits, n_breakpoints, split_cost, breakpoint_cost, objective),
-    ``split_penalty_``, ``breakpoint_penalty_``, ``candidate_leaves_``, ``fit_time_`` (s).
+    Attributes
+    ----------
+    tree_ : engine.tree.TreeArrays
+        The fitted tree, with ``bp_offsets`` / ``bp_values``.
+    classes_ : ndarray of shape (n_classes,)
+        Class labels, sorted.
+    n_classes_ : int
+        Number of classes.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when ``X`` was a DataFrame with string column names.
+    objective_ : float
+        Objective of the tree (misclassified-sample units).
+    objective_breakdown_ : dict
+        ``errors``, ``n_splits``, ``n_breakpoints``, ``split_cost``, ``breakpoint_cost``,
+        ``objective``.
+    split_penalty_, breakpoint_penalty_ : float
+        lambda and alpha used (resolved from None).
+    candidate_leaves_ : list of int
+        B_d used per depth (0 = all midpoints).
+    fit_time_ : float
+        Seconds of ``fit``.
 
-    Raises ``ValueError`` for bad parameters and :class:`engine.data.DataError` for bad
-    data (NaN/inf, a continuous target), as :class:`LiteratiClassifier`.
+    See Also
+    --------
+    LiteratiClassifier : the optimal tree in the same space, seeded with this one.
+
+    Notes
+    -----
+    Raises ``InvalidParameterError`` (a ``ValueError``) for bad parameters and
+    :class:`engine.data.DataError` for bad data (NaN/inf, a continuous target), as
+    :class:`LiteratiClassifier`.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from engine.literati import GreedyShapeTreeClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = GreedyShapeTreeClassifier(max_depth=2).fit(X, y)
+    >>> clf.predict(X[[0, 50, 100]])
+    array([0, 1, 2])
     """
+
+    _parameter_constraints: dict = {
+        name: LiteratiClassifier._parameter_constraints[name]
+        for name in (
+            "max_depth",
+            "max_breakpoints",
+            "split_penalty",
+            "breakpoint_penalty",
+            "candidate_leaves",
+            "random_state",
+        )
+    }
 
     def __init__(
         self,
@@ -565,19 +651,29 @@ class GreedyShapeTreeClassifier(LiteratiClassifier):
         self.candidate_leaves = candidate_leaves
         self.random_state = random_state
 
-    def _check_params(self, n: int) -> dict:
-        return self._check_tree_params(n)
-
     def start(self, X, y):
         """Not available: the greedy tree has no search (use :meth:`fit`)."""
         raise NotImplementedError("GreedyShapeTreeClassifier has no stepwise search; call fit")
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Grow and prune the greedy shape tree on ``X`` (n, p) and labels ``y`` (n,);
-        returns ``self``."""
+        """Grow and prune the greedy shape tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows (converted to float64; no NaN or inf).
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : GreedyShapeTreeClassifier
+            The fitted estimator.
+        """
         t0 = time.perf_counter()
         X, classes, codes = self._prepare(X, y)
-        prm = self._check_params(X.shape[0])
+        prm = self._resolve_tree_params(X.shape[0])
         self.classes_ = classes
         self.n_classes_ = int(classes.shape[0])
         lam, alpha = prm["split_penalty"], prm["breakpoint_penalty"]

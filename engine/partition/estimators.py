@@ -3,7 +3,7 @@
 All four share :class:`_PartitionBase`: a list of fitted trees (one for a tree). Per tree
 and query x the *unnormalised* slice is read off the matched leaves (both children at Y
 splits); the forest averages unnormalised densities and then normalises per slice
-(``aggregation='unnormalised'``, SPEC section 2), or averages already-normalised slices
+(``aggregation='unnormalised'``, docs/spec.md section 2), or averages already-normalised slices
 (``aggregation='normalised'``, a different estimator offered as a labelled option).
 
 Density floor: :meth:`nll` takes ``-log(max(p, floor))`` so a y outside the support (density
@@ -12,12 +12,18 @@ Density floor: :meth:`nll` takes ``-log(max(p, floor))`` so a y outside the supp
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from engine._numba import register_warmup
-from engine.compare import ModelSpec, ParamSpec, register_model
+from engine.compare import ModelSpec, param_spec, register_model
 from engine.data import DataError
 from engine.partition.growth import (
     LEAF,
@@ -38,15 +44,27 @@ MAX_LEAVES_REG = 32
 MAX_LEAVES_CLF = 512
 
 
-def _as_X(X) -> np.ndarray:
-    X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
-    if X.ndim == 1:
-        X = X.reshape(1, -1)
-    if X.ndim != 2:
-        raise DataError(f"X must be 2-D, got shape {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise DataError("X contains NaN or infinite values")
-    return X
+#: Constraints of the parameters every Partition estimator has (scikit-learn's
+#: ``_parameter_constraints`` format).
+TREE_CONSTRAINTS: dict = {
+    "max_leaves": [Interval(Integral, 1, None, closed="left")],
+    "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+    "min_samples_xy": [Interval(Integral, 0, None, closed="left")],
+    "min_samples_x": [Interval(Integral, 1, None, closed="left")],
+    "min_samples_y": [Interval(Integral, 1, None, closed="left")],
+    "min_volume_fraction": [Interval(Real, 0, 1, closed="both"), None],
+    "boundary_expansion": [Interval(Real, 0, None, closed="left")],
+    "categorical_features": ["array-like", None],
+    "random_state": ["random_state"],
+}
+#: Constraints of the forests' own parameters.
+FOREST_CONSTRAINTS: dict = {
+    "n_estimators": [Interval(Integral, 1, None, closed="left")],
+    "max_samples": [Interval(Real, 0, 1, closed="right")],
+    "max_features": [Interval(Real, 0, 1, closed="right")],
+    "aggregation": [StrOptions({"unnormalised", "normalised"})],
+    "n_jobs": [Integral, None],
+}
 
 
 class _PartitionBase(BaseEstimator):
@@ -69,14 +87,18 @@ class _PartitionBase(BaseEstimator):
         )
 
     def _prepare(self, X, y):
-        X = _as_X(X)
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise DataError(f"y must be 1-D with {X.shape[0]} rows, got shape {y.shape}")
-        if y.dtype.kind == "f" and np.isnan(y).any():
-            raise DataError("y contains NaN")
-        if X.shape[0] == 0:
-            raise DataError("no rows to fit")
+        """Validated ``X`` (float64 ``(n, d)``) and ``y`` as float64 values (class codes
+        for a classifier); sets the fitted input attributes.  scikit-learn's checks and
+        messages (2-D, no NaN / inf, dense, class labels / numeric y), raised as
+        :class:`engine.data.DataError`."""
+        try:
+            X, y = validate_data(
+                self, X, y, dtype=np.float64, order="C", y_numeric=not self._discrete
+            )
+            if self._discrete:
+                check_classification_targets(y)
+        except ValueError as exc:
+            raise DataError(str(exc)) from exc
         d = X.shape[1]
         is_cat = np.zeros(d, dtype=bool)
         if self.categorical_features is not None:
@@ -104,8 +126,6 @@ class _PartitionBase(BaseEstimator):
                 yv = np.ascontiguousarray(y.astype(np.float64))
             except (TypeError, ValueError):
                 raise DataError("y must be numeric for regression") from None
-            if not np.all(np.isfinite(yv)):
-                raise DataError("y contains NaN or infinite values")
             lo, hi = float(yv.min()), float(yv.max())
             delta = float(self.boundary_expansion) * (hi - lo) / 2.0
             if hi - lo <= 0:
@@ -124,7 +144,7 @@ class _PartitionBase(BaseEstimator):
             n_classes=self.n_classes_,
             y_box=self.y_box_,
             params=params,
-            rng=np.random.RandomState(seed),
+            rng=check_random_state(seed),
             callback=callback,
         )
 
@@ -147,12 +167,21 @@ class _PartitionBase(BaseEstimator):
 
     # -- unnormalised per-tree pieces -------------------------------------------------------
     def _check_X(self, X):
-        X = _as_X(X)
-        if X.shape[1] != self.n_features_in_:
-            raise DataError(
-                f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}"
-            )
-        return X
+        """``X`` validated against the fitted input (scikit-learn's checks: 2-D, the
+        number of features and their names, no NaN / inf), as float64; raises
+        :class:`engine.data.DataError`."""
+        try:
+            return validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        except ValueError as exc:
+            raise DataError(str(exc)) from exc
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # the trees do not route missing values (yet): NaN is refused with scikit-learn's
+        # message; sparse X is refused (the scans read dense columns)
+        tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = False
+        return tags
 
     @staticmethod
     def _mass(t: PartitionTreeArrays):
@@ -184,6 +213,7 @@ class _PartitionBase(BaseEstimator):
 
     # -- public API -------------------------------------------------------------------------
     def _proba(self, X):
+        check_is_fitted(self, "trees_")
         X = self._check_X(X)
         out = np.zeros((X.shape[0], self.n_classes_))
         for t in self.trees_:
@@ -258,6 +288,7 @@ class _PartitionBase(BaseEstimator):
     def density(self, X, y) -> np.ndarray:
         """p(y | x) per row: a density per unit of y (regression) or a probability
         (classification); 0 outside the Y box or for a class not seen in training."""
+        check_is_fitted(self, "trees_")
         X, yv = self._y_values(X, y)
         num = np.zeros(X.shape[0])
         den = np.zeros(X.shape[0])
@@ -287,6 +318,7 @@ class _PartitionBase(BaseEstimator):
         Regression: ``{'edges': (m + 1,), 'heights': (m,)}``, a piecewise-constant density
         over the Y box integrating to 1. Classification: ``{'classes', 'proba'}``.
         """
+        check_is_fitted(self, "trees_")
         x = self._check_X(np.asarray(x, dtype=np.float64).reshape(1, -1))
         if self._discrete:
             return {"classes": self.classes_, "proba": self._proba(x)[0]}
@@ -321,6 +353,7 @@ class _PartitionBase(BaseEstimator):
         ``x_categories`` (feature -> allowed codes, categorical splits), ``n_xy``, ``n_x`` and
         A_Y: ``y_low``/``y_high``/``density`` (regression) or ``classes`` (classification).
         """
+        check_is_fitted(self, "trees_")
         t = self.trees_[tree]
         d = self.n_features_in_
         out = []
@@ -370,16 +403,38 @@ class _TreeMixin:
         self.trace_ = list(rows)
         return self._finish_fit()
 
+    def _seed(self):
+        """The growth's random state: ``random_state`` (None = 0, so a tree is
+        reproducible by default)."""
+        return 0 if self.random_state is None else self.random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, X_val=None, y_val=None, callback=None):
         """Grow best-first; ``trace_`` holds (n_leaves, train NLL, validation NLL).
 
         Train NLL is the empirical loss of the unnormalised cells (what the growth
         minimises); validation NLL (NaN without ``X_val``) is the normalised, floored NLL.
         ``callback(n_leaves, train_nll, val_nll)`` (optional) is called after each split.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows (float64; categorical columns hold codes 0..k-1; no NaN / inf).
+        y : array-like of shape (n_samples,)
+            Numeric targets (regressor) or class labels (classifier).
+        X_val, y_val : array-like or None, default=None
+            Validation rows for the trace's validation NLL.
+        callback : callable or None, default=None
+            Called after each split.
+
+        Returns
+        -------
+        self
+            The fitted estimator.
         """
         if X_val is None and callback is None:
             X, yv = self._prepare(X, y)
-            tree = self._grow_one(X, yv, self._grow_params(False), self.random_state or 0)
+            tree = self._grow_one(X, yv, self._grow_params(False), self._seed())
             return self._set_tree(tree, [(n, tr, np.nan) for n, tr in tree.trace])
         for step in self.fit_steps(X, y, X_val, y_val):
             if callback is not None and step["n_leaves"] > 1:
@@ -396,7 +451,9 @@ class _TreeMixin:
         consumer that stops early keeps a usable smaller tree. The validation NLL (floored
         at ``floor``) is computed every ``val_every`` splits and for the final tree (NaN in
         between and without ``X_val``). The result equals :meth:`fit`'s for the same data.
+        Bad parameters raise ``InvalidParameterError`` at the first ``next``, as bad data.
         """
+        self._validate_params()
         X, yv = self._prepare(X, y)
         if X_val is not None:
             X_val, _ = self._y_values(X_val, y_val)  # fail early on a bad validation set
@@ -410,7 +467,7 @@ class _TreeMixin:
             n_classes=self.n_classes_,
             y_box=self.y_box_,
             params=self._grow_params(False),
-            rng=np.random.RandomState(self.random_state or 0),
+            rng=check_random_state(self._seed()),
         )
         rows = []
         while True:
@@ -436,7 +493,7 @@ class _ForestMixin:
     def _bootstrap(self, X, yv):
         """Yield ``(X_boot, y_boot, seed)`` per tree, drawn lazily from one seeded stream
         (only the samples joblib has dispatched are in memory, not one copy per tree)."""
-        rng = np.random.RandomState(self.random_state)
+        rng = check_random_state(self.random_state)
         n = X.shape[0]
         m = max(1, int(round(float(self.max_samples) * n)))
         for _ in range(int(self.n_estimators)):
@@ -444,10 +501,7 @@ class _ForestMixin:
             seed = int(rng.randint(0, 2**31 - 1))
             yield np.ascontiguousarray(X[rows]), np.ascontiguousarray(yv[rows]), seed
 
-    def _check_aggregation(self):
-        if self.aggregation not in ("unnormalised", "normalised"):
-            raise ValueError("aggregation must be 'unnormalised' or 'normalised'")
-
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit ``n_estimators`` trees on bootstrap samples (joblib over trees).
 
@@ -457,8 +511,19 @@ class _ForestMixin:
         processes 6.9-8.5 s, serial 4.1-5.3 s).
         A backend chosen with ``joblib.parallel_config`` (e.g. Dask or Ray on a cluster)
         takes precedence.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows (float64; categorical columns hold codes 0..k-1; no NaN / inf).
+        y : array-like of shape (n_samples,)
+            Numeric targets (regressor) or class labels (classifier).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
         """
-        self._check_aggregation()
         X, yv = self._prepare(X, y)
         params = self._grow_params(True)
         self.trees_ = Parallel(n_jobs=self.n_jobs, prefer="threads")(
@@ -473,11 +538,12 @@ class _ForestMixin:
         (floored at ``floor``) of the forest so far on the training rows and on the
         validation rows (NaN without ``X_val``), kept as running sums so each step costs one
         tree. At every yield the estimator is a valid fitted forest of the trees so far.
-        ``trace_`` holds ``(n_trees, train_nll, val_nll)`` rows.
+        ``trace_`` holds ``(n_trees, train_nll, val_nll)`` rows.  Bad parameters raise
+        ``InvalidParameterError`` at the first ``next``, as bad data.
         """
-        self._check_aggregation()
+        self._validate_params()
         X, yv = self._prepare(X, y)
-        _, y_train = self._y_values(X, y)
+        y_train = yv.astype(np.int64) if self._discrete else yv  # as _y_values(X, y)
         if X_val is not None:
             X_val, y_val = self._y_values(X_val, y_val)
         sums = {"train": (X, y_train, np.zeros(len(y_train)), np.zeros(len(y_train)))}
@@ -506,20 +572,121 @@ class _ForestMixin:
             }
 
 
-_COMMON_DOC = """
-    Parameters: ``max_leaves`` (leaf budget), ``max_depth`` (None: unlimited),
-    ``min_samples_xy`` / ``min_samples_x`` / ``min_samples_y`` (minimum rows of each child
-    set), ``min_volume_fraction`` (a continuous Y child narrower than this fraction of the
-    root Y width is refused; None: 0.1 for regression, 0 for classification),
-    ``boundary_expansion`` (f: the Y box is [min - f range / 2, max + f range / 2]),
-    ``categorical_features`` (indices or bool mask of columns holding codes 0..k-1).
+_PARAMETERS_DOC = """    max_leaves : int >= 1, default={max_leaves}
+        Leaf budget of the best-first growth.
+    max_depth : int >= 0 or None, default=None
+        Maximum depth (None: unlimited).
+    min_samples_xy : int >= 0, default=1
+        Fewest rows of a child's XY set (x in A_X and y in A_Y).
+    min_samples_x : int >= 1, default=1
+        Fewest rows of a child's X set (x in A_X).
+    min_samples_y : int >= 1, default=1
+        Fewest rows of a child's Y set (y in A_Y).
+    min_volume_fraction : float in [0, 1] or None, default=None
+        A continuous Y child narrower than this fraction of the root's Y width is refused
+        (None: 0.1 for regression, 0 for classification).
+    boundary_expansion : float >= 0, default=0.1
+        f: the Y box is [min - f (max - min) / 2, max + f (max - min) / 2] (regression).
+    categorical_features : array-like of int or of bool, or None, default=None
+        Columns holding codes 0..k-1: column indices or a boolean mask of length
+        n_features.
 """
+
+_FOREST_PARAMETERS_DOC = """    n_estimators : int >= 1, default=50
+        Number of trees.
+    max_samples : float in (0, 1], default=0.8
+        Bootstrap sample of each tree, as a fraction of the rows (rounded, at least 1).
+    max_features : float in (0, 1], default=0.8
+        Fraction of the X columns searched at each split (redrawn per split; y is always
+        searched).
+"""
+
+_FOREST_TAIL_DOC = """    aggregation : {'unnormalised', 'normalised'}, default='unnormalised'
+        'unnormalised' averages the trees' unnormalised densities, then normalises per
+        slice (docs/spec.md section 2); 'normalised' averages the normalised slices (a different
+        estimator, offered as a labelled option).
+    n_jobs : int or None, default=None
+        joblib workers over trees (threads unless a ``joblib.parallel_config`` backend is
+        set); the forest does not depend on it.
+"""
+
+_RANDOM_STATE_DOC = """    random_state : None, int or numpy.random.RandomState, default=None
+        {what}
+"""
+
+_ATTRIBUTES_DOC = """    trees_ : list of engine.partition.PartitionTreeArrays
+        The fitted trees ({trees}).
+    trace_ : list of tuple
+        {trace}
+    is_categorical_ : ndarray of bool of shape (n_features_in_,)
+        Which columns were split by category sets.
+    n_categories_ : ndarray of int64 of shape (n_features_in_,)
+        Codes per categorical column (0 for continuous ones).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when ``X`` was a DataFrame with string column names.
+    y_box_ : tuple of float
+        The Y box {box}.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Log-loss gain of the X splits per feature, normalised to sum 1 (all zeros when no
+        X split).
+    gain_importances_ : ndarray of shape (n_features_in_,)
+        The same gains, not normalised (mean over trees).
+    y_importance_ : float
+        Gain of the Y splits (mean over trees).
+"""
+
+_NOTES_DOC = """
+    Notes
+    -----
+    Leaves are product cells A_X x A_Y with density n_XY / (n_X mu_Y(A_Y)), grown
+    best-first on the log-loss gain (docs/spec.md section 2; partition_tree, Vieira et al.).
+    Missing values are not routed: NaN in ``X`` is refused (``allow_nan`` tag False), as
+    is sparse ``X``.  Bad parameters raise
+    :class:`sklearn.utils._param_validation.InvalidParameterError` (a ``ValueError``);
+    bad data raises :class:`engine.data.DataError` (a ``ValueError``) with scikit-learn's
+    messages.
+"""
+
+_TREE_TRACE = "(n_leaves, train NLL, validation NLL) after each split (see :meth:`fit`)."
+_FOREST_TRACE = "(n_trees, train NLL, validation NLL) rows of :meth:`fit_steps`."
 
 
 class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
     __doc__ = (
-        "Partition Tree for p(y | x) with continuous y; predict is the slice mean." + _COMMON_DOC
+        """Partition Tree for the conditional density p(y | x) of a continuous y;
+    ``predict`` is the slice mean.
+
+    Parameters
+    ----------
+"""
+        + _PARAMETERS_DOC.format(max_leaves=MAX_LEAVES_REG)
+        + _RANDOM_STATE_DOC.format(what="Seeds the growth (None = 0).")
+        + """
+    Attributes
+    ----------
+"""
+        + _ATTRIBUTES_DOC.format(trees="one", trace=_TREE_TRACE, box="(low, high) of y.")
+        + """    partition_tree_ : engine.partition.PartitionTreeArrays
+        The fitted tree (``trees_[0]``).
+"""
+        + _NOTES_DOC
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from engine.partition import PartitionTreeRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(-2, 2, size=(500, 1))
+    >>> y = np.sin(X[:, 0]) + (0.1 + 0.5 * np.abs(X[:, 0])) * rng.normal(size=500)
+    >>> model = PartitionTreeRegressor(max_leaves=16).fit(X, y)
+    >>> s = model.slice(X[0])
+    >>> round(float(np.sum(s["heights"] * np.diff(s["edges"]))), 9)
+    1.0
+"""
     )
+    _parameter_constraints: dict = dict(TREE_CONSTRAINTS)
 
     def __init__(
         self,
@@ -544,14 +711,51 @@ class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
         self.random_state = random_state
 
     def predict(self, X):
-        """Posterior mean of y given x."""
+        """Posterior mean of y given x: float64 ``(n,)``."""
         return _predict_mean(self, X)
 
 
 class PartitionTreeClassifier(_TreeMixin, ClassifierMixin, _PartitionBase):
-    __doc__ = "Partition Tree for P(class | x) (the discrete-y case)." + _COMMON_DOC
+    __doc__ = (
+        """Partition Tree for P(class | x) (the discrete-y case of the conditional density).
+
+    Parameters
+    ----------
+"""
+        + _PARAMETERS_DOC.format(max_leaves=MAX_LEAVES_CLF)
+        + _RANDOM_STATE_DOC.format(what="Seeds the growth (None = 0).")
+        + """
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels, sorted.
+    n_classes_ : int
+        Number of classes.
+"""
+        + _ATTRIBUTES_DOC.format(
+            trees="one", trace=_TREE_TRACE, box="(0, n_classes) of the class codes."
+        )
+        + """    partition_tree_ : engine.partition.PartitionTreeArrays
+        The fitted tree (``trees_[0]``).
+"""
+        + _NOTES_DOC
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from engine.partition import PartitionTreeClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = PartitionTreeClassifier(max_leaves=8).fit(X, y)
+    >>> bool(np.allclose(model.predict_proba(X).sum(axis=1), 1.0))
+    True
+    >>> bool(model.score(X, y) > 0.9)
+    True
+"""
+    )
     _discrete = True
     _default_min_volume = 0.0
+    _parameter_constraints: dict = dict(TREE_CONSTRAINTS)
 
     def __init__(
         self,
@@ -576,18 +780,47 @@ class PartitionTreeClassifier(_TreeMixin, ClassifierMixin, _PartitionBase):
         self.random_state = random_state
 
     def predict_proba(self, X):
+        """P(class | x): float64 ``(n, n_classes)``, rows summing to 1."""
         return self._proba(X)
 
     def predict(self, X):
-        return self.classes_[np.argmax(self._proba(X), axis=1)]
+        """Most probable class: ``(n,)``."""
+        proba = self._proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 class PartitionForestRegressor(_ForestMixin, RegressorMixin, _PartitionBase):
     __doc__ = (
-        "Partition Forest (bagged Partition Trees) for continuous y; ``max_samples`` "
-        "bootstrap fraction, ``max_features`` fraction of X columns per split, "
-        "``aggregation`` 'unnormalised' (default) or 'normalised'."
-    ) + _COMMON_DOC
+        """Partition Forest (bagged Partition Trees) for p(y | x) of a continuous y;
+    ``predict`` is the slice mean.
+
+    Parameters
+    ----------
+"""
+        + _FOREST_PARAMETERS_DOC
+        + _PARAMETERS_DOC.format(max_leaves=MAX_LEAVES_REG)
+        + _FOREST_TAIL_DOC
+        + _RANDOM_STATE_DOC.format(what="Seeds the bootstrap samples and the trees.")
+        + """
+    Attributes
+    ----------
+"""
+        + _ATTRIBUTES_DOC.format(trees="n_estimators", trace=_FOREST_TRACE, box="(low, high) of y.")
+        + _NOTES_DOC
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from engine.partition import PartitionForestRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(-2, 2, size=(300, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=300)
+    >>> model = PartitionForestRegressor(n_estimators=5, random_state=0).fit(X, y)
+    >>> bool(model.score(X, y) > 0.8)
+    True
+"""
+    )
+    _parameter_constraints: dict = {**FOREST_CONSTRAINTS, **TREE_CONSTRAINTS}
 
     def __init__(
         self,
@@ -622,14 +855,48 @@ class PartitionForestRegressor(_ForestMixin, RegressorMixin, _PartitionBase):
         self.random_state = random_state
 
     def predict(self, X):
-        """Posterior mean of y given x."""
+        """Posterior mean of y given x: float64 ``(n,)``."""
         return _predict_mean(self, X)
 
 
 class PartitionForestClassifier(_ForestMixin, ClassifierMixin, _PartitionBase):
-    __doc__ = "Partition Forest for P(class | x)." + _COMMON_DOC
+    __doc__ = (
+        """Partition Forest (bagged Partition Trees) for P(class | x).
+
+    Parameters
+    ----------
+"""
+        + _FOREST_PARAMETERS_DOC
+        + _PARAMETERS_DOC.format(max_leaves=MAX_LEAVES_CLF)
+        + _FOREST_TAIL_DOC
+        + _RANDOM_STATE_DOC.format(what="Seeds the bootstrap samples and the trees.")
+        + """
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels, sorted.
+    n_classes_ : int
+        Number of classes.
+"""
+        + _ATTRIBUTES_DOC.format(
+            trees="n_estimators", trace=_FOREST_TRACE, box="(0, n_classes) of the class codes."
+        )
+        + _NOTES_DOC
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import load_iris
+    >>> from engine.partition import PartitionForestClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = PartitionForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    >>> bool(np.allclose(model.predict_proba(X).sum(axis=1), 1.0))
+    True
+"""
+    )
     _discrete = True
     _default_min_volume = 0.0
+    _parameter_constraints: dict = {**FOREST_CONSTRAINTS, **TREE_CONSTRAINTS}
 
     def __init__(
         self,
@@ -664,13 +931,17 @@ class PartitionForestClassifier(_ForestMixin, ClassifierMixin, _PartitionBase):
         self.random_state = random_state
 
     def predict_proba(self, X):
+        """P(class | x): float64 ``(n, n_classes)``, rows summing to 1."""
         return self._proba(X)
 
     def predict(self, X):
-        return self.classes_[np.argmax(self._proba(X), axis=1)]
+        """Most probable class: ``(n,)``."""
+        proba = self._proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 def _predict_mean(est, X):
+    check_is_fitted(est, "trees_")
     X = est._check_X(X)
     num = np.zeros(X.shape[0])
     z = np.zeros(X.shape[0])
@@ -700,26 +971,32 @@ def _build_forest(task, random_state, **params):
     return cls(random_state=random_state, **params)
 
 
-_TREE_PARAMS = (
-    ParamSpec(
-        "max_leaves",
-        0,
-        "int_or_none",
-        0,
-        4096,
-        help="Leaf budget of the best-first growth; 0: the task default "
-        f"({MAX_LEAVES_REG} regression, {MAX_LEAVES_CLF} classification).",
-    ),
-    ParamSpec("max_depth", 0, "int_or_none", 0, 50, help="Maximum depth; 0 means unlimited."),
-    ParamSpec(
-        "min_samples_xy",
-        1,
-        "int",
-        1,
-        1000,
-        help="Minimum rows of a child's XY set (x in A_X and y in A_Y).",
-    ),
-)
+def _param_specs(estimator) -> tuple:
+    """The Compare page's widgets for a Partition ``estimator`` (class), their ranges read
+    from its constraint table."""
+    return (
+        param_spec(
+            estimator,
+            "max_leaves",
+            0,
+            kind="int_or_none",  # the build function maps 0 (None) to the task default
+            high=4096,
+            help="Leaf budget of the best-first growth; 0: the task default "
+            f"({MAX_LEAVES_REG} regression, {MAX_LEAVES_CLF} classification).",
+        ),
+        param_spec(estimator, "max_depth", 0, high=50, help="Maximum depth; 0 means unlimited."),
+        param_spec(
+            estimator,
+            "min_samples_xy",
+            1,
+            low=1,
+            high=1000,
+            help="Minimum rows of a child's XY set (x in A_X and y in A_Y).",
+        ),
+    )
+
+
+_TREE_PARAMS = _param_specs(PartitionTreeRegressor)
 
 register_model(
     ModelSpec(
@@ -739,8 +1016,10 @@ register_model(
         label="Partition Forest (TreeLab)",
         build=_build_forest,
         params=(
-            ParamSpec("n_estimators", 50, "int", 1, 500, help="Number of trees."),
-            *_TREE_PARAMS,
+            param_spec(
+                PartitionForestRegressor, "n_estimators", 50, high=500, help="Number of trees."
+            ),
+            *_param_specs(PartitionForestRegressor),
         ),
         description="Bagged Partition Trees; unnormalised densities averaged, then normalised.",
         family="TreeLab",

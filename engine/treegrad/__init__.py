@@ -1,6 +1,6 @@
 """TreeGrad: O(L) gradients of the multilinear extension of a tree's path-dependent game,
 TreeGrad-Ranker, TreeGrad-Shap (Beta semivalues), weighted Banzhaf, TreeProb and
-insertion/deletion curves (SPEC section 3; paper: "TreeGrad-Ranker: Feature Ranking via
+insertion/deletion curves (docs/spec.md section 3; paper: "TreeGrad-Ranker: Feature Ranking via
 O(L)-Time Gradients for Decision Trees", ICLR 2026, https://openreview.net/forum?id=OcMeNbkN13).
 
 Public API (see :mod:`engine.treegrad.api` for shapes, dtypes and errors):
@@ -52,8 +52,8 @@ __all__ = [
 @register_warmup("treegrad")
 def _warmup() -> None:
     """Compile (or load from cache) every TreeGrad kernel on a tiny stump (float64 X)."""
-    from engine.tree import _tiny_tree
-    from engine.treegrad import _kernels as K
+    from engine.tree.arrays import _tiny_tree
+    from engine.treegrad import _kernels as kernels
     from engine.treegrad._model import pack
     from engine.treegrad.api import _NO_GOLEFT, _rule
 
@@ -66,8 +66,8 @@ def _warmup() -> None:
     X4 = np.repeat(X, 2, axis=0)
     out = np.zeros((4, 2))
     fb = np.zeros((4, t.shape[0]))
-    K.count_nonfinite(X4)
-    K.shap_rows(
+    kernels.count_nonfinite(X4)
+    kernels.shap_rows(
         0, 1, P.offs, W.ints, W.floats, X4, _NO_GOLEFT, W.plain, t, omt, w, W.max_depth, out, fb
     )
     for xs in (X, X[0]):  # a batch and one sample (serial kernels for tiny work)

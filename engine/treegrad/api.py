@@ -1,4 +1,4 @@
-"""Public TreeGrad API (SPEC section 3; research/treegrad.md).
+"""Public TreeGrad API (docs/spec.md section 3; research/treegrad.md).
 
 Every function takes
 
@@ -33,7 +33,7 @@ import numpy as np
 from scipy.special import betaln
 
 from engine._numba import call_parallel
-from engine.treegrad import _kernels as K
+from engine.treegrad import _kernels as kernels
 from engine.treegrad._model import Packed, as_treelab, n_outputs, pack
 
 __all__ = [
@@ -70,9 +70,9 @@ def _run(name: str, m: int, *args, work: float = float("inf")) -> None:
     or little ``work`` (estimated node visits), else the ``parallel=True`` kernel (prange
     over samples) under the process-wide lock."""
     if m <= 1 or work < SERIAL_WORK:
-        getattr(K, name + "_serial")(*args)
+        getattr(kernels, name + "_serial")(*args)
     else:
-        call_parallel(getattr(K, name), *args, _nchunks())
+        call_parallel(getattr(kernels, name), *args, _nchunks())
 
 
 def _grad_call(P: Packed, GL: np.ndarray, Z: np.ndarray, wq: np.ndarray):
@@ -136,24 +136,26 @@ def _walk_call(P: Packed, X: np.ndarray, t: np.ndarray, omt: np.ndarray, wq: np.
     """
     W = P.walk()
     m = X.shape[0]
-    if K.count_nonfinite(X):
+    if kernels.count_nonfinite(X):
         P.check_X(X)  # raises with the usual message
         raise ValueError("X contains NaN or inf")
     out = np.empty((m, P.n_features), dtype=np.float64)
     fb = np.empty((m, t.shape[0]), dtype=np.float64)
     GL = _NO_GOLEFT if W.plain else P.goleft(X)
     args = (P.offs, W.ints, W.floats, X, GL, W.plain, t, omt, wq, W.max_depth, out, fb)
-    n_blocks = -(-m // K.BLOCK_ROWS)
+    n_blocks = -(-m // kernels.BLOCK_ROWS)
     threads = min(n_blocks, int(numba.get_num_threads()))
     if threads <= 1 or m * t.shape[0] * W.ints.shape[0] < SERIAL_WORK:
-        K.shap_rows(0, n_blocks, *args)
+        kernels.shap_rows(0, n_blocks, *args)
         return out, fb
     # a few chunks per thread, taken in turn: a thread slowed by other processes on a
     # shared machine does not hold the others up
     n_chunks = min(n_blocks, 4 * threads)
     bounds = [c * n_blocks // n_chunks for c in range(n_chunks + 1)]
     pool = _pool(threads)
-    jobs = [pool.submit(K.shap_rows, bounds[c], bounds[c + 1], *args) for c in range(n_chunks)]
+    jobs = [
+        pool.submit(kernels.shap_rows, bounds[c], bounds[c + 1], *args) for c in range(n_chunks)
+    ]
     for job in jobs:
         job.result()
     return out, fb
@@ -433,7 +435,7 @@ def treeprob(
     GL = P.goleft(X)
     out = np.zeros((X.shape[0], P.n_features), dtype=np.float64)
     for r in range(X.shape[0]):
-        K.treeprob_one(
+        kernels.treeprob_one(
             P.offs,
             P.left,
             P.right,
