@@ -720,6 +720,7 @@ def _shapiq_is_quadrature() -> bool:
     return (major, minor) >= (1, 8)
 
 
+@pytest.mark.slow
 def test_shapley_and_banzhaf_equal_shapiq():
     """Shapley and Banzhaf values equal shapiq's TreeExplainer (path-dependent; scikit-learn
     trees of both classes and forests) to 1e-10, batch and single rows alike (Banzhaf of
@@ -777,6 +778,7 @@ def test_shapiq_and_treegrad_equal_brute_force(name, depth, seed):
         assert_close(tg.banzhaf(model, x, class_index=c), ref_bv, scale)
 
 
+@pytest.mark.slow
 def test_deep_tree_shapiq_and_treegrad_equal_brute_force():
     """On the grown-out depth >= 45 tree of the numerics table, TreeGrad-Shap stays within
     1e-12 of the 2^10 brute force and shapiq within 1e-10 (Shapley and Banzhaf)."""
