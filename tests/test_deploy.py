@@ -65,8 +65,10 @@ def test_dockerfile_copies_what_the_app_needs_and_no_test_tools():
     assert {"pytest", "pytest-playwright", "hypothesis", "ruff", "pystreed"} <= development
     assert not runtime & {"pytest", "pytest-playwright", "hypothesis", "ruff", "pystreed"}
     assert "-r requirements.txt" in (ROOT / "requirements-dev.txt").read_text()
-    # every package the app imports at run time (shap: the TreeGrad numerics tab)
-    assert {"streamlit", "numba", "scikit-learn", "distributed", "plotly", "shap"} <= runtime
+    # every package the app imports at run time (shap and shapiq: the TreeGrad numerics tab)
+    assert {"streamlit", "numba", "scikit-learn", "distributed", "plotly", "shap", "shapiq"} <= (
+        runtime
+    )
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert {".venv", ".git", "**/*.nbi", "**/*.nbc"} <= set(ignored)
 
