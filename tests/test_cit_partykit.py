@@ -17,11 +17,10 @@ and fails if R is missing.
 
 import os
 
-import numpy as np
 import pytest
 
 from engine.cit import ConditionalInferenceTreeClassifier, ConditionalInferenceTreeRegressor
-from engine.cit.partykit import have_partykit, run_ctree
+from engine.cit.partykit import compare_with_ctree, have_partykit, run_ctree
 from engine.data import load_bundled, make_dataset
 
 REQUIRED = bool(os.environ.get("TREELAB_REQUIRE_PARTYKIT"))
@@ -56,61 +55,15 @@ def bundled(name):
     return make_dataset(df, entry["target"], missing="drop")
 
 
-def node_rows(tree, X):
-    """Training rows of every node (preorder ids)."""
-    rows = {0: np.arange(X.shape[0])}
-    stack = [0]
-    while stack:
-        v = stack.pop()
-        left, right = tree.children_left[v], tree.children_right[v]
-        if left < 0:
-            continue
-        r = rows[v]
-        f = tree.feature[v]
-        if tree.cat_offsets is not None and tree.cat_offsets[v + 1] > tree.cat_offsets[v]:
-            go = np.isin(X[r, f], tree.cat_values[tree.cat_offsets[v] : tree.cat_offsets[v + 1]])
-        else:
-            go = X[r, f] <= tree.threshold[v]
-        rows[left], rows[right] = r[go], r[~go]
-        stack += [left, right]
-    return rows
-
-
-def compare(est, ds, ctree_nodes, *, rtol=1e-6, p_floor=0.0, atol=0.0):
-    """Assert the same tree as ctree node by node; return the largest relative difference
-    of the p-values compared (those at or above ``p_floor``)."""
-    tree = est.tree_
-    assert tree.node_count == len(ctree_nodes), (tree.node_count, len(ctree_nodes))
-    rows = node_rows(tree, ds.X)
-    worst = 0.0
-    for v, nd in enumerate(ctree_nodes):
-        assert nd.id == v + 1  # both in preorder
-        rec = est.node_records_[v]
-        if nd.tests:
-            ours = dict(zip(rec["features"], rec["p_values_adjusted"], strict=True))
-            ours_stat = dict(zip(rec["features"], rec["statistics"], strict=True))
-            assert set(ours) == set(nd.tests), (v, set(ours) ^ set(nd.tests))
-            for j, (stat, p) in nd.tests.items():
-                # R sums x h uncentred: a feature far from 0 (year ~ 2008) loses digits there
-                assert ours_stat[j] == pytest.approx(stat, rel=1e-7), (v, j)
-                if p < p_floor:
-                    continue
-                assert ours[j] == pytest.approx(p, rel=rtol, abs=atol), (v, j, ours[j], p)
-                if p > 0:
-                    worst = max(worst, abs(ours[j] - p) / p)
-        if nd.split is None:
-            assert tree.children_left[v] < 0, f"node {v}: ctree has a leaf, we split"
-            continue
-        j, kind, value = nd.split
-        assert tree.feature[v] == j, (v, tree.feature[v], j)
-        x = ds.X[rows[v], j]
-        if kind == "num":
-            assert x[x <= tree.threshold[v]].max() == value, v
-        else:
-            left = set(tree.cat_values[tree.cat_offsets[v] : tree.cat_offsets[v + 1]].tolist())
-            present = set(np.unique(x).astype(int).tolist())
-            assert left & present == set(value) & present, (v, left, value)
-    return worst
+def compare(est, ds, ctree_nodes, *, p_floor=0.0):
+    """Assert the same tree as ctree node by node (split features and partitions, the
+    features tested, statistics to 1e-7: R sums x h uncentred, so a feature far from 0 such
+    as year ~ 2008 loses digits there); return the comparison."""
+    out = compare_with_ctree(est, ds.X, ctree_nodes, p_floor=p_floor)
+    assert out["mismatches"] == [], out["mismatches"]
+    assert out["max_rel_statistic"] <= 1e-7
+    assert out["n_p_values"] > 0 or est.tree_.node_count == 1
+    return out
 
 
 def fit(ds, **params):
@@ -128,8 +81,7 @@ def test_default_tree_is_ctree_with_its_defaults(name):
     ds = bundled(name)
     est = fit(ds)
     r = run_ctree(ds.X, ds.y, ds.task, categorical=ds.is_categorical)
-    worst = compare(est, ds, r["nodes"])
-    assert worst <= 1e-6
+    assert compare(est, ds, r["nodes"])["max_rel_p"] <= 1e-6
     if name in ("breast_cancer", "wine"):  # strong splits: p far below a Monte Carlo floor
         assert est.p_value_selector_[0] < 1e-20
 
@@ -141,7 +93,7 @@ def test_univariate_and_depth_limit_as_ctree(name):
     r = run_ctree(
         ds.X, ds.y, ds.task, categorical=ds.is_categorical, testtype="Univariate", maxdepth=3
     )
-    compare(est, ds, r["nodes"])
+    assert compare(est, ds, r["nodes"])["max_rel_p"] <= 1e-6
 
 
 @pytest.mark.parametrize("name", ["breast_cancer", "diabetes", "moons", "iris", "penguins"])
@@ -150,7 +102,9 @@ def test_maximum_statistic_as_ctree(name):
     est = fit(ds, teststat="maximum", splitter="maximum")
     r = run_ctree(ds.X, ds.y, ds.task, categorical=ds.is_categorical, teststat="maximum")
     if ds.n_classes > 2:
-        # several dimensions: R's pmvnorm (Genz, abseps 1e-3) against our exact tail
-        compare(est, ds, r["nodes"], rtol=0.05, p_floor=1e-3, atol=2e-3)
+        # several dimensions: R's pmvnorm (Genz, absolute error 1e-3) against our tail;
+        # compared where R's estimate is well above its error
+        out = compare(est, ds, r["nodes"], p_floor=0.02)
+        assert out["max_rel_p"] <= 0.05
     else:  # one dimension: the normal tail, exact in both
-        assert compare(est, ds, r["nodes"]) <= 1e-6
+        assert compare(est, ds, r["nodes"])["max_rel_p"] <= 1e-6

@@ -202,3 +202,89 @@ def parse_output(text: str) -> dict:
                 nd.split = (j, "cat", frozenset(int(lab[1:]) for lab in labels))
     out.sort(key=lambda nd: nd.id)
     return {"seconds": seconds, "nodes": out}
+
+
+def node_rows(tree, X) -> dict[int, np.ndarray]:
+    """Training rows (int64 indices into ``X``) of every node of a fitted ``TreeArrays``."""
+    rows = {0: np.arange(X.shape[0])}
+    stack = [0]
+    while stack:
+        v = stack.pop()
+        left, right = int(tree.children_left[v]), int(tree.children_right[v])
+        if left < 0:
+            continue
+        r = rows[v]
+        f = int(tree.feature[v])
+        if tree.cat_offsets is not None and tree.cat_offsets[v + 1] > tree.cat_offsets[v]:
+            cats = tree.cat_values[tree.cat_offsets[v] : tree.cat_offsets[v + 1]]
+            go = np.isin(X[r, f], cats)
+        else:
+            go = X[r, f] <= tree.threshold[v]
+        rows[left], rows[right] = r[go], r[~go]
+        stack += [left, right]
+    return rows
+
+
+def compare_with_ctree(est, X, nodes, *, p_floor: float = 0.0) -> dict:
+    """Compare a fitted conditional inference tree (asymptotic tests) with ``ctree``'s
+    ``nodes`` (:func:`run_ctree`, fitted on the same ``X``), node by node in preorder.
+
+    Returns ``{"mismatches": [str], "max_rel_p": float, "max_rel_statistic": float,
+    "n_p_values": int, "n_nodes": (ours, ctree)}``: a mismatch is a node that splits in
+    one tree only, on another feature, or into other rows (ctree's break is the last value
+    on the left; ours is the midpoint to the next value), or a node where another set of
+    features was tested.  The relative differences are over every tested feature of every
+    node whose ctree p-value is at least ``p_floor`` (ours: ``p_values_adjusted``)."""
+    tree = est.tree_
+    rows = node_rows(tree, X)
+    out = {
+        "mismatches": [],
+        "max_rel_p": 0.0,
+        "max_rel_statistic": 0.0,
+        "n_p_values": 0,
+        "n_nodes": (int(tree.node_count), len(nodes)),
+    }
+    if tree.node_count != len(nodes):
+        out["mismatches"].append(f"{tree.node_count} nodes, ctree {len(nodes)}")
+    for v, nd in enumerate(nodes[: tree.node_count]):
+        rec = est.node_records_[v]
+        if nd.tests:
+            ours = dict(zip(rec.get("features", []), rec.get("p_values_adjusted", []), strict=True))
+            stat = dict(zip(rec.get("features", []), rec.get("statistics", []), strict=True))
+            if set(ours) != set(nd.tests):
+                out["mismatches"].append(
+                    f"node {v}: tested {sorted(ours)}, ctree {sorted(nd.tests)}"
+                )
+                continue
+            for j, (r_stat, r_p) in nd.tests.items():
+                if r_stat > 0:  # partykit reports max(statistic, DBL_EPSILON)
+                    ours_stat = max(stat[j], np.finfo(np.float64).eps)
+                    rel = abs(ours_stat - r_stat) / r_stat
+                    out["max_rel_statistic"] = max(out["max_rel_statistic"], rel)
+                if r_p < p_floor:
+                    continue
+                out["n_p_values"] += 1
+                if r_p > 0:
+                    out["max_rel_p"] = max(out["max_rel_p"], abs(ours[j] - r_p) / r_p)
+                elif ours[j] != 0:
+                    out["max_rel_p"] = np.inf
+        split = tree.children_left[v] >= 0
+        if nd.split is None or not split:
+            if (nd.split is None) != (not split):
+                out["mismatches"].append(f"node {v}: " + ("we split" if split else "ctree splits"))
+            continue
+        j, kind, value = nd.split
+        if int(tree.feature[v]) != j:
+            out["mismatches"].append(f"node {v}: feature {tree.feature[v]}, ctree {j}")
+            continue
+        x = X[rows[v], j]
+        if kind == "num":
+            last = x[x <= tree.threshold[v]].max()
+            if last != value:
+                out["mismatches"].append(f"node {v}: last value left {last}, ctree break {value}")
+        else:
+            left = set(tree.cat_values[tree.cat_offsets[v] : tree.cat_offsets[v + 1]].tolist())
+            present = set(np.unique(x).astype(int).tolist())
+            if left & present != set(value) & present:
+                out["mismatches"].append(f"node {v}: left {sorted(left)}, ctree {sorted(value)}")
+    return out
