@@ -31,13 +31,28 @@ ctl <- ctree_control(teststat = a[3], splitstat = a[3], testtype = testtype,
                      maxdepth = if (a[9] == "Inf") Inf else as.integer(a[9]),
                      nresample = as.integer(a[10]))
 reps <- as.integer(a[11])
+# peak resident memory of the fit: reset the high-water mark (Linux clear_refs), then read
+# VmHWM - VmRSS before (MiB; NA where /proc does not allow it)
+status_mb <- function(field) {
+  s <- readLines("/proc/self/status")
+  as.numeric(sub("[^0-9]*([0-9]+).*", "\\1", s[startsWith(s, field)])) / 1024
+}
 best <- Inf
+peak <- NA
 for (i in seq_len(reps)) {
   set.seed(i)
+  invisible(gc())
+  before <- tryCatch({
+    cat("5", file = "/proc/self/clear_refs")
+    status_mb("VmRSS:")
+  }, error = function(e) NA)
   t <- system.time(m <- ctree(y ~ ., data = d, control = ctl))[["elapsed"]]
+  if (i == 1) peak <- status_mb("VmHWM:") - before
   best <- min(best, t)
 }
 cat("TIME", best, "\n", sep = "\t")
+cat("MEMORY", peak, "\n", sep = "\t")
+cat("NODES", length(m), "\n", sep = "\t")
 if (a[12] == "1") {
   f <- function(v) sprintf("%.17g", v)
   walk <- function(nd) {
@@ -132,7 +147,9 @@ def run_ctree(
     timeout: float = 3600.0,
 ) -> dict:
     """Fit ``ctree`` on ``X`` (n, p) and ``y`` in R; returns ``{"seconds": best elapsed of
-    ``repeats`` fits (``system.time``), "nodes": [CtreeNode] in preorder (empty unless
+    ``repeats`` fits (``system.time``), "peak_mb": the rise of the process's resident
+    memory during the first fit (MiB, Linux ``VmHWM`` after resetting it; nan elsewhere),
+    "n_nodes": nodes of the tree, "nodes": [CtreeNode] in preorder (empty unless
     ``nodes``)}``.  ``testtype`` is ctree's ('Bonferroni', 'Univariate', 'MonteCarlo').
 
     Raises RuntimeError with R's message when Rscript fails."""
@@ -169,6 +186,8 @@ def run_ctree(
 def parse_output(text: str) -> dict:
     """Parse :data:`R_SCRIPT`'s output (``TIME``, ``TEST``, ``LEAF``, ``SPLIT`` lines)."""
     seconds = np.nan
+    peak_mb = np.nan
+    n_nodes = 0
     out: list[CtreeNode] = []
     by_id: dict[int, CtreeNode] = {}
 
@@ -187,6 +206,10 @@ def parse_output(text: str) -> dict:
         kind = parts[0]
         if kind == "TIME":
             seconds = float(parts[1])
+        elif kind == "MEMORY":
+            peak_mb = float(parts[1]) if parts[1] not in ("NA", "-Inf") else np.nan
+        elif kind == "NODES":
+            n_nodes = int(parts[1])
         elif kind == "TEST":
             nd = node(int(parts[1]))
             nd.tests[int(parts[2][1:])] = (float(parts[3]), float(parts[4]))
@@ -201,7 +224,7 @@ def parse_output(text: str) -> dict:
                 labels = parts[4].split("|") if len(parts) > 4 and parts[4] else []
                 nd.split = (j, "cat", frozenset(int(lab[1:]) for lab in labels))
     out.sort(key=lambda nd: nd.id)
-    return {"seconds": seconds, "nodes": out}
+    return {"seconds": seconds, "peak_mb": peak_mb, "n_nodes": n_nodes, "nodes": out}
 
 
 def node_rows(tree, X) -> dict[int, np.ndarray]:

@@ -1346,6 +1346,15 @@ def tree_param_specs(estimator) -> tuple[ParamSpec, ...]:
             help="Level of the stage-A test (adjusted for the features tested at the node).",
         ),
         param_spec(
+            estimator,
+            "n_resamples_selector",
+            "auto",
+            kind="choice",
+            choices=("auto", "minimum", "maximum"),
+            help="Permutation p-values only: permutations per stage-A test, presets at the "
+            "adjusted level a (minimum ceil(1/a), auto, maximum ceil(1/(4 a^2))).",
+        ),
+        param_spec(
             estimator, "max_depth", 0, high=50, help="Maximum depth of the tree; 0 means unlimited."
         ),
         param_spec(
