@@ -1,7 +1,10 @@
 """TreeLab: explore decision-tree methods in the browser.
 
-Run with ``streamlit run app.py``.  This entry point sets up the page, warms the numba
-engine once per process, draws the shared dataset sidebar and routes to the pages.
+Run with ``streamlit run app.py``.  This entry point sets up the page, draws the shared
+dataset sidebar and routes to the pages.  Nothing compiles before the first page draws:
+after each run it makes sure the numba kernels are being prepared in the background
+(:mod:`engine.warmup`), and a page whose kernels are not ready yet shows their progress
+instead, then opens by itself.
 """
 
 import streamlit as st
@@ -9,10 +12,11 @@ import streamlit as st
 st.set_page_config(page_title="TreeLab", page_icon="🌳", layout="wide")
 
 from pages._shared import (  # noqa: E402
+    engine_gate,
     keep_widget_state,
     resume_intended_page,
     sidebar,
-    warm_engine,
+    start_engine,
 )
 
 PAGES = {
@@ -55,8 +59,12 @@ PAGES = {
 }
 
 navigation = st.navigation(PAGES)
+page_key = navigation.url_path or "data"  # the default page's url_path is ""
 keep_widget_state()
 sidebar()
 resume_intended_page()
-warm_engine()
-navigation.run()
+try:
+    if engine_gate(page_key, navigation.title):
+        navigation.run()
+finally:  # also after a page's st.stop() / st.rerun()
+    start_engine(page_key)

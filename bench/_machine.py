@@ -32,3 +32,12 @@ def machine() -> str:
         f"{cpu}, {os.cpu_count()} cores{mem}; {platform.system()} {platform.release()}; "
         f"Python {platform.python_version()}; " + ", ".join(versions)
     )
+
+
+def load_note() -> str:
+    """The 1-, 5- and 15-minute load averages, e.g. ``'load 1.2 / 0.9 / 0.7'``."""
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:
+        return "load unknown"
+    return f"load {one:.1f} / {five:.1f} / {fifteen:.1f}"

@@ -46,11 +46,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _docs import update_benchmarks  # noqa: E402
 from _machine import machine  # noqa: E402
 
 from engine.data import load_bundled, make_dataset  # noqa: E402
 
-PENALTY = 0.005  # lambda = alpha = 0.005 n (SPEC section 1 defaults)
+PENALTY = 0.005  # lambda = alpha = 0.005 n (docs/spec.md section 1 defaults)
 
 
 def bundled(name: str):
@@ -415,7 +416,7 @@ def main(argv=None) -> str:
         print(json.dumps(worker(json.loads(args.worker))))
         return ""
     warnings.simplefilter("ignore")
-    from engine._numba import warm_up
+    from engine.warmup import warm_up
 
     warm_up()
     limits = [float(t) for t in args.limits.split(",")]
@@ -489,6 +490,8 @@ def main(argv=None) -> str:
     out_dir.mkdir(parents=True, exist_ok=True)
     name = "literati" + ("_quick" if args.quick else "") + (f"_{args.only}" if args.only else "")
     (out_dir / f"{name}.md").write_text(out + "\n", encoding="utf-8")
+    if not args.quick and not args.only:
+        update_benchmarks("bench_literati.py", out)
     return out
 
 

@@ -26,7 +26,7 @@ shared 2-core box; ``--quick`` skips the reference forest and shrinks the CV).
    fully grown) and random forest (100 trees) -- for classification through
    ``predict_proba``, for regression with Gaussian residuals (scale out of fold: 5-fold for
    CART, out-of-bag for the forest) -- and the heteroscedastic Gaussian of
-   :func:`engine.partition.explore.gaussian_baselines`. The SPEC section 2 reference figures
+   :func:`engine.partition.explore.gaussian_baselines`. The docs/spec.md section 2 reference figures
    (reference package, same protocol) are shown beside ours.
 
 Prints markdown tables plus the machine and writes them to ``bench/out/partition.md``.
@@ -46,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _docs import update_benchmarks  # noqa: E402
 from _machine import machine  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 from sklearn.ensemble import (  # noqa: E402
@@ -55,7 +56,6 @@ from sklearn.ensemble import (  # noqa: E402
 from sklearn.model_selection import KFold, StratifiedKFold  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
 
-from engine._numba import warm_up  # noqa: E402
 from engine.data import bundled_datasets, load_bundled, make_dataset  # noqa: E402
 from engine.partition import (  # noqa: E402
     PartitionForestClassifier,
@@ -64,6 +64,7 @@ from engine.partition import (  # noqa: E402
     PartitionTreeRegressor,
 )
 from engine.partition.explore import gaussian_baselines  # noqa: E402
+from engine.warmup import warm_up  # noqa: E402
 
 QUICK = "--quick" in sys.argv
 SPEC_REFERENCE = {
@@ -295,6 +296,7 @@ def main() -> str:
     out_dir = ROOT / "bench" / "out"
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "partition.md").write_text(out + "\n", encoding="utf-8")
+    update_benchmarks("bench_partition.py", out)
     return out
 
 

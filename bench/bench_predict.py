@@ -21,13 +21,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _docs import update_benchmarks  # noqa: E402
 from _machine import machine  # noqa: E402  (bench/ is on sys.path when run as a script)
 from sklearn.datasets import make_classification  # noqa: E402
 from sklearn.ensemble import RandomForestClassifier  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier  # noqa: E402
 
-from engine._numba import warm_up  # noqa: E402
 from engine.tree import TreeArrays, from_sklearn  # noqa: E402
+from engine.warmup import warm_up  # noqa: E402
 
 N_ROWS = 200_000
 N_FEATURES = 20
@@ -109,6 +110,7 @@ def main() -> str:
     out = ROOT / "bench" / "out"
     out.mkdir(parents=True, exist_ok=True)
     (out / "predict.md").write_text(table)
+    update_benchmarks("bench_predict.py", table)
     return table
 
 

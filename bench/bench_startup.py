@@ -1,12 +1,18 @@
-"""Cold and warm start of the app: seconds from ``streamlit run`` to the first page interactive.
+"""Cold and warm start of the app against a bare one-line Streamlit app started the same way.
 
-"Interactive" means Debian Chromium (driven by Playwright) shows the Data page heading and
-the script is idle (``data-test-script-state="notRunning"``), i.e. the engine warm-up has
-finished and the bundled dataset is drawn.  Cold: an empty ``NUMBA_CACHE_DIR`` (every kernel
-compiles); warm: the same folder again (kernels load from the cache).  Each case runs
-``--repeat`` times; the table shows the median.
+Seconds from ``streamlit run`` to the first page *interactive* in Debian Chromium (driven by
+Playwright): for TreeLab, the Data page heading and its first plotly chart are drawn and
+the script is idle (``data-test-script-state="notRunning"``); for the bare app
+(``st.write("Hello")``), its text is drawn and the script is idle.  Cold: an empty
+``NUMBA_CACHE_DIR`` (nothing compiled yet; the kernels compile in the background after
+the first page); warm: the same folder again, after the cold run's background warm-up
+filled it.  After the first page, the run also opens the Literati page and times until
+its **Run** button shows (its kernels ready: compiled in the background when cold, loaded
+from the cache when warm).  Each case runs ``--repeat`` times; the table gives medians and
+the ratios to the bare app (issue 13's goals: cold <= 3x, warm <= 1.5x).
 
-Run: ``.venv/bin/python bench/bench_startup.py`` (needs /usr/bin/chromium).
+Run: ``.venv/bin/python bench/bench_startup.py [--repeat 3] [--jobs dask|threads]``
+(needs /usr/bin/chromium).  Writes bench/out/startup.md.
 """
 
 import argparse
@@ -22,9 +28,11 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _machine import machine  # noqa: E402
+from _docs import update_benchmarks  # noqa: E402
+from _machine import load_note, machine  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+BARE = 'import streamlit as st\nst.write("Hello")\n'
 
 
 def free_port() -> int:
@@ -33,17 +41,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def time_to_interactive(cache_dir: str, browser) -> float:
-    port = free_port()
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir}
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(
+def start_server(script: Path, env: dict, port: int):
+    return subprocess.Popen(
         [
             sys.executable,
             "-m",
             "streamlit",
             "run",
-            str(ROOT / "app.py"),
+            str(script),
             "--server.headless",
             "true",
             "--server.port",
@@ -53,68 +58,143 @@ def time_to_interactive(cache_dir: str, browser) -> float:
             "--browser.gatherUsageStats",
             "false",
         ],
-        cwd=ROOT,
+        cwd=script.parent,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+
+
+def open_when_up(page, url: str, deadline: float) -> None:
+    while True:
+        try:
+            page.goto(url, timeout=5000)
+            return
+        except Exception:
+            if time.perf_counter() > deadline:
+                raise
+            time.sleep(0.05)
+
+
+def idle(page, timeout_ms: int) -> None:
+    page.wait_for_selector(
+        '[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout_ms
+    )
+
+
+def time_app(cache_dir: str, browser, jobs: str, literati: bool = True) -> tuple[float, float]:
+    """(seconds to the Data page interactive, seconds to the Literati page's Run button)."""
+    port = free_port()
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache_dir, "TREELAB_JOBS": jobs}
+    t0 = time.perf_counter()
+    proc = start_server(ROOT / "app.py", env, port)
     try:
-        page = browser.new_page()
-        deadline = time.perf_counter() + 180
-        while True:
-            try:
-                page.goto(f"http://127.0.0.1:{port}", timeout=5000)
-                break
-            except Exception:
-                if time.perf_counter() > deadline:
-                    raise
-                time.sleep(0.1)
-        page.get_by_role("heading", name="Data").first.wait_for(timeout=180_000)
-        page.wait_for_selector(
-            '[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=180_000
-        )
-        page.get_by_test_id("stPlotlyChart").first.wait_for(timeout=180_000)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        open_when_up(page, f"http://127.0.0.1:{port}", t0 + 120)
+        page.get_by_role("heading", name="Data").first.wait_for(timeout=120_000)
+        page.get_by_test_id("stPlotlyChart").first.wait_for(timeout=120_000)
+        idle(page, 120_000)
+        first = time.perf_counter() - t0
+        if not literati:
+            page.close()
+            return first, float("nan")
+        page.goto(f"http://127.0.0.1:{port}/optimal_shape_trees", timeout=60_000)
+        page.get_by_role("button", name="Run", exact=True).first.wait_for(timeout=600_000)
+        literati = time.perf_counter() - t0
+        page.close()
+        return first, literati
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def time_bare(browser, folder: Path) -> float:
+    port = free_port()
+    script = folder / "bare_app.py"
+    script.write_text(BARE)
+    t0 = time.perf_counter()
+    proc = start_server(script, dict(os.environ), port)
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        open_when_up(page, f"http://127.0.0.1:{port}", t0 + 120)
+        page.get_by_text("Hello").first.wait_for(timeout=60_000)
+        idle(page, 60_000)
         elapsed = time.perf_counter() - t0
         page.close()
         return elapsed
     finally:
         proc.terminate()
-        proc.wait(20)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def main() -> str:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--jobs", choices=("dask", "threads"), default="dask")
+    ap.add_argument(
+        "--no-literati", action="store_true", help="skip timing the Literati page (faster)"
+    )
     args = ap.parse_args()
-    cold, warm = [], []
-    with sync_playwright() as pw:
+    bare, cold, warm = [], [], []
+    load_before = load_note()
+    with sync_playwright() as pw, tempfile.TemporaryDirectory() as scratch:
         browser = pw.chromium.launch(
             executable_path="/usr/bin/chromium",
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
         )
         for _ in range(args.repeat):
+            bare.append(time_bare(browser, Path(scratch)))
             with tempfile.TemporaryDirectory() as cache:
-                cold.append(time_to_interactive(cache, browser))
-                warm.append(time_to_interactive(cache, browser))
+                cold.append(time_app(cache, browser, args.jobs, not args.no_literati))
+                if args.no_literati:  # fill the cache for the warm run
+                    subprocess.run(
+                        [sys.executable, "-m", "engine.warmup"],
+                        cwd=ROOT,
+                        env={**os.environ, "NUMBA_CACHE_DIR": cache},
+                        stdout=subprocess.DEVNULL,
+                        check=True,
+                    )
+                warm.append(time_app(cache, browser, args.jobs, not args.no_literati))
         browser.close()
+    b = statistics.median(bare)
+
+    def row(name, cache, runs):
+        first = statistics.median(r[0] for r in runs)
+        lit = statistics.median(r[1] for r in runs)
+        return (
+            f"| {name} | {cache} | {first:.1f} | {first / b:.2f}x | {lit:.1f} | "
+            + ", ".join(f"{r[0]:.1f}" for r in runs)
+            + " |"
+        )
+
     table = [
-        "| start | numba cache | seconds to first page interactive (median of "
-        f"{args.repeat}) | runs |",
-        "|---|---|---|---|",
-        f"| cold | empty | {statistics.median(cold):.1f} | "
-        + ", ".join(f"{t:.1f}" for t in cold)
+        f"Jobs: `TREELAB_JOBS={args.jobs}`; medians of {args.repeat} runs.",
+        "",
+        "| start | numba cache | first page interactive (s) | vs bare app | Literati page "
+        "ready (s) | runs: first page (s) |",
+        "|---|---|---|---|---|---|",
+        f"| bare one-line app | - | {b:.1f} | 1.00x | - | "
+        + ", ".join(f"{t:.1f}" for t in bare)
         + " |",
-        f"| warm | filled by the cold run | {statistics.median(warm):.1f} | "
-        + ", ".join(f"{t:.1f}" for t in warm)
-        + " |",
+        row("TreeLab cold", "empty", cold),
+        row("TreeLab warm", "filled by the cold run", warm),
         "",
         f"Machine: {machine()}",
+        "",
+        f"Load: {load_before} before, {load_note()} after.",
     ]
     text = "\n".join(table)
     print(text)
     out = ROOT / "bench" / "out"
     out.mkdir(exist_ok=True)
     (out / "startup.md").write_text(text + "\n")
+    update_benchmarks("bench_startup.py", text)
     return text
 
 

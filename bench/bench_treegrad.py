@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _docs import update_benchmarks  # noqa: E402
 from _machine import machine  # noqa: E402
 from sklearn.datasets import make_regression  # noqa: E402
 from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor  # noqa: E402
@@ -50,10 +51,10 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
 
 import engine.treegrad as tg  # noqa: E402
-from engine._numba import warm_up  # noqa: E402
 from engine.data import load_bundled, make_dataset  # noqa: E402
 from engine.tree import from_sklearn  # noqa: E402
 from engine.treegrad.explain import PAPER_BETAS, best_beta_curves  # noqa: E402
+from engine.warmup import warm_up  # noqa: E402
 
 DATASETS = ("breast_cancer", "digits", "wine", "diabetes")
 SEED = 2025
@@ -311,6 +312,8 @@ def main() -> str:
         else f"treegrad_{'_'.join(sorted(parts))}.md"
     )
     (out_dir / name).write_text(out + "\n", encoding="utf-8")
+    if not args.quick:
+        update_benchmarks("bench_treegrad.py", out)
     return out
 
 

@@ -1,4 +1,4 @@
-"""Numba conventions shared by every kernel of the engine (SPEC section 0.5).
+"""Numba conventions shared by every kernel of the engine (docs/spec.md section 0.5).
 
 * ``NUMBA_CACHE_DIR`` is set to a writable folder *before* numba is imported when the
   package folder is read-only; otherwise ``cache=True`` makes the import fail with
@@ -8,46 +8,18 @@
 * ``PARALLEL_LOCK`` serialises every call of a ``parallel=True`` kernel in the process:
   numba's ``workqueue`` threading layer aborts the process when two threads enter a
   parallel region at once.  Call parallel kernels through :func:`call_parallel`.
-* :func:`warm_up` compiles (or loads from the cache) every registered kernel with the
-  exact dtypes used later (float64 C-contiguous X, int64 codes); the app calls it once per
-  process inside ``st.status``.
+* :func:`register_warmup` registers a function that calls kernels on tiny inputs with the
+  exact dtypes used later (float64 C-contiguous X, int64 codes); :mod:`engine.warmup`
+  groups them per page and runs them in the background.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-
-def _ensure_cache_dir() -> str | None:
-    """Point ``NUMBA_CACHE_DIR`` at a writable folder when the package folder is not.
-
-    Returns the folder in use, or ``None`` when numba may cache next to the sources.
-    An explicit ``NUMBA_CACHE_DIR`` set by the user is always kept.
-    """
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return os.environ["NUMBA_CACHE_DIR"]
-    package_dir = Path(__file__).resolve().parent
-    if os.access(package_dir, os.W_OK):
-        return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    for candidate in (
-        os.path.join(base, "treelab", "numba"),
-        os.path.join(tempfile.gettempdir(), "treelab-numba"),
-    ):
-        try:
-            os.makedirs(candidate, exist_ok=True)
-        except OSError:
-            continue
-        if os.access(candidate, os.W_OK):
-            os.environ["NUMBA_CACHE_DIR"] = candidate
-            return candidate
-    return None
-
+from engine._cache_dir import ensure_cache_dir as _ensure_cache_dir  # noqa: E402
 
 CACHE_DIR = _ensure_cache_dir()
 
@@ -139,22 +111,3 @@ def register_warmup(name: str):
         return fn
 
     return deco
-
-
-def warm_up(progress: Callable[[str], None] | None = None) -> dict[str, float]:
-    """Run every registered warm-up once; return seconds spent per entry.
-
-    ``progress`` (optional) is called with each entry's name before it runs, so a caller
-    such as ``st.status`` can show what is being compiled.
-    """
-    # Importing the engine package registers every kernel module's warm-up.
-    import engine  # noqa: F401
-
-    timings: dict[str, float] = {}
-    for name, fn in list(_WARMUPS):
-        if progress is not None:
-            progress(name)
-        t0 = time.perf_counter()
-        fn()
-        timings[name] = time.perf_counter() - t0
-    return timings

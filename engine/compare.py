@@ -1,4 +1,4 @@
-"""Model registry and k-fold cross-validation for the Compare page (SPEC section 6).
+"""Model registry and k-fold cross-validation for the Compare page (docs/spec.md section 6).
 
 Each method registers a :class:`ModelSpec` (a label, the tasks it handles, its tunable
 parameters and a factory returning an unfitted scikit-learn-compatible estimator) with
@@ -267,10 +267,30 @@ def register_model(spec: ModelSpec) -> ModelSpec:
     return spec
 
 
+#: Method packages that register models, in the order their models are listed.
+METHOD_MODULES = (
+    "engine.cit",
+    "engine.literati",
+    "engine.partition",
+    "engine.treegrad",
+    "engine.cart",
+)
+
+
+def load_methods() -> None:
+    """Import every method package so that its models are registered (``import engine`` is
+    lazy, so nothing else guarantees it)."""
+    import importlib
+
+    for module in METHOD_MODULES:
+        importlib.import_module(module)
+
+
 def available_models(task: str) -> list[ModelSpec]:
     """The registered models that handle ``task``, in registration order."""
     if task not in TASKS:
         raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    load_methods()
     return [s for s in REGISTRY.values() if task in s.tasks]
 
 
@@ -609,6 +629,7 @@ def plan_comparison(dataset, models, *, n_splits: int = 5, random_state: int = 0
         raise ValueError("Choose at least one model to compare.")
     task = dataset.task
     estimators = {}
+    load_methods()
     for run_id, key, params, label in entries:
         if key not in REGISTRY:
             raise ValueError(f"Unknown model {key!r}; registered: {sorted(REGISTRY)}")

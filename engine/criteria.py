@@ -352,9 +352,14 @@ def exhaustive_gains(
     ``x`` (float64, ascending) and the impurity decrease at each (``nan`` where a side would
     hold fewer than ``min_samples_leaf`` rows).  Arguments as :func:`threshold_gains`.
     """
-    from engine.candidates import candidate_thresholds
+    from engine.cart._candidate_kernels import all_positions, thresholds_of
 
-    t = candidate_thresholds(x, None, "exhaustive")
+    x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+    if not np.all(np.isfinite(x)):
+        raise ValueError("x holds NaN or infinite values")
+    xs = np.sort(x, kind="stable")
+    positions = np.empty(max(xs.shape[0], 1), dtype=np.int64)
+    t = thresholds_of(xs, positions, all_positions(xs, 1, positions))
     gains, _ = threshold_gains(
         x,
         y,

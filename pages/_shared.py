@@ -7,7 +7,11 @@ State kept in ``st.session_state``:
 * ``uploads`` -- ``{option: (DataFrame, ParseReport, key)}`` for this session's uploads, where
   ``key`` hashes the bytes and the parse options (it keys the prepared-dataset cache);
 * ``target::<option>``, ``task::<option>``, ``categorical::<option>``, ``left_out::<option>``
-  -- column roles per dataset;
+  -- column roles per dataset (``left_out`` starts with the columns the parse report
+  found to be identifiers);
+* ``max_levels::<option>``, ``many_levels::<option>``, ``small_classes::<option>`` -- the
+  Data page's level cap, what to do above it, and what to do with classes too small for a
+  stratified split;
 * ``missing``, ``seed`` -- shared settings (the seed is mirrored in the URL).
 """
 
@@ -15,46 +19,206 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import sys
 
 import numpy as np
 import streamlit as st
 
-from engine import _numba
-from engine.compare import cross_validate_steps, summarise
+from engine import warmup
 from engine.data import (
     DEFAULT_NA_VALUES,
+    MAX_BYTES,
+    MAX_CATEGORIES,
     DataError,
     bundled_datasets,
     load_bundled,
     load_csv,
     make_dataset,
 )
-from engine.jobs import Job
-from engine.tree import TreeArrays, from_sklearn
+
+# numba, scikit-learn and the method packages are imported where they are used (or by the
+# background warm-up), so the first page draws without waiting for them.
+_LAZY = {
+    "cross_validate_steps": "engine.compare",
+    "summarise": "engine.compare",
+    "Job": "engine.jobs",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 UPLOAD_PREFIX = "upload:"
 #: Uploaded tables kept per browser session (the oldest is forgotten beyond this).
 MAX_UPLOADS = 5
+#: Bytes of uploaded files kept per browser session (the oldest are forgotten beyond this;
+#: one file is at most the engine's ``MAX_BYTES``, the server's upload limit).
+MAX_UPLOAD_BYTES = 2 * MAX_BYTES
+#: Jobs of one browser session running at once; the next ones wait in line.
+MAX_RUNNING_JOBS = 2
 TASK_OPTIONS = ("auto", "classification", "regression")
-MISSING_OPTIONS = {"drop": "drop rows with missing values", "error": "stop with an error"}
+MISSING_OPTIONS = {
+    "drop": "drop rows with missing values",
+    "keep": "keep rows with missing values",
+    "error": "stop with an error",
+}
+#: Above the level cap: keep the most frequent levels plus 'other', or leave the column out.
+MANY_LEVEL_CHOICES = {
+    "other": "keep the most frequent levels, group the rest as 'other'",
+    "leave_out": "leave the column out",
+}
+#: A class with fewer rows than a stratified train/test split needs (2).
+SMALL_CLASS_CHOICES = {
+    "keep": "keep them (splits are then not stratified)",
+    "drop": "drop their rows",
+}
 
 
 # -- engine warm-up ------------------------------------------------------------------------
+#: Seconds between the end of the server's first page and the start of the background
+#: warm-up (the browser fetches the page's scripts meanwhile; a page waiting on its kernels
+#: starts it at once).
+WARMUP_DELAY = 3.0
+
+
 @st.cache_resource(show_spinner=False)
-def _warm_engine() -> dict[str, float]:
-    return _numba.warm_up()
+def _background_warmup(first: tuple[str, ...], delay: float) -> bool:
+    return warmup.start_background(first, delay=delay)
 
 
-def warm_engine() -> None:
-    """Compile (or load from the numba cache) every kernel once per process, visibly."""
-    if st.session_state.get("_engine_warm"):
-        return
-    with st.sidebar.status("Preparing the engine (numba kernels)...", expanded=False) as status:
-        timings = _warm_engine()
-        status.update(
-            label=f"Engine ready ({sum(timings.values()):.1f} s warm-up)", state="complete"
+def start_engine(page: str = "data", delay: float = WARMUP_DELAY) -> None:
+    """Start compiling every kernel group in the background, once per server process.
+
+    Called at the end of every run of ``app.py`` (so the first page is drawn first), and
+    without delay by a page whose kernels are not ready; the groups of ``page`` are
+    prepared before the others.
+    """
+    _background_warmup(tuple(warmup.PAGE_GROUPS.get(page, ("", ()))[1]), float(delay))
+
+
+def engine_gate(page: str, title: str) -> bool:
+    """True when ``page``'s kernel groups are ready; else shows their progress in the main
+    area, refreshing twice a second, and reruns the app (opening the page) once ready."""
+    engine_name, progress = warmup.page_status(page)
+    if progress.ready:
+        return True
+    warmup.request(warmup.page_groups(page))  # serve the page being waited on first
+    start_engine(page, delay=0.0)
+    st.title(title)
+
+    @st.fragment(run_every=0.5)
+    def compiling() -> None:
+        name, now = warmup.page_status(page)
+        if now.ready:
+            st.rerun()
+        what = f"now: {now.current}, " if now.current else ""
+        st.progress(
+            now.done / max(now.total, 1),
+            text=f"Compiling the {name} engine: {now.done} of {now.total} kernel groups "
+            f"ready ({what}{now.seconds:.0f} s so far)",
         )
-    st.session_state["_engine_warm"] = True
+        st.caption(
+            "TreeLab compiles its numba kernels once, in the background, after the server "
+            "starts (about a minute on two cores; instant once they are in the cache). "
+            "This page opens by itself when its kernels are ready; the Data page works "
+            "meanwhile."
+        )
+
+    compiling()
+    return False
+
+
+def kernels_ready(groups, what: str) -> bool:
+    """True when ``groups`` are ready; else shows their progress (``what``: whose kernels,
+    e.g. "the chosen models") and reruns the app once they are."""
+    progress = warmup.status(groups)
+    if progress.ready:
+        return True
+    warmup.request(groups)
+    start_engine(delay=0.0)
+
+    @st.fragment(run_every=0.5)
+    def compiling() -> None:
+        now = warmup.status(groups)
+        if now.ready:
+            st.rerun()
+        current = f"now: {now.current}, " if now.current else ""
+        st.progress(
+            now.done / max(now.total, 1),
+            text=f"Compiling the kernels of {what}: {now.done} of {now.total} kernel groups "
+            f"ready ({current}{now.seconds:.0f} s so far). Run is enabled when they are.",
+        )
+
+    compiling()
+    return False
+
+
+# -- jobs ----------------------------------------------------------------------------------
+def start_job(job):
+    """Start ``job`` within this session's bound (:data:`MAX_RUNNING_JOBS` at once; the next
+    ones wait in line, status ``queued``); returns it."""
+    from engine.jobs import JobSlots
+
+    slots = st.session_state.get("_job_slots")
+    if slots is None:
+        slots = st.session_state["_job_slots"] = JobSlots(MAX_RUNNING_JOBS)
+    return slots.start(job)
+
+
+def job_waiting(snap) -> bool:
+    """Show why a started job has no progress yet (queued in the session, or every worker
+    busy); True when it is waiting."""
+    if snap.waiting == "session":
+        ahead = (snap.queue_position or 1) - 1
+        st.progress(
+            0.0,
+            text=f"Waiting in line: {MAX_RUNNING_JOBS} jobs of this session are running"
+            + (f" and {ahead} more wait before this one" if ahead else "")
+            + ". It starts by itself when one finishes (Stop removes it from the line).",
+        )
+        return True
+    if snap.waiting == "worker":
+        st.progress(
+            0.0,
+            text="Waiting for a free worker: every worker process of the server is busy "
+            "with other jobs. It starts by itself.",
+        )
+        return True
+    return False
+
+
+#: Advice shown under a job that ran out of memory, per page (the job's own message says
+#: how much memory it had).
+MEMORY_ADVICE = "use a smaller dataset or lighter settings"
+
+
+def job_failure(snap, what: str, advice: str = MEMORY_ADVICE) -> str:
+    """A sentence for a failed job (``snap.status == "error"``), never a traceback.
+
+    ``what`` names the job ("The comparison"); ``advice`` says what to lower when the job
+    ran out of memory ("lower the cache size or the depth").
+    """
+    kind = getattr(snap, "error_kind", None)
+    message = str(snap.error or "unknown error")
+    if kind == "memory":
+        detail = message.split(": ", 1)[-1].split(" and was stopped")[0]
+        return f"{what} stopped: {detail}. Try again: {advice}."
+    if kind == "lost":
+        return (
+            f"{what} stopped: the worker process running it stopped unexpectedly (killed or "
+            "crashed). A new worker has been started; press the button again to retry."
+        )
+    if kind == "cluster":
+        return (
+            f"{what} could not run: {message.split(': ', 1)[-1]}. The app keeps working; "
+            "check the Dask cluster (see docs/deploy.md)."
+        )
+    return f"{what} failed: {message}"
 
 
 # -- datasets ----------------------------------------------------------------------------
@@ -113,6 +277,11 @@ def add_upload(name: str, content: bytes, **options) -> str:
         options.get("encoding"),
         tuple(options.get("na_values") or ()) or None,
     )
+    if len(content) > MAX_UPLOAD_BYTES:
+        raise DataError(
+            f"The file has {len(content) / 2**20:.1f} MiB; a session keeps at most "
+            f"{MAX_UPLOAD_BYTES / 2**20:.0f} MiB of uploads. Upload a smaller sample of it."
+        )
     df, report = parse_upload(content, name, *parse_options)
     option = UPLOAD_PREFIX + name
     uploads = dict(st.session_state.get("uploads", {}))
@@ -121,9 +290,21 @@ def add_upload(name: str, content: bytes, **options) -> str:
     key = f"{content_hash(content)}:{content_hash(repr(parse_options).encode())}"
     uploads.pop(option, None)  # re-inserted last: the newest upload
     uploads[option] = (df, report, key)
-    while len(uploads) > MAX_UPLOADS:  # bound the session's memory: forget the oldest
-        uploads.pop(next(iter(uploads)))
+    sizes = dict(st.session_state.get("upload_bytes", {}))
+    sizes.pop(option, None)
+    sizes[option] = len(content)
+    forgotten = []
+    # bound the session's memory: forget the oldest uploads beyond the count or the bytes
+    while len(uploads) > MAX_UPLOADS or (
+        len(uploads) > 1 and sum(sizes.get(o, 0) for o in uploads) > MAX_UPLOAD_BYTES
+    ):
+        oldest = next(iter(uploads))
+        uploads.pop(oldest)
+        sizes.pop(oldest, None)
+        forgotten.append(oldest[len(UPLOAD_PREFIX) :])
     st.session_state["uploads"] = uploads
+    st.session_state["upload_bytes"] = {o: sizes[o] for o in uploads if o in sizes}
+    st.session_state["_uploads_forgotten"] = forgotten
     st.session_state["_pending_ds"] = option
     return option
 
@@ -139,10 +320,19 @@ def current_frame(option: str):
 
 
 @st.cache_data(show_spinner="Preparing dataset...", max_entries=32)
-def _make(_df, key: str, target: str, task, categorical: tuple, missing: str, left_out: tuple = ()):
-    features = None
-    if left_out:
-        features = [str(c) for c in _df.columns if str(c) not in left_out and str(c) != target]
+def _make(
+    _df,
+    key: str,
+    target: str,
+    task,
+    categorical: tuple,
+    missing: str,
+    left_out: tuple = (),
+    max_categories: int = MAX_CATEGORIES,
+    many_levels: str = "other",
+    small_classes: str = "keep",
+):
+    features = [str(c) for c in _df.columns if str(c) not in left_out and str(c) != target]
     return make_dataset(
         _df,
         target,
@@ -150,7 +340,27 @@ def _make(_df, key: str, target: str, task, categorical: tuple, missing: str, le
         categorical=list(categorical) or None,
         missing=missing,
         features=features,
+        max_categories=max_categories,
+        many_levels=many_levels,
+        small_classes=small_classes,
     )
+
+
+def left_out_columns(option: str) -> list[str]:
+    """The columns left out of the features of ``option``: the user's choice, which starts
+    as the columns the parse report found to be identifiers (names, IDs, row numbers, free
+    text)."""
+    key = f"left_out::{option}"
+    if key not in st.session_state:
+        _df, report, _default, _ = current_frame(option)
+        st.session_state[key] = list(report.identifiers)
+    return list(st.session_state[key])
+
+
+def bring_back(option: str, column: str) -> None:
+    """Use ``column`` as a feature again (a button callback on the Data page)."""
+    key = f"left_out::{option}"
+    st.session_state[key] = [c for c in left_out_columns(option) if c != column]
 
 
 def _from_url(key: str, allowed) -> None:
@@ -174,6 +384,9 @@ _KEPT_PREFIXES = (
     "task::",
     "categorical::",
     "left_out::",
+    "max_levels::",
+    "many_levels::",
+    "small_classes::",
     "plot_feature::",
     "csv_",
     "cmp_",
@@ -285,8 +498,10 @@ def sidebar() -> None:
         list(MISSING_OPTIONS),
         key="missing",
         format_func=MISSING_OPTIONS.get,
-        help="Trees here need complete rows: drop incomplete rows, or stop and say "
-        "which columns have gaps.",
+        help="drop: use only complete rows. keep: keep every row, with its missing values "
+        "(the Data page shows them; a method page that cannot route missing values yet "
+        "says so). error: stop and say which columns have gaps. Rows without a target "
+        "value are always dropped, and counted.",
     )
     if "seed" not in st.session_state and str(st.query_params.get("seed", "")).isdigit():
         st.session_state["seed"] = min(int(st.query_params["seed"]), 2**31 - 1)
@@ -324,8 +539,14 @@ def resume_intended_page() -> None:
         st.switch_page(intended[0], query_params=intended[1])
 
 
-def current_dataset():
-    """The active :class:`engine.data.Dataset`, or ``None`` after showing why not."""
+def current_dataset(*, allow_missing: bool = False):
+    """The active :class:`engine.data.Dataset`, or ``None`` after showing why not.
+
+    ``allow_missing``: the page can use a dataset with missing values (NaN in ``X``, when
+    the sidebar keeps rows with missing values).  Pages whose methods cannot do so yet
+    leave it ``False``: they get ``None`` and a message saying what to choose instead
+    (:func:`missing_values_message`).
+    """
     option = st.session_state.get("ds")
     if option is None:
         return None
@@ -334,18 +555,41 @@ def current_dataset():
     task = st.session_state.get(f"task::{option}", "auto")
     categorical = tuple(st.session_state.get(f"categorical::{option}", ()))
     try:
-        return _make(
+        ds = _make(
             df,
             key,
             target,
             None if task == "auto" else task,
             categorical,
             st.session_state.get("missing", "drop"),
-            tuple(st.session_state.get(f"left_out::{option}", ())),
+            tuple(left_out_columns(option)),
+            int(st.session_state.get(f"max_levels::{option}") or MAX_CATEGORIES),
+            st.session_state.get(f"many_levels::{option}", "other"),
+            st.session_state.get(f"small_classes::{option}", "keep"),
         )
     except DataError as exc:
         st.error(f"**This dataset cannot be used as set up:** {exc}")
         return None
+    if ds.n_missing and not allow_missing:
+        st.warning(missing_values_message(ds))
+        return None
+    return ds
+
+
+def missing_values_message(ds) -> str:
+    """What a page whose methods cannot route missing values yet says about ``ds``."""
+    rows = int(np.isnan(ds.X).any(axis=1).sum())
+    cols = [ds.feature_names[j] for j in np.flatnonzero(np.isnan(ds.X).any(axis=0))]
+    shown = ", ".join(f"'{c}'" for c in cols[:5]) + (
+        f" and {len(cols) - 5} more" if len(cols) > 5 else ""
+    )
+    return (
+        "**The methods on this page cannot use missing values yet.** The sidebar keeps rows "
+        f"with missing values: {rows:,} of {ds.n_samples:,} rows have {ds.n_missing:,} "
+        f"missing values (in {shown}). Choose *drop rows with missing values* under "
+        "**Rows with missing values** in the sidebar to use this page, or leave those "
+        "columns out on the Data page."
+    )
 
 
 def dataset_caption(ds) -> str:
@@ -373,13 +617,18 @@ def cv_job_panel(
     after Stop or a spent budget) and :func:`job_meta` plus run labels -- or stops the page
     when there is nothing to show.
     """
+    this = sys.modules[__name__]  # looked up here so that tests can substitute them
+    cross_validate_steps, summarise, Job = this.cross_validate_steps, this.summarise, this.Job
+
     jkey, mkey = f"{prefix}_job", f"{prefix}_job_meta"
 
     def stop_job() -> None:  # a callback runs before the page, so the buttons redraw right
         current = st.session_state.get(jkey)
         if current is not None:
             current.cancel()
-            current.join(5)  # a fit cannot be interrupted; the live view waits for longer ones
+            # Dask jobs: a step that overruns is abandoned within about a second; a thread
+            # cannot interrupt a fit, so the live view waits for longer ones
+            current.join(5)
 
     job = st.session_state.get(jkey)
     running = job is not None and not job.finished
@@ -390,7 +639,7 @@ def cv_job_panel(
         except ValueError as exc:
             st.error(str(exc))
             st.stop()
-        job = Job(cross_validate_steps, plan, budget=float(budget), name=prefix).start()
+        job = start_job(Job(cross_validate_steps, plan, budget=float(budget), name=prefix))
         st.session_state[jkey] = job
         st.session_state[mkey] = {
             **job_meta(ds),
@@ -405,6 +654,10 @@ def cv_job_panel(
         meta = st.session_state[mkey]
         latest = snap.latest or {"completed": 0, "total": 1, "message": "starting...", "rows": []}
         st.caption(f"Running on {meta['caption']}")
+        if snap.finished:
+            st.rerun()
+        if job_waiting(snap):
+            return
         st.progress(
             latest["completed"] / latest["total"],
             text=f"{latest['message']} -- {latest['completed']}/{latest['total']} "
@@ -427,11 +680,14 @@ def cv_job_panel(
         st.stop()
     snap = job.snapshot()
     meta = st.session_state[mkey]
+    rows = (snap.result or {}).get("rows", []) if isinstance(snap.result, dict) else []
     if snap.status == "error":
-        st.error(f"The comparison failed: {snap.error}")
-        st.stop()
-    if snap.status in ("cancelled", "timeout"):
-        rows = (snap.result or {}).get("rows", [])
+        st.error(job_failure(snap, "The comparison", "choose fewer or lighter models"))
+        if not rows:
+            st.stop()
+        st.info(f"Showing the {len(rows)} folds that finished before it stopped.")
+        result = summarise(rows, meta["task"], complete=False)
+    elif snap.status in ("cancelled", "timeout"):
         why = (
             "was stopped"
             if snap.status == "cancelled"
@@ -468,6 +724,8 @@ def labelled_tree(model, meta: dict):
     models were fitted on codes, so the labels make rules, figures, node tables and JSON say
     'island in {Biscoe}' and 'Adelie', never 'island <= 0.5' and 0.
     """
+    from engine.tree import TreeArrays, from_sklearn
+
     tree = model.tree_ if isinstance(model.tree_, TreeArrays) else from_sklearn(model)
     classes = meta.get("classes")
     return dataclasses.replace(

@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from engine import warmup
 from engine.compare import available_models, plan_comparison
 from engine.figures.compare import cv_summary_figure
 from engine.figures.tree import tree_figure
@@ -10,6 +11,7 @@ from pages._shared import (
     current_dataset,
     cv_job_panel,
     dataset_caption,
+    kernels_ready,
     labelled_tree,
     require_entrypoint,
     seed,
@@ -90,6 +92,8 @@ for spec in specs:
                 )
         params[spec.key] = values
 
+kernels = [g for key in chosen for g in warmup.MODEL_GROUPS.get(key, ())]
+ready = kernels_ready(kernels, "the chosen models")
 result, meta = cv_job_panel(
     "cmp",
     ds,
@@ -98,7 +102,7 @@ result, meta = cv_job_panel(
     ),
     budget=budget,
     idle_text="Choose models and press **Run**.",
-    can_run=bool(chosen),
+    can_run=bool(chosen) and ready,
 )
 snap = st.session_state["cmp_job"].snapshot()
 

@@ -1,5 +1,5 @@
 """Conditional density page: grow a Partition Tree / Forest live, then look at p(y | x)
-(SPEC section 2)."""
+(docs/spec.md section 2)."""
 
 import numpy as np
 import pandas as pd
@@ -25,7 +25,16 @@ from engine.partition.explore import (
     slice_frame,
     split_rows,
 )
-from pages._shared import current_dataset, dataset_caption, job_meta, require_entrypoint, seed
+from pages._shared import (
+    current_dataset,
+    dataset_caption,
+    job_failure,
+    job_meta,
+    job_waiting,
+    require_entrypoint,
+    seed,
+    start_job,
+)
 
 P = "pt_"
 #: Key endings of buttons, jobs, result views and charts (never saved; see pages/_shared.py).
@@ -303,13 +312,14 @@ running = job is not None and not job.finished
 b1, b2, _ = st.columns([1, 1, 6])
 if b1.button("Grow", type="primary", disabled=running, key=P + "run"):
     try:
-        tr, va, te = split_rows(
+        tr, va, te, split_note = split_rows(
             ds.n_samples,
             ds.y,
             test_fraction=float(test_frac),
             val_fraction=float(val_frac),
             seed=seed(),
             stratify=task == "classification",
+            class_names=None if ds.classes_ is None else [str(c) for c in ds.classes_],
         )
         params = forest_params if kind == "forest" else tree_params
         model = make_model(
@@ -324,18 +334,20 @@ if b1.button("Grow", type="primary", disabled=running, key=P + "run"):
         st.stop()
     val_every = max(1, int(max_leaves) // 200)
     Xv, yv = (ds.X[va], ds.y[va]) if len(va) else (None, None)
-    job = Job(
-        growth_steps,
-        model,
-        ds.X[tr],
-        ds.y[tr],
-        Xv,
-        yv,
-        floor=float(floor),
-        val_every=val_every,
-        budget=float(budget),
-        name="pt_grow",
-    ).start()
+    job = start_job(
+        Job(
+            growth_steps,
+            model,
+            ds.X[tr],
+            ds.y[tr],
+            Xv,
+            yv,
+            floor=float(floor),
+            val_every=val_every,
+            budget=float(budget),
+            name="pt_grow",
+        )
+    )
     st.session_state[JOB] = job
     st.session_state[META] = {
         **job_meta(ds),
@@ -343,6 +355,7 @@ if b1.button("Grow", type="primary", disabled=running, key=P + "run"):
         "train": tr,
         "val": va,
         "test": te,
+        "split_note": split_note,
         "kind": kind,
         "is_categorical": ds.is_categorical.copy(),
         "tree_params": tree_params,
@@ -367,6 +380,10 @@ def live_growth():
     meta = st.session_state[META]
     latest = snap.latest
     st.caption(f"Growing on {meta['caption']}")
+    if snap.finished:
+        st.rerun()
+    if job_waiting(snap):
+        return
     if latest is None:
         st.progress(0.0, text="starting...")
     else:
@@ -400,8 +417,10 @@ if job is None:
 snap = job.snapshot()
 meta = st.session_state[META]
 if snap.status == "error":
-    st.error(f"Growing failed: {snap.error}")
-    st.stop()
+    st.error(job_failure(snap, "Growing", "lower the maximum leaves or the number of trees"))
+    if snap.error_kind == "exception" or snap.result is None:
+        st.stop()
+    st.info("Showing the model as it was when the job stopped.")
 if snap.result is None:
     st.warning("The job stopped before the first step; press **Grow** again.")
     st.stop()
@@ -476,6 +495,8 @@ st.caption(
     f"Grown on {meta['caption']} Split (seed {meta['seed']}): {len(tr)} train, "
     f"{len(va)} validation, {len(te)} test rows."
 )
+if meta.get("split_note"):
+    st.info(meta["split_note"])
 m1, m2, m3, m4, m5 = st.columns(5)
 if forest:
     m1.metric("Trees", len(model.trees_), help="Trees grown (Stop keeps those finished).")
@@ -798,22 +819,24 @@ crunning = cjob is not None and not cjob.finished
 b1, b2, _ = st.columns([1.6, 1, 5])
 if b1.button("Run comparison", disabled=crunning, key=P + "cmp_run"):
     cat = is_cat if is_cat.any() else None
-    cjob = Job(
-        comparison_steps,
-        X[tr],
-        y[tr],
-        X[te],
-        y[te],
-        task=meta["task"],
-        n_classes=len(classes) if discrete else 0,
-        categorical=cat,
-        tree_params=meta["tree_params"],
-        forest_params=meta["forest_params"],
-        seed=meta["seed"],
-        floor=mfloor,
-        budget=600.0,
-        name="pt_cmp",
-    ).start()
+    cjob = start_job(
+        Job(
+            comparison_steps,
+            X[tr],
+            y[tr],
+            X[te],
+            y[te],
+            task=meta["task"],
+            n_classes=len(classes) if discrete else 0,
+            categorical=cat,
+            tree_params=meta["tree_params"],
+            forest_params=meta["forest_params"],
+            seed=meta["seed"],
+            floor=mfloor,
+            budget=600.0,
+            name="pt_cmp",
+        )
+    )
     st.session_state[CJOB] = cjob
     st.session_state[CMETA] = {"run_id": run_id}
     st.rerun()
@@ -830,6 +853,10 @@ def comparison_table(rows) -> pd.DataFrame:
 @st.fragment(run_every=0.5)
 def live_comparison():
     csnap = st.session_state[CJOB].snapshot()
+    if csnap.finished:
+        st.rerun()
+    if job_waiting(csnap):
+        return
     latest = csnap.latest or {"completed": 0, "total": 1, "message": "starting...", "rows": []}
     st.progress(
         latest["completed"] / latest["total"],
@@ -850,8 +877,9 @@ if cjob is None:
     st.stop()
 csnap = cjob.snapshot()
 if csnap.status == "error":
-    st.error(f"The comparison failed: {csnap.error}")
-    st.stop()
+    st.error(job_failure(csnap, "The comparison", "use fewer rows or fewer trees"))
+    if csnap.error_kind == "exception" or not (csnap.result or {}).get("rows"):
+        st.stop()
 crows = (csnap.result or {}).get("rows", [])
 if csnap.status in ("cancelled", "timeout"):
     st.warning(f"The comparison was stopped; showing the {len(crows)} models that finished.")

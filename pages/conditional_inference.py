@@ -1,7 +1,7 @@
 """Conditional inference page: test-based splits (CIT; ctree's asymptotic tests or the paper's
 permutation tests), forests (CIF), how their
 feature rankings differ from impurity-based ones, and what top-k features buy downstream
-(SPEC section 4)."""
+(docs/spec.md section 4)."""
 
 import math
 
@@ -44,11 +44,14 @@ from pages._shared import (
     current_dataset,
     dataset_caption,
     dataset_digest,
+    job_failure,
     job_meta,
+    job_waiting,
     labelled_tree,
     remember_model,
     require_entrypoint,
     seed,
+    start_job,
 )
 
 TITLE = "Conditional inference (CIT / CIF)"
@@ -570,6 +573,10 @@ def job_controls(prefix: str, label: str, start, *, help_text: str | None = None
         @st.fragment(run_every=0.5)
         def poll():
             snap = st.session_state[jkey].snapshot()
+            if snap.finished:
+                st.rerun()
+            if job_waiting(snap):
+                return
             latest = snap.latest or {"done": 0, "total": 1, "message": "starting..."}
             st.progress(
                 min(1.0, latest["done"] / max(latest["total"], 1)),
@@ -586,7 +593,7 @@ def finished_result(job, what: str):
     """The job's result (or what Stop kept), after showing its status; None if nothing."""
     snap = job.snapshot()
     if snap.status == "error":
-        st.error(f"{what} failed: {snap.error.split(': ', 1)[-1]}")
+        st.error(job_failure(snap, what, "use fewer permutations, trees or rows"))
         return snap.result
     if snap.status in ("cancelled", "timeout"):
         why = "was stopped" if snap.status == "cancelled" else "ran out of time"
@@ -682,18 +689,20 @@ def start_fit():
         "ds_option": st.session_state.get("ds"),
     }
     st.session_state["ci_job_meta"] = meta
-    return Job(
-        fit_rankings_steps,
-        ds.X,
-        ds.y,
-        ds.task,
-        params,
-        categorical=categorical,
-        n_estimators=int(n_trees),
-        random_state=seed(),
-        budget=600.0,
-        name="ci_fit",
-    ).start()
+    return start_job(
+        Job(
+            fit_rankings_steps,
+            ds.X,
+            ds.y,
+            ds.task,
+            params,
+            categorical=categorical,
+            n_estimators=int(n_trees),
+            random_state=seed(),
+            budget=600.0,
+            name="ci_fit",
+        )
+    )
 
 
 meta = st.session_state.get("ci_job_meta")
@@ -1104,19 +1113,21 @@ def start_topk():
         "learner": learner,
         "folds": int(folds),
     }
-    return Job(
-        top_k_steps,
-        ds.X,
-        ds.y,
-        ds.task,
-        rankers,
-        sorted(ks),
-        learner=learner,
-        n_folds=int(folds),
-        random_state=seed(),
-        budget=900.0,
-        name="ci_topk",
-    ).start()
+    return start_job(
+        Job(
+            top_k_steps,
+            ds.X,
+            ds.y,
+            ds.task,
+            rankers,
+            sorted(ks),
+            learner=learner,
+            n_folds=int(folds),
+            random_state=seed(),
+            budget=900.0,
+            name="ci_topk",
+        )
+    )
 
 
 tjob, trunning = job_controls("ci_topk", "Run top-k", start_topk)
@@ -1167,18 +1178,20 @@ def start_bias():
         "names": list(ds.feature_names),
         "n_noise": int(n_noise),
     }
-    return Job(
-        selection_bias_steps,
-        ds.X,
-        ds.y,
-        ds.task,
-        params,
-        int(n_noise),
-        categorical=categorical,
-        random_state=seed(),
-        budget=600.0,
-        name="ci_bias",
-    ).start()
+    return start_job(
+        Job(
+            selection_bias_steps,
+            ds.X,
+            ds.y,
+            ds.task,
+            params,
+            int(n_noise),
+            categorical=categorical,
+            random_state=seed(),
+            budget=600.0,
+            name="ci_bias",
+        )
+    )
 
 
 bjob, brunning = job_controls("ci_bias", "Add noise and refit", start_bias)

@@ -1,17 +1,26 @@
 """Data page: upload or pick a table, read the parse report, set column roles, look at it."""
 
+import dataclasses
+
+import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.data import DEFAULT_NA_VALUES, DataError
+from engine.data import DEFAULT_NA_VALUES, MAX_CATEGORIES, DataError
 from engine.figures.data import feature_distribution_figure, target_distribution_figure
 from pages._shared import (
+    MANY_LEVEL_CHOICES,
+    MAX_UPLOAD_BYTES,
+    MAX_UPLOADS,
+    SMALL_CLASS_CHOICES,
     UPLOAD_PREFIX,
     add_upload,
+    bring_back,
     current_dataset,
     current_frame,
     dataset_caption,
     dataset_title,
+    left_out_columns,
     option_label,
     require_entrypoint,
 )
@@ -30,6 +39,8 @@ ENCODINGS = {"auto": None, "UTF-8": "utf-8", "Windows-1252": "cp1252", "Latin-1"
 #: The engine's own missing-value tokens, so an upload reads like a bundled file ('-' and
 #: '#N/A' are missing, not a category or stray text).
 DEFAULT_NA = ", ".join(t for t in DEFAULT_NA_VALUES if t and "," not in t)
+#: Highest level cap the page offers (a level per row of a large table is an identifier).
+MAX_LEVEL_CAP = 10_000
 
 
 def _on_upload() -> None:
@@ -62,9 +73,10 @@ require_entrypoint("pages/data.py")
 st.title("Data")
 st.markdown(
     "Pick a bundled dataset in the sidebar or upload your own CSV here. TreeLab reads the "
-    "file, reports what it found (delimiter, encoding, column types, values it could not "
-    "read), and shows each feature against the target. The target, the task and how to "
-    "treat missing values are set in the sidebar and shared by every page."
+    "file as written, reports every change it made (values it could not read, units, "
+    "dates, identifier columns left out, rows dropped), and shows each feature against the "
+    "target. The target, the task and how to treat missing values are set in the sidebar "
+    "and shared by every page."
 )
 
 with st.expander("Upload a CSV", expanded=True):
@@ -113,14 +125,53 @@ with st.expander("Upload a CSV", expanded=True):
         key="uploader",
         on_change=_on_upload,
         max_upload_size=50,
-        help="Up to 50 MB, 200,000 rows and 2,000 columns. Excel workbooks "
-        "must be saved as CSV first.",
+        help="Up to 50 MB, 200,000 rows and 2,000 feature columns plus the target. Excel "
+        "workbooks must be saved as CSV first.",
     )
     error = st.session_state.get("_upload_error")
     if error is not None and error[1] == st.session_state.get("ds"):
         st.error(error[0] + "  \nThe previously selected dataset is still active.")
     elif ok := st.session_state.pop("_upload_ok", None):
         st.success(f"Loaded {option_label(ok)}; it is now the active dataset.")
+        if forgotten := st.session_state.pop("_uploads_forgotten", None):
+            st.info(
+                f"A session keeps at most {MAX_UPLOADS} uploads and "
+                f"{MAX_UPLOAD_BYTES / 2**20:.0f} MiB of uploaded files, so the oldest "
+                f"{'upload was' if len(forgotten) == 1 else 'uploads were'} forgotten: "
+                + ", ".join(f"**{name}**" for name in forgotten)
+                + ". Upload again to use it."
+            )
+
+
+def _rows_line(report, ds) -> str:
+    """'60 rows in the file, 47 dropped (missing values), 13 used' -- each step that dropped
+    rows, with its count and reason."""
+    parts = [f"**{report.n_rows + report.dropped_rows:,}** rows in the file"]
+    if report.dropped_rows:
+        parts.append(f"{report.dropped_rows:,} empty rows removed while reading")
+    for reason, n in ds.row_steps:
+        parts.append(f"{n:,} dropped: {ROW_STEP_WORDS.get(reason, reason)}")
+    parts.append(f"**{ds.n_samples:,}** used")
+    return "Rows: " + " → ".join(parts) + "."
+
+
+ROW_STEP_WORDS = {
+    "missing target": "no target value",
+    "missing values": "missing feature values",
+    "small classes": "classes too small for a stratified split",
+}
+
+
+def _plotted(ds, feature: str):
+    """``ds`` restricted to the rows where ``feature`` is present (the figures draw present
+    values only), and how many rows that leaves out."""
+    j = ds.feature_names.index(feature)
+    present = ~np.isnan(ds.X[:, j])
+    n_missing = int((~present).sum())
+    if not n_missing:
+        return ds, 0
+    return dataclasses.replace(ds, X=ds.X[present], y=ds.y[present]), n_missing
+
 
 option = st.session_state["ds"]
 df, report, _default, _key = current_frame(option)
@@ -132,50 +183,114 @@ m[1].metric("Columns", report.n_columns)
 m[2].metric("Delimiter", {"\t": "tab", " ": "space"}.get(report.delimiter, report.delimiter))
 m[3].metric("Encoding", report.encoding)
 m[4].metric("Decimal mark", report.decimal)
-for w in report.warnings:
-    st.warning(w)
+changes = [c for c in report.changes if c["change"] != "identifier left out"]
+if changes:
+    st.warning(
+        f"**{len(changes)} automatic change{'s' if len(changes) != 1 else ''} while reading**\n\n"
+        + "\n".join(f"- {c['message']}" for c in changes)
+    )
 with st.expander("Columns as read", expanded=option.startswith(UPLOAD_PREFIX)):
-    st.dataframe(report.to_frame(), hide_index=True, width="stretch")
+    st.dataframe(
+        report.to_frame(),
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "column": st.column_config.TextColumn(width="medium"),
+            "dtype": st.column_config.TextColumn(width="small"),
+            "missing": st.column_config.NumberColumn(width="small"),
+            "coerced": st.column_config.NumberColumn(width="small"),
+            "examples": st.column_config.TextColumn(width="small"),
+            "note": st.column_config.TextColumn(width="large"),
+        },
+    )
 
 st.subheader("Column roles")
 target = st.session_state.get(f"target::{option}")
+others = [c for c in df.columns if c != target]
+left_key = f"left_out::{option}"
+left_out = [c for c in left_out_columns(option) if c in others]
+st.session_state[left_key] = left_out
+for column, reason in report.identifiers.items():
+    if column not in left_out:
+        continue
+    text, button = st.columns([4, 1], vertical_alignment="center")
+    text.info(
+        f"**{column}** looks like an identifier ({reason}), so it is left out of the features."
+    )
+    button.button(
+        "Use as a feature",
+        key=f"bring_back::{option}::{column}",
+        on_click=bring_back,
+        args=(option, column),
+        help=f"Bring '{column}' back as a feature (one category per distinct value, or "
+        "numbers). Leave it out again below.",
+    )
 numeric_features = [
     c
-    for c in df.columns
-    if c != target
-    and pd.api.types.is_numeric_dtype(df[c])
-    and not pd.api.types.is_bool_dtype(df[c])
+    for c in others
+    if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
 ]
-st.multiselect(
+roles = st.columns(2)
+roles[0].multiselect(
     "Treat these numeric columns as categorical",
     numeric_features,
     key=f"categorical::{option}",
     help="Text, yes/no and true/false columns are always categorical. Mark number "
     "columns that are really codes (zip codes, ratings) here.",
 )
-st.multiselect(
+roles[1].multiselect(
     "Leave out these columns",
-    [c for c in df.columns if c != target],
-    key=f"left_out::{option}",
+    others,
+    key=left_key,
     help="Columns the trees must not use: IDs, names, free text, or anything that "
-    "gives the answer away.",
+    "gives the answer away. Columns that look like identifiers start here.",
+)
+levels = st.columns([1, 2, 2])
+st.session_state.setdefault(f"max_levels::{option}", MAX_CATEGORIES)
+levels[0].number_input(
+    "Level cap",
+    min_value=2,
+    max_value=MAX_LEVEL_CAP,
+    step=1,
+    key=f"max_levels::{option}",
+    help="Most levels (distinct values) a categorical column may have.",
+)
+levels[1].radio(
+    "Categorical columns above the cap",
+    list(MANY_LEVEL_CHOICES),
+    format_func=MANY_LEVEL_CHOICES.get,
+    key=f"many_levels::{option}",
+    help="Keep the most frequent levels (the cap minus one) and group all the others "
+    "as one level 'other', or leave such a column out. Either way it is reported below.",
+)
+levels[2].radio(
+    "Classes with fewer than 2 rows",
+    list(SMALL_CLASS_CHOICES),
+    format_func=SMALL_CLASS_CHOICES.get,
+    key=f"small_classes::{option}",
+    help="A stratified train/test split needs 2 rows per class. Keep such a class (the "
+    "pages then split without stratification and say so) or drop its rows.",
 )
 st.caption("Target, task and missing-value handling are in the sidebar.")
 
-ds = current_dataset()
+ds = current_dataset(allow_missing=True)
 with st.expander("Preview (first 200 rows)"):
     st.dataframe(df.head(200), width="stretch")
 if ds is None:
     st.stop()
 
 st.markdown(dataset_caption(ds))
+st.markdown(_rows_line(report, ds))
 for w in ds.warnings:
     st.info(w)
 
 left, right = st.columns(2)
 with left:
     feature = st.selectbox("Feature to plot", ds.feature_names, key=f"plot_feature::{option}")
-    st.plotly_chart(feature_distribution_figure(ds, feature), key="feature_fig")
+    shown, n_absent = _plotted(ds, feature)
+    st.plotly_chart(feature_distribution_figure(shown, feature), key="feature_fig")
+    if n_absent:
+        st.caption(f"{n_absent:,} rows with no value for {feature} are not drawn.")
 with right:
     st.plotly_chart(target_distribution_figure(ds), key="target_fig")
 

@@ -1,5 +1,5 @@
 """Feature ranking page: TreeGrad attributions, TreeGrad-Ranker, insertion/deletion curves and
-the numerics of semivalue computation on trees (SPEC section 3)."""
+the numerics of semivalue computation on trees (docs/spec.md section 3)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.data import train_test_rows
 from engine.figures.treegrad import (
     attribution_figure,
     curves_figure,
@@ -38,9 +39,12 @@ from pages._shared import (
     current_dataset,
     dataset_caption,
     dataset_digest,
+    job_failure,
+    job_waiting,
     remembered_models,
     require_entrypoint,
     seed,
+    start_job,
 )
 
 MODEL_KINDS = {"tree": "Decision tree", "forest": "Random forest", "boosting": "Gradient boosting"}
@@ -139,16 +143,16 @@ class_names = None if ds.classes_ is None else [str(c) for c in ds.classes_]
 # -- model ---------------------------------------------------------------------------------
 @st.cache_data(show_spinner=False, max_entries=32)
 def split_rows(_ds, key: str, test_size: float, random_state: int):
-    """Seeded train/test row indices (stratified when every class has two rows)."""
-    from sklearn.model_selection import train_test_split
-
-    idx = np.arange(_ds.n_samples)
-    strat = None
-    if _ds.task == "classification":
-        counts = np.bincount(_ds.y)
-        if counts[counts > 0].min() >= 2 and round(test_size * _ds.n_samples) >= len(counts):
-            strat = _ds.y
-    return train_test_split(idx, test_size=test_size, random_state=random_state, stratify=strat)
+    """Seeded train/test rows (:func:`engine.data.train_test_rows`: stratified by class when
+    every class has two rows, else shuffled with a note saying why)."""
+    clf = _ds.task == "classification"
+    return train_test_rows(
+        _ds.n_samples,
+        _ds.y if clf else None,
+        test_size=test_size,
+        random_state=random_state,
+        class_names=[str(c) for c in _ds.classes_] if clf else None,
+    )
 
 
 @st.cache_resource(show_spinner="Fitting the model...", max_entries=24)
@@ -173,7 +177,8 @@ def fit_model(
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
     clf = _ds.task == "classification"
-    tr, te = split_rows(_ds, key, test_size, random_state)
+    split = split_rows(_ds, key, test_size, random_state)
+    tr, te = split.train, split.test
     common = dict(max_depth=depth or None, max_leaf_nodes=leaves or None, random_state=random_state)
     if kind == "tree":
         est = (DecisionTreeClassifier if clf else DecisionTreeRegressor)(**common)
@@ -235,7 +240,8 @@ if source == "remembered":
     )
     entry = remembered[label]
     raw_model = entry["model"]
-    tr_idx, te_idx = split_rows(ds, digest, float(test_size), seed())
+    split = split_rows(ds, digest, float(test_size), seed())
+    tr_idx, te_idx = split.train, split.test
     model_key = f"{digest}:remembered:{label}:{id(raw_model)}"
     score_txt = (
         f"fitted on **{entry['source']}**; the test rows below may include rows it was trained on"
@@ -303,6 +309,8 @@ else:
     model_key = f"{digest}:{kind}:{depth}:{leaves}:{n_est}:{lr_gb}:{test_size}:{seed()}"
     metric = "accuracy" if ds.task == "classification" else "R\u00b2"
     score_txt = f"test {metric} **{score:.3f}** on {len(te_idx)} held-out rows"
+if note := split_rows(ds, digest, float(test_size), seed()).note:
+    st.info(note)
 try:
     model = treelab_model(raw_model, model_key)
     summary = model_summary(model)
@@ -688,6 +696,10 @@ def live_view(prefix: str, render, what: str) -> None:
         if job is None:
             return
         snap = job.snapshot()
+        if snap.finished:
+            st.rerun()
+        if job_waiting(snap):
+            return
         latest = snap.latest or {"done": 0, "total": 1}
         st.progress(
             latest["done"] / max(latest["total"], 1),
@@ -722,7 +734,7 @@ def job_outcome(prefix: str, what: str):
         return None
     snap = job.snapshot()
     if snap.status == "error":
-        st.error(f"The computation failed: {snap.error}")
+        st.error(job_failure(snap, "The computation", "use fewer rows or a smaller model"))
         return None
     if snap.status in ("cancelled", "timeout"):
         done = snap.latest["done"] if snap.latest else 0
@@ -776,19 +788,21 @@ with tabs[1]:
 
         def start_one() -> Job:
             st.session_state["tg_one_job_meta"] = {"key": one_key, "caption": dataset_caption(ds)}
-            return Job(
-                curves_steps,
-                model,
-                x[None].copy(),
-                int(ci),
-                params=params,
-                output=curve_output,
-                n_random=int(n_random),
-                seed=seed(),
-                chunk=1,
-                budget=BATCH_BUDGET,
-                name="tg_one",
-            ).start()
+            return start_job(
+                Job(
+                    curves_steps,
+                    model,
+                    x[None].copy(),
+                    int(ci),
+                    params=params,
+                    output=curve_output,
+                    n_random=int(n_random),
+                    seed=seed(),
+                    chunk=1,
+                    budget=BATCH_BUDGET,
+                    name="tg_one",
+                )
+            )
 
         job_controls("tg_one", start_one, "sample")
         job = st.session_state.get("tg_one_job")
@@ -834,19 +848,21 @@ with tabs[1]:
                 cls = np.argmax(model.predict_proba(Xb), axis=1).astype(np.int64)
             else:
                 cls = ci
-            job = Job(
-                curves_steps,
-                model,
-                Xb,
-                cls,
-                params=params,
-                output=curve_output,
-                n_random=int(n_random),
-                seed=seed(),
-                chunk=2,
-                budget=BATCH_BUDGET,
-                name="tg_batch",
-            ).start()
+            job = start_job(
+                Job(
+                    curves_steps,
+                    model,
+                    Xb,
+                    cls,
+                    params=params,
+                    output=curve_output,
+                    n_random=int(n_random),
+                    seed=seed(),
+                    chunk=2,
+                    budget=BATCH_BUDGET,
+                    name="tg_batch",
+                )
+            )
             st.session_state["tg_batch_job_meta"] = {
                 "label": curve_label
                 if cls_choice != PREDICTED or not classification
@@ -1024,15 +1040,17 @@ with tabs[4]:
     def start_num() -> Job:
         if not depths:
             raise ValueError("Choose at least one depth.")
-        return Job(
-            error_vs_depth_steps,
-            [d or None for d in sorted(depths, key=lambda d: d or 999)],
-            int(rows_num),
-            3,
-            seed(),
-            budget=BATCH_BUDGET,
-            name="tg_num",
-        ).start()
+        return start_job(
+            Job(
+                error_vs_depth_steps,
+                [d or None for d in sorted(depths, key=lambda d: d or 999)],
+                int(rows_num),
+                3,
+                seed(),
+                budget=BATCH_BUDGET,
+                name="tg_num",
+            )
+        )
 
     job_controls("tg_num", start_num, "depths")
     if (
@@ -1077,15 +1095,17 @@ with tabs[4]:
     def start_rt() -> Job:
         if not leaves_sel:
             raise ValueError("Choose at least one tree size.")
-        return Job(
-            runtime_vs_leaves_steps,
-            sorted(leaves_sel),
-            20,
-            5,
-            seed(),
-            budget=BATCH_BUDGET,
-            name="tg_rt",
-        ).start()
+        return start_job(
+            Job(
+                runtime_vs_leaves_steps,
+                sorted(leaves_sel),
+                20,
+                5,
+                seed(),
+                budget=BATCH_BUDGET,
+                name="tg_rt",
+            )
+        )
 
     job_controls("tg_rt", start_rt, "sizes")
     if st.session_state.get("tg_rt_job") is not None and not st.session_state["tg_rt_job"].finished:

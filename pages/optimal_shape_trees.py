@@ -1,4 +1,4 @@
-"""Optimal shape trees page (Literati, SPEC section 1): an anytime AO* search for the optimal
+"""Optimal shape trees page (Literati, docs/spec.md section 1): an anytime AO* search for the optimal
 shape generalized tree, its gap closing live, every node's shape function, and baselines."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import time
 import numpy as np
 import pandas as pd
 import streamlit as st
-from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
+from engine.data import train_test_rows
 from engine.figures.literati import (
     gap_figure,
     internal_nodes,
@@ -29,10 +29,13 @@ from pages._shared import (
     current_dataset,
     dataset_caption,
     dataset_digest,
+    job_failure,
     job_meta,
+    job_waiting,
     remember_model,
     require_entrypoint,
     seed,
+    start_job,
 )
 
 PAPER = "https://arxiv.org/abs/2609.09299"
@@ -331,13 +334,17 @@ except ValueError as exc:
     candidate_leaves, bd_error = None, str(exc)
     st.error(bd_error)
 
-y_all = ds.y
-idx = np.arange(ds.n_samples)
 n_test = max(int(round(test_share * ds.n_samples)), 1)
-counts = np.bincount(y_all, minlength=ds.n_classes)
-stratify = y_all if counts[counts > 0].min() >= 2 and n_test >= ds.n_classes else None
-tr_idx, te_idx = train_test_split(idx, test_size=n_test, random_state=seed(), stratify=stratify)
-tr_idx, te_idx = np.sort(tr_idx), np.sort(te_idx)
+split = train_test_rows(
+    ds.n_samples,
+    ds.y,
+    test_size=n_test,
+    random_state=seed(),
+    class_names=[str(c) for c in ds.classes_],
+)
+tr_idx, te_idx = split.train, split.test
+if split.note:
+    st.info(split.note)
 n_train = tr_idx.size
 lam, alpha = lam_frac * n_train, alpha_frac * n_train
 st.caption(
@@ -372,15 +379,17 @@ if b1.button("Run", type="primary", disabled=running or bd_error is not None, ke
     if run_k1 and kmax > 1:
         ests.append(("k1", LiteratiClassifier(max_breakpoints=1, **common)))
     X_tr, y_tr = ds.X[tr_idx], ds.y[tr_idx]
-    job = Job(
-        literati_steps,
-        ests,
-        X_tr,
-        y_tr,
-        name="literati",
-        max_history=20,
-        budget=len(ests) * float(time_limit) + JOB_SLACK,
-    ).start()
+    job = start_job(
+        Job(
+            literati_steps,
+            ests,
+            X_tr,
+            y_tr,
+            name="literati",
+            max_history=20,
+            budget=len(ests) * float(time_limit) + JOB_SLACK,
+        )
+    )
     st.session_state[JKEY] = job
     st.session_state["_lit_runs"] = st.session_state.get("_lit_runs", 0) + 1
     st.session_state[MKEY] = {
@@ -415,6 +424,10 @@ def live_view():
     snap = job.snapshot()
     latest = snap.latest
     st.caption(f"Running on {meta['caption']}")
+    if snap.finished:
+        st.rerun()
+    if job_waiting(snap):
+        return
     if latest is None:
         st.progress(
             0.0,
@@ -488,9 +501,9 @@ if job is None:
 meta = st.session_state[MKEY]
 snap = job.snapshot()
 if snap.status == "error":
-    msg = snap.error or "unknown error"
-    st.error(f"The search could not run: {msg.split(': ', 1)[-1]}")
-    st.stop()
+    st.error(job_failure(snap, "The search", "lower the cache size or the depth"))
+    if snap.error_kind == "exception":
+        st.stop()
 payload = snap.result if isinstance(snap.result, dict) else snap.latest
 if not payload or not payload.get("searches"):
     st.warning("The search was stopped before it produced a tree. Press **Run** again.")

@@ -1,12 +1,14 @@
 """Split strategies page: which thresholds each candidate strategy tries, which it picks, and
-what that costs or saves (SPEC section 5, DICS)."""
+what that costs or saves (docs/spec.md section 5, DICS)."""
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.candidates import dics_dictionary, strategies_for
 from engine.cart import CARTClassifier, CARTRegressor
+from engine.cart.candidates import strategies_for
+from engine.cart.dics import dics_dictionary
+from engine.cart.profile import node_mask, split_profile, strategy_models
 from engine.compare import plan_comparison
 from engine.figures.splits import (
     candidates_figure,
@@ -15,7 +17,6 @@ from engine.figures.splits import (
     threshold_scan_figure,
 )
 from engine.figures.tree import tree_figure
-from engine.splits import node_mask, split_profile, strategy_models
 from pages._shared import (
     current_dataset,
     cv_job_panel,

@@ -1,4 +1,9 @@
-"""Shared fixtures: repository paths, a warmed numba cache, a live Streamlit server."""
+"""Shared fixtures: repository paths, a warmed numba cache, a live Streamlit server, Dask.
+
+Jobs run in threads in this test process unless a test asks for Dask (``TREELAB_JOBS`` is set
+to ``threads`` here; the fixtures ``dask_client`` and ``small_memory_client`` give the Dask
+path, and the live server of ``app_url`` runs its jobs on its own embedded Dask cluster).
+"""
 
 import os
 import socket
@@ -16,6 +21,9 @@ from streamlit.testing.v1 import app_test as app_test_module
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
 
+# In-process tests (AppTest, engine) run jobs in threads for speed; Dask tests say so.
+os.environ.setdefault("TREELAB_JOBS", "threads")
+
 
 @pytest.fixture(scope="session")
 def root() -> Path:
@@ -25,7 +33,7 @@ def root() -> Path:
 @pytest.fixture(scope="session")
 def warm_engine():
     """Compile (or load from cache) every kernel once, before timing-sensitive app tests."""
-    from engine._numba import warm_up
+    from engine.warmup import warm_up
 
     return warm_up()
 
@@ -79,11 +87,49 @@ def browser_context_args(browser_context_args):
 
 
 @pytest.fixture(scope="session")
+def dask_client():
+    """The engine's embedded Dask cluster (one single-threaded worker process per core),
+    started once per test session and closed at its end."""
+    from engine import cluster
+
+    client = cluster.get_client()
+    yield client
+    cluster.shutdown()
+
+
+@pytest.fixture(scope="session")
+def small_memory_cluster():
+    """A one-worker Dask cluster with a 700 MiB memory limit, for the memory-limit tests."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    from engine.cluster import EMBEDDED_CONFIG
+
+    with dask.config.set(EMBEDDED_CONFIG):
+        cluster = LocalCluster(
+            n_workers=1,
+            threads_per_worker=1,
+            processes=True,
+            memory_limit="700MiB",
+            dashboard_address=":0",
+        )
+        client = Client(cluster, set_as_default=False)
+    yield client
+    client.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="session")
 def app_url(tmp_path_factory, warm_engine):
-    """Start ``streamlit run app.py`` on a free localhost port; yield its URL."""
+    """Start ``streamlit run app.py`` on a free localhost port; yield its URL.
+
+    The server runs as a user's would: jobs on its embedded Dask cluster (``TREELAB_JOBS``
+    unset), kernels loaded from the numba cache that ``warm_engine`` filled.
+    """
     port = _free_port()
     log = tmp_path_factory.mktemp("server") / "streamlit.log"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("TREELAB_JOBS", None)
     with open(log, "w") as fh:
         proc = subprocess.Popen(
             [

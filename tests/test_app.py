@@ -18,6 +18,7 @@ def pick(at, option):
     return at.selectbox(key="ds").set_value(option).run()
 
 
+@pytest.mark.slow
 def test_opens_on_bundled_dataset(app):
     assert app.title[0].value == "Data"
     assert app.selectbox(key="ds").value == "iris"
@@ -27,6 +28,7 @@ def test_opens_on_bundled_dataset(app):
     assert any("150 rows" in m.value for m in app.markdown)
 
 
+@pytest.mark.slow
 def test_caption_states_the_chosen_task_only(app):
     """A bundled classification dataset with a numeric target chosen is regression: the
     caption must not also call it classification."""
@@ -36,6 +38,7 @@ def test_caption_states_the_chosen_task_only(app):
     assert "(regression)" in caption and "classification" not in caption
 
 
+@pytest.mark.slow
 def test_pick_another_dataset_and_target(app):
     pick(app, "diabetes")
     assert not app.exception
@@ -46,6 +49,7 @@ def test_pick_another_dataset_and_target(app):
     assert any("missing" in i.value for i in app.info)
 
 
+@pytest.mark.slow
 def test_upload_semicolon_decimal_comma(app):
     app.file_uploader(key="uploader").set_value(
         ("messung.csv", SEMICOLON.encode(), "text/csv")
@@ -57,6 +61,7 @@ def test_upload_semicolon_decimal_comma(app):
     assert app.selectbox(key="target::upload:messung.csv").value == "klasse"
 
 
+@pytest.mark.slow
 def test_failed_upload_keeps_previous_dataset(app):
     pick(app, "wine")
     app.file_uploader(key="uploader").set_value(("empty.csv", b"", "text/csv")).run()
@@ -66,6 +71,7 @@ def test_failed_upload_keeps_previous_dataset(app):
     assert any("178 rows" in m.value for m in app.markdown)
 
 
+@pytest.mark.slow
 def test_excel_upload_says_save_as_csv(app, root):
     # The uploader accepted only csv / txt / tsv, so the browser greyed an .xlsx out with
     # no explanation and the engine's 'save it as CSV' message was never shown.
@@ -94,6 +100,7 @@ def test_bad_target_shows_error_not_traceback(app):
     assert any("const" in e.value for e in app.error)
 
 
+@pytest.mark.slow
 def test_compare_produces_table(app):
     app.switch_page("pages/compare.py").run()
     assert not app.exception
@@ -123,6 +130,7 @@ def _feature_trace_types(at):
     return {t["type"] for t in spec["data"]}
 
 
+@pytest.mark.slow
 def test_changing_csv_options_reprepares_the_dataset(app):
     """Re-reading the same upload with other options must not reuse the old Dataset."""
     app.file_uploader(key="uploader").set_value(
@@ -137,6 +145,7 @@ def test_changing_csv_options_reprepares_the_dataset(app):
     assert _feature_trace_types(app) == {"bar"}
 
 
+@pytest.mark.slow
 def test_page_settings_survive_a_page_switch(app):
     """Streamlit forgets the value of a widget a run does not draw; keep_widget_state keeps
     the column roles, CSV options and Compare settings when the user switches page."""
@@ -157,6 +166,7 @@ def test_page_settings_survive_a_page_switch(app):
     assert app.multiselect(key="cmp_models").value == ["sklearn_forest"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("params", [{"max_depth": 1}, {"min_samples_leaf": 1000}])
 def test_compare_draws_a_stump_and_a_single_leaf_tree(app, params):
     """A depth-1 (or depth-0) refit tree has nothing to collapse: no slider, no exception."""
@@ -173,6 +183,7 @@ def test_compare_draws_a_stump_and_a_single_leaf_tree(app, params):
     assert [s.label for s in app.slider] == ["Folds (k)"]
 
 
+@pytest.mark.slow
 def test_run_and_stop_buttons_follow_the_job(app):
     """While a job runs, Run is disabled and Stop enabled; after Stop it is the other way
     round, in the same run that handles the click (no second click needed)."""
@@ -194,6 +205,7 @@ def test_run_and_stop_buttons_follow_the_job(app):
     assert any("stopped" in w.value for w in app.warning)
 
 
+@pytest.mark.slow
 def test_results_name_the_dataset_they_ran_on(app):
     """After switching dataset, the old results stay, labelled with their own dataset."""
     app.switch_page("pages/compare.py").run()
@@ -211,6 +223,7 @@ def test_results_name_the_dataset_they_ran_on(app):
     assert list(app.dataframe[0].value["model"]) == ["Decision tree (scikit-learn CART)"]
 
 
+@pytest.mark.slow
 def test_compare_tree_uses_category_and_class_labels(app):
     """The refit tree on penguins splits on island and sex (stored as codes): the figure
     and node table must show their labels and the species names, never codes."""
@@ -233,6 +246,7 @@ def test_compare_tree_uses_category_and_class_labels(app):
     assert not nodes["rule"].str.contains("island <=").any()
 
 
+@pytest.mark.slow
 def test_upload_error_goes_away_when_another_dataset_is_picked(app):
     pick(app, "wine")
     app.file_uploader(key="uploader").set_value(("empty.csv", b"", "text/csv")).run()
@@ -242,6 +256,7 @@ def test_upload_error_goes_away_when_another_dataset_is_picked(app):
     assert not [e for e in app.error if "empty.csv" in e.value]
 
 
+@pytest.mark.slow
 def test_upload_reads_the_engine_missing_value_tokens(app):
     """'-' and '#N/A' are missing values for load_csv; an upload with the page's default
     tokens must read them the same way (not as a category '-' or stray text)."""
@@ -260,18 +275,201 @@ def test_upload_reads_the_engine_missing_value_tokens(app):
     assert report.loc["x", "coerced"] == 0
 
 
-def test_an_id_column_can_be_left_out(app):
-    """The DataError for an ID column says 'leave it out': the Data page must offer that."""
+@pytest.mark.slow
+def test_an_id_column_is_left_out_and_brought_back_with_one_click(app):
+    """A name column was refused ('leave it out'): it is now left out by default, with a
+    line saying so and a button that brings it back."""
     csv = "name,x,y\n" + "".join(f"person{i},{i % 10},{i % 3}\n" for i in range(120))
     app.file_uploader(key="uploader").set_value(("ids.csv", csv.encode(), "text/csv")).run()
-    assert any("'name'" in e.value and "leave it out" in e.value for e in app.error)
-    app.multiselect(key="left_out::upload:ids.csv").set_value(["name"]).run()
     assert not app.exception and not app.error
+    assert any(
+        i.value.startswith(
+            "**name** looks like an identifier (a different value in each of the 120 rows)"
+        )
+        for i in app.info
+    )
+    assert app.multiselect(key="left_out::upload:ids.csv").value == ["name"]
     assert any("120 rows x 1 feature;" in m.value for m in app.markdown)
+    app.button(key="bring_back::upload:ids.csv::name").click().run()
+    assert not app.exception and not app.error
+    assert app.multiselect(key="left_out::upload:ids.csv").value == []
+    assert any("120 rows x 2 features;" in m.value for m in app.markdown)
+    # 120 names: above the level cap of 50, so the rarest are grouped (and it says so)
+    assert any("'name' has 120 levels" in i.value and "'other'" in i.value for i in app.info)
+    assert not any(b.key.startswith("bring_back::") for b in app.button)
     app.switch_page("pages/compare.py").run()
-    assert any("120 rows x 1 feature;" in m.value for m in app.markdown)
+    assert any("120 rows x 2 features;" in m.value for m in app.markdown)
 
 
+def _upload_fixture(app, root, name):
+    app.file_uploader(key="uploader").set_value(
+        (name, (root / "tests/data" / name).read_bytes(), "text/csv")
+    ).run()
+    assert not app.exception, app.exception
+    return f"upload:{name}"
+
+
+def test_parse_report_lists_every_change(app, root):
+    option = _upload_fixture(app, root, "messy_shop.csv")
+    (box,) = [w.value for w in app.warning if "automatic changes while reading" in w.value]
+    assert box.startswith("**6 automatic changes while reading**")
+    for line in (
+        "Column 'zip': 8 codes with leading zeros such as '04521' were kept as text",
+        "Column 'joined': 16 dates (day/month/year, such as '15/01/2023') are used as numbers",
+        "Column 'discount': 15 percentages such as '22%' were read as numbers in percent",
+        "Column 'total': 16 amounts in $ such as '$1,204.50' were read as numbers",
+        "Column 'member': 12 spellings of yes/no",
+    ):
+        assert f"- {line}" in box, line
+    infos = [i.value for i in app.info]
+    assert any(i.startswith("**order_id** looks like an identifier") for i in infos)
+    assert any(i.startswith("**comment** looks like an identifier (free text") for i in infos)
+    report = app.dataframe[0].value.set_index("column")
+    assert report.loc["discount", "note"] == "percent"
+    assert report.loc["total", "note"] == "amounts in $"
+    assert report.loc["joined", "dtype"] == "date"
+    assert app.multiselect(key=f"left_out::{option}").value == ["order_id", "comment"]
+    assert app.selectbox(key=f"target::{option}").value == "returned"
+    assert any(
+        m.value == "Rows: **16** rows in the file → 1 dropped: missing feature values → "
+        "**15** used."
+        for m in app.markdown
+    )
+
+
+def test_passenger_list_loads_with_its_name_column_left_out(app, root):
+    option = _upload_fixture(app, root, "passengers.csv")
+    app.selectbox(key=f"target::{option}").set_value("Survived").run()
+    assert not app.exception and not app.error
+    assert app.multiselect(key=f"left_out::{option}").value == ["PassengerId", "Name", "Ticket"]
+    caption = next(m.value for m in app.markdown if "rows x" in m.value)
+    assert "13 rows x 7 features" in caption and "classification, 2 classes" in caption
+    assert any(
+        i.value.startswith(
+            "47 of 60 rows had missing values (in 'Cabin' (45), 'Age' (7), "
+            "'Embarked' (2)) and were dropped. Leaving 'Cabin' out would keep 38 of them."
+        )
+        for i in app.info
+    )
+    # the sidebar's third choice keeps them all
+    app.selectbox(key="missing").set_value("keep").run()
+    assert not app.exception and not app.error
+    assert any("60 rows x 8 features" in m.value for m in app.markdown)
+    app.selectbox(key=f"plot_feature::{option}").set_value("Age").run()
+    assert any(c.value == "7 rows with no value for Age are not drawn." for c in app.caption)
+
+
+def test_level_cap_is_a_setting(app, root):
+    option = _upload_fixture(app, root, "levels_92.csv")
+    assert any(
+        "'country' has 92 levels, more than the cap of 50: the 49 most frequent are kept" in i.value
+        for i in app.info
+    )
+    app.number_input(key=f"max_levels::{option}").set_value(92).run()
+    assert not app.exception and not app.error
+    assert not any("levels" in i.value for i in app.info)
+    assert any("400 rows x 3 features" in m.value for m in app.markdown)
+    app.selectbox(key=f"plot_feature::{option}").set_value("country").run()
+    spec = __import__("json").loads(app.get("plotly_chart")[0].proto.spec)
+    assert len(spec["data"][0]["x"]) == 92  # one bar per country
+    app.number_input(key=f"max_levels::{option}").set_value(50).run()
+    app.radio(key=f"many_levels::{option}").set_value("leave_out").run()
+    assert not app.exception and not app.error
+    assert any("'country' has 92 levels" in i.value and "left out" in i.value for i in app.info)
+    assert any("400 rows x 2 features" in m.value for m in app.markdown)
+
+
+def test_small_classes_are_kept_or_dropped(app, root):
+    option = _upload_fixture(app, root, "target_missing_stray.csv")
+    assert not app.error
+    assert any(i.value.startswith("Class '3' (1 row) of the target 'animal'") for i in app.info)
+    assert any("3 classes" in m.value for m in app.markdown)
+    app.radio(key=f"small_classes::{option}").set_value("drop").run()
+    assert not app.exception and not app.error
+    assert any("2 classes" in m.value for m in app.markdown)
+    assert any(
+        m.value.startswith(
+            "Rows: **13** rows in the file → 2 dropped: no target value → "
+            "1 dropped: missing feature values → 1 dropped: classes too small"
+        )
+        for m in app.markdown
+    )
+
+
+METHOD_PAGES = (
+    "pages/compare.py",
+    "pages/optimal_shape_trees.py",
+    "pages/conditional_density.py",
+    "pages/feature_ranking.py",
+    "pages/conditional_inference.py",
+    "pages/split_strategies.py",
+)
+
+
+def test_missing_values_kept_on_the_data_page_and_explained_on_method_pages(app, root):
+    """A car table where every row has a gap: 'drop' says to keep them; 'keep' shows the
+    data; each method page (none routes missing values yet) says so, no traceback."""
+    option = _upload_fixture(app, root, "cars.csv")
+    app.selectbox(key=f"target::{option}").set_value("origin").run()
+    assert any("Every row has a missing value" in e.value for e in app.error)
+    app.selectbox(key="missing").set_value("keep").run()
+    assert not app.exception and not app.error
+    assert any("22 rows x 8 features" in m.value for m in app.markdown)
+    app.selectbox(key=f"plot_feature::{option}").set_value("horsepower").run()
+    assert any(c.value == "4 rows with no value for horsepower are not drawn." for c in app.caption)
+    for page in METHOD_PAGES:
+        app.switch_page(page).run()
+        assert not app.exception, (page, app.exception)
+        assert any(
+            w.value.startswith("**The methods on this page cannot use missing values yet.**")
+            and "22 rows have 22 missing values" in w.value
+            for w in app.warning
+        ), page
+    app.selectbox(key="missing").set_value("drop").run()
+    app.switch_page("pages/data.py").run()
+    assert any("Every row has a missing value" in e.value for e in app.error)
+
+
+@pytest.mark.parametrize(
+    ("name", "target", "also_left_out", "shape"),
+    [
+        ("passengers.csv", "Survived", ["Cabin"], "51 rows x 7 features"),
+        ("levels_100.csv", "responded", [], "500 rows x 4 features"),
+    ],
+)
+def test_method_pages_open_on_a_passenger_list_and_a_100_level_table(
+    app, root, name, target, also_left_out, shape
+):
+    """The passenger list (name, ticket and ID columns; 'Cabin' left out as the drop
+    message suggests) and a table with a 100-level store code: every method page opens."""
+    option = _upload_fixture(app, root, name)
+    app.selectbox(key=f"target::{option}").set_value(target).run()
+    left = app.multiselect(key=f"left_out::{option}")
+    left.set_value(left.value + also_left_out).run()
+    assert not app.error
+    for page in METHOD_PAGES:
+        app.switch_page(page).run()
+        assert not app.exception, (page, app.exception)
+        assert not app.error, (page, [e.value for e in app.error])
+        assert any(f"{shape}; target **{target}**" in m.value for m in app.markdown), page
+
+
+def test_method_pages_show_why_the_split_is_not_stratified(app):
+    csv = "a,b,label\n" + "".join(
+        f"{i % 7},{(i * 3) % 11},{'xy'[i % 2] if i else 'z'}\n" for i in range(60)
+    )
+    app.file_uploader(key="uploader").set_value(("small.csv", csv.encode(), "text/csv")).run()
+    assert any(i.value.startswith("Class 'z' (1 row)") for i in app.info)
+    note = "The train/test split is not stratified: Class 'z' (1 row)"
+    app.switch_page("pages/optimal_shape_trees.py").run()
+    assert not app.exception, app.exception
+    assert any(i.value.startswith(note) for i in app.info)
+    app.switch_page("pages/feature_ranking.py").run()
+    assert not app.exception, app.exception
+    assert any(i.value.startswith(note) for i in app.info)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "dataset, task", [("penguins", "classification"), ("diabetes", "regression")]
 )
@@ -301,6 +499,7 @@ def test_compare_every_registered_model_and_draw_each_tree(app, dataset, task):
         assert len(app.get("plotly_chart")) == 2
 
 
+@pytest.mark.slow
 def test_split_strategies_page(app):
     app.switch_page("pages/split_strategies.py").run()
     assert not app.exception
@@ -343,6 +542,7 @@ def _title(chart) -> str:
     return json.loads(chart.proto.spec)["layout"]["title"]["text"]
 
 
+@pytest.mark.slow
 def test_split_strategies_tree_pickers_follow_a_new_result(app, monkeypatch):
     # The two tree pickers under the CV table are not on the page while a job runs.  After a
     # second Run with other strategies the browser kept showing the last result's pick
@@ -392,6 +592,7 @@ def test_split_strategies_tree_pickers_follow_a_new_result(app, monkeypatch):
     assert "CART / quantile:" in titles[0] and "CART / kmeans1d:" in titles[1]
 
 
+@pytest.mark.slow
 def test_split_strategies_a_one_row_leaf_keeps_the_cv_section(app):
     # Picking a leaf with one row stopped the page at "nothing to split" (and removing every
     # strategy at "Choose at least one strategy"): the whole-tree comparison below, its results
@@ -420,6 +621,7 @@ def test_split_strategies_a_one_row_leaf_keeps_the_cv_section(app):
     assert app.button(key="ss_run").disabled
 
 
+@pytest.mark.slow
 def test_split_strategies_running_job_can_be_stopped_from_a_dataset_it_cannot_use(app, monkeypatch):
     import pages._shared as shared
 
@@ -448,6 +650,7 @@ def test_split_strategies_running_job_can_be_stopped_from_a_dataset_it_cannot_us
     assert job.join(TIMEOUT) and job.status == "cancelled"
 
 
+@pytest.mark.slow
 def test_split_strategies_regression(app):
     pick(app, "diabetes")
     app.switch_page("pages/split_strategies.py").run()
@@ -457,6 +660,7 @@ def test_split_strategies_regression(app):
     assert (table["impurity decrease"] > 0).all()
 
 
+@pytest.mark.slow
 def test_uploads_per_session_are_bounded(app):
     from pages._shared import MAX_UPLOADS
 
@@ -470,6 +674,7 @@ def test_uploads_per_session_are_bounded(app):
     assert app.session_state["ds"] == f"upload:f{MAX_UPLOADS + 1}.csv"
 
 
+@pytest.mark.slow
 def test_split_strategies_explains_empty_and_fallback_results(app):
     app.switch_page("pages/split_strategies.py").run()
     app.number_input(key="ss_msl").set_value(200).run()  # iris has 150 rows

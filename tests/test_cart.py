@@ -7,7 +7,7 @@ Oracles:
 * exhaustive enumeration of category subsets for categorical splits;
 * the exhaustive strategy's root gain for every other strategy on iris;
 * ``sklearn.utils.estimator_checks`` for scikit-learn compatibility;
-* the SPEC section 5 reference accuracies for the DICS strategies (depth-8 5-fold CV).
+* the docs/spec.md section 5 reference accuracies for the DICS strategies (depth-8 5-fold CV).
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import engine
 from engine import _numba
-from engine.candidates import STRATEGIES, default_m_pairs
 from engine.cart import CARTClassifier, CARTRegressor
+from engine.cart.candidates import STRATEGIES
+from engine.cart.dics import default_m_pairs
 from engine.compare import REGISTRY
 from engine.data import bundled_datasets, load_bundled, make_dataset
 
@@ -109,6 +110,7 @@ def compare_with_sklearn(ours, sk, X):
 DEPTHS = (1, 2, 4, 8, None)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_depth", DEPTHS)
 def test_exhaustive_grows_the_same_tree_as_scikit_learn(bundled, max_depth):
     total_nodes = total_ties = identical = 0
@@ -147,6 +149,7 @@ def test_exhaustive_grows_the_same_tree_as_scikit_learn(bundled, max_depth):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("criterion", ["entropy", "log_loss"])
 def test_exhaustive_entropy_matches_scikit_learn(bundled, criterion):
     total = total_ties = 0
@@ -259,6 +262,7 @@ def test_quantile16_misses_the_iris_root_split_by_definition(bundled):
     assert q17 == pytest.approx(best, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_random_reaches_the_iris_root_split_at_the_binomial_rate(bundled):
     """16 of the 42 petal-length and 16 of the 21 petal-width midpoints are drawn; the
     best split is hit unless both miss: p = 1 - (26/42)(5/21) = 0.853."""
@@ -373,10 +377,10 @@ def test_candidate_counts_are_consistent(bundled):
 
 
 # ---------------------------------------------------------------------------------------
-# DICS accuracy (SPEC section 5 references)
+# DICS accuracy (docs/spec.md section 5 references)
 # ---------------------------------------------------------------------------------------
 
-#: SPEC section 5 reference depth-8 5-fold accuracies (our research notes' runs):
+#: docs/spec.md section 5 reference depth-8 5-fold accuracies (our research notes' runs):
 #: exhaustive / dics_paper / class_centroid / kmeans1d-8 / quantile16.
 SPEC_REFERENCE = {
     "iris": (0.933, 0.933, 0.933, 0.940, 0.927),
@@ -415,6 +419,7 @@ def cv_accuracy(bundled):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dataset", list(SPEC_REFERENCE))
 def test_dics_strategies_stay_within_003_of_exhaustive(cv_accuracy, dataset):
     res = cv_accuracy[dataset]
@@ -553,6 +558,7 @@ _CHECKED = (
 
 # check_array_api_input is skipped by scikit-learn itself (SCIPY_ARRAY_API unset); the
 # estimators take numpy input only.
+@pytest.mark.slow
 @parametrize_with_checks(_CHECKED, expected_failed_checks=_expected_failures)
 def test_scikit_learn_compatible(estimator, check):
     with warnings.catch_warnings():
@@ -561,18 +567,27 @@ def test_scikit_learn_compatible(estimator, check):
 
 
 def test_parameters_are_validated_with_clear_messages():
+    """One scikit-learn constraint table per estimator, checked in fit: the message names
+    the parameter and what it may be; what the table cannot say is checked by hand."""
     X = np.random.default_rng(0).normal(size=(20, 3))
     y = np.arange(20) % 2
     cases = [
-        (dict(splitter="best"), r"splitter must be one of \['exhaustive', 'quantile'"),
-        (dict(criterion="squared_error"), r"criterion must be one of \['gini'"),
-        (dict(max_depth=0), "max_depth must be an int >= 1 or None"),
-        (dict(min_samples_leaf=0), "min_samples_leaf must be an int >= 1"),
-        (dict(min_samples_split=1), "min_samples_split must be an int >= 2"),
-        (dict(max_features="all"), "max_features must be None, 'sqrt', 'log2'"),
-        (dict(max_leaf_nodes=1), "max_leaf_nodes must be an int >= 2 or None"),
-        (dict(n_candidates=0), "n_candidates must be an int >= 1"),
-        (dict(min_impurity_decrease=-1.0), "min_impurity_decrease must be a float >= 0"),
+        (dict(splitter="best"), r"'splitter' parameter of CARTClassifier must be a str among"),
+        (dict(criterion="squared_error"), r"'criterion' parameter .* among \{.*'gini'"),
+        (dict(max_depth=0), r"'max_depth' .* must be an int in the range \[1, inf\) or None"),
+        (dict(min_samples_leaf=0), r"'min_samples_leaf' .* an int in the range \[1, inf\)"),
+        (dict(min_samples_split=1), r"'min_samples_split' .* an int in the range \[2, inf\)"),
+        (
+            dict(max_features="all"),
+            r"'max_features' .* a str among \{'(sqrt|log2)', '(sqrt|log2)'\}",
+        ),
+        (dict(max_leaf_nodes=1), r"'max_leaf_nodes' .* an int in the range \[2, inf\) or None"),
+        (dict(n_candidates=0), r"'n_candidates' .* an int in the range \[1, inf\) or None"),
+        (dict(min_impurity_decrease=-1.0), r"'min_impurity_decrease' .* \[0.0, inf\)"),
+        (
+            dict(fallback="yes"),
+            r"'fallback' parameter of CARTClassifier must be an instance of 'bool'",
+        ),
         (dict(categorical_features=[5]), "categorical_features holds an index outside"),
         (dict(categorical_features=[0]), "categorical feature 0 must hold integer codes"),
     ]
@@ -581,8 +596,32 @@ def test_parameters_are_validated_with_clear_messages():
             CARTClassifier(**params).fit(X, y)
     with pytest.raises(ValueError, match="'class_centroid' needs class labels"):
         CARTRegressor(splitter="class_centroid").fit(X, X[:, 0])
+    with pytest.raises(
+        ValueError, match=r"'criterion' parameter of CARTRegressor .* \{'squared_error'\}"
+    ):
+        CARTRegressor(criterion="gini").fit(X, X[:, 0])
     with pytest.raises(ValueError, match="sample_weight must be finite and non-negative"):
         CARTClassifier().fit(X, y, sample_weight=-np.ones(20))
+
+
+def test_estimator_examples_run_as_documented():
+    """The Examples sections of CARTClassifier and CARTRegressor print what they say."""
+    import doctest
+
+    from engine.cart import estimator
+
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    tests = [
+        test
+        for cls in (CARTClassifier, CARTRegressor)
+        for test in finder.find(cls, module=estimator)
+        if test.name.endswith(cls.__name__) and test.examples
+    ]
+    assert len(tests) == 2
+    for test in tests:
+        runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
 
 
 def test_fitted_attributes(bundled):

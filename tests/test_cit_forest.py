@@ -1,4 +1,4 @@
-"""Conditional inference forests: importances, reproducibility, sampling (SPEC section 4).
+"""Conditional inference forests: importances, reproducibility, sampling (docs/spec.md section 4).
 
 Oracles: the definition (sum of normalised tree vectors, renormalised); determinism for a
 random_state whatever n_jobs; stratified sampling keeps every class.

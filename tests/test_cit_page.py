@@ -72,6 +72,7 @@ def gini(y, k):
 
 
 # -- tables --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_node_feature_table_matches_records(wine_tree):
     est, X, y = wine_tree
     rec = est.node_records_[0]
@@ -153,6 +154,7 @@ def test_null_histogram_counts_the_tail():
         null_histogram_figure([], 0.0)
 
 
+@pytest.mark.slow
 def test_null_histogram_of_the_engine_reproduces_its_p_value(wine_tree):
     est, _, _ = wine_tree
     rec = est.node_records_[0]
@@ -302,6 +304,7 @@ def test_fit_rankings_and_bias_steps():
         add_noise_features(X, 0)
 
 
+@pytest.mark.slow
 def test_forest_fits_tree_by_tree_so_stop_is_prompt():
     # The forest used to be one job step: Stop (and the budget) waited for all its trees,
     # minutes for 500 trees on a larger table.
@@ -435,6 +438,7 @@ def check_node_table(app, est, node):
     assert any(f"Stage A at node {node}:" in m.value for m in app.markdown)
 
 
+@pytest.mark.slow
 def test_page_classification(app):
     est = open_page(app, "wine", "paper")
     assert app.title[0].value == "Conditional inference (CIT / CIF)"
@@ -468,6 +472,7 @@ def test_page_classification(app):
     assert any("parameters changed since this fit" in c.value for c in app.caption)
 
 
+@pytest.mark.slow
 def test_page_runs_ctree_by_default_and_says_so(app):
     """The default procedure is ctree: the caption names it and its asymptotic p-values (no
     permutation floor), the node table shows partykit's adjusted p-values, stage B's figure
@@ -502,6 +507,7 @@ def test_page_runs_ctree_by_default_and_says_so(app):
     assert app.number_input(key="ci_mss").value == 2 and app.checkbox(key="ci_muting").value
 
 
+@pytest.mark.slow
 def test_page_regression_and_top_k(app):
     est = open_page(app, "diabetes")
     check_node_table(app, est, 1 if est.tree_.node_count > 1 else 0)
@@ -547,6 +553,7 @@ def test_page_regression_and_top_k(app):
     assert any("Not every fold finished: CIT (1 of 2 folds)" in c.value for c in app.caption)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("procedure", ["ctree", "paper"])
 def test_page_categorical_features(app, procedure):
     open_page(app, "penguins", procedure)
@@ -573,6 +580,7 @@ def test_page_categorical_features(app, procedure):
         assert re.search(r"in \{[A-Za-z]", labels[v]), labels[v]
 
 
+@pytest.mark.slow
 def test_page_settings_come_back_when_streamlit_dropped_them(app):
     # Switching page while the fit's fragment polls made Streamlit drop the parameter
     # panel's values (seen in the browser: max depth, forest size and alpha back at their
@@ -593,6 +601,7 @@ def test_page_settings_come_back_when_streamlit_dropped_them(app):
     assert app.number_input(key="ci_n_noise").value == 7
 
 
+@pytest.mark.slow
 def test_page_keeps_the_chosen_node_across_a_page_switch(app):
     # The node selectbox is a *_view widget (its options depend on the fit), so Streamlit
     # forgot it on another page and the page came back at the root.
@@ -613,6 +622,7 @@ def test_page_keeps_the_chosen_node_across_a_page_switch(app):
     assert app.selectbox(key="ci_node_view").value == 0
 
 
+@pytest.mark.slow
 def test_page_keeps_the_null_distribution_choice_across_a_page_switch(app):
     # "Null distribution of" is a *_view widget too: it came back at the first feature.
     app.session_state["ci_fscan"] = False  # every feature tested at the root
@@ -628,6 +638,7 @@ def test_page_keeps_the_null_distribution_choice_across_a_page_switch(app):
     assert app.selectbox(key="ci_null_feature_view").value == chosen
 
 
+@pytest.mark.slow
 def test_page_top_k_without_reranking_names_missing_rankings(app):
     # After Stop only some rankings exist; top-k without re-ranking used to drop the others
     # silently (and showed nothing at all when none of the chosen methods was left).
@@ -648,6 +659,7 @@ def test_page_top_k_without_reranking_names_missing_rankings(app):
     assert "ci_topk_job" not in app.session_state or app.session_state["ci_topk_job"] is None
 
 
+@pytest.mark.slow
 def test_page_root_caption_counts_the_features_drawn(app):
     # With 'Features per node' sqrt the caption said "13 features tested at level 0.00385"
     # on wine, while the tree draws ceil(sqrt(13)) = 4 and tests them at 0.05 / 4.
@@ -664,6 +676,7 @@ def test_page_root_caption_counts_the_features_drawn(app):
     assert rec["n_tested"] == 4 and rec["alpha_selector"] == pytest.approx(0.0125)
 
 
+@pytest.mark.slow
 def test_page_root_caption_counts_the_permutations_adaptive_stopping_runs(app):
     # Fixed B = 1 with adaptive stopping: the caption said "up to 13 permutations each"
     # (B x 13 tests), but adaptive stopping first raises B to ceil(1 / level) = 260 and
@@ -685,6 +698,7 @@ def test_page_root_caption_counts_the_permutations_adaptive_stopping_runs(app):
     assert any("up to 13 permutations each." in c.value for c in app.caption)
 
 
+@pytest.mark.slow
 def test_page_says_which_stage_made_the_root_a_leaf(app):
     # The single-leaf message used to say "no feature passed the test at the root" even when
     # one did (p 0.333 < level 0.5) and stage B or the minimum impurity decrease refused it.
@@ -724,6 +738,7 @@ def test_page_says_which_stage_made_the_root_a_leaf(app):
     assert "below the min. impurity decrease" in text and "no feature passed" not in text.lower()
 
 
+@pytest.mark.slow
 def test_page_ranks_nothing_when_the_trees_cannot_split(app):
     # Min. rows per leaf above the data: CIT and CIF have no split and all importances 0,
     # yet the table ranked their features 1..13 in column order (and said only 'The CIT
@@ -763,6 +778,7 @@ def test_page_ranks_nothing_when_the_trees_cannot_split(app):
 
 
 # -- browser ---------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_click_a_node_shows_its_tests(page, app_url):
     from playwright.sync_api import expect

@@ -1,4 +1,4 @@
-"""Stage-A statistics, permutation p-values, presets and adaptive stopping (SPEC section 4).
+"""Stage-A statistics, permutation p-values, presets and adaptive stopping (docs/spec.md section 4).
 
 Oracles: direct numpy/scipy/scikit-learn formulas for the statistics and the Beta CDF;
 the permutation-test theory (grid of p-values, null rejection rate) for the tests.
@@ -230,7 +230,7 @@ def test_splitter_tests_stop_at_first_significant(adaptive):
 
 def test_one_thread_kernels_equal_parallel_ones():
     """Small blocks run in the ``*_serial`` twins: the same permutations, the same values."""
-    from engine.cit import permutation as P
+    from engine.cit import permutation
 
     rng = np.random.default_rng(5)
     n = 60
@@ -242,23 +242,23 @@ def test_one_thread_kernels_equal_parallel_ones():
     pos = np.array([5, 30, 55], dtype=np.int64)
     for code in (0, 1, 2, 3):
         np.testing.assert_array_equal(
-            P.selector_null(code, x, a, 3, yc, yv, 2, 7, 40, 11),
-            P.selector_null_serial(code, x, a, 3, yc, yv, 2, 7, 40, 11),
+            permutation.selector_null(code, x, a, 3, yc, yv, 2, 7, 40, 11),
+            permutation.selector_null_serial(code, x, a, 3, yc, yv, 2, 7, 40, 11),
         )
     for clf, crit, k in ((True, 0, 2), (True, 1, 2), (False, 2, 1)):
         np.testing.assert_array_equal(
-            P.splitter_null(clf, yc, yv, w, 30, crit, k, 3, 40, 11),
-            P.splitter_null_serial(clf, yc, yv, w, 30, crit, k, 3, 40, 11),
+            permutation.splitter_null(clf, yc, yv, w, 30, crit, k, 3, 40, 11),
+            permutation.splitter_null_serial(clf, yc, yv, w, 30, crit, k, 3, 40, 11),
         )
         np.testing.assert_array_equal(
-            P.splitter_null_all(clf, yc, yv, w, pos, crit, k, 3, 40, 11),
-            P.splitter_null_all_serial(clf, yc, yv, w, pos, crit, k, 3, 40, 11),
+            permutation.splitter_null_all(clf, yc, yv, w, pos, crit, k, 3, 40, 11),
+            permutation.splitter_null_all_serial(clf, yc, yv, w, pos, crit, k, 3, 40, 11),
         )
     # the dispatcher switches on the work, never on the values
-    big = P._null(
-        P.selector_null,
-        P.selector_null_serial,
-        P.PARALLEL_MIN_WORK,
+    big = permutation._null(
+        permutation.selector_null,
+        permutation.selector_null_serial,
+        permutation.PARALLEL_MIN_WORK,
         0,
         x,
         a,
@@ -270,5 +270,19 @@ def test_one_thread_kernels_equal_parallel_ones():
         50,
         1,
     )
-    small = P._null(P.selector_null, P.selector_null_serial, 0, 0, x, a, 3, yc, yv, 2, 0, 50, 1)
+    small = permutation._null(
+        permutation.selector_null,
+        permutation.selector_null_serial,
+        0,
+        0,
+        x,
+        a,
+        3,
+        yc,
+        yv,
+        2,
+        0,
+        50,
+        1,
+    )
     np.testing.assert_array_equal(big, small)

@@ -12,6 +12,7 @@ from engine.cit.topk import ranking_of, top_k_curve
 from engine.cit.tree import ConditionalInferenceTreeClassifier
 
 
+@pytest.mark.slow
 def test_fixed_ranking_matches_cross_val_score():
     X, y = load_wine(return_X_y=True)
     rank = np.array([12, 6, 9, 0, 1])

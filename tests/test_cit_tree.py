@@ -1,6 +1,6 @@
-"""Conditional inference trees: stage B thresholds, tree growth, importances (SPEC section 4).
+"""Conditional inference trees: stage B thresholds, tree growth, importances (docs/spec.md section 4).
 
-Oracles: the counts of SPEC section 4 for threshold methods; permutation-test theory for
+Oracles: the counts of docs/spec.md section 4 for threshold methods; permutation-test theory for
 pure noise (Bonferroni: at most alpha of the trees split); CART (engine.cart) for the
 cardinality-bias case; exact separability for stage B p = 1/(B+1).  Tests of the paper's
 permutation procedure fit with ``PAPER_SETTINGS`` (the defaults are ctree's, checked against
@@ -73,6 +73,7 @@ def test_k_is_capped_at_the_midpoints_as_in_citrees():
     assert rec["alpha_splitter"] == pytest.approx(0.05 / 20)
 
 
+@pytest.mark.slow
 def test_pure_noise_rarely_splits():
     rng = np.random.default_rng(0)
     n_split = 0
@@ -291,6 +292,7 @@ def test_adaptive_tree_same_splits_fewer_permutations():
     assert ada.n_permutations_splitter_.sum() < 0.5 * fixed.n_permutations_splitter_.sum()
 
 
+@pytest.mark.slow
 def test_feature_muting_is_subtree_local():
     rng = np.random.default_rng(7)
     X = rng.normal(size=(400, 4))
@@ -328,6 +330,7 @@ def test_feature_muting_is_subtree_local():
     assert checked >= 2
 
 
+@pytest.mark.slow
 def test_threshold_scanning_stops_the_shared_run_at_the_first_significant(monkeypatch):
     """When a node's lowest-impurity threshold is not significant, the remaining candidates
     are tested in one shared-permutation run that ends once the thresholds up to the first

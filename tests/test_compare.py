@@ -104,6 +104,7 @@ def test_single_row_test_folds_are_reported():
     assert any("too few rows for R² on every fold" in n for n in few), few
 
 
+@pytest.mark.slow
 def test_stop_keeps_finished_folds():
     X, y = load_iris(return_X_y=True)
     ds = _ds(X, y.astype(np.int64), "classification")

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from engine import criteria as C
+from engine import criteria
 
 
 def _gini(y, w, K):
@@ -59,32 +59,36 @@ def data(request):
 
 def test_node_impurities_match_the_formulas(data):
     x, y, yr, w, K = data
-    counts = C.weighted_class_counts(y, w, K)
+    counts = criteria.weighted_class_counts(y, w, K)
     np.testing.assert_allclose(counts, np.bincount(y, weights=w, minlength=K))
-    assert C.gini(counts, counts.sum()) == pytest.approx(_gini(y, w, K), abs=1e-12)
-    assert C.entropy(counts, counts.sum()) == pytest.approx(_entropy(y, w, K), abs=1e-12)
-    assert C.class_impurity(counts, counts.sum(), C.GINI) == pytest.approx(_gini(y, w, K))
-    assert C.class_impurity(counts, counts.sum(), C.ENTROPY) == pytest.approx(_entropy(y, w, K))
+    assert criteria.gini(counts, counts.sum()) == pytest.approx(_gini(y, w, K), abs=1e-12)
+    assert criteria.entropy(counts, counts.sum()) == pytest.approx(_entropy(y, w, K), abs=1e-12)
+    assert criteria.class_impurity(counts, counts.sum(), criteria.GINI) == pytest.approx(
+        _gini(y, w, K)
+    )
+    assert criteria.class_impurity(counts, counts.sum(), criteria.ENTROPY) == pytest.approx(
+        _entropy(y, w, K)
+    )
     W, S, Q = w.sum(), np.sum(w * yr), np.sum(w * yr * yr)
-    assert C.squared_error(W, S, Q) == pytest.approx(_mse(yr, w), abs=1e-10)
+    assert criteria.squared_error(W, S, Q) == pytest.approx(_mse(yr, w), abs=1e-10)
 
 
 def test_empty_nodes_have_zero_impurity():
     z = np.zeros(3)
-    assert C.gini(z, 0.0) == 0.0
-    assert C.entropy(z, 0.0) == 0.0
-    assert C.squared_error(0.0, 0.0, 0.0) == 0.0
+    assert criteria.gini(z, 0.0) == 0.0
+    assert criteria.entropy(z, 0.0) == 0.0
+    assert criteria.squared_error(0.0, 0.0, 0.0) == 0.0
 
 
 def test_prefix_statistics_are_cumulative_sums(data):
     x, y, yr, w, K = data
     order = np.argsort(x, kind="stable")
-    pc = C.prefix_class_counts(y[order], w[order], K)
+    pc = criteria.prefix_class_counts(y[order], w[order], K)
     onehot = np.zeros((len(y), K))
     onehot[np.arange(len(y)), y[order]] = w[order]
     np.testing.assert_allclose(pc[1:], np.cumsum(onehot, axis=0))
     assert np.all(pc[0] == 0)
-    ps = C.prefix_sums(yr[order], w[order])
+    ps = criteria.prefix_sums(yr[order], w[order])
     np.testing.assert_allclose(ps[1:, 0], np.cumsum(w[order]))
     np.testing.assert_allclose(ps[1:, 1], np.cumsum(w[order] * yr[order]))
     np.testing.assert_allclose(ps[1:, 2], np.cumsum(w[order] * yr[order] ** 2))
@@ -98,7 +102,7 @@ def test_threshold_gains_match_brute_force(data, criterion):
     u = np.unique(x)
     thresholds = np.concatenate([(u[:-1] + u[1:]) / 2, u, [x.min() - 1, x.max() + 1]])
     target = yr if criterion == "squared_error" else y
-    gains, n_left = C.threshold_gains(
+    gains, n_left = criteria.threshold_gains(
         x, target, thresholds, criterion, sample_weight=w, n_classes=K
     )
     for t, g, nl in zip(thresholds, gains, n_left, strict=True):
@@ -118,7 +122,7 @@ def test_threshold_gains_match_brute_force(data, criterion):
 def test_min_samples_leaf_marks_small_sides_nan():
     x = np.arange(10.0)
     y = (x > 4).astype(np.int64)
-    t, g = C.exhaustive_gains(x, y, "gini", min_samples_leaf=3)
+    t, g = criteria.exhaustive_gains(x, y, "gini", min_samples_leaf=3)
     np.testing.assert_allclose(t, np.arange(9) + 0.5)
     assert np.isnan(g[:2]).all() and np.isnan(g[-2:]).all()
     assert np.isfinite(g[2:-2]).all()
@@ -129,28 +133,28 @@ def test_min_samples_leaf_marks_small_sides_nan():
 def test_proxy_orders_splits_like_the_impurity_decrease(data, criterion):
     """proxy = -W_L i(L) - W_R i(R) = W (decrease - i(parent)) for every position."""
     x, y, _yr, w, K = data
-    code = C.CRITERIA[criterion]
+    code = criteria.CRITERIA[criterion]
     order = np.argsort(x, kind="stable")
-    pc = C.prefix_class_counts(y[order], w[order], K)
+    pc = criteria.prefix_class_counts(y[order], w[order], K)
     total = pc[-1]
     W = total.sum()
-    parent = C.class_impurity(total, W, code)
+    parent = criteria.class_impurity(total, W, code)
     pos = np.arange(1, len(x), dtype=np.int64)
-    gains = C.class_gains_at(pc, pos, code)
+    gains = criteria.class_gains_at(pc, pos, code)
     for p, g in zip(pos, gains, strict=True):
-        proxy = C.class_children_proxy(pc[p].copy(), pc[p].sum(), total, W, code)
+        proxy = criteria.class_children_proxy(pc[p].copy(), pc[p].sum(), total, W, code)
         assert proxy == pytest.approx(W * (g - parent), abs=1e-9)
 
 
 def test_squared_error_proxy_orders_splits_like_the_decrease(data):
     x, _y, yr, w, _K = data
     order = np.argsort(x, kind="stable")
-    ps = C.prefix_sums(yr[order], w[order])
+    ps = criteria.prefix_sums(yr[order], w[order])
     W, S, Q = ps[-1]
     pos = np.arange(1, len(x), dtype=np.int64)
-    gains = C.squared_error_gains_at(ps, pos)
+    gains = criteria.squared_error_gains_at(ps, pos)
     for p, g in zip(pos, gains, strict=True):
-        proxy = C.squared_error_proxy(ps[p, 1], ps[p, 0], S, W)
+        proxy = criteria.squared_error_proxy(ps[p, 1], ps[p, 0], S, W)
         # decrease = (proxy - S^2/W) / W
         assert (proxy - S * S / W) / W == pytest.approx(g, abs=1e-9)
 
@@ -159,8 +163,8 @@ def test_integer_weights_equal_repeated_rows(data):
     x, y, _yr, _w, K = data
     wi = np.random.default_rng(1).integers(1, 4, size=len(x)).astype(float)
     t = np.unique(x)
-    g_w, _ = C.threshold_gains(x, y, t, "gini", sample_weight=wi, n_classes=K)
-    g_r, _ = C.threshold_gains(
+    g_w, _ = criteria.threshold_gains(x, y, t, "gini", sample_weight=wi, n_classes=K)
+    g_r, _ = criteria.threshold_gains(
         np.repeat(x, wi.astype(int)), np.repeat(y, wi.astype(int)), t, "gini", n_classes=K
     )
     np.testing.assert_allclose(g_w, g_r, atol=1e-12)
@@ -186,14 +190,14 @@ def test_root_gain_equals_scikit_learn_stump(criterion):
         )
         / t.weighted_n_node_samples[0]
     )
-    thresholds, gains = C.exhaustive_gains(x.astype(np.float32).astype(float), y, criterion)
+    thresholds, gains = criteria.exhaustive_gains(x.astype(np.float32).astype(float), y, criterion)
     assert gains.max() == pytest.approx(expect, rel=1e-9)
     assert thresholds[np.argmax(gains)] == pytest.approx(t.threshold[0], rel=1e-6)
 
 
 def test_criterion_code_names_the_allowed_values():
-    assert C.criterion_code("log_loss", "classification") == C.ENTROPY
+    assert criteria.criterion_code("log_loss", "classification") == criteria.ENTROPY
     with pytest.raises(ValueError, match=r"criterion must be one of \['squared_error'\]"):
-        C.criterion_code("gini", "regression")
+        criteria.criterion_code("gini", "regression")
     with pytest.raises(ValueError, match="criterion must be one of"):
-        C.criterion_code("mae", "classification")
+        criteria.criterion_code("mae", "classification")

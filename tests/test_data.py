@@ -185,23 +185,36 @@ def test_blank_rows_dropped_and_counted():
 
 
 def test_booleans():
+    """True/false columns are boolean; a yes/no column stays text as written, its other
+    letter cases unified to the usual spelling (reported)."""
     df, rep = load("booleans.csv")
     assert rep.dtypes == {
-        "smoker": "boolean",
+        "smoker": "categorical",
         "active": "boolean",
-        "flag": "boolean",
+        "flag": "categorical",
         "n": "integer",
     }
-    assert df["smoker"].dtype == bool
-    assert df["smoker"].tolist() == [True, False, True, False]
+    assert df["active"].dtype == bool
     assert df["active"].tolist() == [True, False, True, False]
-    assert df["flag"].tolist() == [True, False, True, False]
+    assert df["smoker"].tolist() == ["yes", "no", "yes", "no"]
+    assert df["flag"].tolist() == ["y", "n", "y", "n"]
+    assert rep.booleans == {
+        "smoker": {"yes": 1, "no": 1, "Yes": 1, "NO": 1},
+        "flag": {"Y": 1, "n": 1, "y": 1, "N": 1},
+    }
+    assert (
+        "Column 'smoker': 2 cells written in another letter case were read as the column's "
+        "usual spelling ('Yes' as 'yes', 'NO' as 'no')." in rep.warnings
+    )
 
 
 def test_booleans_with_missing_values():
-    df, rep = load_csv(b"b,x\nyes,1\n,2\nno,3\n")
+    df, rep = load_csv(b"b,x\ntrue,1\n,2\nFalse,3\n")
     assert rep.dtypes["b"] == "boolean"
-    assert str(df["b"].dtype) == "boolean"
+    assert df["b"].isna().tolist() == [False, True, False]
+    assert df["b"].tolist()[::2] == [True, False]
+    df, rep = load_csv(b"b,x\nyes,1\n,2\nno,3\n")
+    assert rep.dtypes["b"] == "categorical"
     assert df["b"].isna().tolist() == [False, True, False]
 
 
@@ -261,7 +274,7 @@ def test_report_to_frame():
     _, rep = load("na_tokens.csv")
     assert isinstance(rep, ParseReport)
     frame = rep.to_frame()
-    assert list(frame.columns) == ["column", "dtype", "missing", "coerced", "examples"]
+    assert list(frame.columns) == ["column", "dtype", "missing", "coerced", "examples", "note"]
     assert frame["column"].tolist() == ["a", "b", "c"]
     assert frame["missing"].tolist() == [1, 2, 3]
 
@@ -352,9 +365,12 @@ def test_limits_are_configurable():
     assert df.shape == (10, 3)
     err = error_of(load_csv, raw, max_rows=9)
     assert "9" in str(err) and "limit" in str(err) and "max_rows" in str(err)
-    err = error_of(load_csv, raw, max_columns=2)
+    df, _ = load_csv(raw, max_columns=2)  # two features and the target
+    assert df.shape == (10, 3)
+    err = error_of(load_csv, raw, max_columns=1)
     msg = str(err)
-    assert "3 columns" in msg and "limit of 2" in msg and "max_columns" in msg
+    assert "3 columns" in msg and "limit of 1 feature columns plus the target" in msg
+    assert "max_columns" in msg
     err = error_of(load_csv, raw, max_bytes=20)
     assert "limit" in str(err) and "max_bytes" in str(err)
     err = error_of(load, "stray_text.csv", max_bytes=20)
@@ -455,12 +471,15 @@ def test_missing_error_and_drop():
     df, _ = load("missing_target.csv")
     err = error_of(make_dataset, df, "y")
     msg = str(err)
-    assert "'z' (1 missing)" in msg and "'y' (1 missing)" in msg
-    assert "missing='drop'" in msg and "drop rows with missing values" in msg
+    # the row without a target is dropped in every mode; 'error' is about the features
+    assert "Column 'z' has 1 missing value (1 of 6 rows affected)" in msg and err.column == "z"
+    assert "missing='drop'" in msg and "missing='keep'" in msg
     ds = make_dataset(df, "y", missing="drop")
     assert ds.n_samples == 5 and ds.n_dropped_rows == 2
+    assert ds.row_steps == (("missing target", 1), ("missing values", 1))
     assert ds.X[:, 0].tolist() == [1.0, 4.0, 5.0, 6.0, 7.0]
-    assert any("2 of 7 rows" in w for w in ds.warnings)
+    assert "1 of 7 rows has no value in the target 'y' and was dropped." in ds.warnings
+    assert any(w.startswith("1 of 6 rows had missing values (in 'z' (1))") for w in ds.warnings)
 
 
 def test_missing_single_column_message():
@@ -473,6 +492,7 @@ def test_missing_drop_leaves_nothing():
     df = pd.DataFrame({"a": [1.0, np.nan], "b": [np.nan, 2.0], "y": [0, 1]})
     err = error_of(make_dataset, df, "y", missing="drop")
     assert "'a'" in str(err) and "no rows are left" in str(err)
+    assert "missing='keep'" in str(err)
 
 
 def test_constant_feature_dropped_with_warning():
@@ -517,13 +537,25 @@ def test_target_all_missing():
 
 
 def test_class_with_one_row():
+    """A class too small for a stratified split is kept with a warning (default) or its
+    rows are dropped and counted; it never refuses the dataset."""
     df, _ = load("single_row_class.csv")
-    err = error_of(make_dataset, df, "cls")
-    msg = str(err)
-    assert "Class 'c' (1 row)" in msg and "'cls'" in msg
-    assert "Remove those rows" in msg and "merge" in msg
+    ds = make_dataset(df, "cls")
+    assert ds.classes_.tolist() == ["a", "b", "c"] and ds.n_samples == 5
+    assert ds.row_steps == ()
+    (warning,) = [w for w in ds.warnings if "Class 'c' (1 row)" in w]
+    assert "stratified" in warning and "not stratified" in warning and "'drop'" in warning
+    ds = make_dataset(df, "cls", small_classes="drop")
+    assert ds.classes_.tolist() == ["a", "b"] and ds.y.tolist() == [0, 0, 1, 1]
+    assert ds.X[:, 0].tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert ds.row_steps == (("small classes", 1),) and ds.n_dropped_rows == 1
+    assert any("Class 'c' (1 row)" in w and "1 row was dropped" in w for w in ds.warnings)
     ds = make_dataset(df, "cls", min_class_count=1)
-    assert ds.n_classes == 3
+    assert ds.n_classes == 3 and not any("Class" in w for w in ds.warnings)
+    # dropping the small classes must leave two classes
+    df = pd.DataFrame({"x": [1.0, 2, 3, 4], "t": ["a", "a", "a", "b"]})
+    err = error_of(make_dataset, df, "t", small_classes="drop")
+    assert "'b' (1 row)" in str(err) and "fewer than two classes" in str(err)
 
 
 def test_no_feature_columns():
@@ -541,16 +573,24 @@ def test_too_many_categories():
     df = pd.DataFrame(
         {"name": [f"person {i}" for i in range(60)], "x": np.arange(60.0), "y": [0, 1] * 30}
     )
-    err = error_of(make_dataset, df, "y")
+    # an identifier: left out by default, never a refusal
+    ds = make_dataset(df, "y")
+    assert ds.feature_names == ["x"] and ds.left_out == {"name": "identifier"}
+    err = error_of(make_dataset, df, "y", features=["name", "x"], many_levels="error")
     msg = str(err)
     assert "'name'" in msg and "60 different values" in msg and "max_categories" in msg
     assert "leave it out" in msg
-    assert make_dataset(df, "y", max_categories=60).categories[0][0] == "person 0"
+    ds = make_dataset(df, "y", features=["name", "x"], max_categories=60)
+    assert ds.categories[0][0] == "person 0"
     ds = make_dataset(df, "y", features=["x"])
     assert ds.feature_names == ["x"]
     # a number column marked as categorical: say it was marked, and how to unmark it
     df["id"] = np.arange(60)
-    msg = str(error_of(make_dataset, df, "y", features=["x", "id"], categorical=["id"]))
+    msg = str(
+        error_of(
+            make_dataset, df, "y", features=["x", "id"], categorical=["id"], many_levels="error"
+        )
+    )
     assert "'id' is marked as categorical but has 60 different values" in msg
     assert "Unmark it" in msg
 
@@ -565,6 +605,11 @@ def test_invalid_arguments():
     df = mixed_frame()
     err = error_of(make_dataset, df, "cls", missing="fill")
     assert "missing" in str(err) and "'drop'" in str(err) and "'error'" in str(err)
+    assert "'keep'" in str(err)
+    err = error_of(make_dataset, df, "cls", small_classes="merge")
+    assert "small_classes" in str(err) and "'keep'" in str(err)
+    err = error_of(make_dataset, df, "cls", many_levels="hash")
+    assert "many_levels" in str(err) and "'other'" in str(err)
     err = error_of(make_dataset, df, "cls", task="clustering")
     assert "task" in str(err) and "'regression'" in str(err)
     err = error_of(make_dataset, df, "cls", categorical=["nope"])
@@ -581,10 +626,14 @@ def test_duplicate_names_in_frame():
     assert "'a'" in str(err) and "different name" in str(err)
 
 
-def test_dates_rejected():
+def test_dates_become_days():
     df = pd.DataFrame({"d": pd.date_range("2020-01-01", periods=4), "y": [0, 1, 0, 1]})
+    ds = make_dataset(df, "y")
+    assert ds.X[:, 0].tolist() == [18262.0, 18263.0, 18264.0, 18265.0]  # days since 1970
+    assert any("'d'" in w and "days since 1970-01-01" in w for w in ds.warnings)
+    df = pd.DataFrame({"p": pd.period_range("2020-01", periods=4, freq="M"), "y": [0, 1] * 2})
     err = error_of(make_dataset, df, "y")
-    assert "'d'" in str(err) and "dates" in str(err)
+    assert "'p'" in str(err) and "periods" in str(err)
 
 
 def test_object_columns_of_numbers_and_bools():
@@ -611,9 +660,12 @@ def test_end_to_end_from_nasty_csv():
     assert ds.X[:, 0].tolist() == [1.5, 3.0, -0.5, 2.5]
     df, _ = load("booleans.csv")
     ds = make_dataset(df, "smoker")
+    assert ds.classes_.tolist() == ["no", "yes"]
+    ds = make_dataset(df, "active")
     assert ds.classes_.tolist() == ["False", "True"]
 
 
+@pytest.mark.slow
 def test_table_at_the_row_limit_is_prepared():
     """200,000 rows (the default limit) with text categoricals: shapes and codes are right.
 
@@ -755,9 +807,12 @@ def csv_bytes(draw) -> bytes:
     return buf.getvalue().encode(enc, errors="replace")
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(raw=csv_bytes(), data=st.data())
 def test_property_load_or_dataerror(raw, data):
+    """Any table loads or raises DataError; a Dataset made from it with any options is
+    well formed (NaN only when missing values are kept, rows accounted for)."""
     try:
         df, rep = load_csv(raw, max_rows=50, max_columns=10)
     except DataError as exc:
@@ -769,17 +824,26 @@ def test_property_load_or_dataerror(raw, data):
     assert len(set(df.columns)) == df.shape[1]
     target = data.draw(st.sampled_from(list(df.columns)))
     task = data.draw(st.sampled_from([None, "classification", "regression"]))
-    missing = data.draw(st.sampled_from(["error", "drop"]))
+    missing = data.draw(st.sampled_from(["error", "drop", "keep"]))
     try:
         ds = make_dataset(
-            df, target, task=task, missing=missing, min_class_count=data.draw(st.integers(1, 2))
+            df,
+            target,
+            task=task,
+            missing=missing,
+            min_class_count=data.draw(st.integers(1, 2)),
+            small_classes=data.draw(st.sampled_from(["keep", "drop"])),
+            max_categories=data.draw(st.integers(2, 6)),
+            many_levels=data.draw(st.sampled_from(["other", "leave_out"])),
         )
     except DataError as exc:
         assert str(exc)
         return
     assert ds.X.dtype == np.float64 and ds.X.flags.c_contiguous
     assert ds.X.shape == (len(ds.y), len(ds.feature_names)) and ds.X.shape[0] > 0
-    assert np.isfinite(ds.X).all()
+    assert not np.isinf(ds.X).any()
+    assert np.isfinite(ds.X).all() or missing == "keep"
+    assert ds.n_dropped_rows == sum(n for _, n in ds.row_steps) == len(df) - ds.n_samples
     if ds.task == "classification":
         assert ds.y.dtype == np.int64 and ds.n_classes >= 2
         assert set(np.unique(ds.y)) == set(range(ds.n_classes))
@@ -787,7 +851,467 @@ def test_property_load_or_dataerror(raw, data):
         assert ds.y.dtype == np.float64 and np.isfinite(ds.y).all()
     for j, labels in ds.categories.items():
         assert ds.is_categorical[j]
-        codes = ds.X[:, j]
-        assert codes.min() >= 0 and codes.max() < len(labels)
+        codes = ds.X[:, j][~np.isnan(ds.X[:, j])]
+        assert codes.min() >= 0 and codes.max() < len(labels) <= max(ds.n_samples, 6)
     ds.feature_frame()
     ds.target_labels()
+
+
+# ---------------------------------------------------------------------------------------
+# The shared train/test split
+# ---------------------------------------------------------------------------------------
+
+
+def test_split_is_sklearns_stratified_split_when_it_can_be():
+    from sklearn.model_selection import train_test_split
+
+    from engine.data import train_test_rows
+
+    y = np.array([0] * 10 + [1] * 6 + [2] * 4)
+    split = train_test_rows(len(y), y, test_size=0.25, random_state=3)
+    tr, te = train_test_split(np.arange(20), test_size=0.25, random_state=3, stratify=y)
+    assert split.stratified and split.note is None
+    assert split.train.tolist() == sorted(tr) and split.test.tolist() == sorted(te)
+    assert np.bincount(y[split.test]).tolist() == [3, 1, 1]  # proportions kept
+    assert split.train.dtype == np.int64
+    # no labels (regression) or stratify=False: the plain seeded shuffle, no note
+    for split in (
+        train_test_rows(20, None, test_size=5, random_state=3),
+        train_test_rows(20, y, test_size=5, random_state=3, stratify=False),
+    ):
+        tr, te = train_test_split(np.arange(20), test_size=5, random_state=3)
+        assert split.test.tolist() == sorted(te) and not split.stratified
+        assert split.note is None
+
+
+def test_split_falls_back_to_unstratified_and_says_why():
+    from sklearn.model_selection import train_test_split
+
+    from engine.data import train_test_rows
+
+    y = np.array([0, 0, 0, 1, 1, 1, 2])  # class 2 has one row: sklearn refuses to stratify
+    with pytest.raises(ValueError):
+        train_test_split(np.arange(7), test_size=3, random_state=0, stratify=y)
+    split = train_test_rows(7, y, test_size=3, random_state=0, class_names=["a", "b", "c"])
+    tr, te = train_test_split(np.arange(7), test_size=3, random_state=0)
+    assert not split.stratified
+    assert split.test.tolist() == sorted(te) and split.train.tolist() == sorted(tr)
+    assert sorted(split.train.tolist() + split.test.tolist()) == list(range(7))
+    assert split.note.startswith("The train/test split is not stratified: Class 'c' (1 row)")
+    assert "seed 0" in split.note
+    # a test part smaller than the number of classes
+    y = np.repeat(np.arange(5), 4)
+    split = train_test_rows(20, y, test_size=3, random_state=1)
+    assert not split.stratified
+    assert "the test part (3 rows) has fewer rows than there are classes (5)" in split.note
+    split = train_test_rows(20, y, test_size=5, random_state=1)
+    assert split.stratified and np.bincount(y[split.test]).tolist() == [1] * 5
+
+
+def test_partition_page_split_uses_the_shared_split():
+    from engine.data import train_test_rows
+    from engine.partition.explore import split_rows
+
+    y = np.array([0] * 20 + [1] * 19 + [2])  # class 2: one row
+    parts = split_rows(40, y, seed=4, stratify=True, class_names=["x", "y", "z"])
+    first = train_test_rows(40, y, test_size=0.2, random_state=4, stratify=True)
+    assert parts.test.tolist() == first.test.tolist()
+    assert sorted(np.concatenate([parts.train, parts.val, parts.test]).tolist()) == list(range(40))
+    assert parts.note.startswith("The train/test split is not stratified: Class 'z' (1 row)")
+    # class 'z' with two rows: the test split keeps one, the validation split cannot
+    y = np.array([0] * 20 + [1] * 18 + [2] * 2)
+    parts = split_rows(
+        40,
+        y,
+        test_fraction=0.5,
+        val_fraction=0.5,
+        seed=4,
+        stratify=True,
+        class_names=["x", "y", "z"],
+    )
+    assert y[parts.test].tolist().count(2) == 1
+    assert parts.note.startswith("The validation split is not stratified: Class 'z' (1 row)")
+    ok = split_rows(40, np.array([0, 1] * 20), seed=4, stratify=True)
+    assert ok.note is None
+    assert np.bincount(np.array([0, 1] * 20)[ok.test]).tolist() == [4, 4]
+
+
+# ---------------------------------------------------------------------------------------
+# Real CSVs load as written: labels, codes, identifiers, units, dates, targets, levels
+# ---------------------------------------------------------------------------------------
+
+
+def test_yes_no_labels_stay_as_written_with_mixed_nan_markers():
+    df, rep = load("yes_no_nan_markers.csv")
+    assert rep.dtypes["approved"] == rep.dtypes["employed"] == "categorical"
+    assert df["approved"].tolist()[:4] == ["yes", "no", "yes", "no"]
+    # nan, NaN and NAN are all missing values, not text or stray text
+    assert rep.missing == {"income": 2, "debt": 2, "employed": 2, "approved": 1}
+    assert rep.coerced == {} and rep.changes == []
+    ds = make_dataset(df, "approved", missing="keep")
+    assert ds.classes_.tolist() == ["no", "yes"]
+    j = ds.feature_names.index("employed")
+    assert ds.categories[j] == ["no", "yes"]
+    assert ds.target_labels().tolist()[:4] == ["yes", "no", "yes", "no"]
+
+
+def test_drop_on_a_small_file_names_only_classes_the_user_wrote():
+    """Dropping incomplete rows leaves one 'no' row: the warning names 'no' (not 'False'),
+    and the dataset is still made."""
+    df, _ = load("small_yes_no.csv")
+    ds = make_dataset(df, "play", missing="drop")
+    assert ds.classes_.tolist() == ["no", "yes"] and ds.n_samples == 4
+    assert ds.row_steps == (("missing values", 4),)
+    text = " ".join(ds.warnings)
+    assert "Class 'no' (1 row)" in text
+    assert "False" not in text and "True" not in text
+    df, _ = load("yes_no_nan_markers.csv")
+    ds = make_dataset(df, "approved", missing="drop")
+    assert ds.classes_.tolist() == ["no", "yes"]
+    assert ds.row_steps == (("missing target", 1), ("missing values", 6))
+    assert "False" not in " ".join(ds.warnings)
+
+
+def test_mixed_boolean_spellings_are_normalised_and_reported():
+    df, rep = load("mixed_booleans.csv")
+    assert rep.dtypes["member"] == "boolean"
+    assert df["member"].tolist() == [True, False] * 7
+    spellings = "True False yes no Y N 1 0 t f TRUE FALSE Yes No".split()
+    assert rep.booleans["member"] == dict.fromkeys(spellings, 1)
+    (change,) = [c for c in rep.changes if c["column"] == "member"]
+    assert change["change"] == "yes/no spellings normalised" and change["count"] == 14
+    assert change["message"].startswith("Column 'member': 14 spellings of yes/no ('True', ")
+    assert change["message"].endswith("were read as True (7 cells) and False (7 cells).")
+    # one spelling pair is written, not a boolean: kept as text
+    assert rep.dtypes["newsletter"] == "categorical"
+    assert df["newsletter"].tolist()[:3] == ["yes", "no", "yes"]
+    ds = make_dataset(df, "bought")
+    assert ds.classes_.tolist() == ["no", "yes"]
+    assert ds.categories[ds.feature_names.index("member")] == ["False", "True"]
+    assert ds.categories[ds.feature_names.index("newsletter")] == ["no", "yes"]
+
+
+def test_codes_with_leading_zeros_stay_text_and_are_flagged():
+    df, rep = load("leading_zeros.csv")
+    assert df["zip"].tolist()[:3] == ["04521", "02134", "10001"]
+    assert rep.dtypes["zip"] == "categorical" and rep.dtypes["units"] == "integer"
+    assert rep.codes == {"zip": "04521", "product_code": "00731"}
+    counts = {c["column"]: c["count"] for c in rep.changes if c["change"] == "codes kept as text"}
+    assert counts == {"zip": 6, "product_code": 12}
+    assert (
+        "Column 'zip': 6 codes with leading zeros such as '04521' were kept as text (a "
+        "category), not read as numbers." in rep.warnings
+    )
+    assert rep.to_frame().set_index("column").loc["zip", "note"] == "codes with leading zeros"
+    # a different code in every row: an identifier
+    assert list(rep.identifiers) == ["product_code"]
+    ds = make_dataset(df, "returned")
+    assert "product_code" not in ds.feature_names
+    assert ds.categories[ds.feature_names.index("zip")] == [
+        "02134",
+        "04521",
+        "10001",
+        "60601",
+        "90210",
+    ]
+    # with a missing cell pandas reads floats: the codes are still seen
+    df, rep = load_csv(b"code,y\n007,a\n,b\n012,a\n100,b\n")
+    assert df["code"].tolist()[::2] == ["007", "012"] and df["code"].isna().tolist()[1]
+    # a lone 0 is a number
+    df, rep = load_csv(b"a,y\n0,1\n10,2\n0,3\n25,4\n")
+    assert rep.dtypes["a"] == "integer" and rep.codes == {}
+
+
+def test_identifier_columns_are_found_and_left_out():
+    df, rep = load("passengers.csv")
+    assert list(rep.identifiers) == ["PassengerId", "Name", "Ticket"]
+    assert rep.identifiers["Name"] == "a different value in each of the 60 rows"
+    assert rep.identifiers["Ticket"] == "a different value in 58 of 60 rows"
+    assert "named like an ID" in rep.identifiers["PassengerId"]
+    assert any(
+        w.startswith("Column 'Name' looks like an identifier") and "Data page" in w
+        for w in rep.warnings
+    )
+    ds = make_dataset(df, "Survived", missing="keep")
+    assert ds.feature_names == [
+        "Pclass",
+        "Sex",
+        "Age",
+        "SibSp",
+        "Parch",
+        "Fare",
+        "Cabin",
+        "Embarked",
+    ]
+    assert ds.left_out == {n: "identifier" for n in ("PassengerId", "Name", "Ticket")}
+    assert ds.classes_.tolist() == ["0", "1"]
+    # asked for by name, an identifier is used
+    features = ["Name", "Age", "Sex"]
+    ds = make_dataset(df, "Survived", missing="keep", features=features, max_categories=60)
+    assert ds.feature_names == features and ds.categories[0][0] == "Abbott, Mrs. Yuki"
+
+
+@pytest.mark.parametrize(
+    ("name", "column", "reason"),
+    [
+        ("bom_id.csv", "id", "named like an ID, a different number in each of the 12 rows"),
+        ("free_text.csv", "comment", "free text, 12 different texts"),
+        ("currency.csv", "order", "a different value in each of the 10 rows"),
+        ("cars.csv", "car", "a different value in each of the 24 rows"),
+    ],
+)
+def test_identifier_columns_of_the_corpus(name, column, reason):
+    df, rep = load(name)
+    assert rep.identifiers == {column: reason}
+    assert rep.to_frame().set_index("column").loc[column, "note"].startswith("identifier")
+    if name == "bom_id.csv":
+        assert rep.encoding == "utf-8-sig" and df.columns[0] == "id"
+
+
+def test_row_numbers_and_id_names():
+    from engine.data.values import identifier_columns, named_like_an_id
+
+    n = 30
+    df = pd.DataFrame(
+        {
+            "Unnamed: 0": np.arange(n),  # a written pandas index
+            "rank": np.arange(1, n + 1)[::-1],  # 1..n in any order: row numbers
+            "year": np.arange(2000, 2000 + n),  # distinct, but not from 0 or 1
+            "x": np.arange(float(n)),  # floats are measurements
+            "group_id": np.arange(n) % 3,  # repeated: a grouping key, not an identifier
+        }
+    )
+    assert identifier_columns(df) == {
+        "Unnamed: 0": "named like an ID, a different number in each of the 30 rows",
+        "rank": "row numbers (1 to 30)",
+    }
+    for name in ("id", "ID", "row_id", "PassengerId", "customerID", "Unnamed: 3", "order no"):
+        assert named_like_an_id(name), name
+    for name in ("paid", "valid", "PAID", "grid", "humidity", "Idaho"):
+        assert not named_like_an_id(name), name
+
+
+def test_percent_and_currency_are_numbers_with_the_unit_named():
+    df, rep = load("percent.csv")
+    assert rep.units == {"discount": "%", "margin": "%", "return_rate": "%"}
+    assert df["discount"].tolist() == [22, 5, 12.5, 30, 0, 15, 10, 25, 7.5, 20, 5, 18, 2.5]
+    assert df["margin"].tolist()[6] == -2.0 and np.isnan(df["return_rate"].iloc[-1])
+    assert (
+        "Column 'discount': 13 percentages such as '22%' were read as numbers in percent "
+        "('22%' is 22)." in rep.warnings
+    )
+    df, rep = load("currency.csv")
+    assert rep.units == {"subtotal": "$", "shipping": "£", "tax": "€", "total": "$"}
+    assert df["subtotal"].tolist() == [
+        1204.5,
+        89.99,
+        2450.0,
+        15.0,
+        340.75,
+        12000.0,
+        64.1,
+        5.49,
+        780.0,
+        1050.25,
+    ]
+    assert df["tax"].iloc[0] == 96.36 and df["shipping"].iloc[1] == 0.0
+    assert (
+        "Column 'subtotal': 10 amounts in $ such as '$1,204.50' were read as numbers "
+        "('$1,204.50' is 1204.5); the unit is $." in rep.warnings
+    )
+    assert [(c["column"], c["count"]) for c in rep.changes] == [
+        (None, 0),  # thousands separator detected
+        ("subtotal", 10),
+        ("shipping", 10),
+        ("tax", 10),
+        ("total", 10),
+        ("order", 10),  # identifier left out
+    ]
+    # a semicolon file with decimal commas, the unit after the number
+    df, rep = load("currency_semicolon.csv")
+    assert (rep.decimal, rep.thousands) == (",", ".")
+    assert rep.units == {"umsatz": "€", "rabatt": "%"}
+    assert df["umsatz"].tolist()[:2] == [1204.5, 89.99] and df["rabatt"].tolist()[4] == 2.5
+    # negatives, accounting brackets; mixed currencies are not added up
+    df, rep = load_csv(b"p,y\n-$5.00,a\n$6,b\n$-7.5,a\n($3),b\n")
+    assert df["p"].tolist() == [-5.0, 6.0, -7.5, -3.0]
+    df, rep = load_csv("p,y\n$5,a\n€6,b\n$7,a\n".encode())
+    assert rep.units == {} and df["p"].tolist() == ["$5", "€6", "$7"]
+
+
+def test_dates_are_recognised_and_used_as_days():
+    df, rep = load("dates.csv")
+    assert rep.dates == {
+        "signup": "year-month-day (ISO 8601)",
+        "last_visit": "day/month/year",
+        "birthday": "day.month.year",
+    }
+    assert rep.dtypes["signup"] == "date"
+    assert df["last_visit"].iloc[0] == pd.Timestamp("2023-02-15")
+    assert df["birthday"].iloc[3] == pd.Timestamp("2001-04-30")
+    assert any(
+        w.startswith("Column 'last_visit': 10 dates (day/month/year, such as '15/02/2023')")
+        and "days since 1970-01-01" in w
+        for w in rep.warnings
+    )
+    ds = make_dataset(df, "churned")
+    epoch = pd.Timestamp("1970-01-01")
+    expected = [(d - epoch).days for d in df["signup"]]
+    assert ds.X[:, ds.feature_names.index("signup")].tolist() == expected
+    # the day/month order is a guess when every day is 12 or less; the report says so
+    df, rep = load_csv(b"d,y\n01/02/2023,a\n03/04/2023,b\n05/06/2023,a\n")
+    assert df["d"].iloc[0] == pd.Timestamp("2023-02-01") and "a guess" in rep.warnings[0]
+    df, rep = load_csv(b"d,y\n12/31/2023,a\n03/04/2023,b\n05/06/2023,a\n")
+    assert rep.dates == {"d": "month/day/year"} and df["d"].iloc[1] == pd.Timestamp("2023-03-04")
+    # several formats in one column; ISO stays year-month-day
+    df, rep = load_csv(b'd,y\n15 Jan 2023,a\n"Mar 3, 2023",b\n2023-04-05,a\n')
+    assert df["d"].tolist() == [pd.Timestamp(t) for t in ("2023-01-15", "2023-03-03", "2023-04-05")]
+    # years alone are numbers
+    _, rep = load_csv(b"d,y\n2021,a\n2022,b\n2023,a\n")
+    assert rep.dtypes["d"] == "integer"
+
+
+def test_column_cap_counts_features_not_the_target():
+    rng = np.random.default_rng(0)
+    header = ",".join([f"f{j}" for j in range(MAX_COLUMNS)] + ["label"])
+    rows = [
+        ",".join(f"{v:.3f}" for v in rng.normal(size=MAX_COLUMNS)) + f",{'ab'[i % 2]}"
+        for i in range(12)
+    ]
+    raw = (header + "\n" + "\n".join(rows) + "\n").encode()
+    df, rep = load_csv(raw)
+    assert df.shape == (12, MAX_COLUMNS + 1)
+    ds = make_dataset(df, "label")
+    assert ds.n_features == MAX_COLUMNS and ds.classes_.tolist() == ["a", "b"]
+    raw2 = raw.replace(b",label\n", b",label,extra\n", 1).replace(b"\n", b",1\n")
+    raw2 = raw2.replace(b",label,extra,1\n", b",label,extra\n", 1)
+    err = error_of(load_csv, raw2)
+    assert "2,002 columns" in str(err) and "2,000 feature columns plus the target" in str(err)
+
+
+def test_rows_each_step_dropped_and_why():
+    df, rep = load("target_missing_stray.csv")
+    ds = make_dataset(df, "animal", missing="drop")
+    assert ds.row_steps == (("missing target", 2), ("missing values", 1))
+    assert ds.n_dropped_rows == 3 and ds.n_samples == 10
+    assert "2 of 13 rows have no value in the target 'animal' and were dropped." in ds.warnings
+    assert (
+        "1 of 11 rows had missing values (in 'weight_kg' (1)) and was dropped. Leaving "
+        "'weight_kg' out would keep all of them." in ds.warnings
+    )
+    df, rep = load("blank_rows.csv")
+    assert [(c["change"], c["count"]) for c in rep.changes] == [("empty rows removed", 2)]
+
+
+def test_target_with_missing_values_and_a_stray_numeric_label_loads():
+    df, _ = load("target_missing_stray.csv")
+    ds = make_dataset(df, "animal", missing="drop")
+    assert ds.classes_.tolist() == ["3", "cat", "dog"]
+    assert np.bincount(ds.y).tolist() == [1, 5, 4]
+    (warning,) = [w for w in ds.warnings if w.startswith("Class '3'")]
+    assert "stratified" in warning and "check the file for a typo" in warning
+    ds = make_dataset(df, "animal", missing="drop", small_classes="drop")
+    assert ds.classes_.tolist() == ["cat", "dog"] and ds.n_samples == 9
+    assert ds.row_steps[-1] == ("small classes", 1)
+
+
+def _best_training_score(X, y, task):
+    """Brute force: fit each group of identical feature rows by its most common label
+    (classification) or its mean (regression) -- the best any function of X can do."""
+    groups: dict[tuple, list] = {}
+    for row, target in zip(map(tuple, X.tolist()), y.tolist(), strict=True):
+        groups.setdefault(row, []).append(target)
+    if task == "classification":
+        return sum(max(vals.count(v) for v in vals) for vals in groups.values()) / len(y)
+    sse = sum(sum((v - np.mean(vals)) ** 2 for v in vals) for vals in groups.values())
+    return 1 - sse / float(((y - y.mean()) ** 2).sum())
+
+
+def test_conflicting_duplicates_are_reported_with_the_best_accuracy():
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    df, _ = load("conflicting_duplicates.csv")
+    ds = make_dataset(df, "label")
+    assert ds.conflicts == {"rows": 9, "groups": 3, "best": 0.75}
+    assert _best_training_score(ds.X, ds.y, "classification") == 0.75
+    # a fully grown tree reaches exactly that on the training rows, and no more
+    tree = DecisionTreeClassifier(random_state=0).fit(ds.X, ds.y)
+    assert tree.score(ds.X, ds.y) == 0.75
+    assert (
+        "9 rows in 3 groups have identical features but different classes of 'label': no "
+        "model can tell them apart, so the best training accuracy possible is 75.0% (9 of "
+        "12 rows, each group predicting its most common class)." in ds.warnings
+    )
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 3, size=(200, 2)).astype(float)
+    y = X[:, 0] + rng.normal(size=200)
+    ds = make_dataset(pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "t": y}), "t")
+    assert ds.conflicts["groups"] == 9 and ds.conflicts["rows"] == 200
+    assert ds.conflicts["best"] == pytest.approx(_best_training_score(ds.X, ds.y, "regression"))
+    tree = DecisionTreeRegressor(random_state=0).fit(ds.X, ds.y)
+    assert ds.conflicts["best"] == pytest.approx(tree.score(ds.X, ds.y))
+    # no duplicates with different targets: nothing to say
+    assert make_dataset(mixed_frame(), "cls").conflicts is None
+
+
+def _top_levels(values: pd.Series, k: int) -> list[str]:
+    counts = values.value_counts()
+    order = sorted(counts.index, key=lambda v: (-counts[v], v.casefold()))
+    return sorted(order[:k], key=str.casefold)
+
+
+@pytest.mark.parametrize(
+    ("name", "column", "n_levels"),
+    [("levels_92.csv", "country", 92), ("levels_100.csv", "store", 100)],
+)
+def test_many_level_categoricals_keep_the_top_levels_plus_other(name, column, n_levels):
+    df, _ = load(name)
+    target = df.columns[-1]
+    assert df[column].nunique() == n_levels
+    ds = make_dataset(df, target)
+    j = ds.feature_names.index(column)
+    top = _top_levels(df[column], 49)
+    assert ds.categories[j] == [*top, "other"]
+    labels = np.asarray(ds.categories[j], dtype=object)[ds.X[:, j].astype(int)]
+    expected = df[column].where(df[column].isin(top), "other").to_numpy(dtype=object)
+    np.testing.assert_array_equal(labels, expected)
+    n_other = int((~df[column].isin(top)).sum())
+    assert (
+        f"Column '{column}' has {n_levels} levels, more than the cap of 50: the 49 most "
+        f"frequent are kept and the other {n_levels - 49} levels ({n_other} rows) are grouped "
+        "as 'other'." in " ".join(ds.warnings)
+    )
+    # the cap is a setting: at n_levels every level is kept
+    ds = make_dataset(df, target, max_categories=n_levels)
+    assert len(ds.categories[ds.feature_names.index(column)]) == n_levels
+    assert not any("levels" in w for w in ds.warnings)
+    # or the column is left out, reported
+    ds = make_dataset(df, target, many_levels="leave_out")
+    assert column not in ds.feature_names and ds.left_out == {column: "too many levels"}
+    assert any(f"'{column}' has {n_levels} levels" in w and "left out" in w for w in ds.warnings)
+
+
+def test_missing_values_kept_as_nan():
+    """A car table where every row has a missing value: 'drop' leaves nothing (and says to
+    keep them), 'keep' keeps every row with its NaN, categorical codes included."""
+    df, _ = load("cars.csv")
+    err = error_of(make_dataset, df, "mpg", missing="drop")
+    assert "Every row has a missing value" in str(err) and "missing='keep'" in str(err)
+    ds = make_dataset(df, "mpg", missing="keep", task="regression")
+    assert ds.missing == "keep" and ds.row_steps == (("missing target", 2),)
+    kept = df[df["mpg"].notna()].reset_index(drop=True)
+    assert ds.n_samples == len(kept) == 22
+    for j, name in enumerate(ds.feature_names):
+        np.testing.assert_array_equal(np.isnan(ds.X[:, j]), kept[name].isna().to_numpy())
+    j = ds.feature_names.index("origin")
+    assert ds.is_categorical[j] and ds.categories[j] == ["europe", "japan", "usa"]
+    present = kept["origin"].notna().to_numpy()
+    labels = np.asarray(ds.categories[j], dtype=object)[ds.X[present, j].astype(int)]
+    np.testing.assert_array_equal(labels, kept["origin"][present].to_numpy(dtype=object))
+    assert ds.n_missing == int(kept[ds.feature_names].isna().sum().sum())
+    frame = ds.feature_frame()
+    assert frame["origin"].isna().tolist() == (~present).tolist()
+    assert np.isnan(ds.X[:, ds.feature_names.index("price")]).sum() == 9
+    assert any("rows have missing values" in w and "kept" in w for w in ds.warnings)
+    # every row kept in 'keep'; the price column read from '$2,802'
+    assert ds.X[1, ds.feature_names.index("price")] == 2802.0

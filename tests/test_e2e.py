@@ -45,6 +45,7 @@ def upload(page: Page, path) -> None:
     wait_idle(page)
 
 
+@pytest.mark.slow
 def test_new_user_flow(page: Page, app_url, tmp_path):
     page.goto(app_url)
     expect(page.get_by_role("heading", name="Data").first).to_be_visible(timeout=60_000)
@@ -76,7 +77,7 @@ def test_new_user_flow(page: Page, app_url, tmp_path):
     page.goto(app_url + "/compare?ds=breast_cancer")
     expect(page.get_by_role("heading", name="Compare models")).to_be_visible(timeout=60_000)
     wait_idle(page)
-    expect(page.get_by_text("569 rows").first).to_be_visible()
+    expect(page.get_by_text("569 rows").first).to_be_visible(timeout=120_000)  # kernels
     page.get_by_role("button", name="Run").click()
     # live progress first, then the results
     expect(page.get_by_test_id("stProgress")).to_be_visible(timeout=30_000)
@@ -95,6 +96,7 @@ def test_new_user_flow(page: Page, app_url, tmp_path):
     print("screenshots in", tmp_path)
 
 
+@pytest.mark.slow
 def test_split_strategies_page(page: Page, app_url, tmp_path):
     """Open the Split strategies page, click a tree node, change the strategies, run CV."""
     page.goto(app_url + "/split_strategies?ds=wine")
@@ -124,3 +126,63 @@ def test_split_strategies_page(page: Page, app_url, tmp_path):
     expect(page.get_by_text("Results for")).to_be_visible(timeout=180_000)
     wait_idle(page)
     no_exception(page)
+
+
+def test_stop_in_the_middle_of_a_fit_through_dask(page: Page, app_url, tmp_path):
+    """The default Compare job on digits runs in the server's Dask workers: Stop pressed
+    while gradient boosting fits one fold (several seconds, not interruptible) shows the
+    finished folds within about a second; a thread runner would wait for the fit."""
+    import time
+
+    page.goto(app_url + "/compare?ds=digits")
+    expect(page.get_by_role("heading", name="Compare models")).to_be_visible(timeout=60_000)
+    wait_idle(page, 120_000)  # the Compare page may wait for its kernels first
+    expect(page.get_by_text("1,797 rows").first).to_be_visible(timeout=120_000)
+    page.get_by_role("button", name="Run").click()
+    # every fold of the tree, then of the forest, then boosting: stop during boosting's first
+    expect(page.get_by_text(re.compile(r"Random forest .*fold 5/5")).first).to_be_visible(
+        timeout=120_000
+    )
+    page.screenshot(path=tmp_path / "stop_01_running.png")
+    t0 = time.monotonic()
+    page.get_by_role("button", name="Stop").click()
+    expect(page.get_by_text("The job was stopped").first).to_be_visible(timeout=10_000)
+    latency = time.monotonic() - t0
+    wait_idle(page)
+    no_exception(page)
+    expect(page.get_by_role("heading", name="Results")).to_be_visible()
+    page.screenshot(path=tmp_path / "stop_02_stopped.png", full_page=True)
+    assert latency < 3.0, f"Stop took {latency:.1f} s to show the finished folds"
+
+
+def test_messy_csv_parse_report(page: Page, app_url, tmp_path, root):
+    """Upload a messy shop export (codes with leading zeros, dates, percentages, dollar
+    amounts, mixed yes/no spellings, an order ID and free-text comments): the parse report
+    names every change, identifiers are left out with a button that brings them back."""
+    page.goto(app_url)
+    expect(page.get_by_role("heading", name="Data").first).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    upload(page, root / "tests" / "data" / "messy_shop.csv")
+    expect(page.get_by_text("it is now the active dataset")).to_be_visible(timeout=30_000)
+    no_exception(page)
+    expect(page.get_by_text("6 automatic changes while reading")).to_be_visible()
+    for line in (
+        "Column 'zip': 8 codes with leading zeros such as '04521' were kept as text",
+        "Column 'discount': 15 percentages such as '22%' were read as numbers in percent",
+        "Column 'total': 16 amounts in $ such as '$1,204.50' were read as numbers",
+        "Column 'member': 12 spellings of yes/no",
+        "Column 'joined': 16 dates (day/month/year, such as '15/01/2023')",
+    ):
+        expect(page.get_by_text(line, exact=False).first).to_be_visible()
+    expect(page.get_by_text("looks like an identifier (free text").first).to_be_visible()
+    expect(page.get_by_text("15 rows x 5 features").first).to_be_visible()
+    page.screenshot(path=tmp_path / "messy_report.png", full_page=True)
+    # one click brings the comment column back as a feature
+    page.get_by_test_id("stHorizontalBlock").filter(has_text="comment looks like").get_by_role(
+        "button", name="Use as a feature"
+    ).click()
+    wait_idle(page)
+    no_exception(page)
+    expect(page.get_by_text("15 rows x 6 features").first).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("comment looks like an identifier")).to_have_count(0)
+    page.screenshot(path=tmp_path / "messy_brought_back.png", full_page=True)

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from engine.data import load_bundled, make_dataset
 from engine.figures.compare import cv_summary_figure
@@ -34,6 +35,7 @@ def test_categorical_feature_counts_use_labels():
     np.testing.assert_array_equal(total, np.bincount(ds.X[:, j].astype(int), minlength=len(labels)))
 
 
+@pytest.mark.slow
 def test_regression_scatter_and_target_histogram():
     ds = _ds("diabetes")
     fig = feature_distribution_figure(ds, 2)

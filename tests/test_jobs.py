@@ -1,12 +1,16 @@
-"""Background jobs (engine/jobs.py): budget, cancel, concurrency, result semantics."""
+"""Background jobs (engine/jobs.py): budget, cancel, concurrency, result semantics, under
+both runners (threads of this process, and Dask worker processes), plus the faults only
+the Dask runner has: Stop in the middle of a long step, a killed worker, a memory limit."""
 
+import os
+import signal
 import threading
 import time
 
 import numpy as np
 import pytest
 
-from engine.jobs import Job
+from engine.jobs import Job, JobSlots
 
 
 def ticker(ctx, n_steps, step_s=0.02):
@@ -17,9 +21,69 @@ def ticker(ctx, n_steps, step_s=0.02):
     return {"total": n_steps}
 
 
-def test_runs_to_completion_and_returns_value():
-    job = Job(ticker, 10, budget=10).start()
-    assert job.join(5)
+def bad(ctx):
+    yield {"i": 0}
+    raise ZeroDivisionError("boom")
+
+
+def fast(ctx, n=5000):
+    yield from range(n)
+    return "ok"
+
+
+def long_step(ctx):
+    """A step that polls ctx.should_stop() ends promptly on cancel."""
+    while not ctx.should_stop():
+        time.sleep(0.005)
+    yield "stopped-inside"
+
+
+def overrunning_fit(ctx, seconds=5.0):
+    """One quick step, then a step that cannot be interrupted (like a scikit-learn fit)."""
+    yield {"fold": 0, "pid": os.getpid()}
+    time.sleep(seconds)
+    yield {"fold": 1}
+    return "finished"
+
+
+def hog_between_steps(ctx, chunk_mib=40, steps=200):
+    """Grows its memory step by step (the worker's guard stops it between steps)."""
+    kept = []
+    for i in range(steps):
+        kept.append(np.ones(chunk_mib * 2**17))  # float64: chunk_mib MiB, touched
+        time.sleep(0.02)
+        yield {"step": i, "mib": (i + 1) * chunk_mib}
+    return len(kept)
+
+
+def hog_in_one_step(ctx, chunk_mib=40, steps=200):
+    """Yields once, then grows its memory inside one step until the nanny stops the worker."""
+    yield {"step": 0}
+    kept = []
+    for _ in range(steps):
+        kept.append(np.ones(chunk_mib * 2**17))
+        time.sleep(0.03)
+    yield {"step": 1, "n": len(kept)}
+
+
+def not_a_generator(ctx):
+    return 42
+
+
+@pytest.fixture(params=["threads", "dask"])
+def runner(request):
+    """Each API test runs under both runners (Dask: the session's embedded cluster)."""
+    if request.param == "dask":
+        request.getfixturevalue("dask_client")
+        # the first job on each worker imports this module there; keep that out of timings
+        for job in [Job(ticker, 1, 0.0, runner="dask").start() for _ in range(4)]:
+            job.join(60)
+    return request.param
+
+
+def test_runs_to_completion_and_returns_value(runner):
+    job = Job(ticker, 10, budget=10, runner=runner).start()
+    assert job.join(10)
     snap = job.snapshot()
     assert snap.status == "done"
     assert snap.result == {"total": 10}
@@ -27,24 +91,25 @@ def test_runs_to_completion_and_returns_value():
     assert [h[1]["i"] for h in snap.history] == list(range(10))
     times = [h[0] for h in snap.history]
     assert times == sorted(times)
+    assert snap.waiting is None and snap.error_kind is None
 
 
-def test_budget_honoured_within_half_a_second():
+def test_budget_honoured_within_half_a_second(runner):
     t0 = time.monotonic()
-    job = Job(ticker, 10_000, budget=0.6).start()
+    job = Job(ticker, 10_000, budget=0.6, runner=runner).start()
     assert job.join(5)
     wall = time.monotonic() - t0
     assert job.status == "timeout"
     assert 0.6 <= job.elapsed < 0.6 + 0.5
-    assert wall < 0.6 + 0.5
+    assert wall < 0.6 + 0.5 + (0.5 if runner == "dask" else 0)  # + scheduling, one message
     # Stop keeps the best result: the last snapshot yielded
     assert job.result == job.snapshot().latest
     assert job.result["i"] > 5
 
 
-def test_cancel_stops_within_half_a_second():
-    job = Job(ticker, 10_000, budget=None).start()
-    time.sleep(0.3)
+def test_cancel_stops_within_half_a_second(runner):
+    job = Job(ticker, 10_000, budget=None, runner=runner).start()
+    time.sleep(0.5)
     t_cancel = time.monotonic()
     job.cancel()
     assert job.join(2)
@@ -53,16 +118,16 @@ def test_cancel_stops_within_half_a_second():
     assert job.result["i"] >= 1
 
 
-def test_two_jobs_at_once_both_finish():
-    a = Job(ticker, 20, budget=10, name="a").start()
-    b = Job(ticker, 30, budget=10, name="b").start()
-    assert a.join(5) and b.join(5)
+def test_two_jobs_at_once_both_finish(runner):
+    a = Job(ticker, 20, budget=10, name="a", runner=runner).start()
+    b = Job(ticker, 30, budget=10, name="b", runner=runner).start()
+    assert a.join(10) and b.join(10)
     assert (a.status, b.status) == ("done", "done")
     assert (a.result["total"], b.result["total"]) == (20, 30)
 
 
 def test_two_numba_jobs_at_once_do_not_block_each_other():
-    """nogil kernels let two workers progress together (no GIL-held stall)."""
+    """nogil kernels let two worker threads progress together (no GIL-held stall)."""
     from engine._numba import njit
 
     @njit
@@ -79,47 +144,35 @@ def test_two_numba_jobs_at_once_do_not_block_each_other():
             yield spin(2_000_000)
         return True
 
-    jobs = [Job(work, budget=30, name=f"n{i}").start() for i in range(2)]
+    jobs = [Job(work, budget=30, name=f"n{i}", runner="threads").start() for i in range(2)]
     assert all(j.join(30) for j in jobs)
     assert [j.status for j in jobs] == ["done", "done"]
 
 
-def test_error_in_step_is_reported_not_raised():
-    def bad(ctx):
-        yield {"i": 0}
-        raise ZeroDivisionError("boom")
-
-    job = Job(bad, budget=5).start()
-    assert job.join(5)
+def test_error_in_step_is_reported_not_raised(runner):
+    job = Job(bad, budget=5, runner=runner).start()
+    assert job.join(10)
     assert job.status == "error"
+    assert job.error_kind == "exception"
     assert "ZeroDivisionError: boom" in job.error
+    assert "ZeroDivisionError" in job.traceback
     assert job.result == {"i": 0}
 
 
-def test_history_is_downsampled_but_spans_the_run():
-    def fast(ctx):
-        yield from range(5000)
-        return "ok"
-
-    job = Job(fast, budget=10, max_history=100).start()
+def test_history_is_downsampled_but_spans_the_run(runner):
+    job = Job(fast, budget=10, max_history=100, runner=runner).start()
     assert job.join(10)
     hist = job.snapshot().history
     assert len(hist) <= 100
     assert hist[0][1] == 0 and hist[-1][1] == 4999
     values = [h[1] for h in hist]
     assert values == sorted(values)
+    assert job.snapshot().steps == 5000
 
 
-def test_context_should_stop_inside_a_long_step():
-    """A step that polls ctx.should_stop() ends promptly on cancel."""
-
-    def long_step(ctx):
-        while not ctx.should_stop():
-            time.sleep(0.005)
-        yield "stopped-inside"
-
-    job = Job(long_step, budget=None).start()
-    time.sleep(0.1)
+def test_context_should_stop_inside_a_long_step(runner):
+    job = Job(long_step, budget=None, runner=runner).start()
+    time.sleep(0.3)
     job.cancel()
     assert job.join(1)
     assert job.status == "cancelled"
@@ -127,28 +180,34 @@ def test_context_should_stop_inside_a_long_step():
 
 @pytest.mark.parametrize(
     "kwargs, exc",
-    [({"budget": 0}, ValueError), ({"budget": -1}, ValueError), ({"max_history": 1}, ValueError)],
+    [
+        ({"budget": 0}, ValueError),
+        ({"budget": -1}, ValueError),
+        ({"max_history": 1}, ValueError),
+        ({"runner": "processes"}, ValueError),
+    ],
 )
 def test_bad_parameters(kwargs, exc):
     with pytest.raises(exc):
         Job(ticker, 1, **kwargs)
 
 
-def test_not_a_generator_is_an_error_status():
-    job = Job(lambda ctx: 42, budget=1).start()
-    assert job.join(2)
+def test_not_a_generator_is_an_error_status(runner):
+    job = Job(not_a_generator, budget=1, runner=runner).start()
+    assert job.join(10)
     assert job.status == "error" and "generator" in job.error
 
 
-def test_start_twice_raises():
-    job = Job(ticker, 1).start()
+def test_start_twice_raises(runner):
+    job = Job(ticker, 1, runner=runner).start()
     with pytest.raises(RuntimeError):
         job.start()
-    job.join(2)
+    job.join(10)
 
 
-def test_snapshot_reads_do_not_race_with_worker():
-    job = Job(ticker, 200, 0.001, budget=10).start()
+@pytest.mark.slow
+def test_snapshot_reads_do_not_race_with_worker(runner):
+    job = Job(ticker, 200, 0.001, budget=10, runner=runner).start()
     seen = []
 
     def reader():
@@ -161,19 +220,145 @@ def test_snapshot_reads_do_not_race_with_worker():
     job.join(10)
     t.join(5)
     assert seen == sorted(seen)
+    assert len(job.snapshot().history) == 200
 
 
 @pytest.mark.parametrize("max_history", [2, 3, 4, 10])
 def test_history_never_exceeds_max_history(max_history):
     """Whatever the number of steps, the history keeps the bound, the first and the latest."""
     for n_steps in range(1, 60):
-
-        def steps(ctx, n=n_steps):
-            yield from range(n)
-            return "ok"
-
-        job = Job(steps, budget=10, max_history=max_history).start()
+        job = Job(fast, n_steps, budget=10, max_history=max_history, runner="threads").start()
         assert job.join(10)
         hist = job.snapshot().history
         assert len(hist) <= max_history, (n_steps, len(hist))
         assert hist[0][1] == 0 and hist[-1][1] == n_steps - 1
+
+
+@pytest.mark.parametrize("max_history", [2, 3, 10])
+def test_dask_history_equals_the_thread_runners(dask_client, max_history):
+    """The history the client rebuilds from the worker's messages is the thread runner's."""
+    for n_steps in (1, 2, 3, 7, 59, 600):
+        jobs = {
+            r: Job(fast, n_steps, budget=10, max_history=max_history, runner=r).start()
+            for r in ("threads", "dask")
+        }
+        assert all(j.join(20) for j in jobs.values())
+        hist = {r: [item for _, item in j.snapshot().history] for r, j in jobs.items()}
+        assert hist["dask"] == hist["threads"], n_steps
+
+
+# -- per-session slots -----------------------------------------------------------------------
+def test_slots_queue_the_third_job_and_start_it_when_one_finishes(runner):
+    slots = JobSlots(max_running=2)
+    a = slots.start(Job(ticker, 15, 0.02, runner=runner))
+    b = slots.start(Job(ticker, 10_000, 0.02, budget=None, runner=runner))
+    c = slots.start(Job(ticker, 3, 0.0, runner=runner))
+    d = slots.start(Job(ticker, 3, 0.0, runner=runner))
+    assert c.status == "queued" and c.queue_position == 1
+    assert d.queue_position == 2 and d.snapshot().waiting == "session"
+    assert d.snapshot().queue_position == 2
+    d.cancel()  # leaves the line at once
+    assert d.finished and d.status == "cancelled" and d.result is None
+    assert a.join(10) and a.status == "done"
+    assert c.join(10) and c.status == "done"  # started when a finished
+    assert c.queue_position is None
+    assert slots.running == 1 and slots.queued == 0
+    b.cancel()
+    assert b.join(5)
+    assert slots.running == 0
+
+
+def test_slots_reject_zero():
+    with pytest.raises(ValueError):
+        JobSlots(0)
+
+
+# -- Dask faults -------------------------------------------------------------------------
+def _worker_pids(client):
+    return set(client.run(os.getpid).values())
+
+
+def test_stop_in_the_middle_of_a_long_step_returns_within_a_second(dask_client):
+    """Stop during a 5 s step: join returns in about 1 s, cancelled, with the last snapshot;
+    the worker that was running the abandoned step is replaced by a fresh process."""
+    pids_before = _worker_pids(dask_client)
+    job = Job(overrunning_fit, 5.0, budget=None, runner="dask").start()
+    deadline = time.monotonic() + 30
+    while job.snapshot().latest is None:
+        assert time.monotonic() < deadline, "the job never started"
+        time.sleep(0.05)
+    time.sleep(0.3)  # now inside the long step
+    t0 = time.monotonic()
+    job.cancel()
+    assert job.join(3)
+    stop_latency = time.monotonic() - t0
+    assert stop_latency < 1.2, stop_latency
+    assert job.status == "cancelled"
+    busy_pid = job.result["pid"]
+    assert job.result["fold"] == 0  # the last snapshot that arrived
+    assert busy_pid in pids_before
+    # the abandoned worker is restarted (its replacement gets a new pid); the other stays
+    deadline = time.monotonic() + 60
+    while True:
+        pids = _worker_pids(dask_client)
+        if busy_pid not in pids and len(pids) == len(pids_before):
+            break
+        assert time.monotonic() < deadline, (pids_before, pids)
+        time.sleep(0.5)
+    assert pids - {busy_pid} >= pids_before - {busy_pid}
+    # and the cluster keeps working
+    after = Job(ticker, 3, 0.0, runner="dask").start()
+    assert after.join(60) and after.status == "done"
+
+
+def test_a_killed_worker_ends_the_job_with_a_clear_message(dask_client):
+    job = Job(ticker, 10_000, 0.02, budget=None, runner="dask").start()
+    deadline = time.monotonic() + 30
+    while job.snapshot().steps < 5:
+        assert time.monotonic() < deadline, "the job never started"
+        time.sleep(0.05)
+    pid = dask_client.run(os.getpid, workers=[job.worker])[job.worker]
+    os.kill(pid, signal.SIGKILL)
+    assert job.join(30)
+    assert job.status == "error"
+    assert job.error_kind == "lost"
+    assert "worker process running this job stopped" in job.error
+    assert job.result["i"] >= 4  # what finished is kept
+    # a new worker takes its place and other jobs run
+    other = Job(ticker, 3, 0.0, runner="dask").start()
+    assert other.join(60) and other.status == "done"
+
+
+def test_memory_guard_stops_a_job_between_steps(small_memory_cluster):
+    with small_memory_cluster.as_current():
+        pids = _worker_pids(small_memory_cluster)
+        job = Job(hog_between_steps, budget=60, runner="dask").start()
+        assert job.join(60)
+    assert job.status == "error" and job.error_kind == "memory", job.error
+    assert "needed more than 700.0 MiB" in job.error
+    assert job.result["mib"] >= 40  # the steps that finished
+    assert _worker_pids(small_memory_cluster) == pids  # stopped in time: the worker lives
+
+
+def test_memory_limit_inside_one_step_kills_only_that_worker(small_memory_cluster):
+    with small_memory_cluster.as_current():
+        job = Job(hog_in_one_step, budget=60, runner="dask").start()
+        assert job.join(60)
+        assert job.status == "error" and job.error_kind == "memory", job.error
+        assert "needed more than 700.0 MiB" in job.error
+        assert job.result == {"step": 0}
+        # the nanny restarted the worker; the next job runs (and was not re-run itself)
+        after = Job(ticker, 3, 0.0, runner="dask").start()
+        assert after.join(60) and after.status == "done", after.error
+
+
+def test_no_cluster_is_an_error_status_not_an_exception(monkeypatch):
+    from engine import cluster
+
+    monkeypatch.setattr(cluster, "_EMBEDDED", {})
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT", 2.0)
+    monkeypatch.setenv("TREELAB_DASK_SCHEDULER", "tcp://127.0.0.1:9")  # nothing listens
+    job = Job(ticker, 3, runner="dask").start()
+    assert job.join(30)
+    assert job.status == "error" and job.error_kind == "cluster"
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in job.error

@@ -1,4 +1,4 @@
-"""Literati engine (SPEC section 1, issue 4): exactness against a brute force and pystreed,
+"""Literati engine (docs/spec.md section 1, issue 4): exactness against a brute force and pystreed,
 the SPEC's hand-computed cases, anytime invariants, routing, limits and sklearn conventions.
 """
 
@@ -20,7 +20,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from engine.data import DataError, load_bundled, make_dataset
 from engine.literati import TRACE_COLUMNS, LiteratiClassifier, LiteratiSearch, shape_route
-from engine.literati import _kernels as K
+from engine.literati import _depth2_kernels as depth2_kernels
+from engine.literati import _kernels as kernels
 from engine.literati import search as search_mod
 
 # ---------------------------------------------------------------------------------------
@@ -29,7 +30,7 @@ from engine.literati import search as search_mod
 
 
 def _route(x, u):
-    """Left iff an even number of breakpoints lies strictly below x (SPEC section 1)."""
+    """Left iff an even number of breakpoints lies strictly below x (docs/spec.md section 1)."""
     return np.searchsorted(np.asarray(u, float), x, side="left") % 2 == 0
 
 
@@ -145,6 +146,7 @@ _BRUTE_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed,n,p,C,D,k,lam,alpha", _BRUTE_CASES)
 def test_solved_objective_equals_brute_force(seed, n, p, C, D, k, lam, alpha):
     X, y = _random_data(seed, n, p, C)
@@ -258,9 +260,9 @@ def test_univariate_candidates_equal_scikit_learn_cart():
         x = np.sort(np.round(rng.normal(size=m) * 16) / 16)
         y = rng.integers(0, 3, size=m)
         for leaves in (2, 3, 4, 8):
-            got = K.uni_thresholds(x, y.astype(np.int64), 3, leaves)
+            got = kernels.uni_thresholds(x, y.astype(np.int64), 3, leaves)
             np.testing.assert_array_equal(got, _sk_candidates(x, y, leaves))
-        got = K.uni_thresholds(x, y.astype(np.int64), 3, 0)
+        got = kernels.uni_thresholds(x, y.astype(np.int64), 3, 0)
         np.testing.assert_array_equal(got, _sk_candidates(x, y, None))
 
 
@@ -364,6 +366,7 @@ def test_kmax1_equals_pystreed_on_random_data(seed):
     assert est.objective_ == pytest.approx(_pystreed_optimum(X, y, D, cost))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(8))
 def test_similarity_bounds_keep_the_optimum(seed):
     """With every midpoint a candidate, the search bounds a new shape's children by the
@@ -450,6 +453,7 @@ def _check_trace(search: LiteratiSearch, X, y):
     assert np.all(np.diff([r["ub"] for r in inc]) < 0)
 
 
+@pytest.mark.slow
 def test_trace_invariants_and_incumbents(wine):
     est = LiteratiClassifier(max_depth=4, time_limit=3.0)
     search = est.start(wine.X, wine.y)
@@ -522,6 +526,7 @@ def test_shape_route():
         shape_route(x, [2.0, 1.0])
 
 
+@pytest.mark.slow
 def test_time_limit_is_honoured_at_depth_6_on_digits(digits):
     limit = 2.0
     # load every kernel first (the app warms them up at start), then time the search only
@@ -536,6 +541,7 @@ def test_time_limit_is_honoured_at_depth_6_on_digits(digits):
     assert tree_objective(est, digits.X, digits.y)[0] == pytest.approx(est.objective_)
 
 
+@pytest.mark.slow
 def test_small_cache_stays_bounded_and_evicts(wine):
     cache = 40
     D = 3
@@ -550,6 +556,7 @@ def test_small_cache_stays_bounded_and_evicts(wine):
     _check_trace(search, wine.X, wine.y)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [18, 35, 39])
 def test_evictions_never_leave_an_upper_bound_without_its_tree(seed):
     """A shape's upper bound is the sum of its children's incumbents.  Those children may
@@ -643,9 +650,9 @@ def test_candidate_leaves_above_the_row_count_are_the_row_count():
     X, y = _random_data(3, 40, 3)
     order = np.argsort(X[:, 2], kind="stable")
     xs, ys = X[order, 2].copy(), y[order].astype(np.int64)
-    full = K.uni_thresholds(xs, ys, 2, 40)
+    full = kernels.uni_thresholds(xs, ys, 2, 40)
     for b in (41, 57, 400):
-        assert np.array_equal(K.uni_thresholds(xs, ys, 2, b), full)
+        assert np.array_equal(kernels.uni_thresholds(xs, ys, 2, b), full)
     ref = LiteratiClassifier(max_depth=2, candidate_leaves=(40, 3), time_limit=30).fit(X, y)
     big = LiteratiClassifier(max_depth=2, candidate_leaves=(10**21, 3), time_limit=30).fit(X, y)
     assert big.candidate_leaves_ == [40, 3]
@@ -764,6 +771,7 @@ def test_search_is_reproducible(wine):
     assert trees[0] == trees[1]
 
 
+@pytest.mark.slow
 def test_depth2_scan_resumed_in_chunks_keeps_an_admissible_bound(wine):
     """The depth-2 kernel's scan with a budget, resumed chunk by chunk (as the search does
     for a two-level state on a path with a budget), must end at a lower bound no larger
@@ -780,7 +788,7 @@ def test_depth2_scan_resumed_in_chunks_keeps_an_admissible_bound(wine):
         best = float(o.shape[1] - np.bincount(y[o[0]], minlength=C).max())
         lb_skip, start, lb = np.inf, 0, 0.0
         while True:
-            best, lb_skip, nxt, lb_rest, n_shapes, _ = K.solve_depth2(
+            best, lb_skip, nxt, lb_rest, n_shapes, _ = depth2_kernels.solve_depth2(
                 XT,
                 y,
                 o,
@@ -809,7 +817,7 @@ def test_depth2_scan_resumed_in_chunks_keeps_an_admissible_bound(wine):
     for trial in range(8):
         size = int(rng.integers(20, 178))
         idx = np.sort(rng.choice(len(y), size, replace=False)).astype(np.int64)
-        o = K.sort_orders(XT, idx)
+        o = kernels.sort_orders(XT, idx)
         km = int(rng.integers(1, 3))
         lam, alpha = float(rng.uniform(0.2, 3)), float(rng.uniform(0.2, 3))
         leaves = (8, 4) if trial % 2 else (4, 3)
@@ -822,6 +830,7 @@ def test_depth2_scan_resumed_in_chunks_keeps_an_admissible_bound(wine):
                 assert best == pytest.approx(opt, abs=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["wine", "breast_cancer"])
 def test_depth2_parallel_and_sequential_blocks_agree(name):
     """``solve_depth2`` evaluates a block of shapes in parallel (``prange``) on large
@@ -835,7 +844,7 @@ def test_depth2_parallel_and_sequential_blocks_agree(name):
     rng = np.random.default_rng(3)
     for trial in range(4):
         idx = np.sort(rng.choice(len(y), int(rng.integers(60, min(len(y), 200))), replace=False))
-        o = K.sort_orders(XT, idx.astype(np.int64))
+        o = kernels.sort_orders(XT, idx.astype(np.int64))
         km = 1 + trial % 2
         lam = alpha = float(rng.uniform(0.3, 2.0))
         best0 = float(o.shape[1] - np.bincount(y[o[0]], minlength=C).max())
@@ -843,7 +852,7 @@ def test_depth2_parallel_and_sequential_blocks_agree(name):
         for budget in (np.inf, best0 / 3):
             for par_min in (0, 10**12):
                 feats, ks, bps = np.full(3, -1, np.int64), np.zeros(3, np.int64), np.zeros((3, km))
-                r = K.solve_depth2(
+                r = depth2_kernels.solve_depth2(
                     XT,
                     y,
                     o,

@@ -1,4 +1,4 @@
-"""Greedy shape tree (SPEC section 1's baseline) and the greedy seeding of Literati's
+"""Greedy shape tree (docs/spec.md section 1's baseline) and the greedy seeding of Literati's
 incumbents: scikit-learn's CART as the oracle of the K_max = 1 greedy tree, Literati's
 proven optimum (and the brute force) as a floor, independent recomputation of every
 objective, search invariants with and without seeding, scikit-learn conventions.
@@ -381,6 +381,7 @@ def test_first_incumbent_is_the_greedy_tree(name, D):
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "data,D,limit", [("wine", 4, 1.5), ("wine", 5, 1.5), ("digits", 4, 2.0), ("digits", 5, 2.0)]
 )

@@ -66,7 +66,7 @@ def make_data(n=300, seed=0):
 
 
 def brute_left(x, u):
-    """Left iff an even number of breakpoints lies strictly below x (SPEC section 1)."""
+    """Left iff an even number of breakpoints lies strictly below x (docs/spec.md section 1)."""
     return np.array([sum(b < v for b in u) % 2 == 0 for v in x])
 
 
@@ -221,6 +221,7 @@ def _bars(fig):
     return [t for t in fig.data if t.type == "bar"]
 
 
+@pytest.mark.slow
 def test_shape_function_histogram_counts_and_sides():
     X, y = make_data(500, seed=3)
     x = X[:, 0]
@@ -248,6 +249,7 @@ def test_shape_function_histogram_counts_and_sides():
     assert len(rects) == 2 * 3  # three intervals, two panels
 
 
+@pytest.mark.slow
 def test_shape_function_labels_of_close_breakpoints_do_not_cover_each_other():
     # moons, K = 3 at the root: u2 = 0.9042 and u3 = 0.9112 were drawn on one spot, u2 hidden
     x = np.linspace(-1, 1.6, 300)
@@ -318,6 +320,7 @@ def test_shape_tree_figure_labels_shapes_not_thresholds():
     assert "3 splits, 6 breakpoints" in fig.layout.title.text
 
 
+@pytest.mark.slow
 def test_shape_grid_has_one_panel_per_split_node():
     tree = make_shape_tree()
     X, y = make_data(300, seed=6)
@@ -377,6 +380,7 @@ def _run(app, *, depth=2, time_limit=5.0, **widgets):
     return job
 
 
+@pytest.mark.slow
 def test_page_runs_a_search_and_reports_it_against_the_baselines(app):
     from sklearn.tree import DecisionTreeClassifier
 
@@ -445,6 +449,7 @@ def test_page_runs_a_search_and_reports_it_against_the_baselines(app):
     assert any("Proven optimal" in s.value for s in app.success)
 
 
+@pytest.mark.slow
 def test_the_greedy_shape_tree_baseline_is_the_searchs_first_upper_bound(app):
     """The baseline table's greedy row is GreedyShapeTreeClassifier with the run's D, K_max,
     λ, α and B_d on the run's training rows (refitted here from the job's meta), in the
@@ -493,6 +498,7 @@ def test_the_greedy_shape_tree_baseline_is_the_searchs_first_upper_bound(app):
     assert any("first upper bound" in c.value for c in app.caption)
 
 
+@pytest.mark.slow
 def test_objective_and_lower_bound_are_printed_alike(app):
     """The baselines table printed the objective with the browser's %.4g and the lower bound
     with Python's: 361.25 became '361.3' beside a lower bound '361.2' in a row marked proven
@@ -512,6 +518,7 @@ def test_objective_and_lower_bound_are_printed_alike(app):
     assert {m.label: m.value for m in app.metric}["objective (UB)"] == f"{main.objective_:.4g}"
 
 
+@pytest.mark.slow
 def test_a_failing_greedy_baseline_is_a_warning_not_a_crash(app, monkeypatch):
     from engine.literati import GreedyShapeTreeClassifier
 
@@ -529,6 +536,7 @@ def test_a_failing_greedy_baseline_is_a_warning_not_a_crash(app, monkeypatch):
     assert list(table["model"]) == ["Literati, K_max = 2", "CART (scikit-learn), depth 2"]
 
 
+@pytest.mark.slow
 def test_a_greedy_baseline_better_than_the_search_is_explained(app, monkeypatch):
     """The search starts from the greedy tree, so it can be worse only when its time limit
     cut that start short (simulated here: no seed, no search step): the page says so
@@ -554,6 +562,7 @@ def test_a_greedy_baseline_better_than_the_search_is_explained(app, monkeypatch)
     ), [w.value for w in app.warning]
 
 
+@pytest.mark.slow
 def test_no_greedy_warning_when_the_search_started_from_it(app):
     _open(app, "wine")
     _run(app, depth=2, time_limit=10.0, lit_k1=False)
@@ -562,6 +571,7 @@ def test_no_greedy_warning_when_the_search_started_from_it(app):
     assert not any("beats the search's result" in w.value for w in app.warning)
 
 
+@pytest.mark.slow
 def test_regression_target_is_refused_with_a_way_out(app):
     _open(app, "diabetes")
     assert any("classification-only" in e.value for e in app.error)
@@ -576,6 +586,7 @@ def test_regression_target_is_refused_with_a_way_out(app):
     assert not app.error and app.button(key="lit_run")
 
 
+@pytest.mark.slow
 def test_parameters_come_back_when_streamlit_dropped_them(app):
     # Switching page (or dataset) while the search's fragment polls made Streamlit drop the
     # panel's widget values (seen in the browser: time limit, B_d and cache back at their
@@ -599,6 +610,7 @@ def test_parameters_come_back_when_streamlit_dropped_them(app):
     assert app.checkbox(key="lit_k1").value is False
 
 
+@pytest.mark.slow
 def test_a_new_run_shows_its_own_last_incumbent(app):
     # The incumbent slider kept the position picked on the previous result: the next run
     # drew the slider at its newest incumbent but showed an old, worse tree under it.
@@ -617,6 +629,7 @@ def test_a_new_run_shows_its_own_last_incumbent(app):
     ]
 
 
+@pytest.mark.slow
 def test_stop_in_the_baseline_does_not_call_the_main_search_stopped(app):
     import time
 
@@ -645,6 +658,7 @@ def test_stop_in_the_baseline_does_not_call_the_main_search_stopped(app):
     assert table.iloc[1]["proven optimal"].startswith("no")
 
 
+@pytest.mark.slow
 def test_bad_candidate_setting_blocks_run(app):
     _open(app)
     app.text_input(key="lit_bd").set_value("8, one").run()
@@ -654,6 +668,7 @@ def test_bad_candidate_setting_blocks_run(app):
     assert not app.error and not app.button(key="lit_run").disabled
 
 
+@pytest.mark.slow
 def test_stop_keeps_a_valid_tree_on_a_categorical_dataset(app):
     import time
 
@@ -688,6 +703,7 @@ def test_stop_keeps_a_valid_tree_on_a_categorical_dataset(app):
         assert "{" in labels
 
 
+@pytest.mark.slow
 def test_a_running_search_can_be_stopped_from_a_dataset_it_cannot_use(app):
     """Switching to a regression dataset while a search ran hid the search and its Stop
     button (the page stopped at 'classification-only'); it ran on for its time limit."""
@@ -709,6 +725,7 @@ def test_a_running_search_can_be_stopped_from_a_dataset_it_cannot_use(app):
 
 
 # -- browser -----------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_browser_watches_the_gap_chart_of_a_short_search(page, app_url, tmp_path):
     """Run a 3-second search on breast_cancer (depth 3 takes 15 s to prove on two cores, so

@@ -41,6 +41,7 @@ def _hetero(n, seed):
 
 
 # -- figure builders -----------------------------------------------------------------------
+@pytest.mark.slow
 def test_slice_figure_integrates_to_what_the_engine_says():
     X, y = _hetero(400, 0)
     m = PartitionForestRegressor(n_estimators=5, max_leaves=16, random_state=0).fit(X, y)
@@ -161,6 +162,7 @@ def test_cells_figure_categorical_feature_and_target():
     assert list(fig.layout.xaxis.ticktext) == ds.categories[j]
 
 
+@pytest.mark.slow
 def test_growth_and_comparison_figures():
     fig = growth_figure([(1, 1.0, 1.1), (2, 0.9, np.nan), (3, 0.8, 0.95)])
     assert list(fig.data[0].y) == [1.0, 0.9, 0.8]
@@ -246,9 +248,11 @@ def test_forest_fit_steps_equal_fit_and_running_nll_is_exact(cls):
     assert steps[-1]["train_nll"] == pytest.approx(ref.nll(X[tr], y[tr])[0], abs=1e-12)
 
 
+@pytest.mark.slow
 def test_comparison_rows_and_split():
     X, y = _hetero(500, 5)
-    tr, va, te = split_rows(len(y), seed=1)
+    tr, va, te, note = split_rows(len(y), seed=1)
+    assert note is None
     assert len(set(tr) | set(va) | set(te)) == 500 and len(te) == 100
     job = Job(
         comparison_steps,
@@ -324,6 +328,7 @@ def _compare(at):
     return at.dataframe[-1].value
 
 
+@pytest.mark.slow
 def test_page_regression_grow_slider_and_comparison(app):
     app.selectbox(key="ds").set_value("heteroscedastic").run()
     _grow(app, pt_max_leaves_regression=24)
@@ -362,6 +367,7 @@ def test_page_regression_grow_slider_and_comparison(app):
     )
 
 
+@pytest.mark.slow
 def test_page_classification_with_categorical_features_and_forest(app):
     app.selectbox(key="ds").set_value("penguins").run()
     app.switch_page(PAGE).run()
@@ -401,6 +407,7 @@ def test_page_classification_with_categorical_features_and_forest(app):
     assert any("Palmer penguins" in c.value for c in app.caption)
 
 
+@pytest.mark.slow
 def test_page_parameters_come_back_when_streamlit_dropped_them(app):
     # Switching page while the growth's fragment polls made Streamlit drop the panel's
     # widget values (seen in the browser: Forest, depth and budget back at their defaults).
@@ -418,6 +425,7 @@ def test_page_parameters_come_back_when_streamlit_dropped_them(app):
     assert app.number_input(key="pt_n_estimators").value == 7
 
 
+@pytest.mark.slow
 def test_page_what_if_view_survives_a_page_switch(app):
     # Streamlit forgets *_view widgets on another page: the sliders came back at their
     # minimum while the row stayed, so the page showed a density for an x nobody chose.
@@ -443,6 +451,7 @@ def test_page_what_if_view_survives_a_page_switch(app):
     assert [app.slider(key=f"pt_x{j}_view").value for j in range(4)] == list(X[first])
 
 
+@pytest.mark.slow
 def test_page_bad_parameters_and_tiny_upload(app):
     csv = "a,b,t\n" + "".join(f"{i},{i % 3},{i * 0.5}\n" for i in range(12))
     app.file_uploader(key="uploader").set_value(("tiny.csv", csv.encode(), "text/csv")).run()
@@ -451,6 +460,7 @@ def test_page_bad_parameters_and_tiny_upload(app):
     assert any("at least 20" in e.value for e in app.error)
 
 
+@pytest.mark.slow
 def test_page_new_model_tells_the_browser_its_row_and_feature(app, monkeypatch):
     # A new model reset the row / feature / overlay pickers by deleting their state: the script
     # used the new first test row and most important feature, but the browser, which had not
@@ -497,6 +507,7 @@ def test_page_new_model_tells_the_browser_its_row_and_feature(app, monkeypatch):
     assert any(f"for row {meta['test'][0]}:" in c.value for c in app.caption)
 
 
+@pytest.mark.slow
 def test_page_says_when_the_density_floor_decides_the_nll(app):
     # A target in units of 1e12 has densities of about 1e-13 per unit of y, below the default
     # floor 1e-9: every test row was floored, the test NLL was exactly -log(1e-9) = 20.7233
@@ -532,6 +543,7 @@ def test_page_says_when_the_density_floor_decides_the_nll(app):
     assert not any("density floor" in w.value for w in app.warning)
 
 
+@pytest.mark.slow
 def test_page_running_growth_can_be_stopped_from_a_dataset_it_cannot_use(app, monkeypatch):
     # A growth running while the user picked a dataset the page refuses (< 20 rows) went on
     # out of sight, with no Stop button, until its budget (up to an hour).
@@ -563,6 +575,7 @@ def test_page_running_growth_can_be_stopped_from_a_dataset_it_cannot_use(app, mo
 
 
 # -- browser -------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_browser_grow_and_move_a_feature_slider(page, app_url, tmp_path):
     from playwright.sync_api import expect

@@ -3,6 +3,7 @@
 import itertools
 
 import numpy as np
+import pytest
 
 from engine.partition.scans import (
     category_counts,
@@ -102,6 +103,7 @@ def _brute_subsets(a, b, is_y, nxy, nx, mu, n):
     return best
 
 
+@pytest.mark.slow
 def test_categorical_prefix_scan_equals_exhaustive_enumeration():
     rng = np.random.RandomState(3)
     for trial in range(60):

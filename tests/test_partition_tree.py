@@ -1,4 +1,4 @@
-"""Partition Tree / Forest estimators: normalisation, gains, growth, NLL (SPEC section 2)."""
+"""Partition Tree / Forest estimators: normalisation, gains, growth, NLL (docs/spec.md section 2)."""
 
 import numpy as np
 import pytest
@@ -118,6 +118,7 @@ def test_out_of_support_and_nan():
         m.density(X[:1], np.array([np.nan]))
 
 
+@pytest.mark.slow
 def test_heteroscedastic_beats_homoscedastic_gaussian():
     from scipy.stats import norm
 
@@ -174,7 +175,7 @@ def test_categorical_feature_split_and_cells():
     assert abs(h[0] / z - s["heights"][i]) < 1e-9
 
 
-REFERENCE = {  # SPEC section 2: reference package, 5-fold stratified CV, seed 0
+REFERENCE = {  # docs/spec.md section 2: reference package, 5-fold stratified CV, seed 0
     "iris": (0.343, 0.274),
     "wine": (0.328, 0.190),
     "breast_cancer": (0.245, 0.126),

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from sklearn.tree import DecisionTreeClassifier
 
-from engine.candidates import STRATEGIES
+from engine.cart.candidates import STRATEGIES
+from engine.cart.profile import node_mask, split_profile
 from engine.data import load_bundled, make_dataset
 from engine.figures.splits import (
     candidates_figure,
@@ -16,7 +17,6 @@ from engine.figures.splits import (
     strategy_tradeoff_figure,
     threshold_scan_figure,
 )
-from engine.splits import node_mask, split_profile
 from engine.tree import from_sklearn
 
 
@@ -48,6 +48,7 @@ def test_node_mask_matches_sklearn_decision_path():
         node_mask(tree, ds.X, tree.node_count)
 
 
+@pytest.mark.slow
 def test_profile_gains_equal_direct_gini_and_root_optimum_is_reached():
     ds = _ds("iris")
     strategies = [s for s in STRATEGIES]
@@ -66,7 +67,7 @@ def test_profile_gains_equal_direct_gini_and_root_optimum_is_reached():
                 r.gains, [_gini_decrease(prof.x, prof.y, t, 3) for t in r.thresholds], atol=1e-12
             )
         assert prof.results["exhaustive"].best_gain == pytest.approx(prof.best_gain)
-    # SPEC section 5: on iris every strategy reaches the exhaustive best root gain; the
+    # docs/spec.md section 5: on iris every strategy reaches the exhaustive best root gain; the
     # profile must agree with the CART builder, including quantile's k=16 miss (see
     # tests/test_cart.py::test_quantile16_misses_the_iris_root_split_by_definition)
     best = max(
@@ -110,6 +111,7 @@ def test_regression_profile_uses_squared_error():
         split_profile(ds.X, ds.y, 2, ["class_centroid"], task="regression")
 
 
+@pytest.mark.slow
 def test_constant_feature_and_tiny_node_give_no_candidates():
     X = np.column_stack([np.ones(6), np.arange(6.0)])
     y = np.array([0, 1, 0, 1, 0, 1])
@@ -125,6 +127,7 @@ def test_constant_feature_and_tiny_node_give_no_candidates():
         assert fig.layout.title.text
 
 
+@pytest.mark.slow
 def test_figures_draw_the_profile():
     ds = _ds("iris")
     prof = split_profile(
@@ -169,6 +172,7 @@ def test_tradeoff_figure_points():
     assert fig.layout.xaxis.title.text.startswith("fit time")
 
 
+@pytest.mark.slow
 def test_histograms_draw_every_row_including_the_maximum():
     """The stacked bars count every row of the node: plotly's own binning (xbins ending at
     the maximum) dropped the rows equal to it (iris: the one 6.9 cm virginica)."""
@@ -224,7 +228,8 @@ def test_fallback_is_reported_and_equals_sixteen_quantiles():
 def test_regression_dics_paper_uses_the_global_dictionary():
     """As the CART builder: k-means with 8 clusters on every continuous feature, not a
     1-D k-means on the profiled feature."""
-    from engine.candidates import candidate_thresholds, dics_dictionary
+    from engine.cart.candidates import candidate_thresholds
+    from engine.cart.dics import dics_dictionary
 
     X, y = _xy_regression()
     prof = split_profile(X, y, 2, ["dics_paper"], task="regression", random_state=0)
@@ -249,6 +254,7 @@ def test_strategy_markers_do_not_depend_on_the_selection():
     assert styles[0][0] != "line-ns-open"  # the thin tick is exhaustive's only
 
 
+@pytest.mark.slow
 def test_top_margin_grows_with_the_legend():
     """Ten digit classes and eight strategies wrap the legend over several rows: the top
     margin makes room so that it does not cover the title."""
@@ -260,3 +266,23 @@ def test_top_margin_grows_with_the_legend():
     names = [str(c) for c in ds.classes_]
     assert candidates_figure(few).layout.margin.t == 100
     assert candidates_figure(many, class_names=names).layout.margin.t >= 62 + 22 * 5
+
+
+def test_node_histogram_and_rows_left_count_the_node_rows():
+    """What the Split strategies figures draw is computed by the profile: per-class counts
+    in equal-width bins (every row once) and the rows left of each threshold."""
+    ds = _ds("wine")
+    prof = split_profile(ds.X, ds.y, 0, ["exhaustive"], task="classification", n_classes=3)
+    hist = prof.histogram(12, n_classes=3)
+    assert hist.counts.shape == (3, 12) and hist.edges.shape == (13,)
+    np.testing.assert_array_equal(hist.counts.sum(axis=1), np.bincount(ds.y, minlength=3))
+    assert hist.edges[0] == ds.X[:, 0].min() and hist.edges[-1] == ds.X[:, 0].max()
+    assert hist.width == pytest.approx((hist.edges[-1] - hist.edges[0]) / 12)
+    assert hist.max_count == hist.counts.sum(axis=0).max()
+    t = prof.curve_thresholds
+    np.testing.assert_array_equal(prof.rows_left(t), [(ds.X[:, 0] <= v).sum() for v in t])
+    const = split_profile(
+        np.ones((5, 1)), np.arange(5) % 2, 0, ["exhaustive"], task="classification", n_classes=2
+    )
+    one = const.histogram(30)
+    assert one.counts.shape == (2, 1) and one.counts.sum() == 5 and one.width == 1.0

@@ -242,6 +242,7 @@ def test_forest_regressor_matches_sklearn():
         ens.predict_proba(X)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", ["log_loss", "exponential"])
 def test_gradient_boosting_binary_matches_sklearn(loss):
     X, y = _binary_data()
@@ -273,6 +274,7 @@ def test_gradient_boosting_multiclass_matches_sklearn():
     assert np.array_equal(ens.apply(X), est.apply(X).reshape(X.shape[0], -1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "kw", [{}, {"init": "zero"}, {"loss": "huber"}, {"n_iter_no_change": 3, "n_estimators": 500}]
 )
@@ -604,3 +606,35 @@ def test_regression_to_frame_has_value_column():
     df = tree.to_frame()
     assert "value" in df.columns and "majority_class" not in df.columns
     np.testing.assert_array_equal(df["value"].to_numpy(), tree.value[:, 0, 0])
+
+
+def test_public_names_views_read():
+    """feature_labels and category_set: what tree views read of a TreeArrays."""
+    from engine.tree.arrays import _tiny_tree
+
+    tree = _tiny_tree()
+    assert tree.feature_labels() == ["feature_0", "feature_1"]
+    assert tree.feature_labels(["a", "b"]) == ["a", "b"]
+    with pytest.raises(ValueError, match="feature_names has 1 names, expected 2"):
+        tree.feature_labels(["a"])
+    assert tree.category_set(0) is None
+    cat_tree = TreeArrays(
+        [1, -1, -1],
+        [2, -1, -1],
+        [0, -2, -2],
+        [np.nan, -2.0, -2.0],
+        [0.5, 0.0, 0.0],
+        [4, 2, 2],
+        [4.0, 2.0, 2.0],
+        [[[0.5, 0.5]], [[1.0, 0.0]], [[0.0, 1.0]]],
+        task="classification",
+        n_features=2,
+        classes_=np.array([0, 1]),
+        feature_names=["colour", "size"],
+        cat_offsets=[0, 2, 2, 2],
+        cat_values=[0, 2],
+    )
+    np.testing.assert_array_equal(cat_tree.category_set(0), [0, 2])
+    assert cat_tree.category_set(1) is None
+    assert cat_tree.feature_labels() == ["colour", "size"]
+    np.testing.assert_array_equal(cat_tree.apply(np.array([[2.0, 0.0], [1.0, 0.0]])), [1, 2])

@@ -198,6 +198,7 @@ def test_hover_shows_tree_extras(iris3):
     assert "p-value: 0.0123" in hover and "bounds: [0, 1]" in hover
 
 
+@pytest.mark.slow
 def test_many_classes_get_distinct_colours():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(600, 3))
@@ -244,7 +245,7 @@ def test_single_leaf_tree_figure_and_text():
 
 def test_threshold_splits_on_coded_categories_show_labels():
     """A scikit-learn tree fitted on Dataset codes splits 'island <= 0.5'; with the labels in
-    ``categories`` every view names the categories instead (SPEC 0.3: labels, never codes)."""
+    ``categories`` every view names the categories instead (docs/spec.md 0.3: labels, never codes)."""
     import dataclasses
 
     from engine.data import load_bundled, make_dataset

@@ -197,6 +197,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,depth,seed", CASES)
 def test_brute_force_agreement(name, depth, seed):
     model, X, c = _model(name, depth, seed)
@@ -466,6 +467,7 @@ def test_insertion_deletion_curves():
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_shapley_equals_shap_tree_path_dependent():
     shap = pytest.importorskip("shap")
     X, y = load_breast_cancer(return_X_y=True)
@@ -487,6 +489,7 @@ def test_shapley_equals_shap_tree_path_dependent():
     np.testing.assert_allclose(tg.shapley(rf, rows), sv, atol=1e-10 * max(1, np.abs(sv).max()))
 
 
+@pytest.mark.slow
 def test_deep_tree_treegrad_shap_exact_chebyshev_unstable():
     X, y = make_classification(40000, n_features=10, n_informative=6, flip_y=0.3, random_state=0)
     X = X.astype(np.float32).astype(np.float64)

@@ -19,10 +19,10 @@ from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import engine.treegrad as tg
-from engine.figures import treegrad as F
+from engine.figures import treegrad as treegrad_figures
 from engine.jobs import Job
 from engine.tree import from_sklearn
-from engine.treegrad import explain as E
+from engine.treegrad import explain
 
 PAGE = "pages/feature_ranking.py"
 
@@ -49,8 +49,8 @@ def small_reg():
 
 def test_explain_matches_the_api(wine_gb):
     T, X = wine_gb
-    p = E.MethodParams(alpha=8, beta=4, p=0.2, lr=2.0, steps=30)
-    ex = E.explain(T, X[3], 2, p)
+    p = explain.MethodParams(alpha=8, beta=4, p=0.2, lr=2.0, steps=30)
+    ex = explain.explain(T, X[3], 2, p)
     labels = p.labels()
     assert list(ex.scores) == labels
     np.testing.assert_array_equal(ex.scores["Shapley"], tg.shapley(T, X[3], 2))
@@ -63,9 +63,9 @@ def test_explain_matches_the_api(wine_gb):
     assert ex.f_empty + ex.scores["Shapley"].sum() == pytest.approx(ex.f_full, abs=1e-10)
     assert ex.f_full == pytest.approx(T.predict_raw(X[3:4])[0, 2], abs=1e-10)
     with pytest.raises(ValueError, match="alpha"):
-        E.MethodParams(alpha=0).check()
+        explain.MethodParams(alpha=0).check()
     with pytest.raises(ValueError, match="learning rate"):
-        E.explain(T, X[3], 2, E.MethodParams(lr=-1.0))
+        explain.explain(T, X[3], 2, explain.MethodParams(lr=-1.0))
 
 
 def _tau_by_hand(a, b):
@@ -82,11 +82,11 @@ def test_kendall_matrix_and_figure():
     rng = np.random.default_rng(0)
     a, b = rng.normal(size=9), rng.normal(size=9)
     scores = {"A": a, "B": b, "-A": -a, "flat": np.zeros(9)}
-    tau = E.kendall_matrix(scores)
+    tau = explain.kendall_matrix(scores)
     assert tau.loc["A", "B"] == pytest.approx(_tau_by_hand(a, b))
     assert tau.loc["A", "-A"] == pytest.approx(-1.0)
     assert np.isnan(tau.loc["A", "flat"]) and tau.loc["B", "B"] == 1.0
-    fig = F.kendall_figure(tau)
+    fig = treegrad_figures.kendall_figure(tau)
     np.testing.assert_array_equal(np.asarray(fig.data[0].z, float), tau.to_numpy())
     assert fig.data[0].text[0][3] == "n/a"
 
@@ -95,7 +95,7 @@ def test_edge_gammas_telescope_and_rebuild_the_multilinear_extension(small_reg):
     m, T, X = small_reg
     rng = np.random.default_rng(1)
     for x in X[:4]:
-        g = E.edge_gammas(T, x)
+        g = explain.edge_gammas(T, x)
         path = T.decision_path(x)
         leaf = path[-1]
         cov = T.weighted_n_node_samples
@@ -107,7 +107,7 @@ def test_edge_gammas_telescope_and_rebuild_the_multilinear_extension(small_reg):
             sib = T.children_right[par] if T.children_left[par] == u else T.children_left[par]
             assert g[sib] == 0.0
         # fbar(z) = sum_v rho_v c_v / c_r prod_j (1 - z_j + z_j gamma_{j,v})
-        lg = E.leaf_gammas(T, x)
+        lg = explain.leaf_gammas(T, x)
         z = rng.random(T.n_features)
         fbar = sum(
             T.value[v, 0, 0]
@@ -124,15 +124,15 @@ def test_brute_force_semivalue_against_shap(small_reg):
     m, T, X = small_reg
     sv = shap.TreeExplainer(m, feature_perturbation="tree_path_dependent").shap_values(X[:2])
     for r in range(2):
-        np.testing.assert_allclose(E.brute_force_semivalue(m, X[r]), sv[r], atol=1e-9)
+        np.testing.assert_allclose(explain.brute_force_semivalue(m, X[r]), sv[r], atol=1e-9)
         np.testing.assert_allclose(
-            E.brute_force_semivalue(m, X[r], 4, 1), tg.beta_shapley(m, X[r], 4, 1), atol=1e-9
+            explain.brute_force_semivalue(m, X[r], 4, 1), tg.beta_shapley(m, X[r], 4, 1), atol=1e-9
         )
         np.testing.assert_allclose(
-            E.brute_force_semivalue(m, X[r], p=0.3), tg.banzhaf(m, X[r], 0.3), atol=1e-9
+            explain.brute_force_semivalue(m, X[r], p=0.3), tg.banzhaf(m, X[r], 0.3), atol=1e-9
         )
     with pytest.raises(ValueError, match="12"):
-        E.brute_force_semivalue(
+        explain.brute_force_semivalue(
             DecisionTreeRegressor(max_depth=2).fit(
                 np.random.default_rng(0).normal(size=(50, 13)), np.arange(50.0)
             ),
@@ -143,20 +143,20 @@ def test_brute_force_semivalue_against_shap(small_reg):
 def test_best_beta_and_batch_curves(wine_gb):
     T, X = wine_gb
     Xb = X[::20][:6]
-    best, pick = E.best_beta_curves(T, Xb, 1, "probability")
+    best, pick = explain.best_beta_curves(T, Xb, 1, "probability")
     joints = np.stack(
         [
             tg.insertion_deletion(T, Xb, tg.beta_shapley(T, Xb, a, b, 1), 1, "probability").joint
-            for a, b in E.PAPER_BETAS
+            for a, b in explain.PAPER_BETAS
         ]
     )
     np.testing.assert_array_equal(pick, np.argmax(joints, axis=0))
     np.testing.assert_allclose(best.joint, joints.max(axis=0))
     # batch: the mean of per-row curves, rows grouped by their own class
     cls = np.array([0, 1, 2, 1, 0, 2])
-    params = E.MethodParams(steps=10)
+    params = explain.MethodParams(steps=10)
     snaps = list(
-        E.curves_steps(
+        explain.curves_steps(
             None,
             T,
             Xb,
@@ -179,7 +179,7 @@ def test_best_beta_and_batch_curves(wine_gb):
         ]
     )
     np.testing.assert_allclose(res.curves["Shapley"].insertion, ins.mean(axis=0), atol=1e-12)
-    assert E.RANDOM in res.curves and E.BEST not in res.curves  # 13 features > 12
+    assert explain.RANDOM in res.curves and explain.BEST not in res.curves  # 13 features > 12
     table = res.auc_table().set_index("method")
     assert table.loc["Shapley", "insertion_auc"] == pytest.approx(ins.mean())
     per_row = res.per_row_auc
@@ -196,37 +196,38 @@ def test_best_beta_and_batch_curves(wine_gb):
 
 def test_curves_figure_legend_carries_the_engine_auc(wine_gb):
     T, X = wine_gb
-    res = E.batch_curves(
-        T, X[:3], 1, params=E.MethodParams(steps=5), output="probability", n_random=2
+    res = explain.batch_curves(
+        T, X[:3], 1, params=explain.MethodParams(steps=5), output="probability", n_random=2
     )
     for which in ("insertion", "deletion"):
-        fig = F.curves_figure(res.curves, which, y_label="P(class 1)", n_rows=3)
+        fig = treegrad_figures.curves_figure(res.curves, which, y_label="P(class 1)", n_rows=3)
         assert len(fig.data) == len(res.curves)
         for tr in fig.data:
             cv = res.curves[tr.meta["method"]]
             auc = float(cv.auc_insertion if which == "insertion" else cv.auc_deletion)
-            assert tr.name == F.curve_label(tr.meta["method"], auc)
+            assert tr.name == treegrad_figures.curve_label(tr.meta["method"], auc)
             shown = float(re.search(r"AUC ([-0-9.e]+)\)", tr.name).group(1))
             assert shown == pytest.approx(auc, rel=1e-3)
             np.testing.assert_array_equal(tr.y, getattr(cv, which))
         assert "mean over 3 rows" in fig.layout.title.text
         assert fig.layout.yaxis.title.text == "P(class 1)"
     with pytest.raises(ValueError, match="insertion"):
-        F.curves_figure(res.curves, "both")
+        treegrad_figures.curves_figure(res.curves, "both")
 
 
+@pytest.mark.slow
 def test_attribution_figure_bars(wine_gb):
     T, X = wine_gb
-    ex = E.explain(T, X[0], 0, E.MethodParams(steps=5))
+    ex = explain.explain(T, X[0], 0, explain.MethodParams(steps=5))
     names = [f"f{j}" for j in range(13)]
-    fig = F.attribution_figure(ex.scores, names, top_k=5)
+    fig = treegrad_figures.attribution_figure(ex.scores, names, top_k=5)
     assert len(fig.data) == 6
     mag = np.max(np.abs(np.stack(list(ex.scores.values()))), axis=0)
     top = np.argsort(-mag, kind="stable")[:5]
     for tr, s in zip(fig.data, ex.scores.values(), strict=True):
         assert list(tr.y) == [names[j] for j in top]
         np.testing.assert_array_equal(tr.x, s[top])
-    norm = F.attribution_figure(ex.scores, names, top_k=None, normalise=True)
+    norm = treegrad_figures.attribution_figure(ex.scores, names, top_k=None, normalise=True)
     for tr in norm.data:
         assert np.max(np.abs(tr.x)) == pytest.approx(1.0)
 
@@ -235,7 +236,7 @@ def test_ranker_figure_shows_the_history(wine_gb):
     T, X = wine_gb
     ga = tg.rank(T, X[1], 1, "ga", steps=12)
     adam = tg.rank(T, X[1], 1, "adam", steps=12)
-    fig = F.ranker_figure(
+    fig = treegrad_figures.ranker_figure(
         {"GA": ga, "Adam": adam}, [f"f{j}" for j in range(13)], heat="Adam", top_k=4
     )
     heat = fig.data[0]
@@ -248,32 +249,33 @@ def test_ranker_figure_shows_the_history(wine_gb):
 def test_gamma_tree_figure_labels_the_path(small_reg):
     m, T, X = small_reg
     x = X[5]
-    g = E.edge_gammas(T, x)
-    fig = F.gamma_tree_figure(T, x)
+    g = explain.edge_gammas(T, x)
+    fig = treegrad_figures.gamma_tree_figure(T, x)
     texts = [a.text for a in fig.layout.annotations if "\u03b3=" in a.text]
     path = T.decision_path(x)
     assert len(texts) == 2 * (len(path) - 1)  # each path edge and its sibling
     assert (
-        f"{T._names(None)[T.feature[0]]}: \u03b3={g[path[1]]:.3g}" in texts
+        f"{T.feature_labels(None)[T.feature[0]]}: \u03b3={g[path[1]]:.3g}" in texts
     )  # path edges name the feature
     assert texts.count("\u03b3=0") == len(path) - 1
     hover = " ".join(h for tr in fig.data if tr.hovertext is not None for h in tr.hovertext)
     assert f"gamma of the edge into this node: {g[path[-1]]:.4g}" in hover
 
 
+@pytest.mark.slow
 def test_numerics_jobs_and_figures():
-    snaps = list(E.error_vs_depth_steps(None, depths=(3, None), n_rows=4000, n_samples=2))
+    snaps = list(explain.error_vs_depth_steps(None, depths=(3, None), n_rows=4000, n_samples=2))
     df = snaps[-1]["rows"]
     assert [s["done"] for s in snaps] == [1, 2]
     deep = df[df.depth == df.depth.max()].set_index("method")["max_abs_error"]
     assert df.depth.max() >= 25
     assert deep["TreeGrad-Shap"] <= 1e-12
     assert deep["Chebyshev nodes (Linear TreeShap)"] > 1e3 * max(deep["TreeGrad-Shap"], 1e-16)
-    fig = F.error_depth_figure(df)
+    fig = treegrad_figures.error_depth_figure(df)
     assert fig.layout.yaxis.type == "log" and len(fig.data) == df.method.nunique()
-    rt = list(E.runtime_vs_leaves_steps(None, leaves=(50, 200), repeat=1))[-1]["rows"]
+    rt = list(explain.runtime_vs_leaves_steps(None, leaves=(50, 200), repeat=1))[-1]["rows"]
     assert set(rt.leaves) == {50, 200} and (rt.seconds > 0).all()
-    assert len(F.runtime_figure(rt).data) == rt.method.nunique()
+    assert len(treegrad_figures.runtime_figure(rt).data) == rt.method.nunique()
 
 
 # ---------------------------------------------------------------------------------------
@@ -318,6 +320,7 @@ def _curve_names(app):
     ]
 
 
+@pytest.mark.slow
 def test_page_classification_edit_a_feature(app):
     at = _open(app, "wine")
     assert at.title[0].value == "Feature ranking (TreeGrad)"
@@ -364,6 +367,7 @@ def test_page_classification_edit_a_feature(app):
     assert names_csv
 
 
+@pytest.mark.slow
 def test_page_settings_come_back_when_streamlit_dropped_them(app):
     # Switching page while a job's fragment polls made Streamlit drop the page's widget
     # values (seen in the browser: Max depth back at 6 after a visit to the Data page).
@@ -388,6 +392,7 @@ def test_page_settings_come_back_when_streamlit_dropped_them(app):
     assert not any("What-if" in i.value for i in at.info)
 
 
+@pytest.mark.slow
 def test_page_regression_boosting_batch_job(app):
     at = _open(app, "diabetes")
     at.selectbox(key="tg_kind").set_value("boosting").run()
@@ -405,10 +410,11 @@ def test_page_regression_boosting_batch_job(app):
     assert any(nm.startswith("Best achievable") for nm in names)  # 10 features <= 12
     res = job.result
     shap_auc = float(res.curves["Shapley"].auc_insertion)
-    assert F.curve_label("Shapley", shap_auc) in names
+    assert treegrad_figures.curve_label("Shapley", shap_auc) in names
     assert res.n_rows == 6
 
 
+@pytest.mark.slow
 def test_page_batch_curves_of_a_tree_classifier_are_probabilities(app):
     at = _open(app, "wine")  # a decision tree: the game is the class probability
     at.radio(key="tg_mode").set_value("batch").run()
@@ -425,6 +431,7 @@ def test_page_batch_curves_of_a_tree_classifier_are_probabilities(app):
     assert titles == {"P(predicted class)"}
 
 
+@pytest.mark.slow
 def test_page_curves_of_another_dataset_say_so(app):
     # A batch run on one dataset, then another dataset picked: the page showed the old
     # curves (30 features of breast cancer under Iris's 4) saying only "computed with other
@@ -444,6 +451,7 @@ def test_page_curves_of_another_dataset_say_so(app):
     assert not any("other settings" in c.value for c in at.caption)
 
 
+@pytest.mark.slow
 def test_page_running_job_stays_stoppable_when_the_page_stops_early(app):
     # 'Max leaves' = 1 (or a dataset the page refuses) stopped the page above the tabs: a
     # running batch vanished with its Stop button and ran on until its 300 s budget.
@@ -464,6 +472,7 @@ def test_page_running_job_stays_stoppable_when_the_page_stops_early(app):
     assert not any("still running" in i.value for i in at.info)
 
 
+@pytest.mark.slow
 def test_page_batch_size_kept_from_a_bigger_dataset(app):
     at = _open(app, "digits")
     at.radio(key="tg_mode").set_value("batch").run()
@@ -473,6 +482,7 @@ def test_page_batch_size_kept_from_a_bigger_dataset(app):
     assert at.slider(key="tg_batch").max == 38 and at.slider(key="tg_batch").value == 38
 
 
+@pytest.mark.slow
 def test_page_stopped_batch_says_how_many_rows_finished(app):
     # a stopped job's result is its last snapshot {"done", "total", "result": CurveSet}
     from engine.data import load_bundled, make_dataset
@@ -480,7 +490,7 @@ def test_page_stopped_batch_says_how_many_rows_finished(app):
     df, _r, entry = load_bundled("diabetes")
     ds = make_dataset(df, entry["target"])
     tree = DecisionTreeRegressor(max_depth=3, random_state=0).fit(ds.X, ds.y)
-    partial = E.batch_curves(tree, ds.X[:4], None, n_random=2, seed=0)
+    partial = explain.batch_curves(tree, ds.X[:4], None, n_random=2, seed=0)
 
     def forever(ctx):
         while True:
@@ -504,6 +514,7 @@ def test_page_stopped_batch_says_how_many_rows_finished(app):
     assert any(b.key == "tg_rows_dl" for b in at.get("download_button"))
 
 
+@pytest.mark.slow
 def test_page_categorical_remembered_model_and_numerics(app):
     at = _open(app, "penguins")
     assert not at.exception and not at.error
@@ -552,6 +563,7 @@ def test_page_categorical_remembered_model_and_numerics(app):
     assert errs and len(errs[0]["data"]) >= 3
 
 
+@pytest.mark.slow
 def test_page_remembered_without_models_and_tiny_upload(app):
     at = _open(app, "iris")
     at.radio(key="tg_source").set_value("remembered").run()
@@ -570,6 +582,7 @@ def test_page_remembered_without_models_and_tiny_upload(app):
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.e2e
 def test_browser_edit_feature_redraws_curves(page, app_url, tmp_path):
     from playwright.sync_api import expect

@@ -1,4 +1,4 @@
-"""Conditional inference trees and forests (SPEC section 4).
+"""Conditional inference trees and forests (docs/spec.md section 4).
 
 Public API: the estimators :class:`ConditionalInferenceTreeClassifier`,
 :class:`ConditionalInferenceTreeRegressor`, :class:`ConditionalInferenceForestClassifier`,

@@ -1,4 +1,4 @@
-"""Conditional inference forests (SPEC section 4): bootstrap ensembles of conditional
+"""Conditional inference forests (docs/spec.md section 4): bootstrap ensembles of conditional
 inference trees with feature sampling at every node (``max_features='sqrt'``).
 
 * ``bootstrap=True`` draws ``max_samples`` rows (default ``n``; an int is capped at ``n``, a

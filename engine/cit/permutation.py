@@ -1,4 +1,4 @@
-"""Monte Carlo permutation tests of conditional inference trees (SPEC section 4).
+"""Monte Carlo permutation tests of conditional inference trees (docs/spec.md section 4).
 
 * p-values follow the Phipson-Smyth +1 rule: right tail (stage A, selector statistics)
   ``p = (1 + #{T_b >= T_obs}) / (B + 1)``, left tail (stage B, weighted child impurity)
@@ -30,7 +30,7 @@ import numba  # noqa: E402  (after engine._numba set the cache folder)
 import numpy as np
 
 from engine._numba import call_parallel, njit, register_warmup
-from engine.candidates import rng_next
+from engine._random import rng_next
 from engine.cit.statistics import statistic
 from engine.criteria import (
     class_gains_at,

@@ -1,4 +1,4 @@
-"""Stage-A selector statistics of conditional inference trees (SPEC section 4).
+"""Stage-A selector statistics of conditional inference trees (docs/spec.md section 4).
 
 Every kernel is ``@njit(cache=True, nogil=True)`` and reads one feature column ``x``
 (float64, C-contiguous) of the node's rows with the node's response:

@@ -1,4 +1,4 @@
-"""Top-k evaluation of a feature ranking (the benchmark of SPEC section 4).
+"""Top-k evaluation of a feature ranking (the benchmark of docs/spec.md section 4).
 
 :func:`top_k_curve` scores a fixed downstream learner trained on the ``k`` top-ranked
 features, for every ``k`` in ``ks``, by K-fold cross-validation: on each training fold the

@@ -1,4 +1,4 @@
-"""Conditional inference trees (SPEC section 4; Hothorn, Hornik & Zeileis 2006): at every
+"""Conditional inference trees (docs/spec.md section 4; Hothorn, Hornik & Zeileis 2006): at every
 node a test of independence between each feature and the target selects the split
 feature (stage A), then a split point is chosen on it (stage B).
 
@@ -130,7 +130,7 @@ SPLIT_TRIES = 2
 #: of its magnitude.
 CONSTANT_ULPS = 4.0
 
-#: The CIT paper's procedure (Milletich et al., arXiv 2607.01417; SPEC section 4) as
+#: The CIT paper's procedure (Milletich et al., arXiv 2607.01417; docs/spec.md section 4) as
 #: estimator parameters per task: Monte Carlo permutation p-values (selector 'mc' / 'pc',
 #: Bonferroni alpha / m, B 'auto', adaptive stopping, feature scanning and muting), stage B's
 #: permutation test of the weighted child impurity of every exact threshold, and the paper's
@@ -604,7 +604,7 @@ class _BaseCIT(BaseEstimator):
     def _stage_a_permutation(
         self, X, rows, yc, yv, n_classes, tested, nonconst, is_cat, prm, rng, node
     ):
-        """The paper's stage A (SPEC section 4): Monte Carlo permutation tests of the
+        """The paper's stage A (docs/spec.md section 4): Monte Carlo permutation tests of the
         selector statistic at the Bonferroni level alpha / m_t, feature scanning, feature
         muting.  Returns ``([(feature, p, permutations)], child_pool)`` or None."""
         classif = self._task == "classification"
@@ -846,7 +846,7 @@ class _BaseCIT(BaseEstimator):
         return int(f), goes_left, delta
 
     def _stage_b_permutation(self, X, rows, yc, yv, n_classes, f, is_cat, prm, rng, node):
-        """The paper's stage B (SPEC section 4) on feature ``f``: a left-tailed permutation
+        """The paper's stage B (docs/spec.md section 4) on feature ``f``: a left-tailed permutation
         test of the weighted child impurity of every candidate threshold, threshold
         scanning, Bonferroni alpha / |C|.  Returns ``(f, goes_left, decrease)`` or None."""
         classif = self._task == "classification"

@@ -1,4 +1,4 @@
-"""Plotly figures of conditional inference trees and forests (SPEC section 4).
+"""Plotly figures of conditional inference trees and forests (docs/spec.md section 4).
 
 Pure functions of fitted results -> ``go.Figure``; usable from a notebook::
 

@@ -1,4 +1,4 @@
-"""Figures of the Optimal shape trees page (Literati, SPEC section 1): the gap convergence
+"""Figures of the Optimal shape trees page (Literati, docs/spec.md section 1): the gap convergence
 chart of the AO* search, the shape function of one node, and the shape tree itself.
 
 Pure functions of engine results -> ``go.Figure`` (usable from a notebook)::
@@ -115,7 +115,7 @@ def shape_apply(tree: TreeArrays, X: Any) -> np.ndarray:
 
 
 def _goes_left(tree: TreeArrays, node: int, col: np.ndarray) -> np.ndarray:
-    cats = tree._category_set(node)
+    cats = tree.category_set(node)
     if cats is not None:
         return np.isin(col, cats.astype(np.float64))
     return shape_goes_left(col, node_breakpoints(tree, node))
@@ -207,8 +207,8 @@ def shape_rule(
     if tree.children_left[node] == TREE_LEAF:
         raise ValueError(f"node {node} is a leaf: it has no shape function")
     j = int(tree.feature[node])
-    name = tree._names(None if feature_names is None else list(feature_names))[j]
-    cats_set = tree._category_set(node)
+    name = tree.feature_labels(None if feature_names is None else list(feature_names))[j]
+    cats_set = tree.category_set(node)
     if cats_set is not None:  # a plain tree's category-set split
         return tree.rule(node, feature_names)
     u = node_breakpoints(tree, node)
@@ -660,7 +660,7 @@ def shape_function_figure(
 
 def _node_context(tree: TreeArrays, node: int, feature_names, class_names):
     j = int(tree.feature[node])
-    names = tree._names(None if feature_names is None else list(feature_names))
+    names = tree.feature_labels(None if feature_names is None else list(feature_names))
     cats = tree.categories[j] if tree.categories is not None else None
     cnames = (
         tree.class_names(None if class_names is None else list(class_names))
@@ -757,7 +757,7 @@ def shape_tree_figure(
     are given, the node's cost ``lambda + alpha * K`` (misclassification units).  Node
     traces keep ``customdata`` = node id, so a page can read clicks.
     """
-    names = tree._names(None if feature_names is None else list(feature_names))
+    names = tree.feature_labels(None if feature_names is None else list(feature_names))
     inner = internal_nodes(tree)
     bps = {v: node_breakpoints(tree, v) for v in inner}
     extra = {}
@@ -796,7 +796,7 @@ def shape_tree_figure(
             texts = list(trace.hovertext)
             for i, nid in enumerate(trace.customdata):
                 v = int(nid)
-                if v in bps and tree._category_set(v) is None:
+                if v in bps and tree.category_set(v) is None:
                     old = f"rule: {tree.rule(v, names)}  (True \u2192 left)"
                     texts[i] = texts[i].replace(old, "shape: " + shape_rule(tree, v, names))
             trace.hovertext = texts
@@ -808,7 +808,7 @@ def shape_tree_figure(
         anns = []
         for ann in fig.layout.annotations:
             v = by_xy.get((float(ann.x), float(ann.y)))
-            if v is not None and tree._category_set(v) is None:
+            if v is not None and tree.category_set(v) is None:
                 j = int(tree.feature[v])
                 cats = tree.categories[j] if tree.categories is not None else None
                 ann = go.layout.Annotation(ann)
@@ -830,7 +830,7 @@ def shape_tree_figure(
             (xa, ya), (xb, yb) = coords[v], coords[int(child)]
             lx.append(xa + 0.6 * (xb - xa))
             ly.append(ya + 0.6 * (yb - ya))
-            if tree._category_set(v) is not None:
+            if tree.category_set(v) is not None:
                 lt.append("True" if side == "left" else "False")
             else:
                 lt.append(side_text(bps[v], side, categories=cats))
@@ -878,7 +878,7 @@ def shape_grid_figure(
         raise ValueError("the tree is a single leaf: it has no shape function to draw")
     Xc = tree.check_X(X)
     yc = None if y is None else np.asarray(y).astype(np.int64)
-    names = tree._names(None if feature_names is None else list(feature_names))
+    names = tree.feature_labels(None if feature_names is None else list(feature_names))
     cnames = (
         tree.class_names(None if class_names is None else list(class_names))
         if tree.task == "classification"

@@ -1,7 +1,7 @@
 """Figures of the Split strategies page: candidates on the histogram, the impurity-decrease
 curve, an animated threshold scan, and the accuracy-vs-time trade-off of whole trees.
 
-Pure functions of :class:`engine.splits.SplitProfile` (or a CV summary) -> ``go.Figure``.
+Pure functions of :class:`engine.cart.profile.SplitProfile` (or a CV summary) -> ``go.Figure``.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.candidates import STRATEGIES
+from engine.cart.candidates import STRATEGIES
 from engine.figures.style import base_layout, palette
 
-#: marker symbol of each strategy, in :data:`engine.candidates.STRATEGIES` order (the thin
+#: marker symbol of each strategy, in :data:`engine.cart.candidates.STRATEGIES` order (the thin
 #: tick is exhaustive's: its candidates are dense).
 SYMBOLS = (
     "line-ns-open",
@@ -69,33 +69,21 @@ def _strategy_label(r) -> str:
     return f"{_short_name(r)} ({_plural(r.n_candidates, 'candidate')})"
 
 
-def _bins(x, nbins):
-    """``nbins`` equal-width bins over ``[min, max]`` (the max is in the last bin, as
-    ``np.histogram``): ``(edges, centres, width)``; one unit-wide bin for a constant ``x``."""
-    lo, hi = (float(x.min()), float(x.max())) if x.size else (0.0, 1.0)
-    if hi <= lo:
-        lo, hi, nbins = lo - 0.5, lo + 0.5, 1
-    edges = np.linspace(lo, hi, nbins + 1)
-    return edges, 0.5 * (edges[:-1] + edges[1:]), float(edges[1] - edges[0])
-
-
 def _histogram(fig, profile, class_names, nbins, row=1):
-    """Stacked bars of the node's rows per bin (and class).  The counts come from
-    ``np.histogram`` so every row is drawn (plotly's own binning left out rows equal to the
-    maximum when the bin edges rounded below it)."""
-    x = profile.x
-    edges, centres, width = _bins(x, nbins)
-    lo_hi = np.column_stack([edges[:-1], edges[1:]])
+    """Stacked bars of the node's rows per bin (and class), counted by
+    :meth:`SplitProfile.histogram` with ``np.histogram`` so every row is drawn (plotly's own
+    binning left out rows equal to the maximum when the bin edges rounded below it)."""
     hover = "[%{customdata[0]:.4g}, %{customdata[1]:.4g}]<br>%{y} rows<extra></extra>"
     if profile.task == "classification":
         names = class_names or [str(k) for k in range(int(profile.y.max()) + 1)]
+        hist = profile.histogram(nbins, n_classes=len(names))
+        lo_hi = np.column_stack([hist.edges[:-1], hist.edges[1:]])
         colours = palette(len(names))
         for k, name in enumerate(names):
-            counts = np.histogram(x[profile.y == k], bins=edges)[0]
             fig.add_bar(
-                x=centres,
-                y=counts,
-                width=width,
+                x=hist.centres,
+                y=hist.counts[k],
+                width=hist.width,
                 name=str(name),
                 legendgroup="classes",
                 marker=dict(color=colours[k], line_width=0),
@@ -105,11 +93,12 @@ def _histogram(fig, profile, class_names, nbins, row=1):
                 col=1,
             )
     else:
-        counts = np.histogram(x, bins=edges)[0]
+        hist = profile.histogram(nbins)
+        lo_hi = np.column_stack([hist.edges[:-1], hist.edges[1:]])
         fig.add_bar(
-            x=centres,
-            y=counts,
-            width=width,
+            x=hist.centres,
+            y=hist.counts[0],
+            width=hist.width,
             name="rows",
             marker=dict(color=palette(1)[0], line_width=0),
             customdata=lo_hi,
@@ -117,6 +106,7 @@ def _histogram(fig, profile, class_names, nbins, row=1):
             row=row,
             col=1,
         )
+    return hist
 
 
 def _criterion_name(profile) -> str:
@@ -148,7 +138,7 @@ def candidates_figure(profile, *, class_names=None, nbins: int = 30, units: str 
     """The node's histogram of the feature (stacked by class) with every strategy's candidate
     thresholds as a row of markers underneath and its chosen threshold as a dashed line.
 
-    ``profile``: :class:`engine.splits.SplitProfile`; ``class_names``: labels in code order.
+    ``profile``: :class:`engine.cart.profile.SplitProfile`; ``class_names``: labels in code order.
     """
     strategies = list(profile.results)
     colours = _strategy_colours(strategies)
@@ -277,6 +267,66 @@ def gain_curve_figure(profile, *, units: str = "") -> go.Figure:
     return fig
 
 
+def _scan_frames(t, g, idx, animated, ymax, split_text):
+    """One animation frame and one slider step per threshold index in ``idx``: the line
+    over the histogram, the curve traced so far and the current point."""
+    frames, steps = [], []
+    for i in idx:
+        i = int(i)
+        name = f"{t[i]:.4g}"
+        frames.append(
+            go.Frame(
+                name=name,
+                traces=animated,
+                data=[
+                    go.Scatter(x=[t[i], t[i]], y=[0, ymax * 1.05], text=split_text(i)),
+                    go.Scatter(x=t[: i + 1], y=g[: i + 1]),
+                    go.Scatter(x=[t[i]], y=[g[i]]),
+                ],
+            )
+        )
+        steps.append(
+            dict(
+                method="animate",
+                label=name,
+                args=[
+                    [name],
+                    dict(
+                        mode="immediate",
+                        frame=dict(duration=0, redraw=True),
+                        transition=dict(duration=0),
+                    ),
+                ],
+            )
+        )
+    return frames, steps
+
+
+def _play_pause():
+    """The Play (from the current frame, 250 ms per frame) and Pause buttons."""
+    play = dict(
+        label="▶ Play",
+        method="animate",
+        args=[
+            None,
+            dict(
+                frame=dict(duration=250, redraw=True), fromcurrent=True, transition=dict(duration=0)
+            ),
+        ],
+    )
+    pause = dict(
+        label="Pause",
+        method="animate",
+        args=[
+            [None],
+            dict(
+                mode="immediate", frame=dict(duration=0, redraw=False), transition=dict(duration=0)
+            ),
+        ],
+    )
+    return play, pause
+
+
 def threshold_scan_figure(
     profile, *, class_names=None, nbins: int = 30, max_frames: int = 60, units: str = ""
 ) -> go.Figure:
@@ -289,9 +339,8 @@ def threshold_scan_figure(
     fig = make_subplots(
         rows=2, cols=1, shared_xaxes=True, row_heights=[0.55, 0.45], vertical_spacing=0.06
     )
-    _histogram(fig, profile, class_names, nbins)
+    ymax = _histogram(fig, profile, class_names, nbins).max_count
     n_static = len(fig.data)
-    ymax = float(np.histogram(profile.x, bins=nbins)[0].max()) if profile.x.size else 1.0
     gmax = float(np.nanmax(g)) if g.size and np.isfinite(g).any() else 1.0
     fig.add_scatter(
         x=t,
@@ -313,14 +362,13 @@ def threshold_scan_figure(
         return fig
     idx = np.unique(np.linspace(0, t.size - 1, min(max_frames, t.size)).round().astype(int))
     first = int(idx[0])
-    xs_sorted = np.sort(profile.x)
-    n_left = np.searchsorted(xs_sorted, t, side="right")
+    n_left = profile.rows_left(t)
+    n_rows = profile.x.size
 
     def split_text(i):
         return [
             "",
-            f"← {_plural(int(n_left[i]), 'row')} | "
-            f"{_plural(int(xs_sorted.size - n_left[i]), 'row')} →",
+            f"← {_plural(int(n_left[i]), 'row')} | {_plural(int(n_rows - n_left[i]), 'row')} →",
         ]
 
     fig.add_scatter(
@@ -353,56 +401,8 @@ def threshold_scan_figure(
         col=1,
     )
     animated = [n_static + 1, n_static + 2, n_static + 3]
-    frames, steps = [], []
-    for i in idx:
-        i = int(i)
-        name = f"{t[i]:.4g}"
-        frames.append(
-            go.Frame(
-                name=name,
-                traces=animated,
-                data=[
-                    go.Scatter(x=[t[i], t[i]], y=[0, ymax * 1.05], text=split_text(i)),
-                    go.Scatter(x=t[: i + 1], y=g[: i + 1]),
-                    go.Scatter(x=[t[i]], y=[g[i]]),
-                ],
-            )
-        )
-        steps.append(
-            dict(
-                method="animate",
-                label=name,
-                args=[
-                    [name],
-                    dict(
-                        mode="immediate",
-                        frame=dict(duration=0, redraw=True),
-                        transition=dict(duration=0),
-                    ),
-                ],
-            )
-        )
-    fig.frames = frames
-    play = dict(
-        label="▶ Play",
-        method="animate",
-        args=[
-            None,
-            dict(
-                frame=dict(duration=250, redraw=True), fromcurrent=True, transition=dict(duration=0)
-            ),
-        ],
-    )
-    pause = dict(
-        label="Pause",
-        method="animate",
-        args=[
-            [None],
-            dict(
-                mode="immediate", frame=dict(duration=0, redraw=False), transition=dict(duration=0)
-            ),
-        ],
-    )
+    fig.frames, steps = _scan_frames(t, g, idx, animated, ymax, split_text)
+    play, pause = _play_pause()
     fig.update_layout(
         **base_layout(
             f"Threshold scan on {profile.feature_name}: the split x <= threshold sends rows left",

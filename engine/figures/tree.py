@@ -238,104 +238,8 @@ def _label_annotations(
     ]
 
 
-def tree_figure(
-    tree: TreeArrays,
-    *,
-    feature_names: Sequence[str] | None = None,
-    class_names: Sequence[str] | None = None,
-    highlight_x: Any = None,
-    collapse_depth: int | None = None,
-    collapsed_nodes: Sequence[int] = (),
-    title: str | None = None,
-    height: int | None = None,
-    node_extra: Mapping[int, str] | Sequence[str] | None = None,
-    show_labels: bool | None = None,
-) -> go.Figure:
-    """Draw a tree as a plotly figure (pure function; no graphviz).
-
-    Parameters
-    ----------
-    tree : TreeArrays
-        Any TreeLab or converted scikit-learn tree.
-    feature_names, class_names : sequences of str, optional
-        Display names; default ``tree.feature_names`` / ``str(tree.classes_)``.
-    highlight_x : array-like ``(n_features,)``, optional
-        One sample; its decision path is drawn with thick black edges and rings, legend
-        entry "path of selected sample" (the path stops at a collapsed node).
-    collapse_depth : int, optional
-        Internal nodes at this depth are drawn as one triangle each, hiding everything
-        below (SPEC 0.7 suggests 4 for big trees).  ``None`` shows every node.
-    collapsed_nodes : sequence of int
-        Further internal nodes drawn collapsed (e.g. toggled by clicks).
-    title : str, optional
-        Figure title; default states nodes, leaves and depth.
-    height : int, optional
-        Pixels; default grows with the visible depth.
-    node_extra : mapping node id -> str (or sequence indexed by node id), optional
-        Extra hover line per node (p-value, bounds, ...).  p-values and bounds stored in
-        the tree are shown anyway.
-    show_labels : bool, optional
-        Text on nodes (short rule at splits, majority class or mean at leaves, True/False
-        on edges); default only when at most 31 nodes are visible.
-
-    Returns
-    -------
-    go.Figure
-        Traces: edges, edge labels, split nodes, leaves (one trace per majority class, or one
-        trace coloured by the mean for regression), collapsed subtrees, and the highlighted
-        path.  Node traces carry ``customdata`` = node id (int) and ``meta={'role':
-        'nodes'}``.
-
-    Raises
-    ------
-    ValueError
-        Bad ``highlight_x`` (see :meth:`TreeArrays.check_X`), wrong number of names, or a
-        node id out of range in ``collapsed_nodes``.
-    """
-    if not isinstance(tree, TreeArrays):
-        raise TypeError(f"tree_figure takes a TreeArrays, got {type(tree).__name__}")
-    for v in collapsed_nodes:
-        if not 0 <= int(v) < tree.node_count:
-            raise ValueError(f"collapsed_nodes: node {v} is out of range [0, {tree.node_count})")
-    names = tree._names(None if feature_names is None else list(feature_names))
-    classification = tree.task == "classification"
-    cnames = (
-        tree.class_names(None if class_names is None else list(class_names))
-        if classification
-        else None
-    )
-
-    order, collapsed = _visible_nodes(tree, collapse_depth, collapsed_nodes)
-    xs = _positions(tree, order, collapsed)
-    depth = tree.depth
-    ys = -depth.astype(np.float64)
-    cl, cr = tree.children_left, tree.children_right
-    is_leaf = cl == TREE_LEAF
-    n_visible = len(order)
-    labels_on = n_visible <= MAX_LABELLED_NODES if show_labels is None else bool(show_labels)
-    size, n_leaves_below = _subtree_sizes(tree)
-
-    def extra_for(node: int) -> str | None:
-        if node_extra is None:
-            return None
-        if isinstance(node_extra, Mapping):
-            return node_extra.get(node)
-        return node_extra[node] if node < len(node_extra) else None
-
-    splits = [v for v in order if not is_leaf[v] and not collapsed[v]]
-    leaves = [v for v in order if is_leaf[v]]
-    folded = [v for v in order if collapsed[v]]
-    hover: dict[int, str] = {}
-    for v in order:
-        kind = "leaf" if is_leaf[v] else ("collapsed" if collapsed[v] else "split")
-        hidden = (int(size[v] - 1), int(n_leaves_below[v])) if collapsed[v] else None
-        hover[v] = _hover(tree, v, int(depth[v]), names, cnames, kind, hidden, extra_for(v))
-
-    n_terminal = len(leaves) + len(folded)
-    marker_size = 26 if n_terminal <= 16 else (16 if n_terminal <= 64 else 10)
-    fig = go.Figure()
-
-    # edges
+def _add_edges(fig, splits, xs, ys, cl, cr, labels_on) -> None:
+    """The edges of the visible split nodes, with True / False labels (always at the root)."""
     ex: list[float | None] = []
     ey: list[float | None] = []
     lab_x, lab_y, lab_t, lab_pos = [], [], [], []
@@ -374,7 +278,10 @@ def tree_figure(
             )
         )
 
-    # highlighted path (edges under the nodes, rings over them)
+
+def _add_path(fig, tree, highlight_x, collapsed, xs, ys) -> list[int]:
+    """The decision path of ``highlight_x`` (up to a collapsed node) as thick edges under
+    the nodes; returns its node ids (empty without a sample)."""
     path: list[int] = []
     if highlight_x is not None:
         for v in tree.decision_path(highlight_x).tolist():
@@ -398,7 +305,15 @@ def tree_figure(
             )
         )
 
-    # nodes
+    return path
+
+
+def _add_nodes(
+    fig, tree, splits, leaves, folded, xs, ys, hover, names, cnames, size, marker_size
+) -> dict[int, str]:
+    """Split nodes, leaves (one trace per majority class, or coloured by the mean) and
+    collapsed subtrees; returns each node's short label."""
+    classification = tree.task == "classification"
     node_labels: dict[int, str] = {}
     outline = {"color": OUTLINE_COLOR, "width": 1}
     if splits:
@@ -478,29 +393,52 @@ def tree_figure(
                 },
             )
         )
-    if path:
-        arr = np.asarray(path, dtype=np.int64)
-        fig.add_trace(
-            go.Scatter(
-                x=xs[arr],
-                y=ys[arr],
-                mode="markers",
-                customdata=arr,
-                hoverinfo="skip",
-                marker={
-                    "symbol": "circle-open",
-                    "size": marker_size + 10,
-                    "color": PATH_COLOR,
-                    "line": {"width": 3, "color": PATH_COLOR},
-                },
-                name="path of selected sample",
-                legendgroup="path",
-                showlegend=False,
-                meta={"role": "path"},
-            )
-        )
+    return node_labels
 
-    # layout
+
+def _add_path_rings(fig, path, xs, ys, marker_size) -> None:
+    """Rings over the nodes of the highlighted path."""
+    arr = np.asarray(path, dtype=np.int64)
+    fig.add_trace(
+        go.Scatter(
+            x=xs[arr],
+            y=ys[arr],
+            mode="markers",
+            customdata=arr,
+            hoverinfo="skip",
+            marker={
+                "symbol": "circle-open",
+                "size": marker_size + 10,
+                "color": PATH_COLOR,
+                "line": {"width": 3, "color": PATH_COLOR},
+            },
+            name="path of selected sample",
+            legendgroup="path",
+            showlegend=False,
+            meta={"role": "path"},
+        )
+    )
+
+
+def _tree_layout(
+    fig,
+    tree,
+    order,
+    collapsed,
+    folded,
+    depth,
+    n_terminal,
+    node_labels,
+    xs,
+    ys,
+    marker_size,
+    labels_on,
+    title,
+    height,
+) -> None:
+    """Title, height, axes, legend and the node labels; ``uirevision`` keeps the user's
+    zoom while the same tree with the same collapsed nodes is redrawn."""
+    n_visible = len(order)
     vis_depth = int(max(depth[v] for v in order))
     if title is None:
         title = (
@@ -527,6 +465,128 @@ def tree_figure(
         uirevision=digest.hexdigest(),
         clickmode="event",
         annotations=_label_annotations(node_labels, xs, ys, marker_size) if labels_on else [],
+    )
+
+
+def tree_figure(
+    tree: TreeArrays,
+    *,
+    feature_names: Sequence[str] | None = None,
+    class_names: Sequence[str] | None = None,
+    highlight_x: Any = None,
+    collapse_depth: int | None = None,
+    collapsed_nodes: Sequence[int] = (),
+    title: str | None = None,
+    height: int | None = None,
+    node_extra: Mapping[int, str] | Sequence[str] | None = None,
+    show_labels: bool | None = None,
+) -> go.Figure:
+    """Draw a tree as a plotly figure (pure function; no graphviz).
+
+    Parameters
+    ----------
+    tree : TreeArrays
+        Any TreeLab or converted scikit-learn tree.
+    feature_names, class_names : sequences of str, optional
+        Display names; default ``tree.feature_names`` / ``str(tree.classes_)``.
+    highlight_x : array-like ``(n_features,)``, optional
+        One sample; its decision path is drawn with thick black edges and rings, legend
+        entry "path of selected sample" (the path stops at a collapsed node).
+    collapse_depth : int, optional
+        Internal nodes at this depth are drawn as one triangle each, hiding everything
+        below (docs/spec.md 0.7 suggests 4 for big trees).  ``None`` shows every node.
+    collapsed_nodes : sequence of int
+        Further internal nodes drawn collapsed (e.g. toggled by clicks).
+    title : str, optional
+        Figure title; default states nodes, leaves and depth.
+    height : int, optional
+        Pixels; default grows with the visible depth.
+    node_extra : mapping node id -> str (or sequence indexed by node id), optional
+        Extra hover line per node (p-value, bounds, ...).  p-values and bounds stored in
+        the tree are shown anyway.
+    show_labels : bool, optional
+        Text on nodes (short rule at splits, majority class or mean at leaves, True/False
+        on edges); default only when at most 31 nodes are visible.
+
+    Returns
+    -------
+    go.Figure
+        Traces: edges, edge labels, split nodes, leaves (one trace per majority class, or one
+        trace coloured by the mean for regression), collapsed subtrees, and the highlighted
+        path.  Node traces carry ``customdata`` = node id (int) and ``meta={'role':
+        'nodes'}``.
+
+    Raises
+    ------
+    ValueError
+        Bad ``highlight_x`` (see :meth:`TreeArrays.check_X`), wrong number of names, or a
+        node id out of range in ``collapsed_nodes``.
+    """
+    if not isinstance(tree, TreeArrays):
+        raise TypeError(f"tree_figure takes a TreeArrays, got {type(tree).__name__}")
+    for v in collapsed_nodes:
+        if not 0 <= int(v) < tree.node_count:
+            raise ValueError(f"collapsed_nodes: node {v} is out of range [0, {tree.node_count})")
+    names = tree.feature_labels(None if feature_names is None else list(feature_names))
+    classification = tree.task == "classification"
+    cnames = (
+        tree.class_names(None if class_names is None else list(class_names))
+        if classification
+        else None
+    )
+
+    order, collapsed = _visible_nodes(tree, collapse_depth, collapsed_nodes)
+    xs = _positions(tree, order, collapsed)
+    depth = tree.depth
+    ys = -depth.astype(np.float64)
+    cl, cr = tree.children_left, tree.children_right
+    is_leaf = cl == TREE_LEAF
+    n_visible = len(order)
+    labels_on = n_visible <= MAX_LABELLED_NODES if show_labels is None else bool(show_labels)
+    size, n_leaves_below = _subtree_sizes(tree)
+
+    def extra_for(node: int) -> str | None:
+        if node_extra is None:
+            return None
+        if isinstance(node_extra, Mapping):
+            return node_extra.get(node)
+        return node_extra[node] if node < len(node_extra) else None
+
+    splits = [v for v in order if not is_leaf[v] and not collapsed[v]]
+    leaves = [v for v in order if is_leaf[v]]
+    folded = [v for v in order if collapsed[v]]
+    hover: dict[int, str] = {}
+    for v in order:
+        kind = "leaf" if is_leaf[v] else ("collapsed" if collapsed[v] else "split")
+        hidden = (int(size[v] - 1), int(n_leaves_below[v])) if collapsed[v] else None
+        hover[v] = _hover(tree, v, int(depth[v]), names, cnames, kind, hidden, extra_for(v))
+
+    n_terminal = len(leaves) + len(folded)
+    marker_size = 26 if n_terminal <= 16 else (16 if n_terminal <= 64 else 10)
+    fig = go.Figure()
+
+    _add_edges(fig, splits, xs, ys, cl, cr, labels_on)
+    path = _add_path(fig, tree, highlight_x, collapsed, xs, ys)
+    node_labels = _add_nodes(
+        fig, tree, splits, leaves, folded, xs, ys, hover, names, cnames, size, marker_size
+    )
+    if path:
+        _add_path_rings(fig, path, xs, ys, marker_size)
+    _tree_layout(
+        fig,
+        tree,
+        order,
+        collapsed,
+        folded,
+        depth,
+        n_terminal,
+        node_labels,
+        xs,
+        ys,
+        marker_size,
+        labels_on,
+        title,
+        height,
     )
     return fig
 
@@ -557,7 +617,7 @@ def tree_text(
     """
     if max_depth < 0:
         raise ValueError(f"max_depth must be >= 0, got {max_depth}")
-    names = tree._names(None if feature_names is None else list(feature_names))
+    names = tree.feature_labels(None if feature_names is None else list(feature_names))
     cnames = (
         tree.class_names(None if class_names is None else list(class_names))
         if tree.task == "classification"

@@ -286,7 +286,7 @@ def gamma_tree_figure(
     of the path and its sibling edges (cover(parent) / cover(child) where x takes the edge,
     0 where it does not); every node's hover shows the gamma of its incoming edge."""
     g = edge_gammas(tree, x)
-    names = tree._names(None if feature_names is None else list(feature_names))
+    names = tree.feature_labels(None if feature_names is None else list(feature_names))
     extra = {
         int(v): (
             f"gamma of the edge into this node: {g[v]:.4g}"

@@ -1,4 +1,4 @@
-"""Literati: anytime optimal shape generalized trees via AO* (SPEC section 1).
+"""Literati: anytime optimal shape generalized trees via AO* (docs/spec.md section 1).
 
 Public API: :class:`LiteratiClassifier` (scikit-learn estimator), :class:`LiteratiSearch`
 (stepwise search for the live page, from :meth:`LiteratiClassifier.start`),

@@ -1,4 +1,4 @@
-"""numba kernel of the greedy shape tree (SPEC section 1's "greedy shape tree" baseline).
+"""numba kernel of the greedy shape tree (docs/spec.md section 1's "greedy shape tree" baseline).
 
 :func:`best_shape` picks the split of one node: the shape function (feature ``j``, ``K``
 sorted breakpoints among the node's candidates, alternating sides starting with left)

@@ -1,4 +1,4 @@
-"""Literati estimator and stepwise search API (SPEC section 1; issue 4).
+"""Literati estimator and stepwise search API (docs/spec.md section 1; issue 4).
 
 :class:`LiteratiClassifier` is a scikit-learn classifier whose ``fit`` runs the anytime AO*
 search of :mod:`engine.literati.search` for at most ``time_limit`` seconds and keeps the
@@ -550,8 +550,8 @@ class LiteratiSearch:
 
 
 class GreedyShapeTreeClassifier(LiteratiClassifier):
-    """Greedy shape tree (the baseline of Literati, arXiv 2609.09299; ShapeCART-like) in
-    Literati's candidate space.
+    """Greedy shape tree (the baseline of Literati, arXiv 2609.09299, docs/spec.md section 1;
+    ShapeCART-like) in Literati's candidate space.
 
     Grown top-down from the root: each node's candidate breakpoints are those Literati's
     search uses for the same data state (univariate CART with at most ``B_d`` leaves per

@@ -1,4 +1,4 @@
-"""Greedy shape tree in Literati's candidate space (SPEC section 1's baseline; ShapeCART-like).
+"""Greedy shape tree in Literati's candidate space (docs/spec.md section 1's baseline; ShapeCART-like).
 
 :func:`greedy_shape_tree` grows a tree top-down from one data state (its sample ids, the
 levels left ``d`` and its depth from the root): at every node the candidate breakpoints are
@@ -26,8 +26,8 @@ import time
 
 import numpy as np
 
-from engine.literati import _greedy_kernels as G
-from engine.literati import _kernels as K
+from engine.literati import _greedy_kernels as greedy_kernels
+from engine.literati import _kernels as kernels
 
 #: A node with more shapes than this (all midpoints, K_max >= 2, many rows) is split with
 #: fewer breakpoints (the largest K whose shape count fits; at least 1), so one node never
@@ -95,7 +95,7 @@ class GreedyTree:
                     "ub": None,
                 }
             )
-            left = K.shape_route_kernel(np.ascontiguousarray(X[ids, j]), u)
+            left = kernels.shape_route_kernel(np.ascontiguousarray(X[ids, j]), u)
             a = walk(self.children[i][0], ids[left])
             b = walk(self.children[i][1], ids[~left])
             out[me]["children"] = (a, b)
@@ -145,11 +145,15 @@ def greedy_shape_tree(
     n_all = XT.shape[1]
     side = np.zeros(n_all, dtype=np.bool_)
     tree = GreedyTree()
-    o0 = K.sort_orders(XT, np.ascontiguousarray(idx, dtype=np.int64)) if orders is None else orders
+    o0 = (
+        kernels.sort_orders(XT, np.ascontiguousarray(idx, dtype=np.int64))
+        if orders is None
+        else orders
+    )
 
     def grow(o, dd, dep):
         m = o.shape[1]
-        cnt = K.class_counts(y, o[0], C) if m else np.zeros(C, dtype=np.int64)
+        cnt = kernels.class_counts(y, o[0], C) if m else np.zeros(C, dtype=np.int64)
         err = float(m - cnt.max()) if m else 0.0
         me = len(tree.feature)
         tree.feature.append(-2)
@@ -163,13 +167,15 @@ def greedy_shape_tree(
             tree.complete = False
             return err
         B = leaves[min(dep, len(leaves) - 1)]
-        off, vals, bc = K.state_candidates(XT, y, o, C, B)
-        j, kk, comb, _ = G.best_shape(off, bc, C, int(max_breakpoints), float(max_shapes))
+        off, vals, bc = kernels.state_candidates(XT, y, o, C, B)
+        j, kk, comb, _ = greedy_kernels.best_shape(
+            off, bc, C, int(max_breakpoints), float(max_shapes)
+        )
         if j < 0:
             return err
         u = np.ascontiguousarray(vals[off[j] + comb[:kk]])
-        nl = K.route_left(XT, o[0], j, u, side)
-        ol, orr = K.split_orders(o, side, nl)
+        nl = kernels.route_left(XT, o[0], j, u, side)
+        ol, orr = kernels.split_orders(o, side, nl)
         del o  # the parent's orders are not needed below
         tree.feature[me] = int(j)
         tree.bps[me] = u

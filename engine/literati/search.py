@@ -1,4 +1,4 @@
-"""AO* search over Literati's AND/OR graph (SPEC section 1), in resumable steps.
+"""AO* search over Literati's AND/OR graph (docs/spec.md section 1), in resumable steps.
 
 The graph lives in Python objects; the per-state work (candidate breakpoints, class counts,
 lookahead CART, the exact depth-1 solver, routing) runs in the numba kernels of
@@ -57,7 +57,8 @@ from collections import OrderedDict
 import numpy as np
 
 from engine._numba import call_parallel
-from engine.literati import _kernels as K
+from engine.literati import _depth2_kernels as depth2_kernels
+from engine.literati import _kernels as kernels
 from engine.literati.greedy import greedy_shape_tree
 
 _EPS = 1e-9
@@ -274,7 +275,7 @@ class AOStarSearch:
     def _orders_of(self, st: _Data) -> np.ndarray:
         o = self._orders.get(st.key)
         if o is None:
-            o = K.sort_orders(self.XT, st.idx)
+            o = kernels.sort_orders(self.XT, st.idx)
             self._orders[st.key] = o
             if len(self._orders) > 8:
                 self._orders.popitem(last=False)
@@ -318,7 +319,7 @@ class AOStarSearch:
 
     def _new_state(self, idx, d, hint, vt, force=False, orders=None, budget=np.inf):
         """Create a data state (not yet in the cache unless ``force``)."""
-        counts = K.class_counts(self.y, idx, self.C)
+        counts = kernels.class_counts(self.y, idx, self.C)
         err = float(idx.shape[0] - counts.max())
         st = _Data(_key(idx, d), idx, d, self.D - d, counts, err)
         st.vt = err if vt is None else vt
@@ -328,8 +329,8 @@ class AOStarSearch:
             st.kind = "d1"
             self.solved_count += 1
         elif d == 1:
-            o = orders if orders is not None else K.sort_orders(self.XT, idx)
-            val, j, bps = K.solve_depth1(
+            o = orders if orders is not None else kernels.sort_orders(self.XT, idx)
+            val, j, bps = kernels.solve_depth1(
                 self.XT, self.y, o, self.C, self._leaves(st.depth), self.Kmax, self.lam, self.alpha
             )
             st.kind = "d1"
@@ -365,7 +366,7 @@ class AOStarSearch:
         if orders is None:
             orders = self._orders.get(st.key)
         if orders is None:
-            orders = K.sort_orders(self.XT, st.idx)
+            orders = kernels.sort_orders(self.XT, st.idx)
             self._orders[st.key] = orders  # the expansion of this state reuses them
             if len(self._orders) > 8:
                 self._orders.popitem(last=False)
@@ -434,7 +435,7 @@ class AOStarSearch:
         o = orders if orders is not None else self._orders_of(st)
         evals = max(4, _D2_WORK // max(self.X.shape[1] * st.idx.shape[0], 1))
         best, lb_skip, nxt, lb_rest, n_shapes, _ = call_parallel(
-            K.solve_depth2,
+            depth2_kernels.solve_depth2,
             self.XT,
             self.y,
             o,
@@ -452,7 +453,7 @@ class AOStarSearch:
             sc[3],
             sc[4],
             sc[5],
-            K._D2_PAR_MIN,
+            depth2_kernels._D2_PAR_MIN,
         )
         sc[0], sc[1], sc[2] = nxt, best, lb_skip
         sc[6] = nxt >= n_shapes
@@ -477,7 +478,9 @@ class AOStarSearch:
         later visits (:meth:`_more_vt`), a chunk per visit, so one expansion never holds
         the search for long."""
         o = self._orders_of(st)
-        off, vals, cnt = K.state_candidates(self.XT, self.y, o, self.C, self._leaves(st.depth))
+        off, vals, cnt = kernels.state_candidates(
+            self.XT, self.y, o, self.C, self._leaves(st.depth)
+        )
         st.cand_off, st.cand_val, st.bin_counts = off, vals, cnt
         shapes = []
         proxy = []
@@ -553,7 +556,7 @@ class AOStarSearch:
         off = np.zeros(len(shapes) + 1, dtype=np.int64)
         off[1:] = np.cumsum([len(h.k) for h in shapes])
         vals = np.concatenate([h.bpv for h in shapes]) if shapes else np.empty(0)
-        out = K.lookahead_shapes(
+        out = kernels.lookahead_shapes(
             self.XT,
             self.y,
             o,
@@ -684,7 +687,7 @@ class AOStarSearch:
         selection path) and the refinements with their V~."""
         st = h.state
         side = self._side
-        K.route_left(self.XT, st.idx, h.j, h.bpv, side)
+        kernels.route_left(self.XT, st.idx, h.j, h.bpv, side)
         mask = side[st.idx]
         h.child_idx = (st.idx[mask], st.idx[~mask])
         d = st.d - 1
@@ -705,7 +708,7 @@ class AOStarSearch:
             if child is None:
                 if d <= KERNEL_DEPTH and orders is None:
                     o = self._orders_of(st)
-                    orders = K.split_orders(o, side, int(mask.sum()))
+                    orders = kernels.split_orders(o, side, int(mask.sum()))
                 child = self._new_state(
                     idx,
                     d,
@@ -1078,7 +1081,7 @@ class AOStarSearch:
             return len(nodes) - 1
 
         def split(idx, j, bps):
-            left = K.shape_route_kernel(
+            left = kernels.shape_route_kernel(
                 np.ascontiguousarray(self.X[idx, j]), np.ascontiguousarray(bps, dtype=np.float64)
             )
             return idx[left], idx[~left]

@@ -1,4 +1,4 @@
-"""Partition Tree and Partition Forest: conditional density estimation (SPEC section 2).
+"""Partition Tree and Partition Forest: conditional density estimation (docs/spec.md section 2).
 
 Public API::
 

@@ -3,7 +3,7 @@
 All four share :class:`_PartitionBase`: a list of fitted trees (one for a tree). Per tree
 and query x the *unnormalised* slice is read off the matched leaves (both children at Y
 splits); the forest averages unnormalised densities and then normalises per slice
-(``aggregation='unnormalised'``, SPEC section 2), or averages already-normalised slices
+(``aggregation='unnormalised'``, docs/spec.md section 2), or averages already-normalised slices
 (``aggregation='normalised'``, a different estimator offered as a labelled option).
 
 Density floor: :meth:`nll` takes ``-log(max(p, floor))`` so a y outside the support (density
@@ -603,7 +603,7 @@ _FOREST_PARAMETERS_DOC = """    n_estimators : int >= 1, default=50
 
 _FOREST_TAIL_DOC = """    aggregation : {'unnormalised', 'normalised'}, default='unnormalised'
         'unnormalised' averages the trees' unnormalised densities, then normalises per
-        slice (SPEC section 2); 'normalised' averages the normalised slices (a different
+        slice (docs/spec.md section 2); 'normalised' averages the normalised slices (a different
         estimator, offered as a labelled option).
     n_jobs : int or None, default=None
         joblib workers over trees (threads unless a ``joblib.parallel_config`` backend is
@@ -641,7 +641,7 @@ _NOTES_DOC = """
     Notes
     -----
     Leaves are product cells A_X x A_Y with density n_XY / (n_X mu_Y(A_Y)), grown
-    best-first on the log-loss gain (SPEC section 2; partition_tree, Vieira et al.).
+    best-first on the log-loss gain (docs/spec.md section 2; partition_tree, Vieira et al.).
     Missing values are not routed: NaN in ``X`` is refused (``allow_nan`` tag False), as
     is sparse ``X``.  Bad parameters raise
     :class:`sklearn.utils._param_validation.InvalidParameterError` (a ``ValueError``);

@@ -14,15 +14,16 @@
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 from scipy.stats import norm
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-from sklearn.model_selection import KFold, cross_val_predict, train_test_split
+from sklearn.model_selection import KFold, cross_val_predict
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from engine.data import DataError
+from engine.data import DataError, train_test_rows
 from engine.partition.estimators import (
     DEFAULT_FLOOR,
     PartitionForestClassifier,
@@ -35,6 +36,16 @@ from engine.partition.estimators import (
 MIN_ROWS = 20
 
 
+class RowParts(NamedTuple):
+    """The three parts of :func:`split_rows` (int64 row indices, ascending) and a note
+    saying when a part could not be stratified (``None`` otherwise)."""
+
+    train: np.ndarray
+    val: np.ndarray
+    test: np.ndarray
+    note: str | None
+
+
 def split_rows(
     n: int,
     y=None,
@@ -43,13 +54,16 @@ def split_rows(
     val_fraction: float = 0.2,
     seed: int = 0,
     stratify: bool = False,
-):
-    """Seeded split of ``n`` rows into (train, validation, test) index arrays (int64).
+    class_names=None,
+) -> RowParts:
+    """Seeded split of ``n`` rows into train, validation and test parts.
 
     ``test_fraction`` of the rows is the test set; ``val_fraction`` of the rest is the
     validation set (used only for the growth curve). ``stratify`` keeps class proportions
-    when every class has at least 3 rows (else the split is plain). Raises DataError when a
-    part would be empty or ``n < MIN_ROWS``.
+    (``y`` int class codes) when the classes allow it; each of the two splits is made by
+    :func:`engine.data.train_test_rows`, which falls back to a plain shuffle and says why
+    in ``note`` (``class_names`` name the classes there).  Raises DataError when a part
+    would be empty or ``n < MIN_ROWS``.
     """
     if n < MIN_ROWS:
         raise DataError(
@@ -57,22 +71,34 @@ def split_rows(
         )
     if not (0.05 <= test_fraction <= 0.5 and 0.0 <= val_fraction <= 0.5):
         raise DataError("test fraction must be in [0.05, 0.5] and validation fraction in [0, 0.5]")
-    idx = np.arange(n)
-    strat = None
-    if stratify and y is not None and np.bincount(np.asarray(y, dtype=np.int64)).min() >= 3:
-        strat = np.asarray(y)
-    rest, test = train_test_split(idx, test_size=test_fraction, random_state=seed, stratify=strat)
+    labels = None if y is None or not stratify else np.asarray(y, dtype=np.int64)
+    first = train_test_rows(
+        n,
+        labels,
+        test_size=test_fraction,
+        random_state=seed,
+        stratify=stratify,
+        class_names=class_names,
+    )
+    rest, test = first.train, first.test
+    notes = [first.note]
     val = np.array([], dtype=np.int64)
     if val_fraction > 0:
-        rest, val = train_test_split(
-            rest,
+        second = train_test_rows(
+            len(rest),
+            None if labels is None else labels[rest],
             test_size=val_fraction,
             random_state=seed + 1,
-            stratify=None if strat is None else strat[rest],
+            stratify=stratify,
+            class_names=class_names,
+            part="validation split",
         )
+        rest, val = rest[second.train], rest[second.test]
+        notes.append(second.note)
     if len(rest) < 2 or len(test) < 1:
         raise DataError("too few rows for a train / test split; lower the fractions")
-    return np.sort(rest), np.sort(val), np.sort(test)
+    note = " ".join(n for n in notes if n) or None
+    return RowParts(rest, val, test, note)
 
 
 def make_model(kind: str, task: str, params: dict, *, categorical=None, random_state: int = 0):

@@ -35,7 +35,7 @@ LEAF, X_CONT, X_CAT, Y_CONT, Y_CAT = 0, 1, 2, 3, 4
 
 @dataclass
 class GrowParams:
-    """Stopping rules of the growth (see SPEC section 2, Growth)."""
+    """Stopping rules of the growth (see docs/spec.md section 2, Growth)."""
 
     max_leaves: int = 32
     max_depth: int | None = None

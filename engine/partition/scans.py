@@ -1,4 +1,4 @@
-"""Numba split scans of the Partition Tree (SPEC section 2, log-loss gain).
+"""Numba split scans of the Partition Tree (docs/spec.md section 2, log-loss gain).
 
 A cell A = A_X x A_Y has counts ``nxy`` (rows with x in A_X and y in A_Y), ``nx`` (rows with
 x in A_X) and measure ``mu`` of A_Y. Its loss (times N) is ``-nxy * ln(nxy / (nx * mu))``

@@ -1,6 +1,6 @@
 """TreeGrad: O(L) gradients of the multilinear extension of a tree's path-dependent game,
 TreeGrad-Ranker, TreeGrad-Shap (Beta semivalues), weighted Banzhaf, TreeProb and
-insertion/deletion curves (SPEC section 3; paper: "TreeGrad-Ranker: Feature Ranking via
+insertion/deletion curves (docs/spec.md section 3; paper: "TreeGrad-Ranker: Feature Ranking via
 O(L)-Time Gradients for Decision Trees", ICLR 2026, https://openreview.net/forum?id=OcMeNbkN13).
 
 Public API (see :mod:`engine.treegrad.api` for shapes, dtypes and errors):
@@ -52,7 +52,7 @@ __all__ = [
 @register_warmup("treegrad")
 def _warmup() -> None:
     """Compile (or load from cache) every TreeGrad kernel on a tiny stump (float64 X)."""
-    from engine.tree import _tiny_tree
+    from engine.tree.arrays import _tiny_tree
 
     tree = _tiny_tree()
     X = np.array([[0.0, 1.0], [1.0, 0.0]], dtype=np.float64)

@@ -77,7 +77,7 @@ class Packed:
             gl = cols <= thr[internal]
             if tree.has_categorical_splits:
                 for k, node in enumerate(internal):
-                    cats = tree._category_set(int(node))
+                    cats = tree.category_set(int(node))
                     if cats is not None:
                         gl[:, k] = np.isin(cols[:, k], cats.astype(np.float64))
             out[:, o + self.new_ids[t][internal]] = gl

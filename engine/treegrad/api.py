@@ -1,4 +1,4 @@
-"""Public TreeGrad API (SPEC section 3; research/treegrad.md).
+"""Public TreeGrad API (docs/spec.md section 3; research/treegrad.md).
 
 Every function takes
 
@@ -29,7 +29,7 @@ import numpy as np
 from scipy.special import betaln
 
 from engine._numba import call_parallel
-from engine.treegrad import _kernels as K
+from engine.treegrad import _kernels as kernels
 from engine.treegrad._model import Packed, as_treelab, n_outputs, pack
 
 __all__ = [
@@ -66,9 +66,9 @@ def _run(name: str, m: int, *args, work: float = float("inf")) -> None:
     or little ``work`` (estimated node visits), else the ``parallel=True`` kernel (prange
     over samples) under the process-wide lock."""
     if m <= 1 or work < SERIAL_WORK:
-        getattr(K, name + "_serial")(*args)
+        getattr(kernels, name + "_serial")(*args)
     else:
-        call_parallel(getattr(K, name), *args, _nchunks())
+        call_parallel(getattr(kernels, name), *args, _nchunks())
 
 
 def _grad_call(P: Packed, GL: np.ndarray, Z: np.ndarray, wq: np.ndarray):
@@ -347,7 +347,7 @@ def treeprob(
     GL = P.goleft(X)
     out = np.zeros((X.shape[0], P.n_features), dtype=np.float64)
     for r in range(X.shape[0]):
-        K.treeprob_one(
+        kernels.treeprob_one(
             P.offs,
             P.left,
             P.right,

@@ -1,7 +1,7 @@
-"""What each candidate-threshold strategy tries at one node, and what it picks (SPEC section 5).
+"""What each candidate-threshold strategy tries at one node, and what it picks (docs/spec.md section 5).
 
 :func:`split_profile` answers, for one node and one continuous feature: which thresholds
-does each strategy propose (:func:`engine.candidates.candidate_thresholds`), what is the
+does each strategy propose (:func:`engine.cart.candidates.candidate_thresholds`), what is the
 impurity decrease at each (:func:`engine.criteria.threshold_gains`, the same kernel the CART
 builder uses), which one wins, and how far that is from the exhaustive optimum.  The
 exhaustive impurity-decrease curve is the reference every strategy is drawn on.
@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from engine.candidates import FALLBACK_Q, candidate_thresholds, dics_dictionary
+from engine.cart.candidates import FALLBACK_Q, candidate_thresholds
+from engine.cart.dics import dics_dictionary
 from engine.criteria import exhaustive_gains, threshold_gains
 
 #: strategies that never fall back to quantile (they always have candidates when any split
@@ -77,6 +78,25 @@ class StrategyResult:
         return int(self.thresholds.size)
 
 
+@dataclass(frozen=True, eq=False)
+class NodeHistogram:
+    """The node's rows of one feature in ``n_bins`` equal-width bins over ``[min, max]``
+    (the maximum in the last bin, as ``np.histogram``; one unit-wide bin for a constant
+    feature).
+
+    ``edges`` float64 ``(n_bins + 1,)``, ``centres`` float64 ``(n_bins,)``, ``width`` the bin
+    width (feature units); ``counts`` int64 ``(n_groups, n_bins)``: rows of each class code
+    ``0..n_groups-1`` (classification) or all rows (regression, one group); ``max_count``
+    the fullest bin of ``np.histogram(x, bins=n_bins)`` (1 for no rows).
+    """
+
+    edges: np.ndarray
+    centres: np.ndarray
+    width: float
+    counts: np.ndarray
+    max_count: float
+
+
 @dataclass
 class SplitProfile:
     """Output of :func:`split_profile`.
@@ -101,6 +121,33 @@ class SplitProfile:
         """The exhaustive optimum (largest impurity decrease over all midpoints)."""
         g = self.curve_gains[np.isfinite(self.curve_gains)]
         return float(g.max()) if g.size else float("nan")
+
+    def histogram(self, n_bins: int = 30, n_classes: int | None = None) -> NodeHistogram:
+        """The node's histogram of the feature, per class code ``0..n_classes-1``
+        (classification; default ``y.max() + 1``) or of all rows (regression)."""
+        x = self.x
+        lo, hi = (float(x.min()), float(x.max())) if x.size else (0.0, 1.0)
+        bins = n_bins
+        if hi <= lo:
+            lo, hi, bins = lo - 0.5, lo + 0.5, 1
+        edges = np.linspace(lo, hi, bins + 1)
+        if self.task == "classification":
+            groups = int(self.y.max()) + 1 if n_classes is None else int(n_classes)
+            counts = np.array([np.histogram(x[self.y == k], bins=edges)[0] for k in range(groups)])
+        else:
+            counts = np.histogram(x, bins=edges)[0][None, :]
+        max_count = float(np.histogram(x, bins=n_bins)[0].max()) if x.size else 1.0
+        return NodeHistogram(
+            edges=edges,
+            centres=0.5 * (edges[:-1] + edges[1:]),
+            width=float(edges[1] - edges[0]),
+            counts=counts.astype(np.int64).reshape(len(counts), -1),
+            max_count=max_count,
+        )
+
+    def rows_left(self, thresholds: np.ndarray) -> np.ndarray:
+        """int64: how many of the node's rows go left (``x <= t``) at each threshold."""
+        return np.searchsorted(np.sort(self.x), thresholds, side="right")
 
     def to_frame(self) -> pd.DataFrame:
         """One row per strategy: candidates, whether they are the quantile fallback's, chosen
@@ -149,7 +196,7 @@ def split_profile(
     feature : int
         Column of ``X`` to profile (a continuous feature).
     strategies : sequence of str
-        Names from :data:`engine.candidates.STRATEGIES`.
+        Names from :data:`engine.cart.candidates.STRATEGIES`.
     task : {'classification', 'regression'}
     n_classes : int, optional
         ``K`` (classification).
@@ -161,7 +208,7 @@ def split_profile(
         Splits leaving fewer rows on a side are not candidates.
     random_state : int or None
         Seed of ``random`` and of the k-means behind ``dics_paper``.
-    dictionary : engine.candidates.DICSDictionary, optional
+    dictionary : engine.cart.dics.DICSDictionary, optional
         The global DICS dictionary of the training matrix (``dics_paper`` uses its entries
         for ``feature``); computed from this node's ``X`` when omitted (``n_classes``
         clusters, 8 for regression, as the CART builder).
@@ -224,7 +271,12 @@ def split_profile(
             fell_back = t.size > 0
         g, _ = (
             threshold_gains(
-                x, yv, t, criterion, n_classes=n_classes, min_samples_leaf=min_samples_leaf
+                x,
+                yv,
+                t,
+                criterion,
+                n_classes=n_classes,
+                min_samples_leaf=min_samples_leaf,
             )
             if t.size
             else (np.empty(0), None)

@@ -1,0 +1,1084 @@
+"""CSV parsing: :func:`load_csv` turns bytes, a path or a file object into a DataFrame plus a
+:class:`ParseReport` (encoding, delimiter, decimal mark and thousands separator detected;
+per-column types; stray texts read as missing; empty rows and columns removed).  See
+:mod:`engine.data` for the design choices."""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import re
+import unicodedata
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.api import types as ptypes
+
+from engine.data.errors import DataError, _file_label, _inf_error, _names, _q
+from engine.data.values import (
+    CURRENCY_SYMBOLS,
+    TRUE_SPELLINGS,
+    boolean_spellings,
+    has_leading_zero_codes,
+    identifier_columns,
+    parse_dates,
+    parse_unit_numbers,
+)
+
+#: Largest number of data rows :func:`load_csv` accepts by default.
+MAX_ROWS = 200_000
+#: Largest number of feature columns :func:`load_csv` accepts by default (a file may have
+#: one column more: the target).
+MAX_COLUMNS = 2_000
+#: Largest file size in bytes :func:`load_csv` accepts by default (50 MiB).
+MAX_BYTES = 50 * 2**20
+#: Share of the non-missing values of a text column that must parse as numbers for the
+#: column to be read as numeric (the rest become missing and are reported).
+COERCE_MIN_FRACTION = 0.8
+
+#: Cell texts read as missing (matched exactly by pandas, and case-insensitively after
+#: stripping spaces for text columns).  Includes pandas' own default tokens.
+DEFAULT_NA_VALUES: tuple[str, ...] = (
+    "",
+    "?",
+    "-",
+    "NA",
+    "N/A",
+    "n/a",
+    "NaN",
+    "nan",
+    "-nan",
+    "-NaN",
+    "NULL",
+    "null",
+    "None",
+    "none",
+    "#N/A",
+    "#N/A N/A",
+    "#NA",
+    "<NA>",
+    "-1.#IND",
+    "-1.#QNAN",
+    "1.#IND",
+    "1.#QNAN",
+    "#NULL!",
+    "#DIV/0!",
+    "#VALUE!",
+)
+
+_DELIMITERS = ",;\t|"
+_DELIMITER_NAMES = {",": "comma (,)", ";": "semicolon (;)", "\t": "tab", "|": "pipe (|)"}
+_SNIFF_BYTES = 64 * 1024
+_TEXT_CATEGORY_LIMIT = 50  # ParseReport: 'categorical' up to this many distinct values
+
+
+@dataclass
+class ParseReport:
+    """What :func:`load_csv` detected and changed while reading a file.
+
+    Attributes:
+        delimiter: the field separator used (one of ``, ; \\t |`` or the one given).
+        encoding: the text encoding used (``'utf-8'``, ``'utf-8-sig'`` when a BOM was
+            stripped, ``'utf-16'``, ``'cp1252'``, ``'latin-1'`` or the one given).
+        decimal: the decimal mark used (``'.'`` or ``','``).
+        thousands: the thousands separator used, or ``None``.
+        n_rows: data rows in the returned frame (after dropping all-empty rows).
+        n_columns: columns in the returned frame (after dropping all-empty columns).
+        dtypes: per kept column, one of ``'numeric'`` (float), ``'integer'`` (whole
+            numbers), ``'boolean'`` (true/false), ``'categorical'`` (text with few distinct
+            values), ``'text'`` (text with many distinct values) or ``'date'``.
+        coerced: per column that contained stray text (numbers, amounts or dates with a
+            few cells that are not), ``{'count': int, 'examples': list[str]}``: how many
+            cells were read as missing and the first (up to 3) distinct such texts.
+        missing: per kept column, the number of missing cells (NaN/NaT) after parsing.
+        dropped_columns: names of the all-empty columns that were removed.
+        dropped_rows: number of all-empty rows that were removed.
+        identifiers: per column that looks like a row identifier (names, IDs, row
+            numbers, free text), the reason in words; :func:`engine.data.make_dataset`
+            leaves these out of the features unless they are asked for.
+        units: per column read as numbers with a unit, the unit (``'%'`` or a currency
+            mark such as ``'$'``); ``'22%'`` is 22 and ``'$1,204.50'`` is 1204.5.
+        codes: per whole-number column kept as text because it has leading zeros, an
+            example cell (``'04521'``).
+        dates: per date column, the format read (``'day/month/year'``).
+        booleans: per yes/no column whose spellings were changed, ``{spelling: count}``
+            of the spellings in the file.
+        changes: every automatic change, in order, as ``{'column': str or None,
+            'change': str, 'count': int, 'message': str}`` (``count`` cells or rows).
+        warnings: plain-language notes for the user: the ``message`` of every change,
+            and the detections.
+    """
+
+    delimiter: str
+    encoding: str
+    decimal: str
+    thousands: str | None
+    n_rows: int
+    n_columns: int
+    dtypes: dict[str, str] = field(default_factory=dict)
+    coerced: dict[str, dict] = field(default_factory=dict)
+    missing: dict[str, int] = field(default_factory=dict)
+    dropped_columns: list[str] = field(default_factory=list)
+    dropped_rows: int = 0
+    identifiers: dict[str, str] = field(default_factory=dict)
+    units: dict[str, str] = field(default_factory=dict)
+    codes: dict[str, str] = field(default_factory=dict)
+    dates: dict[str, str] = field(default_factory=dict)
+    booleans: dict[str, dict] = field(default_factory=dict)
+    changes: list[dict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def record(self, column: str | None, change: str, count: int, message: str) -> None:
+        """Add an automatic change to :attr:`changes` and its message to :attr:`warnings`."""
+        self.changes.append(
+            {"column": column, "change": change, "count": int(count), "message": message}
+        )
+        self.warnings.append(message)
+
+    def notes(self) -> dict[str, str]:
+        """Per column, a short note on what was recognised (for :meth:`to_frame`)."""
+        out: dict[str, list[str]] = {}
+        for name, unit in self.units.items():
+            out.setdefault(name, []).append("percent" if unit == "%" else f"amounts in {unit}")
+        for name in self.codes:
+            out.setdefault(name, []).append("codes with leading zeros")
+        for name, fmt in self.dates.items():
+            out.setdefault(name, []).append(f"dates ({fmt})")
+        for name in self.booleans:
+            out.setdefault(name, []).append("yes/no spellings unified")
+        for name in self.identifiers:
+            out.setdefault(name, []).append("identifier (left out)")
+        return {k: "; ".join(v) for k, v in out.items()}
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per column of the file, for display.
+
+        Columns: ``column`` (str), ``dtype`` (str; ``'empty (removed)'`` for dropped
+        columns), ``missing`` (int), ``coerced`` (int: stray texts read as missing),
+        ``examples`` (str: those texts, comma-separated) and ``note`` (str: unit, codes,
+        date format, identifier; see :meth:`notes`).
+        """
+        notes = self.notes()
+        rows = []
+        for name, kind in self.dtypes.items():
+            info = self.coerced.get(name, {})
+            rows.append(
+                {
+                    "column": name,
+                    "dtype": kind,
+                    "missing": int(self.missing.get(name, 0)),
+                    "coerced": int(info.get("count", 0)),
+                    "examples": ", ".join(repr(e) for e in info.get("examples", [])),
+                    "note": notes.get(name, ""),
+                }
+            )
+        for name in self.dropped_columns:
+            rows.append(
+                {
+                    "column": name,
+                    "dtype": "empty (removed)",
+                    "missing": self.n_rows,
+                    "coerced": 0,
+                    "examples": "",
+                    "note": "",
+                }
+            )
+        return pd.DataFrame(
+            rows, columns=["column", "dtype", "missing", "coerced", "examples", "note"]
+        )
+
+
+def _read_source(source: Any, max_bytes: int, name: str | None) -> tuple[bytes, str | None]:
+    """Return the raw bytes of ``source`` and a display name for messages."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        raw = bytes(source)
+    elif isinstance(source, (str, Path)):
+        path = Path(source)
+        name = name or path.name
+        if not path.is_file():
+            raise DataError(
+                f"The file {_q(path)} was not found. Check the path, or upload the file again."
+            )
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise DataError(_too_big_message(name, size, max_bytes))
+        raw = path.read_bytes()
+    elif hasattr(source, "getvalue") or hasattr(source, "read"):
+        name = name or getattr(source, "name", None)
+        if hasattr(source, "getvalue"):
+            raw = source.getvalue()
+        else:
+            if hasattr(source, "seek"):
+                source.seek(0)
+            raw = source.read()
+        if isinstance(raw, str):
+            raw = raw.encode("utf-8")
+        raw = bytes(raw)
+    else:
+        raise TypeError(
+            "load_csv expects bytes, a path (str or pathlib.Path) or a file object, "
+            f"not {type(source).__name__}."
+        )
+    if len(raw) > max_bytes:
+        raise DataError(_too_big_message(name, len(raw), max_bytes))
+    return raw, name
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**20:.1f} MB"
+
+
+def _too_big_message(name: str | None, size: int, limit: int) -> str:
+    return (
+        f"{_file_label(name)} is {_mb(size)}, more than the limit of {_mb(limit)}. "
+        "Use a smaller file (fewer rows or columns), or raise the limit (max_bytes) "
+        "if this machine has the memory for it."
+    )
+
+
+def _looks_binary(raw: bytes, name: str | None) -> None:
+    """Raise DataError for well-known binary formats (Excel, zip, gzip, ...)."""
+    label = _file_label(name)
+    if raw.startswith(b"PK\x03\x04"):
+        raise DataError(
+            f"{label} is an Excel (.xlsx) or zip file, not a CSV text file. "
+            "Open it in your spreadsheet program and save it as CSV, then upload that."
+        )
+    if raw.startswith(b"\xd0\xcf\x11\xe0"):
+        raise DataError(
+            f"{label} is an old Excel (.xls) file, not a CSV text file. "
+            "Open it in your spreadsheet program and save it as CSV, then upload that."
+        )
+    if raw.startswith(b"\x1f\x8b") or raw.startswith(b"BZh") or raw.startswith(b"\xfd7zXZ"):
+        raise DataError(f"{label} is compressed. Unpack it first and upload the CSV inside.")
+    if raw.startswith(b"PAR1"):
+        raise DataError(f"{label} is a Parquet file, not CSV. Export it as CSV first.")
+
+
+def _garbage(text: str) -> bool:
+    """True when decoded text holds too many control characters to be a CSV file."""
+    if "\x00" in text:
+        return True
+    sample = text[:_SNIFF_BYTES]
+    bad = sum(1 for ch in sample if ch not in "\t\n\r" and unicodedata.category(ch) == "Cc")
+    return bad > max(2, 0.01 * len(sample))
+
+
+def _decode(raw: bytes, encoding: str | None, name: str | None) -> tuple[str, str]:
+    """Decode ``raw``; return ``(text, encoding_used)``.  Raises DataError."""
+    label = _file_label(name)
+    if encoding not in (None, "", "auto"):
+        try:
+            codec = codecs.lookup(encoding).name
+        except LookupError:
+            raise DataError(
+                f"Unknown text encoding {_q(encoding)}. Use for example 'utf-8', 'cp1252' "
+                "or 'latin-1', or leave the encoding empty to detect it."
+            ) from None
+        try:
+            text = raw.decode(encoding)
+        except UnicodeDecodeError as exc:
+            raise DataError(
+                f"{label} cannot be read as {encoding} text (byte {exc.start} is not valid). "
+                "Choose another encoding, or leave it empty to detect it."
+            ) from None
+        if codec in ("utf-8", "utf_8") and text.startswith("\ufeff"):
+            text = text[1:]
+        used = encoding
+    else:
+        text = used = None
+        if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+            try:
+                text, used = raw.decode("utf-16"), "utf-16"
+            except UnicodeDecodeError:
+                text = None
+        if text is None:
+            if b"\x00" in raw:
+                raise DataError(
+                    f"{label} contains binary data, not text. Upload a CSV text file "
+                    "(in a spreadsheet program: Save as > CSV)."
+                )
+            for candidate in ("utf-8-sig", "cp1252", "latin-1"):
+                try:
+                    text = raw.decode(candidate)
+                except UnicodeDecodeError:
+                    continue
+                used = candidate
+                if candidate == "utf-8-sig" and not raw.startswith(b"\xef\xbb\xbf"):
+                    used = "utf-8"
+                break
+        assert text is not None and used is not None  # latin-1 decodes anything
+        if text.startswith("\ufeff"):
+            text = text[1:]
+    if _garbage(text):
+        raise DataError(
+            f"{label} does not look like a text CSV file (it contains binary data). "
+            "Upload a CSV file (in a spreadsheet program: Save as > CSV)."
+        )
+    return text, used
+
+
+def _sample(text: str) -> str:
+    """The first ~64 KB of ``text``, cut at a line end."""
+    if len(text) <= _SNIFF_BYTES:
+        return text
+    head = text[:_SNIFF_BYTES]
+    cut = max(head.rfind("\n"), head.rfind("\r"))
+    return head[:cut] if cut > 0 else head
+
+
+def _rows(sample: str, delimiter: str, limit: int = 2000) -> list[list[str]]:
+    """Rows of the sample split by the csv module (blank lines skipped)."""
+    out: list[list[str]] = []
+    try:
+        for row in csv.reader(
+            io.StringIO(sample, newline=""), delimiter=delimiter, skipinitialspace=True
+        ):
+            if row and any(cell.strip() for cell in row):
+                out.append(row)
+                if len(out) >= limit:
+                    break
+    except csv.Error:
+        return out
+    return out
+
+
+def _consistency(rows: list[list[str]]) -> tuple[float, int]:
+    """(share of rows with as many fields as the header, header width)."""
+    if not rows:
+        return 0.0, 0
+    width = len(rows[0])
+    same = sum(1 for r in rows if len(r) == width or (len(r) == width + 1 and r[-1] == ""))
+    return same / len(rows), width
+
+
+def _detect_delimiter(sample: str) -> str:
+    """csv.Sniffer over the sample, checked by field counts; count-based fallback."""
+    try:
+        sniffed = csv.Sniffer().sniff(sample, delimiters=_DELIMITERS).delimiter
+    except Exception:  # the sniffer raises csv.Error (and worse) on odd input
+        sniffed = None
+    scores = {}
+    for d in _DELIMITERS:
+        share, width = _consistency(_rows(sample, d, limit=500))
+        scores[d] = (share, width)
+    if sniffed in scores:
+        share, width = scores[sniffed]
+        if width > 1 and share >= 0.9:
+            return sniffed
+    good = [
+        (share, width, -i, d)
+        for i, (d, (share, width)) in enumerate(scores.items())
+        if width > 1 and share >= 0.9
+    ]
+    if good:
+        return max(good)[3]
+    fair = [
+        (share, width, -i, d)
+        for i, (d, (share, width)) in enumerate(scores.items())
+        if width > 1 and share >= 0.5
+    ]
+    if fair:
+        return max(fair)[3]
+    return ","
+
+
+_RE_COMMA_DEC = re.compile(r"^[-+]?(\d{1,3}(\.\d{3})+|\d+),\d+$")
+_RE_DOT_DEC = re.compile(r"^[-+]?\d*\.\d+([eE][-+]?\d+)?$")
+_RE_DOT_GROUP = re.compile(r"^[-+]?\d{1,3}(\.\d{3})+(,\d+)?$")
+_RE_COMMA_GROUP = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$")
+_RE_COMMA_PLAIN = re.compile(r"^[-+]?\d+,\d+$")
+_RE_DOT_PLAIN = re.compile(r"^[-+]?\d+\.\d+$")
+
+
+_UNIT_AROUND = re.compile(
+    "^(?:"
+    + "|".join(re.escape(u) for u in CURRENCY_SYMBOLS)
+    + r")\s*|\s*(?:%|"
+    + "|".join(re.escape(u) for u in CURRENCY_SYMBOLS)
+    + ")$"
+)
+
+
+def _detect_number_format(
+    rows: list[list[str]], delimiter: str, decimal: str | None, thousands: str | None
+) -> tuple[str, str | None, list[tuple[str, str]]]:
+    """Decide the decimal mark and thousands separator from sample fields (a currency mark
+    or percent sign around a number is ignored: '1.204,50 €' counts as '1.204,50').
+    Returns ``(decimal, thousands, notes)``, each note ``(change, message)``."""
+    notes: list[tuple[str, str]] = []
+    written = [c.strip() for r in rows[1:] for c in r]
+    cells = [_UNIT_AROUND.sub("", c) for c in written]
+    as_written = dict(zip(cells, written, strict=True))  # for messages: '$2,802', not '2,802'
+
+    if decimal is None:
+        decimal = "."
+        if delimiter != ",":
+            comma = [c for c in cells if _RE_COMMA_DEC.match(c)]
+            dot = any(_RE_DOT_DEC.match(c) and not _RE_DOT_GROUP.match(c) for c in cells)
+            if comma and not dot:
+                decimal = ","
+                notes.append(
+                    (
+                        "decimal comma",
+                        f"Numbers such as {_q(as_written[comma[0]])} were read with a "
+                        "decimal comma "
+                        "(1,5 = 1.5).",
+                    )
+                )
+    if thousands is None:
+        sep = "." if decimal == "," else ","
+        group_re = _RE_DOT_GROUP if sep == "." else _RE_COMMA_GROUP
+        plain_re = _RE_DOT_PLAIN if sep == "." else _RE_COMMA_PLAIN
+        # '1.234' cannot be a number when the decimal mark is ',' (and '1,234' when it
+        # is '.'), so grouping is the only reading, unless another number contradicts it
+        grouped = [c for c in cells if group_re.match(c)]
+        contradict = any(plain_re.match(c) and not group_re.match(c) for c in cells)
+        if grouped and not contradict:
+            thousands = sep
+            notes.append(
+                (
+                    "thousands separator",
+                    f"Numbers such as {_q(as_written[grouped[0]])} were read with {_q(sep)} as the "
+                    "thousands separator.",
+                )
+            )
+    return decimal, (thousands or None), notes
+
+
+def _parser_message(exc: Exception, name: str | None, delimiter: str) -> str:
+    text = str(exc)
+    label = _file_label(name)
+    dname = _DELIMITER_NAMES.get(delimiter, _q(delimiter))
+    m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", text)
+    if m:
+        return (
+            f"{label} could not be read as a table: line {m.group(2)} has {m.group(3)} "
+            f"values but the header has {m.group(1)} (separator: {dname}). Fix that line, "
+            "or choose the right delimiter yourself."
+        )
+    m = re.search(r"EOF inside string starting at row (\d+)", text)
+    if m:
+        return (
+            f'{label} could not be read as a table: a quote (") opened near line '
+            f"{int(m.group(1)) + 1} is never closed. Fix the quotes in that line."
+        )
+    return (
+        f"{label} could not be read as a table (separator: {dname}). Check that it is a "
+        "CSV file, or choose the delimiter yourself."
+    )
+
+
+def _raw_header(text: str, delimiter: str, name: str | None) -> list[str]:
+    """The header cells as pandas reads them (spaces stripped), before any renaming."""
+    try:
+        head = pd.read_csv(
+            io.StringIO(text),
+            sep=delimiter,
+            header=None,
+            nrows=1,
+            dtype=str,
+            keep_default_na=False,
+            na_filter=False,
+            skipinitialspace=True,
+            skip_blank_lines=True,
+            index_col=False,
+            engine="c",
+        )
+    except pd.errors.EmptyDataError:
+        return []
+    except (pd.errors.ParserError, csv.Error, ValueError, OverflowError) as exc:
+        raise DataError(_parser_message(exc, name, delimiter)) from None
+    if len(head) == 0:
+        return []
+    return [str(c).strip() for c in head.iloc[0].tolist()]
+
+
+def _is_integral(values: np.ndarray) -> bool:
+    finite = values[np.isfinite(values)]
+    return bool(finite.size) and bool(np.all(finite == np.round(finite)))
+
+
+def _normalise_numbers(s: pd.Series, decimal: str, thousands: str | None) -> pd.Series:
+    """Make text numbers in ``s`` readable by pd.to_numeric ('1.234,5' -> '1234.5')."""
+    if thousands:
+        s = s.str.replace(thousands, "", regex=False)
+    if decimal != ".":
+        s = s.where(~s.str.contains(".", regex=False))
+        s = s.str.replace(decimal, ".", regex=False)
+    return s
+
+
+def _numbers(text: pd.Series, decimal: str, thousands: str | None) -> pd.Series:
+    """``text`` read as numbers (float64, NaN where a cell is not one), each distinct text
+    converted once."""
+    codes, uniques = pd.factorize(text)
+    distinct = pd.Series(np.asarray(uniques, dtype=object), dtype="str")
+    values = pd.to_numeric(_normalise_numbers(distinct, decimal, thousands), errors="coerce")
+    values = values.to_numpy(dtype="float64", na_value=np.nan)
+    out = np.full(len(text), np.nan)
+    out[codes >= 0] = values[codes[codes >= 0]]
+    return pd.Series(out, index=text.index)
+
+
+def _stray(bad: pd.Series) -> dict | None:
+    """``{'count', 'examples'}`` of the present cells read as missing, or ``None``."""
+    if not len(bad):
+        return None
+    examples = list(dict.fromkeys(bad.tolist()))[:3]
+    return {"count": int(len(bad)), "examples": [str(e) for e in examples]}
+
+
+def _text_cells(col: pd.Series, na_lower: frozenset[str]) -> pd.Series:
+    """The column as stripped strings, NaN where missing (a missing-value token in any
+    letter case counts as missing)."""
+    notna = col.notna()
+    text = col.astype("str").where(notna).str.strip()
+    return text.where(~text.str.lower().isin(na_lower) & notna)
+
+
+def _text_kind(text: pd.Series) -> str:
+    return "categorical" if text.nunique() <= _TEXT_CATEGORY_LIMIT else "text"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _clean_column(
+    name: str,
+    col: pd.Series,
+    raw: pd.Series | None,
+    na_lower: frozenset[str],
+    decimal: str,
+    thousands: str | None,
+    report: ParseReport,
+) -> tuple[pd.Series, str, dict | None]:
+    """Type one parsed column; record what was recognised in ``report``.
+
+    ``raw`` is the column's text as written, for whole-number columns (leading zeros are
+    lost once pandas reads them as numbers).  Returns ``(series, kind, coerced_info)``.
+    """
+    if ptypes.is_bool_dtype(col.dtype):
+        return col, "boolean", None
+    if ptypes.is_numeric_dtype(col.dtype):
+        if raw is not None:
+            codes = _text_cells(raw, na_lower)
+            example = has_leading_zero_codes(codes)
+            if example is not None:
+                _record_codes(report, name, codes, example)
+                return codes.astype("str"), _text_kind(codes), None
+        col = col.astype("float64") if col.dtype.kind not in "iu" else col
+        vals = col.to_numpy(dtype="float64", na_value=np.nan)
+        kind = "integer" if col.dtype.kind in "iu" or _is_integral(vals) else "numeric"
+        return col, kind, None
+
+    # object / str: Python bools with missing values, huge ints, or text
+    if col.notna().any() and ptypes.infer_dtype(col, skipna=True) == "boolean":
+        return col.astype("boolean"), "boolean", None
+    text = _text_cells(col, na_lower)
+    present = text.notna()
+    n_present = int(present.sum())
+    if n_present == 0:
+        return pd.Series(np.nan, index=col.index, dtype="float64"), "numeric", None
+
+    spellings = boolean_spellings(text)
+    if spellings is not None:
+        return _clean_booleans(name, text, spellings, report)
+
+    with_unit = parse_unit_numbers(text, decimal, thousands)
+    if with_unit is not None:
+        _record_unit(report, name, with_unit)
+        vals = with_unit.values.to_numpy()
+        return (
+            with_unit.values,
+            "integer" if _is_integral(vals) else "numeric",
+            _stray(with_unit.bad),
+        )
+
+    # mostly numbers -> numeric, stray texts -> NaN; codes with leading zeros stay text
+    nums = _numbers(text, decimal, thousands)
+    ok = nums.notna() & present
+    n_ok = int(ok.sum())
+    if n_ok and n_ok >= COERCE_MIN_FRACTION * n_present:
+        example = has_leading_zero_codes(text[ok])
+        if example is not None:
+            _record_codes(report, name, text, example)
+            return text.astype("str"), _text_kind(text), None
+        nums = nums.astype("float64").where(ok)
+        vals = nums.to_numpy(dtype="float64", na_value=np.nan)
+        kind = "integer" if _is_integral(vals) else "numeric"
+        return nums, kind, _stray(text[present & ~ok])
+
+    dates = parse_dates(text)
+    if dates is not None:
+        _record_dates(report, name, dates, n_present)
+        return dates.values, "date", _stray(dates.bad)
+
+    return text.astype("str"), _text_kind(text), None
+
+
+def _clean_booleans(name: str, text: pd.Series, spellings, report: ParseReport):
+    """A yes/no column: as written (two spellings), letter cases unified, or True/False."""
+    present = text.notna()
+    if spellings.kind == "as written":
+        return text.astype("str"), "categorical", None
+    report.booleans[name] = dict(spellings.counts)
+    if spellings.kind == "case":
+        out = text.replace(spellings.mapping)
+        n = sum(spellings.counts[s] for s in spellings.mapping)
+        pairs = ", ".join(f"{_q(a)} as {_q(b)}" for a, b in spellings.mapping.items())
+        report.record(
+            name,
+            "spellings unified",
+            n,
+            f"Column {_q(name)}: {_count(n, 'cell')} written in another letter case were "
+            f"read as the column's usual spelling ({pairs}).",
+        )
+        return out.astype("str"), "categorical", None
+    lowered = text.str.lower()
+    out = pd.Series(pd.NA, index=text.index, dtype="boolean")
+    out[present] = lowered[present].isin(TRUE_SPELLINGS)
+    if not out.isna().any():
+        out = out.astype(bool)
+    n_true = int(out.sum())
+    n_false = int(present.sum()) - n_true
+    shown = ", ".join(_q(s) for s in list(spellings.counts)[:8])
+    if len(spellings.counts) > 8:
+        shown += ", ..."
+    report.record(
+        name,
+        "yes/no spellings normalised",
+        int(present.sum()),
+        f"Column {_q(name)}: {len(spellings.counts)} spellings of yes/no ({shown}) were "
+        f"read as True ({n_true:,} cells) and False ({n_false:,} cells).",
+    )
+    return out, "boolean", None
+
+
+def _record_codes(report: ParseReport, name: str, codes: pd.Series, example: str) -> None:
+    report.codes[name] = example
+    n = int(codes.str.match(r"0\d").fillna(False).astype(bool).sum())
+    report.record(
+        name,
+        "codes kept as text",
+        n,
+        f"Column {_q(name)}: {_count(n, 'code')} with leading zeros such as {_q(example)} "
+        "were kept as text (a category), not read as numbers.",
+    )
+
+
+def _record_unit(report: ParseReport, name: str, found) -> None:
+    report.units[name] = found.unit
+    value = found.values[found.values.notna()]
+    idx = found.values.index[found.values.notna()]
+    shown = ""
+    if len(value):
+        first = float(found.values[idx[0]])
+        shown = f" ({_q(found.example)} is {first:g})" if found.example else ""
+    if found.unit == "%":
+        what, change = "percentages", "percent read as numbers"
+        tail = f" were read as numbers in percent{shown}."
+    else:
+        what, change = f"amounts in {found.unit}", f"amounts in {found.unit} read as numbers"
+        tail = f" were read as numbers{shown}; the unit is {found.unit}."
+    report.record(
+        name,
+        change,
+        found.n_with_unit,
+        f"Column {_q(name)}: {found.n_with_unit:,} {what} such as {_q(found.example)}{tail}",
+    )
+
+
+def _record_dates(report: ParseReport, name: str, dates, n_present: int) -> None:
+    report.dates[name] = dates.description
+    n = n_present - len(dates.bad)
+    ambiguous = (
+        " Every day is 12 or less, so the order is a guess: day first." if dates.ambiguous else ""
+    )
+    report.record(
+        name,
+        "dates",
+        n,
+        f"Column {_q(name)}: {_count(n, 'date')} ({dates.description}, such as "
+        f"{_q(dates.example)}) are used as numbers: days since 1970-01-01.{ambiguous} "
+        "Leave the column out on the Data page if the date should not be a feature.",
+    )
+
+
+def load_csv(
+    source: bytes | str | Path | Any,
+    *,
+    sep: str | None = None,
+    encoding: str | None = None,
+    decimal: str | None = None,
+    thousands: str | None = None,
+    na_values: Iterable[str] = DEFAULT_NA_VALUES,
+    max_rows: int = MAX_ROWS,
+    max_columns: int = MAX_COLUMNS,
+    max_bytes: int = MAX_BYTES,
+    name: str | None = None,
+) -> tuple[pd.DataFrame, ParseReport]:
+    """Parse a CSV file into a DataFrame plus a :class:`ParseReport`.
+
+    Args:
+        source: the file as ``bytes``, a path (``str`` or :class:`pathlib.Path`), or a
+            file object (``getvalue()``/``read()``, e.g. Streamlit's ``UploadedFile``).
+        sep: field separator; ``None`` detects one of ``, ; \\t |`` with
+            :class:`csv.Sniffer` (checked against field counts).  ``'\\\\t'`` means tab.
+        encoding: text encoding; ``None`` tries utf-8 (a BOM is stripped), then cp1252,
+            then latin-1 (UTF-16 with a BOM is recognised too).
+        decimal: decimal mark; ``None`` means ``'.'`` unless the separator is not a comma
+            and the numbers look like ``1,5``, then ``','``.  Explicit values win.
+        thousands: thousands separator; ``None`` detects an unambiguous one (see module
+            docstring), ``''`` means none.
+        na_values: cell texts read as missing (exact match; for text columns also
+            case-insensitive after stripping spaces).
+        max_rows, max_columns, max_bytes: limits; exceeding one raises DataError.
+            ``max_columns`` counts features: a file may have ``max_columns + 1``
+            columns (the features and the target).
+        name: file name for messages (taken from the path or file object if not given).
+
+    Returns:
+        ``(df, report)``.  ``df`` has one column per kept CSV column, named by the
+        header (spaces stripped; empty names become ``'Unnamed: i'``), a fresh
+        RangeIndex, and dtypes: ``int64`` or ``float64`` (NaN = missing) for numbers
+        (percentages and amounts too: ``'22%'`` is 22, ``'$1,204.50'`` is 1204.5),
+        ``bool`` (or nullable ``boolean`` when values are missing) for true/false columns
+        and for columns mixing several yes/no spellings, ``datetime64[ns]`` (NaT =
+        missing) for dates, pandas ``str`` (NaN = missing) for text, including yes/no
+        columns written with two spellings (kept as written) and whole-number codes with
+        leading zeros.  All-empty rows and columns are removed.  Every automatic change
+        is in ``report.changes`` and ``report.warnings``.
+
+    Raises:
+        DataError: file not found, empty file, header without data rows, duplicate
+            column names, a file pandas cannot split into a table, binary data, an
+            undecodable file with an explicit encoding, infinite values, or a limit
+            exceeded (size, rows, columns).
+        TypeError: ``source`` has an unsupported type (a programming error).
+    """
+    raw, name = _read_source(source, max_bytes, name)
+    label = _file_label(name)
+    if not raw.strip():
+        raise DataError(f"{label} is empty. Choose a CSV file with a header row and data rows.")
+    _looks_binary(raw, name)
+    text, used_encoding = _decode(raw, encoding, name)
+    if not text.strip():
+        raise DataError(f"{label} is empty. Choose a CSV file with a header row and data rows.")
+
+    sample = _sample(text)
+    delimiter = _choose_delimiter(sample, sep)
+    _check_number_marks(delimiter, decimal, thousands)
+    thousands_off = thousands == ""
+    rows = _rows(sample, delimiter)
+    dec, thou, notes = _detect_number_format(
+        rows, delimiter, decimal or None, None if thousands_off else thousands
+    )
+    if thousands_off:
+        thou = None
+
+    # header: read the first row as pandas sees it (blank lines skipped, quotes
+    # honoured); duplicates and the column limit are checked on these raw names,
+    # since pandas silently renames a repeated 'a' to 'a.1'
+    raw_names = _raw_header(text, delimiter, name)
+    _check_header(raw_names, label, max_columns)
+    na_list = [str(v) for v in na_values]
+    df = _read_table(text, delimiter, dec, thou, na_list, max_rows, name, label)
+    names = _column_names(df, raw_names, label, max_columns, max_rows)
+    df.columns = names
+
+    report = ParseReport(
+        delimiter=delimiter,
+        encoding=used_encoding,
+        decimal=dec,
+        thousands=thou,
+        n_rows=0,
+        n_columns=0,
+    )
+    for change, message in notes:
+        report.record(None, change, 0, message)
+    na_lower = frozenset(v.strip().lower() for v in na_list)
+    raw_text = _whole_number_text(text, df, names, delimiter, na_list, max_rows)
+    out, kinds = _clean_columns(df, names, raw_text, na_lower, dec, thou, report)
+    _check_infinite(out, names)
+    out = _drop_empty(out, names, label, report)
+    for col_name, reason in identifier_columns(out).items():
+        report.identifiers[col_name] = reason
+        report.record(
+            col_name,
+            "identifier left out",
+            len(out),
+            f"Column {_q(col_name)} looks like an identifier ({reason}), so it is left out "
+            "of the features. Bring it back on the Data page if it should be used.",
+        )
+
+    report.n_rows = len(out)
+    report.n_columns = out.shape[1]
+    report.dtypes = {c: kinds[c] for c in out.columns}
+    report.missing = {c: int(out[c].isna().sum()) for c in out.columns}
+    return out, report
+
+
+def _choose_delimiter(sample: str, sep: str | None) -> str:
+    """The field separator: detected from ``sample`` when ``sep`` is empty or 'auto', else
+    ``sep`` itself (``'\\t'`` and 'tab' mean a tab); DataError for an unusable one."""
+    if sep in (None, "", "auto"):
+        return _detect_delimiter(sample)
+    delimiter = {"\\t": "\t", "tab": "\t"}.get(sep, sep)
+    if len(delimiter) != 1 or delimiter in '"\r\n':
+        raise DataError(
+            f"The delimiter {_q(sep)} cannot be used: choose a single character such as "
+            "',' ';' '|' or a tab, or leave it empty to detect it."
+        )
+    return delimiter
+
+
+def _check_number_marks(delimiter: str, decimal: str | None, thousands: str | None) -> None:
+    """DataError when an explicit decimal mark or thousands separator cannot be used."""
+    if decimal not in (None, "") and (len(decimal) != 1 or decimal == delimiter):
+        raise DataError(
+            f"The decimal mark {_q(decimal)} cannot be used with the delimiter "
+            f"{_q(delimiter)}: choose '.' or ',' (different from the delimiter)."
+        )
+    if thousands not in (None, "") and (len(thousands) != 1 or thousands in (delimiter, decimal)):
+        raise DataError(
+            f"The thousands separator {_q(thousands)} cannot be used: choose one character "
+            "different from the delimiter and the decimal mark, or leave it empty."
+        )
+
+
+def _too_many_columns(label: str, n: int, max_columns: int) -> str:
+    return (
+        f"{label} has {n:,} columns, more than the limit of {max_columns:,} feature "
+        "columns plus the target. Remove columns you do not need, or raise the limit "
+        "(max_columns)."
+    )
+
+
+def _check_header(raw_names: list[str], label: str, max_columns: int) -> None:
+    """DataError for more than ``max_columns`` features plus a target, or a repeated
+    column name."""
+    if len(raw_names) > max_columns + 1:
+        raise DataError(_too_many_columns(label, len(raw_names), max_columns))
+    seen: dict[str, int] = {}
+    dups: list[str] = []
+    for c in raw_names:
+        if c and c in seen and c not in dups:
+            dups.append(c)
+        seen[c] = seen.get(c, 0) + 1
+    if dups:
+        which = dups[0]
+        if len(dups) == 1:
+            msg = (
+                f"Column {_q(which)} appears {seen[which]} times in the header. "
+                "Give each column a different name."
+            )
+        else:
+            msg = (
+                f"Columns {_names(dups)} appear more than once in the header. "
+                "Give each column a different name."
+            )
+        raise DataError(msg, column=which if len(dups) == 1 else None)
+
+
+def _read_table(
+    text: str,
+    delimiter: str,
+    dec: str,
+    thou: str | None,
+    na_list: list[str],
+    max_rows: int,
+    name: str | None,
+    label: str,
+) -> pd.DataFrame:
+    """``pandas.read_csv`` of the decoded text (at most ``max_rows + 1`` rows); its errors and
+    its warning about rows longer than the header become DataError."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            df = pd.read_csv(
+                io.StringIO(text),
+                sep=delimiter,
+                decimal=dec,
+                thousands=thou,
+                na_values=na_list,
+                keep_default_na=False,
+                skipinitialspace=True,
+                skip_blank_lines=True,
+                index_col=False,
+                header=0,
+                nrows=max_rows + 1,
+                low_memory=False,
+                engine="c",
+            )
+        except pd.errors.EmptyDataError:
+            raise DataError(
+                f"{label} is empty. Choose a CSV file with a header row and data rows."
+            ) from None
+        except (pd.errors.ParserError, csv.Error, ValueError, OverflowError) as exc:
+            raise DataError(_parser_message(exc, name, delimiter)) from None
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+        raise DataError(
+            f"{label} could not be read as a table: some rows have more values than the "
+            f"header has column names ({df.shape[1]}). Check the delimiter "
+            f"(now {_DELIMITER_NAMES.get(delimiter, _q(delimiter))}), or add names for "
+            "the extra columns."
+        )
+    return df
+
+
+def _column_names(
+    df: pd.DataFrame, raw_names: list[str], label: str, max_columns: int, max_rows: int
+) -> list[str]:
+    """The kept column names (the raw header, empty names as ``'Unnamed: i'``) after the
+    column and row limits; DataError for repeated names or no data rows."""
+    if df.shape[1] > max_columns + 1:
+        raise DataError(_too_many_columns(label, df.shape[1], max_columns))
+    if len(df) > max_rows:
+        raise DataError(
+            f"{label} has more than {max_rows} data rows, the limit. Use a sample of the "
+            "rows, or raise the limit (max_rows)."
+        )
+    if len(raw_names) == df.shape[1]:
+        names = [c or f"Unnamed: {i}" for i, c in enumerate(raw_names)]
+    else:  # should not happen; keep pandas' own names
+        names = [str(c).strip() or f"Unnamed: {i}" for i, c in enumerate(df.columns)]
+    if len(set(names)) != len(names):  # e.g. a real 'Unnamed: 1' next to an empty name
+        names = [str(c) for c in df.columns]
+    if len(set(names)) != len(names):
+        raise DataError(f"{label} has repeated column names. Give each column a different name.")
+    if len(df) == 0:
+        raise DataError(
+            f"{label} has column names but no data rows. Add the data rows below the header."
+        )
+    return names
+
+
+def _clean_columns(
+    df: pd.DataFrame,
+    names: list[str],
+    raw: dict[str, pd.Series],
+    na_lower: frozenset[str],
+    dec: str,
+    thou: str | None,
+    report: ParseReport,
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Every column through :func:`_clean_column`; stray texts read as missing are recorded
+    in ``report.coerced`` with a warning.  Returns the cleaned frame and each column's kind."""
+    cleaned: dict[str, pd.Series] = {}
+    kinds: dict[str, str] = {}
+    for col_name in names:
+        series, kind, info = _clean_column(
+            col_name, df[col_name], raw.get(col_name), na_lower, dec, thou, report
+        )
+        cleaned[col_name] = series
+        kinds[col_name] = kind
+        if info:
+            report.coerced[col_name] = info
+            ex = ", ".join(_q(e) for e in info["examples"])
+            n = info["count"]
+            noun = "a date" if kind == "date" else "a number"
+            nouns = "dates" if kind == "date" else "numbers"
+            if n == 1:
+                what = f"1 value is not {noun} ({ex}); it was read as missing."
+            else:
+                what = f"{n} values are not {nouns} (e.g. {ex}); they were read as missing."
+            report.record(
+                col_name, "stray text read as missing", n, f"Column {_q(col_name)}: {what}"
+            )
+    return pd.DataFrame(cleaned, index=df.index), kinds
+
+
+def _whole_number_text(
+    text: str,
+    df: pd.DataFrame,
+    names: list[str],
+    delimiter: str,
+    na_list: list[str],
+    max_rows: int,
+) -> dict[str, pd.Series]:
+    """The cells as written of the columns pandas read as whole numbers (int, or float
+    holding only whole numbers), so that leading zeros ('04521') can be seen."""
+    wanted = []
+    for i, col_name in enumerate(names):
+        s = df[col_name]
+        if ptypes.is_bool_dtype(s.dtype) or not ptypes.is_numeric_dtype(s.dtype):
+            continue
+        if s.dtype.kind in "iu" or _is_integral(s.to_numpy(dtype="float64", na_value=np.nan)):
+            wanted.append(i)
+    if not wanted:
+        return {}
+    raw = pd.read_csv(
+        io.StringIO(text),
+        sep=delimiter,
+        usecols=wanted,
+        dtype=str,
+        na_values=na_list,
+        keep_default_na=False,
+        skipinitialspace=True,
+        skip_blank_lines=True,
+        index_col=False,
+        header=0,
+        nrows=max_rows + 1,
+        engine="c",
+    )
+    if len(raw) != len(df):  # should not happen (same reader, same options)
+        return {}
+    return {names[i]: raw.iloc[:, k] for k, i in enumerate(wanted)}
+
+
+def _check_infinite(out: pd.DataFrame, names: list[str]) -> None:
+    """DataError naming the float columns that hold inf or -inf."""
+    infs = []
+    for col_name in names:
+        s = out[col_name]
+        if ptypes.is_float_dtype(s.dtype):
+            n_inf = int(np.isinf(s.to_numpy()).sum())
+            if n_inf:
+                infs.append((col_name, n_inf))
+    if infs:
+        raise _inf_error(infs)
+
+
+def _drop_empty(out: pd.DataFrame, names: list[str], label: str, report: ParseReport):
+    """Drop all-empty columns and rows (recorded in ``report`` with warnings); DataError when
+    nothing is left.  Returns the frame with a fresh RangeIndex."""
+    empty_cols = [c for c in names if not out[c].notna().any()]
+    if empty_cols:
+        out = out.drop(columns=empty_cols)
+        report.dropped_columns = empty_cols
+        report.record(
+            None,
+            "empty columns removed",
+            len(empty_cols),
+            f"{'Columns' if len(empty_cols) > 1 else 'Column'} {_names(empty_cols)} "
+            f"{'are' if len(empty_cols) > 1 else 'is'} empty (no values) and "
+            f"{'were' if len(empty_cols) > 1 else 'was'} removed.",
+        )
+    if out.shape[1] == 0:
+        raise DataError(
+            f"{label} has no values at all, only column names. Add data rows below the header."
+        )
+    empty_rows = ~out.notna().any(axis=1)
+    n_empty = int(empty_rows.sum())
+    if n_empty:
+        out = out.loc[~empty_rows.to_numpy()]
+        report.dropped_rows = n_empty
+        report.record(
+            None,
+            "empty rows removed",
+            n_empty,
+            f"{n_empty} empty row{'s were' if n_empty > 1 else ' was'} removed.",
+        )
+    if len(out) == 0:
+        raise DataError(
+            f"{label} has column names but no data rows. Add the data rows below the header."
+        )
+    return out.reset_index(drop=True)
