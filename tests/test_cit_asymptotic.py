@@ -167,6 +167,7 @@ def test_small_p_values_keep_their_relative_accuracy():
     assert lower[0] == pytest.approx(-p[0], rel=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_classes", [3, 4])
 def test_maximum_p_value_is_the_multivariate_normal_tail(n_classes):
     """P(max_k |Z_k| > z) for the (singular) correlation of K class dummies: against

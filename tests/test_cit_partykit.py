@@ -25,11 +25,14 @@ from engine.data import load_bundled, make_dataset
 
 REQUIRED = bool(os.environ.get("TREELAB_REQUIRE_PARTYKIT"))
 AVAILABLE = have_partykit()
-pytestmark = pytest.mark.skipif(
-    not AVAILABLE and not REQUIRED,
-    reason="R partykit oracle tests need Rscript with library(partykit) "
-    "(apt-get install r-cran-partykit); CI sets TREELAB_REQUIRE_PARTYKIT=1 and runs them",
-)
+pytestmark = [
+    pytest.mark.slow,  # one Rscript run each, 2-9 s
+    pytest.mark.skipif(
+        not AVAILABLE and not REQUIRED,
+        reason="R partykit oracle tests need Rscript with library(partykit) "
+        "(apt-get install r-cran-partykit); CI sets TREELAB_REQUIRE_PARTYKIT=1 and runs them",
+    ),
+]
 
 DATASETS = [
     "iris",
