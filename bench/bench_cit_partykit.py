@@ -19,7 +19,8 @@ and its tree depends on the random seed: the one compared is ``set.seed(1)``'s (
 Fit times: ours best of 3 in this process (warm JIT); ctree's ``system.time`` around the
 ``ctree`` call, best of 3 in one Rscript (one for the seeded Genz fits).
 
-Prints a markdown table with the machine and writes it to ``bench/out/cit_partykit.md``.
+Prints a markdown table with the machine and the load average and writes it to
+``bench/out/cit_partykit.md`` and into its region of ``docs/benchmarks.md`` (``bench/_docs.py``).
 """
 
 from __future__ import annotations
@@ -33,15 +34,16 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _docs import update_benchmarks  # noqa: E402
 from _machine import machine  # noqa: E402
 
-from engine._numba import warm_up  # noqa: E402
 from engine.cit import (  # noqa: E402
     ConditionalInferenceTreeClassifier,
     ConditionalInferenceTreeRegressor,
 )
 from engine.cit.partykit import compare_with_ctree, have_partykit, run_ctree  # noqa: E402
 from engine.data import bundled_datasets, load_bundled, make_dataset  # noqa: E402
+from engine.warmup import warm_up  # noqa: E402
 
 CONFIGS = {
     "quadratic, Bonferroni (defaults)": ({}, {}),
@@ -115,6 +117,7 @@ def main() -> None:
     out_dir = ROOT / "bench" / "out"
     out_dir.mkdir(exist_ok=True)
     (out_dir / "cit_partykit.md").write_text(text)
+    update_benchmarks("bench_cit_partykit.py", text)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,11 @@ Run ``python bench/bench_cit_scale.py`` from the repository root (``--quick``: n
    default tree and the paper's settings.
 
 Prints markdown tables with the machine and the load average (the machine may be shared:
-the ratios are measured in the same run) and writes them to ``bench/out/cit_scale.md``.
+the ratios are measured in the same run) and writes them to ``bench/out/cit_scale.md``; a
+full run (no ``--quick``, ``--only`` or ``--methods``) also into its region of
+``docs/benchmarks.md`` (``bench/_docs.py``).
+``--methods`` runs only some of the four columns (e.g. ``--methods defaults ctree``: ours
+with its defaults and ctree with its defaults, the two cheap ones).
 """
 
 from __future__ import annotations
@@ -69,8 +73,8 @@ def child(method: str, n: int, repeats: int) -> dict:
     """One measurement of our tree in this (fresh) process."""
     import gc
 
-    from engine._numba import warm_up
     from engine.cit import PAPER_SETTINGS, ConditionalInferenceTreeClassifier
+    from engine.warmup import warm_up
 
     warm_up()
     X, y = data(n)
@@ -135,7 +139,9 @@ def load() -> str:
     return f"{one:.1f} / {five:.1f} / {fifteen:.1f}"
 
 
-def scale_table(sizes, repeats: int, budget: float, r_ok: bool) -> tuple[str, list[str], dict]:
+def scale_table(
+    sizes, repeats: int, budget: float, r_ok: bool, methods=METHODS
+) -> tuple[str, list[str], dict]:
     from engine.cit import ConditionalInferenceTreeClassifier
     from engine.cit.partykit import compare_with_ctree, run_ctree
 
@@ -147,6 +153,9 @@ def scale_table(sizes, repeats: int, budget: float, r_ok: bool) -> tuple[str, li
         reps = repeats if n <= 20_000 else 1
         for method in METHODS:
             done = results[method]
+            if method not in methods:
+                done[n] = {"seconds": math.nan, "skipped": "not asked for (--methods)"}
+                continue
             ns = sorted(done)
             ts = [done[k]["seconds"] for k in ns]
             if any(not np.isfinite(t) for t in ts):
@@ -189,7 +198,7 @@ def scale_table(sizes, repeats: int, budget: float, r_ok: bool) -> tuple[str, li
         + "---:|" * (len(sizes) + 1)
     )
     rows = []
-    for method in METHODS:
+    for method in methods:
         cells = []
         for n in sizes:
             r = results[method][n]
@@ -200,7 +209,7 @@ def scale_table(sizes, repeats: int, budget: float, r_ok: bool) -> tuple[str, li
         ns = [n for n in sizes if np.isfinite(results[method][n]["seconds"])]
         k = slope(ns, [results[method][n]["seconds"] for n in ns])
         rows.append(f"| {method}: s (nodes) | " + " | ".join(cells) + f" | {k:.2f} |")
-    for method in METHODS:
+    for method in methods:
         cells = []
         for n in sizes:
             r = results[method][n]
@@ -208,17 +217,19 @@ def scale_table(sizes, repeats: int, budget: float, r_ok: bool) -> tuple[str, li
             cells.append(f"{mb:.1f}" if np.isfinite(mb) else "-")
         rows.append(f"| {method}: peak MiB | " + " | ".join(cells) + " | |")
     base = results["ctree defaults"]
-    for method in ("ours, defaults (ctree)", "ours, paper settings"):
+    for method in [m for m in METHODS[:2] if m in methods]:
         cells = []
         for n in sizes:
             a, b = results[method][n]["seconds"], base[n]["seconds"]
             cells.append(f"{a / b:.2f}" if np.isfinite(a) and np.isfinite(b) else "-")
         rows.append(f"| {method} / ctree defaults (time) | " + " | ".join(cells) + " | |")
-    cells = []
-    for n in sizes:
-        a, b = results["ours, defaults (ctree)"][n]["seconds"], results["ctree MonteCarlo"][n]
-        cells.append(f"{b['seconds'] / a:.0f}x" if np.isfinite(b["seconds"]) else "-")
-    rows.append("| ctree MonteCarlo / ours defaults (time) | " + " | ".join(cells) + " | |")
+    if "ctree MonteCarlo" in methods:
+        cells = []
+        for n in sizes:
+            a, b = results["ours, defaults (ctree)"][n]["seconds"], results["ctree MonteCarlo"][n]
+            ok = np.isfinite(a) and np.isfinite(b["seconds"])
+            cells.append(f"{b['seconds'] / a:.0f}x" if ok else "-")
+        rows.append("| ctree MonteCarlo / ours defaults (time) | " + " | ".join(cells) + " | |")
     cells = []
     for n in sizes:
         out = agree.get(n)
@@ -232,8 +243,8 @@ def scale_table(sizes, repeats: int, budget: float, r_ok: bool) -> tuple[str, li
 
 
 def wide_table(repeats: int, budget: float) -> str:
-    from engine._numba import warm_up
     from engine.cit import PAPER_SETTINGS, ConditionalInferenceTreeRegressor
+    from engine.warmup import warm_up
 
     warm_up()
     rng = np.random.default_rng(0)
@@ -266,6 +277,13 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--budget", type=float, default=300.0, help="seconds per measurement")
     ap.add_argument("--only", nargs="*", choices=("scale", "wide"), default=("scale", "wide"))
+    ap.add_argument(
+        "--methods",
+        nargs="*",
+        choices=("defaults", "paper", "ctree", "montecarlo"),
+        default=("defaults", "paper", "ctree", "montecarlo"),
+        help="which of the four columns to run (in METHODS' order)",
+    )
     ap.add_argument("--child", choices=("default", "paper"))
     ap.add_argument("--n", type=int)
     args = ap.parse_args()
@@ -282,7 +300,9 @@ def main() -> None:
     t0 = time.perf_counter()
     parts = []
     if "scale" in args.only:
-        table, loads, _ = scale_table(sizes, args.repeats, budget, r_ok)
+        keys = ("defaults", "paper", "ctree", "montecarlo")
+        methods = tuple(m for k, m in zip(keys, METHODS, strict=True) if k in args.methods)
+        table, loads, _ = scale_table(sizes, args.repeats, budget, r_ok, methods)
         parts.append(
             "### Fit time and peak memory, maximum depth 8\n\n" + table + "\n\n"
             f"Load average (1 / 5 / 15 min) before and after each n: {' -> '.join(loads)}."
@@ -299,6 +319,10 @@ def main() -> None:
     out = ROOT / "bench" / "out"
     out.mkdir(exist_ok=True)
     (out / "cit_scale.md").write_text(text)
+    if not args.quick and len(args.only) == 2 and len(args.methods) == 4:
+        from _docs import update_benchmarks
+
+        update_benchmarks("bench_cit_scale.py", text)
 
 
 if __name__ == "__main__":
