@@ -3,7 +3,8 @@
 Seconds from ``streamlit run`` to the first page *interactive* in Debian Chromium (driven by
 Playwright): for TreeLab, the Data page heading and its first plotly chart are drawn and
 the script is idle (``data-test-script-state="notRunning"``); for the bare app
-(``st.write("Hello")``), its text is drawn and the script is idle.  Cold: an empty
+(``st.write("Hello")``), its text is drawn and the script is idle; a second reference
+adds one plotly chart to the bare app (the cost of plotly.js in the browser).  Cold: an empty
 ``NUMBA_CACHE_DIR`` (nothing compiled yet; the kernels compile in the background after
 the first page); warm: the same folder again, after the cold run's background warm-up
 filled it.  After the first page, the run also opens the Literati page and times until
@@ -33,6 +34,26 @@ from _machine import load_note, machine  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BARE = 'import streamlit as st\nst.write("Hello")\n'
+# the same with one plotly chart: Streamlit loads plotly.js in the browser only for the
+# first chart, and parsing it holds the page's main thread for seconds on a slow CPU
+BARE_CHART = (
+    "import plotly.graph_objects as go\nimport streamlit as st\n"
+    'st.write("Hello")\nst.plotly_chart(go.Figure(go.Bar(x=[1, 2], y=[3, 4])))\n'
+)
+
+
+#: What the table in docs/benchmarks.md measures (written above it by each run).
+ABOUT = (
+    "Seconds from `streamlit run` to the first page interactive in Debian Chromium "
+    '(Playwright), against a bare one-line Streamlit app (`st.write("Hello")`) started the '
+    "same way. TreeLab's first page is interactive when the Data page heading and its first "
+    "plot are drawn and the script is idle; nothing compiles before that (the engine imports "
+    "lazily; the kernels compile in the background, in the Dask workers, starting 3 s after "
+    "the first page). Cold: empty `NUMBA_CACHE_DIR`; warm: the same folder after the cold run. "
+    '"Literati page ready": the run then opens the Literati page and waits for its **Run** '
+    "button (its kernel groups compiled in the background when cold, loaded from the cache "
+    "when warm). Goals (issue 13): cold <= 3x the bare app, warm <= 1.5x."
+)
 
 
 def free_port() -> int:
@@ -111,16 +132,19 @@ def time_app(cache_dir: str, browser, jobs: str, literati: bool = True) -> tuple
             proc.kill()
 
 
-def time_bare(browser, folder: Path) -> float:
+def time_bare(browser, folder: Path, chart: bool = False) -> float:
+    """Seconds to the bare app's text drawn (and its chart, with ``chart``), script idle."""
     port = free_port()
-    script = folder / "bare_app.py"
-    script.write_text(BARE)
+    script = folder / ("bare_chart_app.py" if chart else "bare_app.py")
+    script.write_text(BARE_CHART if chart else BARE)
     t0 = time.perf_counter()
     proc = start_server(script, dict(os.environ), port)
     try:
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         open_when_up(page, f"http://127.0.0.1:{port}", t0 + 120)
         page.get_by_text("Hello").first.wait_for(timeout=60_000)
+        if chart:
+            page.get_by_test_id("stPlotlyChart").first.wait_for(timeout=60_000)
         idle(page, 60_000)
         elapsed = time.perf_counter() - t0
         page.close()
@@ -141,7 +165,7 @@ def main() -> str:
         "--no-literati", action="store_true", help="skip timing the Literati page (faster)"
     )
     args = ap.parse_args()
-    bare, cold, warm = [], [], []
+    bare, bare_chart, cold, warm = [], [], [], []
     load_before = load_note()
     with sync_playwright() as pw, tempfile.TemporaryDirectory() as scratch:
         browser = pw.chromium.launch(
@@ -150,6 +174,7 @@ def main() -> str:
         )
         for _ in range(args.repeat):
             bare.append(time_bare(browser, Path(scratch)))
+            bare_chart.append(time_bare(browser, Path(scratch), chart=True))
             with tempfile.TemporaryDirectory() as cache:
                 cold.append(time_app(cache, browser, args.jobs, not args.no_literati))
                 if args.no_literati:  # fill the cache for the warm run
@@ -174,6 +199,8 @@ def main() -> str:
         )
 
     table = [
+        ABOUT,
+        "",
         f"Jobs: `TREELAB_JOBS={args.jobs}`; medians of {args.repeat} runs.",
         "",
         "| start | numba cache | first page interactive (s) | vs bare app | Literati page "
@@ -181,6 +208,10 @@ def main() -> str:
         "|---|---|---|---|---|---|",
         f"| bare one-line app | - | {b:.1f} | 1.00x | - | "
         + ", ".join(f"{t:.1f}" for t in bare)
+        + " |",
+        f"| bare app with one plotly chart | - | {statistics.median(bare_chart):.1f} | "
+        f"{statistics.median(bare_chart) / b:.2f}x | - | "
+        + ", ".join(f"{t:.1f}" for t in bare_chart)
         + " |",
         row("TreeLab cold", "empty", cold),
         row("TreeLab warm", "filled by the cold run", warm),

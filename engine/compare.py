@@ -18,6 +18,7 @@ Fit time is wall-clock seconds of ``fit`` on the training folds.
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from collections.abc import Callable
@@ -673,59 +674,164 @@ def plan_comparison(dataset, models, *, n_splits: int = 5, random_state: int = 0
     return ComparisonPlan(task, dataset.X, dataset.y, n_classes, estimators, folds, notes)
 
 
+def _fit_fold(proto, X, y, train, test, task, n_classes, label, key, fold) -> dict:
+    """Fit a clone of ``proto`` on rows ``train`` and score it on ``test``: one result row."""
+    from sklearn.base import clone
+
+    est = clone(proto)
+    t0 = time.perf_counter()
+    est.fit(X[train], y[train])
+    fit_s = time.perf_counter() - t0
+    leaves, depth = tree_size(est)
+    row = {
+        "model": label,
+        "key": key,
+        "fold": fold,
+        "fit_seconds": fit_s,
+        "n_leaves": leaves,
+        "depth": depth,
+    }
+    if hasattr(est, "n_candidates_evaluated_"):
+        row["candidates"] = int(est.n_candidates_evaluated_)
+    row.update(_fold_metrics(task, est, X[test], y[test], n_classes))
+    return row
+
+
+def _refit(proto, X, y):
+    """A clone of ``proto`` fitted on every row (the model the page draws)."""
+    from sklearn.base import clone
+
+    return clone(proto).fit(X, y)
+
+
+def _in_dask_worker() -> bool:
+    """True inside a Dask task (a job on the Dask runner), unless ``TREELAB_FAN_OUT=0``."""
+    if os.environ.get("TREELAB_FAN_OUT", "1").strip() == "0":
+        return False
+    try:
+        from distributed import get_worker
+
+        get_worker()
+    except (ImportError, ValueError):  # not inside a Dask task
+        return False
+    return True
+
+
 def cross_validate_steps(ctx, plan: ComparisonPlan, *, refit: bool = True):
     """Step generator for :class:`engine.jobs.Job`: run a :class:`ComparisonPlan`.
 
     One step fits and scores one model on one fold (every model sees the same folds);
     with ``refit`` one more step per model refits it on all rows, for drawing.  Yields
-    ``{"completed", "total", "message", "rows"}`` (rows: one dict per finished fold) and
-    returns a :class:`CompareResult`.  ``ctx`` (a :class:`engine.jobs.JobContext`) is not
-    needed inside a step: scikit-learn fits cannot be interrupted midway.
-    """
-    from sklearn.base import clone
+    ``{"completed", "total", "message", "rows"}`` (rows: one dict per finished fold, in
+    model then fold order) and returns a :class:`CompareResult`.
 
+    In a Dask worker (the app's default job runner) on a cluster with more than one worker
+    thread, the fits fan out as further Dask tasks (``distributed.worker_client``: the job's
+    own task secedes while it waits), so one comparison uses every worker; a step then
+    ends when any fit finishes, and Stop cancels the fits not started.  Elsewhere (the
+    thread runner, a notebook) the fits run here one after another.  The rows are the same
+    either way: each fit is seeded by its estimator's ``random_state``.
+    """
+    if _in_dask_worker():
+        from distributed import worker_client
+
+        with worker_client() as client:
+            if sum(client.nthreads().values()) > 1:
+                return (yield from _fan_out_steps(ctx, plan, refit, client))
+    return (yield from _serial_steps(plan, refit))
+
+
+def _fold_tasks(plan: ComparisonPlan) -> list[tuple]:
+    return [
+        (key, label, proto, i, train, test)
+        for key, (label, proto) in plan.estimators.items()
+        for i, (train, test) in enumerate(plan.folds)
+    ]
+
+
+def _ordered(rows: list[dict], plan: ComparisonPlan) -> list[dict]:
+    order = {key: n for n, key in enumerate(plan.estimators)}
+    return sorted(rows, key=lambda row: (order[row["key"]], row["fold"]))
+
+
+def _serial_steps(plan: ComparisonPlan, refit: bool):
     X, y, task = plan.X, plan.y, plan.task
     rows: list[dict] = []
     total = len(plan.estimators) * (len(plan.folds) + (1 if refit else 0))
-    done = 0
-    for key, (label, proto) in plan.estimators.items():
-        for i, (tr, te) in enumerate(plan.folds):
-            est = clone(proto)
-            t0 = time.perf_counter()
-            est.fit(X[tr], y[tr])
-            fit_s = time.perf_counter() - t0
-            leaves, depth = tree_size(est)
-            row = {
-                "model": label,
-                "key": key,
-                "fold": i + 1,
-                "fit_seconds": fit_s,
-                "n_leaves": leaves,
-                "depth": depth,
-            }
-            if hasattr(est, "n_candidates_evaluated_"):
-                row["candidates"] = int(est.n_candidates_evaluated_)
-            row.update(_fold_metrics(task, est, X[te], y[te], plan.n_classes))
-            rows.append(row)
-            done += 1
-            yield {
-                "completed": done,
-                "total": total,
-                "rows": list(rows),
-                "message": f"{label}: fold {i + 1}/{len(plan.folds)}",
-            }
+    for key, label, proto, i, train, test in _fold_tasks(plan):
+        rows.append(_fit_fold(proto, X, y, train, test, task, plan.n_classes, label, key, i + 1))
+        yield {
+            "completed": len(rows),
+            "total": total,
+            "rows": list(rows),
+            "message": f"{label}: fold {i + 1}/{len(plan.folds)}",
+        }
     fitted = {}
     if refit:
         for key, (label, proto) in plan.estimators.items():
-            fitted[key] = clone(proto).fit(X, y)
-            done += 1
+            fitted[key] = _refit(proto, X, y)
             yield {
-                "completed": done,
+                "completed": len(rows) + len(fitted),
                 "total": total,
                 "rows": list(rows),
                 "message": f"{label}: refit on all rows",
             }
     return summarise(rows, task, models=fitted, warnings=plan.notes)
+
+
+def _fan_out_steps(ctx, plan: ComparisonPlan, refit: bool, client):
+    from distributed import as_completed
+
+    X, y, task = plan.X, plan.y, plan.task
+    total = len(plan.estimators) * (len(plan.folds) + (1 if refit else 0))
+    X_data, y_data = client.scatter([X, y], broadcast=True)
+    futures = {}
+    for key, label, proto, i, train, test in _fold_tasks(plan):
+        future = client.submit(
+            _fit_fold,
+            proto,
+            X_data,
+            y_data,
+            train,
+            test,
+            task,
+            plan.n_classes,
+            label,
+            key,
+            i + 1,
+            pure=False,
+        )
+        futures[future] = ("fold", key, label, i)
+    if refit:
+        for key, (label, proto) in plan.estimators.items():
+            futures[client.submit(_refit, proto, X_data, y_data, pure=False)] = (
+                "refit",
+                key,
+                label,
+                None,
+            )
+    rows: list[dict] = []
+    fitted = {}
+    try:
+        for future in as_completed(list(futures)):
+            kind, key, label, i = futures[future]
+            value = future.result()  # a fit's exception ends the job with it
+            if kind == "fold":
+                rows.append(value)
+                message = f"{label}: fold {i + 1}/{len(plan.folds)}"
+            else:
+                fitted[key] = value
+                message = f"{label}: refit on all rows"
+            yield {
+                "completed": len(rows) + len(fitted),
+                "total": total,
+                "rows": _ordered(rows, plan),
+                "message": message,
+            }
+    finally:  # Stop, the budget or an error: the fits not finished are not waited for
+        client.cancel([f for f in futures if not f.done()])
+    fitted = {key: fitted[key] for key in plan.estimators if key in fitted}
+    return summarise(_ordered(rows, plan), task, models=fitted, warnings=plan.notes)
 
 
 def summarise(rows: list[dict], task: str, *, models=None, warnings=(), complete=True):

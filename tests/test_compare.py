@@ -189,3 +189,33 @@ def test_categorical_features_reach_treelab_cart():
     cart = plan.estimators["treelab_cart"][1]
     np.testing.assert_array_equal(cart.categorical_features, ds.is_categorical)
     assert "categorical_features" not in plan.estimators["sklearn_tree"][1].get_params()
+
+
+@pytest.mark.slow
+def test_on_dask_the_fits_fan_out_over_the_workers_with_the_same_rows(dask_client):
+    """A comparison run on the Dask runner submits every fold fit and refit as its own
+    task: on the embedded cluster (one worker per core) they run on more than one worker,
+    and the result equals the thread runner's fit for fit."""
+    from distributed import get_task_stream
+
+    X, y = load_iris(return_X_y=True)
+    ds = _ds(X, y.astype(np.int64), "classification")
+    models = [("sklearn_tree", {"max_depth": 3}), ("sklearn_forest", {"n_estimators": 40})]
+    plan = plan_comparison(ds, models, n_splits=4, random_state=3)
+    with get_task_stream(dask_client) as stream:
+        remote = Job(cross_validate_steps, plan, budget=120, runner="dask").start()
+        assert remote.join(120)
+    assert remote.status == "done", remote.error
+    local = Job(cross_validate_steps, plan, budget=120, runner="threads").start()
+    assert local.join(120) and local.status == "done", local.error
+    a = remote.result.folds.drop(columns=["fit_seconds"])
+    b = local.result.folds.drop(columns=["fit_seconds"])
+    assert list(a["model"]) == list(b["model"]) and list(a["fold"]) == [1, 2, 3, 4] * 2
+    assert a.round(12).equals(b.round(12))
+    both = {"sklearn_tree", "sklearn_forest"}
+    assert set(remote.result.models) == set(local.result.models) == both
+    fits = [t for t in stream.data if str(t["key"]).startswith(("_fit_fold", "_refit"))]
+    assert len(fits) == 2 * 4 + 2
+    workers = {t["worker"] for t in fits}
+    if len(dask_client.scheduler_info()["workers"]) > 1:
+        assert len(workers) > 1, workers
