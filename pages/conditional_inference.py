@@ -1,4 +1,5 @@
-"""Conditional inference page: permutation-tested splits (CIT), forests (CIF), how their
+"""Conditional inference page: test-based splits (CIT; ctree's asymptotic tests or the paper's
+permutation tests), forests (CIF), how their
 feature rankings differ from impurity-based ones, and what top-k features buy downstream
 (docs/spec.md section 4)."""
 
@@ -56,6 +57,16 @@ from pages._shared import (
 TITLE = "Conditional inference (CIT / CIF)"
 METHODS = (CIT, CIF, CART, RF)
 PRESETS = ("auto", "minimum", "maximum", "fixed B")
+#: The two procedures (engine.cit.tree): ctree's (the estimators' defaults) and the paper's.
+PROCEDURES = {
+    "ctree": "ctree (R partykit): asymptotic p-values, maximally selected split points",
+    "paper": "CIT paper: permutation tests in stage A and stage B",
+}
+#: Widgets each procedure sets when it is chosen (its minimum node sizes and muting).
+PROCEDURE_WIDGETS = {
+    "ctree": {"ci_mss": 20, "ci_msl": 7, "ci_min_frac": 0.01, "ci_muting": False},
+    "paper": {"ci_mss": 2, "ci_msl": 1, "ci_min_frac": 0.0, "ci_muting": True},
+}
 #: Root-node permutation work (features x permutations x rows) above which we warn.
 HEAVY_WORK = 3e9
 STATUS_SHORT = {TESTED: "tested", NOT_TESTED: "scan stopped", NOT_IN_POOL: "not in pool"}
@@ -65,6 +76,10 @@ STATUS_SHORT = {TESTED: "tested", NOT_TESTED: "scan stopped", NOT_IN_POOL: "not 
 #: fragment is polling (keep_widget_state then has nothing left to keep), so they are put
 #: back from here. Buttons, jobs, charts and ``*_view`` widgets are not settings.
 SETTINGS = (
+    "ci_procedure",
+    "ci_teststat",
+    "ci_splitstat",
+    "ci_min_frac",
     "ci_selector_clf",
     "ci_splitter_clf",
     "ci_selector_reg",
@@ -115,19 +130,20 @@ def save_settings() -> None:
 
 st.title(TITLE)
 st.markdown(
-    "A **conditional inference tree** (Hothorn, Hornik & Zeileis 2006; the variant here follows "
-    "[Milletich et al., arXiv 2607.01417](https://arxiv.org/abs/2607.01417)) splits a node "
-    "only when a **permutation test** says the target depends on some feature. *Stage A*: "
-    "for every feature it measures the association with the target (correlation ratio, "
-    "mutual information or |Pearson r|), shuffles the target B times to see how large that "
-    "measure gets by chance, and turns the rank of the real value into a p-value; the feature "
-    "with the smallest p-value is chosen if it beats the Bonferroni-adjusted level "
-    "alpha / (features tested), otherwise the node stays a leaf. *Stage B* tests the "
-    "candidate thresholds of that feature the same way (weighted child impurity, lower is "
-    "better). Because the choice is made by p-values, not by the largest impurity decrease, "
-    "features with many distinct values get no head start: CART's **selection bias** "
-    "disappears. Click a node to see every feature's test there; compare the rankings with "
-    "CART and random forests; check what the top-k features buy a downstream model."
+    "A **conditional inference tree** (Hothorn, Hornik & Zeileis 2006) splits a node only "
+    "when a **test of independence** says the target depends on some feature. *Stage A* "
+    "tests every feature and picks the one with the smallest p-value, if it beats the level "
+    "after adjusting for the number of features tested; otherwise the node stays a leaf. "
+    "*Stage B* chooses the split point on that feature. Two procedures: **ctree** (the "
+    "default, as R partykit's `ctree`): asymptotic p-values of a linear association "
+    "statistic (chi-square or multivariate normal limit, exact for strong splits too) and "
+    "the cut point with the largest two-sample statistic; the **CIT paper** "
+    "([Milletich et al., arXiv 2607.01417](https://arxiv.org/abs/2607.01417)): Monte Carlo "
+    "permutation tests at both stages (shuffle the target B times; p-values never below "
+    "1/(B+1)). Because the choice is made by p-values, not by the largest impurity "
+    "decrease, features with many distinct values get no head start: CART's **selection "
+    "bias** disappears. Click a node to see every feature's test there; compare the "
+    "rankings with CART and random forests; check what the top-k features buy downstream."
 )
 
 ds = current_dataset()
@@ -137,15 +153,55 @@ st.markdown(dataset_caption(ds))
 clf = ds.task == "classification"
 if ds.n_samples < 10:
     st.error(
-        f"This dataset has {ds.n_samples} rows; permutation tests need at least 10. "
+        f"This dataset has {ds.n_samples} rows; the tests need at least 10. "
         "Pick a larger dataset or drop fewer rows."
     )
     st.stop()
 
+
+def apply_procedure() -> None:
+    """Set the widgets the chosen procedure presets (its node sizes and muting)."""
+    st.session_state.update(PROCEDURE_WIDGETS[st.session_state["ci_procedure"]])
+
+
+procedure = st.radio(
+    "Procedure",
+    list(PROCEDURES),
+    format_func=PROCEDURES.get,
+    key="ci_procedure",
+    horizontal=True,
+    on_change=apply_procedure,
+    help="ctree: R partykit's defaults (asymptotic tests, minimum 20 rows to split and 7 per "
+    "leaf, no feature muting); fast on large tables. CIT paper: Monte Carlo permutation "
+    "tests of the feature and of every threshold (min. 2 rows to split, 1 per leaf, feature "
+    "muting); slower, p-values floored at 1/(B+1). Choosing one sets those parameters.",
+)
+ctree = procedure == "ctree"
+
 # -- parameters --------------------------------------------------------------------------
-with st.expander("Parameters (defaults follow the paper)", expanded=False):
+with st.expander(f"Parameters ({procedure} procedure)", expanded=False):
     c = st.columns(4)
-    if clf:
+    if ctree:
+        teststat = c[0].selectbox(
+            "Test statistic (stage A)",
+            ["quadratic", "maximum"],
+            key="ci_teststat",
+            help="Form of the standardised linear statistic of each feature and the target "
+            "(ctree's teststat): quadratic (chi-square p-value, degrees of freedom = rank "
+            "of its covariance) or maximum (largest standardised entry, multivariate normal "
+            "p-value). For a numeric feature the quadratic statistic is (n - 1) eta^2 "
+            "(classes) or (n - 1) r^2 (numeric target).",
+        )
+        splitstat = c[1].selectbox(
+            "Split statistic (stage B)",
+            ["quadratic", "maximum"],
+            key="ci_splitstat",
+            help="The cut point of the chosen feature with the largest two-sample statistic "
+            "in this form (ctree's splitstat); categorical features: the best split of "
+            "their categories into two groups. No test in stage B.",
+        )
+        selector = splitter = None
+    elif clf:
         selector = c[0].selectbox(
             "Selector (stage A)",
             ["mc", "mi"],
@@ -185,8 +241,9 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
         format="%.4f",
         key="ci_alpha_sel",
         help="Level of the feature-selection test. A node splits only when the best "
-        "feature's p-value is below alpha (divided by the number of features tested when "
-        "Bonferroni is on). Smaller alpha: smaller trees.",
+        "feature's p-value is below alpha (adjusted for the number of features tested when "
+        "Bonferroni is on: ctree compares 1 - (1 - p)^m with alpha, the paper p with "
+        "alpha / m). Smaller alpha: smaller trees.",
     )
     alpha_spl = c[3].number_input(
         "alpha (stage B)",
@@ -196,6 +253,7 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
         step=0.01,
         format="%.4f",
         key="ci_alpha_spl",
+        disabled=ctree,
         help="Level of the threshold test (divided by the number of candidate thresholds "
         "when Bonferroni is on).",
     )
@@ -204,19 +262,22 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
         "Bonferroni in stage A",
         True,
         key="ci_adj_sel",
-        help="Compare p-values with alpha / m, m = features tested at the "
-        "node (controls the chance of any false split at a node).",
+        help="Adjust for the m features tested at the node (controls the chance of any "
+        "false split at a node): ctree compares 1 - (1 - p)^m with alpha, the paper p with "
+        "alpha / m.",
     )
     adj_spl = c[1].checkbox(
         "Bonferroni in stage B",
         True,
         key="ci_adj_spl",
+        disabled=ctree,
         help="Compare p-values with alpha / |C|, |C| = candidate thresholds.",
     )
     es_sel = c[2].checkbox(
         "Adaptive stopping (stage A)",
         True,
         key="ci_es_sel",
+        disabled=ctree,
         help="Stop permuting once a Beta-CDF rule is 95% sure whether p is "
         "below the level (almost always the same decisions, far fewer "
         "permutations).",
@@ -225,6 +286,7 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
         "Adaptive stopping (stage B)",
         True,
         key="ci_es_spl",
+        disabled=ctree,
         help="The same rule for the threshold tests.",
     )
     c = st.columns(4)
@@ -235,7 +297,7 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
         "in citrees). More permutations: more precise p-values, slower fits."
     )
     pre_sel = c[0].selectbox(
-        "Permutations (stage A)", PRESETS, key="ci_b_sel_preset", help=preset_help
+        "Permutations (stage A)", PRESETS, key="ci_b_sel_preset", help=preset_help, disabled=ctree
     )
     b_sel = c[1].number_input(
         "Fixed B (stage A)",
@@ -244,11 +306,11 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
         99,
         step=1,
         key="ci_b_sel",
-        disabled=pre_sel != "fixed B",
+        disabled=ctree or pre_sel != "fixed B",
         help="Used when 'fixed B' is chosen.",
     )
     pre_spl = c[2].selectbox(
-        "Permutations (stage B)", PRESETS, key="ci_b_spl_preset", help=preset_help
+        "Permutations (stage B)", PRESETS, key="ci_b_spl_preset", help=preset_help, disabled=ctree
     )
     b_spl = c[3].number_input(
         "Fixed B (stage B)",
@@ -257,13 +319,13 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
         99,
         step=1,
         key="ci_b_spl",
-        disabled=pre_spl != "fixed B",
+        disabled=ctree or pre_spl != "fixed B",
         help="Used when 'fixed B' is chosen.",
     )
     c = st.columns(4)
     muting = c[0].checkbox(
         "Feature muting",
-        True,
+        False,
         key="ci_muting",
         help="A feature that is not significant at a node is not tested "
         "again below it (subtree-local).",
@@ -272,6 +334,7 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
         "Feature scanning",
         True,
         key="ci_fscan",
+        disabled=ctree,
         help="Test features in decreasing order of their raw statistic and "
         "stop at the first significant one (needs adaptive stopping to "
         "pay off).",
@@ -280,6 +343,7 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
         "Threshold scanning",
         True,
         key="ci_tscan",
+        disabled=ctree,
         help="Test thresholds from the best raw impurity and stop at the first significant one.",
     )
     max_features = c[3].selectbox(
@@ -294,6 +358,7 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
         "Threshold candidates",
         ["exact", "histogram", "percentile", "random"],
         key="ci_tmethod",
+        disabled=ctree,
         help="exact: every midpoint between distinct values; histogram: edges of k equal-"
         "width bins; percentile: k percentiles; random: k midpoints at random. Features "
         "with at most 4 values always use every midpoint.",
@@ -302,7 +367,7 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
         "Number k of candidates",
         ["sqrt", "log2", "fixed k"],
         key="ci_mt_kind",
-        disabled=tmethod == "exact",
+        disabled=ctree or tmethod == "exact",
         help="k for histogram / percentile / random: sqrt or log2 of the "
         "number of distinct values at the node, or a fixed k (the "
         "paper uses 256), capped at the number of midpoints as in "
@@ -315,7 +380,7 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
         256,
         step=1,
         key="ci_mt_k",
-        disabled=tmethod == "exact" or mt_kind != "fixed k",
+        disabled=ctree or tmethod == "exact" or mt_kind != "fixed k",
     )
     min_dec = c[3].number_input(
         "Min. impurity decrease",
@@ -327,7 +392,7 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
         key="ci_min_dec",
         help="A significant split is still refused when it lowers the impurity by less than this.",
     )
-    c = st.columns(4)
+    c = st.columns(5)
     max_depth = c[0].number_input(
         "Max depth (0 = none)",
         0,
@@ -341,21 +406,33 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
         "Min. rows to split",
         2,
         100_000,
-        2,
+        20,
         step=1,
         key="ci_mss",
-        help="Nodes with fewer rows are leaves.",
+        help="Nodes with fewer rows are leaves (ctree's minsplit 20; the paper 2).",
     )
     msl = c[2].number_input(
         "Min. rows per leaf",
         1,
         100_000,
-        1,
+        7,
         step=1,
         key="ci_msl",
-        help="Thresholds that leave fewer rows on a side are not tested.",
+        help="Split points that leave fewer rows on a side are not candidates (ctree's "
+        "minbucket 7; the paper 1).",
     )
-    n_trees = c[3].number_input(
+    min_frac = c[3].number_input(
+        "Min. child fraction",
+        0.0,
+        0.49,
+        0.01,
+        step=0.01,
+        format="%.3f",
+        key="ci_min_frac",
+        help="A child keeps at least this fraction of its parent's rows (ctree's minprob "
+        "0.01; the paper 0).",
+    )
+    n_trees = c[4].number_input(
         "Trees in the forests",
         5,
         500,
@@ -367,7 +444,7 @@ with st.expander("Parameters (defaults follow the paper)", expanded=False):
     )
 
 params = dict(
-    selector=selector,
+    p_value="asymptotic" if ctree else "permutation",
     splitter=splitter,
     alpha_selector=float(alpha_sel),
     alpha_splitter=float(alpha_spl),
@@ -386,8 +463,26 @@ params = dict(
     max_depth=int(max_depth) or None,
     min_samples_split=int(mss),
     min_samples_leaf=int(msl),
+    min_child_fraction=float(min_frac),
     min_impurity_decrease=float(min_dec),
 )
+if ctree:  # ctree's tests and split points; the permutation settings do not apply
+    params.update(teststat=teststat, splitter=splitstat)
+    for name in (
+        "alpha_splitter",
+        "adjust_alpha_splitter",
+        "n_resamples_selector",
+        "n_resamples_splitter",
+        "early_stopping_selector",
+        "early_stopping_splitter",
+        "feature_scanning",
+        "threshold_scanning",
+        "threshold_method",
+        "max_thresholds",
+    ):
+        params.pop(name)
+else:
+    params.update(selector=selector, splitter=splitter)
 save_settings()
 categorical = ds.is_categorical if ds.is_categorical.any() else None
 try:
@@ -395,10 +490,11 @@ try:
     probe.check_params()
     m_root = probe._n_features_node(ds.n_features)  # features drawn at the root
     a_root = params["alpha_selector"] / m_root if adj_sel else params["alpha_selector"]
-    spec = params["n_resamples_selector"]
-    b_root = n_resamples(spec, a_root) * (m_root if adj_sel and isinstance(spec, int) else 1)
-    if es_sel:  # adaptive stopping first raises B to ceil(1 / level) (engine.cit.permutation)
-        b_root = max(b_root, math.ceil(1.0 / a_root - 1e-9))
+    if not ctree:
+        spec = params["n_resamples_selector"]
+        b_root = n_resamples(spec, a_root) * (m_root if adj_sel and isinstance(spec, int) else 1)
+        if es_sel:  # adaptive stopping first raises B to ceil(1 / level) (engine.cit.permutation)
+            b_root = max(b_root, math.ceil(1.0 / a_root - 1e-9))
     param_error = None
 except ValueError as exc:
     param_error = str(exc)
@@ -406,18 +502,36 @@ if param_error:
     st.error(f"**These parameters cannot be used:** {param_error}")
     st.stop()
 drawn = f"{m_root}" if m_root == ds.n_features else f"{m_root} of {ds.n_features}"
-st.caption(
-    f"At the root: {drawn} features tested at level {a_root:.3g}, up to {b_root:,} "
-    f"permutations each" + (" (adaptive stopping usually needs far fewer)." if es_sel else ".")
-)
-if not es_sel and 1.0 / (b_root + 1) >= a_root:
+if ctree:
+    adjusted = (
+        f"adjusted as partykit does, 1 - (1 - p)^m with m = {m_root}, and compared with "
+        f"alpha = {params['alpha_selector']:.3g}"
+        if adj_sel
+        else f"compared with alpha = {params['alpha_selector']:.3g} (no adjustment)"
+    )
+    st.caption(
+        f"**Running: ctree.** At the root: {drawn} features tested with **asymptotic "
+        f"p-values** ({params['teststat']} statistic, "
+        + ("chi-square" if params["teststat"] == "quadratic" else "multivariate normal")
+        + f" limit; no permutations, no floor), {adjusted}; the split point is the cut with "
+        f"the largest {params['splitter']} two-sample statistic."
+    )
+else:
+    st.caption(
+        f"**Running: the CIT paper's permutation tests.** At the root: {drawn} features "
+        f"tested at level {a_root:.3g}, up to {b_root:,} permutations each"
+        + (" (adaptive stopping usually needs far fewer)" if es_sel else "")
+        + f". Monte Carlo p-values cannot go below 1/(B+1) = {1 / (b_root + 1):.2g}, so "
+        "they do not rank strong associations; ctree's asymptotic p-values do."
+    )
+if not ctree and not es_sel and 1.0 / (b_root + 1) >= a_root:
     st.warning(
         f"With {b_root:,} permutations the smallest possible p-value is 1/(B+1) = "
         f"{1 / (b_root + 1):.3g}, not below the root's level {a_root:.3g}: no split can "
         "ever be significant. Raise B (or use a preset, or adaptive stopping, which "
         "raises B to at least 1/level)."
     )
-if not es_sel and b_root * m_root * ds.n_samples > HEAVY_WORK:
+if not ctree and not es_sel and b_root * m_root * ds.n_samples > HEAVY_WORK:
     st.warning(
         "Without adaptive stopping every test runs all its permutations: about "
         f"{b_root * m_root * ds.n_samples:.1e} row-permutations at the root alone. The "
@@ -526,11 +640,23 @@ def leaf_reason(
             "at the maximum depth, or every feature is constant in it, so it became a leaf "
             "before stage A"
         )
-    p_min = min(rec["p_values"]) if rec.get("p_values") else np.inf
+    compared = rec.get("p_values_adjusted", rec.get("p_values"))
+    p_min = min(compared) if compared else np.inf
     if not p_min < rec["alpha_selector"]:
+        which = "adjusted p-value" if "p_values_adjusted" in rec else "p-value"
         return (
-            f"no feature passed stage A (smallest p-value {p_min:.3g}, level "
+            f"no feature passed stage A (smallest {which} {p_min:.3g}, level "
             f"{rec['alpha_selector']:.3g}), so the node is a leaf"
+        )
+    if "split_statistic" in rec:  # ctree's split point: no test in stage B
+        if not rec.get("split_statistic_value", 0.0) > 0.0:
+            return (
+                "a feature passed stage A, but no cut point leaves the min. rows per leaf "
+                "(or the min. child fraction) on both sides, so the node is a leaf"
+            )
+        return (
+            "a feature passed stage A, but the best split's impurity decrease is below the "
+            "min. impurity decrease, so the node is a leaf"
         )
     if "thresholds" not in rec:
         return (
@@ -707,26 +833,36 @@ if table.empty:
 else:
     n_tested = int((table["status"] == "tested").sum())
     chosen = table.loc[table["chosen"], "feature"]
+    asymptotic = rec.get("p_value_method") == "asymptotic"
+    adj_name = "adjusted p (1-(1-p)^m)" if asymptotic else "p x m (Bonferroni)"
     verdict = (
-        f"**{chosen.iloc[0]}** was chosen (p = {est.p_value_selector_[node]:.3g} < "
-        f"{rec['alpha_selector']:.3g})"
+        f"**{chosen.iloc[0]}** was chosen ("
+        + ("adjusted " if asymptotic and est.adjust_alpha_selector else "")
+        + f"p = {est.p_value_selector_[node]:.3g} < {rec['alpha_selector']:.3g})"
         if len(chosen)
         else why_leaf(node)
     )
+    how = (
+        f"tested with asymptotic p-values ({rec.get('teststat', 'quadratic')} statistic)"
+        if asymptotic
+        else "permutation-tested"
+    )
     st.markdown(
         f"Stage A at node {node}: {rec['n_tested']} features drawn, {n_tested} "
-        f"permutation-tested at level {rec['alpha_selector']:.3g}; {verdict}."
+        f"{how} at level {rec['alpha_selector']:.3g}; {verdict}."
     )
     show = table.rename(
         columns={
             "p_value": "p-value",
-            "p_bonferroni": "p x m (Bonferroni)",
+            "p_bonferroni": adj_name,
             "level": "level alpha'",
         }
     )
     show["status"] = show["status"].map(STATUS_SHORT)
     if not est.adjust_alpha_selector:  # without Bonferroni the column would repeat p
-        show = show.drop(columns="p x m (Bonferroni)")
+        show = show.drop(columns=adj_name)
+    if asymptotic:  # no permutations to count
+        show = show.drop(columns="permutations")
 
     def highlight(row):
         colour = "background-color: #FBD9BF" if row["chosen"] else ""
@@ -740,18 +876,26 @@ else:
         key="ci_node_table",
         column_config={
             "index": None,
-            "statistic": number(format="%.4f", help="Raw selector statistic."),
+            "statistic": number(
+                format="%.4f",
+                help="ctree's quadratic / maximum statistic (asymptotic tests) or the raw "
+                "selector statistic (permutation tests).",
+            ),
             "p-value": number(
                 format="%.4g",
-                help="Monte Carlo permutation p-value "
-                "(1 + #{T_b >= T}) / (B + 1); empty: not tested.",
+                help="Asymptotic p-value (chi-square or multivariate normal limit) or Monte "
+                "Carlo permutation p-value (1 + #{T_b >= T}) / (B + 1); unadjusted; empty: "
+                "not tested.",
             ),
-            "p x m (Bonferroni)": number(
+            adj_name: number(
                 format="%.4g",
-                help="min(1, m p), m = features drawn at the node; significant when below alpha.",
+                help="1 - (1 - p)^m (partykit's adjustment) or min(1, m p), m = features "
+                "drawn at the node; significant when below alpha.",
             ),
             "level alpha'": number(
-                format="%.3g", help="alpha / m (Bonferroni) or alpha: p must be below it."
+                format="%.3g",
+                help="ctree: alpha, for the adjusted p; paper: alpha / m (Bonferroni) or "
+                "alpha, for p.",
             ),
             "permutations": number(
                 help="Permutations run (adaptive stopping ends early once the decision is clear)."
@@ -779,7 +923,18 @@ else:
     options = [int(f) for f in table.loc[table["status"] == "tested", "index"] if f in nulls]
     c1, c2 = st.columns(2)
     with c1:
-        if options:
+        if asymptotic:
+            st.caption(
+                "Asymptotic tests have no permutation null distribution: the p-value is the "
+                + (
+                    "chi-square tail of the quadratic statistic (degrees of freedom = rank of "
+                    "its covariance)."
+                    if rec.get("teststat") == "quadratic"
+                    else "multivariate normal tail of the maximum statistic."
+                )
+                + " Choose the CIT paper's procedure to see permutation nulls."
+            )
+        elif options:
             if st.session_state.get("ci_null_feature_view") not in options:
                 # Streamlit forgot the *_view widget on another page: back to the last choice
                 last = st.session_state.get("_ci_null_feature")
@@ -837,6 +992,14 @@ else:
                     ),
                     key="ci_thr_null_fig",
                 )
+        elif "chosen_categories" in rec:
+            cats = meta["categories"][int(tree.feature[node])]
+            left = ", ".join(str(cats[c]) for c in rec["chosen_categories"])
+            st.caption(
+                f"Stage B: the split of the categories into two groups with the largest "
+                f"{rec['split_statistic']} statistic ({rec['split_statistic_value']:.4g}) "
+                f"sends {{{left}}} left."
+            )
         elif rec.get("p_values"):
             st.caption(f"Stage B did not run here: {why_leaf(node)}.")
 
@@ -848,7 +1011,7 @@ if running:
 rank = rankings_table(imps, names)
 st.caption(
     "Normalised importances (each method sums to 1). CIT / CIF: impurity decrease of "
-    "the permutation-tested splits (not weighted by node size); CART / random forest: "
+    "the significant splits (not weighted by node size); CART / random forest: "
     "scikit-learn's mean decrease in impurity (fully grown trees; categorical codes "
     "treated as numbers). Fit times: "
     + ", ".join(f"{m} {s:.2f} s" for m, s in fit["seconds"].items())
@@ -1003,7 +1166,7 @@ st.caption(
     "Adds pure-noise features (continuous uniform: every value distinct) to the current "
     "data and fits a fully grown CART and the conditional inference tree with the "
     "parameters above. CART's greedy search finds spurious splits among many distinct "
-    "values, so noise collects importance; the permutation tests give it (almost) none."
+    "values, so noise collects importance; the tests give it (almost) none."
 )
 n_noise = st.number_input("Noise features to add", 1, 200, 10, step=1, key="ci_n_noise")
 save_settings()

@@ -13,7 +13,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.cit import ConditionalInferenceTreeClassifier, ConditionalInferenceTreeRegressor
+from engine.cit import (
+    PAPER_SETTINGS,
+    ConditionalInferenceTreeClassifier,
+    ConditionalInferenceTreeRegressor,
+)
 from engine.cit.report import node_feature_table, rankings_table, threshold_table
 from engine.cit.steps import (
     CART,
@@ -51,7 +55,11 @@ def wine_tree():
 
     X, y = load_wine(return_X_y=True)
     est = ConditionalInferenceTreeClassifier(
-        keep_null=True, feature_scanning=False, threshold_scanning=False, random_state=0
+        keep_null=True,
+        feature_scanning=False,
+        threshold_scanning=False,
+        random_state=0,
+        **PAPER_SETTINGS["classification"],
     )
     return est.fit(X, y), X, y
 
@@ -275,7 +283,7 @@ def test_fit_rankings_and_bias_steps():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 4))
     y = (X[:, 1] > 0).astype(int)
-    params = {"n_resamples_selector": "minimum"}
+    params = {**PAPER_SETTINGS["classification"], "n_resamples_selector": "minimum"}
     snaps, res = drive(
         fit_rankings_steps(None, X, y, "classification", params, n_estimators=5, random_state=0)
     )
@@ -380,8 +388,25 @@ def frame(app, column):
     return next(d.value for d in app.dataframe if column in d.value.columns)
 
 
-def open_page(app, dataset):
+#: The widgets the page's procedure radio sets (its PROCEDURE_WIDGETS; the page is a script
+#: and cannot be imported).
+PROCEDURE_WIDGETS = {
+    "ctree": {"ci_mss": 20, "ci_msl": 7, "ci_min_frac": 0.01, "ci_muting": False},
+    "paper": {"ci_mss": 2, "ci_msl": 1, "ci_min_frac": 0.0, "ci_muting": True},
+}
+
+
+def use_procedure(app, procedure):
+    """Choose a procedure as its radio does (the radio's callback also sets its widgets)."""
+    app.session_state["ci_procedure"] = procedure
+    for key, value in PROCEDURE_WIDGETS[procedure].items():
+        app.session_state[key] = value
+
+
+def open_page(app, dataset, procedure=None):
     app.session_state["ci_n_trees"] = 10  # small forests keep the test fast
+    if procedure is not None:
+        use_procedure(app, procedure)
     app.selectbox(key="ds").set_value(dataset).run()
     app.switch_page("pages/conditional_inference.py").run()
     assert not app.exception, app.exception
@@ -397,18 +422,25 @@ def check_node_table(app, est, node):
     assert not app.exception, app.exception
     shown = frame(app, "status")
     rec = est.node_records_[node]
-    assert ("p x m (Bonferroni)" in shown.columns) == est.adjust_alpha_selector
+    asymptotic = rec.get("p_value_method") == "asymptotic"
+    adjusted = "adjusted p (1-(1-p)^m)" if asymptotic else "p x m (Bonferroni)"
+    assert (adjusted in shown.columns) == est.adjust_alpha_selector
+    assert ("permutations" in shown.columns) == (not asymptotic)
     names = app.session_state["ci_job_meta"]["feature_names"]
     tested = shown[shown["status"] == "tested"].set_index("feature")
     assert sorted(tested.index) == sorted(names[f] for f in rec["features"])
     for f, p in zip(rec["features"], rec["p_values"], strict=True):
         assert tested.loc[names[f], "p-value"] == p
+    if asymptotic and est.adjust_alpha_selector:
+        m = len(rec["features"])
+        for f, p in zip(rec["features"], rec["p_values"], strict=True):
+            assert tested.loc[names[f], adjusted] == pytest.approx(1 - (1 - p) ** m, rel=1e-9)
     assert any(f"Stage A at node {node}:" in m.value for m in app.markdown)
 
 
 @pytest.mark.slow
 def test_page_classification(app):
-    est = open_page(app, "wine")
+    est = open_page(app, "wine", "paper")
     assert app.title[0].value == "Conditional inference (CIT / CIF)"
     splits = [v for v in range(est.tree_.node_count) if est.tree_.children_left[v] >= 0]
     check_node_table(app, est, splits[-1])
@@ -438,6 +470,41 @@ def test_page_classification(app):
     app.selectbox(key="ci_mt_kind").set_value("fixed k").run()
     assert not app.exception and not app.error
     assert any("parameters changed since this fit" in c.value for c in app.caption)
+
+
+@pytest.mark.slow
+def test_page_runs_ctree_by_default_and_says_so(app):
+    """The default procedure is ctree: the caption names it and its asymptotic p-values (no
+    permutation floor), the node table shows partykit's adjusted p-values, stage B's figure
+    is the two-sample statistic over the cut points with the chosen (largest) one; the
+    paper's procedure names the floor 1/(B+1)."""
+    est = open_page(app, "wine")
+    assert app.radio(key="ci_procedure").value == "ctree"
+    assert est.p_value == "asymptotic" and est.splitter == "quadratic"
+    assert (est.min_samples_split, est.min_samples_leaf) == (20, 7)
+    text = " ".join(c.value for c in app.caption)
+    assert "Running: ctree." in text and "asymptotic p-values" in text
+    assert "1/(B+1)" not in text
+    check_node_table(app, est, 0)
+    rec = est.node_records_[0]
+    assert rec["p_value_method"] == "asymptotic" and max(rec["n_permutations"]) == 0
+    fig = next(
+        c for c in app.get("plotly_chart") if "maximally selected" in c.proto.spec
+    )  # stage B's figure of the root
+    assert "largest statistic" in fig.proto.spec
+    stats = np.asarray(rec["candidate_threshold_statistics"])
+    assert rec["chosen_threshold"] == rec["candidate_thresholds"][int(np.argmax(stats))]
+    assert any("no permutation null distribution" in c.value for c in app.caption)
+    # the paper's procedure: its caption names the Monte Carlo floor
+    use_procedure(app, "paper")
+    app.run()
+    assert not app.exception, app.exception
+    text = " ".join(c.value for c in app.caption)
+    assert "Running: the CIT paper's permutation tests." in text
+    b = re.search(r"up to ([\d,]+) permutations", text).group(1).replace(",", "")
+    floor = re.search(r"1/\(B\+1\) = ([0-9.e-]+)", text).group(1)
+    assert float(floor) == pytest.approx(1 / (int(b) + 1), rel=0.01)
+    assert app.number_input(key="ci_mss").value == 2 and app.checkbox(key="ci_muting").value
 
 
 @pytest.mark.slow
@@ -487,12 +554,14 @@ def test_page_regression_and_top_k(app):
 
 
 @pytest.mark.slow
-def test_page_categorical_features(app):
-    open_page(app, "penguins")
-    app.checkbox(key="ci_fscan").uncheck().run()
-    app.button(key="ci_run").click().run()
-    assert app.session_state["ci_job"].join(TIMEOUT)
-    app.run()
+@pytest.mark.parametrize("procedure", ["ctree", "paper"])
+def test_page_categorical_features(app, procedure):
+    open_page(app, "penguins", procedure)
+    if procedure == "paper":
+        app.checkbox(key="ci_fscan").uncheck().run()
+        app.button(key="ci_run").click().run()
+        assert app.session_state["ci_job"].join(TIMEOUT)
+        app.run()
     assert not app.exception
     est = app.session_state["ci_job"].result["tree"]
     check_node_table(app, est, 0)  # every feature tested, the categorical ones included
@@ -557,7 +626,7 @@ def test_page_keeps_the_chosen_node_across_a_page_switch(app):
 def test_page_keeps_the_null_distribution_choice_across_a_page_switch(app):
     # "Null distribution of" is a *_view widget too: it came back at the first feature.
     app.session_state["ci_fscan"] = False  # every feature tested at the root
-    open_page(app, "wine")
+    open_page(app, "wine", "paper")
     box = app.selectbox(key="ci_null_feature_view")
     assert len(box.options) >= 2
     choice = box.options[-1]
@@ -594,7 +663,7 @@ def test_page_top_k_without_reranking_names_missing_rankings(app):
 def test_page_root_caption_counts_the_features_drawn(app):
     # With 'Features per node' sqrt the caption said "13 features tested at level 0.00385"
     # on wine, while the tree draws ceil(sqrt(13)) = 4 and tests them at 0.05 / 4.
-    open_page(app, "wine")
+    open_page(app, "wine", "paper")
     assert any("At the root: 13 features tested at level 0.00385" in c.value for c in app.caption)
     app.selectbox(key="ci_max_features").set_value("sqrt").run()
     assert not app.exception, app.exception
@@ -612,7 +681,7 @@ def test_page_root_caption_counts_the_permutations_adaptive_stopping_runs(app):
     # Fixed B = 1 with adaptive stopping: the caption said "up to 13 permutations each"
     # (B x 13 tests), but adaptive stopping first raises B to ceil(1 / level) = 260 and
     # every root test ran 260.
-    open_page(app, "wine")
+    open_page(app, "wine", "paper")
     app.session_state["ci_b_sel_preset"] = "fixed B"
     app.session_state["ci_b_sel"] = 1
     app.run()
@@ -633,7 +702,7 @@ def test_page_root_caption_counts_the_permutations_adaptive_stopping_runs(app):
 def test_page_says_which_stage_made_the_root_a_leaf(app):
     # The single-leaf message used to say "no feature passed the test at the root" even when
     # one did (p 0.333 < level 0.5) and stage B or the minimum impurity decrease refused it.
-    open_page(app, "iris")
+    open_page(app, "iris", "paper")
     for key, value in dict(
         ci_alpha_sel=0.5,
         ci_alpha_spl=0.5,

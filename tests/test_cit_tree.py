@@ -2,7 +2,9 @@
 
 Oracles: the counts of docs/spec.md section 4 for threshold methods; permutation-test theory for
 pure noise (Bonferroni: at most alpha of the trees split); CART (engine.cart) for the
-cardinality-bias case; exact separability for stage B p = 1/(B+1).
+cardinality-bias case; exact separability for stage B p = 1/(B+1).  Tests of the paper's
+permutation procedure fit with ``PAPER_SETTINGS`` (the defaults are ctree's, checked against
+R partykit in test_cit_partykit.py); tests that hold for both run both.
 """
 
 import numpy as np
@@ -10,10 +12,16 @@ import pytest
 
 from engine.cart import CARTClassifier
 from engine.cit.tree import (
+    PAPER_SETTINGS,
     ConditionalInferenceTreeClassifier,
     ConditionalInferenceTreeRegressor,
     threshold_candidates,
 )
+
+PAPER_CLF = PAPER_SETTINGS["classification"]
+PAPER_REG = PAPER_SETTINGS["regression"]
+#: Both procedures: the defaults (ctree) and the paper's.
+BOTH = pytest.mark.parametrize("preset", [{}, PAPER_CLF], ids=["ctree", "paper"])
 
 
 def test_threshold_methods_counts():
@@ -58,7 +66,7 @@ def test_k_is_capped_at_the_midpoints_as_in_citrees():
     xs = rng.integers(0, 20, size=300).astype(float)
     y = (xs > 9).astype(int)
     m = ConditionalInferenceTreeClassifier(
-        threshold_method="histogram", max_thresholds=256, max_depth=1, random_state=0
+        threshold_method="histogram", max_thresholds=256, max_depth=1, random_state=0, **PAPER_CLF
     ).fit(xs[:, None], y)
     rec = m.node_records_[0]
     assert len(rec["candidate_thresholds"]) == 20
@@ -72,19 +80,39 @@ def test_pure_noise_rarely_splits():
     for rep in range(20):
         X = rng.normal(size=(300, 20))
         y = rng.integers(0, 2, size=300)
-        m = ConditionalInferenceTreeClassifier(random_state=rep).fit(X, y)
+        m = ConditionalInferenceTreeClassifier(random_state=rep, **PAPER_CLF).fit(X, y)
         n_split += m.tree_.node_count > 1
         assert np.all(m.feature_importances_ == 0) or m.feature_importances_.sum() == 1
     assert n_split <= 0.05 * 20
 
 
-def test_cardinality_bias_cit_vs_cart():
+def test_pure_noise_adjusted_p_values_are_uniform():
+    """Under the null (20 noise features, random classes) ctree's adjusted root p-value
+    1 - (1 - p)^20 is uniform: about 5 % of the trees split at alpha = 0.05 and half have
+    an adjusted p below 0.5 (within 3 binomial standard deviations over 200 trees)."""
+    rng = np.random.default_rng(0)
+    reps = 200
+    p_min = []
+    for _ in range(reps):
+        X = rng.normal(size=(300, 20))
+        y = rng.integers(0, 2, size=300)
+        m = ConditionalInferenceTreeClassifier(max_depth=1).fit(X, y)
+        p_min.append(min(m.node_records_[0]["p_values_adjusted"]))
+        assert (m.tree_.node_count > 1) == (p_min[-1] < 0.05)
+    p_min = np.array(p_min)
+    for level in (0.05, 0.5):
+        sd = np.sqrt(level * (1 - level) / reps)
+        assert abs((p_min < level).mean() - level) <= 3 * sd
+
+
+@BOTH
+def test_cardinality_bias_cit_vs_cart(preset):
     rng = np.random.default_rng(0)
     n = 500
     x0 = rng.integers(0, 2, size=n)
     y = (rng.random(n) < np.where(x0 == 1, 0.7, 0.3)).astype(int)
     X = np.column_stack([x0, rng.normal(size=(n, 10))])
-    cit = ConditionalInferenceTreeClassifier(random_state=0).fit(X, y)
+    cit = ConditionalInferenceTreeClassifier(random_state=0, **preset).fit(X, y)
     assert np.argmax(cit.feature_importances_) == 0
     assert cit.feature_importances_[0] == pytest.approx(1.0)
     cart = CARTClassifier(random_state=0).fit(X, y)
@@ -103,6 +131,7 @@ def test_perfect_separation_stage_b_p_value_and_records():
         adjust_alpha_splitter=False,
         keep_null=True,
         random_state=0,
+        **PAPER_CLF,
     ).fit(X, y)
     assert m.tree_.feature[0] == 1
     assert m.p_value_splitter_[0] == pytest.approx(1 / 100)
@@ -117,24 +146,49 @@ def test_perfect_separation_stage_b_p_value_and_records():
     assert np.isnan(m.tree_.p_value[m.tree_.is_leaf]).all()
 
 
-def test_min_samples_leaf_and_depth_respected():
+@BOTH
+def test_min_samples_leaf_and_depth_respected(preset):
     rng = np.random.default_rng(2)
     X = rng.normal(size=(300, 4))
     y = (X[:, 0] + X[:, 1] + 0.3 * rng.normal(size=300) > 0).astype(int)
-    m = ConditionalInferenceTreeClassifier(min_samples_leaf=25, random_state=0).fit(X, y)
+    kw = {**preset, "min_samples_leaf": 25}
+    m = ConditionalInferenceTreeClassifier(random_state=0, **kw).fit(X, y)
     t = m.tree_
     assert t.node_count > 1
     assert t.n_node_samples[t.is_leaf].min() >= 25
-    m2 = ConditionalInferenceTreeClassifier(max_depth=1, random_state=0).fit(X, y)
+    m2 = ConditionalInferenceTreeClassifier(max_depth=1, random_state=0, **preset).fit(X, y)
     assert m2.get_depth() <= 1
+
+
+def test_min_child_fraction_is_ctrees_minprob():
+    """A child keeps at least max(min_samples_leaf, ceil(m * min_child_fraction)) rows of
+    its parent's m (ctree's minbucket / minprob): with 0.2 no leaf is below a fifth of its
+    parent, and the split point moves when the unconstrained best one is too lopsided."""
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=400)
+    y = (x > 1.6).astype(int)  # about 5 % positives: the best cut is lopsided
+    X = x[:, None]
+    free = ConditionalInferenceTreeClassifier(min_child_fraction=0.0, max_depth=1).fit(X, y)
+    held = ConditionalInferenceTreeClassifier(min_child_fraction=0.2, max_depth=1).fit(X, y)
+    assert free.tree_.n_node_samples[1:].min() < 80
+    t = held.tree_
+    assert t.node_count == 3 and t.n_node_samples[1:].min() >= 80
+    # the cut is the best admissible one: every candidate leaves >= 80 rows on each side
+    rec = held.node_records_[0]
+    left = np.array([(x <= c).sum() for c in rec["candidate_thresholds"]])
+    assert left.min() >= 80 and (400 - left).min() >= 80
+    assert (
+        held.tree_.threshold[0]
+        == rec["candidate_thresholds"][int(np.argmax(rec["candidate_threshold_statistics"]))]
+    )
 
 
 def test_reproducible_and_importances():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(200, 5))
     y = X[:, 0] * 2 + X[:, 2] + rng.normal(size=200)
-    a = ConditionalInferenceTreeRegressor(random_state=5).fit(X, y)
-    b = ConditionalInferenceTreeRegressor(random_state=5).fit(X, y)
+    a = ConditionalInferenceTreeRegressor(random_state=5, **PAPER_REG).fit(X, y)
+    b = ConditionalInferenceTreeRegressor(random_state=5, **PAPER_REG).fit(X, y)
     assert a.tree_.structure_digest() == b.tree_.structure_digest()
     np.testing.assert_array_equal(a.p_value_selector_, b.p_value_selector_)
     np.testing.assert_array_equal(a.n_permutations_splitter_, b.n_permutations_splitter_)
@@ -159,18 +213,22 @@ def test_threshold_methods_and_selectors_fit():
                 max_thresholds=10,
                 feature_scanning=method != "random",
                 random_state=0,
+                **PAPER_CLF,
             ).fit(X, y)
             assert m.score(X, y) > 0.8
             assert m.feature_importances_[2] < 0.2
 
 
-def test_categorical_feature_set_split():
+@BOTH
+def test_categorical_feature_set_split(preset):
     rng = np.random.default_rng(5)
     n = 300
     c = rng.integers(0, 4, size=n)
     y = np.isin(c, [1, 3]).astype(int)
     X = np.column_stack([rng.normal(size=n), c])
-    m = ConditionalInferenceTreeClassifier(categorical_features=[1], random_state=0).fit(X, y)
+    m = ConditionalInferenceTreeClassifier(categorical_features=[1], random_state=0, **preset).fit(
+        X, y
+    )
     assert m.tree_.feature[0] == 1 and m.score(X, y) == 1.0
     left = m.tree_.left_categories(0)
     assert set(left.tolist()) in ({0, 2}, {1, 3})
@@ -184,6 +242,10 @@ def test_bad_parameters():
         ({"alpha_selector": 2}, "alpha"),
         ({"n_resamples_selector": "lots"}, "n_resamples"),
         ({"min_samples_leaf": 0}, "min_samples_leaf"),
+        ({"p_value": "exact"}, "p_value"),
+        ({"teststat": "scalar"}, "teststat"),
+        ({"splitter": "mse"}, "splitter"),
+        ({"min_child_fraction": 0.5}, "min_child_fraction"),
     ):
         with pytest.raises(ValueError, match=match):
             ConditionalInferenceTreeClassifier(**kw).fit(X, y)
@@ -194,8 +256,8 @@ def test_registered_in_compare():
 
     spec = REGISTRY["treelab_cit"]
     assert {p.name for p in spec.params} >= {
+        "p_value",
         "alpha_selector",
-        "n_resamples_selector",
         "max_depth",
         "min_samples_leaf",
     }
@@ -215,9 +277,10 @@ def test_adaptive_tree_same_splits_fewer_permutations():
         max_thresholds=16,
         max_depth=2,
         random_state=0,
+        **PAPER_CLF,
     ).fit(X, y)
     ada = ConditionalInferenceTreeClassifier(
-        threshold_method="histogram", max_thresholds=16, max_depth=2, random_state=0
+        threshold_method="histogram", max_thresholds=16, max_depth=2, random_state=0, **PAPER_CLF
     ).fit(X, y)
     inner = ~fixed.tree_.is_leaf
     assert inner.sum() >= 3
@@ -234,17 +297,20 @@ def test_feature_muting_is_subtree_local():
     rng = np.random.default_rng(7)
     X = rng.normal(size=(400, 4))
     y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=400) > 0).astype(int)
-    m = ConditionalInferenceTreeClassifier(max_depth=1, random_state=0, feature_scanning=False).fit(
-        X, y
-    )
+    m = ConditionalInferenceTreeClassifier(
+        max_depth=1, random_state=0, feature_scanning=False, **PAPER_CLF
+    ).fit(X, y)
     rec = m.node_records_[0]
     # without scanning every feature is tested at the root; the noise ones are muted
     assert sorted(rec["features"]) == [0, 1, 2, 3]
     on = ConditionalInferenceTreeClassifier(
-        max_depth=3, random_state=0, feature_scanning=False
+        max_depth=3, random_state=0, feature_scanning=False, **PAPER_CLF
     ).fit(X, y)
     off = ConditionalInferenceTreeClassifier(
-        max_depth=3, random_state=0, feature_muting=False, feature_scanning=False
+        max_depth=3,
+        random_state=0,
+        feature_scanning=False,
+        **{**PAPER_CLF, "feature_muting": False},
     ).fit(X, y)
     root = on.node_records_[0]
     kept = {
@@ -291,7 +357,7 @@ def test_threshold_scanning_stops_the_shared_run_at_the_first_significant(monkey
 
     monkeypatch.setattr(cit_tree, "splitter_tests", spy)
     fit = ConditionalInferenceTreeClassifier(
-        threshold_method="histogram", max_thresholds=256, random_state=0
+        threshold_method="histogram", max_thresholds=256, random_state=0, **PAPER_CLF
     ).fit(X, y)
     assert seen, "no node went past its first threshold: the case is not exercised"
     assert any(sent > 10 * got for sent, got in seen)  # the case of the docstring

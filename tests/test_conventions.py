@@ -120,6 +120,7 @@ KERNELS = {
     "engine._numba",
     "engine._random",
     "engine.criteria",
+    "engine.cit.asymptotic",
     "engine.cit.permutation",
     "engine.cit.statistics",
     "engine.partition.scans",
@@ -150,6 +151,7 @@ SERVICES = {
     "engine.warmup",
     "engine.cart.profile",
     "engine.cart.registration",
+    "engine.cit.partykit",  # runs R partykit's ctree (the oracle of tests and benches)
     "engine.cit.report",
     "engine.cit.steps",
     "engine.cit.topk",

@@ -43,6 +43,8 @@ from engine.compare import ModelSpec, param_spec, register_model
 from engine.tree import TreeEnsemble
 
 _TREE_PARAMS = (
+    "p_value",
+    "teststat",
     "selector",
     "splitter",
     "alpha_selector",
@@ -62,6 +64,7 @@ _TREE_PARAMS = (
     "max_depth",
     "min_samples_split",
     "min_samples_leaf",
+    "min_child_fraction",
     "min_impurity_decrease",
     "categorical_features",
 )
@@ -93,6 +96,8 @@ class _BaseCIF(BaseEstimator):
         sampling_method="stratified",
         max_samples=None,
         n_jobs=None,
+        p_value="asymptotic",
+        teststat="quadratic",
         selector=None,
         splitter=None,
         alpha_selector=0.05,
@@ -103,15 +108,16 @@ class _BaseCIF(BaseEstimator):
         n_resamples_splitter="auto",
         early_stopping_selector="adaptive",
         early_stopping_splitter="adaptive",
-        feature_muting=True,
+        feature_muting=False,
         feature_scanning=True,
         threshold_scanning=True,
         threshold_method="exact",
         max_thresholds=None,
         max_features="sqrt",
         max_depth=None,
-        min_samples_split=2,
-        min_samples_leaf=1,
+        min_samples_split=20,
+        min_samples_leaf=7,
+        min_child_fraction=0.01,
         min_impurity_decrease=0.0,
         categorical_features=None,
         random_state=None,
@@ -121,6 +127,8 @@ class _BaseCIF(BaseEstimator):
         self.sampling_method = sampling_method
         self.max_samples = max_samples
         self.n_jobs = n_jobs
+        self.p_value = p_value
+        self.teststat = teststat
         self.selector = selector
         self.splitter = splitter
         self.alpha_selector = alpha_selector
@@ -140,6 +148,7 @@ class _BaseCIF(BaseEstimator):
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
+        self.min_child_fraction = min_child_fraction
         self.min_impurity_decrease = min_impurity_decrease
         self.categorical_features = categorical_features
         self.random_state = random_state

@@ -49,10 +49,13 @@ def node_feature_table(
     Returns
     -------
     DataFrame with columns ``feature``, ``index`` (column index), ``statistic`` (raw
-    selector statistic; NaN when not computed), ``p_value`` (right-tailed +1 Monte Carlo
-    p-value; NaN when not tested), ``p_bonferroni`` = min(1, m_t p) when the tree adjusts
-    alpha (m_t = features tested at the node) else ``p_value``, ``level`` (the level p is
-    compared with: alpha / m_t or alpha), ``permutations``, ``significant`` (p < level),
+    selector statistic, or the asymptotic test's quadratic / maximum statistic; NaN when
+    not computed), ``p_value`` (right-tailed +1 Monte Carlo p-value or the asymptotic
+    p-value, unadjusted; NaN when not tested), ``p_bonferroni`` the adjusted p-value when
+    the tree adjusts (permutation: min(1, m_t p); asymptotic: partykit's 1 - (1 - p)^m_t;
+    m_t = features tested at the node) else ``p_value``, ``level`` (what is compared with
+    the level: permutation p with alpha / m_t or alpha, asymptotic adjusted p with alpha),
+    ``permutations`` (0 for asymptotic tests), ``significant``,
     ``chosen`` (the split feature), ``status``; sorted by p-value, then statistic
     (descending).  Empty (with these columns) at a node where stage A did not run (too few
     rows, maximum depth or a pure node).
@@ -84,20 +87,27 @@ def node_feature_table(
     m_t = int(rec.get("n_tested", len(rec["features"])))
     adjust = bool(getattr(est, "adjust_alpha_selector", True))
     chosen = int(est.tree_.feature[int(node)])
+    asymptotic = rec.get("p_value_method") == "asymptotic"
     rows = []
-    for f, s, pv, b in zip(
-        rec["features"], rec["statistics"], rec["p_values"], rec["n_permutations"], strict=True
+    for i, (f, s, pv, b) in enumerate(
+        zip(rec["features"], rec["statistics"], rec["p_values"], rec["n_permutations"], strict=True)
     ):
+        if asymptotic:  # partykit's adjustment, compared with alpha
+            p_adj = float(rec["p_values_adjusted"][i])
+            significant = p_adj < level
+        else:  # Bonferroni on the level: p < alpha / m
+            p_adj = min(1.0, m_t * float(pv)) if adjust else float(pv)
+            significant = pv < level
         rows.append(
             dict(
                 feature=names[f],
                 index=int(f),
                 statistic=float(s),
                 p_value=float(pv),
-                p_bonferroni=min(1.0, m_t * float(pv)) if adjust else float(pv),
+                p_bonferroni=p_adj,
                 level=level,
                 permutations=int(b),
-                significant=bool(pv < level),
+                significant=bool(significant),
                 chosen=bool(f == chosen),
                 status=TESTED,
             )

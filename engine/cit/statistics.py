@@ -5,7 +5,8 @@ Every kernel is ``@njit(cache=True, nogil=True)`` and reads one feature column `
 
 * ``mc`` (classification): correlation ratio ``eta = sqrt(SSB / SST)`` of ``x`` across the
   classes ``y`` (int64 codes ``0..K-1``); ``SSB = sum_k n_k (mean_k - mean)^2``,
-  ``SST = sum_i (x_i - mean)^2`` (0 when ``x`` is constant);
+  ``SST = sum_i (x_i - mean)^2`` (0 when ``x`` is constant: its range is at most a few ulps
+  of its magnitude, a tolerance relative to the column's own scale);
 * ``mi`` (classification): plug-in mutual information in nats
   ``sum_{a,k} p(a,k) log(p(a,k) / (p(a) p(k)))`` between the *bin codes* ``a`` of ``x``
   (equal-frequency bins, see :func:`bin_codes`; the category codes of a categorical
@@ -38,25 +39,45 @@ CLASSIFICATION_SELECTORS = {"mc": MC, "mi": MI}
 REGRESSION_SELECTORS = {"pc": PC}
 
 
+#: Values are constant when their range is at most this many ulps of their magnitude.
+CONSTANT_ULPS = 4.0
+
+
+@njit
+def _constant(low, high):
+    """Whether ``[low, high]`` is a single value up to rounding (relative to its own scale:
+    at most :data:`CONSTANT_ULPS` ulps of ``max(|low|, |high|)``)."""
+    scale = max(abs(low), abs(high))
+    return high - low <= CONSTANT_ULPS * 2.220446049250313e-16 * scale
+
+
 @njit
 def correlation_ratio(values, groups, n_groups):
-    """``sqrt(SSB / SST)`` of float64 ``values`` across int64 ``groups`` (0 if SST == 0)."""
+    """``sqrt(SSB / SST)`` of float64 ``values`` across int64 ``groups``; 0 when the values
+    are constant (up to rounding, relative to their own scale: a feature that varies by
+    1e-7 around 5 has its real statistic)."""
     n = values.shape[0]
     if n == 0:
         return 0.0
     sums = np.zeros(n_groups, dtype=np.float64)
     counts = np.zeros(n_groups, dtype=np.float64)
     total = 0.0
+    low = values[0]
+    high = values[0]
     for i in range(n):
         sums[groups[i]] += values[i]
         counts[groups[i]] += 1.0
         total += values[i]
+        low = min(low, values[i])
+        high = max(high, values[i])
+    if _constant(low, high):
+        return 0.0
     mean = total / n
     sst = 0.0
     for i in range(n):
         d = values[i] - mean
         sst += d * d
-    if sst <= 1e-12 * max(1.0, mean * mean) * n:
+    if sst <= 0.0:
         return 0.0
     ssb = 0.0
     for k in range(n_groups):
@@ -71,15 +92,26 @@ def correlation_ratio(values, groups, n_groups):
 
 @njit
 def abs_pearson(x, y):
-    """``|Pearson r|`` of two float64 vectors (0 when either is constant)."""
+    """``|Pearson r|`` of two float64 vectors (0 when either is constant up to rounding,
+    relative to its own scale)."""
     n = x.shape[0]
     if n < 2:
         return 0.0
     mx = 0.0
     my = 0.0
+    x_low = x[0]
+    x_high = x[0]
+    y_low = y[0]
+    y_high = y[0]
     for i in range(n):
         mx += x[i]
         my += y[i]
+        x_low = min(x_low, x[i])
+        x_high = max(x_high, x[i])
+        y_low = min(y_low, y[i])
+        y_high = max(y_high, y[i])
+    if _constant(x_low, x_high) or _constant(y_low, y_high):
+        return 0.0
     mx /= n
     my /= n
     sxy = 0.0

@@ -1,34 +1,72 @@
-"""Conditional inference trees (docs/spec.md section 4): stage A (permutation-tested feature
-selection) then stage B (permutation-tested threshold search) at every node.
+"""Conditional inference trees (docs/spec.md section 4; Hothorn, Hornik & Zeileis 2006): at every
+node a test of independence between each feature and the target selects the split
+feature (stage A), then a split point is chosen on it (stage B).
+
+Two procedures, chosen by parameters (:data:`PAPER_SETTINGS` holds the second):
+
+* **ctree** (the default, as R partykit's ``ctree`` with its defaults): stage A computes
+  every feature's *asymptotic* p-value of the linear statistic of Strasser & Weber (1999) in
+  its quadratic (``teststat='quadratic'``, chi-square) or maximum (``'maximum'``,
+  multivariate normal) form (:mod:`engine.cit.asymptotic`); the p-values are adjusted as
+  partykit does (``1 - (1 - p)^m`` over the m features tested) and the node splits when the
+  smallest is below ``alpha_selector``; stage B takes the cut point with the largest
+  maximally selected two-sample statistic (``splitter='quadratic'`` / ``'maximum'``), no
+  test; ``min_samples_split=20``, ``min_samples_leaf=7``, ``min_child_fraction=0.01`` are
+  ctree's ``minsplit``, ``minbucket`` and ``minprob``; no feature muting.  Cost per node:
+  linear in its rows for the tests, one sort of the chosen feature for the split.
+* **the CIT paper** (Milletich et al., arXiv 2607.01417; ``p_value='permutation'`` with an
+  impurity splitter): stage A's Monte Carlo permutation tests of the selector statistic
+  (Bonferroni ``alpha / m``, adaptive stopping, feature scanning and muting), stage B's
+  permutation test of the weighted child impurity of every candidate threshold
+  (:mod:`engine.cit.permutation`).
 
 Public API: :class:`ConditionalInferenceTreeClassifier`,
-:class:`ConditionalInferenceTreeRegressor` and :func:`threshold_candidates`.
+:class:`ConditionalInferenceTreeRegressor`, :func:`threshold_candidates`,
+:data:`PAPER_SETTINGS`.
 
 A fitted estimator has ``tree_`` (:class:`engine.tree.TreeArrays`, with ``p_value`` = the
-stage-A p-value of each split, ``nan`` at leaves), ``feature_importances_`` (impurity
-decrease per split, **not** weighted by the node size, normalised to sum 1; all zeros when
+stage-A p-value of each split as its test reports it, ``nan`` at leaves: the Monte Carlo
+p-value, compared with ``alpha / m``, or partykit's adjusted asymptotic p-value, compared
+with ``alpha``), ``feature_importances_`` (impurity decrease per split -- Gini or entropy /
+squared error --, **not** weighted by the node size, normalised to sum 1; all zeros when
 the root is a leaf), the per-node arrays ``p_value_selector_``, ``p_value_splitter_``,
-``n_permutations_selector_``, ``n_permutations_splitter_`` (nan / 0 at leaves) and
-``node_records_``: one dict per node with every tested feature's statistic, p-value and
+``n_permutations_selector_``, ``n_permutations_splitter_`` (nan / 0 at leaves and where no
+test ran) and ``node_records_``: one dict per node with ``p_value_method``
+(``'asymptotic'`` / ``'permutation'``), every tested feature's statistic, p-value and
 permutations (``features``, ``statistics``, ``p_values``, ``n_permutations``, in test
-order), the level ``alpha_selector`` used (after Bonferroni), the features drawn for the
-node's stage A (``candidates``, ``n_tested`` = m_t of the Bonferroni division) with their raw
-statistics (``candidate_statistics``; with feature scanning the test stops at the first
-significant one, so later candidates have a statistic but no p-value), stage B's
-candidate thresholds with the weighted child impurity of each (``candidate_thresholds``,
-``candidate_threshold_statistics``; for a categorical feature the thresholds are positions
-in ``category_order``, the node's categories sorted by mean target), the tested thresholds
-(``thresholds``, ``threshold_statistics``, ``threshold_p_values``, ``alpha_splitter``) and
-at a split the ``chosen_threshold`` (on that same scale), and with ``keep_null=True`` the
+order; asymptotic tests add ``p_values_adjusted`` and ``degrees_of_freedom``), the level
+``alpha_selector`` the p-values are compared with (permutation: after Bonferroni; asymptotic:
+alpha, for the adjusted p-values), the features drawn for the node's stage A
+(``candidates``, ``n_tested`` = m_t of the adjustment) with their raw statistics
+(``candidate_statistics``; with feature scanning the permutation test stops at the first
+significant one, so later candidates have a statistic but no p-value).  Stage B by
+permutation records the candidate thresholds with the weighted child impurity of each
+(``candidate_thresholds``, ``candidate_threshold_statistics``; for a categorical feature the
+thresholds are positions in ``category_order``, the node's categories sorted by mean
+target), the tested thresholds (``thresholds``, ``threshold_statistics``,
+``threshold_p_values``, ``alpha_splitter``); stage B by maximally selected statistics records
+``split_statistic`` (its form), ``split_features`` (the features whose cut points were
+searched), for a numeric feature every admissible cut point (``candidate_thresholds``,
+float64 array of midpoints) with its two-sample statistic
+(``candidate_threshold_statistics``), for a categorical one the best statistic
+(``split_statistic_value``); at a split ``chosen_threshold`` (on the threshold scale) or
+``chosen_categories`` (the categories going left).  With ``keep_null=True`` the
 permutation null distributions (``nulls``: feature -> array; ``threshold_null``: the chosen
 threshold's null).
 
 Categorical features (``categorical_features``: mask or indices; integer codes 0..C-1):
-stage A uses the plug-in mutual information of the codes (classification) or the
-correlation ratio of ``y`` across the categories (regression); stage B orders the node's
-categories by their mean target (classification: the fraction of the node's majority
-class) and searches thresholds on that order; the split is stored as a category set
-(``cat_offsets``/``cat_values`` of ``tree_``: listed categories go left).
+asymptotic tests use the level dummies (``P`` = levels) and the ctree split searches every
+split of the node's levels into two groups (up to
+:data:`engine.cit.asymptotic.MAX_EXHAUSTIVE_LEVELS` present levels; beyond, the levels
+sorted by their mean influence); permutation tests use the plug-in mutual information of
+the codes (classification) or the correlation ratio of ``y`` across the categories
+(regression), and stage B by permutation orders the node's categories by their mean target
+(classification: the fraction of the node's majority class) and searches thresholds on
+that order; the split is stored as a category set (``cat_offsets``/``cat_values`` of
+``tree_``: listed categories go left).
+
+Constant features (range at most a few ulps of their magnitude, relative to the column's
+own scale) are not tested at a node; a feature on any scale that varies is.
 """
 
 from __future__ import annotations
@@ -43,7 +81,20 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from engine._numba import register_warmup
+from engine._numba import njit, register_warmup
+from engine.cit.asymptotic import (
+    MAX_EXHAUSTIVE_LEVELS,
+    TESTSTATS,
+    categorical_pvalue,
+    level_sums,
+    maxstat_ordered,
+    maxstat_unordered,
+    n_influence_columns,
+    node_influence,
+    numeric_pvalues,
+    numeric_tests,
+    pinv_sym,
+)
 from engine.cit.permutation import n_resamples, selector_test, splitter_test, splitter_tests
 from engine.cit.statistics import (
     CLASSIFICATION_SELECTORS,
@@ -66,8 +117,70 @@ from engine.criteria import (
 from engine.tree import TreeArrays
 
 THRESHOLD_METHODS = ("exact", "random", "percentile", "histogram")
+P_VALUE_METHODS = ("asymptotic", "permutation")
+#: Splitters whose split point is the maximally selected statistic (ctree), no test.
+MAXSTAT_SPLITTERS = ("quadratic", "maximum")
 _SPLITTERS_CLF = {"gini": GINI, "entropy": ENTROPY}
 _SPLITTERS_REG = {"mse": SQUARED_ERROR, "squared_error": SQUARED_ERROR}
+#: The ctree split's Gini / squared error bookkeeping (node impurity, importances).
+_MAXSTAT_IMPURITY = {"classification": GINI, "regression": SQUARED_ERROR}
+#: Features whose cut points the ctree split searches, best first (ctree's ``splittry``).
+SPLIT_TRIES = 2
+#: A column (or a regression target) is constant when its range is at most this many ulps
+#: of its magnitude.
+CONSTANT_ULPS = 4.0
+
+#: The CIT paper's procedure (Milletich et al., arXiv 2607.01417; docs/spec.md section 4) as
+#: estimator parameters per task: Monte Carlo permutation p-values (selector 'mc' / 'pc',
+#: Bonferroni alpha / m, B 'auto', adaptive stopping, feature scanning and muting), stage B's
+#: permutation test of the weighted child impurity of every exact threshold, and the paper's
+#: minimum node sizes.  ``ConditionalInferenceTreeClassifier(**PAPER_SETTINGS[
+#: "classification"])`` fits the paper's tree; the estimators' defaults are R partykit's
+#: ``ctree`` (module docstring).
+PAPER_SETTINGS = {
+    "classification": dict(
+        p_value="permutation",
+        splitter="gini",
+        feature_muting=True,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_child_fraction=0.0,
+    ),
+    "regression": dict(
+        p_value="permutation",
+        splitter="mse",
+        feature_muting=True,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_child_fraction=0.0,
+    ),
+}
+
+
+@njit
+def column_ranges(X, rows, features):
+    """``(low, high)`` float64 (f,) of the ``features`` (int64) of ``X`` over ``rows``."""
+    nf = features.shape[0]
+    low = np.full(nf, np.inf)
+    high = np.full(nf, -np.inf)
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        for j in range(nf):
+            v = X[r, features[j]]
+            if v < low[j]:
+                low[j] = v
+            if v > high[j]:
+                high[j] = v
+    return low, high
+
+
+def is_constant(low, high):
+    """Whether ranges ``[low, high]`` (arrays) are constant up to rounding: at most
+    :data:`CONSTANT_ULPS` ulps of their magnitude (relative to each column's own scale)."""
+    low = np.asarray(low, dtype=np.float64)
+    high = np.asarray(high, dtype=np.float64)
+    scale = np.maximum(np.abs(low), np.abs(high))
+    return (high - low) <= CONSTANT_ULPS * np.finfo(np.float64).eps * scale
 
 
 def _n_thresholds(max_thresholds, n_unique: int) -> int:
@@ -160,6 +273,8 @@ _EARLY_STOPPING = [StrOptions({"adaptive", "none"}), "boolean", None]
 #: Constraints of the parameters shared by the trees and the forests (scikit-learn's
 #: ``_parameter_constraints`` format); each estimator adds its selector and splitter.
 TREE_CONSTRAINTS: dict = {
+    "p_value": [StrOptions(set(P_VALUE_METHODS))],
+    "teststat": [StrOptions(set(TESTSTATS))],
     "alpha_selector": [Interval(Real, 0, 1, closed="neither")],
     "alpha_splitter": [Interval(Real, 0, 1, closed="neither")],
     "adjust_alpha_selector": ["boolean"],
@@ -177,18 +292,66 @@ TREE_CONSTRAINTS: dict = {
     "max_depth": [Interval(Integral, 0, None, closed="left"), None],
     "min_samples_split": [Interval(Integral, 2, None, closed="left")],
     "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+    "min_child_fraction": [Interval(Real, 0, 0.5, closed="left")],
     "min_impurity_decrease": [Interval(Real, 0, None, closed="left")],
     "categorical_features": ["array-like", None],
     "random_state": ["random_state"],
 }
 CLASSIFICATION_CONSTRAINTS: dict = {
     "selector": [StrOptions(set(CLASSIFICATION_SELECTORS)), None],
-    "splitter": [StrOptions(set(_SPLITTERS_CLF)), None],
+    "splitter": [StrOptions(set(_SPLITTERS_CLF) | set(MAXSTAT_SPLITTERS)), None],
 }
 REGRESSION_CONSTRAINTS: dict = {
     "selector": [StrOptions(set(REGRESSION_SELECTORS)), None],
-    "splitter": [StrOptions(set(_SPLITTERS_REG)), None],
+    "splitter": [StrOptions(set(_SPLITTERS_REG) | set(MAXSTAT_SPLITTERS)), None],
 }
+
+
+#: ``sqrt(.Machine$double.xmin)``: partykit's tolerance for tied criteria.
+_TIE_CRITERION = math.sqrt(np.finfo(np.float64).tiny)
+
+
+def _ctree_order(crit, stat, features):
+    """Features' positions by partykit's criterion ``log(1 - adjusted p)`` (``crit``, float
+    (f,)), best first, and the criterion as partykit ranks it: the criteria tied with the
+    largest (within ``sqrt(DBL_MIN)``) get ``rank(log statistic) / (1000 sum(column))``
+    added (``column`` = the feature's 1-based column in R's model frame, the response
+    first), and equal criteria put the later column first (``rev(order(crit))``).
+    Returns ``(order int64 (f,), ranked float64 (f,))``."""
+    from scipy.stats import rankdata
+
+    ranked = np.where(np.isnan(crit), -np.inf, np.asarray(crit, dtype=np.float64))
+    top = ranked.max()
+    if np.isfinite(top):
+        ties = np.flatnonzero(np.abs(ranked - top) < _TIE_CRITERION)
+        if ties.size > 1:
+            logstat = np.log(np.maximum(np.asarray(stat)[ties], np.finfo(np.float64).eps))
+            columns = np.asarray(features)[ties] + 2.0
+            ranked[ties] = ranked[ties] + rankdata(logstat) / (columns.sum() * 1000.0)
+    # descending criterion; among equal values the later column first
+    order = np.lexsort((-np.arange(ranked.size), -ranked))
+    return order.astype(np.int64), ranked
+
+
+def _impurity_decrease(classif, yc, yv, goes_left, n_classes, criterion, parent):
+    """``parent - (n_L / n) i(L) - (n_R / n) i(R)`` of a split (Gini / entropy of the class
+    counts, or the squared error)."""
+    n = goes_left.size
+    n_left = float(goes_left.sum())
+    n_right = n - n_left
+    if classif:
+        left = np.bincount(yc[goes_left], minlength=n_classes).astype(np.float64)
+        right = np.bincount(yc[~goes_left], minlength=n_classes).astype(np.float64)
+        child = (n_left / n) * class_impurity(left, n_left, criterion) + (
+            n_right / n
+        ) * class_impurity(right, n_right, criterion)
+    else:
+        yl = yv[goes_left]
+        yr = yv[~goes_left]
+        child = (n_left / n) * squared_error(n_left, yl.sum(), (yl * yl).sum()) + (
+            n_right / n
+        ) * squared_error(n_right, yr.sum(), (yr * yr).sum())
+    return float(parent - child)
 
 
 class _BaseCIT(BaseEstimator):
@@ -197,6 +360,8 @@ class _BaseCIT(BaseEstimator):
     def __init__(
         self,
         *,
+        p_value="asymptotic",
+        teststat="quadratic",
         selector=None,
         splitter=None,
         alpha_selector=0.05,
@@ -207,20 +372,23 @@ class _BaseCIT(BaseEstimator):
         n_resamples_splitter="auto",
         early_stopping_selector="adaptive",
         early_stopping_splitter="adaptive",
-        feature_muting=True,
+        feature_muting=False,
         feature_scanning=True,
         threshold_scanning=True,
         threshold_method="exact",
         max_thresholds=None,
         max_features=None,
         max_depth=None,
-        min_samples_split=2,
-        min_samples_leaf=1,
+        min_samples_split=20,
+        min_samples_leaf=7,
+        min_child_fraction=0.01,
         min_impurity_decrease=0.0,
         categorical_features=None,
         keep_null=False,
         random_state=None,
     ):
+        self.p_value = p_value
+        self.teststat = teststat
         self.selector = selector
         self.splitter = splitter
         self.alpha_selector = alpha_selector
@@ -240,6 +408,7 @@ class _BaseCIT(BaseEstimator):
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
+        self.min_child_fraction = min_child_fraction
         self.min_impurity_decrease = min_impurity_decrease
         self.categorical_features = categorical_features
         self.keep_null = keep_null
@@ -263,22 +432,34 @@ class _BaseCIT(BaseEstimator):
         return max(1, int(math.ceil(mf * m)))
 
     def _resolved(self) -> dict:
-        """The validated selector, splitter, levels and early stopping as the kernels take
-        them (None selector / splitter = the task's default: 'mc' / 'gini' for
-        classification, 'pc' / 'mse' for regression)."""
+        """The validated parameters as the kernels take them: ``sel`` the permutation
+        selector's code (None = 'mc' / 'pc'), ``crit`` the impurity of the nodes and of the
+        importances (the splitter's; Gini / squared error with a ctree splitter),
+        ``split_stat`` the ctree splitter's form (None with an impurity splitter; splitter
+        None = 'quadratic'), ``asymptotic``, ``teststat``, the levels and early stopping."""
         classif = self._task == "classification"
         sel = self.selector if self.selector is not None else ("mc" if classif else "pc")
-        spl = self.splitter if self.splitter is not None else ("gini" if classif else "mse")
+        spl = self.splitter if self.splitter is not None else "quadratic"
         table = CLASSIFICATION_SELECTORS if classif else REGRESSION_SELECTORS
         stable = _SPLITTERS_CLF if classif else _SPLITTERS_REG
+        split_stat = TESTSTATS[spl] if spl in MAXSTAT_SPLITTERS else None
         return dict(
             sel=table[sel],
-            crit=stable[spl],
+            crit=_MAXSTAT_IMPURITY[self._task] if split_stat is not None else stable[spl],
+            split_stat=split_stat,
+            split_stat_name=spl if split_stat is not None else None,
+            asymptotic=self.p_value == "asymptotic",
+            teststat=TESTSTATS[self.teststat],
             a_sel=float(self.alpha_selector),
             a_spl=float(self.alpha_splitter),
             es_sel=_early(self.early_stopping_selector),
             es_spl=_early(self.early_stopping_splitter),
         )
+
+    def _min_leaf(self, m: int) -> int:
+        """Fewest rows of a child of a node with ``m`` rows: ``max(min_samples_leaf,
+        ceil(m * min_child_fraction))`` (ctree's minbucket and minprob)."""
+        return max(int(self.min_samples_leaf), int(math.ceil(m * float(self.min_child_fraction))))
 
     def check_params(self):
         """Validate the parameters without fitting (the constraint table
@@ -369,24 +550,66 @@ class _BaseCIT(BaseEstimator):
     def _split_node(
         self, X, rows, yc, yv, n_classes, depth, max_depth, pool, is_cat, prm, rng, node
     ):
+        """Stage A then stage B at one node; returns ``(feature, goes_left (bool (m,)),
+        child_pool, impurity decrease)`` or None for a leaf (the reasons are in the
+        node's record)."""
         classif = self._task == "classification"
         m = rows.size
         if m < self.min_samples_split or depth >= max_depth or m < 2 * self.min_samples_leaf:
             return None
-        if node["impurity"] <= 1e-12:
+        if classif and node["impurity"] <= 1e-12:
             return None
-        Xn = X[rows]
+        if not classif and (node["impurity"] <= 1e-12 or is_constant(yv.min(), yv.max())):
+            return None
         # drop features constant at the node (for the whole subtree)
-        nonconst = np.array(
-            [f for f in pool if Xn[0, f] != Xn[:, f].min() or Xn[:, f].max() != Xn[0, f]],
-            dtype=np.int64,
-        )
+        low, high = column_ranges(X, rows, np.ascontiguousarray(pool, dtype=np.int64))
+        nonconst = np.ascontiguousarray(pool[~is_constant(low, high)], dtype=np.int64)
         if nonconst.size == 0:
             return None
         k = self._n_features_node(nonconst.size)
         tested = (
             np.sort(rng.choice(nonconst, size=k, replace=False)) if k < nonconst.size else nonconst
         )
+        if prm["asymptotic"]:
+            picked = self._stage_a_asymptotic(
+                X, rows, yc, yv, n_classes, tested, nonconst, is_cat, prm, node
+            )
+        else:
+            picked = self._stage_a_permutation(
+                X, rows, yc, yv, n_classes, tested, nonconst, is_cat, prm, rng, node
+            )
+        if picked is None:
+            return None
+        candidates, child_pool = picked
+        if prm["split_stat"] is None:  # the paper's stage B: permutation-tested thresholds
+            f, p_sel, b_sel = candidates[0]
+            node["p_sel"] = p_sel
+            node["b_sel"] = b_sel
+            split = self._stage_b_permutation(X, rows, yc, yv, n_classes, f, is_cat, prm, rng, node)
+        else:  # ctree: the maximally selected statistic, the next feature if no cut point
+            node["record"]["split_features"] = []
+            split = None
+            for f, p_sel, b_sel in candidates[:SPLIT_TRIES]:
+                node["record"]["split_features"].append(int(f))
+                split = self._stage_b_maxstat(X, rows, yc, yv, n_classes, f, is_cat, prm, node)
+                if split is not None:
+                    node["p_sel"] = p_sel
+                    node["b_sel"] = b_sel
+                    break
+        if split is None:
+            return None
+        f, goes_left, delta = split
+        return f, goes_left, child_pool, delta
+
+    def _stage_a_permutation(
+        self, X, rows, yc, yv, n_classes, tested, nonconst, is_cat, prm, rng, node
+    ):
+        """The paper's stage A (docs/spec.md section 4): Monte Carlo permutation tests of the
+        selector statistic at the Bonferroni level alpha / m_t, feature scanning, feature
+        muting.  Returns ``([(feature, p, permutations)], child_pool)`` or None."""
+        classif = self._task == "classification"
+        m = rows.size
+        Xn = X[rows]
         m_t = tested.size
         a_sel = prm["a_sel"] / m_t if self.adjust_alpha_selector else prm["a_sel"]
         B = n_resamples(self.n_resamples_selector, a_sel)
@@ -463,11 +686,172 @@ class _BaseCIT(BaseEstimator):
         child_pool = np.array([f for f in nonconst if f not in muted], dtype=np.int64)
         if child_pool.size == 0:
             child_pool = nonconst
-        node["p_sel"] = best_p
-        node["b_sel"] = best_b
-        # ---- stage B
-        f = best_f
-        x = np.ascontiguousarray(Xn[:, f])
+        return [(best_f, best_p, best_b)], child_pool
+
+    def _stage_a_asymptotic(self, X, rows, yc, yv, n_classes, tested, nonconst, is_cat, prm, node):
+        """ctree's stage A (:mod:`engine.cit.asymptotic`): every drawn feature's asymptotic
+        p-value, adjusted as partykit does when ``adjust_alpha_selector``
+        (``1 - (1 - p)^m``); features ranked by ``log(1 - adjusted p)`` with partykit's
+        tie rule (ties broken by the statistic's rank, then by the later column).  Returns
+        ``([(feature, adjusted p, 0)], child_pool)`` for the significant features, best
+        first, or None when none is below ``alpha_selector``."""
+        classif = self._task == "classification"
+        n_q = n_influence_columns(classif, n_classes)
+        mean_h, cov_h = node_influence(yc, yv, classif, n_q)
+        node["influence"] = (n_q, mean_h, cov_h)
+        m_t = tested.size
+        stat = np.empty(m_t)
+        p = np.empty(m_t)
+        lower = np.empty(m_t)
+        df = np.empty(m_t)
+        numeric = np.flatnonzero(~is_cat[tested])
+        if numeric.size:
+            D, vx = numeric_tests(
+                X, rows, np.ascontiguousarray(tested[numeric]), yc, yv, classif, n_q, mean_h
+            )
+            stat[numeric], p[numeric], lower[numeric], df[numeric] = numeric_pvalues(
+                D, vx, cov_h, prm["teststat"]
+            )
+        for i in np.flatnonzero(is_cat[tested]):
+            codes = X[rows, tested[i]].astype(np.int64)
+            counts, sums = level_sums(codes, int(codes.max()) + 1, yc, yv, classif, n_q)
+            stat[i], p[i], lower[i], df[i] = categorical_pvalue(
+                counts, sums, mean_h, cov_h, prm["teststat"]
+            )
+        crit = lower * m_t if self.adjust_alpha_selector else lower.copy()
+        with np.errstate(over="ignore"):
+            p_adj = -np.expm1(crit)
+        alpha = prm["a_sel"]
+        rec = node["record"]
+        rec.update(
+            p_value_method="asymptotic",
+            teststat=self.teststat,
+            alpha_selector=alpha,
+            n_tested=int(m_t),
+            candidates=[int(f) for f in tested],
+            candidate_statistics=[float(v) for v in stat],
+            features=[int(f) for f in tested],
+            statistics=[float(v) for v in stat],
+            p_values=[float(v) for v in p],
+            p_values_adjusted=[float(v) for v in p_adj],
+            degrees_of_freedom=[float(v) for v in df],
+            n_permutations=[0] * int(m_t),
+        )
+        order, ranked = _ctree_order(crit, stat, tested)
+        limit = math.log(1.0 - alpha)
+        significant = [int(i) for i in order if ranked[i] > limit]
+        if not significant:
+            return None
+        muted = set()
+        if self.feature_muting and nonconst.size > 1:
+            muted = {int(f) for f, pa in zip(tested, p_adj, strict=True) if not pa < alpha}
+        child_pool = np.array([f for f in nonconst if f not in muted], dtype=np.int64)
+        if child_pool.size == 0:
+            child_pool = nonconst
+        return [(int(tested[i]), float(p_adj[i]), 0) for i in significant], child_pool
+
+    def _stage_b_maxstat(self, X, rows, yc, yv, n_classes, f, is_cat, prm, node):
+        """ctree's split point on feature ``f``: the cut point (numeric) or the split of
+        the levels into two groups (categorical) with the largest two-sample statistic in
+        the ``splitter`` form (:func:`engine.cit.asymptotic.maxstat_ordered` /
+        ``maxstat_unordered``), both children holding at least :meth:`_min_leaf` rows.
+        Returns ``(f, goes_left, impurity decrease)`` or None (no admissible cut point, or
+        a decrease below ``min_impurity_decrease``)."""
+        classif = self._task == "classification"
+        rec = node["record"]
+        m = rows.size
+        min_leaf = self._min_leaf(m)
+        if "influence" not in node:
+            n_q = n_influence_columns(classif, n_classes)
+            mean_h, cov_h = node_influence(yc, yv, classif, n_q)
+            node["influence"] = (n_q, mean_h, cov_h)
+        n_q, mean_h, cov_h = node["influence"]
+        A, _ = pinv_sym(cov_h)
+        var_h = np.ascontiguousarray(np.diag(cov_h))
+        rec["split_statistic"] = prm["split_stat_name"]
+        x = np.ascontiguousarray(X[rows, f])
+        cats = None
+        if is_cat[f]:
+            codes = x.astype(np.int64)
+            counts, sums = level_sums(codes, int(codes.max()) + 1, yc, yv, classif, n_q)
+            present = np.flatnonzero(counts > 0)
+            if present.size <= MAX_EXHAUSTIVE_LEVELS:
+                group, best = maxstat_unordered(
+                    counts[present],
+                    np.ascontiguousarray(sums[present]),
+                    mean_h,
+                    A,
+                    var_h,
+                    prm["split_stat"],
+                    float(min_leaf),
+                )
+                rec["split_statistic_value"] = float(best)
+                if not best > 0.0:
+                    return None
+                cats = present[group == 0]
+                goes_left = np.isin(codes, cats)
+            else:  # many levels: ordered by their mean influence, then cut points
+                if n_q == 1:
+                    key = sums[present, 0] / counts[present]
+                else:
+                    key = sums[present, int(np.argmax(sums.sum(axis=0)))] / counts[present]
+                rank = np.zeros(counts.size)
+                rank[present[np.argsort(key, kind="stable")]] = np.arange(present.size)
+                x = np.ascontiguousarray(rank[codes])
+        order = np.argsort(x, kind="stable")
+        if cats is None:
+            xs = np.ascontiguousarray(x[order])
+            n_left, stats_, best = maxstat_ordered(
+                xs,
+                np.ascontiguousarray(yc[order]),
+                np.ascontiguousarray(yv[order]),
+                classif,
+                n_q,
+                mean_h,
+                A,
+                var_h,
+                prm["split_stat"],
+                float(min_leaf),
+            )
+            if not is_cat[f]:
+                mids = (xs[n_left - 1] + xs[n_left]) / 2.0
+                # a midpoint of two adjacent floats may round up to the upper one
+                mids = np.where(mids >= xs[n_left], xs[n_left - 1], mids)
+                rec["candidate_thresholds"] = mids
+                rec["candidate_threshold_statistics"] = stats_
+            if best < 0:
+                rec["split_statistic_value"] = 0.0
+                return None
+            rec["split_statistic_value"] = float(stats_[best])
+            i = int(n_left[best])
+            if is_cat[f]:
+                cats = np.unique(codes[x <= xs[i - 1]])
+                goes_left = np.isin(codes, cats)
+            else:
+                thr = float(mids[best])
+                goes_left = x <= thr
+        delta = _impurity_decrease(
+            classif, yc, yv, goes_left, n_classes, prm["crit"], node["impurity"]
+        )
+        if delta < self.min_impurity_decrease:
+            return None
+        node["feature"] = int(f)
+        if cats is not None:
+            node["cats"] = np.sort(cats).astype(np.int64)
+            node["threshold"] = np.nan
+            rec["chosen_categories"] = [int(c) for c in node["cats"]]
+        else:
+            node["threshold"] = thr
+            rec["chosen_threshold"] = thr
+        return int(f), goes_left, delta
+
+    def _stage_b_permutation(self, X, rows, yc, yv, n_classes, f, is_cat, prm, rng, node):
+        """The paper's stage B (docs/spec.md section 4) on feature ``f``: a left-tailed permutation
+        test of the weighted child impurity of every candidate threshold, threshold
+        scanning, Bonferroni alpha / |C|.  Returns ``(f, goes_left, decrease)`` or None."""
+        classif = self._task == "classification"
+        rec = node["record"]
+        x = np.ascontiguousarray(X[rows, f])
         cat_order = None
         if is_cat[f]:
             cats = np.unique(x).astype(np.int64)
@@ -485,7 +869,7 @@ class _BaseCIT(BaseEstimator):
             self.threshold_method,
             self.max_thresholds,
             rng=rng,
-            min_samples_leaf=self.min_samples_leaf,
+            min_samples_leaf=self._min_leaf(rows.size),
         )
         if cand.size == 0:
             return None
@@ -575,7 +959,7 @@ class _BaseCIT(BaseEstimator):
             node["threshold"] = np.nan
         else:
             node["threshold"] = thr
-        return f, goes_left, child_pool, delta
+        return f, goes_left, delta
 
     def _store(self, nodes, importances, n_classes, p, is_cat):
         classif = self._task == "classification"
@@ -643,52 +1027,83 @@ class _BaseCIT(BaseEstimator):
 
 
 def _selector_splitter_doc(task: str) -> str:
+    head = """    p_value : {'asymptotic', 'permutation'}, default='asymptotic'
+        Stage A's p-values: 'asymptotic' the chi-square (``teststat='quadratic'``) or
+        multivariate normal (``'maximum'``) limit of the linear statistic of Strasser &
+        Weber (1999), as R partykit's ``ctree`` (equal to its p-values to about 1e-11 on
+        the bundled datasets); 'permutation' the CIT paper's Monte Carlo test of the
+        ``selector`` statistic, p = (1 + #{T_b >= T}) / (B + 1), never below 1 / (B + 1).
+    teststat : {'quadratic', 'maximum'}, default='quadratic'
+        Form of the standardised linear statistic of asymptotic tests (ctree's
+        ``teststat``): the quadratic form with the Moore-Penrose inverse of its covariance
+        (chi-square with rank degrees of freedom) or the largest standardised entry
+        (multivariate normal).  Not used with permutation p-values.
+"""
     if task == "classification":
-        return """    selector : {'mc', 'mi'} or None, default=None
-        Stage-A statistic: 'mc' the correlation ratio eta = sqrt(SSB / SST) of the feature
-        across the classes, 'mi' the plug-in mutual information of the binned feature and
-        the class; None = 'mc'.
-    splitter : {'gini', 'entropy'} or None, default=None
-        Stage-B impurity of the two children; None = 'gini'.
+        return (
+            head
+            + """    selector : {'mc', 'mi'} or None, default=None
+        Statistic of permutation tests: 'mc' the correlation ratio eta = sqrt(SSB / SST)
+        of the feature across the classes, 'mi' the plug-in mutual information of the
+        binned feature and the class; None = 'mc'.  Not used with asymptotic p-values.
+    splitter : {'quadratic', 'maximum', 'gini', 'entropy'} or None, default=None
+        Stage B: 'quadratic' / 'maximum' take the cut point of the chosen feature with the
+        largest two-sample statistic in that form, no test (ctree's ``splitstat``; the
+        node impurity and the importances are then Gini); 'gini' / 'entropy' test every
+        candidate threshold's weighted child impurity by permutation (the paper); None =
+        'quadratic'.
 """
-    return """    selector : {'pc'} or None, default=None
-        Stage-A statistic: 'pc' the absolute Pearson correlation of the feature and y;
-        None = 'pc'.
-    splitter : {'mse', 'squared_error'} or None, default=None
-        Stage-B impurity of the two children (both names are the squared error); None =
-        'mse'.
+        )
+    return (
+        head
+        + """    selector : {'pc'} or None, default=None
+        Statistic of permutation tests: 'pc' the absolute Pearson correlation of the
+        feature and y; None = 'pc'.  Not used with asymptotic p-values.
+    splitter : {'quadratic', 'maximum', 'mse', 'squared_error'} or None, default=None
+        Stage B: 'quadratic' / 'maximum' take the cut point with the largest two-sample
+        statistic, no test (ctree's ``splitstat``; importances are then squared-error
+        decreases); 'mse' / 'squared_error' (the same) test every candidate threshold's
+        weighted child squared error by permutation (the paper); None = 'quadratic'.
 """
+    )
 
 
 #: numpydoc of the parameters shared by the trees and the forests, after selector and
 #: splitter (``{max_features}`` is the default: None for a tree, 'sqrt' for a forest).
 COMMON_PARAMETERS_DOC = """    alpha_selector : float in (0, 1), default=0.05
-        Level of stage A's permutation test, divided by the number of features tested at
-        the node when ``adjust_alpha_selector`` (Bonferroni).
+        Level of stage A: the node splits when the best feature's p-value is below it --
+        with asymptotic p-values after partykit's adjustment 1 - (1 - p)^m (m = features
+        tested at the node) when ``adjust_alpha_selector``; with permutation p-values the
+        level is divided by m instead (Bonferroni).
     alpha_splitter : float in (0, 1), default=0.05
-        Level of stage B's permutation test, divided by the number of candidate
-        thresholds when ``adjust_alpha_splitter``.
+        Level of stage B's permutation test (impurity splitters), divided by the number of
+        candidate thresholds when ``adjust_alpha_splitter``.
     adjust_alpha_selector, adjust_alpha_splitter : bool, default=True
-        Bonferroni adjustment of the two levels; with an int ``n_resamples_*`` the number
-        of permutations is also multiplied by the number of tests (as citrees).
+        Multiplicity adjustment of the two levels (ctree's ``testtype = "Bonferroni"``;
+        False: ctree's "Univariate"); with an int ``n_resamples_*`` the number of
+        permutations is also multiplied by the number of tests (as citrees).
     n_resamples_selector, n_resamples_splitter : int >= 1 or \
 {{'minimum', 'auto', 'maximum'}}, default='auto'
-        Permutations B per test: an int, or a preset at the adjusted level a: 'minimum'
-        ceil(1 / a), 'auto' max(ceil(1 / a), ceil(z^2 (1 - a) / a)) with z = Phi^-1(1 - a),
-        'maximum' ceil(1 / (4 a^2)).
+        Permutations B per permutation test: an int, or a preset at the adjusted level a:
+        'minimum' ceil(1 / a), 'auto' max(ceil(1 / a), ceil(z^2 (1 - a) / a)) with
+        z = Phi^-1(1 - a), 'maximum' ceil(1 / (4 a^2)).
     early_stopping_selector, early_stopping_splitter : {{'adaptive', 'none'}}, bool or \
 None, default='adaptive'
-        Adaptive stopping: after at least ceil(1 / a) permutations with L exceedances, stop
-        when S = BetaCDF(a; 1 + L, 1 + n - L) >= 0.95 or 1 - S >= 0.95; None, False or
-        'none' run all B permutations.
-    feature_muting : bool, default=True
-        A feature not rejected at a node leaves the pool of that node's descendants.
+        Adaptive stopping of permutation tests: after at least ceil(1 / a) permutations
+        with L exceedances, stop when S = BetaCDF(a; 1 + L, 1 + n - L) >= 0.95 or
+        1 - S >= 0.95; None, False or 'none' run all B permutations.
+    feature_muting : bool, default=False
+        A feature not significant at a node leaves the pool of that node's descendants (the
+        paper's setting; ctree has none).
     feature_scanning : bool, default=True
-        Test features by descending raw statistic and stop at the first significant one.
+        Permutation tests only: test features by descending raw statistic and stop at the
+        first significant one (asymptotic tests cost little and test every feature).
     threshold_scanning : bool, default=True
-        Test thresholds by ascending child impurity and stop at the first significant one.
+        Impurity splitters: test thresholds by ascending child impurity and stop at the
+        first significant one.
     threshold_method : {{'exact', 'random', 'percentile', 'histogram'}}, default='exact'
-        Stage-B candidate thresholds (:func:`threshold_candidates`).
+        Impurity splitters: stage-B candidate thresholds (:func:`threshold_candidates`);
+        the ctree splitters search every cut point.
     max_thresholds : int >= 1, float in (0, 1], {{'sqrt', 'log2'}} or None, default=None
         k of the non-exact threshold methods, on the number of unique values (None =
         'sqrt').
@@ -697,10 +1112,14 @@ default={max_features}
         Features drawn without replacement for stage A at each node (None = all).
     max_depth : int >= 0 or None, default=None
         Maximum depth (0 = the root is a leaf, None = unlimited).
-    min_samples_split : int >= 2, default=2
-        Fewest rows of a node that may be split.
-    min_samples_leaf : int >= 1, default=1
-        Fewest rows of a child; thresholds leaving fewer are dropped.
+    min_samples_split : int >= 2, default=20
+        Fewest rows of a node that may be split (ctree's ``minsplit``; the paper uses 2).
+    min_samples_leaf : int >= 1, default=7
+        Fewest rows of a child (ctree's ``minbucket``; the paper uses 1); thresholds
+        leaving fewer are not candidates.
+    min_child_fraction : float in [0, 0.5), default=0.01
+        A child of a node with m rows keeps at least ceil(m * min_child_fraction) rows
+        when that is more than ``min_samples_leaf`` (ctree's ``minprob``; the paper: 0).
     min_impurity_decrease : float >= 0, default=0.0
         A significant split is kept only when its impurity decrease (node impurity minus
         the weighted impurity of the children) is at least this.
@@ -720,9 +1139,11 @@ _TREE_ATTRIBUTES_DOC = """    tree_ : engine.tree.TreeArrays
         Impurity decrease per split summed by feature (not weighted by node size),
         normalised to sum 1; all zeros when the root is a leaf.
     p_value_selector_, p_value_splitter_ : ndarray of shape (n_nodes,)
-        Stage-A and stage-B p-values of each split (nan at leaves).
+        Stage-A p-value of each split as its test reports it (the Monte Carlo p-value,
+        compared with alpha / m, or the adjusted asymptotic p-value, compared with alpha)
+        and stage B's permutation p-value (nan at leaves and after a ctree split).
     n_permutations_selector_, n_permutations_splitter_ : ndarray of shape (n_nodes,)
-        Permutations those tests used (0 at leaves).
+        Permutations those tests used (0 at leaves and for asymptotic tests).
     node_records_ : list of dict
         One per node: every tested feature's statistic, p-value and permutations, the
         levels used, stage B's candidate thresholds and their statistics (see the module
@@ -733,13 +1154,17 @@ _TREE_ATTRIBUTES_DOC = """    tree_ : engine.tree.TreeArrays
 class ConditionalInferenceTreeClassifier(ClassifierMixin, _BaseCIT):
     _task = "classification"
     __doc__ = (
-        """Conditional inference tree classifier (Milletich et al., arXiv 2607.01417).
+        """Conditional inference tree classifier (Hothorn, Hornik & Zeileis 2006; the CIT
+    paper's variant: Milletich et al., arXiv 2607.01417).
 
-    At every node, stage A tests the association of each feature with the class by a
-    Monte Carlo permutation test (p = (1 + #{T_b >= T}) / (B + 1)) and selects the feature
-    of smallest p-value; the node is a leaf unless it is below the (Bonferroni-adjusted)
-    level.  Stage B tests the candidate thresholds of that feature the same way on the
-    children's impurity.  Categorical features (integer codes) are split by category sets.
+    At every node, stage A tests the independence of each feature and the class and
+    selects the feature of smallest p-value; the node is a leaf unless it is below the
+    level.  Stage B then chooses the split point on that feature.  By default both follow
+    R partykit's ``ctree``: asymptotic p-values of the linear statistic (Strasser & Weber
+    1999) adjusted for the m features tested, and the cut point with the largest
+    maximally selected statistic; :data:`PAPER_SETTINGS` gives the CIT paper's procedure
+    (Monte Carlo permutation tests in both stages).  Categorical features (integer codes)
+    are split by category sets.
 
     Parameters
     ----------
@@ -818,9 +1243,12 @@ class ConditionalInferenceTreeRegressor(RegressorMixin, _BaseCIT):
     __doc__ = (
         """Conditional inference tree regressor (Milletich et al., arXiv 2607.01417).
 
-    As :class:`ConditionalInferenceTreeClassifier` with a continuous target: stage A tests
-    the absolute Pearson correlation of each feature with y (the correlation ratio for a
-    categorical feature), stage B the squared error of the children.
+    As :class:`ConditionalInferenceTreeClassifier` with a numeric target: by default
+    ctree's asymptotic test of the linear statistic of each feature and y (for a numeric
+    feature a chi-square test of (n - 1) r^2, r Pearson's correlation) and its maximally
+    selected split point; with :data:`PAPER_SETTINGS` permutation tests of |Pearson r|
+    (the correlation ratio for a categorical feature) and of the children's squared
+    error.
 
     Parameters
     ----------
@@ -902,11 +1330,20 @@ def tree_param_specs(estimator) -> tuple[ParamSpec, ...]:
     return (
         param_spec(
             estimator,
+            "p_value",
+            "asymptotic",
+            kind="choice",
+            choices=P_VALUE_METHODS,
+            help="Stage-A p-values: asymptotic (R partykit's ctree, exact to the chi-square "
+            "limit) or Monte Carlo permutation tests (the CIT paper; floored at 1/(B+1)).",
+        ),
+        param_spec(
+            estimator,
             "alpha_selector",
             0.05,
             low=0.001,
             high=0.5,
-            help="Level of the stage-A permutation test (Bonferroni-adjusted per node).",
+            help="Level of the stage-A test (adjusted for the features tested at the node).",
         ),
         param_spec(
             estimator,
@@ -914,8 +1351,8 @@ def tree_param_specs(estimator) -> tuple[ParamSpec, ...]:
             "auto",
             kind="choice",
             choices=("auto", "minimum", "maximum"),
-            help="Permutations per stage-A test: presets at the adjusted level "
-            "(minimum ceil(1/a), auto, maximum ceil(1/(4 a^2))).",
+            help="Permutation p-values only: permutations per stage-A test, presets at the "
+            "adjusted level a (minimum ceil(1/a), auto, maximum ceil(1/(4 a^2))).",
         ),
         param_spec(
             estimator, "max_depth", 0, high=50, help="Maximum depth of the tree; 0 means unlimited."
@@ -923,9 +1360,9 @@ def tree_param_specs(estimator) -> tuple[ParamSpec, ...]:
         param_spec(
             estimator,
             "min_samples_leaf",
-            1,
+            7,
             high=1000,
-            help="Minimum number of training rows in a leaf.",
+            help="Minimum number of training rows in a leaf (ctree's minbucket).",
         ),
     )
 
@@ -938,8 +1375,9 @@ register_model(
         label="Conditional inference tree (TreeLab)",
         build=_build_cit,
         params=CIT_PARAMS,
-        description="Splits only when a permutation test finds an association (stage A picks "
-        "the feature, stage B the threshold); Milletich et al., arXiv 2607.01417.",
+        description="Splits only when a test of independence finds an association (stage A "
+        "picks the feature, stage B the split point); defaults as R partykit's ctree "
+        "(asymptotic p-values), the CIT paper's permutation tests as an option.",
         family="TreeLab",
     )
 )

@@ -80,12 +80,25 @@ def cit_tree_figure(
         if t.children_left[v] < 0:
             extra.append(None)
             continue
-        extra.append(
-            f"stage A p = {_fmt_p(float(est.p_value_selector_[v]))} "
-            f"({int(est.n_permutations_selector_[v])} permutations)<br>"
-            f"stage B p = {_fmt_p(float(est.p_value_splitter_[v]))} "
-            f"({int(est.n_permutations_splitter_[v])} permutations)"
-        )
+        rec = est.node_records_[v] if v < len(est.node_records_) else {}
+        if rec.get("p_value_method") == "asymptotic":
+            stage_a = f"stage A adjusted p = {_fmt_p(float(est.p_value_selector_[v]))} (asymptotic)"
+        else:
+            stage_a = (
+                f"stage A p = {_fmt_p(float(est.p_value_selector_[v]))} "
+                f"({int(est.n_permutations_selector_[v])} permutations)"
+            )
+        if "split_statistic" in rec:
+            stage_b = (
+                f"stage B: largest {rec['split_statistic']} statistic "
+                f"{float(rec.get('split_statistic_value', np.nan)):.4g}"
+            )
+        else:
+            stage_b = (
+                f"stage B p = {_fmt_p(float(est.p_value_splitter_[v]))} "
+                f"({int(est.n_permutations_splitter_[v])} permutations)"
+            )
+        extra.append(f"{stage_a}<br>{stage_b}")
     if title is None:
         title = (
             f"Conditional inference tree: {t.node_count} nodes, {t.n_leaves} leaves, "
@@ -300,6 +313,8 @@ def threshold_statistic_figure(
     """
     if "candidate_thresholds" not in record:
         raise ValueError("this node has no stage-B record (it is a leaf before stage B)")
+    if "split_statistic" in record:
+        return _maxstat_figure(record, feature_name=feature_name, title=title)
     t = np.asarray(record["candidate_thresholds"], dtype=np.float64)
     s = np.asarray(record["candidate_threshold_statistics"], dtype=np.float64)
     tt = np.asarray(record["thresholds"], dtype=np.float64)
@@ -391,6 +406,53 @@ def threshold_statistic_figure(
     fig.update_layout(title_y=0.96)
     fig.update_xaxes(title_text=xlabel)
     fig.update_yaxes(title_text="weighted child impurity (lower is better)")
+    return fig
+
+
+def _maxstat_figure(record: Mapping, *, feature_name: str, title: str | None) -> go.Figure:
+    """ctree's stage B at one node: the two-sample statistic of every admissible cut point
+    (line) and the chosen one, the largest (dashed line)."""
+    t = np.asarray(record["candidate_thresholds"], dtype=np.float64)
+    s = np.asarray(record["candidate_threshold_statistics"], dtype=np.float64)
+    form = str(record["split_statistic"])
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=t,
+            y=s,
+            mode="lines+markers" if t.size <= 60 else "lines",
+            name="every admissible cut point",
+            line=dict(color=palette(1)[0], width=2),
+            marker=dict(size=5),
+            hovertemplate=f"threshold %{{x:.4g}}<br>{form} statistic %{{y:.4g}}<extra></extra>",
+        )
+    )
+    if "chosen_threshold" in record:
+        fig.add_vline(
+            x=float(record["chosen_threshold"]), line=dict(color="#000000", dash="dash", width=2)
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="lines",
+                line=dict(color="#000000", dash="dash", width=2),
+                name=f"chosen {float(record['chosen_threshold']):.4g} (largest statistic)",
+            )
+        )
+    fig.update_layout(
+        **base_layout(
+            title
+            or f"Stage B on {feature_name}: maximally selected {form} statistic<br><sup>"
+            f"{t.size} admissible cut points (both sides keep the minimum leaf size); no "
+            "test: stage A already chose the feature</sup>",
+            height=440,
+            **_LEGEND_BELOW,
+        )
+    )
+    fig.update_layout(title_y=0.96)
+    fig.update_xaxes(title_text=f"threshold on {feature_name} (left: x <= threshold)")
+    fig.update_yaxes(title_text=f"{form} two-sample statistic (higher is better)")
     return fig
 
 
