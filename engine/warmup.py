@@ -66,7 +66,10 @@ GROUPS: dict[str, Group] = {
     "cit.permutation": Group(
         "engine.cit", "permutation tests", ("criteria", "candidates", "cit.statistics")
     ),
-    "cit.tree": Group("engine.cit", "conditional inference trees", ("cit.permutation",)),
+    "cit.asymptotic": Group("engine.cit", "asymptotic tests", ("cit.statistics",)),
+    "cit.tree": Group(
+        "engine.cit", "conditional inference trees", ("cit.permutation", "cit.asymptotic")
+    ),
     "literati": Group("engine.literati", "Literati search", ("tree.apply",)),
 }
 
@@ -81,7 +84,15 @@ PAGE_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "feature_ranking": ("TreeGrad", ("tree.apply", "treegrad")),
     "conditional_inference": (
         "conditional inference",
-        ("tree.apply", "criteria", "candidates", "cit.statistics", "cit.permutation", "cit.tree"),
+        (
+            "tree.apply",
+            "criteria",
+            "candidates",
+            "cit.statistics",
+            "cit.permutation",
+            "cit.asymptotic",
+            "cit.tree",
+        ),
     ),
     "split_strategies": ("DICS", ("tree.apply", "criteria", "candidates", "cart")),
 }

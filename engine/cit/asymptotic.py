@@ -526,6 +526,7 @@ def maxstat_unordered(counts, sums, mean_h, A, var_h, teststat, min_leaf):
 
 @register_warmup("cit.asymptotic")
 def _warmup() -> None:
+    """Compile the asymptotic tests with the dtypes of the tree's calls (min_leaf a float)."""
     X = np.column_stack([np.arange(8.0), np.array([0.0, 1, 0, 1, 0, 1, 0, 1])])
     rows = np.arange(8, dtype=np.int64)
     feats = np.array([0, 1], dtype=np.int64)
@@ -536,7 +537,7 @@ def _warmup() -> None:
         numeric_tests(X, rows, feats, yc, yv, classif, n_q, mean_h)
         A = np.eye(n_q)
         for ts in (QUADRATIC, MAXIMUM):
-            maxstat_ordered(X[:, 0].copy(), yc, yv, classif, n_q, mean_h, A, np.ones(n_q), ts, 1)
+            maxstat_ordered(X[:, 0].copy(), yc, yv, classif, n_q, mean_h, A, np.ones(n_q), ts, 1.0)
         counts, sums = level_sums(np.array([0, 1, 2, 0, 1, 2, 0, 1]), 3, yc, yv, classif, n_q)
         for ts in (QUADRATIC, MAXIMUM):
-            maxstat_unordered(counts, sums, mean_h, A, np.ones(n_q), ts, 1)
+            maxstat_unordered(counts, sums, mean_h, A, np.ones(n_q), ts, 1.0)
