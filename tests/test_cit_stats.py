@@ -151,6 +151,52 @@ def test_adaptive_stop_index_rule():
     assert used == -1
 
 
+def test_adaptive_stop_index_curtailment():
+    """With ``n_max = B`` the test stops once ``(L + 1) / (B + 1) >= alpha`` (it can no
+    longer end significant), long before ``n_min``; at the boundary exactly."""
+    # alpha = 0.05, B = 99: (L + 1) / 100 >= 0.05 first at L = 4
+    used, L = adaptive_stop_index(np.ones(100, dtype=np.int64), 0, 0, 0.05, 0.95, 20, 99)
+    assert (used, L) == (4, 4)
+    flags = np.zeros(100, dtype=np.int64)
+    flags[[2, 7, 11, 30]] = 1  # the fourth exceedance at flag 31 (n_min out of reach)
+    used, L = adaptive_stop_index(flags, 0, 0, 0.05, 0.95, 1000, 99)
+    assert (used, L) == (31, 4)
+    # no curtailment without n_max; carried-over counts take part
+    assert adaptive_stop_index(np.ones(3, dtype=np.int64), 10, 3, 0.05, 0.95, 20, 99) == (1, 4)
+    assert adaptive_stop_index(np.ones(3, dtype=np.int64), 10, 3, 0.05, 0.95, 20) == (-1, 6)
+
+
+def test_curtailed_splitter_tests_keep_the_full_runs_decisions():
+    """Label noise, 60 thresholds at the Bonferroni level: a curtailed threshold (stopped
+    before ``n_min``) has a full non-adaptive run (same seed, same B, so the same
+    permutations) with ``p >= alpha``, every decision equals the uncurtailed procedure's,
+    and the clearly null thresholds stop after a few dozen permutations (before the fix
+    every one ran ``n_min = ceil(1 / alpha)``)."""
+    from engine.cit.permutation import splitter_tests
+
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, size=300).astype(np.int64)
+    f = np.zeros(300)
+    pos = np.sort(rng.choice(np.arange(5, 295), size=60, replace=False))
+    alpha = 0.05 / pos.size
+    B = n_resamples("auto", alpha)
+    n_min = math.ceil(1 / alpha)
+    ada = splitter_tests(True, y, f, pos, 0, 2, B, 11, alpha=alpha, adaptive=True)
+    full = splitter_tests(True, y, f, pos, 0, 2, B, 11, alpha=alpha)
+    used = np.array([r.n_permutations for r in ada])
+    curtailed = used < n_min
+    assert curtailed.sum() >= 50
+    assert all(full[j].p_value >= alpha for j in np.flatnonzero(curtailed))
+    assert [r.p_value < alpha for r in ada] == [r.p_value < alpha for r in full]
+    assert np.median(used) < 200 < n_min
+    for r in ada:
+        assert r.p_value == (r.n_exceed + 1) / (r.n_permutations + 1)
+    # the one-position test stops at the same place
+    j = int(np.argmin(used))
+    one = splitter_test(True, y, f, int(pos[j]), 0, 2, B, 11, alpha=alpha, adaptive=True)
+    assert (one.p_value, one.n_permutations) == (ada[j].p_value, ada[j].n_permutations)
+
+
 def test_stage_b_perfect_separation_gets_minimal_p():
     y = np.array([0] * 30 + [1] * 30, dtype=np.int64)
     f = np.zeros(60)

@@ -16,7 +16,12 @@
 * Adaptive stopping (:func:`adaptive_stop_index`): ``B`` is raised to at least
   ``n_min = ceil(1/a)``; after ``n >= n_min`` permutations with ``L`` exceedances,
   ``S = BetaCDF(a; 1 + L, 1 + n - L)``; stop as soon as ``S >= gamma`` or ``1 - S >= gamma``
-  and return ``(L + 1) / (n + 1)``.  For integer parameters
+  and return ``(L + 1) / (n + 1)``.  Adaptive tests are also curtailed (Besag & Clifford
+  1991): a test stops as soon as ``(L + 1) / (B + 1) >= a``, when it can no longer end
+  significant -- the same decision as the full run, after about ``a B`` exceedances (a
+  few dozen permutations for a clearly null threshold instead of ``ceil(1/a)``: at the
+  Bonferroni level of an exact-threshold search over ``n`` rows ``ceil(1/a)`` grows like
+  ``n``, and every one of the ``n`` thresholds ran that many).  For integer parameters
   ``BetaCDF(a; 1 + L, 1 + n - L) = P(Binomial(n + 1, a) >= L + 1)``, which the kernel sums
   in log space.
 """
@@ -299,6 +304,16 @@ def splitter_null_all_serial(
 PARALLEL_MIN_WORK = 1_000_000
 
 
+#: Adaptive tests draw permutations in doubling blocks of at most this many row-permutations
+#: (at least 64 permutations), so a test does not overshoot its stopping point by more than
+#: about this much work.
+BLOCK_WORK = 1 << 24
+
+
+def _max_block(n_rows: int) -> int:
+    return max(64, BLOCK_WORK // max(int(n_rows), 1))
+
+
 def _null(parallel_kernel, serial_kernel, work: int, *args):
     if work < PARALLEL_MIN_WORK:
         return serial_kernel(*args)
@@ -333,14 +348,24 @@ def beta_cdf_int(alpha, n, L):
 
 
 @njit
-def adaptive_stop_index(exceed, n_before, L_before, alpha, gamma, n_min):
+def adaptive_stop_index(exceed, n_before, L_before, alpha, gamma, n_min, n_max=0):
     """Scan exceedance flags (int64 0/1) after ``n_before`` permutations with ``L_before``
-    exceedances; return ``(i, L)``: the number of flags consumed when the Beta-CDF rule
-    stops (``-1`` if it does not stop within ``exceed``) and the exceedances counted."""
+    exceedances; return ``(i, L)``: the number of flags consumed when the test stops
+    (``-1`` if it does not stop within ``exceed``) and the exceedances counted.
+
+    The test stops by the Beta-CDF rule (from ``n >= n_min`` on) or, when ``n_max > 0``
+    (the test's ``B``), by curtailment (Besag & Clifford 1991, "Sequential Monte Carlo
+    p-values", Biometrika 78(2)) as soon as ``(L + 1) / (n_max + 1) >= alpha``: then no
+    continuation can end with ``p < alpha`` (the p-value at any later stop ``n' <= n_max``
+    with ``L' >= L`` exceedances is at least that), so the test's decision is known, the
+    same as the full run's, after as few as ``alpha * n_max`` permutations instead of
+    ``n_min``."""
     L = L_before
     for i in range(exceed.shape[0]):
         L += exceed[i]
         n = n_before + i + 1
+        if n_max > 0 and (L + 1.0) / (n_max + 1.0) >= alpha:
+            return i + 1, L
         if n >= n_min:
             s = beta_cdf_int(alpha, n, L)
             if s >= gamma or 1.0 - s >= gamma:
@@ -392,12 +417,15 @@ def run_test(
     adaptive: bool = False,
     gamma: float = 0.95,
     keep_null: bool = False,
+    max_block: int | None = None,
 ) -> PermutationResult:
     """Monte Carlo +1 p-value of ``t_obs`` against ``null_block(start, count)``.
 
     ``null_block`` returns the statistics of permutations ``start .. start + count - 1``.
     With ``adaptive`` the Beta-CDF rule may stop early (``B`` is raised to ``ceil(1/alpha)``
-    first); the result counts only the permutations used.
+    first) or curtailment end the test early (:func:`adaptive_stop_index`), permutations
+    being drawn in doubling blocks of at most ``max_block``; the result counts only the
+    permutations used.
     """
     n_min = math.ceil(1.0 / alpha - 1e-9)
     if adaptive:
@@ -406,16 +434,20 @@ def run_test(
     n = 0
     L = 0
     kept = []
-    block = min(B, max(n_min, 32)) if adaptive else B
+    # adaptive: small first blocks (doubling), so a test curtailed after a few dozen
+    # permutations does not compute ceil(1/alpha) of them first
+    block = min(B, 64) if adaptive else B
     while n < B:
         count = min(block, B - n)
+        if adaptive and max_block is not None:
+            count = min(count, max_block)
         vals = null_block(n, count)
         if tail == "right":
             flags = (vals >= t_obs - tol).astype(np.int64)
         else:
             flags = (vals <= t_obs + tol).astype(np.int64)
         if adaptive:
-            used, L_new = adaptive_stop_index(flags, n, L, alpha, gamma, n_min)
+            used, L_new = adaptive_stop_index(flags, n, L, alpha, gamma, n_min, B)
             if used >= 0:
                 if keep_null:
                     kept.append(vals[:used])
@@ -460,7 +492,7 @@ def selector_test(
             seed,
         )
 
-    return run_test(block, t_obs, B, tail="right", **kwargs)
+    return run_test(block, t_obs, B, tail="right", max_block=_max_block(x.shape[0]), **kwargs)
 
 
 def splitter_test(
@@ -489,7 +521,7 @@ def splitter_test(
             seed,
         )
 
-    return run_test(block, t_obs, B, tail="left", **kwargs)
+    return run_test(block, t_obs, B, tail="left", max_block=_max_block(w.shape[0]), **kwargs)
 
 
 def splitter_tests(
@@ -541,11 +573,15 @@ def splitter_tests(
     done = np.zeros(m, dtype=bool)
     kept = [[] for _ in range(m)] if keep_null else None
     n = 0
-    block = min(B, max(n_min, 32)) if adaptive else B
+    # adaptive: small first blocks (doubling), so a test curtailed after a few dozen
+    # permutations does not compute ceil(1/alpha) of them first
+    block = min(B, 64) if adaptive else B
     limit = m  # positions from ``limit`` on are not needed (after a significant one)
     while n < B and not done[:limit].all():
         live = np.flatnonzero(~done[:limit])
         count = min(block, B - n, max(1, 2_000_000 // max(live.size, 1)))
+        if adaptive:
+            count = min(count, _max_block(w.shape[0]))
         vals = _null(
             splitter_null_all,
             splitter_null_all_serial,
@@ -565,7 +601,7 @@ def splitter_tests(
             col = vals[:, c]
             flags = (col <= t_obs[j] + tol[j]).astype(np.int64)
             if adaptive:
-                used, L_new = adaptive_stop_index(flags, n, int(L[j]), alpha, gamma, n_min)
+                used, L_new = adaptive_stop_index(flags, n, int(L[j]), alpha, gamma, n_min, B)
                 L[j] = L_new
                 if used >= 0:
                     n_used[j] = n + used
@@ -617,6 +653,7 @@ def _warmup() -> None:
         splitter_tests(True, yc, yv, np.array([1, 2]), crit, 2, 4, 1)
     splitter_tests(False, yc, yv, np.array([1, 2]), 2, 1, 4, 1)
     adaptive_stop_index(np.zeros(3, dtype=np.int64), 0, 0, 0.5, 0.95, 2)
+    adaptive_stop_index(np.zeros(3, dtype=np.int64), 0, 0, 0.5, 0.95, 2, 4)
     # the tests above use the one-thread kernels (tiny blocks); compile the parallel ones too
     w = np.ones(4)
     pos = np.array([1, 2], dtype=np.int64)
