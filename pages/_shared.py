@@ -218,7 +218,28 @@ def job_failure(snap, what: str, advice: str = MEMORY_ADVICE) -> str:
             f"{what} could not run: {message.split(': ', 1)[-1]}. The app keeps working; "
             "check the Dask cluster (see docs/deploy.md)."
         )
-    return f"{what} failed: {message}"
+    name, _, rest = message.partition(": ")
+    if not (rest and name.isidentifier()):
+        name, rest = "", message
+    if name == "ValueError":  # the engine's own checks: a sentence about the data / settings
+        return (
+            f"{what} could not run with these data and settings: {rest.rstrip('.')}. "
+            "Change the settings and try again."
+        )
+    return (
+        f"{what} failed because of an unexpected error (nothing you had is lost). Try "
+        f"again, or {advice}; the details below help to report it."
+    )
+
+
+def show_job_failure(snap, what: str, advice: str = MEMORY_ADVICE) -> None:
+    """Draw :func:`job_failure`'s sentence as an error box and, for a failure other than
+    memory / lost worker / cluster, the error text (not a traceback) in a collapsed
+    "Details" expander."""
+    st.error(job_failure(snap, what, advice))
+    if getattr(snap, "error_kind", None) not in ("memory", "lost", "cluster"):
+        with st.expander("Details", expanded=False):
+            st.code(str(snap.error or "unknown error"), language=None)
 
 
 # -- datasets ----------------------------------------------------------------------------
@@ -682,7 +703,7 @@ def cv_job_panel(
     meta = st.session_state[mkey]
     rows = (snap.result or {}).get("rows", []) if isinstance(snap.result, dict) else []
     if snap.status == "error":
-        st.error(job_failure(snap, "The comparison", "choose fewer or lighter models"))
+        show_job_failure(snap, "The comparison", "choose fewer or lighter models")
         if not rows:
             st.stop()
         st.info(f"Showing the {len(rows)} folds that finished before it stopped.")

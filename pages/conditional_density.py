@@ -28,11 +28,11 @@ from engine.partition.explore import (
 from pages._shared import (
     current_dataset,
     dataset_caption,
-    job_failure,
     job_meta,
     job_waiting,
     require_entrypoint,
     seed,
+    show_job_failure,
     start_job,
 )
 
@@ -417,7 +417,7 @@ if job is None:
 snap = job.snapshot()
 meta = st.session_state[META]
 if snap.status == "error":
-    st.error(job_failure(snap, "Growing", "lower the maximum leaves or the number of trees"))
+    show_job_failure(snap, "Growing", "lower the maximum leaves or the number of trees")
     if snap.error_kind == "exception" or snap.result is None:
         st.stop()
     st.info("Showing the model as it was when the job stopped.")
@@ -877,7 +877,7 @@ if cjob is None:
     st.stop()
 csnap = cjob.snapshot()
 if csnap.status == "error":
-    st.error(job_failure(csnap, "The comparison", "use fewer rows or fewer trees"))
+    show_job_failure(csnap, "The comparison", "use fewer rows or fewer trees")
     if csnap.error_kind == "exception" or not (csnap.result or {}).get("rows"):
         st.stop()
 crows = (csnap.result or {}).get("rows", [])

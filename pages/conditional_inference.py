@@ -44,13 +44,13 @@ from pages._shared import (
     current_dataset,
     dataset_caption,
     dataset_digest,
-    job_failure,
     job_meta,
     job_waiting,
     labelled_tree,
     remember_model,
     require_entrypoint,
     seed,
+    show_job_failure,
     start_job,
 )
 
@@ -593,7 +593,7 @@ def finished_result(job, what: str):
     """The job's result (or what Stop kept), after showing its status; None if nothing."""
     snap = job.snapshot()
     if snap.status == "error":
-        st.error(job_failure(snap, what, "use fewer permutations, trees or rows"))
+        show_job_failure(snap, what, "use fewer permutations, trees or rows")
         return snap.result
     if snap.status in ("cancelled", "timeout"):
         why = "was stopped" if snap.status == "cancelled" else "ran out of time"
@@ -1143,6 +1143,8 @@ if tjob is not None:
         ]
         if partial:
             st.caption("Not every fold finished: " + ", ".join(partial) + ".")
+        for note in tres.get("notes", []):
+            st.info(note)
         st.plotly_chart(top_k_figure(tres["curves"], metric=tmeta["metric"]), key="ci_topk_fig")
         ttable = pd.DataFrame({"k": next(iter(tres["curves"].values()))["k"]})
         for m, cv in tres["curves"].items():

@@ -39,11 +39,11 @@ from pages._shared import (
     current_dataset,
     dataset_caption,
     dataset_digest,
-    job_failure,
     job_waiting,
     remembered_models,
     require_entrypoint,
     seed,
+    show_job_failure,
     start_job,
 )
 
@@ -734,7 +734,7 @@ def job_outcome(prefix: str, what: str):
         return None
     snap = job.snapshot()
     if snap.status == "error":
-        st.error(job_failure(snap, "The computation", "use fewer rows or a smaller model"))
+        show_job_failure(snap, "The computation", "use fewer rows or a smaller model")
         return None
     if snap.status in ("cancelled", "timeout"):
         done = snap.latest["done"] if snap.latest else 0

@@ -29,12 +29,12 @@ from pages._shared import (
     current_dataset,
     dataset_caption,
     dataset_digest,
-    job_failure,
     job_meta,
     job_waiting,
     remember_model,
     require_entrypoint,
     seed,
+    show_job_failure,
     start_job,
 )
 
@@ -501,7 +501,7 @@ if job is None:
 meta = st.session_state[MKEY]
 snap = job.snapshot()
 if snap.status == "error":
-    st.error(job_failure(snap, "The search", "lower the cache size or the depth"))
+    show_job_failure(snap, "The search", "lower the cache size or the depth")
     if snap.error_kind == "exception":
         st.stop()
 payload = snap.result if isinstance(snap.result, dict) else snap.latest

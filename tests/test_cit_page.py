@@ -265,18 +265,44 @@ def test_top_k_steps_equal_top_k_curve():
     )
     assert res["curves"]["fixed"]["mean"] == pytest.approx(ref["mean"])
     assert [s["done"] for s in snaps] == [0, 1, 2, 3]
-    with pytest.raises(ValueError, match="smallest class"):
-        drive(
-            top_k_steps(
-                None,
-                X[:20],
-                np.r_[np.zeros(18), 1, 1],
-                "classification",
-                {"fixed": ranking},
-                [1],
-                n_folds=3,
-            )
+
+
+def test_top_k_steps_keep_a_class_smaller_than_the_folds():
+    """A class of 1 row with 5 folds (the folds slider's default): the run goes on with
+    Compare's folds (engine.compare.make_folds) and says that some test folds miss the
+    class, instead of failing; the scores are top_k_curve's on those folds."""
+    from sklearn.datasets import load_wine
+
+    from engine.compare import make_folds
+
+    X, y = load_wine(return_X_y=True)
+    rows = np.r_[np.flatnonzero(y == 0)[:20], np.flatnonzero(y == 1)[:19], 130]
+    X, y = X[rows], y[rows]  # classes of 20, 19 and 1 rows
+    ranking = np.arange(13)
+    _, res = drive(
+        top_k_steps(
+            None, X, y, "classification", {"fixed": ranking}, [1, 3], n_folds=5, random_state=2
         )
+    )
+    assert res["notes"] == [
+        "The smallest class has 1 row, fewer than 5 folds: some test folds miss that class."
+    ]
+    folds = make_folds("classification", y, 5, 2)
+
+    class Folds:
+        def split(self, X, y=None, groups=None):
+            yield from folds
+
+    ref = top_k_curve(ranking, X, y, [1, 3], cv=Folds(), task="classification", random_state=2)
+    assert res["curves"]["fixed"]["scores"] == pytest.approx(ref["scores"])
+    assert sorted(np.concatenate([te for _, te in folds])) == list(range(40))
+    # every class with at least as many rows as folds is in every test fold (stratified)
+    assert all({0, 1} <= set(y[te]) for _, te in folds)
+    # two classes of 20 rows: no note
+    _, res = drive(
+        top_k_steps(None, X[:39], y[:39], "classification", {"fixed": ranking}, [1], n_folds=5)
+    )
+    assert res["notes"] == []
 
 
 def test_fit_rankings_and_bias_steps():

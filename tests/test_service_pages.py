@@ -146,3 +146,33 @@ def test_upload_bytes_are_bounded_per_session(app, monkeypatch):
     assert not app.exception
     assert any("a session keeps at most" in e.value for e in app.error)
     assert app.session_state["ds"] == "upload:three.csv"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "error, words",
+    [
+        (
+            "ZeroDivisionError: float division by zero",
+            "The comparison failed because of an unexpected error",
+        ),
+        (
+            "ValueError: the folds do not fit the data.",
+            "The comparison could not run with these data and settings: the folds do not fit "
+            "the data. Change the settings",
+        ),
+    ],
+)
+def test_an_unexpected_job_error_is_a_sentence_with_the_details_folded(app, error, words):
+    """No exception class name in the error box: a sentence, and the error text in a
+    collapsed Details expander."""
+    _, rows = _compare_rows(app)
+    partial = {"completed": 2, "total": 4, "message": "...", "rows": rows[:2]}
+    app.session_state["cmp_job"] = _finished_job("error", partial, error, "exception")
+    app.run()
+    assert not app.exception
+    boxes = [e.value for e in app.error]
+    assert any(words in b for b in boxes), boxes
+    assert not any(error.split(":")[0] in b for b in boxes), boxes
+    details = [x for x in app.expander if x.label == "Details"]
+    assert details and any(error in c.value for c in details[0].code)

@@ -179,34 +179,42 @@ def top_k_steps(
 
     ``rankers`` maps a name to an unfitted estimator with ``feature_importances_`` (re-ranked
     on every training fold, the paper's protocol) or to a fixed ranking (feature indices).
-    The folds are the same for every ranker (stratified for classification, shuffled with
-    ``random_state``).  A forest with ``fit_steps`` is fitted one tree per step (same
-    ranking as refitting it inside :func:`top_k_curve`), so Stop takes effect within a tree.  Yields ``{"done", "total", "message", "curves": {name: {"k", "mean",
-    "std", "scores"}}}`` with the finished rankers (and the finished folds of the current
-    one); returns the same with everything.
+    The folds are the same for every ranker and the same as Compare's
+    (:func:`engine.compare.make_folds`: shuffled with ``random_state``, stratified for
+    classification); a class with fewer rows than folds is kept, and ``notes`` says that
+    some test folds miss it.  A forest with ``fit_steps`` is fitted one tree per step (same
+    ranking as refitting it inside :func:`top_k_curve`), so Stop takes effect within a
+    tree.  Yields ``{"done", "total", "message", "curves": {name: {"k", "mean", "std",
+    "scores"}}, "notes": [sentences for the page]}`` with the finished rankers (and the
+    finished folds of the current one); returns the same with everything.  Raises
+    ValueError when there are fewer than 2 folds or more folds than rows (regression:
+    fewer than 2 rows per fold).
     """
-    from sklearn.model_selection import KFold, StratifiedKFold
     from sklearn.preprocessing import StandardScaler
+
+    from engine.compare import make_folds
 
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
+    notes = []
     if task == "classification":
-        _, counts = np.unique(y, return_counts=True)
-        if counts.min() < n_folds:
-            raise ValueError(
-                f"the smallest class has {counts.min()} rows, fewer than the "
-                f"{n_folds} folds; use fewer folds"
+        _, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
+        folds = make_folds(task, codes.ravel(), int(n_folds), random_state)
+        smallest = int(counts.min())
+        if smallest < n_folds:  # as Compare: such a class cannot be in every test fold
+            rows = "row" if smallest == 1 else "rows"
+            notes.append(
+                f"The smallest class has {smallest} {rows}, fewer than {n_folds} folds: "
+                "some test folds miss that class."
             )
-        splitter = StratifiedKFold(n_folds, shuffle=True, random_state=random_state)
     else:
         if X.shape[0] < 2 * n_folds:
             raise ValueError(f"{X.shape[0]} rows are too few for {n_folds} folds")
-        splitter = KFold(n_folds, shuffle=True, random_state=random_state)
-    folds = list(splitter.split(X, y))
+        folds = make_folds(task, y, int(n_folds), random_state)
     total = len(rankers) * len(folds)
     curves: dict = {}
     done = 0
-    yield {"done": 0, "total": total, "message": "starting...", "curves": {}}
+    yield {"done": 0, "total": total, "message": "starting...", "curves": {}, "notes": notes}
     for name, ranker in rankers.items():
         rows = []
         ks_out = None
@@ -225,6 +233,7 @@ def top_k_steps(
                             "message": f"{name}: fold {len(rows) + 1}/{len(folds)}, "
                             f"tree {k + 1}/{n_trees}",
                             "curves": {c: dict(v) for c, v in curves.items()},
+                            "notes": notes,
                         }
                 r = ranking_of(r.feature_importances_)  # what top_k_curve would rank by
             res = top_k_curve(
@@ -253,8 +262,9 @@ def top_k_steps(
                 "total": total,
                 "message": f"{name}: fold {len(rows)}/{len(folds)}",
                 "curves": {k: dict(v) for k, v in curves.items()},
+                "notes": notes,
             }
-    return {"done": done, "total": total, "message": "done", "curves": curves}
+    return {"done": done, "total": total, "message": "done", "curves": curves, "notes": notes}
 
 
 def add_noise_features(X, n_noise: int, *, random_state: int = 0):
