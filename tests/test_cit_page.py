@@ -834,3 +834,28 @@ def test_click_a_node_shows_its_tests(page, app_url):
     expect(page.get_by_test_id("stException")).to_have_count(0)
     grid = page.get_by_test_id("stDataFrame").first
     expect(grid).to_be_visible()
+
+
+@pytest.mark.slow
+def test_page_top_k_with_a_one_row_class_runs_and_says_so(app):
+    """An upload with a class of 1 row (kept by the Data page) and the default 5 folds: the
+    top-k run finishes with Compare's note instead of failing."""
+    rows = "\n".join(f"{i},{(i * 7) % 11},{'ab'[i % 2]}" for i in range(39))
+    data = f"x1,x2,label\n{rows}\n5,5,c\n".encode()
+    app.file_uploader(key="uploader").set_value(("singleton.csv", data, "text/csv")).run()
+    assert not app.exception, app.exception
+    app.session_state["ci_n_trees"] = 5
+    app.switch_page("pages/conditional_inference.py").run()
+    assert not app.exception, app.exception
+    assert app.session_state["ci_job"].join(TIMEOUT)
+    app.run()
+    assert app.slider(key="ci_folds").value == 5
+    app.multiselect(key="ci_topk_methods").set_value(["CIT", "CART"]).run()
+    app.button(key="ci_topk_run").click().run()
+    assert app.session_state["ci_topk_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    assert not app.error, [e.value for e in app.error]
+    note = "The smallest class has 1 row, fewer than 5 folds: some test folds miss that class."
+    assert any(note == i.value for i in app.info), [i.value for i in app.info]
+    assert {"CIT", "CART"} <= set(frame(app, "k").columns)
