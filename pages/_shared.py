@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import sys
 
 import numpy as np
@@ -77,6 +78,27 @@ SMALL_CLASS_CHOICES = {
     "keep": "keep them (splits are then not stratified)",
     "drop": "drop their rows",
 }
+
+
+# -- text from the user in Markdown -------------------------------------------------------
+#: Characters that start Markdown or LaTeX anywhere in a line (emphasis, code, math,
+#: strikethrough, links and Streamlit's ``:color[...]`` directives, HTML, entities, tables).
+_MARKDOWN_ANYWHERE = re.compile(r"([\\`*$~\[\]<&|])")
+#: An underscore that can open or close emphasis (not one between letters or digits).
+_MARKDOWN_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+#: Markers that act only at the start of a line: headings, quotes, lists, setext lines.
+_MARKDOWN_LINE_START = re.compile(r"^(\s*(?:\d+)?)([#>+=.)-])", re.MULTILINE)
+
+
+def md(text) -> str:
+    """``text`` (a column name, a label, a file name, a DataError message) escaped for
+    ``st.markdown`` and the other elements that render Markdown: shown as written, never
+    as bold, LaTeX (``$price$``), a link or HTML.  Put it in a Markdown string as
+    ``f"**{md(name)}**"``."""
+    text = str(text)
+    text = _MARKDOWN_ANYWHERE.sub(r"\\\1", text)
+    text = _MARKDOWN_UNDERSCORE.sub(r"\\_", text)
+    return _MARKDOWN_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
 
 
 # -- engine warm-up ------------------------------------------------------------------------
@@ -310,11 +332,17 @@ def add_upload(name: str, content: bytes, **options) -> str:
 
 
 def current_frame(option: str):
-    """(DataFrame, ParseReport, default target, content key) of a dataset option."""
+    """(DataFrame, ParseReport, default target, content key) of a dataset option.
+
+    The default target of an upload is the file's last column, even when that column was
+    removed while reading (it was empty): the sidebar then chooses no target and says why
+    (:func:`target_problem`), rather than silently predicting another column.
+    """
     uploads = st.session_state.get("uploads", {})
     if option in uploads:
         df, report, key = uploads[option]
-        return df, report, df.columns[-1], key
+        file_columns = getattr(report, "file_columns", None) or list(df.columns)
+        return df, report, str(file_columns[-1]), key
     df, report, entry = _bundled(option)
     return df, report, entry["target"], option
 
@@ -475,12 +503,15 @@ def sidebar() -> None:
             st.session_state[tkey] = st.query_params["target"]
         if st.query_params.get("task") in TASK_OPTIONS and taskkey not in st.session_state:
             st.session_state[taskkey] = st.query_params["task"]
-    if st.session_state.get(tkey) not in columns:
-        st.session_state[tkey] = default_target if default_target in columns else columns[-1]
+    _choose_target(option, columns, default_target)
     target = sb.selectbox(
         "Target column",
         columns,
+        index=None,
         key=tkey,
+        placeholder="Pick the target column",
+        on_change=_forget_target_note,
+        args=(option,),
         help="The column the trees predict. Every other column is a feature.",
     )
     task = sb.radio(
@@ -518,6 +549,47 @@ def sidebar() -> None:
     _to_url("seed", value, 0)
 
 
+def _choose_target(option: str, columns: list[str], default_target: str) -> None:
+    """Set the target of ``option`` before its selectbox is drawn: the user's choice while it
+    is a column, else the default target, else none (the user must pick one).  Replacing a
+    chosen target that is no longer a column is reported (:func:`target_problem`)."""
+    tkey = f"target::{option}"
+    chosen = st.session_state.get(tkey)
+    if chosen in columns or (chosen is None and tkey in st.session_state):
+        return
+    new = default_target if default_target in columns else None
+    st.session_state[tkey] = new
+    if chosen is not None:  # a target the user had, gone after a new upload of the file
+        now = f"the target is now '{new}'" if new is not None else "no target is chosen"
+        st.session_state[f"_target_note::{option}"] = (
+            f"The target '{chosen}' is not a column of {dataset_title(option)} any more "
+            f"(the file was read again), so {now}. Pick the target under Target column in "
+            "the sidebar."
+        )
+
+
+def _forget_target_note(option: str) -> None:
+    st.session_state.pop(f"_target_note::{option}", None)
+
+
+def target_problem(option: str) -> str | None:
+    """Why ``option`` has no usable target, or the note on an automatic change of target
+    (plain text, to be shown with :func:`md`); ``None`` when there is nothing to say."""
+    note = st.session_state.get(f"_target_note::{option}")
+    if note is not None:
+        return note
+    if st.session_state.get(f"target::{option}") is not None:
+        return None
+    df, report, default_target, _ = current_frame(option)
+    if default_target in getattr(report, "dropped_columns", ()):
+        return (
+            f"The target '{default_target}' (the file's last column, the usual target) has "
+            "no values: the column is empty and was removed while reading. Pick another "
+            "target under Target column in the sidebar."
+        )
+    return "No target column is chosen. Pick the target under Target column in the sidebar."
+
+
 def require_entrypoint(page: str) -> None:
     """Send a page that runs without ``app.py`` back through the entry point.
 
@@ -551,7 +623,13 @@ def current_dataset(*, allow_missing: bool = False):
     if option is None:
         return None
     df, _report, _default, key = current_frame(option)
-    target = st.session_state.get(f"target::{option}", df.columns[-1])
+    target = st.session_state.get(f"target::{option}")
+    problem = target_problem(option)
+    if target is None or target not in [str(c) for c in df.columns]:
+        st.error(md(problem or "No target column is chosen. Pick one in the sidebar."))
+        return None
+    if problem:
+        st.warning(md(problem))
     task = st.session_state.get(f"task::{option}", "auto")
     categorical = tuple(st.session_state.get(f"categorical::{option}", ()))
     try:
@@ -568,7 +646,7 @@ def current_dataset(*, allow_missing: bool = False):
             st.session_state.get(f"small_classes::{option}", "keep"),
         )
     except DataError as exc:
-        st.error(f"**This dataset cannot be used as set up:** {exc}")
+        st.error(f"**This dataset cannot be used as set up:** {md(exc)}")
         return None
     if ds.n_missing and not allow_missing:
         st.warning(missing_values_message(ds))
@@ -580,7 +658,7 @@ def missing_values_message(ds) -> str:
     """What a page whose methods cannot route missing values yet says about ``ds``."""
     rows = int(np.isnan(ds.X).any(axis=1).sum())
     cols = [ds.feature_names[j] for j in np.flatnonzero(np.isnan(ds.X).any(axis=0))]
-    shown = ", ".join(f"'{c}'" for c in cols[:5]) + (
+    shown = ", ".join(f"'{md(c)}'" for c in cols[:5]) + (
         f" and {len(cols) - 5} more" if len(cols) > 5 else ""
     )
     return (
@@ -599,8 +677,8 @@ def dataset_caption(ds) -> str:
     rows = f"{ds.n_samples:,} row" + ("s" if ds.n_samples != 1 else "")
     feats = f"{ds.n_features} feature" + ("s" if ds.n_features != 1 else "")
     return (
-        f"**{dataset_title(st.session_state['ds'])}** -- {rows} x {feats}; target "
-        f"**{ds.target}** ({kind})."
+        f"**{md(dataset_title(st.session_state['ds']))}** -- {rows} x {feats}; target "
+        f"**{md(ds.target)}** ({kind})."
     )
 
 
@@ -637,7 +715,7 @@ def cv_job_panel(
         try:
             plan = make_plan()
         except ValueError as exc:
-            st.error(str(exc))
+            st.error(md(exc))
             st.stop()
         job = start_job(Job(cross_validate_steps, plan, budget=float(budget), name=prefix))
         st.session_state[jkey] = job
@@ -698,7 +776,7 @@ def cv_job_panel(
     else:
         result = snap.result
     for w in result.warnings:
-        st.info(w)
+        st.info(md(w))
     if result.summary.empty:
         st.stop()
     return result, meta

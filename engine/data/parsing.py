@@ -98,6 +98,9 @@ class ParseReport:
             cells were read as missing and the first (up to 3) distinct such texts.
         missing: per kept column, the number of missing cells (NaN/NaT) after parsing.
         dropped_columns: names of the all-empty columns that were removed.
+        file_columns: every column name of the file's header, in order, removed ones
+            included (blank names as renamed, see :attr:`changes`); the last one is the
+            usual target.
         dropped_rows: number of all-empty rows that were removed.
         identifiers: per column that looks like a row identifier (names, IDs, row
             numbers, free text), the reason in words; :func:`engine.data.make_dataset`
@@ -125,6 +128,7 @@ class ParseReport:
     coerced: dict[str, dict] = field(default_factory=dict)
     missing: dict[str, int] = field(default_factory=dict)
     dropped_columns: list[str] = field(default_factory=list)
+    file_columns: list[str] = field(default_factory=list)
     dropped_rows: int = 0
     identifiers: dict[str, str] = field(default_factory=dict)
     units: dict[str, str] = field(default_factory=dict)
@@ -801,6 +805,7 @@ def load_csv(
         thousands=thou,
         n_rows=0,
         n_columns=0,
+        file_columns=list(names),
     )
     for change, message in notes:
         report.record(None, change, 0, message)
