@@ -530,6 +530,39 @@ def test_constant_target():
     assert "'t'" in str(err) and "same value" in str(err)
 
 
+def test_constant_target_says_how_many_rows_without_a_target_were_dropped():
+    """Only every third target cell is filled: the message must say that the other rows
+    were dropped for a missing target, not only that the target is constant."""
+    text = "a,b,t\n" + "".join(f"{i},{i % 5},{'yes' if i % 3 == 0 else ''}\n" for i in range(40))
+    df, _ = load_csv(text.encode())
+    msg = str(error_of(make_dataset, df, "t", missing="drop"))
+    assert msg.startswith("The target column 't' has the same value ('yes') in all 14 rows left")
+    assert "26 of 40 rows have no target value and were dropped" in msg
+    frame = pd.DataFrame({"a": [1.0, np.nan, 3.0, 4.0], "t": ["x", "y", "x", None]})
+    msg = str(error_of(make_dataset, frame, "t", missing="drop"))
+    assert "in all 2 rows left" in msg
+    assert "1 of 4 rows has no target value and was dropped" in msg
+    assert "1 of 4 rows has missing feature values and was dropped" in msg
+
+
+def test_a_single_row_is_too_few_rows_not_a_constant_target():
+    df, _ = load_csv(b"a,b,t\n1,2,x\n")
+    msg = str(error_of(make_dataset, df, "t"))
+    assert msg.startswith("Only 1 row is left to learn from: its target 't' is 'x'")
+    assert "same value" not in msg and "Add more rows" in msg
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "t": [5.0, np.nan, np.nan]})
+    msg = str(error_of(make_dataset, frame, "t", task="regression"))
+    assert msg.startswith("Only 1 row is left to learn from (2 of 3 rows have no target value")
+
+
+def test_file_columns_keep_the_header_order_with_removed_columns():
+    df, rep = load_csv(b"a,empty,b\n1,,x\n2,,y\n")
+    assert list(df.columns) == ["a", "b"]
+    assert rep.file_columns == ["a", "empty", "b"]
+    df, rep = load_csv(b"a,b,t\n1,2,\n3,4,\n")
+    assert rep.dropped_columns == ["t"] and rep.file_columns[-1] == "t"
+
+
 def test_target_all_missing():
     df = pd.DataFrame({"x": [1.0, 2.0], "t": [np.nan, np.nan]})
     err = error_of(make_dataset, df, "t")

@@ -317,7 +317,7 @@ def make_dataset(
     steps: list[tuple[str, int]] = []
     rows = _rows_with_target(target, tcol, n_rows, warn, steps)
     rows = _complete_rows(target, cols, rows, missing, n_rows, warn, steps)
-    y, classes, task = _encode_target(tcol, rows, target, task)
+    y, classes, task = _encode_target(tcol, rows, target, task, steps, n_rows)
     if task == "classification":
         rows, y, classes = _small_classes(
             tcol, rows, y, classes, target, min_class_count, small_classes, warn, steps
@@ -616,10 +616,32 @@ def _label_of(tcol: _Column, value) -> str:
     return str(value)
 
 
-def _encode_target(tcol: _Column, rows: np.ndarray, target: str, task):
+#: How a row step reads in a message on too few rows or values: ``(singular, plural)``.
+_STEP_WORDS = {
+    "missing target": ("has no target value", "have no target value"),
+    "missing values": ("has missing feature values", "have missing feature values"),
+}
+
+
+def _dropped_clause(steps, n_rows: int) -> str:
+    """'27 of 40 rows have no target value and were dropped' for the steps so far, or ''."""
+    parts = []
+    for reason, n in steps:
+        one, many = _STEP_WORDS.get(reason, ("was dropped", "were dropped"))
+        parts.append(
+            f"{n:,} of {n_rows:,} rows {one if n == 1 else many} and "
+            f"{'was' if n == 1 else 'were'} dropped"
+        )
+    return "; ".join(parts)
+
+
+def _encode_target(
+    tcol: _Column, rows: np.ndarray, target: str, task, steps=(), n_rows: int | None = None
+):
     """``(y, classes, task)``: the task inferred when ``None``; float64 ``y`` and ``None``
     for regression, int64 codes and their labels (object array) for classification.
-    DataError for a constant target."""
+    DataError for a single row or a constant target, naming the rows dropped before
+    (``steps``, of ``n_rows``)."""
     if tcol.kind == "numeric":
         tvals = tcol.values[rows]
         n_distinct = len(np.unique(tvals))
@@ -635,6 +657,27 @@ def _encode_target(tcol: _Column, rows: np.ndarray, target: str, task):
         n_distinct = len(pd.unique(tcol.values[rows]))
     if n_distinct < 2:
         shown = _label_of(tcol, tcol.values[rows][0])
+        dropped = _dropped_clause(steps, len(rows) if n_rows is None else n_rows)
+        fix = (
+            "Fill in the missing values, or pick another target."
+            if dropped
+            else "Pick another target."
+        )
+        if len(rows) == 1:
+            where = f" ({dropped})" if dropped else ""
+            raise DataError(
+                f"Only 1 row is left to learn from{where}: its target {_q(target)} is "
+                f"{_q(shown)}, so there is nothing to predict. A tree needs rows with at "
+                "least two different target values. "
+                + (fix if dropped else "Add more rows to the file."),
+                column=target,
+            )
+        if dropped:
+            raise DataError(
+                f"The target column {_q(target)} has the same value ({_q(shown)}) in all "
+                f"{len(rows):,} rows left ({dropped}), so there is nothing to predict. {fix}",
+                column=target,
+            )
         raise DataError(
             f"The target column {_q(target)} has the same value ({_q(shown)}) in every row, "
             "so there is nothing to predict. Pick another target.",
