@@ -6,8 +6,6 @@ import pytest
 
 from pages._shared import md
 
-pytestmark = pytest.mark.slow
-
 
 def upload(app, name: str, text: str) -> str:
     app.file_uploader(key="uploader").set_value((name, text.encode(), "text/csv")).run()
@@ -27,6 +25,7 @@ def shown(app) -> list[str]:
 TARGET_ALL_NAN = "a,b,t\n" + "".join(f"{i},{i % 5},\n" for i in range(40))
 
 
+@pytest.mark.slow
 def test_an_empty_last_column_is_not_silently_replaced_as_the_target(app):
     option = upload(app, "target_all_nan.csv", TARGET_ALL_NAN)
     assert app.session_state[f"target::{option}"] is None
@@ -48,6 +47,7 @@ def test_an_empty_last_column_is_not_silently_replaced_as_the_target(app):
     assert not any("The target 't'" in e.value for e in app.error)
 
 
+@pytest.mark.slow
 def test_a_target_gone_after_a_new_read_of_the_file_is_replaced_with_a_note(app):
     option = upload(
         app, "shop.csv", "a;b;kind\n" + "".join(f"{i};{i % 3};{'xy'[i % 2]}\n" for i in range(30))
@@ -64,3 +64,56 @@ def test_a_target_gone_after_a_new_read_of_the_file_is_replaced_with_a_note(app)
     assert any(w.value.startswith(md(note)) for w in app.warning)  # until the user acts
     app.selectbox(key=f"target::{option}").set_value("q").run()
     assert not any(w.value.startswith(md(note)) for w in app.warning)
+
+
+# -- user text in Markdown -----------------------------------------------------------------
+MARKDOWN_LABELS = "$price$,**bold**,<b>html</b>,class\n" + "".join(
+    f"{i},{i % 3},{i % 4},{['$5 off', '**VIP**', '_x_'][i % 3] if i else '$1 *one*'}\n"
+    for i in range(40)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "escaped"),
+    [
+        ("$price$", r"\$price\$"),
+        ("**VIP**", r"\*\*VIP\*\*"),
+        ("_x_", r"\_x\_"),
+        ("order_id", "order_id"),  # an underscore inside a word is not emphasis
+        ("<b>html</b>", r"\<b>html\</b>"),
+        ("[link](x) ~a~ `c` a|b &amp;", r"\[link\](x) \~a\~ \`c\` a\|b \&amp;"),
+        ("# heading", r"\# heading"),
+        ("1. item", r"1\. item"),
+        ("- item", r"\- item"),
+        ("back\\slash", "back\\\\slash"),
+    ],
+)
+def test_md_escapes_markdown_and_latex(text, escaped):
+    assert md(text) == escaped
+    # CommonMark drops the backslash of an escaped ASCII punctuation mark: the text as written
+    unescaped = __import__("re").sub(r"\\([!-/:-@\[-`{-~])", r"\1", md(text))
+    assert unescaped == text
+
+
+@pytest.mark.slow
+def test_column_names_and_labels_are_shown_as_written(app):
+    option = upload(app, "markdown_labels.csv", MARKDOWN_LABELS)
+    assert app.selectbox(key=f"target::{option}").value == "class"
+    infos = [i.value for i in app.info]
+    assert any(i.startswith(r"**\$price\$** looks like an identifier") for i in infos), infos
+    texts = shown(app)
+    caption = next(t for t in texts if "rows x" in t)
+    assert "**markdown\\_labels.csv (uploaded)**" not in caption  # '_' inside a word is kept
+    assert "target **class**" in caption
+    # no message shows a name or label unescaped
+    for raw in ("$price$", "**bold**", "<b>html</b>", "$5 off", "**VIP**"):
+        assert not any(raw in t for t in texts), raw
+    # the class seen once is named in the small-class note, as written
+    assert any(i.startswith(r"Class '\$1 \*one\*' (1 row) of the target 'class'") for i in infos)
+    # the target named '**bold**' in the caption, and '$price$' brought back as a feature
+    app.multiselect(key=f"left_out::{option}").set_value([]).run()
+    app.selectbox(key=f"target::{option}").set_value("**bold**").run()
+    assert not app.exception
+    assert any(r"target **\*\*bold\*\*** (classification" in t for t in shown(app))
+    for raw in ("$price$", "**bold**", "<b>html</b>"):
+        assert not any(raw in t for t in shown(app)), raw
