@@ -555,6 +555,36 @@ def test_a_single_row_is_too_few_rows_not_a_constant_target():
     assert msg.startswith("Only 1 row is left to learn from (2 of 3 rows have no target value")
 
 
+def test_blank_header_names_are_named_by_position_and_reported():
+    df, rep = load_csv(
+        b",  ,t\n"
+        + b"".join(b"%d,%d,%s\n" % (i, i % 4, b"ab"[i % 2 : i % 2 + 1]) for i in range(30))
+    )
+    assert list(df.columns) == ["column 1", "column 2", "t"]
+    renames = [c for c in rep.changes if c["change"] == "blank name replaced"]
+    assert [(c["column"], c["message"]) for c in renames] == [
+        (
+            "column 1",
+            "Column 1 has no name in the header, so it is called 'column 1'. "
+            "Give it a name in the file to choose your own.",
+        ),
+        (
+            "column 2",
+            "Column 2 has no name in the header, so it is called 'column 2'. "
+            "Give it a name in the file to choose your own.",
+        ),
+    ]
+    assert all(c["message"] in rep.warnings for c in renames)
+    assert rep.file_columns == ["column 1", "column 2", "t"]
+    assert "column 1" in rep.identifiers  # the row numbers 0..29 of a written index
+    # a real column already has the name
+    df, rep = load_csv(b"column 2,,t\n1,2,x\n3,4,y\n")
+    assert list(df.columns) == ["column 2", "column 2 (2)", "t"]
+    assert [c["column"] for c in rep.changes if c["change"] == "blank name replaced"] == [
+        "column 2 (2)"
+    ]
+
+
 def test_file_columns_keep_the_header_order_with_removed_columns():
     df, rep = load_csv(b"a,empty,b\n1,,x\n2,,y\n")
     assert list(df.columns) == ["a", "b"]

@@ -751,7 +751,8 @@ def load_csv(
 
     Returns:
         ``(df, report)``.  ``df`` has one column per kept CSV column, named by the
-        header (spaces stripped; empty names become ``'Unnamed: i'``), a fresh
+        header (spaces stripped; a blank name becomes ``'column i'``, i counting from 1,
+        and is reported), a fresh
         RangeIndex, and dtypes: ``int64`` or ``float64`` (NaN = missing) for numbers
         (percentages and amounts too: ``'22%'`` is 22, ``'$1,204.50'`` is 1204.5),
         ``bool`` (or nullable ``boolean`` when values are missing) for true/false columns
@@ -795,7 +796,7 @@ def load_csv(
     _check_header(raw_names, label, max_columns)
     na_list = [str(v) for v in na_values]
     df = _read_table(text, delimiter, dec, thou, na_list, max_rows, name, label)
-    names = _column_names(df, raw_names, label, max_columns, max_rows)
+    names, renamed = _column_names(df, raw_names, label, max_columns, max_rows)
     df.columns = names
 
     report = ParseReport(
@@ -809,6 +810,14 @@ def load_csv(
     )
     for change, message in notes:
         report.record(None, change, 0, message)
+    for position, new in renamed:
+        report.record(
+            new,
+            "blank name replaced",
+            0,
+            f"Column {position} has no name in the header, so it is called {_q(new)}. "
+            "Give it a name in the file to choose your own.",
+        )
     na_lower = frozenset(v.strip().lower() for v in na_list)
     raw_text = _whole_number_text(text, df, names, delimiter, na_list, max_rows)
     out, kinds = _clean_columns(df, names, raw_text, na_lower, dec, thou, report)
@@ -941,9 +950,10 @@ def _read_table(
 
 def _column_names(
     df: pd.DataFrame, raw_names: list[str], label: str, max_columns: int, max_rows: int
-) -> list[str]:
-    """The kept column names (the raw header, empty names as ``'Unnamed: i'``) after the
-    column and row limits; DataError for repeated names or no data rows."""
+) -> tuple[list[str], list[tuple[int, str]]]:
+    """The kept column names (the raw header, blank names as ``'column i'``) and the blank
+    names replaced (see :func:`_name_blank_columns`), after the column and row limits;
+    DataError for repeated names or no data rows."""
     if df.shape[1] > max_columns + 1:
         raise DataError(_too_many_columns(label, df.shape[1], max_columns))
     if len(df) > max_rows:
@@ -952,18 +962,36 @@ def _column_names(
             "rows, or raise the limit (max_rows)."
         )
     if len(raw_names) == df.shape[1]:
-        names = [c or f"Unnamed: {i}" for i, c in enumerate(raw_names)]
-    else:  # should not happen; keep pandas' own names
-        names = [str(c).strip() or f"Unnamed: {i}" for i, c in enumerate(df.columns)]
-    if len(set(names)) != len(names):  # e.g. a real 'Unnamed: 1' next to an empty name
-        names = [str(c) for c in df.columns]
+        names = list(raw_names)
+    else:  # should not happen; keep pandas' own names (its 'Unnamed: i' for blank ones)
+        names = [str(c).strip() for c in df.columns]
+    renamed = _name_blank_columns(names)
     if len(set(names)) != len(names):
         raise DataError(f"{label} has repeated column names. Give each column a different name.")
     if len(df) == 0:
         raise DataError(
             f"{label} has column names but no data rows. Add the data rows below the header."
         )
-    return names
+    return names, renamed
+
+
+def _name_blank_columns(names: list[str]) -> list[tuple[int, str]]:
+    """Name the blank (empty or all-space) header cells ``'column i'`` (1-based position;
+    ``'column i (2)'`` when a real column has that name), in place; returns ``(position,
+    new name)`` of each."""
+    renamed = []
+    taken = set(names)
+    for i, name in enumerate(names):
+        if name.strip():
+            continue
+        new = base = f"column {i + 1}"
+        k = 2
+        while new in taken:
+            new, k = f"{base} ({k})", k + 1
+        names[i] = new
+        taken.add(new)
+        renamed.append((i + 1, new))
+    return renamed
 
 
 def _clean_columns(
