@@ -26,10 +26,17 @@ import numpy as np
 import streamlit as st
 
 from engine import warmup
-from engine.data import (
+from engine.data import (  # noqa: F401 (the labels are re-exported for the pages)
     DEFAULT_NA_VALUES,
+    LEVEL_CAP_LABEL,
+    MANY_LEVEL_CHOICES,
+    MANY_LEVELS_LABEL,
     MAX_BYTES,
     MAX_CATEGORIES,
+    MISSING_CHOICES,
+    MISSING_LABEL,
+    SMALL_CLASS_CHOICES,
+    SMALL_CLASSES_LABEL,
     DataError,
     bundled_datasets,
     load_bundled,
@@ -63,21 +70,8 @@ MAX_UPLOAD_BYTES = 2 * MAX_BYTES
 #: Jobs of one browser session running at once; the next ones wait in line.
 MAX_RUNNING_JOBS = 2
 TASK_OPTIONS = ("auto", "classification", "regression")
-MISSING_OPTIONS = {
-    "drop": "drop rows with missing values",
-    "keep": "keep rows with missing values",
-    "error": "stop with an error",
-}
-#: Above the level cap: keep the most frequent levels plus 'other', or leave the column out.
-MANY_LEVEL_CHOICES = {
-    "other": "keep the most frequent levels, group the rest as 'other'",
-    "leave_out": "leave the column out",
-}
-#: A class with fewer rows than a stratified train/test split needs (2).
-SMALL_CLASS_CHOICES = {
-    "keep": "keep them (splits are then not stratified)",
-    "drop": "drop their rows",
-}
+#: The settings' labels and choices come from the engine, whose messages name them.
+MISSING_OPTIONS = MISSING_CHOICES
 
 
 # -- text from the user in Markdown -------------------------------------------------------
@@ -525,7 +519,7 @@ def sidebar() -> None:
     _to_url("target", target if bundled else None, default_target)
     _to_url("task", task if bundled else None, "auto")
     sb.selectbox(
-        "Rows with missing values",
+        MISSING_LABEL,
         list(MISSING_OPTIONS),
         key="missing",
         format_func=MISSING_OPTIONS.get,

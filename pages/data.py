@@ -9,10 +9,13 @@ import streamlit as st
 from engine.data import DEFAULT_NA_VALUES, MAX_CATEGORIES, DataError
 from engine.figures.data import feature_distribution_figure, target_distribution_figure
 from pages._shared import (
+    LEVEL_CAP_LABEL,
     MANY_LEVEL_CHOICES,
+    MANY_LEVELS_LABEL,
     MAX_UPLOAD_BYTES,
     MAX_UPLOADS,
     SMALL_CLASS_CHOICES,
+    SMALL_CLASSES_LABEL,
     UPLOAD_PREFIX,
     add_upload,
     bring_back,
@@ -250,7 +253,7 @@ roles[1].multiselect(
 levels = st.columns([1, 2, 2])
 st.session_state.setdefault(f"max_levels::{option}", MAX_CATEGORIES)
 levels[0].number_input(
-    "Level cap",
+    LEVEL_CAP_LABEL,
     min_value=2,
     max_value=MAX_LEVEL_CAP,
     step=1,
@@ -258,7 +261,7 @@ levels[0].number_input(
     help="Most levels (distinct values) a categorical column may have.",
 )
 levels[1].radio(
-    "Categorical columns above the cap",
+    MANY_LEVELS_LABEL,
     list(MANY_LEVEL_CHOICES),
     format_func=MANY_LEVEL_CHOICES.get,
     key=f"many_levels::{option}",
@@ -266,7 +269,7 @@ levels[1].radio(
     "as one level 'other', or leave such a column out. Either way it is reported below.",
 )
 levels[2].radio(
-    "Classes with fewer than 2 rows",
+    SMALL_CLASSES_LABEL,
     list(SMALL_CLASS_CHOICES),
     format_func=SMALL_CLASS_CHOICES.get,
     key=f"small_classes::{option}",

@@ -364,17 +364,20 @@ def test_limits_are_configurable():
     df, _ = load_csv(raw, max_rows=10, max_columns=3)
     assert df.shape == (10, 3)
     err = error_of(load_csv, raw, max_rows=9)
-    assert "9" in str(err) and "limit" in str(err) and "max_rows" in str(err)
+    # limits the app does not expose: say what to do, never name a setting
+    assert "9" in str(err) and "limit" in str(err) and "sample of at most 9 rows" in str(err)
+    assert "max_rows" not in str(err)
     df, _ = load_csv(raw, max_columns=2)  # two features and the target
     assert df.shape == (10, 3)
     err = error_of(load_csv, raw, max_columns=1)
     msg = str(err)
     assert "3 columns" in msg and "limit of 1 feature columns plus the target" in msg
-    assert "max_columns" in msg
+    assert "Remove the columns you do not need" in msg and "max_columns" not in msg
     err = error_of(load_csv, raw, max_bytes=20)
-    assert "limit" in str(err) and "max_bytes" in str(err)
+    assert "limit" in str(err) and "a sample of the rows" in str(err)
+    assert "max_bytes" not in str(err)
     err = error_of(load, "stray_text.csv", max_bytes=20)
-    assert "stray_text.csv" in str(err) and "max_bytes" in str(err)
+    assert "stray_text.csv" in str(err) and "Upload a smaller file" in str(err)
 
 
 # ---------------------------------------------------------------------------------------
@@ -473,7 +476,7 @@ def test_missing_error_and_drop():
     msg = str(err)
     # the row without a target is dropped in every mode; 'error' is about the features
     assert "Column 'z' has 1 missing value (1 of 6 rows affected)" in msg and err.column == "z"
-    assert "missing='drop'" in msg and "missing='keep'" in msg
+    assert "under 'Rows with missing values' in the sidebar (missing='drop' or 'keep')" in msg
     ds = make_dataset(df, "y", missing="drop")
     assert ds.n_samples == 5 and ds.n_dropped_rows == 2
     assert ds.row_steps == (("missing target", 1), ("missing values", 1))
@@ -621,6 +624,42 @@ def test_class_with_one_row():
     assert "'b' (1 row)" in str(err) and "fewer than two classes" in str(err)
 
 
+def test_messages_name_the_app_settings_before_the_parameters():
+    """A browser user cannot pass small_classes= or max_categories=: each message names the
+    Data page's or the sidebar's setting first, the parameter after it in parentheses."""
+    df = pd.DataFrame({"x": np.arange(7.0), "t": ["a", "a", "a", "b", "b", "b", "c"]})
+    (note,) = [w for w in make_dataset(df, "t").warnings if "Class 'c'" in w]
+    assert (
+        "choose 'drop their rows' under 'Classes with fewer than 2 rows' on the Data page "
+        "(small_classes='drop')" in note
+    )
+    frame = pd.DataFrame({"x": [1.0, 2, 3, 4], "t": ["a", "a", "a", "b"]})
+    msg = str(error_of(make_dataset, frame, "t", small_classes="drop"))
+    assert "Choose 'keep them' under 'Classes with fewer than 2 rows' on the Data page" in msg
+    gaps = pd.DataFrame({"x": [1.0, np.nan, 3.0, 4.0], "t": [0, 1, 0, 1]})
+    msg = str(error_of(make_dataset, gaps, "t"))
+    assert (
+        "Choose 'drop rows with missing values' or 'keep rows with missing values' under "
+        "'Rows with missing values' in the sidebar (missing='drop' or 'keep')" in msg
+    )
+    every = pd.DataFrame({"x": [np.nan] * 3 + [1.0], "z": [1.0, 2.0, 3.0, np.nan], "t": [0, 1] * 2})
+    msg = str(error_of(make_dataset, every, "t", missing="drop"))
+    assert "Choose 'keep rows with missing values' under 'Rows with missing values'" in msg
+    levels = pd.DataFrame(
+        {"c": [f"l{i % 5}" for i in range(40)], "x": np.arange(40.0) % 7, "t": [0, 1] * 20}
+    )
+    (grouped,) = [w for w in make_dataset(levels, "t", max_categories=3).warnings if "cap" in w]
+    assert grouped.endswith(
+        "To change this, raise the 'Level cap' on the Data page (max_categories), or choose "
+        "'leave the column out' under 'Categorical columns above the cap' "
+        "(many_levels='leave_out')."
+    )
+    ds = make_dataset(levels, "t", max_categories=3, many_levels="leave_out")
+    (left,) = [w for w in ds.warnings if "cap" in w]
+    assert "raise the 'Level cap' on the Data page (max_categories)" in left
+    assert "under 'Categorical columns above the cap' (many_levels='other')" in left
+
+
 def test_no_feature_columns():
     df = pd.DataFrame({"t": [0, 1, 0, 1]})
     err = error_of(make_dataset, df, "t")
@@ -641,8 +680,9 @@ def test_too_many_categories():
     assert ds.feature_names == ["x"] and ds.left_out == {"name": "identifier"}
     err = error_of(make_dataset, df, "y", features=["name", "x"], many_levels="error")
     msg = str(err)
-    assert "'name'" in msg and "60 different values" in msg and "max_categories" in msg
-    assert "leave it out" in msg
+    assert "'name'" in msg and "60 different values" in msg
+    assert "add it to 'Leave out these columns' on the Data page" in msg
+    assert msg.endswith("otherwise raise the 'Level cap' there (max_categories).")
     ds = make_dataset(df, "y", features=["name", "x"], max_categories=60)
     assert ds.categories[0][0] == "person 0"
     ds = make_dataset(df, "y", features=["x"])
@@ -655,7 +695,8 @@ def test_too_many_categories():
         )
     )
     assert "'id' is marked as categorical but has 60 different values" in msg
-    assert "Unmark it" in msg
+    assert "take it out of 'Treat these numeric columns as categorical'" in msg
+    assert msg.index("'Level cap'") < msg.index("(max_categories)")
 
 
 def test_infinite_values_in_frame():

@@ -241,8 +241,7 @@ def _mb(n: int) -> str:
 def _too_big_message(name: str | None, size: int, limit: int) -> str:
     return (
         f"{_file_label(name)} is {_mb(size)}, more than the limit of {_mb(limit)}. "
-        "Use a smaller file (fewer rows or columns), or raise the limit (max_bytes) "
-        "if this machine has the memory for it."
+        "Upload a smaller file: a sample of the rows, or only the columns you need."
     )
 
 
@@ -871,8 +870,8 @@ def _check_number_marks(delimiter: str, decimal: str | None, thousands: str | No
 def _too_many_columns(label: str, n: int, max_columns: int) -> str:
     return (
         f"{label} has {n:,} columns, more than the limit of {max_columns:,} feature "
-        "columns plus the target. Remove columns you do not need, or raise the limit "
-        "(max_columns)."
+        "columns plus the target. Remove the columns you do not need (IDs, free text, "
+        "repeated measurements) and upload it again."
     )
 
 
@@ -958,8 +957,8 @@ def _column_names(
         raise DataError(_too_many_columns(label, df.shape[1], max_columns))
     if len(df) > max_rows:
         raise DataError(
-            f"{label} has more than {max_rows} data rows, the limit. Use a sample of the "
-            "rows, or raise the limit (max_rows)."
+            f"{label} has more than {max_rows:,} data rows, the limit. Upload a random "
+            f"sample of at most {max_rows:,} rows."
         )
     if len(raw_names) == df.shape[1]:
         names = list(raw_names)
