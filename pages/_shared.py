@@ -676,6 +676,55 @@ def dataset_caption(ds) -> str:
     )
 
 
+#: Most folds the pages offer.
+MAX_FOLDS = 10
+
+
+def folds_slider(container, key: str, ds, *, default: int = 5, help: str | None = None) -> int:
+    """The 'Folds (k)' slider of a cross-validation page, at most the number of rows of
+    ``ds`` (every fold needs a row): below :data:`MAX_FOLDS` rows the range is cut and a
+    caption says so, and a chosen k above it is lowered, and reported."""
+    n = ds.n_samples
+    high = min(MAX_FOLDS, n)
+    chosen = st.session_state.get(key)
+    if chosen is not None and chosen > high:
+        st.session_state[key] = high
+    if high <= 2:  # a slider needs two values
+        container.caption(
+            f"Folds (k): 2 -- the dataset has {n} rows, and every fold needs at least one."
+        )
+        return 2
+    k = container.slider("Folds (k)", 2, high, min(default, high), key=key, help=help)
+    if high < MAX_FOLDS:
+        lowered = (
+            f" ({chosen} chosen before, lowered to {high})"
+            if chosen is not None and chosen > high
+            else ""
+        )
+        container.caption(
+            f"At most {high} folds: the dataset has {n} rows and every fold needs at least "
+            f"one{lowered}."
+        )
+    return int(k)
+
+
+def _plan_signature(prefix: str, ds) -> str:
+    """What the user has set for the job of ``prefix`` (its page's widgets and the
+    dataset): a plan error is shown until this changes."""
+    skip = {f"{prefix}_job", f"{prefix}_job_meta", f"{prefix}_plan_error"}
+    plain = (str, int, float, bool, type(None), list, tuple)
+    values = sorted(
+        (key, repr(value))
+        for key, value in st.session_state.items()
+        if isinstance(key, str)
+        and key.startswith(f"{prefix}_")
+        and key not in skip
+        and not key.endswith(_NOT_KEPT_SUFFIXES)
+        and isinstance(value, plain)
+    )
+    return hashlib.sha256(repr((values, dataset_digest(ds), seed())).encode()).hexdigest()
+
+
 def cv_job_panel(
     prefix: str, ds, make_plan, *, budget: float, idle_text: str, can_run: bool = True
 ):
@@ -702,6 +751,7 @@ def cv_job_panel(
             # cannot interrupt a fit, so the live view waits for longer ones
             current.join(5)
 
+    ekey = f"{prefix}_plan_error"
     job = st.session_state.get(jkey)
     running = job is not None and not job.finished
     b1, b2, _ = st.columns([1, 1, 6])
@@ -709,8 +759,10 @@ def cv_job_panel(
         try:
             plan = make_plan()
         except ValueError as exc:
-            st.error(md(exc))
-            st.stop()
+            # kept until the user changes a setting or the dataset (not only for this run)
+            st.session_state[ekey] = (str(exc), _plan_signature(prefix, ds))
+            st.rerun()
+        st.session_state.pop(ekey, None)
         job = start_job(Job(cross_validate_steps, plan, budget=float(budget), name=prefix))
         st.session_state[jkey] = job
         st.session_state[mkey] = {
@@ -747,8 +799,17 @@ def cv_job_panel(
     if running:
         live_progress()
         st.stop()
+    plan_error = st.session_state.get(ekey)
+    if plan_error is not None and plan_error[1] != _plan_signature(prefix, ds):
+        st.session_state.pop(ekey, None)
+        plan_error = None
+    if plan_error is not None:
+        st.error(md(plan_error[0]))
+        if job is not None:
+            st.info("The results below are from the last run that could start.")
     if job is None:
-        st.info(idle_text)
+        if plan_error is None:
+            st.info(idle_text)
         st.stop()
     snap = job.snapshot()
     meta = st.session_state[mkey]

@@ -117,3 +117,57 @@ def test_column_names_and_labels_are_shown_as_written(app):
     assert any(r"target **\*\*bold\*\*** (classification" in t for t in shown(app))
     for raw in ("$price$", "**bold**", "<b>html</b>"):
         assert not any(raw in t for t in shown(app)), raw
+
+
+# -- folds and plan errors -----------------------------------------------------------------
+TINY3 = "x,y,t\n1,2,a\n2,3,b\n3,1,a\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("page", "key"), [("compare", "cmp_folds"), ("split_strategies", "ss_cv_folds")]
+)
+def test_folds_are_at_most_the_number_of_rows(app, page, key):
+    app.switch_page(f"pages/{page}.py").run()  # on iris: 2..10
+    assert (app.slider(key=key).min, app.slider(key=key).max) == (2, 10)
+    app.slider(key=key).set_value(7).run()
+    app.switch_page("pages/data.py").run()
+    upload(app, "tiny3.csv", TINY3)
+    app.switch_page(f"pages/{page}.py").run()
+    assert not app.exception, app.exception
+    slider = app.slider(key=key)
+    assert (slider.min, slider.max, slider.value) == (2, 3, 3)
+    captions = [c.value for c in app.caption]
+    assert (
+        "At most 3 folds: the dataset has 3 rows and every fold needs at least one "
+        "(7 chosen before, lowered to 3)." in captions
+    ), captions
+    app.button(key=key.split("_")[0] + "_run").click().run()
+    assert not app.exception
+    assert not any("number of folds" in e.value for e in app.error)
+    assert "At most 3 folds: the dataset has 3 rows and every fold needs at least one." in [
+        c.value for c in app.caption
+    ]
+
+
+@pytest.mark.slow
+def test_a_plan_error_stays_until_a_setting_changes(app, monkeypatch):
+    import engine.compare
+
+    def refuse(*args, **kwargs):
+        raise ValueError("The plan cannot run: test_price_$5.")
+
+    monkeypatch.setattr(engine.compare, "plan_comparison", refuse)
+    app.switch_page("pages/compare.py").run()
+    app.button(key="cmp_run").click().run()
+    assert not app.exception, app.exception
+    message = md("The plan cannot run: test_price_$5.")
+    assert [e.value for e in app.error] == [message]
+    app.run()  # a rerun without a change (e.g. a rerun of the page) keeps it
+    assert [e.value for e in app.error] == [message]
+    app.switch_page("pages/data.py").run()
+    app.switch_page("pages/compare.py").run()
+    assert [e.value for e in app.error] == [message]
+    app.number_input(key="cmp_budget").set_value(60).run()
+    assert not app.error
+    assert any(i.value == "Choose models and press **Run**." for i in app.info)
