@@ -24,6 +24,7 @@ from pages._shared import (
     dataset_digest,
     folds_slider,
     labelled_tree,
+    md,
     require_entrypoint,
     seed,
 )
@@ -261,10 +262,10 @@ def node_sections() -> None:
             is_categorical=ds.is_categorical,
         )
     except ValueError as exc:
-        st.error(f"Cannot profile this split: {exc}")
+        st.error(f"Cannot profile this split: {md(exc)}")
         return
 
-    st.subheader(f"2. Candidates at node {node} on {fname}")
+    st.subheader(f"2. Candidates at node {node} on {md(fname)}")
     n_node = int(mask.sum())
     if n_node < 2 * int(msl):
         st.warning(
