@@ -501,7 +501,8 @@ def sidebar() -> None:
     target = sb.selectbox(
         "Target column",
         columns,
-        index=None,
+        # no target: an empty box with a placeholder (a chosen one cannot be cleared)
+        index=None if st.session_state.get(tkey) is None else 0,
         key=tkey,
         placeholder="Pick the target column",
         on_change=_forget_target_note,
