@@ -19,16 +19,24 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import sys
 
 import numpy as np
 import streamlit as st
 
 from engine import warmup
-from engine.data import (
+from engine.data import (  # noqa: F401 (the labels are re-exported for the pages)
     DEFAULT_NA_VALUES,
+    LEVEL_CAP_LABEL,
+    MANY_LEVEL_CHOICES,
+    MANY_LEVELS_LABEL,
     MAX_BYTES,
     MAX_CATEGORIES,
+    MISSING_CHOICES,
+    MISSING_LABEL,
+    SMALL_CLASS_CHOICES,
+    SMALL_CLASSES_LABEL,
     DataError,
     bundled_datasets,
     load_bundled,
@@ -62,21 +70,29 @@ MAX_UPLOAD_BYTES = 2 * MAX_BYTES
 #: Jobs of one browser session running at once; the next ones wait in line.
 MAX_RUNNING_JOBS = 2
 TASK_OPTIONS = ("auto", "classification", "regression")
-MISSING_OPTIONS = {
-    "drop": "drop rows with missing values",
-    "keep": "keep rows with missing values",
-    "error": "stop with an error",
-}
-#: Above the level cap: keep the most frequent levels plus 'other', or leave the column out.
-MANY_LEVEL_CHOICES = {
-    "other": "keep the most frequent levels, group the rest as 'other'",
-    "leave_out": "leave the column out",
-}
-#: A class with fewer rows than a stratified train/test split needs (2).
-SMALL_CLASS_CHOICES = {
-    "keep": "keep them (splits are then not stratified)",
-    "drop": "drop their rows",
-}
+#: The settings' labels and choices come from the engine, whose messages name them.
+MISSING_OPTIONS = MISSING_CHOICES
+
+
+# -- text from the user in Markdown -------------------------------------------------------
+#: Characters that start Markdown or LaTeX anywhere in a line (emphasis, code, math,
+#: strikethrough, links and Streamlit's ``:color[...]`` directives, HTML, entities, tables).
+_MARKDOWN_ANYWHERE = re.compile(r"([\\`*$~\[\]<&|])")
+#: An underscore that can open or close emphasis (not one between letters or digits).
+_MARKDOWN_UNDERSCORE = re.compile(r"(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+#: Markers that act only at the start of a line: headings, quotes, lists, setext lines.
+_MARKDOWN_LINE_START = re.compile(r"^(\s*(?:\d+)?)([#>+=.)-])", re.MULTILINE)
+
+
+def md(text) -> str:
+    """``text`` (a column name, a label, a file name, a DataError message) escaped for
+    ``st.markdown`` and the other elements that render Markdown: shown as written, never
+    as bold, LaTeX (``$price$``), a link or HTML.  Put it in a Markdown string as
+    ``f"**{md(name)}**"``."""
+    text = str(text)
+    text = _MARKDOWN_ANYWHERE.sub(r"\\\1", text)
+    text = _MARKDOWN_UNDERSCORE.sub(r"\\_", text)
+    return _MARKDOWN_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
 
 
 # -- engine warm-up ------------------------------------------------------------------------
@@ -331,11 +347,17 @@ def add_upload(name: str, content: bytes, **options) -> str:
 
 
 def current_frame(option: str):
-    """(DataFrame, ParseReport, default target, content key) of a dataset option."""
+    """(DataFrame, ParseReport, default target, content key) of a dataset option.
+
+    The default target of an upload is the file's last column, even when that column was
+    removed while reading (it was empty): the sidebar then chooses no target and says why
+    (:func:`target_problem`), rather than silently predicting another column.
+    """
     uploads = st.session_state.get("uploads", {})
     if option in uploads:
         df, report, key = uploads[option]
-        return df, report, df.columns[-1], key
+        file_columns = getattr(report, "file_columns", None) or list(df.columns)
+        return df, report, str(file_columns[-1]), key
     df, report, entry = _bundled(option)
     return df, report, entry["target"], option
 
@@ -496,12 +518,16 @@ def sidebar() -> None:
             st.session_state[tkey] = st.query_params["target"]
         if st.query_params.get("task") in TASK_OPTIONS and taskkey not in st.session_state:
             st.session_state[taskkey] = st.query_params["task"]
-    if st.session_state.get(tkey) not in columns:
-        st.session_state[tkey] = default_target if default_target in columns else columns[-1]
+    _choose_target(option, columns, default_target)
     target = sb.selectbox(
         "Target column",
         columns,
+        # no target: an empty box with a placeholder (a chosen one cannot be cleared)
+        index=None if st.session_state.get(tkey) is None else 0,
         key=tkey,
+        placeholder="Pick the target column",
+        on_change=_forget_target_note,
+        args=(option,),
         help="The column the trees predict. Every other column is a feature.",
     )
     task = sb.radio(
@@ -515,7 +541,7 @@ def sidebar() -> None:
     _to_url("target", target if bundled else None, default_target)
     _to_url("task", task if bundled else None, "auto")
     sb.selectbox(
-        "Rows with missing values",
+        MISSING_LABEL,
         list(MISSING_OPTIONS),
         key="missing",
         format_func=MISSING_OPTIONS.get,
@@ -537,6 +563,47 @@ def sidebar() -> None:
         "result can be reproduced and shared by URL.",
     )
     _to_url("seed", value, 0)
+
+
+def _choose_target(option: str, columns: list[str], default_target: str) -> None:
+    """Set the target of ``option`` before its selectbox is drawn: the user's choice while it
+    is a column, else the default target, else none (the user must pick one).  Replacing a
+    chosen target that is no longer a column is reported (:func:`target_problem`)."""
+    tkey = f"target::{option}"
+    chosen = st.session_state.get(tkey)
+    if chosen in columns or (chosen is None and tkey in st.session_state):
+        return
+    new = default_target if default_target in columns else None
+    st.session_state[tkey] = new
+    if chosen is not None:  # a target the user had, gone after a new upload of the file
+        now = f"the target is now '{new}'" if new is not None else "no target is chosen"
+        st.session_state[f"_target_note::{option}"] = (
+            f"The target '{chosen}' is not a column of {dataset_title(option)} any more "
+            f"(the file was read again), so {now}. Pick the target under Target column in "
+            "the sidebar."
+        )
+
+
+def _forget_target_note(option: str) -> None:
+    st.session_state.pop(f"_target_note::{option}", None)
+
+
+def target_problem(option: str) -> str | None:
+    """Why ``option`` has no usable target, or the note on an automatic change of target
+    (plain text, to be shown with :func:`md`); ``None`` when there is nothing to say."""
+    note = st.session_state.get(f"_target_note::{option}")
+    if note is not None:
+        return note
+    if st.session_state.get(f"target::{option}") is not None:
+        return None
+    df, report, default_target, _ = current_frame(option)
+    if default_target in getattr(report, "dropped_columns", ()):
+        return (
+            f"The target '{default_target}' (the file's last column, the usual target) has "
+            "no values: the column is empty and was removed while reading. Pick another "
+            "target under Target column in the sidebar."
+        )
+    return "No target column is chosen. Pick the target under Target column in the sidebar."
 
 
 def require_entrypoint(page: str) -> None:
@@ -572,7 +639,13 @@ def current_dataset(*, allow_missing: bool = False):
     if option is None:
         return None
     df, _report, _default, key = current_frame(option)
-    target = st.session_state.get(f"target::{option}", df.columns[-1])
+    target = st.session_state.get(f"target::{option}")
+    problem = target_problem(option)
+    if target is None or target not in [str(c) for c in df.columns]:
+        st.error(md(problem or "No target column is chosen. Pick one in the sidebar."))
+        return None
+    if problem:
+        st.warning(md(problem))
     task = st.session_state.get(f"task::{option}", "auto")
     categorical = tuple(st.session_state.get(f"categorical::{option}", ()))
     try:
@@ -589,7 +662,7 @@ def current_dataset(*, allow_missing: bool = False):
             st.session_state.get(f"small_classes::{option}", "keep"),
         )
     except DataError as exc:
-        st.error(f"**This dataset cannot be used as set up:** {exc}")
+        st.error(f"**This dataset cannot be used as set up:** {md(exc)}")
         return None
     if ds.n_missing and not allow_missing:
         st.warning(missing_values_message(ds))
@@ -601,7 +674,7 @@ def missing_values_message(ds) -> str:
     """What a page whose methods cannot route missing values yet says about ``ds``."""
     rows = int(np.isnan(ds.X).any(axis=1).sum())
     cols = [ds.feature_names[j] for j in np.flatnonzero(np.isnan(ds.X).any(axis=0))]
-    shown = ", ".join(f"'{c}'" for c in cols[:5]) + (
+    shown = ", ".join(f"'{md(c)}'" for c in cols[:5]) + (
         f" and {len(cols) - 5} more" if len(cols) > 5 else ""
     )
     return (
@@ -620,9 +693,58 @@ def dataset_caption(ds) -> str:
     rows = f"{ds.n_samples:,} row" + ("s" if ds.n_samples != 1 else "")
     feats = f"{ds.n_features} feature" + ("s" if ds.n_features != 1 else "")
     return (
-        f"**{dataset_title(st.session_state['ds'])}** -- {rows} x {feats}; target "
-        f"**{ds.target}** ({kind})."
+        f"**{md(dataset_title(st.session_state['ds']))}** -- {rows} x {feats}; target "
+        f"**{md(ds.target)}** ({kind})."
     )
+
+
+#: Most folds the pages offer.
+MAX_FOLDS = 10
+
+
+def folds_slider(container, key: str, ds, *, default: int = 5, help: str | None = None) -> int:
+    """The 'Folds (k)' slider of a cross-validation page, at most the number of rows of
+    ``ds`` (every fold needs a row): below :data:`MAX_FOLDS` rows the range is cut and a
+    caption says so, and a chosen k above it is lowered, and reported."""
+    n = ds.n_samples
+    high = min(MAX_FOLDS, n)
+    chosen = st.session_state.get(key)
+    if chosen is not None and chosen > high:
+        st.session_state[key] = high
+    if high <= 2:  # a slider needs two values
+        container.caption(
+            f"Folds (k): 2 -- the dataset has {n} rows, and every fold needs at least one."
+        )
+        return 2
+    k = container.slider("Folds (k)", 2, high, min(default, high), key=key, help=help)
+    if high < MAX_FOLDS:
+        lowered = (
+            f" ({chosen} chosen before, lowered to {high})"
+            if chosen is not None and chosen > high
+            else ""
+        )
+        container.caption(
+            f"At most {high} folds: the dataset has {n} rows and every fold needs at least "
+            f"one{lowered}."
+        )
+    return int(k)
+
+
+def _plan_signature(prefix: str, ds) -> str:
+    """What the user has set for the job of ``prefix`` (its page's widgets and the
+    dataset): a plan error is shown until this changes."""
+    skip = {f"{prefix}_job", f"{prefix}_job_meta", f"{prefix}_plan_error"}
+    plain = (str, int, float, bool, type(None), list, tuple)
+    values = sorted(
+        (key, repr(value))
+        for key, value in st.session_state.items()
+        if isinstance(key, str)
+        and key.startswith(f"{prefix}_")
+        and key not in skip
+        and not key.endswith(_NOT_KEPT_SUFFIXES)
+        and isinstance(value, plain)
+    )
+    return hashlib.sha256(repr((values, dataset_digest(ds), seed())).encode()).hexdigest()
 
 
 def cv_job_panel(
@@ -651,6 +773,7 @@ def cv_job_panel(
             # cannot interrupt a fit, so the live view waits for longer ones
             current.join(5)
 
+    ekey = f"{prefix}_plan_error"
     job = st.session_state.get(jkey)
     running = job is not None and not job.finished
     b1, b2, _ = st.columns([1, 1, 6])
@@ -658,8 +781,10 @@ def cv_job_panel(
         try:
             plan = make_plan()
         except ValueError as exc:
-            st.error(str(exc))
-            st.stop()
+            # kept until the user changes a setting or the dataset (not only for this run)
+            st.session_state[ekey] = (str(exc), _plan_signature(prefix, ds))
+            st.rerun()
+        st.session_state.pop(ekey, None)
         job = start_job(Job(cross_validate_steps, plan, budget=float(budget), name=prefix))
         st.session_state[jkey] = job
         st.session_state[mkey] = {
@@ -696,8 +821,17 @@ def cv_job_panel(
     if running:
         live_progress()
         st.stop()
+    plan_error = st.session_state.get(ekey)
+    if plan_error is not None and plan_error[1] != _plan_signature(prefix, ds):
+        st.session_state.pop(ekey, None)
+        plan_error = None
+    if plan_error is not None:
+        st.error(md(plan_error[0]))
+        if job is not None:
+            st.info("The results below are from the last run that could start.")
     if job is None:
-        st.info(idle_text)
+        if plan_error is None:
+            st.info(idle_text)
         st.stop()
     snap = job.snapshot()
     meta = st.session_state[mkey]
@@ -719,7 +853,7 @@ def cv_job_panel(
     else:
         result = snap.result
     for w in result.warnings:
-        st.info(w)
+        st.info(md(w))
     if result.summary.empty:
         st.stop()
     return result, meta

@@ -11,6 +11,7 @@ from pages._shared import (
     current_dataset,
     cv_job_panel,
     dataset_caption,
+    folds_slider,
     kernels_ready,
     labelled_tree,
     require_entrypoint,
@@ -43,13 +44,8 @@ chosen = st.multiselect(
     key="cmp_models",
     help="Every model sees the same folds.",
 )
-n_splits = st.slider(
-    "Folds (k)",
-    2,
-    10,
-    5,
-    key="cmp_folds",
-    help="More folds: more training data per fit, more fits.",
+n_splits = folds_slider(
+    st, "cmp_folds", ds, help="More folds: more training data per fit, more fits."
 )
 budget = st.number_input(
     "Time budget (seconds)",

@@ -30,6 +30,7 @@ from pages._shared import (
     dataset_caption,
     job_meta,
     job_waiting,
+    md,
     require_entrypoint,
     seed,
     show_job_failure,
@@ -330,7 +331,7 @@ if b1.button("Grow", type="primary", disabled=running, key=P + "run"):
             random_state=seed(),
         )
     except (DataError, ValueError) as exc:
-        st.error(f"Cannot grow: {exc}")
+        st.error(f"Cannot grow: {md(exc)}")
         st.stop()
     val_every = max(1, int(max_leaves) // 200)
     Xv, yv = (ds.X[va], ds.y[va]) if len(va) else (None, None)

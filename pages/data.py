@@ -9,10 +9,13 @@ import streamlit as st
 from engine.data import DEFAULT_NA_VALUES, MAX_CATEGORIES, DataError
 from engine.figures.data import feature_distribution_figure, target_distribution_figure
 from pages._shared import (
+    LEVEL_CAP_LABEL,
     MANY_LEVEL_CHOICES,
+    MANY_LEVELS_LABEL,
     MAX_UPLOAD_BYTES,
     MAX_UPLOADS,
     SMALL_CLASS_CHOICES,
+    SMALL_CLASSES_LABEL,
     UPLOAD_PREFIX,
     add_upload,
     bring_back,
@@ -21,6 +24,7 @@ from pages._shared import (
     dataset_caption,
     dataset_title,
     left_out_columns,
+    md,
     option_label,
     require_entrypoint,
 )
@@ -64,7 +68,7 @@ def _on_upload() -> None:
     except DataError as exc:
         # remembered with the dataset it kept, so it disappears once the user picks another
         st.session_state["_upload_error"] = (
-            f"Could not load **{up.name}**: {exc}",
+            f"Could not load **{md(up.name)}**: {md(exc)}",
             st.session_state.get("ds"),
         )
 
@@ -132,13 +136,13 @@ with st.expander("Upload a CSV", expanded=True):
     if error is not None and error[1] == st.session_state.get("ds"):
         st.error(error[0] + "  \nThe previously selected dataset is still active.")
     elif ok := st.session_state.pop("_upload_ok", None):
-        st.success(f"Loaded {option_label(ok)}; it is now the active dataset.")
+        st.success(f"Loaded {md(option_label(ok))}; it is now the active dataset.")
         if forgotten := st.session_state.pop("_uploads_forgotten", None):
             st.info(
                 f"A session keeps at most {MAX_UPLOADS} uploads and "
                 f"{MAX_UPLOAD_BYTES / 2**20:.0f} MiB of uploaded files, so the oldest "
                 f"{'upload was' if len(forgotten) == 1 else 'uploads were'} forgotten: "
-                + ", ".join(f"**{name}**" for name in forgotten)
+                + ", ".join(f"**{md(name)}**" for name in forgotten)
                 + ". Upload again to use it."
             )
 
@@ -176,7 +180,7 @@ def _plotted(ds, feature: str):
 option = st.session_state["ds"]
 df, report, _default, _key = current_frame(option)
 
-st.subheader(f"Parse report: {dataset_title(option)}")
+st.subheader(f"Parse report: {md(dataset_title(option))}")
 m = st.columns(5)
 m[0].metric("Rows", f"{report.n_rows:,}")
 m[1].metric("Columns", report.n_columns)
@@ -187,7 +191,7 @@ changes = [c for c in report.changes if c["change"] != "identifier left out"]
 if changes:
     st.warning(
         f"**{len(changes)} automatic change{'s' if len(changes) != 1 else ''} while reading**\n\n"
-        + "\n".join(f"- {c['message']}" for c in changes)
+        + "\n".join(f"- {md(c['message'])}" for c in changes)
     )
 with st.expander("Columns as read", expanded=option.startswith(UPLOAD_PREFIX)):
     st.dataframe(
@@ -215,14 +219,15 @@ for column, reason in report.identifiers.items():
         continue
     text, button = st.columns([4, 1], vertical_alignment="center")
     text.info(
-        f"**{column}** looks like an identifier ({reason}), so it is left out of the features."
+        f"**{md(column)}** looks like an identifier ({md(reason)}), so it is left out of the "
+        "features."
     )
     button.button(
         "Use as a feature",
         key=f"bring_back::{option}::{column}",
         on_click=bring_back,
         args=(option, column),
-        help=f"Bring '{column}' back as a feature (one category per distinct value, or "
+        help=f"Bring '{md(column)}' back as a feature (one category per distinct value, or "
         "numbers). Leave it out again below.",
     )
 numeric_features = [
@@ -248,7 +253,7 @@ roles[1].multiselect(
 levels = st.columns([1, 2, 2])
 st.session_state.setdefault(f"max_levels::{option}", MAX_CATEGORIES)
 levels[0].number_input(
-    "Level cap",
+    LEVEL_CAP_LABEL,
     min_value=2,
     max_value=MAX_LEVEL_CAP,
     step=1,
@@ -256,7 +261,7 @@ levels[0].number_input(
     help="Most levels (distinct values) a categorical column may have.",
 )
 levels[1].radio(
-    "Categorical columns above the cap",
+    MANY_LEVELS_LABEL,
     list(MANY_LEVEL_CHOICES),
     format_func=MANY_LEVEL_CHOICES.get,
     key=f"many_levels::{option}",
@@ -264,7 +269,7 @@ levels[1].radio(
     "as one level 'other', or leave such a column out. Either way it is reported below.",
 )
 levels[2].radio(
-    "Classes with fewer than 2 rows",
+    SMALL_CLASSES_LABEL,
     list(SMALL_CLASS_CHOICES),
     format_func=SMALL_CLASS_CHOICES.get,
     key=f"small_classes::{option}",
@@ -282,7 +287,7 @@ if ds is None:
 st.markdown(dataset_caption(ds))
 st.markdown(_rows_line(report, ds))
 for w in ds.warnings:
-    st.info(w)
+    st.info(md(w))
 
 left, right = st.columns(2)
 with left:
@@ -290,7 +295,7 @@ with left:
     shown, n_absent = _plotted(ds, feature)
     st.plotly_chart(feature_distribution_figure(shown, feature), key="feature_fig")
     if n_absent:
-        st.caption(f"{n_absent:,} rows with no value for {feature} are not drawn.")
+        st.caption(f"{n_absent:,} rows with no value for {md(feature)} are not drawn.")
 with right:
     st.plotly_chart(target_distribution_figure(ds), key="target_fig")
 

@@ -40,6 +40,7 @@ from pages._shared import (
     dataset_caption,
     dataset_digest,
     job_waiting,
+    md,
     remembered_models,
     require_entrypoint,
     seed,
@@ -304,18 +305,18 @@ else:
             seed(),
         )
     except ValueError as exc:
-        st.error(f"Cannot fit the model: {exc}")
+        st.error(f"Cannot fit the model: {md(exc)}")
         stop_page()
     model_key = f"{digest}:{kind}:{depth}:{leaves}:{n_est}:{lr_gb}:{test_size}:{seed()}"
     metric = "accuracy" if ds.task == "classification" else "R\u00b2"
     score_txt = f"test {metric} **{score:.3f}** on {len(te_idx)} held-out rows"
 if note := split_rows(ds, digest, float(test_size), seed()).note:
-    st.info(note)
+    st.info(md(note))
 try:
     model = treelab_model(raw_model, model_key)
     summary = model_summary(model)
 except (TypeError, ValueError) as exc:
-    st.error(f"TreeGrad cannot explain this model: {exc}")
+    st.error(f"TreeGrad cannot explain this model: {md(exc)}")
     stop_page()
 if summary["n_features"] != ds.n_features:
     st.error(
@@ -452,7 +453,7 @@ else:
     ci = 0
     cname = ds.target
     game_label = f"predicted {ds.target}"
-    st.markdown(f"Prediction: **{float(model.predict(x[None])[0]):.4g}** (target {ds.target}).")
+    st.markdown(f"Prediction: **{float(model.predict(x[None])[0]):.4g}** (target {md(ds.target)}).")
 
 with st.expander("Method parameters", expanded=False):
     c = st.columns(6)
@@ -568,7 +569,7 @@ try:
         else None
     )
 except ValueError as exc:
-    st.error(f"Cannot compute the attributions: {exc}")
+    st.error(f"Cannot compute the attributions: {md(exc)}")
     stop_page()
 
 tabs = st.tabs(
@@ -680,7 +681,7 @@ def job_controls(prefix: str, start, running_text: str) -> Job | None:
         try:
             st.session_state[jkey] = start()
         except ValueError as exc:
-            st.error(str(exc))
+            st.error(md(exc))
             return job
         st.rerun()
     b2.button("Stop", disabled=not running, key=f"{prefix}_stop", on_click=stop_job)

@@ -31,6 +31,7 @@ from pages._shared import (
     dataset_digest,
     job_meta,
     job_waiting,
+    md,
     remember_model,
     require_entrypoint,
     seed,
@@ -207,13 +208,13 @@ if ds.task != "classification":
     n_values = int(np.unique(ds.y).size)
     if n_values <= 20:
         st.button(
-            f"Treat {ds.target} as classification ({n_values} classes)",
+            f"Treat {md(ds.target)} as classification ({n_values} classes)",
             key="lit_switch_btn",
             on_click=on_regression_switch,
             args=(option,),
         )
     else:
-        st.caption(f"{ds.target} has {n_values} distinct values: too many to use as classes.")
+        st.caption(f"{md(ds.target)} has {n_values} distinct values: too many to use as classes.")
     stop_page()
 if ds.n_samples < MIN_ROWS:
     st.error(
@@ -344,7 +345,7 @@ split = train_test_rows(
 )
 tr_idx, te_idx = split.train, split.test
 if split.note:
-    st.info(split.note)
+    st.info(md(split.note))
 n_train = tr_idx.size
 lam, alpha = lam_frac * n_train, alpha_frac * n_train
 st.caption(
@@ -618,7 +619,7 @@ if cache is None or cache[0] is not job:
     try:
         cache = (job, compute_results(payload, meta))
     except (ValueError, RuntimeError) as exc:
-        st.error(f"Could not read the search result: {exc}")
+        st.error(f"Could not read the search result: {md(exc)}")
         st.stop()
     st.session_state["_lit_results"] = cache
 res = cache[1]

@@ -22,7 +22,9 @@ from pages._shared import (
     cv_job_panel,
     dataset_caption,
     dataset_digest,
+    folds_slider,
     labelled_tree,
+    md,
     require_entrypoint,
     seed,
 )
@@ -260,10 +262,10 @@ def node_sections() -> None:
             is_categorical=ds.is_categorical,
         )
     except ValueError as exc:
-        st.error(f"Cannot profile this split: {exc}")
+        st.error(f"Cannot profile this split: {md(exc)}")
         return
 
-    st.subheader(f"2. Candidates at node {node} on {fname}")
+    st.subheader(f"2. Candidates at node {node} on {md(fname)}")
     n_node = int(mask.sum())
     if n_node < 2 * int(msl):
         st.warning(
@@ -321,7 +323,7 @@ c1, c2, c3 = st.columns(3)
 cv_depth = c1.slider(
     "Tree depth", 1, 20, 8, key="ss_cv_depth", help="The DICS paper compares trees of depth 8."
 )
-folds = c2.slider("Folds (k)", 2, 10, 5, key="ss_cv_folds")
+folds = folds_slider(c2, "ss_cv_folds", ds)
 budget = c3.number_input("Time budget (seconds)", 5, 3600, 120, step=5, key="ss_cv_budget")
 
 

@@ -364,17 +364,20 @@ def test_limits_are_configurable():
     df, _ = load_csv(raw, max_rows=10, max_columns=3)
     assert df.shape == (10, 3)
     err = error_of(load_csv, raw, max_rows=9)
-    assert "9" in str(err) and "limit" in str(err) and "max_rows" in str(err)
+    # limits the app does not expose: say what to do, never name a setting
+    assert "9" in str(err) and "limit" in str(err) and "sample of at most 9 rows" in str(err)
+    assert "max_rows" not in str(err)
     df, _ = load_csv(raw, max_columns=2)  # two features and the target
     assert df.shape == (10, 3)
     err = error_of(load_csv, raw, max_columns=1)
     msg = str(err)
     assert "3 columns" in msg and "limit of 1 feature columns plus the target" in msg
-    assert "max_columns" in msg
+    assert "Remove the columns you do not need" in msg and "max_columns" not in msg
     err = error_of(load_csv, raw, max_bytes=20)
-    assert "limit" in str(err) and "max_bytes" in str(err)
+    assert "limit" in str(err) and "a sample of the rows" in str(err)
+    assert "max_bytes" not in str(err)
     err = error_of(load, "stray_text.csv", max_bytes=20)
-    assert "stray_text.csv" in str(err) and "max_bytes" in str(err)
+    assert "stray_text.csv" in str(err) and "Upload a smaller file" in str(err)
 
 
 # ---------------------------------------------------------------------------------------
@@ -473,7 +476,7 @@ def test_missing_error_and_drop():
     msg = str(err)
     # the row without a target is dropped in every mode; 'error' is about the features
     assert "Column 'z' has 1 missing value (1 of 6 rows affected)" in msg and err.column == "z"
-    assert "missing='drop'" in msg and "missing='keep'" in msg
+    assert "under 'Rows with missing values' in the sidebar (missing='drop' or 'keep')" in msg
     ds = make_dataset(df, "y", missing="drop")
     assert ds.n_samples == 5 and ds.n_dropped_rows == 2
     assert ds.row_steps == (("missing target", 1), ("missing values", 1))
@@ -530,6 +533,69 @@ def test_constant_target():
     assert "'t'" in str(err) and "same value" in str(err)
 
 
+def test_constant_target_says_how_many_rows_without_a_target_were_dropped():
+    """Only every third target cell is filled: the message must say that the other rows
+    were dropped for a missing target, not only that the target is constant."""
+    text = "a,b,t\n" + "".join(f"{i},{i % 5},{'yes' if i % 3 == 0 else ''}\n" for i in range(40))
+    df, _ = load_csv(text.encode())
+    msg = str(error_of(make_dataset, df, "t", missing="drop"))
+    assert msg.startswith("The target column 't' has the same value ('yes') in all 14 rows left")
+    assert "26 of 40 rows have no target value and were dropped" in msg
+    frame = pd.DataFrame({"a": [1.0, np.nan, 3.0, 4.0], "t": ["x", "y", "x", None]})
+    msg = str(error_of(make_dataset, frame, "t", missing="drop"))
+    assert "in all 2 rows left" in msg
+    assert "1 of 4 rows has no target value and was dropped" in msg
+    assert "1 of 4 rows has missing feature values and was dropped" in msg
+
+
+def test_a_single_row_is_too_few_rows_not_a_constant_target():
+    df, _ = load_csv(b"a,b,t\n1,2,x\n")
+    msg = str(error_of(make_dataset, df, "t"))
+    assert msg.startswith("Only 1 row is left to learn from: its target 't' is 'x'")
+    assert "same value" not in msg and "Add more rows" in msg
+    frame = pd.DataFrame({"a": [1.0, 2.0, 3.0], "t": [5.0, np.nan, np.nan]})
+    msg = str(error_of(make_dataset, frame, "t", task="regression"))
+    assert msg.startswith("Only 1 row is left to learn from (2 of 3 rows have no target value")
+
+
+def test_blank_header_names_are_named_by_position_and_reported():
+    df, rep = load_csv(
+        b",  ,t\n"
+        + b"".join(b"%d,%d,%s\n" % (i, i % 4, b"ab"[i % 2 : i % 2 + 1]) for i in range(30))
+    )
+    assert list(df.columns) == ["column 1", "column 2", "t"]
+    renames = [c for c in rep.changes if c["change"] == "blank name replaced"]
+    assert [(c["column"], c["message"]) for c in renames] == [
+        (
+            "column 1",
+            "Column 1 has no name in the header, so it is called 'column 1'. "
+            "Give it a name in the file to choose your own.",
+        ),
+        (
+            "column 2",
+            "Column 2 has no name in the header, so it is called 'column 2'. "
+            "Give it a name in the file to choose your own.",
+        ),
+    ]
+    assert all(c["message"] in rep.warnings for c in renames)
+    assert rep.file_columns == ["column 1", "column 2", "t"]
+    assert "column 1" in rep.identifiers  # the row numbers 0..29 of a written index
+    # a real column already has the name
+    df, rep = load_csv(b"column 2,,t\n1,2,x\n3,4,y\n")
+    assert list(df.columns) == ["column 2", "column 2 (2)", "t"]
+    assert [c["column"] for c in rep.changes if c["change"] == "blank name replaced"] == [
+        "column 2 (2)"
+    ]
+
+
+def test_file_columns_keep_the_header_order_with_removed_columns():
+    df, rep = load_csv(b"a,empty,b\n1,,x\n2,,y\n")
+    assert list(df.columns) == ["a", "b"]
+    assert rep.file_columns == ["a", "empty", "b"]
+    df, rep = load_csv(b"a,b,t\n1,2,\n3,4,\n")
+    assert rep.dropped_columns == ["t"] and rep.file_columns[-1] == "t"
+
+
 def test_target_all_missing():
     df = pd.DataFrame({"x": [1.0, 2.0], "t": [np.nan, np.nan]})
     err = error_of(make_dataset, df, "t")
@@ -558,6 +624,42 @@ def test_class_with_one_row():
     assert "'b' (1 row)" in str(err) and "fewer than two classes" in str(err)
 
 
+def test_messages_name_the_app_settings_before_the_parameters():
+    """A browser user cannot pass small_classes= or max_categories=: each message names the
+    Data page's or the sidebar's setting first, the parameter after it in parentheses."""
+    df = pd.DataFrame({"x": np.arange(7.0), "t": ["a", "a", "a", "b", "b", "b", "c"]})
+    (note,) = [w for w in make_dataset(df, "t").warnings if "Class 'c'" in w]
+    assert (
+        "choose 'drop their rows' under 'Classes with fewer than 2 rows' on the Data page "
+        "(small_classes='drop')" in note
+    )
+    frame = pd.DataFrame({"x": [1.0, 2, 3, 4], "t": ["a", "a", "a", "b"]})
+    msg = str(error_of(make_dataset, frame, "t", small_classes="drop"))
+    assert "Choose 'keep them' under 'Classes with fewer than 2 rows' on the Data page" in msg
+    gaps = pd.DataFrame({"x": [1.0, np.nan, 3.0, 4.0], "t": [0, 1, 0, 1]})
+    msg = str(error_of(make_dataset, gaps, "t"))
+    assert (
+        "Choose 'drop rows with missing values' or 'keep rows with missing values' under "
+        "'Rows with missing values' in the sidebar (missing='drop' or 'keep')" in msg
+    )
+    every = pd.DataFrame({"x": [np.nan] * 3 + [1.0], "z": [1.0, 2.0, 3.0, np.nan], "t": [0, 1] * 2})
+    msg = str(error_of(make_dataset, every, "t", missing="drop"))
+    assert "Choose 'keep rows with missing values' under 'Rows with missing values'" in msg
+    levels = pd.DataFrame(
+        {"c": [f"l{i % 5}" for i in range(40)], "x": np.arange(40.0) % 7, "t": [0, 1] * 20}
+    )
+    (grouped,) = [w for w in make_dataset(levels, "t", max_categories=3).warnings if "cap" in w]
+    assert grouped.endswith(
+        "To change this, raise the 'Level cap' on the Data page (max_categories), or choose "
+        "'leave the column out' under 'Categorical columns above the cap' "
+        "(many_levels='leave_out')."
+    )
+    ds = make_dataset(levels, "t", max_categories=3, many_levels="leave_out")
+    (left,) = [w for w in ds.warnings if "cap" in w]
+    assert "raise the 'Level cap' on the Data page (max_categories)" in left
+    assert "under 'Categorical columns above the cap' (many_levels='other')" in left
+
+
 def test_no_feature_columns():
     df = pd.DataFrame({"t": [0, 1, 0, 1]})
     err = error_of(make_dataset, df, "t")
@@ -578,8 +680,9 @@ def test_too_many_categories():
     assert ds.feature_names == ["x"] and ds.left_out == {"name": "identifier"}
     err = error_of(make_dataset, df, "y", features=["name", "x"], many_levels="error")
     msg = str(err)
-    assert "'name'" in msg and "60 different values" in msg and "max_categories" in msg
-    assert "leave it out" in msg
+    assert "'name'" in msg and "60 different values" in msg
+    assert "add it to 'Leave out these columns' on the Data page" in msg
+    assert msg.endswith("otherwise raise the 'Level cap' there (max_categories).")
     ds = make_dataset(df, "y", features=["name", "x"], max_categories=60)
     assert ds.categories[0][0] == "person 0"
     ds = make_dataset(df, "y", features=["x"])
@@ -592,7 +695,8 @@ def test_too_many_categories():
         )
     )
     assert "'id' is marked as categorical but has 60 different values" in msg
-    assert "Unmark it" in msg
+    assert "take it out of 'Treat these numeric columns as categorical'" in msg
+    assert msg.index("'Level cap'") < msg.index("(max_categories)")
 
 
 def test_infinite_values_in_frame():

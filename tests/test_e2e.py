@@ -52,7 +52,8 @@ def test_new_user_flow(page: Page, app_url, tmp_path):
     wait_idle(page)
     no_exception(page)
     expect(page.get_by_text("Iris").first).to_be_visible()
-    expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
+    # the first chart may take seconds: the browser loads plotly.js on first use
+    expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=60_000)
     page.screenshot(path=tmp_path / "01_open.png", full_page=True)
 
     choose(page, "Dataset", "Wine")

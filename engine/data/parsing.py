@@ -98,6 +98,9 @@ class ParseReport:
             cells were read as missing and the first (up to 3) distinct such texts.
         missing: per kept column, the number of missing cells (NaN/NaT) after parsing.
         dropped_columns: names of the all-empty columns that were removed.
+        file_columns: every column name of the file's header, in order, removed ones
+            included (blank names as renamed, see :attr:`changes`); the last one is the
+            usual target.
         dropped_rows: number of all-empty rows that were removed.
         identifiers: per column that looks like a row identifier (names, IDs, row
             numbers, free text), the reason in words; :func:`engine.data.make_dataset`
@@ -125,6 +128,7 @@ class ParseReport:
     coerced: dict[str, dict] = field(default_factory=dict)
     missing: dict[str, int] = field(default_factory=dict)
     dropped_columns: list[str] = field(default_factory=list)
+    file_columns: list[str] = field(default_factory=list)
     dropped_rows: int = 0
     identifiers: dict[str, str] = field(default_factory=dict)
     units: dict[str, str] = field(default_factory=dict)
@@ -237,8 +241,7 @@ def _mb(n: int) -> str:
 def _too_big_message(name: str | None, size: int, limit: int) -> str:
     return (
         f"{_file_label(name)} is {_mb(size)}, more than the limit of {_mb(limit)}. "
-        "Use a smaller file (fewer rows or columns), or raise the limit (max_bytes) "
-        "if this machine has the memory for it."
+        "Upload a smaller file: a sample of the rows, or only the columns you need."
     )
 
 
@@ -747,7 +750,8 @@ def load_csv(
 
     Returns:
         ``(df, report)``.  ``df`` has one column per kept CSV column, named by the
-        header (spaces stripped; empty names become ``'Unnamed: i'``), a fresh
+        header (spaces stripped; a blank name becomes ``'column i'``, i counting from 1,
+        and is reported), a fresh
         RangeIndex, and dtypes: ``int64`` or ``float64`` (NaN = missing) for numbers
         (percentages and amounts too: ``'22%'`` is 22, ``'$1,204.50'`` is 1204.5),
         ``bool`` (or nullable ``boolean`` when values are missing) for true/false columns
@@ -791,7 +795,7 @@ def load_csv(
     _check_header(raw_names, label, max_columns)
     na_list = [str(v) for v in na_values]
     df = _read_table(text, delimiter, dec, thou, na_list, max_rows, name, label)
-    names = _column_names(df, raw_names, label, max_columns, max_rows)
+    names, renamed = _column_names(df, raw_names, label, max_columns, max_rows)
     df.columns = names
 
     report = ParseReport(
@@ -801,9 +805,18 @@ def load_csv(
         thousands=thou,
         n_rows=0,
         n_columns=0,
+        file_columns=list(names),
     )
     for change, message in notes:
         report.record(None, change, 0, message)
+    for position, new in renamed:
+        report.record(
+            new,
+            "blank name replaced",
+            0,
+            f"Column {position} has no name in the header, so it is called {_q(new)}. "
+            "Give it a name in the file to choose your own.",
+        )
     na_lower = frozenset(v.strip().lower() for v in na_list)
     raw_text = _whole_number_text(text, df, names, delimiter, na_list, max_rows)
     out, kinds = _clean_columns(df, names, raw_text, na_lower, dec, thou, report)
@@ -857,8 +870,8 @@ def _check_number_marks(delimiter: str, decimal: str | None, thousands: str | No
 def _too_many_columns(label: str, n: int, max_columns: int) -> str:
     return (
         f"{label} has {n:,} columns, more than the limit of {max_columns:,} feature "
-        "columns plus the target. Remove columns you do not need, or raise the limit "
-        "(max_columns)."
+        "columns plus the target. Remove the columns you do not need (IDs, free text, "
+        "repeated measurements) and upload it again."
     )
 
 
@@ -936,29 +949,48 @@ def _read_table(
 
 def _column_names(
     df: pd.DataFrame, raw_names: list[str], label: str, max_columns: int, max_rows: int
-) -> list[str]:
-    """The kept column names (the raw header, empty names as ``'Unnamed: i'``) after the
-    column and row limits; DataError for repeated names or no data rows."""
+) -> tuple[list[str], list[tuple[int, str]]]:
+    """The kept column names (the raw header, blank names as ``'column i'``) and the blank
+    names replaced (see :func:`_name_blank_columns`), after the column and row limits;
+    DataError for repeated names or no data rows."""
     if df.shape[1] > max_columns + 1:
         raise DataError(_too_many_columns(label, df.shape[1], max_columns))
     if len(df) > max_rows:
         raise DataError(
-            f"{label} has more than {max_rows} data rows, the limit. Use a sample of the "
-            "rows, or raise the limit (max_rows)."
+            f"{label} has more than {max_rows:,} data rows, the limit. Upload a random "
+            f"sample of at most {max_rows:,} rows."
         )
     if len(raw_names) == df.shape[1]:
-        names = [c or f"Unnamed: {i}" for i, c in enumerate(raw_names)]
-    else:  # should not happen; keep pandas' own names
-        names = [str(c).strip() or f"Unnamed: {i}" for i, c in enumerate(df.columns)]
-    if len(set(names)) != len(names):  # e.g. a real 'Unnamed: 1' next to an empty name
-        names = [str(c) for c in df.columns]
+        names = list(raw_names)
+    else:  # should not happen; keep pandas' own names (its 'Unnamed: i' for blank ones)
+        names = [str(c).strip() for c in df.columns]
+    renamed = _name_blank_columns(names)
     if len(set(names)) != len(names):
         raise DataError(f"{label} has repeated column names. Give each column a different name.")
     if len(df) == 0:
         raise DataError(
             f"{label} has column names but no data rows. Add the data rows below the header."
         )
-    return names
+    return names, renamed
+
+
+def _name_blank_columns(names: list[str]) -> list[tuple[int, str]]:
+    """Name the blank (empty or all-space) header cells ``'column i'`` (1-based position;
+    ``'column i (2)'`` when a real column has that name), in place; returns ``(position,
+    new name)`` of each."""
+    renamed = []
+    taken = set(names)
+    for i, name in enumerate(names):
+        if name.strip():
+            continue
+        new = base = f"column {i + 1}"
+        k = 2
+        while new in taken:
+            new, k = f"{base} ({k})", k + 1
+        names[i] = new
+        taken.add(new)
+        renamed.append((i + 1, new))
+    return renamed
 
 
 def _clean_columns(

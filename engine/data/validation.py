@@ -231,6 +231,26 @@ SMALL_CLASS_OPTIONS = ("keep", "drop")
 MANY_LEVEL_OPTIONS = ("other", "leave_out", "error")
 #: Label of the level grouping the rarest levels of a many-level categorical column.
 OTHER_LEVEL = "other"
+#: The Data page's names for the settings, so that messages name what the user can change
+#: in the app first (the parameter follows in parentheses); pages/data.py draws its
+#: widgets with these labels.
+LEVEL_CAP_LABEL = "Level cap"
+MANY_LEVELS_LABEL = "Categorical columns above the cap"
+MANY_LEVEL_CHOICES = {
+    "other": "keep the most frequent levels, group the rest as 'other'",
+    "leave_out": "leave the column out",
+}
+SMALL_CLASSES_LABEL = "Classes with fewer than 2 rows"
+SMALL_CLASS_CHOICES = {
+    "keep": "keep them (splits are then not stratified)",
+    "drop": "drop their rows",
+}
+MISSING_LABEL = "Rows with missing values"
+MISSING_CHOICES = {
+    "drop": "drop rows with missing values",
+    "keep": "keep rows with missing values",
+    "error": "stop with an error",
+}
 
 
 def make_dataset(
@@ -317,7 +337,7 @@ def make_dataset(
     steps: list[tuple[str, int]] = []
     rows = _rows_with_target(target, tcol, n_rows, warn, steps)
     rows = _complete_rows(target, cols, rows, missing, n_rows, warn, steps)
-    y, classes, task = _encode_target(tcol, rows, target, task)
+    y, classes, task = _encode_target(tcol, rows, target, task, steps, n_rows)
     if task == "classification":
         rows, y, classes = _small_classes(
             tcol, rows, y, classes, target, min_class_count, small_classes, warn, steps
@@ -457,7 +477,8 @@ def _leave_out_identifiers(df, by_name, target, feat_names, warn, left_out) -> l
         left_out[name] = "identifier"
         warn.append(
             f"Column {_q(name)} looks like an identifier ({reason}) and was left out of "
-            "the features; name it in features= (on the Data page: bring it back) to use it."
+            "the features. To use it, press 'Use as a feature' on the Data page (features= "
+            "in the library)."
         )
     return kept
 
@@ -570,9 +591,9 @@ def _complete_rows(target, cols, rows, missing: str, n_rows: int, warn, steps) -
             more8 = f" and {len(counts) - 8} more columns" if len(counts) > 8 else ""
             what = f"Columns {listed}{more8} have missing values"
         raise DataError(
-            f"{what} ({n_missing_rows:,} of {len(rows):,} rows affected). Choose 'drop rows "
-            "with missing values' (missing='drop') or 'keep them' (missing='keep'), or "
-            "fill them in.",
+            f"{what} ({n_missing_rows:,} of {len(rows):,} rows affected). Choose "
+            f"'{MISSING_CHOICES['drop']}' or '{MISSING_CHOICES['keep']}' under "
+            f"'{MISSING_LABEL}' in the sidebar (missing='drop' or 'keep'), or fill them in.",
             column=counts[0][0] if one else None,
         )
     if missing == "keep":
@@ -586,7 +607,8 @@ def _complete_rows(target, cols, rows, missing: str, n_rows: int, warn, steps) -
     if n_missing_rows == len(rows):
         raise DataError(
             f"Every row has a missing value (in {parts}{more}), so no rows are left after "
-            "dropping them. Choose 'keep' for rows with missing values (missing='keep'), "
+            f"dropping them. Choose '{MISSING_CHOICES['keep']}' under '{MISSING_LABEL}' in "
+            "the sidebar (missing='keep'), "
             "leave out the columns with many missing values, or fill them in."
         )
     worst = counts[0][0]
@@ -616,10 +638,32 @@ def _label_of(tcol: _Column, value) -> str:
     return str(value)
 
 
-def _encode_target(tcol: _Column, rows: np.ndarray, target: str, task):
+#: How a row step reads in a message on too few rows or values: ``(singular, plural)``.
+_STEP_WORDS = {
+    "missing target": ("has no target value", "have no target value"),
+    "missing values": ("has missing feature values", "have missing feature values"),
+}
+
+
+def _dropped_clause(steps, n_rows: int) -> str:
+    """'27 of 40 rows have no target value and were dropped' for the steps so far, or ''."""
+    parts = []
+    for reason, n in steps:
+        one, many = _STEP_WORDS.get(reason, ("was dropped", "were dropped"))
+        parts.append(
+            f"{n:,} of {n_rows:,} rows {one if n == 1 else many} and "
+            f"{'was' if n == 1 else 'were'} dropped"
+        )
+    return "; ".join(parts)
+
+
+def _encode_target(
+    tcol: _Column, rows: np.ndarray, target: str, task, steps=(), n_rows: int | None = None
+):
     """``(y, classes, task)``: the task inferred when ``None``; float64 ``y`` and ``None``
     for regression, int64 codes and their labels (object array) for classification.
-    DataError for a constant target."""
+    DataError for a single row or a constant target, naming the rows dropped before
+    (``steps``, of ``n_rows``)."""
     if tcol.kind == "numeric":
         tvals = tcol.values[rows]
         n_distinct = len(np.unique(tvals))
@@ -635,6 +679,27 @@ def _encode_target(tcol: _Column, rows: np.ndarray, target: str, task):
         n_distinct = len(pd.unique(tcol.values[rows]))
     if n_distinct < 2:
         shown = _label_of(tcol, tcol.values[rows][0])
+        dropped = _dropped_clause(steps, len(rows) if n_rows is None else n_rows)
+        fix = (
+            "Fill in the missing values, or pick another target."
+            if dropped
+            else "Pick another target."
+        )
+        if len(rows) == 1:
+            where = f" ({dropped})" if dropped else ""
+            raise DataError(
+                f"Only 1 row is left to learn from{where}: its target {_q(target)} is "
+                f"{_q(shown)}, so there is nothing to predict. A tree needs rows with at "
+                "least two different target values. "
+                + (fix if dropped else "Add more rows to the file."),
+                column=target,
+            )
+        if dropped:
+            raise DataError(
+                f"The target column {_q(target)} has the same value ({_q(shown)}) in all "
+                f"{len(rows):,} rows left ({dropped}), so there is nothing to predict. {fix}",
+                column=target,
+            )
         raise DataError(
             f"The target column {_q(target)} has the same value ({_q(shown)}) in every row, "
             "so there is nothing to predict. Pick another target.",
@@ -684,8 +749,8 @@ def _small_classes(tcol, rows, y, classes, target, min_class_count, small_classe
             f"{'has' if one else 'have'} fewer than the {min_class_count} rows a stratified "
             f"train/test split needs per class; {'it is' if one else 'they are'} kept, and "
             "splits on this data are not stratified (each page says so). To remove "
-            f"{'its' if one else 'their'} rows, choose to drop small classes "
-            f"(small_classes='drop').{stray}"
+            f"{'its' if one else 'their'} rows, choose '{SMALL_CLASS_CHOICES['drop']}' under "
+            f"'{SMALL_CLASSES_LABEL}' on the Data page (small_classes='drop').{stray}"
         )
         return rows, y, classes
     keep = ~np.isin(y, small)
@@ -695,7 +760,9 @@ def _small_classes(tcol, rows, y, classes, target, min_class_count, small_classe
         raise DataError(
             f"Dropping the small {'class' if one else 'classes'} {parts}{more} of the target "
             f"{_q(target)} leaves fewer than two classes, so there is nothing to predict. "
-            "Keep small classes, or pick another target."
+            f"Choose '{SMALL_CLASS_CHOICES['keep'].split(' (')[0]}' under '{SMALL_CLASSES_LABEL}' "
+            "on the Data page "
+            "(small_classes='keep'), or pick another target."
         )
     warn.append(
         f"{noun} {parts}{more} of the target {_q(target)} "
@@ -717,14 +784,16 @@ def _too_many_categories(fname: str, col: _Column, labels: list[str], max_catego
         return DataError(
             f"Column {_q(fname)} is marked as categorical but has {len(labels)} "
             f"different values (e.g. {examples}), too many for a category (the limit "
-            f"is {max_categories}). Unmark it to use it as a number, leave it out if "
-            "it is an ID, or raise the limit (max_categories).",
+            f"is {max_categories}). On the Data page, take it out of 'Treat these numeric "
+            "columns as categorical' to use it as a number, add it to 'Leave out these "
+            f"columns' if it is an ID, or raise the '{LEVEL_CAP_LABEL}' (max_categories).",
             column=fname,
         )
     return DataError(
         f"Column {_q(fname)} has {len(labels)} different values (e.g. {examples}), "
         f"too many for a category (the limit is {max_categories}). If it is an ID "
-        "or a name, leave it out; otherwise raise the limit (max_categories).",
+        "or a name, add it to 'Leave out these columns' on the Data page; otherwise raise "
+        f"the '{LEVEL_CAP_LABEL}' there (max_categories).",
         column=fname,
     )
 
@@ -782,8 +851,10 @@ def _encode_features(
                 left_out[fname] = "too many levels"
                 warn.append(
                     f"Column {_q(fname)} has {len(labels):,} levels, more than the cap of "
-                    f"{max_categories}, and was left out. Raise the level cap (max_categories) or "
-                    "group the rarest levels as 'other' to use it."
+                    f"{max_categories}, and was left out. To use it, raise the "
+                    f"'{LEVEL_CAP_LABEL}' on the Data page (max_categories), or choose "
+                    f"\"{MANY_LEVEL_CHOICES['other']}\" under '{MANY_LEVELS_LABEL}' "
+                    "(many_levels='other')."
                 )
                 continue
             n_levels = len(labels)
@@ -794,8 +865,9 @@ def _encode_features(
                 f"Column {_q(fname)} has {n_levels:,} levels, more than the cap of "
                 f"{max_categories}: the {max_categories - 1} most frequent are kept and the "
                 f"other {n_grouped:,} levels ({_rows(n_grouped_rows)}) are grouped as "
-                f"{_q(labels[-1])}. Raise the level cap (max_categories) or leave the column out "
-                "to change this."
+                f"{_q(labels[-1])}. To change this, raise the '{LEVEL_CAP_LABEL}' on the "
+                f"Data page (max_categories), or choose '{MANY_LEVEL_CHOICES['leave_out']}' under "
+                f"'{MANY_LEVELS_LABEL}' (many_levels='leave_out')."
             )
         categories[len(fnames)] = labels
         blocks.append(codes)
