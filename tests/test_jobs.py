@@ -275,7 +275,9 @@ def test_slots_reject_zero():
 
 # -- Dask faults -------------------------------------------------------------------------
 def _worker_pids(client):
-    return set(client.run(os.getpid).values())
+    """Pids of the workers that answer now (one being replaced may drop its connection
+    while asked: it is left out rather than failing the poll)."""
+    return set(client.run(os.getpid, on_error="ignore").values())
 
 
 def test_stop_in_the_middle_of_a_long_step_returns_within_a_second(dask_client):
