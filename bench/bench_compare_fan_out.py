@@ -33,6 +33,11 @@ from _docs import update_benchmarks  # noqa: E402
 from _machine import load_note, machine  # noqa: E402
 
 
+def set_fan_out(value: str) -> None:
+    """Set ``TREELAB_FAN_OUT`` in this process (run on each worker by ``client.run``)."""
+    os.environ["TREELAB_FAN_OUT"] = value
+
+
 def main() -> str:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
@@ -51,8 +56,11 @@ def main() -> str:
     n_workers = len(client.scheduler_info()["workers"])
 
     def run(runner: str, fan_out: bool) -> tuple[float, object]:
-        os.environ["TREELAB_FAN_OUT"] = "1" if fan_out else "0"
-        client.run(os.environ.__setitem__, "TREELAB_FAN_OUT", os.environ["TREELAB_FAN_OUT"])
+        value = "1" if fan_out else "0"
+        set_fan_out(value)
+        # a function, not os.environ's bound method (that would pickle a copy of environ)
+        assert set(client.run(set_fan_out, value).values()) == {None}
+        assert set(client.run(os.environ.get, "TREELAB_FAN_OUT").values()) == {value}
         t0 = time.perf_counter()
         job = Job(cross_validate_steps, plan, budget=None, runner=runner).start()
         assert job.join(1800), "the job did not finish in 30 minutes"
