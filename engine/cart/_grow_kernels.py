@@ -20,25 +20,33 @@ from engine.cart._split_kernels import (
     _search_features,
     _stats_impurity,
     _stats_weight,
+    n_observed,
 )
 from engine.criteria import EPSILON
 from engine.tree import TREE_LEAF, TREE_UNDEFINED
 
 
 @njit
-def _mark_left(order, xs, f, is_cat_f, s, e, pos, mask, goes_left):
-    """``goes_left[row]`` (1/0) for the rows of node ``[s, e)`` under the split on ``f``;
-    returns the number of rows going left."""
+def _mark_left(order, xs, f, is_cat_f, s, e, pos, mask, goes_left, n_obs, missing_left):
+    """``goes_left[row]`` (1/0) for the rows of node ``[s, e)`` under the split on ``f``:
+    the observed rows ``[s, s + n_obs)`` by the test (the first ``pos`` of them, or the
+    category set ``mask``), the NaN rows after them left iff ``missing_left``; returns the
+    number of rows going left."""
     n_left = 0
+    end_obs = s + n_obs
     if is_cat_f:
-        for i in range(s, e):
+        for i in range(s, end_obs):
             g = mask[np.int64(xs[f, i])]
             goes_left[order[f, i]] = g
             n_left += g
     else:
-        for i in range(s, e):
+        for i in range(s, end_obs):
             goes_left[order[f, i]] = 1 if i < s + pos else 0
         n_left = pos
+    g = 1 if missing_left == 1 else 0
+    for i in range(end_obs, e):
+        goes_left[order[f, i]] = g
+    n_left += g * (e - end_obs)
     return n_left
 
 
@@ -121,11 +129,13 @@ def _heap_pop(heap_val, heap_id, size):
 
 
 @njit
-def _dics_remove(f, xs, s, e, n_left, dict_offsets, dict_values, dict_alive):
-    """Remove the dictionary entries of feature ``f`` that fall in the chosen gap."""
+def _dics_remove(f, xs, s, e, pos, dict_offsets, dict_values, dict_alive):
+    """Remove the dictionary entries of feature ``f`` that fall in the chosen gap (after
+    the first ``pos`` observed values of the node)."""
     seg = xs[f, s:e]
+    seg = seg[: n_observed(seg)]
     for d in range(dict_offsets[f], dict_offsets[f + 1]):
-        if dict_alive[d] and np.searchsorted(seg, dict_values[d], side="right") == n_left:
+        if dict_alive[d] and np.searchsorted(seg, dict_values[d], side="right") == pos:
             dict_alive[d] = 0
 
 
@@ -145,8 +155,9 @@ def _node_capacity(n, min_samples_leaf, max_depth, max_leaf_nodes):
 def _new_nodes(cap, S, L):
     """Node arrays of a tree of at most ``cap`` nodes (leaves until split): children,
     feature, threshold, impurity, rows, weight, statistics (``S`` per node), candidates
-    evaluated, left category set (``L`` codes), improvement, and the split being built
-    (segment start, depth, feature, position)."""
+    evaluated, left category set (``L`` codes), improvement, the split being built
+    (segment start, depth, feature, position), the side of the missing values (1 = left)
+    and the NaN rows the split routed."""
     return (
         np.full(cap, TREE_LEAF, dtype=np.int64),  # children_left
         np.full(cap, TREE_LEAF, dtype=np.int64),  # children_right
@@ -163,6 +174,8 @@ def _new_nodes(cap, S, L):
         np.zeros(cap, dtype=np.int64),  # depth
         np.full(cap, -1, dtype=np.int64),  # split feature
         np.zeros(cap, dtype=np.int64),  # split position
+        np.zeros(cap, dtype=np.uint8),  # missing_go_to_left
+        np.zeros(cap, dtype=np.int64),  # n_missing (NaN rows routed by the split)
     )
 
 
@@ -184,6 +197,8 @@ def _new_search_scratch(n, p, k, S, L, dict_offsets):
         np.zeros(L, dtype=np.float64),  # per-category weight
         np.zeros(L, dtype=np.float64),  # per-category sort keys
         np.zeros(L, dtype=np.uint8),  # a categorical scan's left set
+        np.zeros(S, dtype=np.float64),  # left statistics with the NaN rows
+        np.zeros(S, dtype=np.float64),  # statistics of the NaN rows
     )
 
 
@@ -231,17 +246,19 @@ def _find_split(
     best_mask,
 ):
     """One search with the strategy; DICS falls back to quantile per node (see
-    :mod:`engine.cart.candidates`).  Returns ``(found, feature, pos, n_eval)``."""
+    :mod:`engine.cart.candidates`).  Returns ``(found, feature, pos, n_eval, missing_left)``
+    as :func:`engine.cart._split_kernels._search_features`."""
     fallback_strategy = strategy * 0 + QUANTILE  # a variable, not a literal (one compile)
     fallback_k = k * 0 + FALLBACK_Q
     n_eval = 0
     found = False
     bf = -1
     bpos = -1
+    side = -1
     cur_strategy = strategy
     cur_k = k
     for attempt in range(2):
-        found, bf, bpos, ne = _search_features(
+        found, bf, bpos, ne, side = _search_features(
             data,
             is_classif,
             criterion,
@@ -268,7 +285,7 @@ def _find_split(
             break
         cur_strategy = fallback_strategy
         cur_k = fallback_k
-    return found, bf, bpos, n_eval
+    return found, bf, bpos, n_eval, side
 
 
 @njit
@@ -325,6 +342,8 @@ def _split_node(
         ndepth,
         sp_f,
         sp_pos,
+        miss_left,
+        n_miss,
     ) = nodes
     goes_left, lstats, rstats = children[0], children[1], children[2]
     nn = e - s
@@ -346,7 +365,7 @@ def _split_node(
     stamp = -1
     if strategy == DICS_PAPER and dict_sample > 0:
         stamp = _sample_dictionary(dictionary, dict_sample, node, rng)
-    found, bf, bpos, n_eval = _find_split(
+    found, bf, bpos, n_eval, side = _find_split(
         data,
         is_classif,
         criterion,
@@ -372,7 +391,8 @@ def _split_node(
     if not found:
         return False, 0
     # children statistics and the improvement
-    n_left = _mark_left(order, xs, bf, is_cat[bf], s, e, bpos, cmask[node], goes_left)
+    n_obs = nn if side < 0 else n_observed(xs[bf, s:e])
+    n_left = _mark_left(order, xs, bf, is_cat[bf], s, e, bpos, cmask[node], goes_left, n_obs, side)
     _children_stats(order, s, e, goes_left, y_code, y_val, w, is_classif, lstats, rstats)
     wl = _stats_weight(lstats, is_classif)
     wr = w_node - wl
@@ -384,8 +404,14 @@ def _split_node(
     impr[node] = improvement
     sp_f[node] = bf
     sp_pos[node] = bpos
+    # NaN rows at the node go where the search sent them; without any, NaN met later
+    # goes to the child with more training rows (scikit-learn's rule)
+    miss_left[node] = side if side >= 0 else (1 if n_left > nn - n_left else 0)
+    n_miss[node] = nn - n_obs
     if is_cat[bf]:
         thr[node] = np.nan
+    elif bpos == n_obs:
+        thr[node] = np.inf  # every observed value left, the NaN rows right
     else:
         thr[node] = midpoint(xs[bf, s + bpos - 1], xs[bf, s + bpos])
     return True, n_left
@@ -471,7 +497,7 @@ def _grow_depth_first(
         bf = sp_f[node]
         feat[node] = bf
         if dict_remove and strategy == DICS_PAPER and not is_cat[bf]:
-            _dics_remove(bf, xs, s, e, n_left, dictionary[0], dictionary[1], dictionary[2])
+            _dics_remove(bf, xs, s, e, nodes[14][node], dictionary[0], dictionary[1], dictionary[2])
         # children that will be leaves anyway need no sorted segments
         n_right = (e - s) - n_left
         child_leaf_l = (
@@ -500,6 +526,8 @@ def _grow_depth_first(
     for i in range(node_count):
         if nodes[0][i] == TREE_LEAF:
             nodes[9][i] = 0
+            nodes[15][i] = 0
+            nodes[16][i] = 0
     return node_count
 
 
@@ -524,10 +552,23 @@ def _expand(
     ps = nstart[parent]
     pe = ps + nsamp[parent]
     pf = sp_f[parent]
-    n_left = _mark_left(order, xs, pf, is_cat[pf], ps, pe, sp_pos[parent], cmask[parent], goes_left)
+    n_obs = (pe - ps) - nodes[16][parent]
+    n_left = _mark_left(
+        order,
+        xs,
+        pf,
+        is_cat[pf],
+        ps,
+        pe,
+        sp_pos[parent],
+        cmask[parent],
+        goes_left,
+        n_obs,
+        nodes[15][parent],
+    )
     _children_stats(order, ps, pe, goes_left, y_code, y_val, w, is_classif, lstats, rstats)
     if dict_remove and strategy == DICS_PAPER and not is_cat[pf]:
-        _dics_remove(pf, xs, ps, pe, n_left, dictionary[0], dictionary[1], dictionary[2])
+        _dics_remove(pf, xs, ps, pe, sp_pos[parent], dictionary[0], dictionary[1], dictionary[2])
     _partition(order, xs, ps, pe, goes_left, tmp_i, tmp_x)
     feat[parent] = pf  # threshold was stored when the split was found
     for q in range(2):
@@ -640,6 +681,8 @@ def _grow_best_first(
             nodes[3][i] = np.float64(TREE_UNDEFINED)
             nodes[10][i] = 0.0
             nodes[9][i] = 0
+            nodes[15][i] = 0
+            nodes[16][i] = 0
     return node_count
 
 
@@ -694,11 +737,15 @@ def grow_tree(
     Returns
     -------
     ``(children_left, children_right, feature, threshold, impurity, n_node_samples,
-    weighted_n_node_samples, stats, node_candidates, cat_mask, improvement)`` trimmed to
-    the node count; ``stats`` float64 ``(n_nodes, S)`` holds weighted class counts
+    weighted_n_node_samples, stats, node_candidates, cat_mask, improvement,
+    missing_go_to_left, n_missing)`` trimmed to the node count; ``stats`` float64 ``(n_nodes, S)`` holds weighted class counts
     (``S = K``) or ``(W, S, Q)`` (regression); ``cat_mask`` uint8 ``(n_nodes, L)`` the left
     category set of categorical splits; ``improvement`` the weighted impurity decrease of
-    each split (0 at leaves).
+    each split (0 at leaves); ``missing_go_to_left`` uint8 the side of the missing values
+    (scikit-learn's meaning: NaN rows met at the node, in training or later, go left iff
+    1; a split whose feature had no NaN at the node sends them to the child with more
+    training rows); ``n_missing`` int64 the training rows with NaN the split routed.
+    ``xs`` may hold NaN (sorted last by :func:`engine.cart.builder.presort`).
     """
     p, n = order.shape
     S = n_classes if is_classif else 3
@@ -785,4 +832,6 @@ def grow_tree(
         nodes[8][:m].copy(),
         nodes[9][:m].copy(),
         nodes[10][:m].copy(),
+        nodes[15][:m].copy(),
+        nodes[16][:m].copy(),
     )

@@ -148,6 +148,138 @@ def _scan_numeric(
 
 
 @njit
+def n_observed(xs_seg):
+    """Number of observed (non-NaN) values of a sorted segment (NaN sort last): its
+    length when the last value is a number, else a binary search for the first NaN."""
+    n = xs_seg.shape[0]
+    if n == 0 or xs_seg[n - 1] == xs_seg[n - 1]:
+        return n
+    lo = 0
+    hi = n - 1  # xs_seg[hi] is NaN
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if xs_seg[mid] == xs_seg[mid]:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit
+def _missing_stats(ord_seg, n_obs, y_code, y_val, w, is_classif, miss):
+    """Statistics of the rows ``ord_seg[n_obs:]`` (the NaN rows of a segment) into
+    ``miss`` (class weights, or ``(W, S)`` for regression); returns their weight."""
+    miss[:] = 0.0
+    w_m = 0.0
+    for i in range(n_obs, ord_seg.shape[0]):
+        idx = ord_seg[i]
+        wi = w[idx]
+        w_m += wi
+        if is_classif:
+            miss[y_code[idx]] += wi
+        else:
+            miss[1] += wi * y_val[idx]
+    if not is_classif:
+        miss[0] = w_m
+    return w_m
+
+
+@njit
+def _scan_numeric_missing(
+    xs_seg,
+    ord_seg,
+    y_code,
+    y_val,
+    w,
+    is_classif,
+    criterion,
+    total,
+    w_node,
+    min_samples_leaf,
+    positions,
+    n_pos,
+    exhaustive,
+    n_obs,
+    left,
+    left_m,
+    miss,
+):
+    """:func:`_scan_numeric` for a segment whose last ``n - n_obs >= 1`` values are NaN,
+    with scikit-learn's (>= 1.3) rule for the missing rows.
+
+    First pass, the NaN rows go right: every candidate position ``p`` among the observed
+    values, then ``p = n_obs`` (all observed rows left, the NaN rows alone on the right;
+    threshold +inf).  Second pass, the NaN rows go left: every candidate position.  A
+    later candidate replaces the best only when strictly better, in that order, as
+    scikit-learn's ``BestSplitter``.  ``min_samples_leaf`` and the zero-weight test count
+    the NaN rows on their side.  Candidates: between distinct observed values
+    (``exhaustive``) or ``positions[:n_pos]`` (sorted, in ``[1, n_obs)``).  Returns
+    ``(best_proxy, best_pos, n_eval, missing_left)`` (``best_pos = -1`` when nothing was
+    evaluated; ``missing_left`` 1 when the best sends the NaN rows left).
+    """
+    n = xs_seg.shape[0]
+    n_m = n - n_obs
+    w_m = _missing_stats(ord_seg, n_obs, y_code, y_val, w, is_classif, miss)
+    S = total.shape[0]
+    lo = max(min_samples_leaf, 1)
+    best_r = -np.inf
+    pos_r = -1
+    best_l = -np.inf
+    pos_l = -1
+    n_eval = 0
+    w_left = 0.0
+    s_left = 0.0
+    j = 0
+    if is_classif:
+        left[:] = 0.0
+    for i in range(n_obs):
+        idx = ord_seg[i]
+        wi = w[idx]
+        w_left += wi
+        if is_classif:
+            left[y_code[idx]] += wi
+        else:
+            s_left += wi * y_val[idx]
+        p = i + 1
+        if p < n_obs:
+            if exhaustive:
+                if xs_seg[p] <= xs_seg[i]:
+                    continue
+            else:
+                if j >= n_pos or p != positions[j]:
+                    continue
+                j += 1
+        # the NaN rows right (p == n_obs: the observed rows alone on the left)
+        if p >= lo and n - p >= lo and w_left > 0.0 and w_node - w_left > 0.0:
+            if is_classif:
+                proxy = class_children_proxy(left, w_left, total, w_node, criterion)
+            else:
+                proxy = squared_error_proxy(s_left, w_left, total[1], w_node)
+            n_eval += 1
+            if proxy > best_r:
+                best_r = proxy
+                pos_r = p
+        # the NaN rows left
+        if p == n_obs:
+            continue
+        wl = w_left + w_m
+        if p + n_m >= lo and n_obs - p >= lo and wl > 0.0 and w_node - wl > 0.0:
+            if is_classif:
+                for c in range(S):
+                    left_m[c] = left[c] + miss[c]
+                proxy = class_children_proxy(left_m, wl, total, w_node, criterion)
+            else:
+                proxy = squared_error_proxy(s_left + miss[1], wl, total[1], w_node)
+            n_eval += 1
+            if proxy > best_l:
+                best_l = proxy
+                pos_l = p
+    if pos_l >= 0 and best_l > best_r:
+        return best_l, pos_l, n_eval, 1
+    return best_r, pos_r, n_eval, 0
+
+
+@njit
 def _scan_categorical(
     xs_seg,
     ord_seg,
@@ -166,23 +298,30 @@ def _scan_categorical(
     keys,
     left,
     mask_out,
+    n_obs,
+    left_m,
+    miss,
 ):
-    """Best subset split of a categorical feature (codes ``0..n_cat-1`` in ``xs_seg``).
+    """Best subset split of a categorical feature (codes ``0..n_cat-1`` in
+    ``xs_seg[:n_obs]``; the ``n - n_obs`` values after them are NaN).
 
     Categories are sorted by a key and every prefix of that order is a candidate left set:
     the class-1 proportion (binary), the mean target (regression) or, for multiclass, the
-    proportion of each class present in turn (one-vs-rest orderings, a heuristic).
-    Returns ``(best_proxy, n_eval)`` and writes the best left set to ``mask_out[:n_cat]``
-    (1 = left).
+    proportion of each class present in turn (one-vs-rest orderings, a heuristic).  With
+    NaN rows each prefix is evaluated with them right, then left, and the set of every
+    observed category with the NaN rows alone on the right is a candidate too (the rule of
+    :func:`_scan_numeric_missing`).  Returns ``(best_proxy, n_eval, missing_left)`` and
+    writes the best left set to ``mask_out[:n_cat]`` (1 = left).
     """
     n = xs_seg.shape[0]
+    n_m = n - n_obs
     S = total.shape[0]
     for c in range(n_cat):
         cat_n[c] = 0
         cat_w[c] = 0.0
         for s in range(S):
             cat_stats[c, s] = 0.0
-    for i in range(n):
+    for i in range(n_obs):
         c = np.int64(xs_seg[i])
         idx = ord_seg[i]
         wi = w[idx]
@@ -192,6 +331,9 @@ def _scan_categorical(
             cat_stats[c, y_code[idx]] += wi
         else:
             cat_stats[c, 1] += wi * y_val[idx]
+    w_m = 0.0
+    if n_m > 0:
+        w_m = _missing_stats(ord_seg, n_obs, y_code, y_val, w, is_classif, miss)
     present = np.empty(n_cat, dtype=np.int64)
     perm = np.empty(n_cat, dtype=np.int64)
     n_present = 0
@@ -200,13 +342,16 @@ def _scan_categorical(
             present[n_present] = c
             n_present += 1
     best = -np.inf
+    best_side = 0
     n_eval = 0
-    if n_present < 2:
-        return best, n_eval
+    if n_present == 0 or (n_present < 2 and n_m == 0):
+        return best, n_eval, best_side
     lo = max(min_samples_leaf, 1)
     n_orders = 1
     if is_classif and S > 2:
         n_orders = S
+    # prefixes of every order; the last (all observed categories) only with NaN rows
+    n_prefix = n_present if n_m > 0 else n_present - 1
     for o in range(n_orders):
         if is_classif:
             cls = 1 if S == 2 else o
@@ -224,7 +369,7 @@ def _scan_categorical(
         w_left = 0.0
         s_left = 0.0
         n_left = 0
-        for j in range(n_present - 1):
+        for j in range(n_prefix):
             c = present[perm[j]]
             n_left += cat_n[c]
             w_left += cat_w[c]
@@ -233,19 +378,32 @@ def _scan_categorical(
                     left[s] += cat_stats[c, s]
             else:
                 s_left += cat_stats[c, 1]
-            if n_left < lo or n - n_left < lo or w_left <= 0.0 or w_node - w_left <= 0.0:
-                continue
-            if is_classif:
-                proxy = class_children_proxy(left, w_left, total, w_node, criterion)
-            else:
-                proxy = squared_error_proxy(s_left, w_left, total[1], w_node)
-            n_eval += 1
-            if proxy > best:
-                best = proxy
-                mask_out[:n_cat] = 0
-                for jj in range(j + 1):
-                    mask_out[present[perm[jj]]] = 1
-    return best, n_eval
+            last = j == n_present - 1
+            for side in range(2 if n_m > 0 and not last else 1):
+                nl = n_left + side * n_m
+                wl = w_left + side * w_m
+                if nl < lo or n - nl < lo or wl <= 0.0 or w_node - wl <= 0.0:
+                    continue
+                if last and o > 0:
+                    continue  # the same split in every order
+                if is_classif:
+                    if side == 1:
+                        for s in range(S):
+                            left_m[s] = left[s] + miss[s]
+                        proxy = class_children_proxy(left_m, wl, total, w_node, criterion)
+                    else:
+                        proxy = class_children_proxy(left, wl, total, w_node, criterion)
+                else:
+                    s_l = s_left + miss[1] if side == 1 else s_left
+                    proxy = squared_error_proxy(s_l, wl, total[1], w_node)
+                n_eval += 1
+                if proxy > best:
+                    best = proxy
+                    best_side = side
+                    mask_out[:n_cat] = 0
+                    for jj in range(j + 1):
+                        mask_out[present[perm[jj]]] = 1
+    return best, n_eval, best_side
 
 
 @njit
@@ -350,8 +508,14 @@ def _search_features(
     ``(offsets, values, alive, mark, ...)``; ``scratch``: the buffers made by
     ``_new_search_scratch`` in :mod:`engine.cart._grow_kernels`.  With ``max_features < p``
     the features are visited in a random order and the search stops after
-    ``max_features`` non-constant ones once a split is found.  Returns
-    ``(found, feature, pos, n_eval)``; a categorical winner's left set is in ``best_mask``.
+    ``max_features`` non-constant ones once a split is found.  A feature is skipped when
+    all its values at the node are NaN, or when it has no NaN and one observed value (as
+    scikit-learn); a feature with NaN rows is scanned by the missing-value rule of
+    :func:`_scan_numeric_missing` on candidates computed from its observed values.
+    Returns ``(found, feature, pos, n_eval, missing_left)``: ``pos`` counts the observed
+    rows going left, ``missing_left`` is 1/0 for a winner with NaN rows and -1 for one
+    without (the caller sends NaN to the larger child); a categorical winner's left set is
+    in ``best_mask``.
     """
     order, xs, y_code, y_val, w = data
     feat_order, pos_buf, left = scratch[0], scratch[1], scratch[5]
@@ -362,6 +526,7 @@ def _search_features(
         scratch[9],
         scratch[10],
     )
+    left_m, miss = scratch[11], scratch[12]
     p = order.shape[0]
     n = e - s
     if max_features < p:
@@ -369,6 +534,7 @@ def _search_features(
     best = -np.inf
     best_f = -1
     best_pos = -1
+    best_side = -1
     n_eval = 0
     visited = 0
     for fi in range(p):
@@ -376,12 +542,17 @@ def _search_features(
         if visited >= max_features and best_f >= 0:
             break
         xs_seg = xs[f, s:e]
-        if xs_seg[0] == xs_seg[n - 1]:
+        n_obs = n
+        if xs_seg[n - 1] != xs_seg[n - 1]:  # NaN rows (sorted last)
+            n_obs = n_observed(xs_seg)
+            if n_obs == 0:
+                continue  # every value missing at this node
+        elif xs_seg[0] == xs_seg[n - 1]:
             continue  # constant at this node
         visited += 1
         ord_seg = order[f, s:e]
         if is_cat[f]:
-            proxy, ne = _scan_categorical(
+            proxy, ne, side = _scan_categorical(
                 xs_seg,
                 ord_seg,
                 y_code,
@@ -399,49 +570,94 @@ def _search_features(
                 keys,
                 left,
                 cat_mask,
+                n_obs,
+                left_m,
+                miss,
             )
             n_eval += ne
             if ne > 0 and proxy > best:
                 best = proxy
                 best_f = f
                 best_pos = -1
+                best_side = side if n_obs < n else -1
                 _copy_row(best_mask, cat_mask)
             continue
-        n_pos = _numeric_positions(
-            strategy,
-            f,
-            xs_seg,
-            ord_seg,
-            y_code,
-            total.shape[0],
-            k,
-            min_samples_leaf,
-            variance_adjusted,
-            fallback,
-            dictionary,
-            stamp,
-            rng,
-            scratch,
-        )
-        proxy, pos, ne = _scan_numeric(
-            xs_seg,
-            ord_seg,
-            y_code,
-            y_val,
-            w,
-            is_classif,
-            criterion,
-            total,
-            w_node,
-            min_samples_leaf,
-            pos_buf,
-            n_pos,
-            strategy == EXHAUSTIVE,
-            left,
-        )
+        if n_obs == n:
+            n_pos = _numeric_positions(
+                strategy,
+                f,
+                xs_seg,
+                ord_seg,
+                y_code,
+                total.shape[0],
+                k,
+                min_samples_leaf,
+                variance_adjusted,
+                fallback,
+                dictionary,
+                stamp,
+                rng,
+                scratch,
+            )
+            proxy, pos, ne = _scan_numeric(
+                xs_seg,
+                ord_seg,
+                y_code,
+                y_val,
+                w,
+                is_classif,
+                criterion,
+                total,
+                w_node,
+                min_samples_leaf,
+                pos_buf,
+                n_pos,
+                strategy == EXHAUSTIVE,
+                left,
+            )
+            side = -1
+        else:
+            # candidates from the observed values (any position: the NaN rows count
+            # towards min_samples_leaf on their side, checked by the scan)
+            n_pos = _numeric_positions(
+                strategy,
+                f,
+                xs_seg[:n_obs],
+                ord_seg[:n_obs],
+                y_code,
+                total.shape[0],
+                k,
+                1,
+                variance_adjusted,
+                fallback,
+                dictionary,
+                stamp,
+                rng,
+                scratch,
+            )
+            proxy, pos, ne, side = _scan_numeric_missing(
+                xs_seg,
+                ord_seg,
+                y_code,
+                y_val,
+                w,
+                is_classif,
+                criterion,
+                total,
+                w_node,
+                min_samples_leaf,
+                pos_buf,
+                n_pos,
+                strategy == EXHAUSTIVE,
+                n_obs,
+                left,
+                left_m,
+                miss,
+            )
         n_eval += ne
         if pos >= 0 and proxy > best:
             best = proxy
             best_f = f
             best_pos = pos
-    return best_f >= 0, best_f, best_pos, n_eval
+            best_side = side
+    return best_f >= 0, best_f, best_pos, n_eval, best_side

@@ -21,9 +21,9 @@ def presort(X):
     """Per-feature sorted row order and values of ``X`` (float64 ``(n, p)``).
 
     Returns ``(order, xs)``: int64 and float64 C-contiguous ``(p, n)`` with
-    ``xs[f] = X[order[f], f]`` ascending.  numpy's SIMD quicksort (ties in an arbitrary
-    but deterministic order; ties never change a split) - about 6x faster than a stable
-    sort and nothing to compile.
+    ``xs[f] = X[order[f], f]`` ascending, NaN last (numpy's order; the split kernels rely
+    on it).  numpy's SIMD quicksort (ties in an arbitrary but deterministic order; ties
+    never change a split) - about 6x faster than a stable sort and nothing to compile.
     """
     Xt = np.ascontiguousarray(X.T)
     order = np.argsort(Xt, axis=1, kind="quicksort")
@@ -40,7 +40,9 @@ class GrownTree:
     decrease of each split (scikit-learn's ``impurity_improvement``, 0 at leaves);
     ``node_candidates`` the (feature, threshold) candidates evaluated at each node;
     ``cat_offsets``/``cat_values`` the left category sets (CSR, or None); ``dictionary``
-    the DICS dictionary (or None).
+    the DICS dictionary (or None); ``missing_go_to_left`` (uint8) and ``n_missing``
+    (int64) the side of the missing values of each split and the NaN training rows it
+    routed (see :func:`engine.cart._grow_kernels.grow_tree`).
     """
 
     task: str
@@ -58,6 +60,8 @@ class GrownTree:
     cat_offsets: np.ndarray | None
     cat_values: np.ndarray | None
     dictionary: DICSDictionary | None
+    missing_go_to_left: np.ndarray
+    n_missing: np.ndarray
 
     @property
     def is_leaf(self) -> np.ndarray:
@@ -84,6 +88,8 @@ class GrownTree:
             feature_names=feature_names,
             cat_offsets=self.cat_offsets,
             cat_values=self.cat_values,
+            missing_go_to_left=self.missing_go_to_left,
+            n_missing=self.n_missing,
         )
 
     def feature_importances(self) -> np.ndarray:
@@ -96,9 +102,10 @@ class GrownTree:
         return out / total if total > 0 else out
 
     def thresholds(self) -> np.ndarray:
-        """Sorted unique thresholds of the numeric splits (e.g. Literati's candidate
-        breakpoints from a one-feature CART)."""
-        split = ~self.is_leaf
+        """Sorted unique finite thresholds of the numeric splits (e.g. Literati's candidate
+        breakpoints from a one-feature CART; a split of the observed values from the NaN
+        rows has threshold +inf and is left out)."""
+        split = ~self.is_leaf & np.isfinite(self.threshold)
         if self.cat_offsets is not None:
             split &= np.diff(self.cat_offsets) == 0
         return np.unique(self.threshold[split])
@@ -140,7 +147,9 @@ def build_tree(
     """Grow a CART tree from arrays, without the estimators' input validation.
 
     For engine code that fits many small trees (Literati's candidate breakpoints and
-    lookahead, forests): ``X`` float64 ``(n, p)`` finite; ``y`` int64 class codes
+    lookahead, forests): ``X`` float64 ``(n, p)``, NaN = missing (each split learns the
+    side of the missing values as scikit-learn >= 1.3, see
+    :func:`engine.cart._split_kernels._scan_numeric_missing`), no infinities; ``y`` int64 class codes
     ``0..n_classes-1`` (classification, ``n_classes >= 1``) or float64 targets
     (regression, ``n_classes = 0``).  Parameters as :class:`CARTClassifier` but already
     resolved: ``max_features`` a count (None = all), ``min_samples_*`` counts,
@@ -181,32 +190,34 @@ def build_tree(
         d_off, d_val = np.zeros(p + 1, dtype=np.int64), np.empty(0, dtype=np.float64)
     min_leaf = int(min_samples_leaf)
     order, xs = presort(X)
-    (cl, cr, feat, thr, imp, nsamp, wsamp, stats, ncand, cmask, impr) = grow_tree(
-        order,
-        xs,
-        y_code,
-        y_val,
-        w,
-        task == "classification",
-        max(n_classes, 1),
-        crit,
-        is_cat.astype(np.uint8),
-        n_cats,
-        strat,
-        k,
-        va,
-        bool(fallback),
-        d_off,
-        d_val,
-        k if splitter == "dics_paper" and n_candidates is not None else 0,
-        bool(dics_remove_used),
-        _INT_MAX if max_depth is None else int(max_depth),
-        max(int(min_samples_split), 2 * min_leaf),
-        min_leaf,
-        p if max_features is None else int(max_features),
-        0 if max_leaf_nodes is None else int(max_leaf_nodes),
-        float(min_impurity_decrease),
-        rng,
+    (cl, cr, feat, thr, imp, nsamp, wsamp, stats, ncand, cmask, impr, miss_left, n_miss) = (
+        grow_tree(
+            order,
+            xs,
+            y_code,
+            y_val,
+            w,
+            task == "classification",
+            max(n_classes, 1),
+            crit,
+            is_cat.astype(np.uint8),
+            n_cats,
+            strat,
+            k,
+            va,
+            bool(fallback),
+            d_off,
+            d_val,
+            k if splitter == "dics_paper" and n_candidates is not None else 0,
+            bool(dics_remove_used),
+            _INT_MAX if max_depth is None else int(max_depth),
+            max(int(min_samples_split), 2 * min_leaf),
+            min_leaf,
+            p if max_features is None else int(max_features),
+            0 if max_leaf_nodes is None else int(max_leaf_nodes),
+            float(min_impurity_decrease),
+            rng,
+        )
     )
     cat_offsets, cat_values = _category_sets(cl, feat, is_cat, cmask)
     return GrownTree(
@@ -225,6 +236,8 @@ def build_tree(
         cat_offsets=cat_offsets,
         cat_values=cat_values,
         dictionary=dictionary,
+        missing_go_to_left=miss_left,
+        n_missing=n_miss,
     )
 
 
@@ -249,7 +262,8 @@ def _training_arrays(X, y, task, sample_weight, is_categorical, n_categories):
     if n_categories is None:
         n_cats = np.zeros(p, dtype=np.int64)
         for j in np.flatnonzero(is_cat):
-            n_cats[j] = int(X[:, j].max()) + 1 if n else 1
+            observed = X[~np.isnan(X[:, j]), j]
+            n_cats[j] = int(observed.max()) + 1 if observed.size else 1
     else:
         n_cats = np.asarray(n_categories, dtype=np.int64)
     if sample_weight is None:

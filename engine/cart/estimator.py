@@ -164,6 +164,7 @@ class _BaseCART(BaseEstimator):
         n_cats = np.zeros(p, dtype=np.int64)
         for j in np.flatnonzero(mask):
             col = X[:, j]
+            col = col[~np.isnan(col)]  # missing codes are routed, not a category
             if np.any(col < 0) or np.any(col != np.round(col)):
                 raise ValueError(
                     f"categorical feature {j} must hold integer codes 0, 1, 2, ... (got "
@@ -231,7 +232,9 @@ class _BaseCART(BaseEstimator):
 
     def _check_X_predict(self, X):
         check_is_fitted(self, "tree_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        X = validate_data(
+            self, X, reset=False, dtype=np.float64, order="C", ensure_all_finite="allow-nan"
+        )
         if not X.flags.writeable:
             X = X.copy()
         return X
@@ -252,7 +255,7 @@ class _BaseCART(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan = True
         tags.input_tags.sparse = False
         return tags
 
@@ -261,7 +264,13 @@ def _prepare_X(est, X, y):
     """Validated float64 C-contiguous writable ``X`` (numba compiles a separate
     specialisation for readonly arrays, e.g. memory maps) and ``y``."""
     X, y = validate_data(
-        est, X, y, dtype=np.float64, order="C", y_numeric=est._task == "regression"
+        est,
+        X,
+        y,
+        dtype=np.float64,
+        order="C",
+        y_numeric=est._task == "regression",
+        ensure_all_finite="allow-nan",
     )
     if not X.flags.writeable or not X.flags.c_contiguous:
         X = np.array(X, dtype=np.float64, order="C")

@@ -84,6 +84,9 @@ class TreeArrays:
       row whose ``x[feature]`` is missing (NaN) goes to the left child iff it is 1 (0 at
       leaves).  A tree with it accepts NaN in :meth:`apply` and :meth:`predict`; a tree
       without it refuses NaN with a message (it has no rule for missing values).
+    * ``n_missing`` - int64 per node: the training rows with a missing ``x[feature]`` the
+      node's split routed by ``missing_go_to_left`` (0 at leaves; shown in the tree
+      figure's hover).
 
     Arrays are copied and cast in ``__post_init__``; treat the object as immutable
     afterwards (depths and parents are computed once).
@@ -119,6 +122,7 @@ class TreeArrays:
     cat_offsets: np.ndarray | None = None
     cat_values: np.ndarray | None = None
     missing_go_to_left: np.ndarray | None = None
+    n_missing: np.ndarray | None = None
     _depth: np.ndarray = field(init=False, repr=False)
     _parent: np.ndarray = field(init=False, repr=False)
     _routing: tuple | None = field(default=None, init=False, repr=False)
@@ -272,6 +276,11 @@ class TreeArrays:
             if np.any((side != 0) & (side != 1)):
                 raise ValueError("missing_go_to_left must hold 0 or 1 at every node")
             self.missing_go_to_left = np.where(leaf, 0, side).astype(np.uint8)
+        if self.n_missing is not None:
+            count = _as_1d("n_missing", self.n_missing, np.int64, n)
+            if np.any(count < 0) or np.any(count > self.n_node_samples):
+                raise ValueError("n_missing must lie in [0, n_node_samples] at every node")
+            self.n_missing = np.where(leaf, 0, count)
         if self.cat_offsets is not None:
             has = np.diff(self.cat_offsets) > 0
             if np.any(has & leaf):
@@ -635,6 +644,7 @@ class TreeArrays:
             "cat_offsets": ints(self.cat_offsets),
             "cat_values": ints(self.cat_values),
             "missing_go_to_left": ints(self.missing_go_to_left),
+            "n_missing": ints(self.n_missing),
         }
 
     @classmethod
@@ -690,6 +700,7 @@ class TreeArrays:
             cat_offsets=ints("cat_offsets"),
             cat_values=ints("cat_values"),
             missing_go_to_left=ints("missing_go_to_left"),
+            n_missing=ints("n_missing"),
         )
 
     def to_json(self, indent: int | None = None) -> str:
