@@ -524,8 +524,8 @@ def test_errors():
     with pytest.raises(ValueError):
         tg.shapley(model, x[:3], class_index=0)
     bad = x.copy()
-    bad[1] = np.nan
-    with pytest.raises(ValueError):
+    bad[1] = np.inf
+    with pytest.raises(ValueError, match="inf"):
         tg.banzhaf(model, bad, class_index=0)
     with pytest.raises(TypeError, match="unsupported model"):
         tg.shapley(object(), x)
@@ -952,9 +952,12 @@ def test_walk_kernels_inputs():
         tg.shapley(T, bad, class_index=c)
     with pytest.raises(ValueError, match="inf"):
         tg.shapley(T, bad[4], class_index=c)
-    bad[4, 2] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
-        tg.banzhaf(T, bad, class_index=c)
+    bad[4, 2] = np.nan  # a tree without a missing-value rule refuses NaN
+    no_rule = TreeArrays.from_dict({**T.to_dict(), "missing_go_to_left": None})
+    with pytest.raises(ValueError, match="no rule for missing values"):
+        tg.banzhaf(no_rule, bad, class_index=c)
+    with pytest.raises(ValueError, match="no rule for missing values"):
+        tg.shapley(no_rule, bad[4], class_index=c)
     ro = X[:6].copy()
     ro.flags.writeable = False
     for variant in (

@@ -872,13 +872,18 @@ def diag_batch_serial(offs, left, right, feat, parent, ratio, lv, GL, t, wq, max
 
 
 @njit
-def goleft_plain(left, feat, thr, X, out):
+def goleft_plain(left, feat, thr, missing_go_to_left, X, out):
     """``out[r, u] = 1`` where row ``r`` goes left at internal node ``u``
-    (``x[feat[u]] <= thr[u]``; threshold splits only).  ``out`` uint8 ``(m, n_nodes)``."""
+    (``x[feat[u]] <= thr[u]``; threshold splits only; a NaN ``x[feat[u]]`` goes left iff
+    ``missing_go_to_left[u]``, uint8 per node).  ``out`` uint8 ``(m, n_nodes)``."""
     for r in range(X.shape[0]):
         for u in range(left.shape[0]):
             if left[u] >= 0:
-                out[r, u] = 1 if X[r, feat[u]] <= thr[u] else 0
+                v = X[r, feat[u]]
+                if v != v:
+                    out[r, u] = missing_go_to_left[u]
+                else:
+                    out[r, u] = 1 if v <= thr[u] else 0
 
 
 # ---------------------------------------------------------------------------------------

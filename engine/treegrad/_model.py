@@ -40,6 +40,9 @@ class Packed:
     model: TreeArrays | TreeEnsemble
     class_index: int
     _walk: Walk | None = None
+    #: uint8 per packed node: the side of the missing values (1 = left; 0 for trees
+    #: without a missing-value rule, which never see NaN: ``check_X`` refuses it)
+    missing_go_to_left: np.ndarray | None = None
 
     @property
     def plain(self) -> bool:
@@ -55,8 +58,10 @@ class Packed:
     def check_X(self, X: Any, finite: bool = True) -> tuple[np.ndarray, bool]:
         """Rows as float64 C-contiguous 2-D; returns ``(X2d, was_1d)``.
 
-        Raises ``ValueError`` (wrong number of features, NaN/inf, non-numeric, > 2-D).
-        A writable float64 C-contiguous array of the right width is used as is (a view);
+        Raises ``ValueError`` (wrong number of features, inf, non-numeric, > 2-D; NaN
+        unless the model routes missing values: a :class:`TreeArrays` with
+        ``missing_go_to_left``, whose NaN rows then follow that side at every split of the
+        multilinear extension, as shap's TreeExplainer does).  A writable float64 C-contiguous array of the right width is used as is (a view);
         with ``finite=False`` its values are not checked here (the caller's kernel counts
         non-finite values and calls this again with ``finite=True`` to raise).
         """
@@ -79,24 +84,22 @@ class Packed:
             raise ValueError(
                 f"X must be 1-D (one sample) or 2-D (samples x features), got {arr.ndim}-D"
             )
-        out = self.model.check_X(arr)
-        if np.isnan(out).any():
-            raise ValueError(
-                "X contains NaN; TreeGrad needs observed feature values: impute or drop "
-                "those rows before explaining them"
-            )
-        if not np.all(np.isfinite(out)):
+        out = self.model.check_X(arr)  # NaN refused unless the tree routes it
+        if np.isinf(out).any():
             raise ValueError("X contains inf; TreeGrad needs finite feature values")
         return out, was_1d
 
     def goleft(self, X: np.ndarray) -> np.ndarray:
-        """uint8 ``(n_samples, n_nodes)``: 1 where the sample goes left at an internal node."""
+        """uint8 ``(n_samples, n_nodes)``: 1 where the sample goes left at an internal node
+        (a NaN value by the node's ``missing_go_to_left``)."""
         m = X.shape[0]
         out = np.zeros((m, self.left.shape[0]), dtype=np.uint8)
         if not any(t.has_categorical_splits for t in self.trees):
             from engine.treegrad._kernels import goleft_plain
 
-            goleft_plain(self.left, np.maximum(self.feat, 0), self.thr, X, out)
+            goleft_plain(
+                self.left, np.maximum(self.feat, 0), self.thr, self.missing_go_to_left, X, out
+            )
             return out
         for t, tree in enumerate(self.trees):
             o = int(self.offs[t])
@@ -106,11 +109,15 @@ class Packed:
             thr = tree.routing_arrays()[3]
             cols = X[:, tree.feature[internal]]
             gl = cols <= thr[internal]
+            side = self.missing_go_to_left[o + self.new_ids[t][internal]]
+            gl = np.where(np.isnan(cols), side[None, :] == 1, gl)
             if tree.has_categorical_splits:
                 for k, node in enumerate(internal):
                     cats = tree.category_set(int(node))
                     if cats is not None:
-                        gl[:, k] = np.isin(cols[:, k], cats.astype(np.float64))
+                        gl[:, k] = np.isin(cols[:, k], cats.astype(np.float64)) | (
+                            np.isnan(cols[:, k]) & (side[k] == 1)
+                        )
             out[:, o + self.new_ids[t][internal]] = gl
         return out
 
@@ -308,7 +315,7 @@ def _pack(model: TreeArrays | TreeEnsemble, c: int) -> Packed:
     sizes = [p[0].node_count for p in parts]
     offs = np.zeros(len(parts) + 1, dtype=np.int64)
     offs[1:] = np.cumsum(sizes)
-    left, right, feat, parent, ratio, cover, rv, lv, thr = ([] for _ in range(9))
+    left, right, feat, parent, ratio, cover, rv, lv, thr, miss = ([] for _ in range(10))
     new_ids = []
     for (tree, w, col), o in zip(parts, offs[:-1], strict=True):
         cl = tree.children_left.astype(np.int64)
@@ -335,6 +342,8 @@ def _pack(model: TreeArrays | TreeEnsemble, c: int) -> Packed:
         rv.append(val[old])
         lv.append((val * cov / croot)[old])
         thr.append(tree.routing_arrays()[3].astype(np.float64)[old])
+        side = tree.missing_go_to_left
+        miss.append(np.zeros(cl.size, np.uint8) if side is None else side[old])
     cat = [
         np.ascontiguousarray(np.concatenate(a))
         for a in (left, right, feat, parent, ratio, cover, rv, lv, thr)
@@ -353,4 +362,5 @@ def _pack(model: TreeArrays | TreeEnsemble, c: int) -> Packed:
         offset=offset,
         model=model,
         class_index=c,
+        missing_go_to_left=np.ascontiguousarray(np.concatenate(miss), dtype=np.uint8),
     )

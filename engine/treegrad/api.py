@@ -126,7 +126,8 @@ def _pool(n_threads: int) -> ThreadPoolExecutor:
 def _walk_call(P: Packed, X: np.ndarray, t: np.ndarray, omt: np.ndarray, wq: np.ndarray):
     """``sum_q wq[q] grad fbar(t[q] 1)`` ``(m, n_features)`` and ``fbar(t[q] 1)`` without
     the offset ``(m, Q)`` by the pre-order walk kernel :func:`_kernels.shap_rows` (``t`` in
-    (0, 1)).  ``X`` comes from ``P.check_X(x, finite=False)``: a non-finite value raises.
+    (0, 1)).  ``X`` comes from ``P.check_X(x, finite=False)``: a non-finite value raises,
+    but NaN in a tree that routes missing values (then the goleft table routes the rows).
 
     Below :data:`SERIAL_WORK` node visits the kernel runs in the calling thread; above, its
     blocks of samples are shared among ``numba.get_num_threads()`` worker threads (the
@@ -136,13 +137,14 @@ def _walk_call(P: Packed, X: np.ndarray, t: np.ndarray, omt: np.ndarray, wq: np.
     """
     W = P.walk()
     m = X.shape[0]
+    plain = W.plain
     if kernels.count_nonfinite(X):
-        P.check_X(X)  # raises with the usual message
-        raise ValueError("X contains NaN or inf")
+        P.check_X(X)  # raises with the usual message, unless the NaN are routed
+        plain = False  # NaN rows follow missing_go_to_left: the goleft table routes them
     out = np.empty((m, P.n_features), dtype=np.float64)
     fb = np.empty((m, t.shape[0]), dtype=np.float64)
-    GL = _NO_GOLEFT if W.plain else P.goleft(X)
-    args = (P.offs, W.ints, W.floats, X, GL, W.plain, t, omt, wq, W.max_depth, out, fb)
+    GL = _NO_GOLEFT if plain else P.goleft(X)
+    args = (P.offs, W.ints, W.floats, X, GL, plain, t, omt, wq, W.max_depth, out, fb)
     n_blocks = -(-m // kernels.BLOCK_ROWS)
     threads = min(n_blocks, int(numba.get_num_threads()))
     if threads <= 1 or m * t.shape[0] * W.ints.shape[0] < SERIAL_WORK:
