@@ -89,11 +89,25 @@ class _PartitionBase(BaseEstimator):
     def _prepare(self, X, y):
         """Validated ``X`` (float64 ``(n, d)``) and ``y`` as float64 values (class codes
         for a classifier); sets the fitted input attributes.  scikit-learn's checks and
-        messages (2-D, no NaN / inf, dense, class labels / numeric y), raised as
-        :class:`engine.data.DataError`."""
+        messages (2-D, no inf, dense, class labels / numeric y; NaN in X is kept: the
+        trees route it), raised as :class:`engine.data.DataError`."""
+        ndim = getattr(X, "ndim", None)
+        if ndim is None:
+            ndim = np.ndim(X)
+        if ndim != 2:
+            raise DataError(
+                f"X must be 2-D (rows x features), got a {ndim}-D array: for a single "
+                "feature pass X.reshape(-1, 1) (or a one-column table)"
+            )
         try:
             X, y = validate_data(
-                self, X, y, dtype=np.float64, order="C", y_numeric=not self._discrete
+                self,
+                X,
+                y,
+                dtype=np.float64,
+                order="C",
+                y_numeric=not self._discrete,
+                ensure_all_finite="allow-nan",
             )
             if self._discrete:
                 check_classification_targets(y)
@@ -110,9 +124,10 @@ class _PartitionBase(BaseEstimator):
         n_cats = np.zeros(d, dtype=np.int64)
         for j in np.flatnonzero(is_cat):
             col = X[:, j]
+            col = col[~np.isnan(col)]  # missing values are routed, not a category code
             if np.any(col < 0) or np.any(col != np.round(col)):
                 raise DataError(f"categorical feature {j} must hold codes 0..k-1")
-            n_cats[j] = int(col.max()) + 1
+            n_cats[j] = int(col.max()) + 1 if col.size else 1
         self.is_categorical_ = is_cat
         self.n_categories_ = n_cats
         self.n_features_in_ = d
@@ -168,18 +183,20 @@ class _PartitionBase(BaseEstimator):
     # -- unnormalised per-tree pieces -------------------------------------------------------
     def _check_X(self, X):
         """``X`` validated against the fitted input (scikit-learn's checks: 2-D, the
-        number of features and their names, no NaN / inf), as float64; raises
+        number of features and their names, no inf; NaN kept), as float64; raises
         :class:`engine.data.DataError`."""
         try:
-            return validate_data(self, X, reset=False, dtype=np.float64, order="C")
+            return validate_data(
+                self, X, reset=False, dtype=np.float64, order="C", ensure_all_finite="allow-nan"
+            )
         except ValueError as exc:
             raise DataError(str(exc)) from exc
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # the trees do not route missing values (yet): NaN is refused with scikit-learn's
-        # message; sparse X is refused (the scans read dense columns)
-        tags.input_tags.allow_nan = False
+        # NaN in X is routed by each X split's learnt side (engine.partition.growth);
+        # sparse X is refused (the scans read dense columns)
+        tags.input_tags.allow_nan = True
         tags.input_tags.sparse = False
         return tags
 

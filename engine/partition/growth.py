@@ -7,6 +7,12 @@ both children). Leaves are pushed on a max-heap keyed by their best split's gain
 Node kinds: 0 leaf, 1 continuous X split (``x <= threshold`` goes left), 2 categorical X split
 (codes in ``cat_left`` go left, unseen codes right), 3 continuous Y split (``y <= threshold``
 left), 4 categorical Y split (classes in ``cat_left`` go left).
+
+Missing values (NaN in X) are routed by ``missing_left`` at every X split, learnt as CART
+learns it (:mod:`engine.cart`): a continuous split scores the NaN rows on each side
+(:func:`engine.partition.scans._scan_sorted_x`), a categorical split treats "missing" as
+one more category (its side is part of the best subset); a split whose feature has no NaN
+at the node sends NaN met later to the child with more X rows.
 """
 
 from __future__ import annotations
@@ -62,6 +68,8 @@ class PartitionTreeArrays:
     ylo: np.ndarray  # continuous y: A_Y = [ylo, yhi]
     yhi: np.ndarray
     ymask: np.ndarray | None  # discrete y: (n_nodes, n_classes) bool, A_Y
+    missing_left: np.ndarray | None = None  # uint8: NaN goes left at an X split iff 1
+    n_missing: np.ndarray | None = None  # int64: NaN X rows an X split routed
     cat_left: list = field(default_factory=list)  # per node: bool mask or None
     discrete_y: bool = False
     n_classes: int = 0
@@ -119,7 +127,8 @@ def _best_split(
     rng,
     cont_pos=None,
 ):
-    """(gain, kind, feature, threshold, left_mask) of the node's best split, or None."""
+    """(gain, kind, feature, threshold, left_mask, missing_left) of the node's best split,
+    or None."""
     nxy = float(node.rows_xy.shape[0])
     nx = float(node.rows_x.shape[0])
     if nxy == 0:
@@ -135,28 +144,37 @@ def _best_split(
     try:
         cont = feats[~is_cat[feats]]
         if cont.shape[0] and node.order is not None and cont_pos is not None:
-            g, f, t = best_x_presorted(
+            g, f, t, side = best_x_presorted(
                 X, node.order, cont_pos[cont], cont, in_xy, nxy, nx, n_total, mxy, mx
             )
             if g > 0:
-                best = (g, X_CONT, int(f), float(t), None)
+                best = (g, X_CONT, int(f), float(t), None, int(side))
         elif cont.shape[0]:
-            g, f, t = best_x_continuous(X, node.rows_x, in_xy, cont, nxy, nx, n_total, mxy, mx)
+            g, f, t, side = best_x_continuous(
+                X, node.rows_x, in_xy, cont, nxy, nx, n_total, mxy, mx
+            )
             if g > 0:
-                best = (g, X_CONT, int(f), float(t), None)
+                best = (g, X_CONT, int(f), float(t), None, int(side))
         for f in feats[is_cat[feats]]:
             col = X[:, f]
             k = int(n_cats[f])
-            a, b = category_counts(col, node.rows_xy, node.rows_x, k)
-            order = np.empty(k, dtype=np.int64)
+            # "missing" is category k: its side is part of the best subset
+            codes = np.where(np.isnan(col), float(k), col) if np.isnan(col).any() else col
+            a, b = category_counts(codes, node.rows_xy, node.rows_x, k + 1)
+            order = np.empty(k + 1, dtype=np.int64)
             g, nl = scan_categorical(
                 a, b, b > 0, False, nxy, nx, 1.0, n_total, mxy, mx, order, b, 0.0
             )
             # ties between features go to the lower index (as a scan in column order)
             if g > 0 and (best is None or g > best[0] or (g == best[0] and f < best[2])):
-                mask = np.zeros(k, dtype=bool)
+                mask = np.zeros(k + 1, dtype=bool)
                 mask[order[:nl]] = True
-                best = (g, X_CAT, int(f), np.nan, mask)
+                if b[k] > 0:
+                    side = int(mask[k])
+                else:  # no NaN here: later NaN go to the child with more X rows
+                    n_left = b[:k][mask[:k]].sum()
+                    side = int(n_left > nx - n_left)
+                best = (g, X_CAT, int(f), np.nan, mask[:k], side)
         if discrete_y:
             a, ny_c = category_counts(y, node.rows_xy, node.rows_y, n_classes)
             order = np.empty(n_classes, dtype=np.int64)
@@ -181,7 +199,7 @@ def _best_split(
             if g >= 0 and (best is None or g > best[0]):
                 mask = np.zeros(n_classes, dtype=bool)
                 mask[order[:nl]] = True
-                best = (g, Y_CAT, -1, np.nan, mask)
+                best = (g, Y_CAT, -1, np.nan, mask, 0)
         else:
             vs, fs = sorted_with_flags(y, node.rows_y, in_xy)
             out = np.empty(vs.shape[0])
@@ -189,7 +207,7 @@ def _best_split(
                 vs, fs, nxy, nx, node.ylo, node.yhi, True, n_total, mxy, mx, my, min_width, out
             )
             if g >= 0 and (best is None or g > best[0]):
-                best = (g, Y_CONT, -1, float(t), None)
+                best = (g, Y_CONT, -1, float(t), None, 0)
     finally:
         in_xy[node.rows_xy] = 0.0
     return best
@@ -284,6 +302,8 @@ def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gr
                 yhi=node.yhi,
                 ymask=node.ymask,
                 cat_left=None,
+                missing_left=0,
+                n_missing=0,
             )
         )
 
@@ -318,18 +338,12 @@ def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gr
         heapq.heappush(heap, (-best[0], counter, root, best))
     n_leaves = 1
     while heap and n_leaves < params.max_leaves:
-        _, _, node, (g, kind, f, t, mask) = heapq.heappop(heap)
+        _, _, node, (g, kind, f, t, mask, side) = heapq.heappop(heap)
+        n_miss = 0
         if kind == X_CONT or kind == X_CAT:
-            go_xy = (
-                (X[node.rows_xy, f] <= t)
-                if kind == X_CONT
-                else mask[X[node.rows_xy, f].astype(np.int64)]
-            )
-            go_x = (
-                (X[node.rows_x, f] <= t)
-                if kind == X_CONT
-                else mask[X[node.rows_x, f].astype(np.int64)]
-            )
+            go_xy = _x_goes_left(kind, X[node.rows_xy, f], t, mask, side)
+            go_x = _x_goes_left(kind, X[node.rows_x, f], t, mask, side)
+            n_miss = int(np.isnan(X[node.rows_x, f]).sum())
             orders = (None, None)
             if node.order is not None:  # stable filter of the sorted rows: still sorted
                 goes[node.rows_x] = go_x
@@ -377,7 +391,15 @@ def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gr
                 )
             ]
         rec = nodes[node.id]
-        rec.update(kind=kind, feature=f, threshold=t, gain=g, cat_left=mask)
+        rec.update(
+            kind=kind,
+            feature=f,
+            threshold=t,
+            gain=g,
+            cat_left=mask,
+            missing_left=side,
+            n_missing=n_miss,
+        )
         for side, kid in zip(("left", "right"), kids, strict=True):
             add(kid)
             rec[side] = kid.id
@@ -412,6 +434,8 @@ def _finish(nodes, discrete_y, n_classes, y_box, n, trace) -> PartitionTreeArray
         ylo=col("ylo", np.float64),
         yhi=col("yhi", np.float64),
         ymask=ymask,
+        missing_left=col("missing_left", np.uint8),
+        n_missing=col("n_missing", np.int64),
         cat_left=[d["cat_left"] for d in nodes],
         discrete_y=discrete_y,
         n_classes=n_classes,
@@ -421,15 +445,25 @@ def _finish(nodes, discrete_y, n_classes, y_box, n, trace) -> PartitionTreeArray
     )
 
 
-def _go_left_x(tree, node, xcol):
-    if tree.kind[node] == X_CONT:
-        return xcol <= tree.threshold[node]
-    codes = xcol.astype(np.int64)
-    mask = tree.cat_left[node]
-    inside = (codes >= 0) & (codes < mask.shape[0])
-    out = np.zeros(xcol.shape[0], dtype=bool)
-    out[inside] = mask[codes[inside]]
+def _x_goes_left(kind, xcol, threshold, mask, missing_left):
+    """bool per value of an X split: ``x <= threshold`` (continuous) or the code in
+    ``mask`` (categorical; unseen codes right); NaN left iff ``missing_left``."""
+    nan = np.isnan(xcol)
+    if kind == X_CONT:
+        out = xcol <= threshold
+    else:
+        codes = np.where(nan, -1, xcol).astype(np.int64)
+        inside = (codes >= 0) & (codes < mask.shape[0])
+        out = np.zeros(xcol.shape[0], dtype=bool)
+        out[inside] = mask[codes[inside]]
+    if missing_left:
+        out |= nan
     return out
+
+
+def _go_left_x(tree, node, xcol):
+    side = 0 if tree.missing_left is None else int(tree.missing_left[node])
+    return _x_goes_left(tree.kind[node], xcol, tree.threshold[node], tree.cat_left[node], side)
 
 
 def slice_leaves(tree: PartitionTreeArrays, X: np.ndarray):

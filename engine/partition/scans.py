@@ -162,33 +162,57 @@ def sorted_with_flags(values, rows, in_xy):
 
 @njit
 def _scan_sorted_x(X, srt, f, in_xy, nxy, parent, n_total, min_xy, min_x, vs, fs):
-    """Best threshold of column ``f`` given the node's X rows ``srt`` sorted by it."""
+    """Best threshold of column ``f`` given the node's X rows ``srt`` sorted by it (NaN
+    last).  Returns ``(gain, threshold, missing_left)``.
+
+    Missing values (CART's rule, :mod:`engine.cart`): with NaN rows at the node every
+    threshold between distinct observed values is scored with the NaN rows left and
+    right (their X and XY rows counted on that side), plus 'every observed row left, the
+    NaN rows right' (threshold +inf); without NaN rows, NaN met later goes to the child
+    with more X rows (``missing_left`` 1 iff the left one)."""
     m = srt.shape[0]
     for i in range(m):
         vs[i] = X[srt[i], f]
         fs[i] = in_xy[srt[i]]
+    m_obs = m
+    while m_obs > 0 and vs[m_obs - 1] != vs[m_obs - 1]:
+        m_obs -= 1
+    miss_x = float(m - m_obs)
+    miss_xy = 0.0
+    for i in range(m_obs, m):
+        miss_xy += fs[i]
     fbest = -1.0
     ft = np.nan
+    fside = 0
     c_xy = 0.0
-    for i in range(m - 1):
+    for i in range(m_obs):
         c_xy += fs[i]
-        if vs[i + 1] <= vs[i]:
+        last = i == m_obs - 1
+        if last:
+            if miss_x == 0.0:
+                break
+        elif vs[i + 1] <= vs[i]:
             continue
-        lxy = c_xy
-        rxy = nxy - c_xy
-        if lxy < min_xy or rxy < min_xy:
-            continue
-        lx = i + 1.0
-        rx = m - lx
-        if lx < min_x or rx < min_x:
-            continue
-        g = (xlogy_ratio(lxy, lx, 1.0) + xlogy_ratio(rxy, rx, 1.0) - parent) / n_total
-        if g < 0.0:
-            g = 0.0
-        if g > fbest:
-            fbest = g
-            ft = 0.5 * (vs[i] + vs[i + 1])
-    return fbest, ft
+        for side in range(1 if last else (2 if miss_x > 0.0 else 1)):
+            lxy = c_xy + side * miss_xy
+            rxy = nxy - lxy
+            if lxy < min_xy or rxy < min_xy:
+                continue
+            lx = i + 1.0 + side * miss_x
+            rx = m - lx
+            if lx < min_x or rx < min_x:
+                continue
+            g = (xlogy_ratio(lxy, lx, 1.0) + xlogy_ratio(rxy, rx, 1.0) - parent) / n_total
+            if g < 0.0:
+                g = 0.0
+            if g > fbest:
+                fbest = g
+                ft = np.inf if last else 0.5 * (vs[i] + vs[i + 1])
+                if miss_x > 0.0:
+                    fside = side
+                else:
+                    fside = 1 if lx > rx else 0
+    return fbest, ft, fside
 
 
 @njit
@@ -197,8 +221,8 @@ def best_x_continuous(X, rows_x, in_xy, feats, nxy, nx, n_total, min_xy, min_x):
 
     One call per node instead of :func:`sorted_with_flags` + :func:`scan_continuous` per
     feature (same candidates, gains and tie rule: the first feature and the first threshold
-    with the largest gain win). Returns ``(best_gain, feature, threshold)``; gain -1 and
-    feature -1 when no feature has a valid split.
+    with the largest gain win). Returns ``(best_gain, feature, threshold, missing_left)``;
+    gain -1 and feature -1 when no feature has a valid split.
     """
     m = rows_x.shape[0]
     v = np.empty(m)
@@ -209,6 +233,7 @@ def best_x_continuous(X, rows_x, in_xy, feats, nxy, nx, n_total, min_xy, min_x):
     best = -1.0
     best_f = -1
     best_t = np.nan
+    best_side = 0
     for fi in range(feats.shape[0]):
         f = feats[fi]
         for i in range(m):
@@ -216,12 +241,15 @@ def best_x_continuous(X, rows_x, in_xy, feats, nxy, nx, n_total, min_xy, min_x):
         o = np.argsort(v, kind="mergesort")
         for i in range(m):
             srt[i] = rows_x[o[i]]
-        fbest, ft = _scan_sorted_x(X, srt, f, in_xy, nxy, parent, n_total, min_xy, min_x, vs, fs)
+        fbest, ft, fside = _scan_sorted_x(
+            X, srt, f, in_xy, nxy, parent, n_total, min_xy, min_x, vs, fs
+        )
         if fbest > 0.0 and fbest > best:
             best = fbest
             best_f = f
             best_t = ft
-    return best, best_f, best_t
+            best_side = fside
+    return best, best_f, best_t, best_side
 
 
 @njit
@@ -251,16 +279,18 @@ def best_x_presorted(X, order, which, feats, in_xy, nxy, nx, n_total, min_xy, mi
     best = -1.0
     best_f = -1
     best_t = np.nan
+    best_side = 0
     for fi in range(feats.shape[0]):
         f = feats[fi]
-        fbest, ft = _scan_sorted_x(
+        fbest, ft, fside = _scan_sorted_x(
             X, order[which[fi]], f, in_xy, nxy, parent, n_total, min_xy, min_x, vs, fs
         )
         if fbest > 0.0 and fbest > best:
             best = fbest
             best_f = f
             best_t = ft
-    return best, best_f, best_t
+            best_side = fside
+    return best, best_f, best_t, best_side
 
 
 @njit
