@@ -27,6 +27,7 @@ import streamlit as st
 
 from engine import warmup
 from engine.data import (  # noqa: F401 (the labels are re-exported for the pages)
+    DEFAULT_MISSING,
     DEFAULT_NA_VALUES,
     LEVEL_CAP_LABEL,
     MANY_LEVEL_CHOICES,
@@ -545,9 +546,9 @@ def sidebar() -> None:
         list(MISSING_OPTIONS),
         key="missing",
         format_func=MISSING_OPTIONS.get,
-        help="drop: use only complete rows. keep: keep every row, with its missing values "
-        "(the Data page shows them; a method page that cannot route missing values yet "
-        "says so). error: stop and say which columns have gaps. Rows without a target "
+        help="keep (default): keep every row; the trees route missing values themselves "
+        "(each page says how; a method page that cannot route them yet says so). drop: "
+        "use only complete rows. error: stop and say which columns have gaps. Rows without a target "
         "value are always dropped, and counted.",
     )
     if "seed" not in st.session_state and str(st.query_params.get("seed", "")).isdigit():
@@ -655,7 +656,7 @@ def current_dataset(*, allow_missing: bool = False):
             target,
             None if task == "auto" else task,
             categorical,
-            st.session_state.get("missing", "drop"),
+            st.session_state.get("missing", DEFAULT_MISSING),
             tuple(left_out_columns(option)),
             int(st.session_state.get(f"max_levels::{option}") or MAX_CATEGORIES),
             st.session_state.get(f"many_levels::{option}", "other"),

@@ -15,7 +15,7 @@ from engine.figures.partition import (
     slice_figure,
 )
 from engine.jobs import Job
-from engine.partition.estimators import MAX_LEAVES_CLF, MAX_LEAVES_REG
+from engine.partition.estimators import MAX_LEAVES_CLF, MAX_LEAVES_REG, MISSING_VALUES_NOTE
 from engine.partition.explore import (
     comparison_steps,
     density_grid,
@@ -101,10 +101,11 @@ def stop_page() -> None:
     st.stop()
 
 
-ds = current_dataset()
+ds = current_dataset(allow_missing=True)
 if ds is None:
     stop_page()
 st.markdown(dataset_caption(ds))
+st.caption(MISSING_VALUES_NOTE)
 task = ds.task
 if ds.n_samples < 20:
     st.error(

@@ -8,6 +8,7 @@ import streamlit as st
 from engine.cart import CARTClassifier, CARTRegressor
 from engine.cart.candidates import strategies_for
 from engine.cart.dics import dics_dictionary
+from engine.cart.estimator import MISSING_VALUES_NOTE
 from engine.cart.profile import node_mask, split_profile, strategy_models
 from engine.compare import plan_comparison
 from engine.figures.splits import (
@@ -97,10 +98,11 @@ def stop_page() -> None:
     st.stop()
 
 
-ds = current_dataset()
+ds = current_dataset(allow_missing=True)
 if ds is None:
     stop_page()
 st.markdown(dataset_caption(ds))
+st.caption(MISSING_VALUES_NOTE)
 continuous = [j for j in range(ds.n_features) if not ds.is_categorical[j]]
 if not continuous:
     st.warning(

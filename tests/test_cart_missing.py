@@ -228,3 +228,18 @@ def test_nan_free_trees_are_unchanged_and_route_nan_to_the_larger_child():
     )
     np.testing.assert_array_equal(tree.missing_go_to_left[internal], larger_left)
     assert not tree.n_missing.any()
+
+
+def test_tree_figure_hover_shows_the_missing_rows_routed():
+    """Each split's hover says where missing values go and how many training rows with a
+    missing value it routed that way (the fitted ``n_missing``)."""
+    from engine.figures.tree import tree_figure
+
+    X, y = _data(2, 300, "regression", (0.3, 0.0, 0.0, 0.0))
+    tree = CARTRegressor(max_depth=2, min_samples_leaf=5).fit(X, y).tree_
+    fig = tree_figure(tree)
+    hovers = [h for trace in fig.data for h in (trace.hovertext or ())]
+    root = next(h for h in hovers if h.startswith("<b>node 0</b>"))
+    side = "left" if tree.missing_go_to_left[0] else "right"
+    assert f"missing values \u2192 {side} ({tree.n_missing[0]} training rows routed so)" in root
+    assert tree.n_missing[0] == np.isnan(X[:, tree.feature[0]]).sum()

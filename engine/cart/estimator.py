@@ -260,6 +260,15 @@ class _BaseCART(BaseEstimator):
         return tags
 
 
+#: How CART treats missing values, in one sentence (the pages draw it).
+MISSING_VALUES_NOTE = (
+    "Missing values: each split learns where the rows with a missing value go (both sides "
+    "are tried at every threshold, as scikit-learn does); a split whose feature had no "
+    "missing value in training sends them to its larger child. Candidate thresholds come "
+    "from the observed values."
+)
+
+
 def _prepare_X(est, X, y):
     """Validated float64 C-contiguous writable ``X`` (numba compiles a separate
     specialisation for readonly arrays, e.g. memory maps) and ``y``."""

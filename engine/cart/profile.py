@@ -31,7 +31,8 @@ def node_mask(tree, X: np.ndarray, node: int) -> np.ndarray:
 
     ``tree`` is an :class:`engine.tree.TreeArrays`; ``X`` float64 (n_samples, n_features).
     Follows the ancestors of ``node`` from the root, applying each split rule (``x <= t``
-    goes left; categorical set splits: code in the left set goes left).
+    goes left; categorical set splits: code in the left set goes left; a NaN goes left iff
+    the node's ``missing_go_to_left``).
 
     Raises
     ------
@@ -51,6 +52,8 @@ def node_mask(tree, X: np.ndarray, node: int) -> np.ndarray:
         x = X[:, tree.feature[a]]
         cats = tree.left_categories(a)
         left = np.isin(x, cats) if cats is not None else x <= tree.threshold[a]
+        if tree.missing_go_to_left is not None:
+            left = np.where(np.isnan(x), bool(tree.missing_go_to_left[a]), left)
         mask &= left if child == tree.children_left[a] else ~left
     return mask
 
@@ -218,7 +221,11 @@ def split_profile(
     Raises
     ------
     ValueError
-        Unknown strategy, a label-aware strategy for regression, NaN in ``X``.
+        Unknown strategy, a label-aware strategy for regression.
+
+    Rows whose ``feature`` is missing (NaN) are left out of the profile: the candidates
+    and gains are those of the observed values (the tree chooses the side of the missing
+    rows per split, see :mod:`engine.cart`).
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     x = np.ascontiguousarray(X[:, feature])
@@ -226,6 +233,9 @@ def split_profile(
         criterion, yv = "squared_error", np.asarray(y, dtype=np.float64)
     else:
         yv = np.asarray(y, dtype=np.int64)
+    observed = ~np.isnan(x)
+    if not observed.all():
+        x, yv = np.ascontiguousarray(x[observed]), yv[observed]
     t_all, g_all = exhaustive_gains(
         x, yv, criterion, n_classes=n_classes, min_samples_leaf=min_samples_leaf
     )

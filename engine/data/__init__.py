@@ -56,6 +56,7 @@ from engine.data.parsing import (
 )
 from engine.data.splitting import RowSplit, train_test_rows
 from engine.data.validation import (
+    DEFAULT_MISSING,
     LEVEL_CAP_LABEL,
     MANY_LEVEL_CHOICES,
     MANY_LEVEL_OPTIONS,
@@ -85,6 +86,7 @@ __all__ = [
     "MANY_LEVEL_CHOICES",
     "MANY_LEVEL_OPTIONS",
     "MANY_LEVELS_LABEL",
+    "DEFAULT_MISSING",
     "MISSING_CHOICES",
     "MISSING_LABEL",
     "SMALL_CLASS_CHOICES",

@@ -247,10 +247,12 @@ SMALL_CLASS_CHOICES = {
 }
 MISSING_LABEL = "Rows with missing values"
 MISSING_CHOICES = {
+    "keep": "keep them: the trees route missing values",
     "drop": "drop rows with missing values",
-    "keep": "keep rows with missing values",
     "error": "stop with an error",
 }
+#: the sidebar's default: tree methods handle missing values themselves (issue 14)
+DEFAULT_MISSING = "keep"
 
 
 def make_dataset(

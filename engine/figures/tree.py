@@ -155,6 +155,13 @@ def _hover(
     lines = [f"<b>node {node}</b> ({head}, depth {depth})"]
     if not leaf:
         lines.append(f"rule: {tree.rule(node, names)}  (True \u2192 left)")
+        if tree.missing_go_to_left is not None:
+            side = "left" if tree.missing_go_to_left[node] else "right"
+            routed = "" if tree.n_missing is None else int(tree.n_missing[node])
+            lines.append(
+                f"missing values \u2192 {side}"
+                + ("" if routed == "" else f" ({routed} training rows routed so)")
+            )
     if hidden is not None:
         lines.append(f"hidden below: {hidden[0]} nodes, {hidden[1]} leaves")
     n = int(tree.n_node_samples[node])

@@ -38,6 +38,12 @@ from engine.partition.growth import (
 )
 
 DEFAULT_FLOOR = 1e-9
+#: How the Partition Tree / Forest treat missing values, in one sentence (pages draw it).
+MISSING_VALUES_NOTE = (
+    "Missing values: each x split learns where the rows with a missing value go (scored on "
+    "both sides; for a categorical feature 'missing' is one more category); a split whose "
+    "feature had no missing value in training sends them to the child with more rows."
+)
 #: Default leaf budgets: classification trees usually stop earlier on min_samples; 512
 #: leaves reach the reference log-losses on digits (5-fold CV; see tests).
 MAX_LEAVES_REG = 32
