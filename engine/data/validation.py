@@ -275,8 +275,9 @@ def make_dataset(
         target: name of the column to predict.
         task: ``'classification'``, ``'regression'`` or ``None``/``'auto'`` to infer:
             a text or yes/no target, or a whole-number target with at most
-            :data:`MAX_CLASSES_INFERRED` (20) distinct values, is classification;
-            anything else numeric is regression.
+            :data:`MAX_CLASSES_INFERRED` (20) distinct values, is classification,
+            unless every row has its own value (more than 2 rows: e.g. whole-dollar
+            prices); anything else numeric is regression.
         categorical: extra column names to treat as categories (e.g. a 0/1/2 code);
             text and yes/no columns are always categorical.
         missing: what to do with missing feature values: ``'error'`` (default) raises;
@@ -671,9 +672,11 @@ def _encode_target(
         n_distinct = len(np.unique(tvals))
         if task is None:
             integral = bool(np.all(tvals == np.round(tvals)))
+            # a value per row (prices, amounts, measurements) is not a set of classes
+            all_distinct = n_distinct == len(tvals) and len(tvals) > 2
             task = (
                 "classification"
-                if integral and n_distinct <= MAX_CLASSES_INFERRED
+                if integral and n_distinct <= MAX_CLASSES_INFERRED and not all_distinct
                 else "regression"
             )
     else:
