@@ -341,6 +341,8 @@ def test_parse_report_lists_every_change(app, root):
 def test_passenger_list_loads_with_its_name_column_left_out(app, root):
     option = _upload_fixture(app, root, "passengers.csv")
     app.selectbox(key=f"target::{option}").set_value("Survived").run()
+    assert app.selectbox(key="missing").value == "keep"  # the default: trees route them
+    app.selectbox(key="missing").set_value("drop").run()
     assert not app.exception and not app.error
     assert app.multiselect(key=f"left_out::{option}").value == ["PassengerId", "Name", "Ticket"]
     caption = next(m.value for m in app.markdown if "rows x" in m.value)
@@ -352,7 +354,7 @@ def test_passenger_list_loads_with_its_name_column_left_out(app, root):
         )
         for i in app.info
     )
-    # the sidebar's third choice keeps them all
+    # the default keeps them all
     app.selectbox(key="missing").set_value("keep").run()
     assert not app.exception and not app.error
     assert any("60 rows x 8 features" in m.value for m in app.markdown)
@@ -382,6 +384,7 @@ def test_level_cap_is_a_setting(app, root):
 
 def test_small_classes_are_kept_or_dropped(app, root):
     option = _upload_fixture(app, root, "target_missing_stray.csv")
+    app.selectbox(key="missing").set_value("drop").run()
     assert not app.error
     assert any(i.value.startswith("Class '3' (1 row) of the target 'animal'") for i in app.info)
     assert any("3 classes" in m.value for m in app.markdown)
@@ -408,24 +411,38 @@ METHOD_PAGES = (
 
 
 def test_missing_values_kept_on_the_data_page_and_explained_on_method_pages(app, root):
-    """A car table where every row has a gap: 'drop' says to keep them; 'keep' shows the
-    data; each method page (none routes missing values yet) says so, no traceback."""
+    """A car table where every row has a gap: 'drop' says to keep them; 'keep' (the
+    default) shows the data; the pages whose trees route missing values run on it and say
+    how in a caption, the others say they cannot yet; no traceback."""
     option = _upload_fixture(app, root, "cars.csv")
     app.selectbox(key=f"target::{option}").set_value("origin").run()
+    app.selectbox(key="missing").set_value("drop").run()
     assert any("Every row has a missing value" in e.value for e in app.error)
     app.selectbox(key="missing").set_value("keep").run()
     assert not app.exception and not app.error
     assert any("22 rows x 8 features" in m.value for m in app.markdown)
     app.selectbox(key=f"plot_feature::{option}").set_value("horsepower").run()
     assert any(c.value == "4 rows with no value for horsepower are not drawn." for c in app.caption)
+    from engine.cart.estimator import MISSING_VALUES_NOTE as CART_NOTE
+    from engine.partition.estimators import MISSING_VALUES_NOTE as PARTITION_NOTE
+
+    routed = {
+        "pages/split_strategies.py": CART_NOTE,
+        "pages/conditional_density.py": PARTITION_NOTE,
+    }
     for page in METHOD_PAGES:
         app.switch_page(page).run()
         assert not app.exception, (page, app.exception)
-        assert any(
+        cannot = any(
             w.value.startswith("**The methods on this page cannot use missing values yet.**")
             and "22 rows have 22 missing values" in w.value
             for w in app.warning
-        ), page
+        )
+        if page in routed:
+            assert not cannot and not app.error, page
+            assert any(c.value == routed[page] for c in app.caption), page
+        else:
+            assert cannot or any("issing values" in c.value for c in app.caption), page
     app.selectbox(key="missing").set_value("drop").run()
     app.switch_page("pages/data.py").run()
     assert any("Every row has a missing value" in e.value for e in app.error)

@@ -446,6 +446,8 @@ def test_categories_natural_order():
         ([0.5, 1.25] * 21, "regression"),  # floats
         ([1.0, 2.0] * 21, "classification"),  # whole-number floats
         ([True, False] * 21, "classification"),  # booleans
+        ([100 + 7 * i for i in range(15)], "regression"),  # a whole number per row
+        ([1, 2, 3, 1, 2, 3, 4], "classification"),  # repeated whole numbers
     ],
 )
 def test_task_inference(values, expected):
@@ -639,12 +641,15 @@ def test_messages_name_the_app_settings_before_the_parameters():
     gaps = pd.DataFrame({"x": [1.0, np.nan, 3.0, 4.0], "t": [0, 1, 0, 1]})
     msg = str(error_of(make_dataset, gaps, "t"))
     assert (
-        "Choose 'drop rows with missing values' or 'keep rows with missing values' under "
+        "Choose 'drop rows with missing values' or 'keep rows with missing values (trees route them)' under "
         "'Rows with missing values' in the sidebar (missing='drop' or 'keep')" in msg
     )
     every = pd.DataFrame({"x": [np.nan] * 3 + [1.0], "z": [1.0, 2.0, 3.0, np.nan], "t": [0, 1] * 2})
     msg = str(error_of(make_dataset, every, "t", missing="drop"))
-    assert "Choose 'keep rows with missing values' under 'Rows with missing values'" in msg
+    assert (
+        "Choose 'keep rows with missing values (trees route them)' under 'Rows with missing values'"
+        in msg
+    )
     levels = pd.DataFrame(
         {"c": [f"l{i % 5}" for i in range(40)], "x": np.arange(40.0) % 7, "t": [0, 1] * 20}
     )
@@ -1419,3 +1424,16 @@ def test_missing_values_kept_as_nan():
     assert any("rows have missing values" in w and "kept" in w for w in ds.warnings)
     # every row kept in 'keep'; the price column read from '$2,802'
     assert ds.X[1, ds.feature_names.index("price")] == 2802.0
+
+
+def test_currency_target_with_a_value_per_row_is_regression():
+    """Issue 14: whole-dollar prices, each row its own value, are amounts to predict, not
+    15 classes of one row each."""
+    import io
+
+    text = "size,price\n" + "\n".join(f'{i},"${1000 + 25 * i:,}"' for i in range(15))
+    frame = load_csv(io.BytesIO(text.encode()))
+    frame = frame[0] if isinstance(frame, tuple) else frame
+    ds = make_dataset(frame, "price")
+    assert ds.task == "regression"
+    assert ds.y[1] == 1025.0

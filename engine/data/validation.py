@@ -247,7 +247,7 @@ SMALL_CLASS_CHOICES = {
 }
 MISSING_LABEL = "Rows with missing values"
 MISSING_CHOICES = {
-    "keep": "keep them: the trees route missing values",
+    "keep": "keep rows with missing values (trees route them)",
     "drop": "drop rows with missing values",
     "error": "stop with an error",
 }
