@@ -649,25 +649,39 @@ def current_dataset(*, allow_missing: bool = False):
         st.warning(md(problem))
     task = st.session_state.get(f"task::{option}", "auto")
     categorical = tuple(st.session_state.get(f"categorical::{option}", ()))
-    try:
-        ds = _make(
+
+    def make(missing):
+        return _make(
             df,
             key,
             target,
             None if task == "auto" else task,
             categorical,
-            st.session_state.get("missing", DEFAULT_MISSING),
+            missing,
             tuple(left_out_columns(option)),
             int(st.session_state.get(f"max_levels::{option}") or MAX_CATEGORIES),
             st.session_state.get(f"many_levels::{option}", "other"),
             st.session_state.get(f"small_classes::{option}", "keep"),
         )
+
+    try:
+        ds = make(st.session_state.get("missing", DEFAULT_MISSING))
     except DataError as exc:
         st.error(f"**This dataset cannot be used as set up:** {md(exc)}")
         return None
     if ds.n_missing and not allow_missing:
-        st.warning(missing_values_message(ds))
-        return None
+        # this page's methods cannot route missing values yet: its complete rows, said so
+        try:
+            complete = make("drop")
+        except DataError:
+            st.warning(missing_values_message(ds))
+            return None
+        st.info(
+            f"The methods on this page cannot use missing values yet: the "
+            f"{ds.n_samples - complete.n_samples:,} rows with missing values are left out "
+            "here (the pages whose trees route missing values keep them)."
+        )
+        return complete
     return ds
 
 

@@ -462,6 +462,7 @@ def test_method_pages_open_on_a_passenger_list_and_a_100_level_table(
     message suggests) and a table with a 100-level store code: every method page opens."""
     option = _upload_fixture(app, root, name)
     app.selectbox(key=f"target::{option}").set_value(target).run()
+    app.selectbox(key="missing").set_value("drop").run()  # the shapes are after dropping
     left = app.multiselect(key=f"left_out::{option}")
     left.set_value(left.value + also_left_out).run()
     assert not app.error

@@ -98,9 +98,9 @@ class _PartitionBase(BaseEstimator):
         messages (2-D, no inf, dense, class labels / numeric y; NaN in X is kept: the
         trees route it), raised as :class:`engine.data.DataError`."""
         ndim = getattr(X, "ndim", None)
-        if ndim is None:
-            ndim = np.ndim(X)
-        if ndim != 2:
+        if ndim is None and isinstance(X, (list, tuple)):
+            ndim = np.asarray(X, dtype=object).ndim
+        if ndim is not None and ndim != 2:
             raise DataError(
                 f"X must be 2-D (rows x features), got a {ndim}-D array: for a single "
                 "feature pass X.reshape(-1, 1) (or a one-column table)"
