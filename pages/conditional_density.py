@@ -607,12 +607,23 @@ row = st.selectbox(
     format_func=lambda i: f"row {i} ({target} = {y_text(i)})",
     help="The default x: a row the model has not seen.",
 )
-lo_all, hi_all = X.min(axis=0), X.max(axis=0)
+lo_all, hi_all = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+# a missing value of the chosen row is shown at its column's median (the sliders need a
+# number); the caption below says so
+fill = np.array(
+    [np.nanmedian(X[:, j]) if np.isfinite(lo_all[j]) else 0.0 for j in range(len(names))]
+)
+fill = np.where(is_cat, np.round(fill), fill)
+
+
+def row_values(i: int) -> np.ndarray:
+    return np.where(np.isnan(X[i]), fill, X[i])
 
 
 def load_row(i: int) -> None:
+    v = row_values(i)
     for j in range(len(names)):
-        st.session_state[f"{P}x{j}_view"] = int(X[i, j]) if is_cat[j] else float(X[i, j])
+        st.session_state[f"{P}x{j}_view"] = int(v[j]) if is_cat[j] else float(v[j])
 
 
 if st.session_state.get("_pt_row_loaded") != (run_id, row) or any(
@@ -645,7 +656,12 @@ with st.expander(f"Feature values x ({d} feature{'s' if d != 1 else ''})", expan
             if st.session_state.get(key) is not None:
                 st.session_state[key] = float(np.clip(st.session_state[key], lo, hi))
             x[j] = col.slider(names[j], lo, hi, step=step, key=key, format="%.5g")
-edited = not np.allclose(x, X[row])
+if np.isnan(X[row]).any():
+    st.caption(
+        "This row has missing values: the sliders show them at the column's median, and "
+        "the density drawn is for those values."
+    )
+edited = not np.allclose(x, row_values(row))
 b1, b2, b3, _ = st.columns([1.3, 1, 1.2, 4])
 if b1.button("Reset to the test row", key=P + "reset_btn", disabled=not edited):
     load_row(row)

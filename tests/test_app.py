@@ -331,6 +331,7 @@ def test_parse_report_lists_every_change(app, root):
     assert report.loc["joined", "dtype"] == "date"
     assert app.multiselect(key=f"left_out::{option}").value == ["order_id", "comment"]
     assert app.selectbox(key=f"target::{option}").value == "returned"
+    app.selectbox(key="missing").set_value("drop").run()
     assert any(
         m.value == "Rows: **16** rows in the file → 1 dropped: missing feature values → "
         "**15** used."
