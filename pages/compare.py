@@ -8,6 +8,8 @@ from engine.compare import available_models, plan_comparison
 from engine.figures.compare import cv_summary_figure
 from engine.figures.tree import tree_figure
 from pages._shared import (
+    PageJob,
+    ResultPanel,
     current_dataset,
     cv_job_panel,
     dataset_caption,
@@ -16,6 +18,7 @@ from pages._shared import (
     labelled_tree,
     require_entrypoint,
     seed,
+    stop_page,
 )
 
 require_entrypoint("pages/compare.py")
@@ -29,9 +32,15 @@ st.markdown(
     "(https://scikit-learn.org/stable/modules/cross_validation.html)."
 )
 
+#: The cross-validation job.
+CV_JOB = PageJob(
+    "cmp",
+    elsewhere="A comparison is still running on {caption} Pick that dataset again to "
+    "watch it, or stop it here.",
+)
 ds = current_dataset()
 if ds is None:
-    st.stop()
+    stop_page(CV_JOB)
 st.markdown(dataset_caption(ds))
 
 specs = available_models(ds.task)
@@ -91,7 +100,7 @@ for spec in specs:
 kernels = [g for key in chosen for g in warmup.MODEL_GROUPS.get(key, ())]
 ready = kernels_ready(kernels, "the chosen models")
 result, meta = cv_job_panel(
-    "cmp",
+    CV_JOB,
     ds,
     lambda: plan_comparison(
         ds, {k: params.get(k, {}) for k in chosen}, n_splits=n_splits, random_state=seed()
@@ -100,9 +109,10 @@ result, meta = cv_job_panel(
     idle_text="Choose models and press **Run**.",
     can_run=bool(chosen) and ready,
 )
-snap = st.session_state["cmp_job"].snapshot()
+snap = CV_JOB.job.snapshot()
 
 st.subheader("Results")
+panel = ResultPanel("compare", meta)
 if meta["caption"] != dataset_caption(ds):
     st.info(
         "These results are for the dataset the comparison ran on, not the active one. "
@@ -110,10 +120,13 @@ if meta["caption"] != dataset_caption(ds):
     )
 st.markdown(f"On {meta['caption']}")
 st.caption(f"Mean over folds (± std columns); finished in {snap.elapsed:.1f} s.")
-st.dataframe(
-    result.summary.drop(columns=["key"], errors="ignore").round(4), hide_index=True, width="stretch"
+panel.table(
+    result.summary.drop(columns=["key"], errors="ignore").round(4),
+    name="summary",
+    hide_index=True,
+    width="stretch",
 )
-st.plotly_chart(cv_summary_figure(result.summary, meta["task"]), key="cmp_fig")
+panel.chart(cv_summary_figure(result.summary, meta["task"]), key="cmp_fig")
 st.download_button(
     "Download per-fold results (CSV)",
     result.folds.to_csv(index=False).encode(),
@@ -175,7 +188,7 @@ if single_trees:
                 title=f"{labels.get(key, key)}: {tree.node_count} nodes, "
                 f"{tree.n_leaves} leaves, depth {tree.max_depth}",
             )
-            st.plotly_chart(fig, key=f"cmp_tree_fig_{key}")
+            panel.chart(fig, key=f"cmp_tree_fig_{key}")
             st.download_button(
                 "Download tree (JSON)",
                 tree.to_json(),
@@ -185,4 +198,9 @@ if single_trees:
                 key=f"dl_tree_{key}",
             )
             with st.expander("Node table"):
-                st.dataframe(pd.DataFrame(tree.to_frame()), hide_index=True, width="stretch")
+                panel.table(
+                    pd.DataFrame(tree.to_frame()),
+                    name=f"nodes_{key}",
+                    hide_index=True,
+                    width="stretch",
+                )

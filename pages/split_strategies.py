@@ -18,6 +18,8 @@ from engine.figures.splits import (
 )
 from engine.figures.tree import tree_figure
 from pages._shared import (
+    PageJob,
+    ResultPanel,
     current_dataset,
     cv_job_panel,
     dataset_caption,
@@ -27,6 +29,7 @@ from pages._shared import (
     md,
     require_entrypoint,
     seed,
+    stop_page,
 )
 
 DEFAULTS = {
@@ -66,40 +69,17 @@ st.markdown(
 )
 
 
-def stop_job() -> None:
-    job = st.session_state.get("ss_job")
-    if job is not None:
-        job.cancel()
-        job.join(5)
-
-
-@st.fragment(run_every=1.0)
-def running_elsewhere() -> None:
-    """A comparison still running (on the dataset it started on) with a Stop button, until
-    it ends."""
-    job = st.session_state.get("ss_job")
-    if job is not None and not job.finished:
-        caption = st.session_state.get("ss_job_meta", {}).get("caption", "another dataset.")
-        st.info(
-            f"A comparison is still running on {caption} Pick that dataset again to "
-            "watch it, or stop it here."
-        )
-        st.button("Stop", key="ss_stop", on_click=stop_job)
-
-
-def stop_page() -> None:
-    """``st.stop()`` for a dataset this page cannot use, after :func:`running_elsewhere`: a
-    running comparison used to vanish with its Stop button until its budget (up to an
-    hour)."""
-    job = st.session_state.get("ss_job")
-    if job is not None and not job.finished:
-        running_elsewhere()
-    st.stop()
+#: The whole-tree comparison (section 4), a cross-validation job.
+CV_JOB = PageJob(
+    "ss",
+    elsewhere="A comparison is still running on {caption} Pick that dataset again to "
+    "watch it, or stop it here.",
+)
 
 
 ds = current_dataset()
 if ds is None:
-    stop_page()
+    stop_page(CV_JOB)
 st.markdown(dataset_caption(ds))
 continuous = [j for j in range(ds.n_features) if not ds.is_categorical[j]]
 if not continuous:
@@ -108,7 +88,7 @@ if not continuous:
         "continuous features (categorical ones are split by ordering their categories); "
         "pick a dataset or target with numeric features."
     )
-    stop_page()
+    stop_page(CV_JOB)
 
 available = list(strategies_for(ds.task))
 with st.expander("Parameters", expanded=True):
@@ -337,7 +317,7 @@ def make_plan():
 
 
 result, meta = cv_job_panel(
-    "ss",
+    CV_JOB,
     ds,
     make_plan,
     budget=budget,
@@ -345,14 +325,16 @@ result, meta = cv_job_panel(
     idle_text="Press **Run** to compare whole trees.",
 )
 st.caption(f"Results for {meta['caption']}")
+panel = ResultPanel("split_strategies", meta)
 metric = "accuracy" if meta["task"] == "classification" else "r2"
 cols = ["model", metric, metric + "_std", "candidates", "fit_seconds", "n_leaves", "depth"]
-st.dataframe(
+panel.table(
     result.summary[[c for c in cols if c in result.summary]].round(4),
+    name="summary",
     hide_index=True,
     width="stretch",
 )
-st.plotly_chart(strategy_tradeoff_figure(result.summary, meta["task"]), key="ss_tradeoff")
+panel.chart(strategy_tradeoff_figure(result.summary, meta["task"]), key="ss_tradeoff")
 st.download_button(
     "Download per-fold results (CSV)",
     result.folds.to_csv(index=False).encode(),
@@ -364,7 +346,7 @@ st.download_button(
 if result.models:
     labels = meta["labels"]
     keys = list(result.models)
-    job, picked = st.session_state.get("ss_job"), st.session_state.get("_ss_tree_picks")
+    job, picked = CV_JOB.job, st.session_state.get("_ss_tree_picks")
     for i, wkey in enumerate(("ss_left_tree", "ss_right_tree")):
         if picked is None or picked[0] is not job:
             # a new result starts from its first two trees.  Set the values, do not leave
@@ -382,7 +364,7 @@ if result.models:
                 "Tree", keys, key=wkey, format_func=lambda key: labels.get(key, key)
             )
             t = labelled_tree(result.models[pick], meta)
-            st.plotly_chart(
+            panel.chart(
                 tree_figure(
                     t,
                     feature_names=meta["feature_names"],

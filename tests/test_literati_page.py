@@ -12,18 +12,20 @@ import pytest
 
 from engine.figures.literati import (
     gap_figure,
-    internal_nodes,
-    node_breakpoints,
-    node_rows,
     node_shape_figure,
-    shape_apply,
     shape_function_figure,
-    shape_goes_left,
     shape_grid_figure,
-    shape_intervals,
     shape_rule,
     shape_tree_figure,
     side_text,
+)
+from engine.literati.shapes import (
+    internal_nodes,
+    node_breakpoints,
+    node_rows,
+    shape_apply,
+    shape_goes_left,
+    shape_intervals,
 )
 from engine.tree import TreeArrays
 
