@@ -183,7 +183,7 @@ if single_trees:
                 tree,
                 feature_names=meta["feature_names"],
                 class_names=meta["classes"],
-                highlight_x=meta["X"][int(row)],
+                highlight_path=tree.decision_path(meta["X"][int(row)]),
                 collapse_depth=None if depth is None else int(depth),
                 title=f"{labels.get(key, key)}: {tree.node_count} nodes, "
                 f"{tree.n_leaves} leaves, depth {tree.max_depth}",

@@ -792,7 +792,7 @@ def on_tree_click():
 
 panel.chart(fig, on_select=on_tree_click, selection_mode="points", key="ci_tree_fig_view")
 panel.chart(
-    leaf_distribution_figure(tree, meta["X"], meta["y"], class_names=meta["classes"]),
+    leaf_distribution_figure(tree, tree.apply(meta["X"]), meta["y"], class_names=meta["classes"]),
     key="ci_leaves",
 )
 st.download_button(

@@ -29,6 +29,7 @@ from engine.treegrad.service import (
     as_treelab,
     batch_curves,
     curves_steps,
+    edge_gammas,
     error_vs_depth_steps,
     explain,
     kendall_matrix,
@@ -885,7 +886,8 @@ with tabs[3]:
     panel.chart(
         gamma_tree_figure(
             tree,
-            x,
+            edge_gammas(tree, x),
+            tree.decision_path(x),
             collapse_depth=4 if collapse else None,
             title=f"{which}: {tree.n_leaves} leaves, depth {tree.max_depth}; path of row {row}",
         ),

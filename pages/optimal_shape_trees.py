@@ -23,8 +23,10 @@ from engine.literati.service import (
     MIN_ROWS,
     internal_nodes,
     literati_steps,
+    node_rows,
     objective_of,
     parse_candidate_leaves,
+    rows_by_node,
     search_results,
     split_and_penalties,
     split_nodes_table,
@@ -634,9 +636,12 @@ else:
         key=view_key("node"),
         format_func=lambda v: f"node {v}: {shape_rule(tree, v, names)}",
     )
-    panel.chart(node_shape_figure(tree, X_tr, y_tr, node), key="lit_node_fig")
+    at_node = node_rows(tree, X_tr, node)
+    panel.chart(node_shape_figure(tree, X_tr[at_node], y_tr[at_node], node), key="lit_node_fig")
     with st.expander(f"All {len(inner)} split nodes at a glance", expanded=len(inner) <= 7):
-        panel.chart(shape_grid_figure(tree, X_tr, y_tr), key="lit_grid_fig")
+        panel.chart(
+            shape_grid_figure(tree, X_tr, y_tr, rows_by_node(tree, X_tr)), key="lit_grid_fig"
+        )
 
 # -- downloads and hand-over ---------------------------------------------------------------
 panel.downloads(

@@ -2,7 +2,9 @@
 candidate-leaves setting, the seeded train/test split and the penalties, the search job's
 steps, the baselines (greedy shape tree, CART) and their scores.
 
-The page only draws what these return; every function works without Streamlit::
+The shape-function helpers the page needs (internal nodes, breakpoints, the rows reaching a
+node) are re-exported from :mod:`engine.literati.shapes`.  The page only draws what these
+return; every function works without Streamlit::
 
     from engine.literati.service import literati_steps, search_results, split_and_penalties
 """
@@ -17,7 +19,33 @@ import pandas as pd
 
 from engine.data import train_test_rows
 from engine.literati.estimator import GreedyShapeTreeClassifier
-from engine.literati.shapes import internal_nodes, node_breakpoints, shape_apply
+from engine.literati.shapes import (
+    internal_nodes,
+    node_breakpoints,
+    node_rows,
+    rows_by_node,
+    shape_apply,
+)
+
+__all__ = [
+    "JOB_SLACK",
+    "MIN_ROWS",
+    "STEP_SECONDS",
+    "SearchSplit",
+    "greedy_baseline",
+    "internal_nodes",
+    "literati_steps",
+    "node_breakpoints",
+    "node_rows",
+    "objective_of",
+    "parse_candidate_leaves",
+    "rows_by_node",
+    "search_results",
+    "split_and_penalties",
+    "split_nodes_table",
+    "training_errors",
+    "tree_counts",
+]
 
 #: Seconds one search step may take before the worker yields (the live view's granularity).
 STEP_SECONDS = 0.1

@@ -11,11 +11,14 @@ in :mod:`engine.figures.literati` only draw them.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from engine.tree import TREE_LEAF, TreeArrays
+
+#: Features with at most this many distinct values at a node get one histogram bar per value.
+DISCRETE_MAX = 24
 
 
 def node_breakpoints(tree: TreeArrays, node: int) -> np.ndarray:
@@ -95,6 +98,15 @@ def node_rows(tree: TreeArrays, X: Any, node: int) -> np.ndarray:
     return mask
 
 
+def rows_by_node(tree: TreeArrays, X: Any, nodes=None) -> dict[int, np.ndarray]:
+    """node id -> :func:`node_rows` mask for each of ``nodes`` (default: every internal
+    node, :func:`internal_nodes`)."""
+    Xc = tree.check_X(X)
+    return {
+        int(v): node_rows(tree, Xc, v) for v in (internal_nodes(tree) if nodes is None else nodes)
+    }
+
+
 def shape_intervals(
     breakpoints: Any, lo: float = -math.inf, hi: float = math.inf
 ) -> list[tuple[float, float, str]]:
@@ -119,3 +131,88 @@ def internal_nodes(tree: TreeArrays) -> list[int]:
         stack.append(int(tree.children_right[v]))
         stack.append(int(tree.children_left[v]))
     return out
+
+
+class ShapeSides(NamedTuple):
+    """Where a shape function sends values: ``interval`` int64 ``(n,)`` the interval
+    ``0..K`` of each value (``(-inf, u_1]`` is 0), ``goes_left`` bool ``(n,)`` (even
+    intervals go left)."""
+
+    interval: np.ndarray
+    goes_left: np.ndarray
+
+
+def shape_sides(x: Any, breakpoints: Any) -> ShapeSides:
+    """:class:`ShapeSides` of the values ``x`` under the (sorted here) ``breakpoints``."""
+    u = np.sort(np.asarray(breakpoints, dtype=np.float64).ravel())
+    interval = np.searchsorted(u, np.asarray(x, dtype=np.float64).ravel(), side="left")
+    return ShapeSides(interval.astype(np.int64), interval % 2 == 0)
+
+
+def code_intervals(n_codes: int, breakpoints: Any) -> np.ndarray:
+    """int64 ``(n_codes,)``: the interval of each category code ``0..n_codes-1``."""
+    return shape_sides(np.arange(int(n_codes), dtype=np.float64), breakpoints).interval
+
+
+class ShapeHistogram(NamedTuple):
+    """Rows per bin of a node's feature: bin ``i`` is ``(edges[i], edges[i + 1]]`` (the
+    first also holds its left edge), drawn at ``centres[i]`` with ``widths[i]``;
+    ``counts`` int64 ``(groups, bins)``: per class code ``0..n_classes-1``, or one group
+    of all rows when there are no classes."""
+
+    edges: np.ndarray
+    centres: np.ndarray
+    widths: np.ndarray
+    counts: np.ndarray
+
+
+def histogram_bins(x: np.ndarray, u: np.ndarray, n_bins: int, discrete: bool):
+    """Bin edges for the class histogram that never straddle a breakpoint.
+
+    Discrete features (codes, few distinct values): one bar per value.  Otherwise
+    ``n_bins`` equal-width bins over the data, split at every breakpoint inside.
+    Returns ``(edges, centres, widths)``; bin ``i`` is ``(edges[i], edges[i + 1]]`` (the
+    first also holds its left edge), the same side of ``<=`` as the routing.
+    """
+    lo, hi = float(x.min()), float(x.max())
+    if discrete:
+        vals = np.unique(x)
+        step = float(np.min(np.diff(vals))) if vals.size > 1 else 1.0
+        edges = np.concatenate(
+            [[vals[0] - step / 2], (vals[:-1] + vals[1:]) / 2, [vals[-1] + step / 2]]
+        )
+        return edges, vals, np.full(vals.size, 0.8 * step)
+    if hi <= lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    inner = u[(u > lo) & (u < hi)]
+    edges = np.unique(np.concatenate([np.linspace(lo, hi, n_bins + 1), inner]))
+    return edges, 0.5 * (edges[:-1] + edges[1:]), np.diff(edges)
+
+
+def shape_histogram(
+    x: Any,
+    breakpoints: Any,
+    y: Any = None,
+    *,
+    n_classes: int = 0,
+    n_bins: int = 30,
+    discrete: bool | None = None,
+) -> ShapeHistogram:
+    """:class:`ShapeHistogram` of the values ``x`` (float64 ``(n,)``, ``n >= 1``) with the
+    bins of :func:`histogram_bins`; ``y``: class codes ``0..n_classes-1`` or None.
+    ``discrete`` None: one bar per value when ``x`` has at most :data:`DISCRETE_MAX`
+    distinct values."""
+    xs = np.asarray(x, dtype=np.float64).ravel()
+    u = np.sort(np.asarray(breakpoints, dtype=np.float64).ravel())
+    if discrete is None:
+        discrete = np.unique(xs).size <= DISCRETE_MAX
+    edges, centres, widths = histogram_bins(xs, u, n_bins, discrete)
+    index = np.clip(np.searchsorted(edges, xs, side="left") - 1, 0, edges.size - 2)
+    if y is None:
+        counts = np.bincount(index, minlength=centres.size)[None, :]
+    else:
+        yc = np.asarray(y).ravel().astype(np.int64)
+        counts = np.array(
+            [np.bincount(index[yc == k], minlength=centres.size) for k in range(int(n_classes))]
+        ).reshape(int(n_classes), centres.size)
+    return ShapeHistogram(edges, centres, widths, counts.astype(np.int64))
