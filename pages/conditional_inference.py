@@ -18,6 +18,7 @@ from engine.cit.service import (
     RF,
     TESTED,
     fit_rankings_steps,
+    leaf_reason,
     make_rankers,
     node_feature_table,
     rankings_table,
@@ -591,80 +592,6 @@ def finished_result(job, what: str):
         why = "was stopped" if snap.status == "cancelled" else "ran out of time"
         st.warning(f"{what} {why}; showing what finished.")
     return snap.result
-
-
-def leaf_reason(
-    rec: dict, impurity: float, *, rows: int | None = None, depth: int | None = None, est=None
-) -> str:
-    """Why a node with record ``rec`` (one entry of ``node_records_``) stayed a leaf, in the
-    order the engine checks: before stage A (too few rows, maximum depth, pure, no feature
-    left), stage A, stage-B candidates, stage B, the minimum impurity decrease.  ``rows``,
-    ``depth`` (the node's) and the fitted ``est`` name the rule that stopped it before
-    stage A; without them the message lists the possible rules."""
-    if "alpha_selector" not in rec:
-        if est is not None and rows is not None and depth is not None:
-            n_rows = f"{rows} row" + ("s" if rows != 1 else "")
-            if rows < est.min_samples_split:
-                return (
-                    f"it has {n_rows}, fewer than the min. rows to split "
-                    f"({est.min_samples_split}), so it became a leaf before stage A"
-                )
-            if est.max_depth is not None and depth >= est.max_depth:
-                return (
-                    f"it sits at the maximum depth ({est.max_depth}), so it became a leaf "
-                    "before stage A"
-                )
-            if rows < 2 * est.min_samples_leaf:
-                return (
-                    f"it has {n_rows}, fewer than twice the min. rows per leaf "
-                    f"(2 x {est.min_samples_leaf}), so no split could leave enough rows "
-                    "on both sides and it became a leaf before stage A"
-                )
-        if impurity <= 1e-12:
-            return "the node is pure, so it became a leaf before stage A"
-        if est is not None and rows is not None and depth is not None:
-            return (
-                "every feature still in its pool is constant in it (features muted by an "
-                "ancestor's test are not tried again), so it became a leaf before stage A"
-            )
-        return (
-            "it has too few rows (min. rows to split / twice the min. rows per leaf), sits "
-            "at the maximum depth, or every feature is constant in it, so it became a leaf "
-            "before stage A"
-        )
-    compared = rec.get("p_values_adjusted", rec.get("p_values"))
-    p_min = min(compared) if compared else np.inf
-    if not p_min < rec["alpha_selector"]:
-        which = "adjusted p-value" if "p_values_adjusted" in rec else "p-value"
-        return (
-            f"no feature passed stage A (smallest {which} {p_min:.3g}, level "
-            f"{rec['alpha_selector']:.3g}), so the node is a leaf"
-        )
-    if "split_statistic" in rec:  # ctree's split point: no test in stage B
-        if not rec.get("split_statistic_value", 0.0) > 0.0:
-            return (
-                "a feature passed stage A, but no cut point leaves the min. rows per leaf "
-                "(or the min. child fraction) on both sides, so the node is a leaf"
-            )
-        return (
-            "a feature passed stage A, but the best split's impurity decrease is below the "
-            "min. impurity decrease, so the node is a leaf"
-        )
-    if "thresholds" not in rec:
-        return (
-            "a feature passed stage A, but none of its thresholds leaves the min. rows per "
-            "leaf on both sides, so the node is a leaf"
-        )
-    p2 = min(rec["threshold_p_values"]) if rec["threshold_p_values"] else np.inf
-    if not p2 < rec["alpha_splitter"]:
-        return (
-            f"a feature passed stage A, but no threshold passed stage B (smallest p-value "
-            f"{p2:.3g}, level {rec['alpha_splitter']:.3g}), so the node is a leaf"
-        )
-    return (
-        "a feature and a threshold passed both tests, but the impurity decrease is below "
-        "the min. impurity decrease, so the node is a leaf"
-    )
 
 
 # -- 1. fit --------------------------------------------------------------------------------
