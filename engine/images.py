@@ -54,6 +54,17 @@ def browser_path() -> str | None:
     return None
 
 
+def available() -> bool:
+    """Whether a browser to render images is installed (the pages disable their image
+    downloads, with a note, when not)."""
+    import shutil
+
+    path = browser_path()
+    if path is not None:
+        return os.path.isfile(path) and os.access(path, os.X_OK)
+    return any(shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome"))
+
+
 def _size(fig, width, height) -> tuple[int, int]:
     layout = fig.layout
     width = int(width or layout.width or DEFAULT_WIDTH)

@@ -67,7 +67,12 @@ def _table(name: str, frame: pd.DataFrame, max_rows: int) -> str:
         raise TypeError(f"table {name!r} must be a pandas DataFrame, got {type(frame).__name__}")
     shown = frame.head(max_rows)
     body = shown.to_html(
-        classes="result", border=0, escape=True, na_rep="", float_format=lambda v: f"{v:.6g}"
+        classes="result",
+        border=0,
+        escape=True,
+        na_rep="",
+        float_format=lambda v: f"{v:.6g}",
+        index=not isinstance(frame.index, pd.RangeIndex),  # row numbers say nothing
     )
     note = ""
     if len(frame) > max_rows:
