@@ -27,6 +27,7 @@ Limits (environment variables, read when the store is first opened; docs/deploy.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import io
 import json
@@ -319,7 +320,12 @@ class _Decoder:
         path = node.get("class")
         if path not in _ESTIMATORS:
             raise RunStoreError(f"the stored run names an unknown estimator {path!r}: refused")
-        cls = _import_class(path)
+        try:
+            cls = _import_class(path)
+        except (ImportError, AttributeError) as exc:
+            raise RunStoreError(
+                f"the stored run needs {path}, which is not available ({exc})"
+            ) from None
         est = cls.__new__(cls)
         est.__dict__.update(self(node["state"]))
         after = _ESTIMATORS[path]
@@ -509,7 +515,10 @@ def _register_lazy() -> None:
         if not _lazy_done:
             _register_sklearn_tree()
             for path in _LAZY_RECORDS:
-                register_record(_import_class(path))
+                try:
+                    register_record(_import_class(path))
+                except (ImportError, AttributeError):  # an optional part not installed:
+                    continue  # its type stays unknown (refused, never guessed)
             _lazy_done = True
 
 
@@ -609,6 +618,24 @@ def _disk_class():
     return DataOnlyDisk
 
 
+@functools.lru_cache(maxsize=1)
+def _versions() -> tuple:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = []
+    for name in ("treelab", "numpy", "pandas", "scikit-learn"):
+        try:
+            out.append((name, version(name)))
+        except PackageNotFoundError:
+            out.append((name, None))
+    return tuple(out)
+
+
+def library_versions() -> dict:
+    """Versions of the libraries whose objects a run holds (written into each manifest)."""
+    return dict(_versions())
+
+
 def check_run_id(run_id: Any) -> str:
     """``run_id`` if it has the form of a run id (22 URL-safe characters), else
     :class:`InvalidRunId` with a message for the user."""
@@ -630,7 +657,8 @@ def new_run_id() -> str:
 class StoredRun:
     """A run read back from the store: ``result`` is the decoded object tree, ``meta``
     the JSON-able description the page saved with it (dataset, parameters...),
-    ``created`` / ``expires`` Unix times (seconds)."""
+    ``created`` / ``expires`` Unix times (seconds), ``size`` bytes of the archive,
+    ``versions`` the libraries' versions it was saved with."""
 
     run_id: str
     kind: str
@@ -639,6 +667,7 @@ class StoredRun:
     created: float
     expires: float | None
     size: int
+    versions: dict
 
 
 @dataclass(frozen=True)
@@ -800,6 +829,7 @@ class RunStore:
         now = time.time()
         manifest = {
             "format": FORMAT,
+            "versions": library_versions(),
             "run_id": run_id,
             "kind": str(kind),
             "created": now,
@@ -858,14 +888,26 @@ class RunStore:
                 f"run {run_id} was stored in format {manifest.get('format')!r}, this "
                 f"version reads {FORMAT!r}; run the job again"
             )
+        try:
+            result = decode(manifest["result"], arrays)
+            meta = decode(manifest["meta"], [])
+        except RunStoreError:
+            raise
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+            saved = manifest.get("versions", {})
+            raise RunStoreError(
+                f"run {run_id} cannot be rebuilt by this version ({type(exc).__name__}: {exc}; "
+                f"saved with {saved}, running {library_versions()}); run the job again"
+            ) from exc
         return StoredRun(
             run_id=run_id,
             kind=manifest["kind"],
-            result=decode(manifest["result"], arrays),
-            meta=decode(manifest["meta"], []),
+            result=result,
+            meta=meta,
             created=float(manifest["created"]),
             expires=manifest["expires"],
             size=len(blob),
+            versions=dict(manifest.get("versions", {})),
         )
 
     def delete(self, run_id: str) -> bool:

@@ -107,6 +107,7 @@ def roundtrip(store: RunStore, kind: str, result, meta=None):
     check_run_id(run_id)
     run = reopen(store, run_id)
     assert run.kind == kind and run.run_id == run_id
+    assert run.versions["numpy"] == np.__version__ and run.size > 0
     assert run.meta == (meta or {"dataset": "iris", "seed": 0})
     assert_same(result, run.result)
     return run.result
@@ -308,6 +309,7 @@ def test_tree_arrays_with_every_extra_roundtrip(store):
         upper_bound=[1.0, 0.0, 0.0],
         cat_offsets=[0, 2, 2, 2],
         cat_values=[0, 2],
+        missing_go_to_left=[1, 0, 0],
     )
     ensemble = TreeEnsemble(
         trees=[tree, tree],
@@ -346,7 +348,7 @@ def test_tree_arrays_with_every_extra_roundtrip(store):
         "structured": np.zeros(2, dtype=[("a", "<i8"), ("b", "<f4")]),
     }
     back = roundtrip(store, "tree", result)
-    X = np.array([[0.0, 0.0], [0.0, 1.0], [0.0, 2.0]])
+    X = np.array([[0.0, 0.0], [0.0, 1.0], [0.0, 2.0], [0.0, np.nan]])
     np.testing.assert_array_equal(back["tree"].predict_proba(X), tree.predict_proba(X))
     assert back["tree"].categories == tree.categories
 
@@ -449,9 +451,10 @@ def test_an_archive_with_an_object_array_or_an_unknown_type_is_refused(store):
         {"__type__": "os:system"},
         {"__type__": "estimator", "class": "subprocess:Popen", "state": {}},
         {"__type__": "ndarray", "ref": 3},
+        {"__type__": "engine.tree.arrays:TreeArrays", "fields": {"no_such_field": 1}},
     ):
         run_id = planted({**base, "n_arrays": 0, "result": node})
-        with pytest.raises(RunStoreError, match="unknown|missing"):
+        with pytest.raises(RunStoreError, match="unknown|missing|cannot be rebuilt"):
             store.load(run_id)
     old = planted({**base, "format": "treelab.run/0", "n_arrays": 0, "result": 1})
     with pytest.raises(RunStoreError, match="format"):
