@@ -6,7 +6,8 @@ with :meth:`RunStore.load` without refitting.
 
 What is stored is **data only, never a pickle**: one zip archive per run holding
 ``manifest.json`` (a versioned JSON tree) and ``arrays/<i>.npy`` files written by
-:func:`numpy.save` and read back with ``allow_pickle=False``.  The JSON tree describes the
+:func:`numpy.save` and read back with ``allow_pickle=False`` (one flat buffer per dtype;
+the manifest gives each array's buffer, offset and shape).  The JSON tree describes the
 result object with a registry of known type names (:func:`encode`, :func:`decode`): plain
 JSON values, tuples, dicts with non-string keys, numpy arrays and scalars, pandas
 DataFrames / Series / Index, the engine's result dataclasses, :class:`TreeArrays`,
@@ -204,10 +205,12 @@ _SKIPPED_ATTRIBUTES = {"_loss"}
 
 
 class _Encoder:
-    """Walks an object tree into JSON values, collecting arrays in ``self.arrays``."""
+    """Walks an object tree into JSON values, collecting arrays in flat buffers
+    (:attr:`arrays`)."""
 
     def __init__(self) -> None:
-        self.arrays: list[np.ndarray] = []
+        self._groups: dict[str, tuple[int, list[int]]] = {}
+        self._parts: list[list[np.ndarray]] = []
         self._path: list[str | int] = ["result"]
 
     def __call__(self, obj: Any, label: str | int | None = None) -> Any:
@@ -223,8 +226,25 @@ class _Encoder:
         return "".join(str(p) if i == 0 else f"[{p!r}]" for i, p in enumerate(self._path))
 
     def array_ref(self, array: np.ndarray) -> dict:
-        self.arrays.append(array)
-        return {TYPE_KEY: "ndarray", "ref": len(self.arrays) - 1}
+        """Append ``array`` to the flat buffer of its dtype (one ``.npy`` per dtype, not
+        per array: a forest has thousands of small arrays) and return its reference
+        ``{"ref": buffer, "offset": start, "shape": shape}``."""
+        key = array.dtype.str if array.dtype.names is None else json.dumps(array.dtype.descr)
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = (len(self._parts), [0])
+            self._parts.append([])
+        index, size = group
+        flat = np.ascontiguousarray(array).reshape(-1)
+        self._parts[index].append(flat)
+        node = {TYPE_KEY: "ndarray", "ref": index, "offset": size[0], "shape": list(array.shape)}
+        size[0] += flat.shape[0]
+        return node
+
+    @property
+    def arrays(self) -> list[np.ndarray]:
+        """The flat buffers, one per dtype, in reference order."""
+        return [parts[0] if len(parts) == 1 else np.concatenate(parts) for parts in self._parts]
 
     def _encode(self, obj: Any) -> Any:
         kind = type(obj)
@@ -259,7 +279,7 @@ class _Encoder:
                 }
             return self.array_ref(obj)
         if isinstance(obj, np.generic) and not isinstance(obj, np.object_):
-            return {TYPE_KEY: "numpy_scalar", "ref": self.array_ref(np.asarray(obj))["ref"]}
+            return {**self.array_ref(np.asarray(obj)), TYPE_KEY: "numpy_scalar"}
         _register_lazy()
         codec = _BY_TYPE.get(kind)
         if codec is not None:
@@ -281,10 +301,22 @@ class _Decoder:
     def __init__(self, arrays: list[np.ndarray]) -> None:
         self.arrays = arrays
 
-    def array(self, ref: Any) -> np.ndarray:
-        if type(ref) is not int or not 0 <= ref < len(self.arrays):
+    def array(self, node: dict) -> np.ndarray:
+        """The array a reference node points to: a slice of its flat buffer, reshaped."""
+        ref, offset, shape = node.get("ref"), node.get("offset"), node.get("shape")
+        if (
+            type(ref) is not int
+            or not 0 <= ref < len(self.arrays)
+            or type(offset) is not int
+            or not isinstance(shape, list)
+            or not all(type(n) is int and n >= 0 for n in shape)
+        ):
             raise RunStoreError(f"the stored run refers to a missing array {ref!r}")
-        return self.arrays[ref]
+        count = math.prod(shape)
+        buffer = self.arrays[ref]
+        if not 0 <= offset <= offset + count <= buffer.shape[0]:
+            raise RunStoreError(f"the stored run refers to a missing array {ref!r}")
+        return buffer[offset : offset + count].reshape(shape)
 
     def __call__(self, node: Any) -> Any:
         if isinstance(node, list):
@@ -301,9 +333,9 @@ class _Decoder:
         if name == "tuple":
             return tuple(self(v) for v in node["items"])
         if name == "ndarray":
-            return self.array(node["ref"])
+            return self.array(node)
         if name == "numpy_scalar":
-            return self.array(node["ref"])[()]
+            return self.array(node)[()]
         if name == "object_array":
             out = np.empty(len(node["items"]), dtype=object)
             out[:] = [self(v) for v in node["items"]]
@@ -469,7 +501,7 @@ def _encode_random_state(obj: np.random.RandomState, enc: _Encoder) -> dict:
 
 
 def _decode_random_state(node: dict, dec: _Decoder) -> np.random.RandomState:
-    state = np.random.RandomState()
+    state = np.random.RandomState(0)  # (seeding from the OS is slower; the state is set next)
     state.set_state(dec(node["state"]))
     return state
 

@@ -442,7 +442,11 @@ def test_an_archive_with_an_object_array_or_an_unknown_type_is_refused(store):
 
     base = {"format": "treelab.run/1", "kind": "x", "created": 0.0, "expires": None, "meta": {}}
     objects = planted(
-        {**base, "n_arrays": 1, "result": {"__type__": "ndarray", "ref": 0}},
+        {
+            **base,
+            "n_arrays": 1,
+            "result": {"__type__": "ndarray", "ref": 0, "offset": 0, "shape": [1]},
+        },
         np.array([{"a": 1}], dtype=object),
     )
     with pytest.raises(RunStoreError, match="non-data array"):
@@ -450,7 +454,8 @@ def test_an_archive_with_an_object_array_or_an_unknown_type_is_refused(store):
     for node in (
         {"__type__": "os:system"},
         {"__type__": "estimator", "class": "subprocess:Popen", "state": {}},
-        {"__type__": "ndarray", "ref": 3},
+        {"__type__": "ndarray", "ref": 3, "offset": 0, "shape": [1]},
+        {"__type__": "ndarray", "ref": 0, "offset": 0, "shape": [1]},  # no buffer 0
         {"__type__": "engine.tree.arrays:TreeArrays", "fields": {"no_such_field": 1}},
     ):
         run_id = planted({**base, "n_arrays": 0, "result": node})
