@@ -7,6 +7,9 @@ from engine import warmup
 from engine.compare import available_models, plan_comparison
 from engine.figures.compare import cv_summary_figure
 from engine.figures.tree import tree_figure
+from engine.images import available as images_available
+from engine.images import figure_png, tree_image_size
+from engine.report import build_report, report_filename
 from pages._shared import (
     PageJob,
     ResultPanel,
@@ -142,6 +145,29 @@ st.download_button(
     on_click="ignore",
     key="dl_summary",
 )
+report_title = f"Compare models -- {meta['caption'].split(' -- ')[0].replace('*', '')}"
+st.download_button(
+    "Download report (HTML)",
+    lambda: build_report(
+        report_title,
+        {
+            "dataset": meta["caption"].replace("*", ""),
+            "rows": int(meta["X"].shape[0]),
+            "features": int(meta["X"].shape[1]),
+            "target": meta["target"],
+            "task": meta["task"],
+        },
+        {"models": list(meta["labels"].values()), "folds": int(result.folds["fold"].nunique())},
+        {"Summary": result.summary.drop(columns=["key"], errors="ignore"), "Folds": result.folds},
+        {"Cross-validation": cv_summary_figure(result.summary, meta["task"])},
+        result.warnings,
+    ),
+    file_name=report_filename(report_title),
+    mime="text/html",
+    on_click="ignore",
+    key="dl_report",
+    help="One HTML file with the tables and the interactive figure; opens offline.",
+)
 
 single_trees = {k: m for k, m in result.models.items() if hasattr(m, "tree_")}
 if single_trees:
@@ -196,6 +222,34 @@ if single_trees:
                 mime="application/json",
                 on_click="ignore",
                 key=f"dl_tree_{key}",
+            )
+
+            def tree_png(tree=tree, key=key, depth=depth):
+                width, height = tree_image_size(
+                    tree, feature_names=meta["feature_names"], collapse_depth=depth
+                )
+                image = tree_figure(
+                    tree,
+                    feature_names=meta["feature_names"],
+                    class_names=meta["classes"],
+                    collapse_depth=None if depth is None else int(depth),
+                    show_labels=True,
+                    height=height,
+                    title=f"{labels.get(key, key)}: {tree.node_count} nodes",
+                )
+                return figure_png(image, width=width, height=height)
+
+            st.download_button(
+                "Download tree (PNG)",
+                tree_png,
+                file_name=f"{key}_tree.png",
+                mime="image/png",
+                on_click="ignore",
+                key=f"dl_tree_png_{key}",
+                disabled=not images_available(),
+                help="Every node labelled, sized to the tree"
+                if images_available()
+                else "Images need Chromium on the server (apt-get install chromium).",
             )
             with st.expander("Node table"):
                 panel.table(

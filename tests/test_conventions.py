@@ -150,6 +150,9 @@ SERVICES = {
     "engine.compare",
     "engine.jobs",
     "engine.warmup",
+    "engine.store",  # the run store: finished jobs' results as data on disk
+    "engine.report",  # the self-contained HTML report
+    "engine.images",  # PNG / SVG of figures (kaleido)
     "engine.cart.profile",
     "engine.cart.registration",
     "engine.cart.service",
