@@ -354,6 +354,7 @@ ARRAYS = (
     "upper_bound",
     "cat_offsets",
     "cat_values",
+    "missing_go_to_left",
     "classes_",
 )
 
@@ -638,3 +639,124 @@ def test_public_names_views_read():
     assert cat_tree.category_set(1) is None
     assert cat_tree.feature_labels() == ["colour", "size"]
     np.testing.assert_array_equal(cat_tree.apply(np.array([[2.0, 0.0], [1.0, 0.0]])), [1, 2])
+
+
+# ---------------------------------------------------------------------------------------
+# missing values: the optional per-node missing_go_to_left (scikit-learn's meaning)
+# ---------------------------------------------------------------------------------------
+
+
+def _nan_data(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(600, 4))
+    y = (X[:, 0] + X[:, 1] > 0).astype(np.int64) + (X[:, 2] > 0.7)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    return X, y
+
+
+def _with_missing(sk_tree, task, classes) -> TreeArrays:
+    """Copy a scikit-learn tree including its ``missing_go_to_left``."""
+    return TreeArrays(
+        sk_tree.children_left,
+        sk_tree.children_right,
+        sk_tree.feature,
+        sk_tree.threshold,
+        sk_tree.impurity,
+        sk_tree.n_node_samples,
+        sk_tree.weighted_n_node_samples,
+        sk_tree.value,
+        task=task,
+        n_features=sk_tree.n_features,
+        classes_=classes,
+        float32_inputs=True,
+        missing_go_to_left=sk_tree.missing_go_to_left,
+    )
+
+
+def test_missing_go_to_left_routes_nan_as_sklearn():
+    """scikit-learn >= 1.3 trees fitted on NaN route it by ``missing_go_to_left``: with the
+    array copied, apply/predict/decision_path equal scikit-learn's on rows with NaN."""
+    X, y = _nan_data()
+    sk = DecisionTreeClassifier(max_depth=6, random_state=0).fit(X, y)
+    assert np.any(sk.tree_.missing_go_to_left[sk.tree_.children_left >= 0] == 1)
+    tree = _with_missing(sk.tree_, "classification", sk.classes_)
+    assert tree.missing_go_to_left.dtype == np.uint8
+    assert np.array_equal(tree.apply(X), sk.apply(X))
+    assert np.array_equal(tree.predict(X), sk.predict(X))
+    for i in np.flatnonzero(np.isnan(X).any(axis=1))[:20]:
+        expected = sk.decision_path(X[i : i + 1]).indices
+        assert np.array_equal(tree.decision_path(X[i]), expected)
+    # without the array the same rows are refused, not routed silently
+    plain = from_sklearn(sk)
+    with pytest.raises(ValueError, match="do not route missing values"):
+        plain.apply(X)
+
+
+def test_missing_go_to_left_in_ensembles_and_json():
+    X, y = _nan_data(1)
+    sk = RandomForestClassifier(n_estimators=5, max_depth=5, random_state=0).fit(X, y)
+    trees = [_with_missing(e.tree_, "classification", sk.classes_) for e in sk.estimators_]
+    forest = TreeEnsemble(
+        trees=trees,
+        tree_output=np.full(5, -1),
+        scale=0.2,
+        base=np.zeros(3),
+        kind="forest",
+        task="classification",
+        classes_=sk.classes_,
+    )
+    assert np.array_equal(forest.apply(X), sk.apply(X))
+    assert np.allclose(forest.predict_proba(X), sk.predict_proba(X), rtol=0, atol=1e-12)
+    back = TreeEnsemble.from_json(forest.to_json())
+    assert np.array_equal(back.apply(X), sk.apply(X))
+    _assert_same_tree(trees[0], back.trees[0])
+    # one tree without the array: the ensemble refuses NaN
+    mixed = TreeEnsemble(
+        trees=[trees[0], from_sklearn(sk.estimators_[1])],
+        tree_output=np.full(2, -1),
+        scale=0.5,
+        base=np.zeros(3),
+        kind="forest",
+        task="classification",
+        classes_=sk.classes_,
+    )
+    with pytest.raises(ValueError, match="do not route missing values"):
+        mixed.apply(X)
+    assert mixed.apply(np.nan_to_num(X)).shape == (X.shape[0], 2)
+
+
+def test_missing_go_to_left_is_validated(iris_tree):
+    tree, _X = iris_tree
+    arrays = (
+        tree.children_left,
+        tree.children_right,
+        tree.feature,
+        tree.threshold,
+        tree.impurity,
+        tree.n_node_samples,
+        tree.weighted_n_node_samples,
+        tree.value,
+    )
+    kw = {"task": "classification", "n_features": 4, "classes_": tree.classes_}
+    with pytest.raises(ValueError, match="missing_go_to_left has length 2"):
+        TreeArrays(*arrays, **kw, missing_go_to_left=[0, 1])
+    with pytest.raises(ValueError, match="missing_go_to_left must hold 0 or 1"):
+        TreeArrays(*arrays, **kw, missing_go_to_left=np.full(tree.node_count, 2))
+    cat = _categorical_tree()
+    with pytest.raises(ValueError, match="threshold splits only"):
+        TreeArrays(
+            cat.children_left,
+            cat.children_right,
+            cat.feature,
+            cat.threshold,
+            cat.impurity,
+            cat.n_node_samples,
+            cat.weighted_n_node_samples,
+            cat.value,
+            task=cat.task,
+            n_features=cat.n_features,
+            classes_=cat.classes_,
+            cat_offsets=cat.cat_offsets,
+            cat_values=cat.cat_values,
+            missing_go_to_left=np.zeros(cat.node_count),
+        )

@@ -19,7 +19,9 @@ Public API
 
 Routing is done by numba kernels (single-threaded, ``nogil``, iterative).  Rows are cast to
 float64 C-contiguous before every call so that one compiled specialisation serves every call.
-Missing values are **not** routed: a NaN in ``X`` raises ``ValueError``.  Shape-function
+Missing values are routed only by trees with the optional per-node
+``missing_go_to_left`` (uint8, scikit-learn's meaning: NaN goes left iff 1); for other trees
+a NaN in ``X`` raises ``ValueError``.  Shape-function
 nodes (``bp_offsets``/``bp_values``, Literati) route by their breakpoints: left iff the
 number of breakpoints strictly below ``x[feature]`` is even (see ``has_shape_splits``).
 
@@ -34,7 +36,12 @@ from __future__ import annotations
 import numpy as np
 
 from engine._numba import register_warmup
-from engine.tree._kernels import _apply_cat_kernel, _apply_shape_kernel, float32_routing_threshold
+from engine.tree._kernels import (
+    _apply_cat_kernel,
+    _apply_missing_kernel,
+    _apply_shape_kernel,
+    float32_routing_threshold,
+)
 from engine.tree.arrays import (
     ENSEMBLE_FORMAT,
     FORMAT,
@@ -74,6 +81,7 @@ def _warmup() -> None:
         np.array([0], dtype=np.int64),
         X,
     )
+    _apply_missing_kernel(left, right, feat, thr, np.array([1, 0, 0], dtype=np.uint8), X)
     _apply_shape_kernel(
         left,
         right,

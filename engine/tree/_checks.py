@@ -100,8 +100,11 @@ def _classes_list(classes: np.ndarray | None) -> list | None:
     return [c.item() if isinstance(c, np.generic) else c for c in classes.tolist()]
 
 
-def _check_X(X: Any, n_features: int, feature_names: list[str] | None = None) -> np.ndarray:
-    """Shared row validation; see :meth:`TreeArrays.check_X`."""
+def _check_X(
+    X: Any, n_features: int, feature_names: list[str] | None = None, allow_nan: bool = False
+) -> np.ndarray:
+    """Shared row validation; see :meth:`TreeArrays.check_X` (``allow_nan``: the model
+    routes missing values, see ``TreeArrays.missing_go_to_left``)."""
     if hasattr(X, "to_numpy") and hasattr(X, "columns"):
         X = X.to_numpy()
     try:
@@ -115,8 +118,8 @@ def _check_X(X: Any, n_features: int, feature_names: list[str] | None = None) ->
         raise ValueError(
             f"X has {arr.shape[1]} columns but the tree expects n_features = {n_features}"
         )
-    nan = np.isnan(arr)
-    if nan.any():
+    nan = None if allow_nan else np.isnan(arr)
+    if nan is not None and nan.any():
         rows, cols = np.nonzero(nan)
         col = int(cols[0])
         name = feature_names[col] if feature_names is not None else f"feature_{col}"

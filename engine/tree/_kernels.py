@@ -44,6 +44,29 @@ def _apply_kernel(children_left, children_right, feature, threshold, X):
 
 
 @njit
+def _apply_missing_kernel(children_left, children_right, feature, threshold, missing_go_to_left, X):
+    """Like :func:`_apply_kernel`, routing missing values: a NaN ``x[feature]`` goes to the
+    left child iff ``missing_go_to_left[node]`` (uint8 ``(n_nodes,)``, scikit-learn's
+    meaning), any other value left when ``x[feature] <= threshold``.
+    """
+    n = X.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        node = np.uint64(0)
+        while True:
+            left = children_left[node]
+            if left == 0:
+                break
+            v = X[i, feature[node]]
+            if v <= threshold[node] or (np.isnan(v) and missing_go_to_left[node] != 0):
+                node = left
+            else:
+                node = children_right[node]
+        out[i] = node
+    return out
+
+
+@njit
 def _apply_cat_kernel(
     children_left, children_right, feature, threshold, cat_offsets, cat_values, X
 ):

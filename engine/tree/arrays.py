@@ -26,6 +26,7 @@ from engine.tree._checks import (
 from engine.tree._kernels import (
     _apply_cat_kernel,
     _apply_kernel,
+    _apply_missing_kernel,
     _apply_shape_kernel,
     float32_routing_threshold,
 )
@@ -79,6 +80,11 @@ class TreeArrays:
     * ``cat_offsets`` (int64, n_nodes + 1), ``cat_values`` (int64 category codes) - CSR
       categorical set splits: a node with a non-empty set sends a row **left when
       ``x[feature]`` is in the set**; its ``threshold`` is ignored.
+    * ``missing_go_to_left`` - uint8 per node (scikit-learn's name and meaning): a row whose
+      ``x[feature]`` is NaN goes to the left child of internal node ``i`` iff
+      ``missing_go_to_left[i]`` is 1 (entries at leaves are ignored).  With it, ``apply``
+      and ``predict`` accept NaN in ``X``; without it, NaN raises ``ValueError``.  Only
+      threshold splits route missing values (not with category sets or shape functions).
 
     Arrays are copied and cast in ``__post_init__``; treat the object as immutable
     afterwards (depths and parents are computed once).
@@ -113,6 +119,7 @@ class TreeArrays:
     upper_bound: np.ndarray | None = None
     cat_offsets: np.ndarray | None = None
     cat_values: np.ndarray | None = None
+    missing_go_to_left: np.ndarray | None = None
     _depth: np.ndarray = field(init=False, repr=False)
     _parent: np.ndarray = field(init=False, repr=False)
     _routing: tuple | None = field(default=None, init=False, repr=False)
@@ -273,6 +280,16 @@ class TreeArrays:
             )
         ):
             raise ValueError("threshold is NaN at an internal (numeric split) node")
+        if self.missing_go_to_left is not None:
+            mgl = _as_1d("missing_go_to_left", self.missing_go_to_left, np.int64, n)
+            if np.any((mgl != 0) & (mgl != 1)):
+                raise ValueError("missing_go_to_left must hold 0 or 1 at every node")
+            if self.has_categorical_splits or self.has_shape_splits:
+                raise ValueError(
+                    "missing_go_to_left is supported with threshold splits only, not with "
+                    "category sets or shape functions"
+                )
+            self.missing_go_to_left = mgl.astype(np.uint8)
 
     # -- properties ---------------------------------------------------------------------
 
@@ -348,9 +365,10 @@ class TreeArrays:
         ------
         ValueError
             ``X`` not numeric, not 2-D, with a number of columns other than
-            ``n_features``, or with NaN (trees here do not route missing values).
+            ``n_features``, or with NaN when the tree does not route missing values
+            (``missing_go_to_left`` is ``None``).
         """
-        return _check_X(X, self.n_features, self.feature_names)
+        return _check_X(X, self.n_features, self.feature_names, self.missing_go_to_left is not None)
 
     def routing_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The arrays the kernels route with (cached): ``(left, right, feature, threshold)``.
@@ -378,6 +396,8 @@ class TreeArrays:
             return _apply_cat_kernel(left, right, feat, thr, self.cat_offsets, self.cat_values, X)
         if self.has_shape_splits:
             return _apply_shape_kernel(left, right, feat, thr, self.bp_offsets, self.bp_values, X)
+        if self.missing_go_to_left is not None:
+            return _apply_missing_kernel(left, right, feat, thr, self.missing_go_to_left, X)
         return _apply_kernel(left, right, feat, thr, X)
 
     def apply(self, X: Any) -> np.ndarray:
@@ -440,6 +460,8 @@ class TreeArrays:
         return np.asarray(path, dtype=np.int64)
 
     def _goes_left(self, node: int, v: float) -> bool:
+        if self.missing_go_to_left is not None and np.isnan(v):
+            return bool(self.missing_go_to_left[node])
         cats = self.category_set(node)
         if cats is not None:
             return bool(np.any(cats.astype(np.float64) == v))
@@ -601,6 +623,7 @@ class TreeArrays:
             "upper_bound": floats(self.upper_bound),
             "cat_offsets": ints(self.cat_offsets),
             "cat_values": ints(self.cat_values),
+            "missing_go_to_left": ints(self.missing_go_to_left),
         }
 
     @classmethod
@@ -655,6 +678,7 @@ class TreeArrays:
             upper_bound=floats("upper_bound"),
             cat_offsets=ints("cat_offsets"),
             cat_values=ints("cat_values"),
+            missing_go_to_left=ints("missing_go_to_left"),
         )
 
     def to_json(self, indent: int | None = None) -> str:
@@ -675,6 +699,8 @@ class TreeArrays:
         h = hashlib.blake2b(digest_size=8)
         for a in (self.children_left, self.children_right, self.feature, self.threshold):
             h.update(a.tobytes())
+        if self.missing_go_to_left is not None:
+            h.update(self.missing_go_to_left.tobytes())
         return h.hexdigest()
 
     def to_frame(
@@ -688,7 +714,7 @@ class TreeArrays:
         ``weighted_n_samples``, ``impurity``; then for classification one ``p(<class>)``
         column per class (fractions) and ``majority_class``; for regression ``value``
         (node mean); then the extras that are present (``p_value``, ``lower_bound``,
-        ``upper_bound``).
+        ``upper_bound``, ``missing_go_to_left``).
         """
         import pandas as pd
 
@@ -714,7 +740,7 @@ class TreeArrays:
             cols["majority_class"] = [cn[k] for k in np.argmax(self.value[:, 0, :], axis=1)]
         else:
             cols["value"] = self.value[:, 0, 0].copy()
-        for name in ("p_value", "lower_bound", "upper_bound"):
+        for name in ("p_value", "lower_bound", "upper_bound", "missing_go_to_left"):
             a = getattr(self, name)
             if a is not None:
                 cols[name] = a.copy()

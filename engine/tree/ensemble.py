@@ -132,13 +132,18 @@ class TreeEnsemble:
             values = np.ascontiguousarray(
                 np.concatenate([t.value[:, 0, :] for t in self.trees]), dtype=np.float64
             )
-            plain = not any(t.has_categorical_splits or t.has_shape_splits for t in self.trees)
+            plain = not any(
+                t.has_categorical_splits or t.has_shape_splits or t.missing_go_to_left is not None
+                for t in self.trees
+            )
             self._packed = (offs, left, right, feat, thr, values, plain)
         return self._packed
 
     def check_X(self, X: Any) -> np.ndarray:
-        """Validate rows as :meth:`TreeArrays.check_X`."""
-        return _check_X(X, self.n_features, self.feature_names)
+        """Validate rows as :meth:`TreeArrays.check_X`; NaN is accepted when every tree
+        routes missing values (has ``missing_go_to_left``)."""
+        routes_nan = all(t.missing_go_to_left is not None for t in self.trees)
+        return _check_X(X, self.n_features, self.feature_names, routes_nan)
 
     def apply(self, X: Any) -> np.ndarray:
         """Leaf ids int64 ``(n_samples, n_trees)`` (ids local to each tree)."""

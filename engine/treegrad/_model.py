@@ -81,7 +81,10 @@ class Packed:
             )
         out = self.model.check_X(arr)
         if not np.all(np.isfinite(out)):
-            raise ValueError("X contains inf; TreeGrad needs finite feature values")
+            raise ValueError(
+                "X contains NaN or inf; TreeGrad needs finite feature values (it does not "
+                "route missing values yet)"
+            )
         return out, was_1d
 
     def goleft(self, X: np.ndarray) -> np.ndarray:
