@@ -20,7 +20,7 @@ from sklearn.ensemble import (
     RandomForestRegressor,
 )
 from sklearn.linear_model import LogisticRegression
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreeClassifier
 
 from engine import _numba
 from engine.tree import TreeArrays, TreeEnsemble, from_sklearn
@@ -446,14 +446,105 @@ def iris_tree():
     return from_sklearn(DecisionTreeClassifier(random_state=0).fit(X, y)), X
 
 
-def test_nan_in_X_raises(iris_tree):
-    tree, X = iris_tree
+def test_nan_in_X_raises_for_a_tree_without_a_missing_value_rule(iris_tree):
+    sk_tree, X = iris_tree
+    tree = TreeArrays.from_dict({**sk_tree.to_dict(), "missing_go_to_left": None})
+    assert not tree.routes_missing
     Xn = X.copy()
     Xn[3, 2] = np.nan
-    with pytest.raises(ValueError, match="NaN.*row 3.*do not route missing values"):
+    with pytest.raises(ValueError, match="NaN.*row 3.*no rule for missing values"):
         tree.predict(Xn)
     with pytest.raises(ValueError, match="missing values"):
         tree.decision_path(Xn[3])
+
+
+def _nan_rows(rng, shape, fraction):
+    X = rng.normal(size=shape)
+    X[rng.random(shape) < fraction] = np.nan
+    return X
+
+
+@pytest.mark.parametrize("nan_in_training", [True, False])
+@pytest.mark.parametrize(
+    "model",
+    [
+        DecisionTreeClassifier(max_depth=7, random_state=0),
+        DecisionTreeRegressor(max_depth=7, random_state=0),
+        ExtraTreeClassifier(max_depth=7, random_state=0),
+    ],
+    ids=["cart-classifier", "cart-regressor", "extra-tree"],
+)
+def test_missing_values_route_as_scikit_learn(model, nan_in_training):
+    """scikit-learn >= 1.3 learns a side for NaN per split (the child with more rows when
+    training saw none); the imported tree sends NaN rows to the same leaves."""
+    rng = np.random.default_rng(3)
+    X = _nan_rows(rng, (600, 5), 0.2 if nan_in_training else 0.0)
+    y = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) > 0).astype(int)
+    if isinstance(model, DecisionTreeRegressor):
+        y = y + np.nan_to_num(X[:, 2])
+    model.fit(X, y)
+    tree = from_sklearn(model)
+    assert tree.routes_missing
+    X_test = _nan_rows(rng, (3000, 5), 0.3)
+    np.testing.assert_array_equal(tree.apply(X_test), model.apply(X_test))
+    np.testing.assert_array_equal(tree.predict(X_test), model.predict(X_test))
+    for i in range(20):
+        expected = model.decision_path(X_test[i : i + 1]).indices
+        np.testing.assert_array_equal(tree.decision_path(X_test[i]), expected)
+    # both sides are used, so the test would fail with NaN always sent one way
+    internal = ~tree.is_leaf
+    assert 0 < tree.missing_go_to_left[internal].sum() < internal.sum()
+
+
+def _stump_with(**extras):
+    return TreeArrays(
+        [1, -1, -1],
+        [2, -1, -1],
+        [0, -2, -2],
+        [0.5, -2.0, -2.0],
+        [0.5, 0.0, 0.0],
+        [4, 2, 2],
+        [4.0, 2.0, 2.0],
+        [[[0.5, 0.5]], [[1.0, 0.0]], [[0.0, 1.0]]],
+        task="classification",
+        n_features=1,
+        classes_=np.array([0, 1]),
+        **extras,
+    )
+
+
+@pytest.mark.parametrize(
+    "extras",
+    [
+        {},
+        {"cat_offsets": [0, 2, 2, 2], "cat_values": [0, 2]},
+        {"bp_offsets": [0, 2, 2, 2], "bp_values": [0.25, 0.75]},
+    ],
+    ids=["threshold", "category-set", "shape-function"],
+)
+@pytest.mark.parametrize("side", [0, 1])
+def test_missing_side_applies_to_every_split_kind(extras, side):
+    plain = _stump_with(**extras)
+    tree = _stump_with(**extras, missing_go_to_left=[side, 0, 0])
+    X = np.array([[0.0], [1.0], [2.0], [0.5], [np.nan]])
+    # rows with a value go where the NaN-free kernel sends them
+    np.testing.assert_array_equal(tree.apply(X[:4]), plain.apply(X[:4]))
+    np.testing.assert_array_equal(tree.apply(X)[:4], plain.apply(X[:4]))
+    assert tree.apply(X)[4] == (1 if side else 2)
+    assert tree.decision_path(X[4]).tolist() == [0, 1 if side else 2]
+
+
+def test_missing_side_is_validated_and_round_trips():
+    with pytest.raises(ValueError, match="missing_go_to_left must hold 0 or 1"):
+        _stump_with(missing_go_to_left=[2, 0, 0])
+    with pytest.raises(ValueError, match="missing_go_to_left"):
+        _stump_with(missing_go_to_left=[1, 0])
+    tree = _stump_with(missing_go_to_left=[1, 1, 1])
+    assert tree.missing_go_to_left.tolist() == [1, 0, 0]  # 0 at leaves
+    back = TreeArrays.from_json(tree.to_json())
+    assert back.missing_go_to_left.dtype == np.uint8
+    assert back.missing_go_to_left.tolist() == [1, 0, 0]
+    assert TreeArrays.from_json(_stump_with().to_json()).missing_go_to_left is None
 
 
 def test_wrong_shape_raises(iris_tree):
@@ -642,121 +733,39 @@ def test_public_names_views_read():
 
 
 # ---------------------------------------------------------------------------------------
-# missing values: the optional per-node missing_go_to_left (scikit-learn's meaning)
+# missing values in ensembles (every tree's missing_go_to_left)
 # ---------------------------------------------------------------------------------------
 
 
-def _nan_data(seed: int = 0):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(600, 4))
-    y = (X[:, 0] + X[:, 1] > 0).astype(np.int64) + (X[:, 2] > 0.7)
-    X[rng.random(X.shape) < 0.15] = np.nan
-    return X, y
-
-
-def _with_missing(sk_tree, task, classes) -> TreeArrays:
-    """Copy a scikit-learn tree including its ``missing_go_to_left``."""
-    return TreeArrays(
-        sk_tree.children_left,
-        sk_tree.children_right,
-        sk_tree.feature,
-        sk_tree.threshold,
-        sk_tree.impurity,
-        sk_tree.n_node_samples,
-        sk_tree.weighted_n_node_samples,
-        sk_tree.value,
-        task=task,
-        n_features=sk_tree.n_features,
-        classes_=classes,
-        float32_inputs=True,
-        missing_go_to_left=sk_tree.missing_go_to_left,
-    )
-
-
-def test_missing_go_to_left_routes_nan_as_sklearn():
-    """scikit-learn >= 1.3 trees fitted on NaN route it by ``missing_go_to_left``: with the
-    array copied, apply/predict/decision_path equal scikit-learn's on rows with NaN."""
-    X, y = _nan_data()
-    sk = DecisionTreeClassifier(max_depth=6, random_state=0).fit(X, y)
-    assert np.any(sk.tree_.missing_go_to_left[sk.tree_.children_left >= 0] == 1)
-    tree = _with_missing(sk.tree_, "classification", sk.classes_)
-    assert tree.missing_go_to_left.dtype == np.uint8
-    assert np.array_equal(tree.apply(X), sk.apply(X))
-    assert np.array_equal(tree.predict(X), sk.predict(X))
-    for i in np.flatnonzero(np.isnan(X).any(axis=1))[:20]:
-        expected = sk.decision_path(X[i : i + 1]).indices
-        assert np.array_equal(tree.decision_path(X[i]), expected)
-    # without the array the same rows are refused, not routed silently
-    plain = from_sklearn(sk)
-    with pytest.raises(ValueError, match="do not route missing values"):
-        plain.apply(X)
-
-
-def test_missing_go_to_left_in_ensembles_and_json():
-    X, y = _nan_data(1)
-    sk = RandomForestClassifier(n_estimators=5, max_depth=5, random_state=0).fit(X, y)
-    trees = [_with_missing(e.tree_, "classification", sk.classes_) for e in sk.estimators_]
-    forest = TreeEnsemble(
-        trees=trees,
-        tree_output=np.full(5, -1),
-        scale=0.2,
-        base=np.zeros(3),
-        kind="forest",
-        task="classification",
-        classes_=sk.classes_,
-    )
-    assert np.array_equal(forest.apply(X), sk.apply(X))
-    assert np.allclose(forest.predict_proba(X), sk.predict_proba(X), rtol=0, atol=1e-12)
+def test_ensembles_route_nan_by_each_tree():
+    """A forest / gradient boosting model fitted on NaN routes NaN rows as scikit-learn
+    does (tree by tree); rows without NaN keep the packed kernels; an ensemble with a tree
+    that has no rule for missing values refuses NaN."""
+    rng = np.random.default_rng(1)
+    X = _nan_rows(rng, (600, 4), 0.15)
+    y = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) > 0).astype(np.int64)
+    y = y + (np.nan_to_num(X[:, 2]) > 0.7)
+    X_test = _nan_rows(rng, (1000, 4), 0.3)
+    rf = RandomForestClassifier(n_estimators=5, max_depth=5, random_state=0).fit(X, y)
+    forest = from_sklearn(rf)
+    np.testing.assert_array_equal(forest.apply(X_test), rf.apply(X_test))
+    np.testing.assert_allclose(forest.predict_raw(X_test), rf.predict_proba(X_test), atol=1e-12)
+    clean = np.nan_to_num(X_test)
+    np.testing.assert_array_equal(forest.apply(clean), rf.apply(clean))
     back = TreeEnsemble.from_json(forest.to_json())
-    assert np.array_equal(back.apply(X), sk.apply(X))
-    _assert_same_tree(trees[0], back.trees[0])
-    # one tree without the array: the ensemble refuses NaN
+    np.testing.assert_array_equal(back.apply(X_test), rf.apply(X_test))
     mixed = TreeEnsemble(
-        trees=[trees[0], from_sklearn(sk.estimators_[1])],
+        trees=[
+            forest.trees[0],
+            TreeArrays.from_dict({**forest.trees[1].to_dict(), "missing_go_to_left": None}),
+        ],
         tree_output=np.full(2, -1),
         scale=0.5,
         base=np.zeros(3),
         kind="forest",
         task="classification",
-        classes_=sk.classes_,
+        classes_=rf.classes_,
     )
-    with pytest.raises(ValueError, match="do not route missing values"):
-        mixed.apply(X)
-    assert mixed.apply(np.nan_to_num(X)).shape == (X.shape[0], 2)
-
-
-def test_missing_go_to_left_is_validated(iris_tree):
-    tree, _X = iris_tree
-    arrays = (
-        tree.children_left,
-        tree.children_right,
-        tree.feature,
-        tree.threshold,
-        tree.impurity,
-        tree.n_node_samples,
-        tree.weighted_n_node_samples,
-        tree.value,
-    )
-    kw = {"task": "classification", "n_features": 4, "classes_": tree.classes_}
-    with pytest.raises(ValueError, match="missing_go_to_left has length 2"):
-        TreeArrays(*arrays, **kw, missing_go_to_left=[0, 1])
-    with pytest.raises(ValueError, match="missing_go_to_left must hold 0 or 1"):
-        TreeArrays(*arrays, **kw, missing_go_to_left=np.full(tree.node_count, 2))
-    cat = _categorical_tree()
-    with pytest.raises(ValueError, match="threshold splits only"):
-        TreeArrays(
-            cat.children_left,
-            cat.children_right,
-            cat.feature,
-            cat.threshold,
-            cat.impurity,
-            cat.n_node_samples,
-            cat.weighted_n_node_samples,
-            cat.value,
-            task=cat.task,
-            n_features=cat.n_features,
-            classes_=cat.classes_,
-            cat_offsets=cat.cat_offsets,
-            cat_values=cat.cat_values,
-            missing_go_to_left=np.zeros(cat.node_count),
-        )
+    with pytest.raises(ValueError, match="no rule for missing values"):
+        mixed.apply(X_test)
+    assert mixed.apply(clean).shape == (1000, 2)

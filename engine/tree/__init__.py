@@ -45,12 +45,7 @@ import numpy as np
 
 from engine._numba import register_warmup
 from engine.tree._dump_checks import DumpLimits
-from engine.tree._kernels import (
-    _apply_cat_kernel,
-    _apply_missing_kernel,
-    _apply_shape_kernel,
-    float32_routing_threshold,
-)
+from engine.tree._kernels import _apply_cat_kernel, _apply_shape_kernel, float32_routing_threshold
 from engine.tree.arrays import (
     ENSEMBLE_FORMAT,
     FORMAT,
@@ -98,7 +93,6 @@ def _warmup() -> None:
         np.array([0], dtype=np.int64),
         X,
     )
-    _apply_missing_kernel(left, right, feat, thr, np.array([1, 0, 0], dtype=np.uint8), X)
     _apply_shape_kernel(
         left,
         right,
@@ -108,6 +102,8 @@ def _warmup() -> None:
         np.array([0.25, 0.75], dtype=np.float64),
         X,
     )
+    missing = TreeArrays.from_dict({**tree.to_dict(), "missing_go_to_left": [1, 0, 0]})
+    missing.apply(np.array([[np.nan, 1.0], [1.0, np.nan]], dtype=np.float64))
     forest = TreeEnsemble(
         trees=[tree, tree],
         tree_output=np.array([-1, -1]),

@@ -11,7 +11,8 @@ import numpy as np
 
 _TASKS = ("classification", "regression")
 _NAN_MESSAGE = (
-    "TreeLab trees do not route missing values: impute or drop those rows before predicting"
+    "this tree has no rule for missing values (it was fitted without them): impute or drop "
+    "those rows before predicting, or refit on data with missing values kept"
 )
 
 # ---------------------------------------------------------------------------------------
@@ -101,10 +102,14 @@ def _classes_list(classes: np.ndarray | None) -> list | None:
 
 
 def _check_X(
-    X: Any, n_features: int, feature_names: list[str] | None = None, allow_nan: bool = False
+    X: Any,
+    n_features: int,
+    feature_names: list[str] | None = None,
+    *,
+    allow_nan: bool = False,
 ) -> np.ndarray:
-    """Shared row validation; see :meth:`TreeArrays.check_X` (``allow_nan``: the model
-    routes missing values, see ``TreeArrays.missing_go_to_left``)."""
+    """Shared row validation; see :meth:`TreeArrays.check_X`.  ``allow_nan`` keeps NaN
+    (trees that route missing values); infinities are kept either way."""
     if hasattr(X, "to_numpy") and hasattr(X, "columns"):
         X = X.to_numpy()
     try:

@@ -80,11 +80,10 @@ class TreeArrays:
     * ``cat_offsets`` (int64, n_nodes + 1), ``cat_values`` (int64 category codes) - CSR
       categorical set splits: a node with a non-empty set sends a row **left when
       ``x[feature]`` is in the set**; its ``threshold`` is ignored.
-    * ``missing_go_to_left`` - uint8 per node (scikit-learn's name and meaning): a row whose
-      ``x[feature]`` is NaN goes to the left child of internal node ``i`` iff
-      ``missing_go_to_left[i]`` is 1 (entries at leaves are ignored).  With it, ``apply``
-      and ``predict`` accept NaN in ``X``; without it, NaN raises ``ValueError``.  Only
-      threshold splits route missing values (not with category sets or shape functions).
+    * ``missing_go_to_left`` - uint8 per node, scikit-learn's name and meaning (>= 1.3): a
+      row whose ``x[feature]`` is missing (NaN) goes to the left child iff it is 1 (0 at
+      leaves).  A tree with it accepts NaN in :meth:`apply` and :meth:`predict`; a tree
+      without it refuses NaN with a message (it has no rule for missing values).
 
     Arrays are copied and cast in ``__post_init__``; treat the object as immutable
     afterwards (depths and parents are computed once).
@@ -268,6 +267,11 @@ class TreeArrays:
         self.cat_offsets, self.cat_values = _check_csr(
             "cat", self.cat_offsets, self.cat_values, n, np.int64
         )
+        if self.missing_go_to_left is not None:
+            side = _as_1d("missing_go_to_left", self.missing_go_to_left, np.int64, n)
+            if np.any((side != 0) & (side != 1)):
+                raise ValueError("missing_go_to_left must hold 0 or 1 at every node")
+            self.missing_go_to_left = np.where(leaf, 0, side).astype(np.uint8)
         if self.cat_offsets is not None:
             has = np.diff(self.cat_offsets) > 0
             if np.any(has & leaf):
@@ -280,16 +284,6 @@ class TreeArrays:
             )
         ):
             raise ValueError("threshold is NaN at an internal (numeric split) node")
-        if self.missing_go_to_left is not None:
-            mgl = _as_1d("missing_go_to_left", self.missing_go_to_left, np.int64, n)
-            if np.any((mgl != 0) & (mgl != 1)):
-                raise ValueError("missing_go_to_left must hold 0 or 1 at every node")
-            if self.has_categorical_splits or self.has_shape_splits:
-                raise ValueError(
-                    "missing_go_to_left is supported with threshold splits only, not with "
-                    "category sets or shape functions"
-                )
-            self.missing_go_to_left = mgl.astype(np.uint8)
 
     # -- properties ---------------------------------------------------------------------
 
@@ -329,6 +323,11 @@ class TreeArrays:
         return int(self.value.shape[2])
 
     @property
+    def routes_missing(self) -> bool:
+        """True when the tree has a rule for missing values (``missing_go_to_left``)."""
+        return self.missing_go_to_left is not None
+
+    @property
     def has_categorical_splits(self) -> bool:
         """True when at least one node splits on a category set."""
         return self.cat_offsets is not None and bool(np.any(np.diff(self.cat_offsets) > 0))
@@ -365,10 +364,10 @@ class TreeArrays:
         ------
         ValueError
             ``X`` not numeric, not 2-D, with a number of columns other than
-            ``n_features``, or with NaN when the tree does not route missing values
-            (``missing_go_to_left`` is ``None``).
+            ``n_features``, or with NaN when the tree has no rule for missing values
+            (:attr:`routes_missing`).
         """
-        return _check_X(X, self.n_features, self.feature_names, self.missing_go_to_left is not None)
+        return _check_X(X, self.n_features, self.feature_names, allow_nan=self.routes_missing)
 
     def routing_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The arrays the kernels route with (cached): ``(left, right, feature, threshold)``.
@@ -392,12 +391,24 @@ class TreeArrays:
 
     def _route(self, X: np.ndarray) -> np.ndarray:
         left, right, feat, thr = self.routing_arrays()
+        if self.missing_go_to_left is not None and np.isnan(X).any():
+            empty = np.zeros(self.node_count + 1, dtype=np.int64)
+            return _apply_missing_kernel(
+                left,
+                right,
+                feat,
+                thr,
+                self.missing_go_to_left,
+                empty if self.cat_offsets is None else self.cat_offsets,
+                np.zeros(0, np.int64) if self.cat_values is None else self.cat_values,
+                empty if self.bp_offsets is None else self.bp_offsets,
+                np.zeros(0, np.float64) if self.bp_values is None else self.bp_values,
+                X,
+            )
         if self.has_categorical_splits:
             return _apply_cat_kernel(left, right, feat, thr, self.cat_offsets, self.cat_values, X)
         if self.has_shape_splits:
             return _apply_shape_kernel(left, right, feat, thr, self.bp_offsets, self.bp_values, X)
-        if self.missing_go_to_left is not None:
-            return _apply_missing_kernel(left, right, feat, thr, self.missing_go_to_left, X)
         return _apply_kernel(left, right, feat, thr, X)
 
     def apply(self, X: Any) -> np.ndarray:
@@ -460,7 +471,7 @@ class TreeArrays:
         return np.asarray(path, dtype=np.int64)
 
     def _goes_left(self, node: int, v: float) -> bool:
-        if self.missing_go_to_left is not None and np.isnan(v):
+        if np.isnan(v) and self.missing_go_to_left is not None:
             return bool(self.missing_go_to_left[node])
         cats = self.category_set(node)
         if cats is not None:
@@ -699,8 +710,6 @@ class TreeArrays:
         h = hashlib.blake2b(digest_size=8)
         for a in (self.children_left, self.children_right, self.feature, self.threshold):
             h.update(a.tobytes())
-        if self.missing_go_to_left is not None:
-            h.update(self.missing_go_to_left.tobytes())
         return h.hexdigest()
 
     def to_frame(
@@ -714,7 +723,7 @@ class TreeArrays:
         ``weighted_n_samples``, ``impurity``; then for classification one ``p(<class>)``
         column per class (fractions) and ``majority_class``; for regression ``value``
         (node mean); then the extras that are present (``p_value``, ``lower_bound``,
-        ``upper_bound``, ``missing_go_to_left``).
+        ``upper_bound``).
         """
         import pandas as pd
 
@@ -740,7 +749,7 @@ class TreeArrays:
             cols["majority_class"] = [cn[k] for k in np.argmax(self.value[:, 0, :], axis=1)]
         else:
             cols["value"] = self.value[:, 0, 0].copy()
-        for name in ("p_value", "lower_bound", "upper_bound", "missing_go_to_left"):
+        for name in ("p_value", "lower_bound", "upper_bound"):
             a = getattr(self, name)
             if a is not None:
                 cols[name] = a.copy()
