@@ -422,7 +422,7 @@ def test_treegrad_refuses_nan_rows_with_a_clear_message():
     X = _data()[0][:5]
     assert np.isnan(X).any()
     ens.predict_raw(X)  # the ensemble routes NaN
-    with pytest.raises(ValueError, match="does not route missing values yet"):
+    with pytest.raises(ValueError, match="X contains NaN; TreeGrad needs observed"):
         shapley(ens, X)
 
 
@@ -584,4 +584,49 @@ def test_tree_view_draws_converted_trees():
     lgb_tree = from_lightgbm(_fit_lgb("regression")[0]).trees[1]
     frame = lgb_tree.to_frame()
     assert frame["n_samples"].iloc[0] == 800  # LightGBM's row counts
-    assert set(frame["missing_go_to_left"]) <= {0, 1}
+    assert lgb_tree.routes_missing
+
+
+# ---------------------------------------------------------------------------------------
+# Compare's registry and TreeGrad's model conversion
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_compare_cross_validates_xgboost_and_lightgbm():
+    """The Compare registry's XGBoost and LightGBM entries: fold accuracies equal
+    scikit-learn's cross_validate of the same estimators on the same folds; leaves and
+    depth are read from the converted trees."""
+    from types import SimpleNamespace
+
+    from sklearn.datasets import load_iris
+    from sklearn.model_selection import StratifiedKFold, cross_validate
+
+    from engine.compare import REGISTRY, cross_validate_steps, plan_comparison
+    from engine.jobs import Job
+
+    X, y = load_iris(return_X_y=True)
+    ds = SimpleNamespace(X=np.ascontiguousarray(X), y=y.astype(np.int64), task="classification")
+    ds.n_classes = 3
+    params = {"xgboost": {"n_estimators": 10}, "lightgbm": {"n_estimators": 10}}
+    job = Job(cross_validate_steps, plan_comparison(ds, params, n_splits=3, random_state=4))
+    job.start()
+    assert job.join(120) and job.status == "done", job.error
+    res = job.result
+    folds = StratifiedKFold(3, shuffle=True, random_state=4)
+    for key in params:
+        est = REGISTRY[key].make("classification", 4, **params[key])
+        ref = cross_validate(est, X, y, cv=folds, scoring="accuracy")["test_score"]
+        rows = res.folds[res.folds["key"] == key]
+        np.testing.assert_allclose(rows["accuracy"].to_numpy(), ref)
+        ens = (from_xgboost if key == "xgboost" else from_lightgbm)(res.models[key])
+        assert (rows["n_leaves"] > 0).all()
+        assert ens.predict(X).shape == (150,)
+
+
+def test_treegrad_explains_library_objects_directly():
+    model, _X = _fit_lgb("regression")
+    rows = _data()[1][:3]
+    assert np.array_equal(shapley(model, rows), shapley(from_lightgbm(model), rows))
+    xmodel, _X = _fit_xgb("binary")
+    assert np.array_equal(shapley(xmodel, rows), shapley(from_xgboost(xmodel), rows))
