@@ -421,6 +421,51 @@ def _lightgbm(task, random_state, n_estimators, num_leaves, learning_rate):
     )
 
 
+def booster_estimator(
+    library: str,
+    task: str,
+    *,
+    n_estimators: int,
+    max_depth: int,
+    max_leaves: int,
+    learning_rate: float,
+    random_state: int,
+):
+    """An unfitted XGBoost or LightGBM model (one thread) with the Feature ranking page's
+    knobs: ``max_depth`` / ``max_leaves`` 0 mean no limit (XGBoost then grows loss-guided,
+    LightGBM keeps its 31 leaves when both are 0).  ``library``: 'xgboost' | 'lightgbm';
+    ``task``: 'classification' | 'regression'.  Raises ``ValueError`` for another library.
+    """
+    clf = task == "classification"
+    if library == "xgboost":
+        import xgboost
+
+        cls = xgboost.XGBClassifier if clf else xgboost.XGBRegressor
+        return cls(
+            n_estimators=n_estimators,
+            max_depth=max_depth,
+            max_leaves=max_leaves,
+            grow_policy="lossguide" if max_depth == 0 else "depthwise",
+            learning_rate=learning_rate,
+            random_state=random_state,
+            n_jobs=1,
+        )
+    if library == "lightgbm":
+        import lightgbm
+
+        cls = lightgbm.LGBMClassifier if clf else lightgbm.LGBMRegressor
+        return cls(
+            n_estimators=n_estimators,
+            max_depth=max_depth or -1,
+            num_leaves=max_leaves or (31 if max_depth == 0 else min(2**max_depth, 131072)),
+            learning_rate=learning_rate,
+            random_state=random_state,
+            n_jobs=1,
+            verbose=-1,
+        )
+    raise ValueError(f"library must be 'xgboost' or 'lightgbm', got {library!r}")
+
+
 def _installed(module: str) -> bool:
     import importlib.util
 

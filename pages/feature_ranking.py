@@ -4,6 +4,7 @@ the numerics of semivalue computation on trees (docs/spec.md section 3)."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 
 import numpy as np
 import pandas as pd
@@ -20,7 +21,7 @@ from engine.figures.treegrad import (
     runtime_figure,
 )
 from engine.jobs import Job
-from engine.tree import TreeArrays, TreeEnsemble
+from engine.tree import DumpLimits, TreeArrays, TreeEnsemble, load_model_dump
 from engine.treegrad._model import as_treelab, n_outputs
 from engine.treegrad.explain import (
     PAPER_BETAS,
@@ -49,7 +50,10 @@ from pages._shared import (
 )
 
 MODEL_KINDS = {"tree": "Decision tree", "forest": "Random forest", "boosting": "Gradient boosting"}
+#: Models trained here: scikit-learn's, then XGBoost / LightGBM (explained through their dumps).
+TRAINED_KINDS = {**MODEL_KINDS, "xgboost": "XGBoost", "lightgbm": "LightGBM"}
 PREDICTED = -1
+DEFAULT_LIMITS = DumpLimits()
 #: Wall-clock budget (seconds) of the page's background jobs (curves, numerics); a job that
 #: runs out keeps what it finished.
 BATCH_BUDGET = 300.0
@@ -187,13 +191,31 @@ def fit_model(
         est = (RandomForestClassifier if clf else RandomForestRegressor)(
             n_estimators=n_estimators, n_jobs=1, **common
         )
-    else:
+    elif kind == "boosting":
         est = (GradientBoostingClassifier if clf else GradientBoostingRegressor)(
             n_estimators=n_estimators, learning_rate=learning_rate, **common
+        )
+    else:
+        from engine.compare import booster_estimator
+
+        est = booster_estimator(
+            kind,
+            _ds.task,
+            n_estimators=n_estimators,
+            max_depth=depth,
+            max_leaves=leaves,
+            learning_rate=learning_rate,
+            random_state=random_state,
         )
     est.fit(_ds.X[tr], _ds.y[tr])
     score = float(est.score(_ds.X[te], _ds.y[te]))
     return est, tr, te, score
+
+
+@st.cache_resource(show_spinner="Reading the model...", max_entries=8)
+def uploaded_model(data: bytes, name: str):
+    """An uploaded XGBoost / LightGBM dump as a TreeEnsemble (bounded; ValueError if bad)."""
+    return load_model_dump(data, name)
 
 
 @st.cache_resource(show_spinner=False, max_entries=24)
@@ -204,17 +226,20 @@ def treelab_model(_model, key: str):
 
 st.subheader("1. Model")
 remembered = remembered_models(ds)
-sources = ["train", "remembered"]
+sources = ["train", "remembered", "upload"]
 source = st.radio(
     "Model",
     sources,
     horizontal=True,
     key="tg_source",
     format_func=lambda s: {
-        "train": "Train a scikit-learn model here",
+        "train": "Train a model here",
         "remembered": f"A model fitted on another page ({len(remembered)})",
+        "upload": "Upload an XGBoost / LightGBM dump",
     }[s],
-    help="Models fitted on other pages (e.g. Compare) on this same dataset are offered here.",
+    help="Models fitted on other pages (e.g. Compare) on this same dataset are offered "
+    "here. Uploads: XGBoost's model JSON or UBJSON (save_model('model.json')) or "
+    "LightGBM's dump_model() as JSON; never a pickle.",
 )
 c = st.columns(6)
 test_size = c[5].slider(
@@ -226,7 +251,33 @@ test_size = c[5].slider(
     key="tg_test",
     help="Share of rows held out (seeded split); samples are picked among these test rows.",
 )
-if source == "remembered":
+if source == "upload":
+    upload = st.file_uploader(
+        "Model dump (.json, .ubj)",
+        type=["json", "ubj"],
+        key="tg_upload",
+        help="Trained on this dataset's columns, in the same order. Limits: "
+        f"{DEFAULT_LIMITS.max_bytes // 2**20} MiB, {DEFAULT_LIMITS.max_trees:,} trees, "
+        f"{DEFAULT_LIMITS.max_nodes:,} nodes.",
+    )
+    if upload is None:
+        st.info(
+            "Upload a model trained on this dataset: in Python, "
+            "`xgb_model.save_model('model.json')`, or for LightGBM "
+            "`json.dump(lgb_model.booster_.dump_model(), open('model.json', 'w'))`."
+        )
+        stop_page()
+    data = upload.getvalue()
+    try:
+        raw_model = uploaded_model(data, upload.name)
+    except ValueError as exc:
+        st.error(f"Cannot read this model: {md(exc)}")
+        stop_page()
+    split = split_rows(ds, digest, float(test_size), seed())
+    tr_idx, te_idx = split.train, split.test
+    model_key = f"{digest}:upload:{hashlib.blake2b(data, digest_size=8).hexdigest()}"
+    score_txt = f"uploaded from **{md(upload.name)}**; it may have been trained on the test rows"
+elif source == "remembered":
     if not remembered:
         st.info(
             "No model has been fitted on this dataset on another page yet: fit one on "
@@ -249,7 +300,7 @@ if source == "remembered":
     )
 else:
     kind = c[0].selectbox(
-        "Model type", list(MODEL_KINDS), format_func=MODEL_KINDS.get, key="tg_kind"
+        "Model type", list(TRAINED_KINDS), format_func=TRAINED_KINDS.get, key="tg_kind"
     )
     depth = c[1].number_input(
         "Max depth (0 = none)",
@@ -286,7 +337,7 @@ else:
         0.1,
         step=0.05,
         key="tg_gblr",
-        disabled=kind != "boosting",
+        disabled=kind not in ("boosting", "xgboost", "lightgbm"),
         help="Boosting shrinkage.",
     )
     if leaves == 1:

@@ -630,3 +630,28 @@ def test_treegrad_explains_library_objects_directly():
     assert np.array_equal(shapley(model, rows), shapley(from_lightgbm(model), rows))
     xmodel, _X = _fit_xgb("binary")
     assert np.array_equal(shapley(xmodel, rows), shapley(from_xgboost(xmodel), rows))
+
+
+# ---------------------------------------------------------------------------------------
+# the Feature ranking page trains them
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["xgboost", "lightgbm"])
+def test_feature_ranking_page_trains_and_explains_boosters(app, kind):
+    """The page trains an XGBoost / LightGBM model and explains it (attributions drawn, no
+    error); the caption counts the converted trees (3 classes x 10 rounds for wine)."""
+    import json as _json
+
+    app.selectbox(key="ds").set_value("wine").run()
+    app.switch_page("pages/feature_ranking.py").run()
+    app.selectbox(key="tg_kind").set_value(kind).run()
+    app.number_input(key="tg_trees").set_value(10).run()
+    assert not app.exception, app.exception
+    assert not app.error, [e.value for e in app.error]
+    charts = [_json.loads(c.proto.spec) for c in app.get("plotly_chart")]
+    bars = [f for f in charts if "Attributions" in f["layout"]["title"]["text"]]
+    assert bars, [f["layout"]["title"]["text"] for f in charts]
+    caption = " ".join(c.value for c in app.caption)
+    assert "30 tree(s)" in caption, caption
