@@ -65,6 +65,8 @@ require_entrypoint("pages/feature_ranking.py")
 SAVED = "_tg_saved_params"
 #: Key endings of buttons, jobs, result views and charts (never saved; see pages/_shared.py).
 NOT_SAVED_SUFFIXES = ("_run", "_stop", "_btn", "_dl", "_job", "_job_meta", "_view", "_fig")
+#: The last uploaded model dump ``(file name, bytes)``, kept across page switches.
+UPLOADED = "_tg_uploaded_dump"
 for _k, _v in st.session_state.get(SAVED, {}).items():
     if _k not in st.session_state:
         st.session_state[_k] = _v
@@ -255,28 +257,35 @@ if source == "upload":
     upload = st.file_uploader(
         "Model dump (.json, .ubj)",
         type=["json", "ubj"],
-        key="tg_upload",
+        # not a "tg_" key: a file uploader's value cannot be put back (the file is kept in
+        # UPLOADED instead)
+        key="model_dump_upload",
+        max_upload_size=DEFAULT_LIMITS.max_bytes // 2**20,
         help="Trained on this dataset's columns, in the same order. Limits: "
         f"{DEFAULT_LIMITS.max_bytes // 2**20} MiB, {DEFAULT_LIMITS.max_trees:,} trees, "
         f"{DEFAULT_LIMITS.max_nodes:,} nodes.",
     )
-    if upload is None:
+    if upload is not None:
+        st.session_state[UPLOADED] = (upload.name, upload.getvalue())
+    elif UPLOADED in st.session_state:
+        st.caption(f"Using the model uploaded earlier: {md(st.session_state[UPLOADED][0])}.")
+    if UPLOADED not in st.session_state:
         st.info(
             "Upload a model trained on this dataset: in Python, "
             "`xgb_model.save_model('model.json')`, or for LightGBM "
             "`json.dump(lgb_model.booster_.dump_model(), open('model.json', 'w'))`."
         )
         stop_page()
-    data = upload.getvalue()
+    upload_name, data = st.session_state[UPLOADED]
     try:
-        raw_model = uploaded_model(data, upload.name)
+        raw_model = uploaded_model(data, upload_name)
     except ValueError as exc:
         st.error(f"Cannot read this model: {md(exc)}")
         stop_page()
     split = split_rows(ds, digest, float(test_size), seed())
     tr_idx, te_idx = split.train, split.test
     model_key = f"{digest}:upload:{hashlib.blake2b(data, digest_size=8).hexdigest()}"
-    score_txt = f"uploaded from **{md(upload.name)}**; it may have been trained on the test rows"
+    score_txt = f"uploaded from **{md(upload_name)}**; it may have been trained on the test rows"
 elif source == "remembered":
     if not remembered:
         st.info(
