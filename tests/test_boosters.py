@@ -655,3 +655,37 @@ def test_feature_ranking_page_trains_and_explains_boosters(app, kind):
     assert bars, [f["layout"]["title"]["text"] for f in charts]
     caption = " ".join(c.value for c in app.caption)
     assert "30 tree(s)" in caption, caption
+
+
+@pytest.mark.slow
+def test_feature_ranking_page_explains_an_uploaded_dump(app):
+    """An XGBoost model JSON uploaded on the page is explained (the caption counts its
+    trees and names the file); a dump for other columns and a pickle get messages."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    model = xgb.XGBClassifier(n_estimators=4, max_depth=2, n_jobs=1).fit(X, y)
+    good = bytes(model.get_booster().save_raw("json"))
+    narrow = bytes(
+        xgb.XGBClassifier(n_estimators=2, n_jobs=1).fit(X[:, :2], y).get_booster().save_raw("json")
+    )
+    app.selectbox(key="ds").set_value("iris").run()
+    app.switch_page("pages/feature_ranking.py").run()
+    app.radio(key="tg_source").set_value("upload").run()
+    assert not app.exception, app.exception
+    assert any("save_model" in i.value for i in app.info)
+    uploader = app.file_uploader(key="model_dump_upload")
+    uploader.set_value(("iris_xgb.json", good, "application/json")).run()
+    assert not app.exception, app.exception
+    assert not app.error, [e.value for e in app.error]
+    caption = " ".join(c.value for c in app.caption)
+    assert "12 tree(s)" in caption and "iris_xgb.json" in caption, caption
+    app.file_uploader(key="model_dump_upload").set_value(
+        ("narrow.json", narrow, "application/json")
+    ).run()
+    assert any("expects 2 features but the dataset has 4" in e.value for e in app.error)
+    app.file_uploader(key="model_dump_upload").set_value(
+        ("model.json", pickle.dumps({"a": 1}), "application/json")
+    ).run()
+    assert not app.exception, app.exception
+    assert any("pickled models are never loaded" in e.value for e in app.error)
