@@ -4,6 +4,7 @@ the numerics of semivalue computation on trees (docs/spec.md section 3)."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 
 import numpy as np
 import pandas as pd
@@ -19,10 +20,11 @@ from engine.figures.treegrad import (
     runtime_figure,
 )
 from engine.jobs import Job
-from engine.tree import TreeArrays, TreeEnsemble
+from engine.tree import DumpLimits, TreeArrays, TreeEnsemble, load_model_dump
 from engine.treegrad import service
 from engine.treegrad.service import (
     MODEL_KINDS,
+    TRAINED_KINDS,
     PAPER_BETAS,
     CurveSet,
     MethodParams,
@@ -54,6 +56,9 @@ from pages._shared import (
 )
 
 PREDICTED = -1
+DEFAULT_LIMITS = DumpLimits()
+#: The last uploaded model dump ``(file name, bytes)``, kept across page switches.
+UPLOADED = "_tg_uploaded_dump"
 #: Wall-clock budget (seconds) of the page's background jobs (curves, numerics); a job that
 #: runs out keeps what it finished.
 BATCH_BUDGET = 300.0
@@ -137,6 +142,12 @@ def fit_model(
     )
 
 
+@st.cache_resource(show_spinner="Reading the model...", max_entries=8)
+def uploaded_model(data: bytes, name: str):
+    """An uploaded XGBoost / LightGBM dump as a TreeEnsemble (bounded; ValueError if bad)."""
+    return load_model_dump(data, name)
+
+
 @st.cache_resource(show_spinner=False, max_entries=24)
 def treelab_model(_model, key: str):
     """The model converted once to TreeLab arrays (TreeGrad packs them once per class)."""
@@ -145,17 +156,20 @@ def treelab_model(_model, key: str):
 
 st.subheader("1. Model")
 remembered = remembered_models(ds)
-sources = ["train", "remembered"]
+sources = ["train", "remembered", "upload"]
 source = st.radio(
     "Model",
     sources,
     horizontal=True,
     key="tg_source",
     format_func=lambda s: {
-        "train": "Train a scikit-learn model here",
+        "train": "Train a model here",
         "remembered": f"A model fitted on another page ({len(remembered)})",
+        "upload": "Upload an XGBoost / LightGBM dump",
     }[s],
-    help="Models fitted on other pages (e.g. Compare) on this same dataset are offered here.",
+    help="Models fitted on other pages (e.g. Compare) on this same dataset are offered "
+    "here. Uploads: XGBoost's model JSON or UBJSON (save_model('model.json')) or "
+    "LightGBM's dump_model() as JSON; never a pickle.",
 )
 c = st.columns(6)
 test_size = c[5].slider(
@@ -167,7 +181,40 @@ test_size = c[5].slider(
     key="tg_test",
     help="Share of rows held out (seeded split); samples are picked among these test rows.",
 )
-if source == "remembered":
+if source == "upload":
+    upload = st.file_uploader(
+        "Model dump (.json, .ubj)",
+        type=["json", "ubj"],
+        # not a "tg_" key: a file uploader's value cannot be put back (the file is kept in
+        # UPLOADED instead)
+        key="model_dump_upload",
+        max_upload_size=DEFAULT_LIMITS.max_bytes // 2**20,
+        help="Trained on this dataset's columns, in the same order. Limits: "
+        f"{DEFAULT_LIMITS.max_bytes // 2**20} MiB, {DEFAULT_LIMITS.max_trees:,} trees, "
+        f"{DEFAULT_LIMITS.max_nodes:,} nodes.",
+    )
+    if upload is not None:
+        st.session_state[UPLOADED] = (upload.name, upload.getvalue())
+    elif UPLOADED in st.session_state:
+        st.caption(f"Using the model uploaded earlier: {md(st.session_state[UPLOADED][0])}.")
+    if UPLOADED not in st.session_state:
+        st.info(
+            "Upload a model trained on this dataset: in Python, "
+            "`xgb_model.save_model('model.json')`, or for LightGBM "
+            "`json.dump(lgb_model.booster_.dump_model(), open('model.json', 'w'))`."
+        )
+        stop_page(*JOBS)
+    upload_name, data = st.session_state[UPLOADED]
+    try:
+        raw_model = uploaded_model(data, upload_name)
+    except ValueError as exc:
+        st.error(f"Cannot read this model: {md(exc)}")
+        stop_page(*JOBS)
+    split = split_rows(ds, digest, float(test_size), seed())
+    tr_idx, te_idx = split.train, split.test
+    model_key = f"{digest}:upload:{hashlib.blake2b(data, digest_size=8).hexdigest()}"
+    score_txt = f"uploaded from **{md(upload_name)}**; it may have been trained on the test rows"
+elif source == "remembered":
     if not remembered:
         st.info(
             "No model has been fitted on this dataset on another page yet: fit one on "
@@ -190,7 +237,7 @@ if source == "remembered":
     )
 else:
     kind = c[0].selectbox(
-        "Model type", list(MODEL_KINDS), format_func=MODEL_KINDS.get, key="tg_kind"
+        "Model type", list(TRAINED_KINDS), format_func=TRAINED_KINDS.get, key="tg_kind"
     )
     depth = c[1].number_input(
         "Max depth (0 = none)",
@@ -227,7 +274,7 @@ else:
         0.1,
         step=0.05,
         key="tg_gblr",
-        disabled=kind != "boosting",
+        disabled=kind not in ("boosting", "xgboost", "lightgbm"),
         help="Boosting shrinkage.",
     )
     if leaves == 1:

@@ -53,6 +53,9 @@ __all__ = [
 
 #: The scikit-learn models the page trains (key -> label).
 MODEL_KINDS = {"tree": "Decision tree", "forest": "Random forest", "boosting": "Gradient boosting"}
+#: Models the page trains: scikit-learn's, then XGBoost / LightGBM (explained through their
+#: dumps).
+TRAINED_KINDS = {**MODEL_KINDS, "xgboost": "XGBoost", "lightgbm": "LightGBM"}
 
 
 def split_rows(ds, test_size: float, random_state: int):
@@ -78,7 +81,7 @@ def fit_model(
     test_size: float,
     random_state: int,
 ):
-    """A scikit-learn model (``kind`` in :data:`MODEL_KINDS`) fitted on the seeded train
+    """A model (``kind`` in :data:`TRAINED_KINDS`: scikit-learn's, XGBoost or LightGBM) fitted on the seeded train
     rows of ``ds`` (:func:`split_rows`): ``(model, train rows, test rows, test score)``.
 
     ``depth`` / ``leaves`` 0 mean no limit; the score is accuracy or R².  Raises
@@ -102,9 +105,21 @@ def fit_model(
         est = (RandomForestClassifier if clf else RandomForestRegressor)(
             n_estimators=n_estimators, n_jobs=1, **common
         )
-    else:
+    elif kind == "boosting":
         est = (GradientBoostingClassifier if clf else GradientBoostingRegressor)(
             n_estimators=n_estimators, learning_rate=learning_rate, **common
+        )
+    else:
+        from engine.compare import booster_estimator
+
+        est = booster_estimator(
+            kind,
+            ds.task,
+            n_estimators=n_estimators,
+            max_depth=depth,
+            max_leaves=leaves,
+            learning_rate=learning_rate,
+            random_state=random_state,
         )
     est.fit(ds.X[tr], ds.y[tr])
     score = float(est.score(ds.X[te], ds.y[te]))
