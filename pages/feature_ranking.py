@@ -24,8 +24,8 @@ from engine.tree import DumpLimits, TreeArrays, TreeEnsemble, load_model_dump
 from engine.treegrad import service
 from engine.treegrad.service import (
     MODEL_KINDS,
-    TRAINED_KINDS,
     PAPER_BETAS,
+    TRAINED_KINDS,
     CurveSet,
     MethodParams,
     as_treelab,
