@@ -1,6 +1,8 @@
 """Conditional density page: grow a Partition Tree / Forest live, then look at p(y | x)
 (docs/spec.md section 2)."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -563,7 +565,10 @@ row = st.selectbox(
 lo_all, hi_all = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
 # a missing value of the chosen row is shown at its column's median (the sliders need a
 # number); the caption below says so
-fill = np.where(is_cat, np.round(np.nanmedian(X, axis=0)), np.nanmedian(X, axis=0))
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", RuntimeWarning)  # a column with no value: 0
+    median = np.nan_to_num(np.nanmedian(X, axis=0))
+fill = np.where(is_cat, np.round(median), median)
 
 
 def row_values(i: int) -> np.ndarray:
