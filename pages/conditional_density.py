@@ -12,11 +12,13 @@ from engine.figures.partition import (
     comparison_figure,
     density_heatmap_figure,
     growth_figure,
+    pit_figure,
     slice_figure,
 )
 from engine.jobs import Job
 from engine.partition.estimators import MAX_LEAVES_CLF, MAX_LEAVES_REG
 from engine.partition.explore import (
+    calibration_scores,
     comparison_steps,
     density_grid,
     growth_steps,
@@ -265,6 +267,13 @@ with st.expander("Parameters", expanded=True):
         help="Share of the remaining rows used only for the validation curve "
         "while growing (not for training).",
     )
+    keep_best = c2.checkbox(
+        "Keep the best validation size",
+        True,
+        key=P + "keep_best",
+        help="The tree grows to the leaf budget, then keeps the number of leaves with the "
+        "lowest validation NLL (the star on the growth curve). Trees only.",
+    )
     floor = c3.select_slider(
         "Density floor",
         FLOORS,
@@ -298,6 +307,7 @@ tree_params = dict(
     min_samples_y=int(min_y),
     min_volume_fraction=float(mvf) if regression else None,
     boundary_expansion=float(bexp),
+    select_size="best_validation" if keep_best else "last",
 )
 forest_params = {
     **tree_params,
@@ -502,7 +512,13 @@ m1, m2, m3, m4, m5 = st.columns(5)
 if forest:
     m1.metric("Trees", len(model.trees_), help="Trees grown (Stop keeps those finished).")
 else:
-    m1.metric("Leaves", model.partition_tree_.n_leaves, help="Cells of the partition.")
+    kept, grown = model.partition_tree_.n_leaves, model.n_leaves_grown_
+    m1.metric(
+        "Leaves",
+        kept if kept == grown else f"{kept} of {grown}",
+        help="Cells of the partition"
+        + (f"; kept at the best validation NLL of the {grown} grown." if kept < grown else "."),
+    )
 m2.metric(
     "Test log-loss" if discrete else "Test NLL",
     f"{nll_test:.4f}",
@@ -540,6 +556,25 @@ if not forest and model.partition_tree_.n_leaves == 1:
         "probabilities for a class target)."
     )
 st.plotly_chart(growth_figure(model.trace_, forest=forest), key=P + "growth_fig")
+if not discrete:
+    sc = calibration_scores(model, X[te], y[te])
+    s1, s2, s3 = st.columns(3)
+    s1.metric(
+        "Test CRPS",
+        f"{sc['crps']:.4g}",
+        help="Mean continuous ranked probability score, in units of y (lower is better).",
+    )
+    s2.metric(
+        "Mean pinball loss",
+        f"{sc['pinball']:.4g}",
+        help="Quantile loss at levels 0.05, 0.10, ..., 0.95, in units of y (lower is better).",
+    )
+    s3.metric(
+        "PIT KS distance",
+        f"{sc['pit_ks']:.3f}",
+        help="Kolmogorov-Smirnov distance of the PIT values F(y | x) from uniform: 0 = calibrated.",
+    )
+    st.plotly_chart(pit_figure({"test rows": sc["pit"]}), key=P + "pit_fig")
 unit = "n_trees" if forest else "n_leaves"
 trace_df = pd.DataFrame(model.trace_, columns=[unit, "train_nll", "val_nll"])
 st.download_button(
@@ -820,6 +855,9 @@ crunning = cjob is not None and not cjob.finished
 b1, b2, _ = st.columns([1.6, 1, 5])
 if b1.button("Run comparison", disabled=crunning, key=P + "cmp_run"):
     cat = is_cat if is_cat.any() else None
+    cmp_tree = dict(meta["tree_params"])  # the comparison fits the tree size that was kept
+    if not forest:
+        cmp_tree["max_leaves"] = model.partition_tree_.n_leaves
     cjob = start_job(
         Job(
             comparison_steps,
@@ -830,7 +868,7 @@ if b1.button("Run comparison", disabled=crunning, key=P + "cmp_run"):
             task=meta["task"],
             n_classes=len(classes) if discrete else 0,
             categorical=cat,
-            tree_params=meta["tree_params"],
+            tree_params=cmp_tree,
             forest_params=meta["forest_params"],
             seed=meta["seed"],
             floor=mfloor,
@@ -847,7 +885,7 @@ b2.button("Stop", disabled=not crunning, key=P + "cmp_stop", on_click=stop_job, 
 def comparison_table(rows) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     first = ["model", "test_nll", "n_out_of_support", "fit_seconds"]
-    extra = [c for c in ("accuracy", "rmse") if c in df]
+    extra = [c for c in ("accuracy", "rmse", "crps", "pinball", "pit_ks") if c in df]
     return df[first + extra + ["description"]]
 
 
@@ -897,6 +935,9 @@ if len(at_floor):
         "Choose a smaller density floor or rescale the target."
     )
 st.plotly_chart(comparison_figure(table, task=meta["task"]), key=P + "cmp_fig")
+if not discrete:
+    pits = {r["model"]: r["pit"] for r in crows if "pit" in r}
+    st.plotly_chart(pit_figure(pits, title="PIT histograms on the test rows"), key=P + "cmp_pit")
 st.download_button(
     "Download comparison (CSV)",
     table.to_csv(index=False).encode(),

@@ -36,6 +36,7 @@ from engine.partition.growth import (
     leaf_of,
     slice_leaves,
 )
+from engine.partition.pruning import best_validation_size, truncate
 
 DEFAULT_FLOOR = 1e-9
 #: Default leaf budgets: classification trees usually stop earlier on min_samples; 512
@@ -57,6 +58,8 @@ TREE_CONSTRAINTS: dict = {
     "categorical_features": ["array-like", None],
     "random_state": ["random_state"],
 }
+#: Constraints of the trees' own parameters.
+SIZE_CONSTRAINTS: dict = {"select_size": [StrOptions({"best_validation", "last"})]}
 #: Constraints of the forests' own parameters.
 FOREST_CONSTRAINTS: dict = {
     "n_estimators": [Interval(Integral, 1, None, closed="left")],
@@ -398,6 +401,7 @@ class _TreeMixin:
     max_features = 1.0
 
     def _set_tree(self, tree, rows):
+        self.n_leaves_grown_ = tree.n_leaves
         self.trees_ = [tree]
         self.partition_tree_ = tree
         self.trace_ = list(rows)
@@ -423,7 +427,8 @@ class _TreeMixin:
         y : array-like of shape (n_samples,)
             Numeric targets (regressor) or class labels (classifier).
         X_val, y_val : array-like or None, default=None
-            Validation rows for the trace's validation NLL.
+            Validation rows for the trace's validation NLL; with ``select_size=
+            'best_validation'`` the fitted tree is the size of the lowest one.
         callback : callable or None, default=None
             Called after each split.
 
@@ -450,7 +455,9 @@ class _TreeMixin:
         at every yield the estimator is a valid fitted model (the tree so far), so a
         consumer that stops early keeps a usable smaller tree. The validation NLL (floored
         at ``floor``) is computed every ``val_every`` splits and for the final tree (NaN in
-        between and without ``X_val``). The result equals :meth:`fit`'s for the same data.
+        between and without ``X_val``). The result equals :meth:`fit`'s for the same data;
+        after the last step the tree is pruned to the best validation size
+        (``select_size``), so a consumer that runs the generator to its end gets that tree.
         Bad parameters raise ``InvalidParameterError`` at the first ``next``, as bad data.
         """
         self._validate_params()
@@ -487,6 +494,10 @@ class _TreeMixin:
             self._set_tree(final, rows)
             rows[-1] = (rows[-1][0], rows[-1][1], self.nll(X_val, y_val, floor)[0])
         self._set_tree(final, rows)
+        best = best_validation_size(rows) if self.select_size == "best_validation" else None
+        if best is not None and best < final.n_leaves:
+            self._set_tree(truncate(final, best), rows)  # trace_ keeps the whole growth
+        self.n_leaves_grown_ = final.n_leaves
 
 
 class _ForestMixin:
@@ -592,6 +603,13 @@ _PARAMETERS_DOC = """    max_leaves : int >= 1, default={max_leaves}
         n_features.
 """
 
+_SIZE_DOC = """    select_size : {{'best_validation', 'last'}}, default='best_validation'
+        Which size the fitted tree keeps when :meth:`fit` gets validation rows: the number
+        of leaves with the lowest validation NLL along the growth (ties: fewer leaves;
+        the growth still runs to ``max_leaves`` and ``trace_`` keeps the whole curve), or
+        'last', the grown tree. Without validation rows the grown tree is kept.
+"""
+
 _FOREST_PARAMETERS_DOC = """    n_estimators : int >= 1, default=50
         Number of trees.
     max_samples : float in (0, 1], default=0.8
@@ -662,6 +680,7 @@ class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
     ----------
 """
         + _PARAMETERS_DOC.format(max_leaves=MAX_LEAVES_REG)
+        + _SIZE_DOC.format()
         + _RANDOM_STATE_DOC.format(what="Seeds the growth (None = 0).")
         + """
     Attributes
@@ -670,6 +689,9 @@ class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
         + _ATTRIBUTES_DOC.format(trees="one", trace=_TREE_TRACE, box="(low, high) of y.")
         + """    partition_tree_ : engine.partition.PartitionTreeArrays
         The fitted tree (``trees_[0]``).
+    n_leaves_grown_ : int
+        Leaves of the grown tree (more than ``partition_tree_.n_leaves`` when
+        ``select_size`` pruned it to the best validation size).
 """
         + _NOTES_DOC
         + """
@@ -686,7 +708,7 @@ class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
     1.0
 """
     )
-    _parameter_constraints: dict = dict(TREE_CONSTRAINTS)
+    _parameter_constraints: dict = {**TREE_CONSTRAINTS, **SIZE_CONSTRAINTS}
 
     def __init__(
         self,
@@ -698,6 +720,7 @@ class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
         min_volume_fraction=None,
         boundary_expansion=0.1,
         categorical_features=None,
+        select_size="best_validation",
         random_state=None,
     ):
         self.max_leaves = max_leaves
@@ -708,6 +731,7 @@ class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
         self.min_volume_fraction = min_volume_fraction
         self.boundary_expansion = boundary_expansion
         self.categorical_features = categorical_features
+        self.select_size = select_size
         self.random_state = random_state
 
     def predict(self, X):
@@ -723,6 +747,7 @@ class PartitionTreeClassifier(_TreeMixin, ClassifierMixin, _PartitionBase):
     ----------
 """
         + _PARAMETERS_DOC.format(max_leaves=MAX_LEAVES_CLF)
+        + _SIZE_DOC.format()
         + _RANDOM_STATE_DOC.format(what="Seeds the growth (None = 0).")
         + """
     Attributes
@@ -737,6 +762,9 @@ class PartitionTreeClassifier(_TreeMixin, ClassifierMixin, _PartitionBase):
         )
         + """    partition_tree_ : engine.partition.PartitionTreeArrays
         The fitted tree (``trees_[0]``).
+    n_leaves_grown_ : int
+        Leaves of the grown tree (more than ``partition_tree_.n_leaves`` when
+        ``select_size`` pruned it to the best validation size).
 """
         + _NOTES_DOC
         + """
@@ -755,7 +783,7 @@ class PartitionTreeClassifier(_TreeMixin, ClassifierMixin, _PartitionBase):
     )
     _discrete = True
     _default_min_volume = 0.0
-    _parameter_constraints: dict = dict(TREE_CONSTRAINTS)
+    _parameter_constraints: dict = {**TREE_CONSTRAINTS, **SIZE_CONSTRAINTS}
 
     def __init__(
         self,
@@ -767,6 +795,7 @@ class PartitionTreeClassifier(_TreeMixin, ClassifierMixin, _PartitionBase):
         min_volume_fraction=None,
         boundary_expansion=0.1,
         categorical_features=None,
+        select_size="best_validation",
         random_state=None,
     ):
         self.max_leaves = max_leaves
@@ -777,6 +806,7 @@ class PartitionTreeClassifier(_TreeMixin, ClassifierMixin, _PartitionBase):
         self.min_volume_fraction = min_volume_fraction
         self.boundary_expansion = boundary_expansion
         self.categorical_features = categorical_features
+        self.select_size = select_size
         self.random_state = random_state
 
     def predict_proba(self, X):
