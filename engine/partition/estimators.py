@@ -60,6 +60,40 @@ TREE_CONSTRAINTS: dict = {
 }
 #: Constraints of the trees' own parameters.
 SIZE_CONSTRAINTS: dict = {"select_size": [StrOptions({"best_validation", "last"})]}
+#: Constraints of the regressors' own parameters.
+BOX_CONSTRAINTS: dict = {"box": [StrOptions({"spec", "reference"})]}
+#: Most decimals of a y lattice that ``box='reference'`` detects (the reference package's).
+MAX_LATTICE_DECIMALS = 9
+
+
+def lattice_step(y) -> float | None:
+    """The resolution r of the decimal lattice the values ``y`` lie on, or None.
+
+    The reference package's automatic target type (``dtype_overrides='auto'``): with d the
+    most decimals among the values (at most :data:`MAX_LATTICE_DECIMALS`), r is the greatest
+    common divisor of the scaled non-zero values and of the gaps between consecutive distinct
+    values, divided by 10^d (integers give 1, prices in cents 0.01).
+    """
+    from decimal import Decimal
+
+    vals = np.unique(np.asarray(y, dtype=np.float64))
+    if vals.size == 0 or not np.all(np.isfinite(vals)):
+        return None
+    scale = max(max(-Decimal(repr(float(v))).normalize().as_tuple().exponent, 0) for v in vals)
+    if scale > MAX_LATTICE_DECIMALS or np.max(np.abs(vals)) * 10.0**scale > 2.0**62:
+        return None
+    scaled = np.round(vals * 10.0**scale).astype(np.int64)
+    quanta = np.concatenate([np.abs(scaled[scaled != 0]), np.diff(scaled)])
+    quanta = quanta[quanta > 0]
+    if quanta.size == 0:
+        return None
+    step = float(np.gcd.reduce(quanta)) / 10.0**scale
+    ratio = vals / step
+    if np.any(np.abs(ratio - np.round(ratio)) > 1e-9 * np.maximum(np.abs(ratio), 1.0)):
+        return None
+    return step
+
+
 #: Constraints of the forests' own parameters.
 FOREST_CONSTRAINTS: dict = {
     "n_estimators": [Interval(Integral, 1, None, closed="left")],
@@ -87,6 +121,8 @@ class _PartitionBase(BaseEstimator):
             min_samples_y=int(self.min_samples_y),
             min_volume_fraction=float(mvf),
             max_features=float(self.max_features) if forest else 1.0,
+            y_step=float(getattr(self, "y_step_", 0.0)),
+            unit_floor=getattr(self, "box", "spec") == "reference",
         )
 
     def _prepare(self, X, y):
@@ -134,6 +170,14 @@ class _PartitionBase(BaseEstimator):
             if hi - lo <= 0:
                 delta = 0.5
             self.y_box_ = (lo - delta, hi + delta)
+            self.y_step_ = 0.0
+            if getattr(self, "box", "spec") == "reference":
+                step = lattice_step(yv)
+                if step is not None:  # the box's ends on the lattice's half steps
+                    low = np.floor(self.y_box_[0] / step + 0.5) - 0.5
+                    high = np.ceil(self.y_box_[1] / step - 0.5) + 0.5
+                    self.y_box_ = (float(low * step), float(high * step))
+                    self.y_step_ = step
             self.n_classes_ = 0
         return X, yv
 
@@ -603,6 +647,19 @@ _PARAMETERS_DOC = """    max_leaves : int >= 1, default={max_leaves}
         n_features.
 """
 
+_BOX_DOC = """    box : {'spec', 'reference'}, default='spec'
+        'spec': the Y box above, Y thresholds at midpoints (docs/spec.md section 2).
+        'reference': the ``partition-tree`` package's rule (docs/methods.md, "Partition
+        Tree and its reference package"): when y lies on a decimal lattice r * i
+        (``y_step_``, e.g. integers), the box's ends move out to the lattice's half steps,
+        a Y threshold between two values is the half step below the upper one, and the
+        parent's measure in a Y split's gain is floored at 1.
+"""
+
+_STEP_DOC = """    y_step_ : float
+        The y lattice's resolution used by ``box='reference'`` (0: none, or ``box='spec'``).
+"""
+
 _SIZE_DOC = """    select_size : {{'best_validation', 'last'}}, default='best_validation'
         Which size the fitted tree keeps when :meth:`fit` gets validation rows: the number
         of leaves with the lowest validation NLL along the growth (ties: fewer leaves;
@@ -680,6 +737,7 @@ class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
     ----------
 """
         + _PARAMETERS_DOC.format(max_leaves=MAX_LEAVES_REG)
+        + _BOX_DOC
         + _SIZE_DOC.format()
         + _RANDOM_STATE_DOC.format(what="Seeds the growth (None = 0).")
         + """
@@ -687,6 +745,7 @@ class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
     ----------
 """
         + _ATTRIBUTES_DOC.format(trees="one", trace=_TREE_TRACE, box="(low, high) of y.")
+        + _STEP_DOC
         + """    partition_tree_ : engine.partition.PartitionTreeArrays
         The fitted tree (``trees_[0]``).
     n_leaves_grown_ : int
@@ -708,7 +767,7 @@ class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
     1.0
 """
     )
-    _parameter_constraints: dict = {**TREE_CONSTRAINTS, **SIZE_CONSTRAINTS}
+    _parameter_constraints: dict = {**TREE_CONSTRAINTS, **SIZE_CONSTRAINTS, **BOX_CONSTRAINTS}
 
     def __init__(
         self,
@@ -719,6 +778,7 @@ class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
         min_samples_y=1,
         min_volume_fraction=None,
         boundary_expansion=0.1,
+        box="spec",
         categorical_features=None,
         select_size="best_validation",
         random_state=None,
@@ -730,6 +790,7 @@ class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
         self.min_samples_y = min_samples_y
         self.min_volume_fraction = min_volume_fraction
         self.boundary_expansion = boundary_expansion
+        self.box = box
         self.categorical_features = categorical_features
         self.select_size = select_size
         self.random_state = random_state
@@ -829,6 +890,7 @@ class PartitionForestRegressor(_ForestMixin, RegressorMixin, _PartitionBase):
 """
         + _FOREST_PARAMETERS_DOC
         + _PARAMETERS_DOC.format(max_leaves=MAX_LEAVES_REG)
+        + _BOX_DOC
         + _FOREST_TAIL_DOC
         + _RANDOM_STATE_DOC.format(what="Seeds the bootstrap samples and the trees.")
         + """
@@ -836,6 +898,7 @@ class PartitionForestRegressor(_ForestMixin, RegressorMixin, _PartitionBase):
     ----------
 """
         + _ATTRIBUTES_DOC.format(trees="n_estimators", trace=_FOREST_TRACE, box="(low, high) of y.")
+        + _STEP_DOC
         + _NOTES_DOC
         + """
     Examples
@@ -850,7 +913,7 @@ class PartitionForestRegressor(_ForestMixin, RegressorMixin, _PartitionBase):
     True
 """
     )
-    _parameter_constraints: dict = {**FOREST_CONSTRAINTS, **TREE_CONSTRAINTS}
+    _parameter_constraints: dict = {**FOREST_CONSTRAINTS, **TREE_CONSTRAINTS, **BOX_CONSTRAINTS}
 
     def __init__(
         self,
@@ -864,6 +927,7 @@ class PartitionForestRegressor(_ForestMixin, RegressorMixin, _PartitionBase):
         min_samples_y=1,
         min_volume_fraction=None,
         boundary_expansion=0.1,
+        box="spec",
         categorical_features=None,
         aggregation="unnormalised",
         n_jobs=None,
@@ -879,6 +943,7 @@ class PartitionForestRegressor(_ForestMixin, RegressorMixin, _PartitionBase):
         self.min_samples_y = min_samples_y
         self.min_volume_fraction = min_volume_fraction
         self.boundary_expansion = boundary_expansion
+        self.box = box
         self.categorical_features = categorical_features
         self.aggregation = aggregation
         self.n_jobs = n_jobs
