@@ -24,6 +24,7 @@ from engine.figures.literati import (
 )
 from engine.jobs import Job
 from engine.literati import GreedyShapeTreeClassifier, LiteratiClassifier
+from engine.literati.estimator import MISSING_VALUES_CAPTION
 from engine.tree import from_sklearn
 from pages._shared import (
     current_dataset,
@@ -194,15 +195,16 @@ def stop_page() -> None:
     st.stop()
 
 
-ds = current_dataset()
+ds = current_dataset(allow_missing=True)
 if ds is None:
     stop_page()
 st.markdown(dataset_caption(ds))
+st.caption(MISSING_VALUES_CAPTION)
 if ds.task != "classification":
     option = st.session_state.get("ds")
     st.error(
         f"Literati is classification-only: it minimises misclassified rows, and the "
-        f"target **{ds.target}** is set up as regression (numbers). Pick a class column "
+        f"target **{md(ds.target)}** is set up as regression (numbers). Pick a class column "
         "as target in the sidebar, or treat this target's values as classes."
     )
     n_values = int(np.unique(ds.y).size)

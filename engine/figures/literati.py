@@ -117,8 +117,12 @@ def shape_apply(tree: TreeArrays, X: Any) -> np.ndarray:
 def _goes_left(tree: TreeArrays, node: int, col: np.ndarray) -> np.ndarray:
     cats = tree.category_set(node)
     if cats is not None:
-        return np.isin(col, cats.astype(np.float64))
-    return shape_goes_left(col, node_breakpoints(tree, node))
+        left = np.isin(col, cats.astype(np.float64))
+    else:
+        left = shape_goes_left(col, node_breakpoints(tree, node))
+    if tree.missing_go_to_left is not None:  # NaN: the node's side for missing values
+        left = np.where(np.isnan(col), bool(tree.missing_go_to_left[node]), left)
+    return left
 
 
 def node_rows(tree: TreeArrays, X: Any, node: int) -> np.ndarray:
@@ -691,12 +695,16 @@ def node_shape_figure(
         raise ValueError(f"no row of X reaches node {node}")
     j, name, cats, cnames = _node_context(tree, node, feature_names, class_names)
     Xc = tree.check_X(X)
+    n_rows = int(mask.sum())
+    missing = mask & np.isnan(Xc[:, j])
+    mask = mask & ~missing  # missing values have no place on the line
     yy = None if y is None else np.asarray(y)[mask]
     kw.setdefault("title", None)
     if kw["title"] is None:
         u = node_breakpoints(tree, node)
         kw["title"] = (
-            f"Node {node}: shape function on {name} (K = {u.size}), {int(mask.sum())} training rows"
+            f"Node {node}: shape function on {name} (K = {u.size}), {n_rows} training rows"
+            + (f" ({int(missing.sum())} missing, not drawn)" if missing.any() else "")
         )
     return shape_function_figure(
         Xc[mask, j],
@@ -904,6 +912,7 @@ def shape_grid_figure(
         cats = tree.categories[j] if tree.categories is not None else None
         u = node_breakpoints(tree, v)
         mask = node_rows(tree, Xc, v)
+        mask &= ~np.isnan(Xc[:, j])  # missing values have no place on the line
         xs = Xc[mask, j]
         if xs.size == 0:
             continue
