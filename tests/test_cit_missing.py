@@ -226,3 +226,15 @@ def test_forests_fit_and_predict_with_missing_values():
 
 def test_caption_names_the_rule():
     assert "observed" in MISSING_VALUES_CAPTION and "random" in MISSING_VALUES_CAPTION
+
+
+def test_top_k_learners_take_missing_values_as_the_training_fold_mean():
+    """The rankers see the NaN; the downstream learner gets the training fold's mean (0
+    after standardising), so a ranking on a table with missing values still scores."""
+    from engine.cit.topk import top_k_curve
+
+    X, y = _separable(n=150)
+    out = top_k_curve(ConditionalInferenceTreeClassifier(random_state=0), X, y, [1, 3], cv=3)
+    assert np.isfinite(out["scores"]).all()
+    assert all(r[0] == 0 for r in out["rankings"])  # x0 carries the class
+    assert out["mean"][0] > 0.7
