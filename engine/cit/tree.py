@@ -1530,6 +1530,16 @@ def tree_param_specs(estimator) -> tuple[ParamSpec, ...]:
         ),
         param_spec(
             estimator,
+            "missing_rule",
+            "random",
+            kind="choice",
+            choices=MISSING_RULES,
+            help="Where a split sends rows whose split feature is missing: at random in "
+            "proportion to the observed rows on each side (R partykit's ctree default) or "
+            "all to the child with more observed rows (ctree's majority = TRUE).",
+        ),
+        param_spec(
+            estimator,
             "min_samples_leaf",
             7,
             high=1000,
