@@ -268,7 +268,11 @@ def to_tree_arrays(
         value=value[:, None, :].astype(np.float64),
         task="classification",
         n_features=p,
-        classes_=None if class_names is None else np.asarray(list(class_names), dtype=object),
+        classes_=(
+            np.arange(n_classes)
+            if class_names is None
+            else np.asarray(list(class_names), dtype=object)
+        ),
         feature_names=None if feature_names is None else list(feature_names),
     )
 
