@@ -60,7 +60,7 @@ st.subheader("Predict first")
 chosen = st.radio(
     md(question.prompt), options, index=None, key=f"learn_answer::{key}", horizontal=True
 )
-c1, c2, _ = st.columns([1, 1, 3])
+c1, c2, _ = st.columns([2, 3, 4])
 if c1.button("Check my answer", key="learn_check_btn", type="primary"):
     if chosen is None:
         st.warning("Pick an answer first, then press **Check my answer**.")

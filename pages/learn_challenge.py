@@ -2,7 +2,6 @@
 graded against CART of the same size and Literati's proven optimum of the same depth
 (engine/teaching/challenge.py)."""
 
-import numpy as np
 import streamlit as st
 
 from engine.data import train_test_rows
@@ -48,6 +47,9 @@ if len(continuous) < ds.n_features:
         "of them): a threshold on category codes would mean nothing."
     )
 
+#: Up to this many thresholds, the slider stops at every midpoint; beyond, it is continuous
+#: and the value snaps to the nearest midpoint.
+MAX_SLIDER_OPTIONS = 400
 classes = [str(c) for c in ds.classes_]
 K = len(classes)
 try:
@@ -128,22 +130,22 @@ elif mids.size == 0:
         )
     )
 else:
-    lo, hi = float(mids[0]), float(mids[-1])
-    default = float(np.median(mids))
     tkey = f"learn_ch_threshold::{leaf}:{feature}"
-    if tkey not in st.session_state or not lo <= st.session_state[tkey] <= hi:
-        st.session_state[tkey] = default
-    if hi > lo:
-        raw = st.slider(
-            md(f"Threshold on {feature_name}: rows with a value <= threshold go left"),
-            min_value=lo,
-            max_value=hi,
-            key=tkey,
-            format="%.4g",
-        )
+    label = md(f"Threshold on {feature_name}: rows with a value <= threshold go left")
+    if mids.size == 1:
+        raw = float(mids[0])
+        st.caption(md(f"One possible threshold on {feature_name} here: {raw:.4g}."))
+    elif mids.size <= MAX_SLIDER_OPTIONS:
+        # every midpoint of the leaf's rows is a stop of the slider
+        options = [float(v) for v in mids]
+        if st.session_state.get(tkey) not in options:
+            st.session_state[tkey] = options[len(options) // 2]
+        raw = st.select_slider(label, options=options, key=tkey, format_func=lambda v: f"{v:.4g}")
     else:
-        raw = lo
-        st.caption(md(f"One possible threshold on {feature_name} here: {lo:.4g}."))
+        lo, hi = float(mids[0]), float(mids[-1])
+        if not lo <= st.session_state.get(tkey, lo - 1) <= hi:
+            st.session_state[tkey] = float(mids[len(mids) // 2])
+        raw = st.slider(label, min_value=lo, max_value=hi, key=tkey, format="%.4g")
     threshold = challenge.snap(x_leaf, raw)
     view = challenge.preview(tree, X_train, y_train, leaf, feature, threshold, K)
     m1, m2, m3, m4 = st.columns(4)
@@ -180,8 +182,8 @@ else:
         history.append(tree.split(leaf, feature, threshold))
         st.rerun()
 
-b1, b2, _ = st.columns([1, 1, 4])
-if b1.button("Undo the last split", key="learn_ch_undo_btn", disabled=len(history) < 2):
+b1, b2, _ = st.columns([2, 2, 5])
+if b1.button("Undo last split", key="learn_ch_undo_btn", disabled=len(history) < 2):
     history.pop()
     st.rerun()
 if b2.button("Start over", key="learn_ch_reset_btn", disabled=len(history) < 2):

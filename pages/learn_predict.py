@@ -82,7 +82,7 @@ except (ValueError, DataError) as exc:
 
 board = scoreboard()
 chosen = st.radio(md(q.prompt), q.options, index=None, key=f"learn_pr_answer::{q.key}")
-c1, c2, _ = st.columns([1, 1, 3])
+c1, c2, _ = st.columns([2, 3, 4])
 if c1.button("Check my answer", key="learn_pr_check_btn", type="primary"):
     if chosen is None:
         st.warning("Pick an answer first, then press **Check my answer**.")

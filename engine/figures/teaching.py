@@ -15,12 +15,21 @@ import plotly.graph_objects as go
 from engine.figures.style import NEUTRAL, base_layout, palette
 
 
-def _slices(slices, *, predictions: Mapping[str, float] | None = None, **kw) -> go.Figure:
+def _slices(
+    slices,
+    *,
+    predictions: Mapping[str, float] | None = None,
+    x_title: str | None = None,
+    **kw,
+) -> go.Figure:
     """:func:`engine.figures.partition.slice_figure` with each point prediction drawn as a
-    dotted vertical line (its value in the legend)."""
+    dotted vertical line (its value in the legend) and, when given, the x-axis title
+    ``x_title`` (the target's name with its unit)."""
     from engine.figures.partition import slice_figure
 
     fig = slice_figure(slices, **kw)
+    if x_title:
+        fig.update_xaxes(title_text=x_title)
     top = max((float(np.max(s["heights"])) for s in slices), default=1.0)
     for (name, value), colour in zip(
         (predictions or {}).items(), ["#000000", NEUTRAL, "#D55E00"], strict=False

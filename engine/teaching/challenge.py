@@ -413,9 +413,9 @@ def score_table(rows: list[ScoreRow]):
                 "train errors": r.grade.train_errors,
                 "held-out errors": r.grade.test_errors,
                 "CART train errors": r.grade.cart_train_errors,
-                "best possible train errors": r.grade.optimal_train_errors,
+                "best train errors": r.grade.optimal_train_errors,
                 "proven": r.grade.proven,
-                "gap to the best": r.grade.train_errors - r.grade.optimal_train_errors,
+                "gap": r.grade.train_errors - r.grade.optimal_train_errors,
             }
             for r in rows
         ]

@@ -170,7 +170,7 @@ def _cart_threshold() -> StepResult:
         figures=[
             FigureSpec(
                 "threshold_scan",
-                {"profile": profile, "class_names": list(data.class_names), "units": "cm"},
+                {"profile": profile, "class_names": list(data.class_names)},
             ),
         ],
         facts={
@@ -555,6 +555,7 @@ def _partition_bimodal() -> StepResult:
                     "target": "y",
                     "title": "Bimodal: p(y | x = 0.5) and CART's point prediction",
                     "predictions": {"CART prediction (mean)": prediction},
+                    "x_title": "y (synthetic, no unit)",
                 },
             )
         ],
@@ -598,6 +599,7 @@ def _partition_hetero() -> StepResult:
                     "slices": slices,
                     "target": "y",
                     "title": "Heteroscedastic: p(y | x) at x = 0.1 and x = 0.9",
+                    "x_title": "y (synthetic, no unit)",
                 },
             )
         ],
@@ -953,7 +955,18 @@ CIT = Lesson(
                     )
                     + f". Each is compared with alpha / m = {r.facts['alpha']} / "
                     f"{r.facts['m']} = {r.facts['level']:.4g} (Bonferroni); the root splits "
-                    f"on {r.facts['root']}. A permutation p-value is never below 1 / (B + 1): "
+                    f"on {r.facts['root']}. A permutation p-value is never below 1 / (B + 1)"
+                    + (
+                        f" (here 1 / {r.facts['B'][r.facts['root']] + 1} = "
+                        f"{r.facts['p'][r.facts['root']]:.3g}, the floor)"
+                        if r.facts["root"] in r.facts["B"]
+                        and abs(
+                            r.facts["p"][r.facts["root"]] * (r.facts["B"][r.facts["root"]] + 1) - 1
+                        )
+                        < 1e-9
+                        else ""
+                    )
+                    + ": "
                     "with B shuffles of the label it cannot say more than 'none of them did as "
                     "well'. The noise features stopped after a few shuffles, as soon as "
                     "it was clear they would not reach the level."
@@ -994,6 +1007,9 @@ def _dics_candidates() -> StepResult:
         rows,
         columns=["strategy", "candidates", "chosen threshold", "Gini decrease", "share of best"],
     )
+    shown = table.assign(**{"share of best": (100 * table["share of best"]).round(1)}).rename(
+        columns={"share of best": "share of the best decrease (%)"}
+    )
     return StepResult(
         figures=[
             FigureSpec(
@@ -1007,7 +1023,7 @@ def _dics_candidates() -> StepResult:
             "share": dict(zip(table["strategy"], table["share of best"], strict=True)),
             "best_gain": float(profile.best_gain),
         },
-        table=table,
+        table=shown,
     )
 
 
@@ -1016,17 +1032,35 @@ def _dics_trees() -> StepResult:
 
     data = datasets.bundled("breast_cancer")
     rows = _split_stratified(data)
-    out = []
+    out, figures = [], []
     for s in ("exhaustive", "quantile"):
         k = None if s == "exhaustive" else 4
         clf = CARTClassifier(splitter=s, n_candidates=k, max_depth=4, random_state=0)
         clf.fit(data.X[rows.train], data.y[rows.train])
         acc = float(np.mean(clf.predict(data.X[rows.test]) == data.y[rows.test]))
         out.append((s, int(clf.n_candidates_evaluated_), acc))
-    table = pd.DataFrame(out, columns=["splitter", "candidates evaluated", "test accuracy"])
+        figures.append(
+            FigureSpec(
+                "tree",
+                {
+                    "tree": clf.tree_,
+                    "feature_names": list(data.feature_names),
+                    "class_names": list(data.class_names),
+                    "title": (
+                        f"{s}{'' if k is None else f' (k = {k})'}: "
+                        f"{clf.n_candidates_evaluated_:,} candidates evaluated, "
+                        f"test accuracy {acc:.1%}"
+                    ),
+                },
+            )
+        )
+    table = pd.DataFrame(
+        [(s, n, round(100 * a, 1)) for s, n, a in out],
+        columns=["splitter", "candidates evaluated", "test accuracy (%)"],
+    )
     ratio = out[0][1] / max(out[1][1], 1)
     return StepResult(
-        figures=[],
+        figures=figures,
         facts={
             "ratio": ratio,
             "acc": {s: a for s, _, a in out},

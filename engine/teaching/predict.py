@@ -225,8 +225,15 @@ def p_value_significant(
     pick = tested.iloc[int(np.argmin(distance))]
     p_adj = float(pick["p_bonferroni"])
     significant = p_adj < float(alpha)
-    shown = tested[["feature", "statistic", "p_value", "p_bonferroni", "significant"]].rename(
-        columns={"p_value": "p-value", "p_bonferroni": "adjusted p-value"}
+    shown = pd.DataFrame(
+        {
+            "feature": tested["feature"],
+            "asked": tested["feature"] == pick["feature"],
+            "statistic": tested["statistic"].round(4),
+            "p-value": [f"{v:.3g}" for v in tested["p_value"]],
+            "adjusted p-value": [f"{v:.3g}" for v in tested["p_bonferroni"]],
+            f"below alpha = {alpha:g}": tested["p_bonferroni"] < float(alpha),
+        }
     )
     return Prediction(
         key=f"predict/p/{key}/{alpha:g}",
