@@ -178,7 +178,7 @@ else:
         ),
         key="learn_ch_preview_view",
     )
-    if st.button("Split this leaf", key="learn_ch_split_btn", type="primary"):
+    if st.button("Split this leaf", key="learn_ch_split_run", type="primary"):
         history.append(tree.split(leaf, feature, threshold))
         st.rerun()
 
@@ -195,7 +195,7 @@ player = st.text_input(
     "Your name (for the class's score table)", key="learn_ch_player", max_chars=40
 )
 scores = st.session_state.setdefault("_learn_ch_scores", [])
-if st.button("Grade my tree", key="learn_ch_grade_btn", disabled=tree.n_splits == 0):
+if st.button("Grade my tree", key="learn_ch_grade_run", disabled=tree.n_splits == 0):
     with st.spinner("Fitting CART and searching for the optimal tree of your depth..."):
         grade = challenge.grade(tree, X_train, y_train, X_test, y_test, K, time_limit=10.0)
     scores.append(challenge.ScoreRow(player.strip() or "anonymous", st.session_state["ds"], grade))

@@ -90,7 +90,7 @@ def _grow(app, leaf, feature, threshold):
     slider = app.select_slider(key=key)
     slider.set_value(float(min(slider.options, key=lambda v: abs(float(v) - threshold)))).run()
     assert not app.exception, app.exception
-    app.button(key="learn_ch_split_btn").click().run()
+    app.button(key="learn_ch_split_run").click().run()
     assert not app.exception, app.exception
 
 
@@ -110,7 +110,7 @@ def test_challenge_grow_grade_and_score(app):
     app.switch_page("pages/learn_challenge.py").run()
     assert not app.exception, app.exception
     assert app.title[0].value == "Build your own tree"
-    assert app.button(key="learn_ch_grade_btn").disabled  # nothing to grade yet
+    assert app.button(key="learn_ch_grade_run").disabled  # nothing to grade yet
     _grow(app, 0, "petal length (cm)", 2.45)
     history = app.session_state[_history_key(app)]
     assert len(history) == 2 and history[-1].n_splits == 1
@@ -134,7 +134,7 @@ def test_challenge_grow_grade_and_score(app):
         int(np.sum(ytr[rows4 & ~left] == 2)),
     ]
     app.text_input(key="learn_ch_player").input("Ada").run()
-    app.button(key="learn_ch_grade_btn").click().run()
+    app.button(key="learn_ch_grade_run").click().run()
     assert not app.exception, app.exception
     grade = challenge.grade(tree, Xtr, ytr, Xte, yte, 3)
     shown = _texts(app, "success") + _texts(app, "info")
