@@ -20,7 +20,7 @@ from sklearn.ensemble import (
     RandomForestRegressor,
 )
 from sklearn.linear_model import LogisticRegression
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor, ExtraTreeClassifier
 
 from engine import _numba
 from engine.tree import TreeArrays, TreeEnsemble, from_sklearn
@@ -445,14 +445,105 @@ def iris_tree():
     return from_sklearn(DecisionTreeClassifier(random_state=0).fit(X, y)), X
 
 
-def test_nan_in_X_raises(iris_tree):
-    tree, X = iris_tree
+def test_nan_in_X_raises_for_a_tree_without_a_missing_value_rule(iris_tree):
+    sk_tree, X = iris_tree
+    tree = TreeArrays.from_dict({**sk_tree.to_dict(), "missing_go_to_left": None})
+    assert not tree.routes_missing
     Xn = X.copy()
     Xn[3, 2] = np.nan
-    with pytest.raises(ValueError, match="NaN.*row 3.*do not route missing values"):
+    with pytest.raises(ValueError, match="NaN.*row 3.*no rule for missing values"):
         tree.predict(Xn)
     with pytest.raises(ValueError, match="missing values"):
         tree.decision_path(Xn[3])
+
+
+def _nan_rows(rng, shape, fraction):
+    X = rng.normal(size=shape)
+    X[rng.random(shape) < fraction] = np.nan
+    return X
+
+
+@pytest.mark.parametrize("nan_in_training", [True, False])
+@pytest.mark.parametrize(
+    "model",
+    [
+        DecisionTreeClassifier(max_depth=7, random_state=0),
+        DecisionTreeRegressor(max_depth=7, random_state=0),
+        ExtraTreeClassifier(max_depth=7, random_state=0),
+    ],
+    ids=["cart-classifier", "cart-regressor", "extra-tree"],
+)
+def test_missing_values_route_as_scikit_learn(model, nan_in_training):
+    """scikit-learn >= 1.3 learns a side for NaN per split (the child with more rows when
+    training saw none); the imported tree sends NaN rows to the same leaves."""
+    rng = np.random.default_rng(3)
+    X = _nan_rows(rng, (600, 5), 0.2 if nan_in_training else 0.0)
+    y = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) > 0).astype(int)
+    if isinstance(model, DecisionTreeRegressor):
+        y = y + np.nan_to_num(X[:, 2])
+    model.fit(X, y)
+    tree = from_sklearn(model)
+    assert tree.routes_missing
+    X_test = _nan_rows(rng, (3000, 5), 0.3)
+    np.testing.assert_array_equal(tree.apply(X_test), model.apply(X_test))
+    np.testing.assert_array_equal(tree.predict(X_test), model.predict(X_test))
+    for i in range(20):
+        expected = model.decision_path(X_test[i : i + 1]).indices
+        np.testing.assert_array_equal(tree.decision_path(X_test[i]), expected)
+    # both sides are used, so the test would fail with NaN always sent one way
+    internal = ~tree.is_leaf
+    assert 0 < tree.missing_go_to_left[internal].sum() < internal.sum()
+
+
+def _stump_with(**extras):
+    return TreeArrays(
+        [1, -1, -1],
+        [2, -1, -1],
+        [0, -2, -2],
+        [0.5, -2.0, -2.0],
+        [0.5, 0.0, 0.0],
+        [4, 2, 2],
+        [4.0, 2.0, 2.0],
+        [[[0.5, 0.5]], [[1.0, 0.0]], [[0.0, 1.0]]],
+        task="classification",
+        n_features=1,
+        classes_=np.array([0, 1]),
+        **extras,
+    )
+
+
+@pytest.mark.parametrize(
+    "extras",
+    [
+        {},
+        {"cat_offsets": [0, 2, 2, 2], "cat_values": [0, 2]},
+        {"bp_offsets": [0, 2, 2, 2], "bp_values": [0.25, 0.75]},
+    ],
+    ids=["threshold", "category-set", "shape-function"],
+)
+@pytest.mark.parametrize("side", [0, 1])
+def test_missing_side_applies_to_every_split_kind(extras, side):
+    plain = _stump_with(**extras)
+    tree = _stump_with(**extras, missing_go_to_left=[side, 0, 0])
+    X = np.array([[0.0], [1.0], [2.0], [0.5], [np.nan]])
+    # rows with a value go where the NaN-free kernel sends them
+    np.testing.assert_array_equal(tree.apply(X[:4]), plain.apply(X[:4]))
+    np.testing.assert_array_equal(tree.apply(X)[:4], plain.apply(X[:4]))
+    assert tree.apply(X)[4] == (1 if side else 2)
+    assert tree.decision_path(X[4]).tolist() == [0, 1 if side else 2]
+
+
+def test_missing_side_is_validated_and_round_trips():
+    with pytest.raises(ValueError, match="missing_go_to_left must hold 0 or 1"):
+        _stump_with(missing_go_to_left=[2, 0, 0])
+    with pytest.raises(ValueError, match="missing_go_to_left"):
+        _stump_with(missing_go_to_left=[1, 0])
+    tree = _stump_with(missing_go_to_left=[1, 1, 1])
+    assert tree.missing_go_to_left.tolist() == [1, 0, 0]  # 0 at leaves
+    back = TreeArrays.from_json(tree.to_json())
+    assert back.missing_go_to_left.dtype == np.uint8
+    assert back.missing_go_to_left.tolist() == [1, 0, 0]
+    assert TreeArrays.from_json(_stump_with().to_json()).missing_go_to_left is None
 
 
 def test_wrong_shape_raises(iris_tree):

@@ -83,6 +83,8 @@ def _warmup() -> None:
         np.array([0.25, 0.75], dtype=np.float64),
         X,
     )
+    missing = TreeArrays.from_dict({**tree.to_dict(), "missing_go_to_left": [1, 0, 0]})
+    missing.apply(np.array([[np.nan, 1.0], [1.0, np.nan]], dtype=np.float64))
     forest = TreeEnsemble(
         trees=[tree, tree],
         tree_output=np.array([-1, -1]),

@@ -11,7 +11,8 @@ import numpy as np
 
 _TASKS = ("classification", "regression")
 _NAN_MESSAGE = (
-    "TreeLab trees do not route missing values: impute or drop those rows before predicting"
+    "this tree has no rule for missing values (it was fitted without them): impute or drop "
+    "those rows before predicting, or refit on data with missing values kept"
 )
 
 # ---------------------------------------------------------------------------------------
@@ -100,8 +101,15 @@ def _classes_list(classes: np.ndarray | None) -> list | None:
     return [c.item() if isinstance(c, np.generic) else c for c in classes.tolist()]
 
 
-def _check_X(X: Any, n_features: int, feature_names: list[str] | None = None) -> np.ndarray:
-    """Shared row validation; see :meth:`TreeArrays.check_X`."""
+def _check_X(
+    X: Any,
+    n_features: int,
+    feature_names: list[str] | None = None,
+    *,
+    allow_nan: bool = False,
+) -> np.ndarray:
+    """Shared row validation; see :meth:`TreeArrays.check_X`.  ``allow_nan`` keeps NaN
+    (trees that route missing values); infinities are kept either way."""
     if hasattr(X, "to_numpy") and hasattr(X, "columns"):
         X = X.to_numpy()
     try:
@@ -115,8 +123,8 @@ def _check_X(X: Any, n_features: int, feature_names: list[str] | None = None) ->
         raise ValueError(
             f"X has {arr.shape[1]} columns but the tree expects n_features = {n_features}"
         )
-    nan = np.isnan(arr)
-    if nan.any():
+    nan = None if allow_nan else np.isnan(arr)
+    if nan is not None and nan.any():
         rows, cols = np.nonzero(nan)
         col = int(cols[0])
         name = feature_names[col] if feature_names is not None else f"feature_{col}"

@@ -121,6 +121,67 @@ def _apply_shape_kernel(
 
 
 @njit
+def _apply_missing_kernel(
+    children_left,
+    children_right,
+    feature,
+    threshold,
+    missing_go_to_left,
+    cat_offsets,
+    cat_values,
+    bp_offsets,
+    bp_values,
+    X,
+):
+    """Like :func:`_apply_kernel`, for trees that route missing values (NaN).
+
+    A row whose ``x[feature]`` is NaN goes left iff ``missing_go_to_left[node]`` (uint8
+    ``(n_nodes,)``, 1 = left), as scikit-learn >= 1.3 routes it.  Other rows follow the
+    node's test: the category set (``cat_offsets``/``cat_values``, int64 CSR; all offsets 0
+    when the tree has none), the shape function (``bp_offsets``/``bp_values``, int64 /
+    float64 CSR; all offsets 0 when none), else ``x[feature] <= threshold``.
+    """
+    n = X.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        node = np.uint64(0)
+        while True:
+            left = children_left[node]
+            if left == 0:
+                break
+            v = X[i, feature[node]]
+            if v != v:
+                go_left = missing_go_to_left[node] != 0
+            else:
+                cat_start = cat_offsets[node]
+                cat_stop = cat_offsets[node + np.uint64(1)]
+                bp_start = bp_offsets[node]
+                bp_stop = bp_offsets[node + np.uint64(1)]
+                if cat_stop > cat_start:
+                    go_left = False
+                    for j in range(cat_start, cat_stop):
+                        if v == np.float64(cat_values[j]):
+                            go_left = True
+                            break
+                elif bp_stop > bp_start:
+                    c = 0
+                    for j in range(bp_start, bp_stop):
+                        if bp_values[j] < v:
+                            c += 1
+                        else:
+                            break
+                    go_left = c % 2 == 0
+                else:
+                    go_left = v <= threshold[node]
+            if go_left:
+                node = left
+            else:
+                node = children_right[node]
+        out[i] = node
+    return out
+
+
+@njit
 def _ensemble_apply_kernel(node_offsets, children_left, children_right, feature, threshold, X):
     """Leaf ids int64 ``(n_samples, n_trees)`` (local to each tree) of concatenated trees.
 

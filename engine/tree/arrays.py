@@ -26,6 +26,7 @@ from engine.tree._checks import (
 from engine.tree._kernels import (
     _apply_cat_kernel,
     _apply_kernel,
+    _apply_missing_kernel,
     _apply_shape_kernel,
     float32_routing_threshold,
 )
@@ -79,6 +80,10 @@ class TreeArrays:
     * ``cat_offsets`` (int64, n_nodes + 1), ``cat_values`` (int64 category codes) - CSR
       categorical set splits: a node with a non-empty set sends a row **left when
       ``x[feature]`` is in the set**; its ``threshold`` is ignored.
+    * ``missing_go_to_left`` - uint8 per node, scikit-learn's name and meaning (>= 1.3): a
+      row whose ``x[feature]`` is missing (NaN) goes to the left child iff it is 1 (0 at
+      leaves).  A tree with it accepts NaN in :meth:`apply` and :meth:`predict`; a tree
+      without it refuses NaN with a message (it has no rule for missing values).
 
     Arrays are copied and cast in ``__post_init__``; treat the object as immutable
     afterwards (depths and parents are computed once).
@@ -113,6 +118,7 @@ class TreeArrays:
     upper_bound: np.ndarray | None = None
     cat_offsets: np.ndarray | None = None
     cat_values: np.ndarray | None = None
+    missing_go_to_left: np.ndarray | None = None
     _depth: np.ndarray = field(init=False, repr=False)
     _parent: np.ndarray = field(init=False, repr=False)
     _routing: tuple | None = field(default=None, init=False, repr=False)
@@ -261,6 +267,11 @@ class TreeArrays:
         self.cat_offsets, self.cat_values = _check_csr(
             "cat", self.cat_offsets, self.cat_values, n, np.int64
         )
+        if self.missing_go_to_left is not None:
+            side = _as_1d("missing_go_to_left", self.missing_go_to_left, np.int64, n)
+            if np.any((side != 0) & (side != 1)):
+                raise ValueError("missing_go_to_left must hold 0 or 1 at every node")
+            self.missing_go_to_left = np.where(leaf, 0, side).astype(np.uint8)
         if self.cat_offsets is not None:
             has = np.diff(self.cat_offsets) > 0
             if np.any(has & leaf):
@@ -312,6 +323,11 @@ class TreeArrays:
         return int(self.value.shape[2])
 
     @property
+    def routes_missing(self) -> bool:
+        """True when the tree has a rule for missing values (``missing_go_to_left``)."""
+        return self.missing_go_to_left is not None
+
+    @property
     def has_categorical_splits(self) -> bool:
         """True when at least one node splits on a category set."""
         return self.cat_offsets is not None and bool(np.any(np.diff(self.cat_offsets) > 0))
@@ -348,9 +364,10 @@ class TreeArrays:
         ------
         ValueError
             ``X`` not numeric, not 2-D, with a number of columns other than
-            ``n_features``, or with NaN (trees here do not route missing values).
+            ``n_features``, or with NaN when the tree has no rule for missing values
+            (:attr:`routes_missing`).
         """
-        return _check_X(X, self.n_features, self.feature_names)
+        return _check_X(X, self.n_features, self.feature_names, allow_nan=self.routes_missing)
 
     def routing_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The arrays the kernels route with (cached): ``(left, right, feature, threshold)``.
@@ -374,6 +391,20 @@ class TreeArrays:
 
     def _route(self, X: np.ndarray) -> np.ndarray:
         left, right, feat, thr = self.routing_arrays()
+        if self.missing_go_to_left is not None and np.isnan(X).any():
+            empty = np.zeros(self.node_count + 1, dtype=np.int64)
+            return _apply_missing_kernel(
+                left,
+                right,
+                feat,
+                thr,
+                self.missing_go_to_left,
+                empty if self.cat_offsets is None else self.cat_offsets,
+                np.zeros(0, np.int64) if self.cat_values is None else self.cat_values,
+                empty if self.bp_offsets is None else self.bp_offsets,
+                np.zeros(0, np.float64) if self.bp_values is None else self.bp_values,
+                X,
+            )
         if self.has_categorical_splits:
             return _apply_cat_kernel(left, right, feat, thr, self.cat_offsets, self.cat_values, X)
         if self.has_shape_splits:
@@ -440,6 +471,8 @@ class TreeArrays:
         return np.asarray(path, dtype=np.int64)
 
     def _goes_left(self, node: int, v: float) -> bool:
+        if np.isnan(v) and self.missing_go_to_left is not None:
+            return bool(self.missing_go_to_left[node])
         cats = self.category_set(node)
         if cats is not None:
             return bool(np.any(cats.astype(np.float64) == v))
@@ -601,6 +634,7 @@ class TreeArrays:
             "upper_bound": floats(self.upper_bound),
             "cat_offsets": ints(self.cat_offsets),
             "cat_values": ints(self.cat_values),
+            "missing_go_to_left": ints(self.missing_go_to_left),
         }
 
     @classmethod
@@ -655,6 +689,7 @@ class TreeArrays:
             upper_bound=floats("upper_bound"),
             cat_offsets=ints("cat_offsets"),
             cat_values=ints("cat_values"),
+            missing_go_to_left=ints("missing_go_to_left"),
         )
 
     def to_json(self, indent: int | None = None) -> str:

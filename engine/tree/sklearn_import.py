@@ -47,6 +47,7 @@ def _tree_from_sk_tree(sk_tree, *, task, classes, n_features, feature_names) -> 
         classes_=None if classes is None else np.array(classes, copy=True),
         feature_names=feature_names,
         float32_inputs=True,
+        missing_go_to_left=getattr(sk_tree, "missing_go_to_left", None),
     )
 
 

@@ -80,6 +80,11 @@ class Packed:
                 f"X must be 1-D (one sample) or 2-D (samples x features), got {arr.ndim}-D"
             )
         out = self.model.check_X(arr)
+        if np.isnan(out).any():
+            raise ValueError(
+                "X contains NaN; TreeGrad needs observed feature values: impute or drop "
+                "those rows before explaining them"
+            )
         if not np.all(np.isfinite(out)):
             raise ValueError("X contains inf; TreeGrad needs finite feature values")
         return out, was_1d
