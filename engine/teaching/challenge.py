@@ -241,11 +241,11 @@ def gains_at(x, y, thresholds, n_classes: int) -> np.ndarray:
 def to_tree_arrays(
     tree: UserTree, X, y, n_classes: int, *, feature_names=None, class_names=None
 ) -> TreeArrays:
-    """The student's tree as :class:`~engine.tree.TreeArrays` (preorder ids) with class
-    fractions, Gini impurity and row counts of the training rows ``(X, y)``, for
-    :func:`engine.figures.tree.tree_figure`.  Returns the arrays and keeps the node-id map
-    in ``TreeArrays.node_ids`` order: ``order[i]`` is the user-tree node of preorder node
-    ``i`` (see :func:`preorder`)."""
+    """The student's tree as :class:`~engine.tree.TreeArrays` for
+    :func:`engine.figures.tree.tree_figure`: class fractions, Gini impurity and row counts
+    of the training rows ``(X, y)`` per node.  Its nodes are in preorder: node ``i`` of the
+    arrays is node ``preorder(tree)[i]`` of the user tree (a click on the drawn tree gives
+    the former).  An empty leaf gets uniform class fractions."""
     order = preorder(tree)
     pos = {node: i for i, node in enumerate(order)}
     counts = leaf_counts(tree, X, y, n_classes)[order]

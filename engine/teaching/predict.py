@@ -70,7 +70,8 @@ def _options(answer: int, ranked, names) -> list[str]:
 def root_feature(
     X, y, feature_names, task: str, *, class_names=None, is_categorical=None, key: str = ""
 ) -> Prediction:
-    """Which feature will CART's root split on (Gini or squared error, all rows)?
+    """Which feature will CART's root split on (Gini or squared error; at most
+    :data:`MAX_ROWS` rows)?
 
     The answer is the root feature of ``CARTClassifier`` / ``CARTRegressor``; the other
     options are the features that a depth-3 CART uses most (impurity importance), then
