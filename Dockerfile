@@ -15,6 +15,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin treelab
 
+# Debian's Chromium renders the PNG / SVG downloads of figures (kaleido, engine/images.py).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends chromium \
+    && rm -rf /var/lib/apt/lists/*
+
 WORKDIR /app
 # Runtime packages only: requirements.txt holds what the app imports; the test and lint
 # tools are in requirements-dev.txt, which stays out of the image.

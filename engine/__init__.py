@@ -44,6 +44,9 @@ _LAZY = {
     "TreeArrays": "engine.tree",
     "TreeEnsemble": "engine.tree",
     "from_sklearn": "engine.tree",
+    "from_lightgbm": "engine.tree",
+    "from_xgboost": "engine.tree",
+    "load_model_dump": "engine.tree",
 }
 
 __all__ = sorted(_LAZY)

@@ -392,6 +392,124 @@ register_model(
 )
 
 
+# -- XGBoost and LightGBM (when installed; explained through engine.tree.from_xgboost/lightgbm)
+def _xgboost(task, random_state, n_estimators, max_depth, learning_rate):
+    import xgboost
+
+    cls = xgboost.XGBClassifier if task == "classification" else xgboost.XGBRegressor
+    # one thread: the fits of a comparison already run in parallel (one per worker)
+    return cls(
+        n_estimators=n_estimators,
+        max_depth=max_depth,
+        learning_rate=learning_rate,
+        random_state=random_state,
+        n_jobs=1,
+    )
+
+
+def _lightgbm(task, random_state, n_estimators, num_leaves, learning_rate):
+    import lightgbm
+
+    cls = lightgbm.LGBMClassifier if task == "classification" else lightgbm.LGBMRegressor
+    return cls(
+        n_estimators=n_estimators,
+        num_leaves=num_leaves,
+        learning_rate=learning_rate,
+        random_state=random_state,
+        n_jobs=1,
+        verbose=-1,
+    )
+
+
+def booster_estimator(
+    library: str,
+    task: str,
+    *,
+    n_estimators: int,
+    max_depth: int,
+    max_leaves: int,
+    learning_rate: float,
+    random_state: int,
+):
+    """An unfitted XGBoost or LightGBM model (one thread) with the Feature ranking page's
+    knobs: ``max_depth`` / ``max_leaves`` 0 mean no limit (XGBoost then grows loss-guided,
+    LightGBM keeps its 31 leaves when both are 0).  ``library``: 'xgboost' | 'lightgbm';
+    ``task``: 'classification' | 'regression'.  Raises ``ValueError`` for another library.
+    """
+    clf = task == "classification"
+    if library == "xgboost":
+        import xgboost
+
+        cls = xgboost.XGBClassifier if clf else xgboost.XGBRegressor
+        return cls(
+            n_estimators=n_estimators,
+            max_depth=max_depth,
+            max_leaves=max_leaves,
+            grow_policy="lossguide" if max_depth == 0 else "depthwise",
+            learning_rate=learning_rate,
+            random_state=random_state,
+            n_jobs=1,
+        )
+    if library == "lightgbm":
+        import lightgbm
+
+        cls = lightgbm.LGBMClassifier if clf else lightgbm.LGBMRegressor
+        return cls(
+            n_estimators=n_estimators,
+            max_depth=max_depth or -1,
+            num_leaves=max_leaves or (31 if max_depth == 0 else min(2**max_depth, 131072)),
+            learning_rate=learning_rate,
+            random_state=random_state,
+            n_jobs=1,
+            verbose=-1,
+        )
+    raise ValueError(f"library must be 'xgboost' or 'lightgbm', got {library!r}")
+
+
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+_BOOST_TREES = ParamSpec("n_estimators", 100, "int", 1, 1000, help="Number of boosting rounds.")
+_BOOST_RATE = ParamSpec(
+    "learning_rate", 0.1, "float", 1e-3, 1.0, help="Shrinkage of each tree's contribution."
+)
+if _installed("xgboost"):
+    register_model(
+        ModelSpec(
+            key="xgboost",
+            label="XGBoost",
+            build=_xgboost,
+            params=(
+                _BOOST_TREES,
+                ParamSpec("max_depth", 6, "int", 1, 20, help="Depth of each tree."),
+                _BOOST_RATE,
+            ),
+            description="Second-order gradient boosting with regularised leaves (Chen & "
+            "Guestrin 2016); missing values go to each split's learned default side.",
+            family="XGBoost",
+        )
+    )
+if _installed("lightgbm"):
+    register_model(
+        ModelSpec(
+            key="lightgbm",
+            label="LightGBM",
+            build=_lightgbm,
+            params=(
+                _BOOST_TREES,
+                ParamSpec("num_leaves", 31, "int", 2, 4096, help="Leaves of each tree."),
+                _BOOST_RATE,
+            ),
+            description="Histogram gradient boosting grown leaf-wise (Ke et al. 2017); "
+            "missing values go to each split's learned default side.",
+            family="LightGBM",
+        )
+    )
+
+
 # -- TreeLab's Literati (registered here, before the method packages, to keep its place) ---
 _LITERATI_CANDIDATES = {"8,4": (8, 4), "16,8": (16, 8), "4": 4, "all": None}
 
@@ -511,6 +629,12 @@ def tree_size(estimator) -> tuple[int, int]:
         n_leaves = int(np.sum(np.asarray(t.children_left) == -1))
         depth = int(getattr(t, "max_depth", -1))
         return n_leaves, depth
+    library = type(estimator).__module__.split(".")[0]
+    if library in ("xgboost", "lightgbm"):
+        from engine.tree import from_lightgbm, from_xgboost
+
+        trees = (from_xgboost if library == "xgboost" else from_lightgbm)(estimator).trees
+        return sum(t.n_leaves for t in trees), max(t.max_depth for t in trees)
     members = getattr(estimator, "estimators_", None)
     if members is None:
         return -1, -1

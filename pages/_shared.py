@@ -1,6 +1,9 @@
-"""UI helpers shared by every page: engine warm-up, the dataset sidebar, job polling.
+"""UI helpers shared by every page: engine warm-up, the dataset sidebar, the page-job kit.
 
-Only Streamlit glue lives here; parsing, validation and models are in ``engine``.
+Only Streamlit glue lives here; parsing, validation and models are in ``engine``.  The
+page-job kit (start, stop, running elsewhere, the live fragment, saved settings, the result
+panel and its export hook) is in ``pages/_jobs.py`` and re-exported here: pages import it
+from this module.
 State kept in ``st.session_state``:
 
 * ``ds`` -- the selected dataset option (``"iris"`` or ``"upload:<name>"``), mirrored in the URL;
@@ -20,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-import sys
 
 import numpy as np
 import streamlit as st
@@ -43,23 +45,23 @@ from engine.data import (  # noqa: F401 (the labels are re-exported for the page
     load_csv,
     make_dataset,
 )
-
-# numba, scikit-learn and the method packages are imported where they are used (or by the
-# background warm-up), so the first page draws without waiting for them.
-_LAZY = {
-    "cross_validate_steps": "engine.compare",
-    "summarise": "engine.compare",
-    "Job": "engine.jobs",
-}
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+from pages._jobs import (  # noqa: F401 (the page-job kit, re-exported for the pages)
+    MAX_RUNNING_JOBS,
+    MEMORY_ADVICE,
+    NOT_SAVED_SUFFIXES,
+    PageJob,
+    ResultPanel,
+    SavedSettings,
+    cv_job_panel,
+    job_failure,
+    job_meta,
+    job_waiting,
+    result_panels,
+    running_elsewhere,
+    show_job_failure,
+    start_job,
+    stop_page,
+)
 
 UPLOAD_PREFIX = "upload:"
 #: Uploaded tables kept per browser session (the oldest is forgotten beyond this).
@@ -67,8 +69,6 @@ MAX_UPLOADS = 5
 #: Bytes of uploaded files kept per browser session (the oldest are forgotten beyond this;
 #: one file is at most the engine's ``MAX_BYTES``, the server's upload limit).
 MAX_UPLOAD_BYTES = 2 * MAX_BYTES
-#: Jobs of one browser session running at once; the next ones wait in line.
-MAX_RUNNING_JOBS = 2
 TASK_OPTIONS = ("auto", "classification", "regression")
 #: The settings' labels and choices come from the engine, whose messages name them.
 MISSING_OPTIONS = MISSING_CHOICES
@@ -172,90 +172,6 @@ def kernels_ready(groups, what: str) -> bool:
 
     compiling()
     return False
-
-
-# -- jobs ----------------------------------------------------------------------------------
-def start_job(job):
-    """Start ``job`` within this session's bound (:data:`MAX_RUNNING_JOBS` at once; the next
-    ones wait in line, status ``queued``); returns it."""
-    from engine.jobs import JobSlots
-
-    slots = st.session_state.get("_job_slots")
-    if slots is None:
-        slots = st.session_state["_job_slots"] = JobSlots(MAX_RUNNING_JOBS)
-    return slots.start(job)
-
-
-def job_waiting(snap) -> bool:
-    """Show why a started job has no progress yet (queued in the session, or every worker
-    busy); True when it is waiting."""
-    if snap.waiting == "session":
-        ahead = (snap.queue_position or 1) - 1
-        st.progress(
-            0.0,
-            text=f"Waiting in line: {MAX_RUNNING_JOBS} jobs of this session are running"
-            + (f" and {ahead} more wait before this one" if ahead else "")
-            + ". It starts by itself when one finishes (Stop removes it from the line).",
-        )
-        return True
-    if snap.waiting == "worker":
-        st.progress(
-            0.0,
-            text="Waiting for a free worker: every worker process of the server is busy "
-            "with other jobs. It starts by itself.",
-        )
-        return True
-    return False
-
-
-#: Advice shown under a job that ran out of memory, per page (the job's own message says
-#: how much memory it had).
-MEMORY_ADVICE = "use a smaller dataset or lighter settings"
-
-
-def job_failure(snap, what: str, advice: str = MEMORY_ADVICE) -> str:
-    """A sentence for a failed job (``snap.status == "error"``), never a traceback.
-
-    ``what`` names the job ("The comparison"); ``advice`` says what to lower when the job
-    ran out of memory ("lower the cache size or the depth").
-    """
-    kind = getattr(snap, "error_kind", None)
-    message = str(snap.error or "unknown error")
-    if kind == "memory":
-        detail = message.split(": ", 1)[-1].split(" and was stopped")[0]
-        return f"{what} stopped: {detail}. Try again: {advice}."
-    if kind == "lost":
-        return (
-            f"{what} stopped: the worker process running it stopped unexpectedly (killed or "
-            "crashed). A new worker has been started; press the button again to retry."
-        )
-    if kind == "cluster":
-        return (
-            f"{what} could not run: {message.split(': ', 1)[-1]}. The app keeps working; "
-            "check the Dask cluster (see docs/deploy.md)."
-        )
-    name, _, rest = message.partition(": ")
-    if not (rest and name.isidentifier()):
-        name, rest = "", message
-    if name == "ValueError":  # the engine's own checks: a sentence about the data / settings
-        return (
-            f"{what} could not run with these data and settings: {rest.rstrip('.')}. "
-            "Change the settings and try again."
-        )
-    return (
-        f"{what} failed because of an unexpected error (nothing you had is lost). Try "
-        f"again, or {advice}; the details below help to report it."
-    )
-
-
-def show_job_failure(snap, what: str, advice: str = MEMORY_ADVICE) -> None:
-    """Draw :func:`job_failure`'s sentence as an error box and, for a failure other than
-    memory / lost worker / cluster, the error text (not a traceback) in a collapsed
-    "Details" expander."""
-    st.error(job_failure(snap, what, advice))
-    if getattr(snap, "error_kind", None) not in ("memory", "lost", "cluster"):
-        with st.expander("Details", expanded=False):
-            st.code(str(snap.error or "unknown error"), language=None)
 
 
 # -- datasets ----------------------------------------------------------------------------
@@ -729,148 +645,6 @@ def folds_slider(container, key: str, ds, *, default: int = 5, help: str | None 
             f"one{lowered}."
         )
     return int(k)
-
-
-def _plan_signature(prefix: str, ds) -> str:
-    """What the user has set for the job of ``prefix`` (its page's widgets and the
-    dataset): a plan error is shown until this changes."""
-    skip = {f"{prefix}_job", f"{prefix}_job_meta", f"{prefix}_plan_error"}
-    plain = (str, int, float, bool, type(None), list, tuple)
-    values = sorted(
-        (key, repr(value))
-        for key, value in st.session_state.items()
-        if isinstance(key, str)
-        and key.startswith(f"{prefix}_")
-        and key not in skip
-        and not key.endswith(_NOT_KEPT_SUFFIXES)
-        and isinstance(value, plain)
-    )
-    return hashlib.sha256(repr((values, dataset_digest(ds), seed())).encode()).hexdigest()
-
-
-def cv_job_panel(
-    prefix: str, ds, make_plan, *, budget: float, idle_text: str, can_run: bool = True
-):
-    """Run / Stop buttons, live progress and the outcome of a cross-validation job.
-
-    ``make_plan()`` returns an :class:`engine.compare.ComparisonPlan` (a ValueError is shown
-    as an error message).  The job and what it ran on live in ``st.session_state`` under
-    ``<prefix>_job`` and ``<prefix>_job_meta``.  While the job runs, a fragment polls it
-    twice a second and the rest of the page is not drawn; afterwards this returns
-    ``(result, meta)`` -- the :class:`engine.compare.CompareResult` (the finished folds
-    after Stop or a spent budget) and :func:`job_meta` plus run labels -- or stops the page
-    when there is nothing to show.
-    """
-    this = sys.modules[__name__]  # looked up here so that tests can substitute them
-    cross_validate_steps, summarise, Job = this.cross_validate_steps, this.summarise, this.Job
-
-    jkey, mkey = f"{prefix}_job", f"{prefix}_job_meta"
-
-    def stop_job() -> None:  # a callback runs before the page, so the buttons redraw right
-        current = st.session_state.get(jkey)
-        if current is not None:
-            current.cancel()
-            # Dask jobs: a step that overruns is abandoned within about a second; a thread
-            # cannot interrupt a fit, so the live view waits for longer ones
-            current.join(5)
-
-    ekey = f"{prefix}_plan_error"
-    job = st.session_state.get(jkey)
-    running = job is not None and not job.finished
-    b1, b2, _ = st.columns([1, 1, 6])
-    if b1.button("Run", type="primary", disabled=running or not can_run, key=f"{prefix}_run"):
-        try:
-            plan = make_plan()
-        except ValueError as exc:
-            # kept until the user changes a setting or the dataset (not only for this run)
-            st.session_state[ekey] = (str(exc), _plan_signature(prefix, ds))
-            st.rerun()
-        st.session_state.pop(ekey, None)
-        job = start_job(Job(cross_validate_steps, plan, budget=float(budget), name=prefix))
-        st.session_state[jkey] = job
-        st.session_state[mkey] = {
-            **job_meta(ds),
-            "labels": {rid: label for rid, (label, _) in plan.estimators.items()},
-        }
-        st.rerun()  # redraw with Run disabled and Stop enabled while the job runs
-    b2.button("Stop", disabled=not running, key=f"{prefix}_stop", on_click=stop_job)
-
-    @st.fragment(run_every=0.5)
-    def live_progress():
-        snap = st.session_state[jkey].snapshot()
-        meta = st.session_state[mkey]
-        latest = snap.latest or {"completed": 0, "total": 1, "message": "starting...", "rows": []}
-        st.caption(f"Running on {meta['caption']}")
-        if snap.finished:
-            st.rerun()
-        if job_waiting(snap):
-            return
-        st.progress(
-            latest["completed"] / latest["total"],
-            text=f"{latest['message']} -- {latest['completed']}/{latest['total']} "
-            f"fits, {snap.elapsed:.1f} s",
-        )
-        if latest["rows"]:
-            st.dataframe(
-                summarise(latest["rows"], meta["task"]).summary.round(4),
-                hide_index=True,
-                width="stretch",
-            )
-        if snap.finished:
-            st.rerun()
-
-    if running:
-        live_progress()
-        st.stop()
-    plan_error = st.session_state.get(ekey)
-    if plan_error is not None and plan_error[1] != _plan_signature(prefix, ds):
-        st.session_state.pop(ekey, None)
-        plan_error = None
-    if plan_error is not None:
-        st.error(md(plan_error[0]))
-        if job is not None:
-            st.info("The results below are from the last run that could start.")
-    if job is None:
-        if plan_error is None:
-            st.info(idle_text)
-        st.stop()
-    snap = job.snapshot()
-    meta = st.session_state[mkey]
-    rows = (snap.result or {}).get("rows", []) if isinstance(snap.result, dict) else []
-    if snap.status == "error":
-        show_job_failure(snap, "The comparison", "choose fewer or lighter models")
-        if not rows:
-            st.stop()
-        st.info(f"Showing the {len(rows)} folds that finished before it stopped.")
-        result = summarise(rows, meta["task"], complete=False)
-    elif snap.status in ("cancelled", "timeout"):
-        why = (
-            "was stopped"
-            if snap.status == "cancelled"
-            else (f"ran out of its {job.budget:.0f} s budget")
-        )
-        st.warning(f"The job {why}; showing the {len(rows)} folds that finished.")
-        result = summarise(rows, meta["task"], complete=False)
-    else:
-        result = snap.result
-    for w in result.warnings:
-        st.info(md(w))
-    if result.summary.empty:
-        st.stop()
-    return result, meta
-
-
-def job_meta(ds) -> dict:
-    """What a page must remember of the dataset a job ran on, to draw its results later."""
-    return {
-        "task": ds.task,
-        "feature_names": list(ds.feature_names),
-        "classes": None if ds.classes_ is None else [str(c) for c in ds.classes_],
-        "categories": [ds.categories.get(j) for j in range(ds.n_features)],
-        "X": ds.X,
-        "target": ds.target,
-        "caption": dataset_caption(ds),
-    }
 
 
 def labelled_tree(model, meta: dict):

@@ -7,7 +7,12 @@ from engine import warmup
 from engine.compare import available_models, plan_comparison
 from engine.figures.compare import cv_summary_figure
 from engine.figures.tree import tree_figure
+from engine.images import available as images_available
+from engine.images import figure_png, tree_image_size
+from engine.report import build_report, report_filename
 from pages._shared import (
+    PageJob,
+    ResultPanel,
     current_dataset,
     cv_job_panel,
     dataset_caption,
@@ -16,6 +21,7 @@ from pages._shared import (
     labelled_tree,
     require_entrypoint,
     seed,
+    stop_page,
 )
 
 require_entrypoint("pages/compare.py")
@@ -29,9 +35,15 @@ st.markdown(
     "(https://scikit-learn.org/stable/modules/cross_validation.html)."
 )
 
+#: The cross-validation job.
+CV_JOB = PageJob(
+    "cmp",
+    elsewhere="A comparison is still running on {caption} Pick that dataset again to "
+    "watch it, or stop it here.",
+)
 ds = current_dataset()
 if ds is None:
-    st.stop()
+    stop_page(CV_JOB)
 st.markdown(dataset_caption(ds))
 
 specs = available_models(ds.task)
@@ -91,7 +103,7 @@ for spec in specs:
 kernels = [g for key in chosen for g in warmup.MODEL_GROUPS.get(key, ())]
 ready = kernels_ready(kernels, "the chosen models")
 result, meta = cv_job_panel(
-    "cmp",
+    CV_JOB,
     ds,
     lambda: plan_comparison(
         ds, {k: params.get(k, {}) for k in chosen}, n_splits=n_splits, random_state=seed()
@@ -100,9 +112,10 @@ result, meta = cv_job_panel(
     idle_text="Choose models and press **Run**.",
     can_run=bool(chosen) and ready,
 )
-snap = st.session_state["cmp_job"].snapshot()
+snap = CV_JOB.job.snapshot()
 
 st.subheader("Results")
+panel = ResultPanel("compare", meta)
 if meta["caption"] != dataset_caption(ds):
     st.info(
         "These results are for the dataset the comparison ran on, not the active one. "
@@ -110,10 +123,13 @@ if meta["caption"] != dataset_caption(ds):
     )
 st.markdown(f"On {meta['caption']}")
 st.caption(f"Mean over folds (± std columns); finished in {snap.elapsed:.1f} s.")
-st.dataframe(
-    result.summary.drop(columns=["key"], errors="ignore").round(4), hide_index=True, width="stretch"
+panel.table(
+    result.summary.drop(columns=["key"], errors="ignore").round(4),
+    name="summary",
+    hide_index=True,
+    width="stretch",
 )
-st.plotly_chart(cv_summary_figure(result.summary, meta["task"]), key="cmp_fig")
+panel.chart(cv_summary_figure(result.summary, meta["task"]), key="cmp_fig")
 st.download_button(
     "Download per-fold results (CSV)",
     result.folds.to_csv(index=False).encode(),
@@ -128,6 +144,29 @@ st.download_button(
     mime="text/csv",
     on_click="ignore",
     key="dl_summary",
+)
+report_title = f"Compare models -- {meta['caption'].split(' -- ')[0].replace('*', '')}"
+st.download_button(
+    "Download report (HTML)",
+    lambda: build_report(
+        report_title,
+        {
+            "dataset": meta["caption"].replace("*", ""),
+            "rows": int(meta["X"].shape[0]),
+            "features": int(meta["X"].shape[1]),
+            "target": meta["target"],
+            "task": meta["task"],
+        },
+        {"models": list(meta["labels"].values()), "folds": int(result.folds["fold"].nunique())},
+        {"Summary": result.summary.drop(columns=["key"], errors="ignore"), "Folds": result.folds},
+        {"Cross-validation": cv_summary_figure(result.summary, meta["task"])},
+        result.warnings,
+    ),
+    file_name=report_filename(report_title),
+    mime="text/html",
+    on_click="ignore",
+    key="dl_report",
+    help="One HTML file with the tables and the interactive figure; opens offline.",
 )
 
 single_trees = {k: m for k, m in result.models.items() if hasattr(m, "tree_")}
@@ -170,12 +209,12 @@ if single_trees:
                 tree,
                 feature_names=meta["feature_names"],
                 class_names=meta["classes"],
-                highlight_x=meta["X"][int(row)],
+                highlight_path=tree.decision_path(meta["X"][int(row)]),
                 collapse_depth=None if depth is None else int(depth),
                 title=f"{labels.get(key, key)}: {tree.node_count} nodes, "
                 f"{tree.n_leaves} leaves, depth {tree.max_depth}",
             )
-            st.plotly_chart(fig, key=f"cmp_tree_fig_{key}")
+            panel.chart(fig, key=f"cmp_tree_fig_{key}")
             st.download_button(
                 "Download tree (JSON)",
                 tree.to_json(),
@@ -184,5 +223,38 @@ if single_trees:
                 on_click="ignore",
                 key=f"dl_tree_{key}",
             )
+
+            def tree_png(tree=tree, key=key, depth=depth):
+                width, height = tree_image_size(
+                    tree, feature_names=meta["feature_names"], collapse_depth=depth
+                )
+                image = tree_figure(
+                    tree,
+                    feature_names=meta["feature_names"],
+                    class_names=meta["classes"],
+                    collapse_depth=None if depth is None else int(depth),
+                    show_labels=True,
+                    height=height,
+                    title=f"{labels.get(key, key)}: {tree.node_count} nodes",
+                )
+                return figure_png(image, width=width, height=height)
+
+            st.download_button(
+                "Download tree (PNG)",
+                tree_png,
+                file_name=f"{key}_tree.png",
+                mime="image/png",
+                on_click="ignore",
+                key=f"dl_tree_png_{key}",
+                disabled=not images_available(),
+                help="Every node labelled, sized to the tree"
+                if images_available()
+                else "Images need Chromium on the server (apt-get install chromium).",
+            )
             with st.expander("Node table"):
-                st.dataframe(pd.DataFrame(tree.to_frame()), hide_index=True, width="stretch")
+                panel.table(
+                    pd.DataFrame(tree.to_frame()),
+                    name=f"nodes_{key}",
+                    hide_index=True,
+                    width="stretch",
+                )

@@ -5,7 +5,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.data import DataError
 from engine.figures.partition import (
     cells_figure,
     class_proba_figure,
@@ -15,31 +14,36 @@ from engine.figures.partition import (
     slice_figure,
 )
 from engine.jobs import Job
-from engine.partition.estimators import MAX_LEAVES_CLF, MAX_LEAVES_REG
-from engine.partition.explore import (
+from engine.partition.service import (
+    MAX_LEAVES_CLF,
+    MAX_LEAVES_REG,
+    class_grid,
     comparison_steps,
+    comparison_table,
     density_grid,
     growth_steps,
+    holdout_scores,
     make_model,
+    query_slices,
     section_cells,
     slice_frame,
     split_rows,
 )
 from pages._shared import (
+    PageJob,
+    ResultPanel,
+    SavedSettings,
     current_dataset,
     dataset_caption,
     job_meta,
-    job_waiting,
     md,
     require_entrypoint,
     seed,
     show_job_failure,
-    start_job,
+    stop_page,
 )
 
 P = "pt_"
-#: Key endings of buttons, jobs, result views and charts (never saved; see pages/_shared.py).
-NOT_KEPT_SUFFIXES = ("_run", "_stop", "_btn", "_dl", "_job", "_job_meta", "_view", "_fig")
 FLOORS = [1e-15, 1e-12, 1e-9, 1e-6, 1e-4, 1e-3]
 
 require_entrypoint("pages/conditional_density.py")
@@ -58,52 +62,28 @@ st.markdown(
     "a model below, then move the feature sliders to see how p(y | x) changes."
 )
 
-#: The parameter panel's values, saved at every run of this page. Streamlit drops the values
-#: of a page's widgets when the user switches page while the growth's fragment is polling
-#: (keep_widget_state then has nothing left to keep), so they are put back from here.
-SAVED = "_pt_saved_params"
-for _k, _v in st.session_state.get(SAVED, {}).items():
-    if _k not in st.session_state:
-        st.session_state[_k] = _v
-
-JOB, META = P + "job", P + "job_meta"
-CJOB, CMETA = P + "cmp_job", P + "cmp_job_meta"
-
-
-def stop_job(key: str) -> None:
-    job = st.session_state.get(key)
-    if job is not None:
-        job.cancel()
-        job.join(5)
-
-
-@st.fragment(run_every=1.0)
-def running_elsewhere() -> None:
-    """A growth or comparison still running (on the dataset it started on) with a Stop
-    button, until it ends."""
-    for key, what, button in ((JOB, "growth", "stop"), (CJOB, "comparison", "cmp_stop")):
-        job = st.session_state.get(key)
-        if job is not None and not job.finished:
-            caption = st.session_state.get(META, {}).get("caption", "another dataset.")
-            st.info(
-                f"A {what} is still running on {caption} Pick that dataset again to "
-                "watch it, or stop it here."
-            )
-            st.button(f"Stop the {what}", key=P + button, on_click=stop_job, args=(key,))
-
-
-def stop_page() -> None:
-    """``st.stop()`` for a dataset this page cannot use, after :func:`running_elsewhere`: a
-    running growth or comparison used to vanish with its Stop button and run on, out of
-    sight, until its time budget (up to an hour)."""
-    if any((j := st.session_state.get(k)) is not None and not j.finished for k in (JOB, CJOB)):
-        running_elsewhere()
-    st.stop()
+#: The parameter panel's values (every ``pt_`` setting), saved at every run of this page and
+#: put back before any widget is drawn (see pages/_jobs.py).
+SETTINGS = SavedSettings("_pt_saved_params", prefix=P)
+SETTINGS.restore()
+#: The growth job (a tree split by split, a forest tree by tree) and the comparison job.
+GROWTH = PageJob(
+    "pt",
+    elsewhere="A growth is still running on {caption} Pick that dataset again to watch it, "
+    "or stop it here.",
+    stop_label="Stop the growth",
+)
+COMPARISON = PageJob(
+    "pt_cmp",
+    elsewhere="A comparison is still running on {caption} Pick that dataset again to "
+    "watch it, or stop it here.",
+    stop_label="Stop the comparison",
+)
 
 
 ds = current_dataset()
 if ds is None:
-    stop_page()
+    stop_page(GROWTH, COMPARISON)
 st.markdown(dataset_caption(ds))
 task = ds.task
 if ds.n_samples < 20:
@@ -111,7 +91,7 @@ if ds.n_samples < 20:
         f"This dataset has {ds.n_samples} rows; the page needs at least 20 (train, "
         "validation and test rows). Pick a larger dataset."
     )
-    stop_page()
+    stop_page(GROWTH, COMPARISON)
 
 # -- parameters ------------------------------------------------------------------------------
 with st.expander("Parameters", expanded=True):
@@ -285,11 +265,7 @@ with st.expander("Parameters", expanded=True):
         help="The growth stops after this long and keeps the model so far.",
     )
 
-st.session_state[SAVED] = {
-    k: v
-    for k, v in st.session_state.items()
-    if isinstance(k, str) and k.startswith(P) and not k.endswith(NOT_KEPT_SUFFIXES)
-}
+SETTINGS.save()
 tree_params = dict(
     max_leaves=int(max_leaves),
     max_depth=int(max_depth) or None,
@@ -307,50 +283,47 @@ forest_params = {
     "aggregation": aggregation,
 }
 
+
 # -- growth job ------------------------------------------------------------------------------
-job = st.session_state.get(JOB)
-running = job is not None and not job.finished
-b1, b2, _ = st.columns([1, 1, 6])
-if b1.button("Grow", type="primary", disabled=running, key=P + "run"):
-    try:
-        tr, va, te, split_note = split_rows(
-            ds.n_samples,
-            ds.y,
-            test_fraction=float(test_frac),
-            val_fraction=float(val_frac),
-            seed=seed(),
-            stratify=task == "classification",
-            class_names=None if ds.classes_ is None else [str(c) for c in ds.classes_],
-        )
-        params = forest_params if kind == "forest" else tree_params
-        model = make_model(
-            kind,
-            task,
-            params,
-            categorical=ds.is_categorical if ds.is_categorical.any() else None,
-            random_state=seed(),
-        )
-    except (DataError, ValueError) as exc:
-        st.error(f"Cannot grow: {md(exc)}")
-        st.stop()
+def on_grow_error(exc: ValueError) -> None:
+    st.error(f"Cannot grow: {md(exc)}")
+    st.stop()
+
+
+def start_growth():
+    """The growth job (not started) on a new seeded split, and its meta."""
+    tr, va, te, split_note = split_rows(
+        ds.n_samples,
+        ds.y,
+        test_fraction=float(test_frac),
+        val_fraction=float(val_frac),
+        seed=seed(),
+        stratify=task == "classification",
+        class_names=None if ds.classes_ is None else [str(c) for c in ds.classes_],
+    )
+    params = forest_params if kind == "forest" else tree_params
+    model = make_model(
+        kind,
+        task,
+        params,
+        categorical=ds.is_categorical if ds.is_categorical.any() else None,
+        random_state=seed(),
+    )
     val_every = max(1, int(max_leaves) // 200)
     Xv, yv = (ds.X[va], ds.y[va]) if len(va) else (None, None)
-    job = start_job(
-        Job(
-            growth_steps,
-            model,
-            ds.X[tr],
-            ds.y[tr],
-            Xv,
-            yv,
-            floor=float(floor),
-            val_every=val_every,
-            budget=float(budget),
-            name="pt_grow",
-        )
+    job = Job(
+        growth_steps,
+        model,
+        ds.X[tr],
+        ds.y[tr],
+        Xv,
+        yv,
+        floor=float(floor),
+        val_every=val_every,
+        budget=float(budget),
+        name="pt_grow",
     )
-    st.session_state[JOB] = job
-    st.session_state[META] = {
+    meta = {
         **job_meta(ds),
         "y": ds.y,
         "train": tr,
@@ -367,47 +340,42 @@ if b1.button("Grow", type="primary", disabled=running, key=P + "run"):
         "max_leaves": int(max_leaves),
         "n_estimators": int(n_est),
     }
-    st.session_state["_pt_runs"] = st.session_state[META]["run_id"]
-    old_cmp = st.session_state.pop(P + "cmp_job", None)  # it compared on the old split
+    st.session_state["_pt_runs"] = meta["run_id"]
+    old_cmp = st.session_state.pop(COMPARISON.key, None)  # it compared on the old split
     if old_cmp is not None:
         old_cmp.cancel()
-    st.rerun()
-b2.button("Stop", disabled=not running, key=P + "stop", on_click=stop_job, args=(JOB,))
+    return job, meta
 
 
-@st.fragment(run_every=0.5)
-def live_growth():
-    snap = st.session_state[JOB].snapshot()
-    meta = st.session_state[META]
+GROWTH.controls("Grow", start_growth, on_error=on_grow_error)
+
+
+def draw_growth(snap) -> None:
+    """The growing model: progress and the live train / validation NLL."""
+    meta = GROWTH.meta
     latest = snap.latest
-    st.caption(f"Growing on {meta['caption']}")
-    if snap.finished:
-        st.rerun()
-    if job_waiting(snap):
-        return
     if latest is None:
         st.progress(0.0, text="starting...")
+        return
+    if latest["forest"]:
+        done, total, unit = latest["n_trees"], meta["n_estimators"], "trees"
+        note = f"{latest['n_leaves']} leaves in all"
     else:
-        if latest["forest"]:
-            done, total, unit = latest["n_trees"], meta["n_estimators"], "trees"
-            note = f"{latest['n_leaves']} leaves in all"
-        else:
-            done, total, unit = latest["n_leaves"], meta["max_leaves"], "leaves"
-            note = "the tree stops early when no split gains"
-        st.progress(
-            min(done / max(total, 1), 1.0),
-            text=f"{done} / {total} {unit} -- {snap.elapsed:.1f} s ({note})",
-        )
-        trace = latest["model"].trace_
-        if trace:
-            st.plotly_chart(growth_figure(trace, forest=latest["forest"]), key=P + "live_fig")
-    if snap.finished:
-        st.rerun()
+        done, total, unit = latest["n_leaves"], meta["max_leaves"], "leaves"
+        note = "the tree stops early when no split gains"
+    st.progress(
+        min(done / max(total, 1), 1.0),
+        text=f"{done} / {total} {unit} -- {snap.elapsed:.1f} s ({note})",
+    )
+    trace = latest["model"].trace_
+    if trace:
+        st.plotly_chart(growth_figure(trace, forest=latest["forest"]), key=P + "live_fig")
 
 
-if running:
-    live_growth()
+if GROWTH.running:
+    GROWTH.live(draw_growth, caption="Growing on {caption}")
     st.stop()
+job = GROWTH.job
 if job is None:
     st.info(
         "Set the parameters and press **Grow**: the tree grows split by split (a forest "
@@ -416,7 +384,7 @@ if job is None:
     st.stop()
 
 snap = job.snapshot()
-meta = st.session_state[META]
+meta = GROWTH.meta
 if snap.status == "error":
     show_job_failure(snap, "Growing", "lower the maximum leaves or the number of trees")
     if snap.error_kind == "exception" or snap.result is None:
@@ -435,6 +403,7 @@ if snap.status in ("cancelled", "timeout"):
     st.warning(f"The growth {why}; showing the model grown so far.")
 
 # -- results ---------------------------------------------------------------------------------
+panel = ResultPanel("conditional_density", meta)
 names = meta["feature_names"]
 X, y = meta["X"], meta["y"]
 tr, va, te = meta["train"], meta["val"], meta["test"]
@@ -444,14 +413,8 @@ classes = meta["classes"]
 target = meta["target"]
 mfloor = meta["floor"]
 discrete = meta["task"] == "classification"
-nll_test, n_out = model.nll(X[te], y[te], floor=mfloor)
-# The floor is a density per unit of y, so it can decide the NLL for rows *inside* the
-# support too: empty cells (density 0) and, on a target in large units, every row (a y range
-# of 1e12 gives densities of about 1e-13 < 1e-9).  Count them; see floor_warning() below.
-dens_test = model.density(X[te], y[te])
-n_floored = int(np.sum(dens_test < mfloor))
-n_small = int(np.sum((dens_test > 0) & (dens_test < mfloor)))
-n_empty = max(int(np.sum(dens_test == 0)) - n_out, 0)
+# the floor can decide the NLL inside the support too (see floor_warning() below)
+nll_test, n_out, n_floored, n_small, n_empty = holdout_scores(model, X[te], y[te], mfloor)
 
 
 def floor_warning() -> str | None:
@@ -539,7 +502,7 @@ if not forest and model.partition_tree_.n_leaves == 1:
         "stops it at the root; the density is then uniform over the y box (equal class "
         "probabilities for a class target)."
     )
-st.plotly_chart(growth_figure(model.trace_, forest=forest), key=P + "growth_fig")
+panel.chart(growth_figure(model.trace_, forest=forest), key=P + "growth_fig")
 unit = "n_trees" if forest else "n_leaves"
 trace_df = pd.DataFrame(model.trace_, columns=[unit, "train_nll", "val_nll"])
 st.download_button(
@@ -572,27 +535,16 @@ if st.session_state.get("_pt_run_seen") != run_id:  # a new model: reset the vie
     st.session_state[P + "feature_view"] = order[0]
     st.session_state[P + "tree_view"] = 0
     st.session_state.pop("_pt_row_loaded", None)
-VIEW_SAVED = "_pt_view_saved"
 # Streamlit forgets the *_view widgets (row, feature values, overlay, feature, tree) while
 # another page is shown; for the same model, put them back as the user left them (otherwise
 # the sliders came back at their minimum while the row stayed: a silent, wrong "edited x").
-_saved_view = st.session_state.get(VIEW_SAVED)
-if _saved_view is not None and _saved_view["run_id"] == run_id:
-    for _k, _v in _saved_view["values"].items():
-        if _k not in st.session_state:
-            st.session_state[_k] = _v
+VIEW = SavedSettings("_pt_view_saved", prefix=P, suffix="_view")
+VIEW.restore(scope=run_id)
 
 
 def save_view() -> None:
-    """Remember the current values of the result-view widgets (see ``VIEW_SAVED``)."""
-    st.session_state[VIEW_SAVED] = {
-        "run_id": run_id,
-        "values": {
-            k: v
-            for k, v in st.session_state.items()
-            if isinstance(k, str) and k.startswith(P) and k.endswith("_view")
-        },
-    }
+    """Remember the current values of the result-view widgets (see ``VIEW``)."""
+    VIEW.save(scope=run_id)
 
 
 def y_text(i: int) -> str:
@@ -670,27 +622,9 @@ current_label = f"row {row}" + (" (edited x)" if edited else "")
 queries = [(current_label, x, row)]
 queries += [(p["label"], p["x"], p["row"]) for p in st.session_state["_pt_pins"]]
 queries += [(f"row {i}", X[i], i) for i in overlay]
-slices = []
-for label, xq, r in queries:
-    s = model.slice(xq)
-    if discrete:
-        proba = np.zeros(len(classes))
-        proba[model.classes_.astype(np.int64)] = s["proba"]
-        slices.append(
-            {"label": label, "classes": classes, "proba": proba, "true_class": classes[int(y[r])]}
-        )
-    else:
-        slices.append(
-            {
-                "label": label,
-                "edges": s["edges"],
-                "heights": s["heights"],
-                "true_y": float(y[r]),
-                "true_label": f"row {r}",
-            }
-        )
+slices = query_slices(model, queries, y, classes if discrete else None)
 if discrete:
-    st.plotly_chart(class_proba_figure(classes, slices, target=target), key=P + "slice_fig")
+    panel.chart(class_proba_figure(classes, slices, target=target), key=P + "slice_fig")
     top = classes[int(np.argmax(slices[0]["proba"]))]
     st.caption(
         f"Most probable {target} for {current_label}: **{top}** "
@@ -698,7 +632,7 @@ if discrete:
         f"**{classes[int(y[row])]}**."
     )
 else:
-    st.plotly_chart(slice_figure(slices, target=target, y_range=model.y_box_), key=P + "slice_fig")
+    panel.chart(slice_figure(slices, target=target, y_range=model.y_box_), key=P + "slice_fig")
     mean = float(model.predict(x.reshape(1, -1))[0])
     dens_true = float(model.density(x.reshape(1, -1), np.array([y[row]]))[0])
     st.caption(
@@ -744,12 +678,11 @@ if is_cat[j]:
 else:
     values = np.linspace(lo_all[j], hi_all[j], 60)
 y_grid = None if discrete else np.linspace(model.y_box_[0], model.y_box_[1], 120)
-z = density_grid(model, x, j, values, y_grid)
 if discrete:
-    full = np.zeros((len(classes), len(values)))
-    full[model.classes_.astype(np.int64)] = z
-    z = full
-st.plotly_chart(
+    z = class_grid(model, x, j, values, len(classes))
+else:
+    z = density_grid(model, x, j, values, y_grid)
+panel.chart(
     density_heatmap_figure(
         values,
         z,
@@ -769,7 +702,7 @@ if discrete:
 else:
     cell_classes = cells
 which = f"tree {tree_idx} of the forest" if forest else "the tree"
-st.plotly_chart(
+panel.chart(
     cells_figure(
         cell_classes,
         X[tr, j],
@@ -815,49 +748,34 @@ st.caption(
     + f" (probabilities / densities floored at {mfloor:g}), test rows out of support, "
     "fit time in seconds."
 )
-cjob = st.session_state.get(CJOB)
-crunning = cjob is not None and not cjob.finished
-b1, b2, _ = st.columns([1.6, 1, 5])
-if b1.button("Run comparison", disabled=crunning, key=P + "cmp_run"):
-    cat = is_cat if is_cat.any() else None
-    cjob = start_job(
-        Job(
-            comparison_steps,
-            X[tr],
-            y[tr],
-            X[te],
-            y[te],
-            task=meta["task"],
-            n_classes=len(classes) if discrete else 0,
-            categorical=cat,
-            tree_params=meta["tree_params"],
-            forest_params=meta["forest_params"],
-            seed=meta["seed"],
-            floor=mfloor,
-            budget=600.0,
-            name="pt_cmp",
-        )
+
+
+def start_comparison():
+    """The comparison job (not started) on the grown model's split."""
+    job = Job(
+        comparison_steps,
+        X[tr],
+        y[tr],
+        X[te],
+        y[te],
+        task=meta["task"],
+        n_classes=len(classes) if discrete else 0,
+        categorical=is_cat if is_cat.any() else None,
+        tree_params=meta["tree_params"],
+        forest_params=meta["forest_params"],
+        seed=meta["seed"],
+        floor=mfloor,
+        budget=600.0,
+        name="pt_cmp",
     )
-    st.session_state[CJOB] = cjob
-    st.session_state[CMETA] = {"run_id": run_id}
-    st.rerun()
-b2.button("Stop", disabled=not crunning, key=P + "cmp_stop", on_click=stop_job, args=(CJOB,))
+    return job, {"run_id": run_id, "caption": meta["caption"]}
 
 
-def comparison_table(rows) -> pd.DataFrame:
-    df = pd.DataFrame(rows)
-    first = ["model", "test_nll", "n_out_of_support", "fit_seconds"]
-    extra = [c for c in ("accuracy", "rmse") if c in df]
-    return df[first + extra + ["description"]]
+COMPARISON.controls("Run comparison", start_comparison, primary=False, columns=(1.6, 1, 5))
 
 
-@st.fragment(run_every=0.5)
-def live_comparison():
-    csnap = st.session_state[CJOB].snapshot()
-    if csnap.finished:
-        st.rerun()
-    if job_waiting(csnap):
-        return
+def draw_comparison(csnap) -> None:
+    """The comparison so far: progress and the models scored."""
     latest = csnap.latest or {"completed": 0, "total": 1, "message": "starting...", "rows": []}
     st.progress(
         latest["completed"] / latest["total"],
@@ -866,13 +784,12 @@ def live_comparison():
     )
     if latest["rows"]:
         st.dataframe(comparison_table(latest["rows"]).round(4), hide_index=True)
-    if csnap.finished:
-        st.rerun()
 
 
-if crunning:
-    live_comparison()
+if COMPARISON.running:
+    COMPARISON.live(draw_comparison)
     st.stop()
+cjob = COMPARISON.job
 if cjob is None:
     st.info("Press **Run comparison** to fit the baselines on this split.")
     st.stop()
@@ -887,7 +804,7 @@ if csnap.status in ("cancelled", "timeout"):
 if not crows:
     st.stop()
 table = comparison_table(crows)
-st.dataframe(table.round(4), hide_index=True)
+panel.table(table.round(4), name="comparison", hide_index=True)
 at_floor = table["model"][np.isclose(table["test_nll"], -np.log(mfloor), rtol=0, atol=1e-9)]
 if len(at_floor):
     st.warning(
@@ -896,7 +813,7 @@ if len(at_floor):
         f"{-np.log(mfloor):.4g} whatever the fit, so it does not rank the models. "
         "Choose a smaller density floor or rescale the target."
     )
-st.plotly_chart(comparison_figure(table, task=meta["task"]), key=P + "cmp_fig")
+panel.chart(comparison_figure(table, task=meta["task"]), key=P + "cmp_fig")
 st.download_button(
     "Download comparison (CSV)",
     table.to_csv(index=False).encode(),

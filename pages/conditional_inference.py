@@ -3,33 +3,30 @@ permutation tests), forests (CIF), how their
 feature rankings differ from impurity-based ones, and what top-k features buy downstream
 (docs/spec.md section 4)."""
 
-import math
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.cit import n_resamples
-from engine.cit.report import (
-    NOT_IN_POOL,
-    NOT_TESTED,
-    TESTED,
-    node_feature_table,
-    rankings_table,
-    threshold_table,
-)
-from engine.cit.steps import (
+from engine.cit.service import (
     CART,
     CIF,
     CIT,
+    CLASSIFICATION_LEARNERS,
+    NOT_IN_POOL,
+    NOT_TESTED,
+    REGRESSION_LEARNERS,
     RF,
+    TESTED,
     fit_rankings_steps,
+    leaf_reason,
     make_rankers,
-    make_tree,
+    node_feature_table,
+    rankings_table,
+    root_tests,
     selection_bias_steps,
+    threshold_table,
     top_k_steps,
 )
-from engine.cit.topk import CLASSIFICATION_LEARNERS, REGRESSION_LEARNERS
 from engine.figures.cit import (
     cit_tree_figure,
     leaf_distribution_figure,
@@ -41,17 +38,19 @@ from engine.figures.cit import (
 )
 from engine.jobs import Job
 from pages._shared import (
+    PageJob,
+    ResultPanel,
+    SavedSettings,
     current_dataset,
     dataset_caption,
     dataset_digest,
     job_meta,
-    job_waiting,
     labelled_tree,
     remember_model,
     require_entrypoint,
     seed,
     show_job_failure,
-    start_job,
+    stop_page,
 )
 
 TITLE = "Conditional inference (CIT / CIF)"
@@ -75,57 +74,76 @@ STATUS_SHORT = {TESTED: "tested", NOT_TESTED: "scan stopped", NOT_IN_POOL: "not 
 #: Streamlit drops the values of a page's widgets when the user switches page while a job's
 #: fragment is polling (keep_widget_state then has nothing left to keep), so they are put
 #: back from here. Buttons, jobs, charts and ``*_view`` widgets are not settings.
-SETTINGS = (
-    "ci_procedure",
-    "ci_teststat",
-    "ci_splitstat",
-    "ci_min_frac",
-    "ci_selector_clf",
-    "ci_splitter_clf",
-    "ci_selector_reg",
-    "ci_splitter_reg",
-    "ci_alpha_sel",
-    "ci_alpha_spl",
-    "ci_adj_sel",
-    "ci_adj_spl",
-    "ci_es_sel",
-    "ci_es_spl",
-    "ci_b_sel_preset",
-    "ci_b_sel",
-    "ci_b_spl_preset",
-    "ci_b_spl",
-    "ci_muting",
-    "ci_fscan",
-    "ci_tscan",
-    "ci_max_features",
-    "ci_tmethod",
-    "ci_mt_kind",
-    "ci_mt_k",
-    "ci_min_dec",
-    "ci_max_depth",
-    "ci_mss",
-    "ci_msl",
-    "ci_n_trees",
-    "ci_learner_classification",
-    "ci_learner_regression",
-    "ci_folds",
-    "ci_rerank",
-    "ci_topk_methods",
-    "ci_n_noise",
+SETTINGS = SavedSettings(
+    "_ci_saved_settings",
+    merge=True,
+    keys=(
+        "ci_procedure",
+        "ci_teststat",
+        "ci_splitstat",
+        "ci_min_frac",
+        "ci_selector_clf",
+        "ci_splitter_clf",
+        "ci_selector_reg",
+        "ci_splitter_reg",
+        "ci_alpha_sel",
+        "ci_alpha_spl",
+        "ci_adj_sel",
+        "ci_adj_spl",
+        "ci_es_sel",
+        "ci_es_spl",
+        "ci_b_sel_preset",
+        "ci_b_sel",
+        "ci_b_spl_preset",
+        "ci_b_spl",
+        "ci_muting",
+        "ci_fscan",
+        "ci_tscan",
+        "ci_max_features",
+        "ci_tmethod",
+        "ci_mt_kind",
+        "ci_mt_k",
+        "ci_min_dec",
+        "ci_max_depth",
+        "ci_mss",
+        "ci_msl",
+        "ci_n_trees",
+        "ci_learner_classification",
+        "ci_learner_regression",
+        "ci_folds",
+        "ci_rerank",
+        "ci_topk_methods",
+        "ci_n_noise",
+    ),
 )
-SAVED = "_ci_saved_settings"
+#: The page's jobs: the fit (tree, then the rankings' models), top-k, selection bias.  A
+#: callback cannot interrupt a fit, so Stop does not wait for them to end.
+FIT = PageJob(
+    "ci",
+    elsewhere="A fit is still running on {caption} Pick that dataset again to watch it, "
+    "or stop it here.",
+    join_seconds=0,
+)
+TOPK = PageJob(
+    "ci_topk",
+    elsewhere="A top-k run is still running on {caption} Pick that dataset again to watch "
+    "it, or stop it here.",
+    join_seconds=0,
+)
+BIAS = PageJob(
+    "ci_bias",
+    elsewhere="A selection-bias demonstration is still running on {caption} Pick that "
+    "dataset again to watch it, or stop it here.",
+    join_seconds=0,
+)
 
 require_entrypoint("pages/conditional_inference.py")
-for _k, _v in st.session_state.get(SAVED, {}).items():
-    if _k not in st.session_state:
-        st.session_state[_k] = _v
+SETTINGS.restore()
 
 
 def save_settings() -> None:
-    """Remember the current values of the page's settings (see ``SAVED``)."""
-    st.session_state[SAVED] = st.session_state.get(SAVED, {}) | {
-        k: st.session_state[k] for k in SETTINGS if k in st.session_state
-    }
+    """Remember the current values of the page's settings (see ``SETTINGS``)."""
+    SETTINGS.save()
 
 
 st.title(TITLE)
@@ -148,7 +166,7 @@ st.markdown(
 
 ds = current_dataset()
 if ds is None:
-    st.stop()
+    stop_page(FIT, TOPK, BIAS)
 st.markdown(dataset_caption(ds))
 clf = ds.task == "classification"
 if ds.n_samples < 10:
@@ -156,7 +174,7 @@ if ds.n_samples < 10:
         f"This dataset has {ds.n_samples} rows; the tests need at least 10. "
         "Pick a larger dataset or drop fewer rows."
     )
-    st.stop()
+    stop_page(FIT, TOPK, BIAS)
 
 
 def apply_procedure() -> None:
@@ -486,15 +504,7 @@ else:
 save_settings()
 categorical = ds.is_categorical if ds.is_categorical.any() else None
 try:
-    probe = make_tree(ds.task, params, categorical=categorical)
-    probe.check_params()
-    m_root = probe._n_features_node(ds.n_features)  # features drawn at the root
-    a_root = params["alpha_selector"] / m_root if adj_sel else params["alpha_selector"]
-    if not ctree:
-        spec = params["n_resamples_selector"]
-        b_root = n_resamples(spec, a_root) * (m_root if adj_sel and isinstance(spec, int) else 1)
-        if es_sel:  # adaptive stopping first raises B to ceil(1 / level) (engine.cit.permutation)
-            b_root = max(b_root, math.ceil(1.0 / a_root - 1e-9))
+    m_root, a_root, b_root = root_tests(ds.task, params, ds.n_features, categorical=categorical)
     param_error = None
 except ValueError as exc:
     param_error = str(exc)
@@ -543,50 +553,33 @@ digest = dataset_digest(ds)
 
 
 # -- job helper --------------------------------------------------------------------------
-def job_controls(prefix: str, label: str, start, *, help_text: str | None = None, redraw_on=None):
-    """Run / Stop buttons of the job ``<prefix>_job``; ``start()`` returns a started Job
-    (or raises ValueError, shown as an error).  While it runs, a fragment polls it and draws
-    a progress bar; the whole page is redrawn when the job ends or when
-    ``redraw_on(latest snapshot)`` changes (e.g. a new partial result to show).  Returns the
-    job (None before the first run) and whether it runs."""
-    jkey = f"{prefix}_job"
+def draw_progress(snap) -> None:
+    latest = snap.latest or {"done": 0, "total": 1, "message": "starting..."}
+    st.progress(
+        min(1.0, latest["done"] / max(latest["total"], 1)),
+        text=f"{latest['message']} ({snap.elapsed:.1f} s)",
+    )
 
-    def stop_job():
-        job = st.session_state.get(jkey)
-        if job is not None:
-            job.cancel()
 
-    job = st.session_state.get(jkey)
-    running = job is not None and not job.finished
-    b1, b2, _ = st.columns([1.4, 1, 5])
-    if b1.button(label, type="primary", disabled=running, key=f"{prefix}_run", help=help_text):
-        try:
-            st.session_state[jkey] = start()
-        except ValueError as exc:
-            st.error(str(exc))
-            return job, False
-        st.rerun()
-    b2.button("Stop", disabled=not running, key=f"{prefix}_stop", on_click=stop_job)
+def job_controls(
+    page_job: PageJob, label: str, start, *, help_text: str | None = None, redraw_on=None
+):
+    """The kit's Run / Stop buttons and progress fragment for ``page_job``; ``start()``
+    returns ``(Job, meta)`` (or raises ValueError, shown as an error).  The whole page is
+    redrawn when the job ends or when ``redraw_on(latest snapshot)`` changes (e.g. a new
+    partial result to show).  Returns the job (None before the first run) and whether it
+    runs."""
+    page_job.controls(
+        label,
+        start,
+        help=help_text,
+        columns=(1.4, 1, 5),
+        on_error=lambda exc: st.error(str(exc)),
+    )
+    running = page_job.running
     if running:
-        drawn = None if redraw_on is None else redraw_on(job.snapshot().latest)
-
-        @st.fragment(run_every=0.5)
-        def poll():
-            snap = st.session_state[jkey].snapshot()
-            if snap.finished:
-                st.rerun()
-            if job_waiting(snap):
-                return
-            latest = snap.latest or {"done": 0, "total": 1, "message": "starting..."}
-            st.progress(
-                min(1.0, latest["done"] / max(latest["total"], 1)),
-                text=f"{latest['message']} ({snap.elapsed:.1f} s)",
-            )
-            if snap.finished or (redraw_on is not None and redraw_on(snap.latest) != drawn):
-                st.rerun()
-
-        poll()
-    return job, running
+        page_job.live(draw_progress, redraw_on=redraw_on)
+    return page_job.job, running
 
 
 def finished_result(job, what: str):
@@ -599,80 +592,6 @@ def finished_result(job, what: str):
         why = "was stopped" if snap.status == "cancelled" else "ran out of time"
         st.warning(f"{what} {why}; showing what finished.")
     return snap.result
-
-
-def leaf_reason(
-    rec: dict, impurity: float, *, rows: int | None = None, depth: int | None = None, est=None
-) -> str:
-    """Why a node with record ``rec`` (one entry of ``node_records_``) stayed a leaf, in the
-    order the engine checks: before stage A (too few rows, maximum depth, pure, no feature
-    left), stage A, stage-B candidates, stage B, the minimum impurity decrease.  ``rows``,
-    ``depth`` (the node's) and the fitted ``est`` name the rule that stopped it before
-    stage A; without them the message lists the possible rules."""
-    if "alpha_selector" not in rec:
-        if est is not None and rows is not None and depth is not None:
-            n_rows = f"{rows} row" + ("s" if rows != 1 else "")
-            if rows < est.min_samples_split:
-                return (
-                    f"it has {n_rows}, fewer than the min. rows to split "
-                    f"({est.min_samples_split}), so it became a leaf before stage A"
-                )
-            if est.max_depth is not None and depth >= est.max_depth:
-                return (
-                    f"it sits at the maximum depth ({est.max_depth}), so it became a leaf "
-                    "before stage A"
-                )
-            if rows < 2 * est.min_samples_leaf:
-                return (
-                    f"it has {n_rows}, fewer than twice the min. rows per leaf "
-                    f"(2 x {est.min_samples_leaf}), so no split could leave enough rows "
-                    "on both sides and it became a leaf before stage A"
-                )
-        if impurity <= 1e-12:
-            return "the node is pure, so it became a leaf before stage A"
-        if est is not None and rows is not None and depth is not None:
-            return (
-                "every feature still in its pool is constant in it (features muted by an "
-                "ancestor's test are not tried again), so it became a leaf before stage A"
-            )
-        return (
-            "it has too few rows (min. rows to split / twice the min. rows per leaf), sits "
-            "at the maximum depth, or every feature is constant in it, so it became a leaf "
-            "before stage A"
-        )
-    compared = rec.get("p_values_adjusted", rec.get("p_values"))
-    p_min = min(compared) if compared else np.inf
-    if not p_min < rec["alpha_selector"]:
-        which = "adjusted p-value" if "p_values_adjusted" in rec else "p-value"
-        return (
-            f"no feature passed stage A (smallest {which} {p_min:.3g}, level "
-            f"{rec['alpha_selector']:.3g}), so the node is a leaf"
-        )
-    if "split_statistic" in rec:  # ctree's split point: no test in stage B
-        if not rec.get("split_statistic_value", 0.0) > 0.0:
-            return (
-                "a feature passed stage A, but no cut point leaves the min. rows per leaf "
-                "(or the min. child fraction) on both sides, so the node is a leaf"
-            )
-        return (
-            "a feature passed stage A, but the best split's impurity decrease is below the "
-            "min. impurity decrease, so the node is a leaf"
-        )
-    if "thresholds" not in rec:
-        return (
-            "a feature passed stage A, but none of its thresholds leaves the min. rows per "
-            "leaf on both sides, so the node is a leaf"
-        )
-    p2 = min(rec["threshold_p_values"]) if rec["threshold_p_values"] else np.inf
-    if not p2 < rec["alpha_splitter"]:
-        return (
-            f"a feature passed stage A, but no threshold passed stage B (smallest p-value "
-            f"{p2:.3g}, level {rec['alpha_splitter']:.3g}), so the node is a leaf"
-        )
-    return (
-        "a feature and a threshold passed both tests, but the impurity decrease is below "
-        "the min. impurity decrease, so the node is a leaf"
-    )
 
 
 # -- 1. fit --------------------------------------------------------------------------------
@@ -688,32 +607,30 @@ def start_fit():
         "n_trees": int(n_trees),
         "ds_option": st.session_state.get("ds"),
     }
-    st.session_state["ci_job_meta"] = meta
-    return start_job(
-        Job(
-            fit_rankings_steps,
-            ds.X,
-            ds.y,
-            ds.task,
-            params,
-            categorical=categorical,
-            n_estimators=int(n_trees),
-            random_state=seed(),
-            budget=600.0,
-            name="ci_fit",
-        )
+    job = Job(
+        fit_rankings_steps,
+        ds.X,
+        ds.y,
+        ds.task,
+        params,
+        categorical=categorical,
+        n_estimators=int(n_trees),
+        random_state=seed(),
+        budget=600.0,
+        name="ci_fit",
     )
+    return job, meta
 
 
-meta = st.session_state.get("ci_job_meta")
-if st.session_state.get("ci_job") is None or (meta is not None and meta["digest"] != digest):
+meta = st.session_state.get(FIT.meta_key)
+if FIT.job is None or (meta is not None and meta["digest"] != digest):
     # first visit, or another dataset: fit right away (the tree takes well under a second
     # on the bundled data; the forests follow in the background)
-    if st.session_state.get("ci_job") is not None:
-        st.session_state["ci_job"].cancel()
-    st.session_state["ci_job"] = start_fit()
+    if FIT.job is not None:
+        FIT.job.cancel()
+    FIT.launch(*start_fit())
 job, running = job_controls(
-    "ci",
+    FIT,
     "Fit",
     start_fit,
     help_text="Fit the conditional inference tree, then CART, a random "
@@ -721,7 +638,7 @@ job, running = job_controls(
     "rankings (in the background).",
     redraw_on=lambda latest: len((latest or {}).get("importances", ())),
 )
-meta = st.session_state.get("ci_job_meta")
+meta = st.session_state.get(FIT.meta_key)
 if job is None:
     fit = None
 elif running:
@@ -736,6 +653,7 @@ if meta["params"] != params or meta["n_trees"] != int(n_trees):
     st.caption("The parameters changed since this fit; press **Fit** to refit.")
 est = fit["tree"]
 st.caption(f"Fitted on {meta['caption']}")
+panel = ResultPanel("conditional_inference", meta)
 tree = labelled_tree(est, meta)
 names = meta["feature_names"]
 
@@ -799,9 +717,9 @@ def on_tree_click():
         st.session_state["ci_node_view"] = clicked
 
 
-st.plotly_chart(fig, on_select=on_tree_click, selection_mode="points", key="ci_tree_fig_view")
-st.plotly_chart(
-    leaf_distribution_figure(tree, meta["X"], meta["y"], class_names=meta["classes"]),
+panel.chart(fig, on_select=on_tree_click, selection_mode="points", key="ci_tree_fig_view")
+panel.chart(
+    leaf_distribution_figure(tree, tree.apply(meta["X"]), meta["y"], class_names=meta["classes"]),
     key="ci_leaves",
 )
 st.download_button(
@@ -869,8 +787,9 @@ else:
         return [colour] * len(row)
 
     number = st.column_config.NumberColumn
-    st.dataframe(
+    panel.table(
         show.style.apply(highlight, axis=1),
+        name="node_tests",
         hide_index=True,
         width="stretch",
         key="ci_node_table",
@@ -949,7 +868,7 @@ else:
             )
             st.session_state["_ci_null_feature"] = f
             row = table[table["index"] == f].iloc[0]
-            st.plotly_chart(
+            panel.chart(
                 null_histogram_figure(
                     nulls[f],
                     row["statistic"],
@@ -967,7 +886,7 @@ else:
             if not tree.is_leaf[node]:
                 f_split = int(tree.feature[node])
             cats = meta["categories"][f_split]
-            st.plotly_chart(
+            panel.chart(
                 threshold_statistic_figure(
                     rec,
                     feature_name=names[f_split],
@@ -980,7 +899,7 @@ else:
             if tnull is not None and "chosen_threshold" in rec:
                 trow = threshold_table(est, node)
                 trow = trow[trow["chosen"]].iloc[0]
-                st.plotly_chart(
+                panel.chart(
                     null_histogram_figure(
                         tnull,
                         trow["statistic"],
@@ -1017,8 +936,8 @@ st.caption(
     + ", ".join(f"{m} {s:.2f} s" for m, s in fit["seconds"].items())
     + "."
 )
-st.plotly_chart(rankings_figure(rank, list(imps)), key="ci_rank_fig")
-st.dataframe(rank.round(4), hide_index=True, width="stretch", key="ci_rank_table")
+panel.chart(rankings_figure(rank, list(imps)), key="ci_rank_fig")
+panel.table(rank.round(4), name="rankings", hide_index=True, width="stretch", key="ci_rank_table")
 st.download_button(
     "Download the rankings (CSV)",
     rank.to_csv(index=False).encode(),
@@ -1107,33 +1026,32 @@ def start_topk():
             if m in fit["importances"]
         }
     rankers = {m: r for m, r in rankers.items() if m in topk_methods}
-    st.session_state["ci_topk_job_meta"] = {
+    job = Job(
+        top_k_steps,
+        ds.X,
+        ds.y,
+        ds.task,
+        rankers,
+        sorted(ks),
+        learner=learner,
+        n_folds=int(folds),
+        random_state=seed(),
+        budget=900.0,
+        name="ci_topk",
+    )
+    meta_topk = {
         "caption": dataset_caption(ds),
         "metric": metric,
         "learner": learner,
         "folds": int(folds),
     }
-    return start_job(
-        Job(
-            top_k_steps,
-            ds.X,
-            ds.y,
-            ds.task,
-            rankers,
-            sorted(ks),
-            learner=learner,
-            n_folds=int(folds),
-            random_state=seed(),
-            budget=900.0,
-            name="ci_topk",
-        )
-    )
+    return job, meta_topk
 
 
-tjob, trunning = job_controls("ci_topk", "Run top-k", start_topk)
+tjob, trunning = job_controls(TOPK, "Run top-k", start_topk)
 if tjob is not None:
     tres = tjob.snapshot().latest if trunning else finished_result(tjob, "The top-k run")
-    tmeta = st.session_state["ci_topk_job_meta"]
+    tmeta = TOPK.meta
     if tres and tres.get("curves"):
         st.caption(f"Results for {tmeta['caption'].rstrip('.')}; learner {tmeta['learner']}.")
         partial = [
@@ -1145,12 +1063,12 @@ if tjob is not None:
             st.caption("Not every fold finished: " + ", ".join(partial) + ".")
         for note in tres.get("notes", []):
             st.info(note)
-        st.plotly_chart(top_k_figure(tres["curves"], metric=tmeta["metric"]), key="ci_topk_fig")
+        panel.chart(top_k_figure(tres["curves"], metric=tmeta["metric"]), key="ci_topk_fig")
         ttable = pd.DataFrame({"k": next(iter(tres["curves"].values()))["k"]})
         for m, cv in tres["curves"].items():
             ttable[m] = np.round(cv["mean"], 4)
             ttable[f"{m} sd"] = np.round(cv["std"], 4)
-        st.dataframe(ttable, hide_index=True, width="stretch", key="ci_topk_table")
+        panel.table(ttable, name="top_k", hide_index=True, width="stretch", key="ci_topk_table")
         st.download_button(
             "Download the top-k scores (CSV)",
             ttable.to_csv(index=False).encode(),
@@ -1175,31 +1093,30 @@ save_settings()
 
 
 def start_bias():
-    st.session_state["ci_bias_job_meta"] = {
+    job = Job(
+        selection_bias_steps,
+        ds.X,
+        ds.y,
+        ds.task,
+        params,
+        int(n_noise),
+        categorical=categorical,
+        random_state=seed(),
+        budget=600.0,
+        name="ci_bias",
+    )
+    meta_bias = {
         "caption": dataset_caption(ds),
         "names": list(ds.feature_names),
         "n_noise": int(n_noise),
     }
-    return start_job(
-        Job(
-            selection_bias_steps,
-            ds.X,
-            ds.y,
-            ds.task,
-            params,
-            int(n_noise),
-            categorical=categorical,
-            random_state=seed(),
-            budget=600.0,
-            name="ci_bias",
-        )
-    )
+    return job, meta_bias
 
 
-bjob, brunning = job_controls("ci_bias", "Add noise and refit", start_bias)
+bjob, brunning = job_controls(BIAS, "Add noise and refit", start_bias)
 if bjob is not None and not brunning:
     bres = finished_result(bjob, "The demonstration")
-    bmeta = st.session_state["ci_bias_job_meta"]
+    bmeta = BIAS.meta
     if bres and len(bres.get("importances", {})) == 2:
         k = bmeta["n_noise"]
         bnames = bmeta["names"] + [f"noise {i + 1}" for i in range(k)]
@@ -1209,9 +1126,7 @@ if bjob is not None and not brunning:
         st.markdown(
             " · ".join(f"**{m}** puts {s:.0%} of its importance on noise" for m, s in share.items())
         )
-        st.plotly_chart(
-            selection_bias_figure(bres["importances"], bnames, is_noise), key="ci_bias_fig"
-        )
+        panel.chart(selection_bias_figure(bres["importances"], bnames, is_noise), key="ci_bias_fig")
         btable = pd.DataFrame(
             {
                 "feature": bnames,
@@ -1219,6 +1134,8 @@ if bjob is not None and not brunning:
                 **{m: np.round(v, 4) for m, v in bres["importances"].items()},
             }
         )
-        st.dataframe(btable, hide_index=True, width="stretch", key="ci_bias_table")
+        panel.table(
+            btable, name="selection_bias", hide_index=True, width="stretch", key="ci_bias_table"
+        )
 elif bjob is None:
     st.info("Press **Add noise and refit** to run the demonstration.")

@@ -4,12 +4,12 @@ the numerics of semivalue computation on trees (docs/spec.md section 3)."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from engine.data import train_test_rows
 from engine.figures.treegrad import (
     attribution_figure,
     curves_figure,
@@ -20,12 +20,15 @@ from engine.figures.treegrad import (
     runtime_figure,
 )
 from engine.jobs import Job
-from engine.tree import TreeArrays, TreeEnsemble
-from engine.treegrad._model import as_treelab, n_outputs
-from engine.treegrad.explain import (
+from engine.tree import DumpLimits, TreeArrays, TreeEnsemble, load_model_dump
+from engine.treegrad import service
+from engine.treegrad.service import (
+    MODEL_KINDS,
     PAPER_BETAS,
+    TRAINED_KINDS,
     CurveSet,
     MethodParams,
+    as_treelab,
     batch_curves,
     curves_steps,
     edge_gammas,
@@ -33,46 +36,38 @@ from engine.treegrad.explain import (
     explain,
     kendall_matrix,
     model_summary,
+    n_outputs,
+    path_table,
     runtime_vs_leaves_steps,
 )
 from pages._shared import (
+    PageJob,
+    ResultPanel,
+    SavedSettings,
     current_dataset,
     dataset_caption,
     dataset_digest,
-    job_waiting,
     md,
     remembered_models,
     require_entrypoint,
     seed,
     show_job_failure,
-    start_job,
+    stop_page,
 )
 
-MODEL_KINDS = {"tree": "Decision tree", "forest": "Random forest", "boosting": "Gradient boosting"}
 PREDICTED = -1
+DEFAULT_LIMITS = DumpLimits()
+#: The last uploaded model dump ``(file name, bytes)``, kept across page switches.
+UPLOADED = "_tg_uploaded_dump"
 #: Wall-clock budget (seconds) of the page's background jobs (curves, numerics); a job that
 #: runs out keeps what it finished.
 BATCH_BUDGET = 300.0
 
 require_entrypoint("pages/feature_ranking.py")
-#: This page's widget values, saved at every run. Streamlit drops the values of a page's
-#: widgets when the user switches page while a job's fragment is polling (keep_widget_state
-#: then has nothing left to keep), so they are put back from here.
-SAVED = "_tg_saved_params"
-#: Key endings of buttons, jobs, result views and charts (never saved; see pages/_shared.py).
-NOT_SAVED_SUFFIXES = ("_run", "_stop", "_btn", "_dl", "_job", "_job_meta", "_view", "_fig")
-for _k, _v in st.session_state.get(SAVED, {}).items():
-    if _k not in st.session_state:
-        st.session_state[_k] = _v
-
-
-def save_params() -> None:
-    """Remember the current values of the page's widgets (see ``SAVED``)."""
-    st.session_state[SAVED] = st.session_state.get(SAVED, {}) | {
-        k: v
-        for k, v in st.session_state.items()
-        if isinstance(k, str) and k.startswith("tg_") and not k.endswith(NOT_SAVED_SUFFIXES)
-    }
+#: This page's widget values (every ``tg_`` setting), saved at every run and put back before
+#: any widget is drawn (see pages/_jobs.py).
+SETTINGS = SavedSettings("_tg_saved_params", prefix="tg_", merge=True)
+SETTINGS.restore()
 
 
 st.title("Feature ranking (TreeGrad)")
@@ -90,53 +85,34 @@ st.markdown(
     "([TreeGrad-Ranker, ICLR 2026](https://openreview.net/forum?id=OcMeNbkN13))."
 )
 
-#: The page's background jobs (session-state prefix, what they compute).
-JOBS = (
-    ("tg_one", "sample's curves"),
-    ("tg_batch", "batch of curves"),
-    ("tg_num", "error-vs-depth demo"),
-    ("tg_rt", "runtime demo"),
-)
+
+def background_job(prefix: str, what: str) -> PageJob:
+    """One of the page's background jobs (``what`` it computes, for running elsewhere)."""
+    return PageJob(
+        prefix,
+        elsewhere=f"The {what} job is still running; it stops at its time budget "
+        f"({BATCH_BUDGET:.0f} s), or stop it here.",
+    )
 
 
-def stop_job_of(prefix: str) -> None:
-    job = st.session_state.get(f"{prefix}_job")
-    if job is not None:
-        job.cancel()
-        job.join(5)
-
-
-@st.fragment(run_every=1.0)
-def running_elsewhere() -> None:
-    """The page's jobs that are still running, each with a Stop button, until they end."""
-    for prefix, what in JOBS:
-        job = st.session_state.get(f"{prefix}_job")
-        if job is not None and not job.finished:
-            st.info(
-                f"The {what} job is still running; it stops at its time budget "
-                f"({BATCH_BUDGET:.0f} s), or stop it here."
-            )
-            st.button("Stop", key=f"{prefix}_stop", on_click=stop_job_of, args=(prefix,))
-
-
-def stop_page() -> None:
-    """``st.stop()`` where the page cannot go on (a dataset or model it cannot use), after
-    :func:`running_elsewhere`: a running job used to vanish with its Stop button."""
-    if any((j := st.session_state.get(f"{p}_job")) is not None and not j.finished for p, _ in JOBS):
-        running_elsewhere()
-    st.stop()
+ONE = background_job("tg_one", "sample's curves")
+BATCH = background_job("tg_batch", "batch of curves")
+NUMERICS = background_job("tg_num", "error-vs-depth demo")
+RUNTIME = background_job("tg_rt", "runtime demo")
+#: The page's background jobs, for running elsewhere.
+JOBS = (ONE, BATCH, NUMERICS, RUNTIME)
 
 
 ds = current_dataset()
 if ds is None:
-    stop_page()
+    stop_page(*JOBS)
 st.markdown(dataset_caption(ds))
 if ds.n_samples < 10:
     st.error(
         f"This dataset has {ds.n_samples} rows; a train/test split needs at least 10. "
         "Pick a bigger dataset or upload more rows."
     )
-    stop_page()
+    stop_page(*JOBS)
 digest = dataset_digest(ds)
 class_names = None if ds.classes_ is None else [str(c) for c in ds.classes_]
 
@@ -144,16 +120,8 @@ class_names = None if ds.classes_ is None else [str(c) for c in ds.classes_]
 # -- model ---------------------------------------------------------------------------------
 @st.cache_data(show_spinner=False, max_entries=32)
 def split_rows(_ds, key: str, test_size: float, random_state: int):
-    """Seeded train/test rows (:func:`engine.data.train_test_rows`: stratified by class when
-    every class has two rows, else shuffled with a note saying why)."""
-    clf = _ds.task == "classification"
-    return train_test_rows(
-        _ds.n_samples,
-        _ds.y if clf else None,
-        test_size=test_size,
-        random_state=random_state,
-        class_names=[str(c) for c in _ds.classes_] if clf else None,
-    )
+    """:func:`engine.treegrad.service.split_rows`, cached on the dataset digest ``key``."""
+    return service.split_rows(_ds, test_size, random_state)
 
 
 @st.cache_resource(show_spinner="Fitting the model...", max_entries=24)
@@ -168,32 +136,16 @@ def fit_model(
     test_size: float,
     random_state: int,
 ):
-    """A scikit-learn model on a seeded train split: (model, train rows, test rows, score)."""
-    from sklearn.ensemble import (
-        GradientBoostingClassifier,
-        GradientBoostingRegressor,
-        RandomForestClassifier,
-        RandomForestRegressor,
+    """:func:`engine.treegrad.service.fit_model`, cached on the dataset digest ``key``."""
+    return service.fit_model(
+        _ds, kind, depth, leaves, n_estimators, learning_rate, test_size, random_state
     )
-    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-    clf = _ds.task == "classification"
-    split = split_rows(_ds, key, test_size, random_state)
-    tr, te = split.train, split.test
-    common = dict(max_depth=depth or None, max_leaf_nodes=leaves or None, random_state=random_state)
-    if kind == "tree":
-        est = (DecisionTreeClassifier if clf else DecisionTreeRegressor)(**common)
-    elif kind == "forest":
-        est = (RandomForestClassifier if clf else RandomForestRegressor)(
-            n_estimators=n_estimators, n_jobs=1, **common
-        )
-    else:
-        est = (GradientBoostingClassifier if clf else GradientBoostingRegressor)(
-            n_estimators=n_estimators, learning_rate=learning_rate, **common
-        )
-    est.fit(_ds.X[tr], _ds.y[tr])
-    score = float(est.score(_ds.X[te], _ds.y[te]))
-    return est, tr, te, score
+
+@st.cache_resource(show_spinner="Reading the model...", max_entries=8)
+def uploaded_model(data: bytes, name: str):
+    """An uploaded XGBoost / LightGBM dump as a TreeEnsemble (bounded; ValueError if bad)."""
+    return load_model_dump(data, name)
 
 
 @st.cache_resource(show_spinner=False, max_entries=24)
@@ -204,17 +156,20 @@ def treelab_model(_model, key: str):
 
 st.subheader("1. Model")
 remembered = remembered_models(ds)
-sources = ["train", "remembered"]
+sources = ["train", "remembered", "upload"]
 source = st.radio(
     "Model",
     sources,
     horizontal=True,
     key="tg_source",
     format_func=lambda s: {
-        "train": "Train a scikit-learn model here",
+        "train": "Train a model here",
         "remembered": f"A model fitted on another page ({len(remembered)})",
+        "upload": "Upload an XGBoost / LightGBM dump",
     }[s],
-    help="Models fitted on other pages (e.g. Compare) on this same dataset are offered here.",
+    help="Models fitted on other pages (e.g. Compare) on this same dataset are offered "
+    "here. Uploads: XGBoost's model JSON or UBJSON (save_model('model.json')) or "
+    "LightGBM's dump_model() as JSON; never a pickle.",
 )
 c = st.columns(6)
 test_size = c[5].slider(
@@ -226,13 +181,46 @@ test_size = c[5].slider(
     key="tg_test",
     help="Share of rows held out (seeded split); samples are picked among these test rows.",
 )
-if source == "remembered":
+if source == "upload":
+    upload = st.file_uploader(
+        "Model dump (.json, .ubj)",
+        type=["json", "ubj"],
+        # not a "tg_" key: a file uploader's value cannot be put back (the file is kept in
+        # UPLOADED instead)
+        key="model_dump_upload",
+        max_upload_size=DEFAULT_LIMITS.max_bytes // 2**20,
+        help="Trained on this dataset's columns, in the same order. Limits: "
+        f"{DEFAULT_LIMITS.max_bytes // 2**20} MiB, {DEFAULT_LIMITS.max_trees:,} trees, "
+        f"{DEFAULT_LIMITS.max_nodes:,} nodes.",
+    )
+    if upload is not None:
+        st.session_state[UPLOADED] = (upload.name, upload.getvalue())
+    elif UPLOADED in st.session_state:
+        st.caption(f"Using the model uploaded earlier: {md(st.session_state[UPLOADED][0])}.")
+    if UPLOADED not in st.session_state:
+        st.info(
+            "Upload a model trained on this dataset: in Python, "
+            "`xgb_model.save_model('model.json')`, or for LightGBM "
+            "`json.dump(lgb_model.booster_.dump_model(), open('model.json', 'w'))`."
+        )
+        stop_page(*JOBS)
+    upload_name, data = st.session_state[UPLOADED]
+    try:
+        raw_model = uploaded_model(data, upload_name)
+    except ValueError as exc:
+        st.error(f"Cannot read this model: {md(exc)}")
+        stop_page(*JOBS)
+    split = split_rows(ds, digest, float(test_size), seed())
+    tr_idx, te_idx = split.train, split.test
+    model_key = f"{digest}:upload:{hashlib.blake2b(data, digest_size=8).hexdigest()}"
+    score_txt = f"uploaded from **{md(upload_name)}**; it may have been trained on the test rows"
+elif source == "remembered":
     if not remembered:
         st.info(
             "No model has been fitted on this dataset on another page yet: fit one on "
             "**Compare models** (or another method page) first, or train one here."
         )
-        stop_page()
+        stop_page(*JOBS)
     label = st.selectbox(
         "Fitted model",
         list(remembered),
@@ -249,7 +237,7 @@ if source == "remembered":
     )
 else:
     kind = c[0].selectbox(
-        "Model type", list(MODEL_KINDS), format_func=MODEL_KINDS.get, key="tg_kind"
+        "Model type", list(TRAINED_KINDS), format_func=TRAINED_KINDS.get, key="tg_kind"
     )
     depth = c[1].number_input(
         "Max depth (0 = none)",
@@ -286,12 +274,12 @@ else:
         0.1,
         step=0.05,
         key="tg_gblr",
-        disabled=kind != "boosting",
+        disabled=kind not in ("boosting", "xgboost", "lightgbm"),
         help="Boosting shrinkage.",
     )
     if leaves == 1:
         st.error("Max leaves must be 0 (no limit) or at least 2.")
-        stop_page()
+        stop_page(*JOBS)
     try:
         raw_model, tr_idx, te_idx, score = fit_model(
             ds,
@@ -306,7 +294,7 @@ else:
         )
     except ValueError as exc:
         st.error(f"Cannot fit the model: {md(exc)}")
-        stop_page()
+        stop_page(*JOBS)
     model_key = f"{digest}:{kind}:{depth}:{leaves}:{n_est}:{lr_gb}:{test_size}:{seed()}"
     metric = "accuracy" if ds.task == "classification" else "R\u00b2"
     score_txt = f"test {metric} **{score:.3f}** on {len(te_idx)} held-out rows"
@@ -317,13 +305,13 @@ try:
     summary = model_summary(model)
 except (TypeError, ValueError) as exc:
     st.error(f"TreeGrad cannot explain this model: {md(exc)}")
-    stop_page()
+    stop_page(*JOBS)
 if summary["n_features"] != ds.n_features:
     st.error(
         f"The model expects {summary['n_features']} features but the dataset has "
         f"{ds.n_features}; refit it on this dataset."
     )
-    stop_page()
+    stop_page(*JOBS)
 is_boost = isinstance(model, TreeEnsemble) and model.kind == "boosting"
 st.caption(
     f"{summary['trees']} tree(s), {summary['leaves']:,} leaves, max depth "
@@ -420,8 +408,7 @@ edited = np.flatnonzero(x != x0)
 def reset_edits(pfx: str = prefix) -> None:
     for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(pfx)]:
         del st.session_state[key]
-    saved = st.session_state.get(SAVED, {})
-    st.session_state[SAVED] = {k: v for k, v in saved.items() if not k.startswith(pfx)}
+    SETTINGS.forget(pfx)
 
 
 def fmt_value(j: int, v: float) -> str:
@@ -507,7 +494,7 @@ with st.expander("Method parameters", expanded=False):
         help="Random orderings averaged for the baseline curve (0 hides it).",
     )
 params = MethodParams(int(alpha), int(beta), float(p), float(lr), int(steps))
-save_params()
+SETTINGS.save()
 curve_output = "game"
 if is_boost and classification:
     curve_output = st.radio(
@@ -570,11 +557,12 @@ try:
     )
 except ValueError as exc:
     st.error(f"Cannot compute the attributions: {md(exc)}")
-    stop_page()
+    stop_page(*JOBS)
 
 tabs = st.tabs(
     ["Attributions", "Insertion / deletion", "Ranker convergence", "Tree and gamma", "Numerics"]
 )
+panel = ResultPanel("feature_ranking", {"caption": dataset_caption(ds), "row": row})
 
 # -- attributions ----------------------------------------------------------------------------
 with tabs[0]:
@@ -593,7 +581,7 @@ with tabs[0]:
         )
     normalise = c2.toggle("Scale each method by its max |value|", key="tg_norm")
     value_label = f"contribution to {game_label}"
-    st.plotly_chart(
+    panel.chart(
         attribution_figure(
             ex.scores,
             names,
@@ -614,7 +602,7 @@ with tabs[0]:
     )
     c1, c2 = st.columns([3, 2])
     tau = kendall_matrix(ex.scores)
-    c1.plotly_chart(kendall_figure(tau), key="tg_tau_fig")
+    panel.chart(kendall_figure(tau), key="tg_tau_fig", where=c1)
     table = pd.DataFrame(
         {"feature": names, "value": [fmt_value(j, x[j]) for j in range(n)]}
         | {k: v for k, v in ex.scores.items()}
@@ -631,8 +619,12 @@ with tabs[0]:
             f"sample's relevant paths): {', '.join(unused[:12])}"
             + ("..." if len(unused) > 12 else "")
         )
-    st.dataframe(
-        table.round(6), hide_index=True, width="stretch", height=min(420, 35 * (n + 1) + 3)
+    panel.table(
+        table.round(6),
+        name="scores",
+        hide_index=True,
+        width="stretch",
+        height=min(420, 35 * (n + 1) + 3),
     )
     st.download_button(
         "Download scores (CSV)",
@@ -648,11 +640,13 @@ with tabs[0]:
 def show_curves(cs: CurveSet, label: str, key: str, dl_name: str) -> None:
     c1, c2 = st.columns(2)
     for col, which in ((c1, "insertion"), (c2, "deletion")):
-        col.plotly_chart(
-            curves_figure(cs.curves, which, y_label=label, n_rows=cs.n_rows), key=f"{key}_{which}"
+        panel.chart(
+            curves_figure(cs.curves, which, y_label=label, n_rows=cs.n_rows),
+            key=f"{key}_{which}",
+            where=col,
         )
     auc = cs.auc_table()
-    st.dataframe(auc.round(5), hide_index=True, width="stretch")
+    panel.table(auc.round(5), name=f"{key}_auc", hide_index=True, width="stretch")
     st.download_button(
         "Download curves (CSV)",
         cs.to_frame().to_csv(index=False).encode(),
@@ -663,44 +657,10 @@ def show_curves(cs: CurveSet, label: str, key: str, dl_name: str) -> None:
     )
 
 
-def job_controls(prefix: str, start, running_text: str) -> Job | None:
-    """Run/Stop buttons of a background job stored under ``<prefix>_job``; ``start()``
-    returns a started Job (ValueError -> message)."""
-    jkey = f"{prefix}_job"
+def live_view(page_job: PageJob, render, what: str) -> None:
+    """Poll ``page_job`` and render its latest snapshot with a progress bar."""
 
-    def stop_job() -> None:
-        job = st.session_state.get(jkey)
-        if job is not None:
-            job.cancel()
-            job.join(5)
-
-    job = st.session_state.get(jkey)
-    running = job is not None and not job.finished
-    b1, b2, _ = st.columns([1, 1, 5])
-    if b1.button("Run", type="primary", disabled=running, key=f"{prefix}_run"):
-        try:
-            st.session_state[jkey] = start()
-        except ValueError as exc:
-            st.error(md(exc))
-            return job
-        st.rerun()
-    b2.button("Stop", disabled=not running, key=f"{prefix}_stop", on_click=stop_job)
-    return st.session_state.get(jkey)
-
-
-def live_view(prefix: str, render, what: str) -> None:
-    """Poll the job under ``<prefix>_job`` twice a second and render its latest snapshot."""
-
-    @st.fragment(run_every=0.5)
-    def poll():
-        job = st.session_state.get(f"{prefix}_job")
-        if job is None:
-            return
-        snap = job.snapshot()
-        if snap.finished:
-            st.rerun()
-        if job_waiting(snap):
-            return
+    def draw(snap) -> None:
         latest = snap.latest or {"done": 0, "total": 1}
         st.progress(
             latest["done"] / max(latest["total"], 1),
@@ -708,10 +668,8 @@ def live_view(prefix: str, render, what: str) -> None:
         )
         if snap.latest is not None:
             render(snap.latest, partial=True)
-        if snap.finished:
-            st.rerun()
 
-    poll()
+    page_job.live(draw)
 
 
 def other_dataset(meta: dict, what: str) -> bool:
@@ -727,10 +685,10 @@ def other_dataset(meta: dict, what: str) -> bool:
     return True
 
 
-def job_outcome(prefix: str, what: str):
+def job_outcome(page_job: PageJob, what: str):
     """(result, meta) of a finished job, after showing its status (``what``: the unit of
     its items, e.g. 'rows'); None when none ran."""
-    job = st.session_state.get(f"{prefix}_job")
+    job = page_job.job
     if job is None or not job.finished:
         return None
     snap = job.snapshot()
@@ -747,7 +705,7 @@ def job_outcome(prefix: str, what: str):
     res = snap.result
     if isinstance(res, dict) and "result" in res:  # stopped: the last snapshot of the curves
         res = res["result"]
-    return res, st.session_state.get(f"{prefix}_job_meta", {})
+    return res, page_job.meta
 
 
 with tabs[1]:
@@ -787,29 +745,26 @@ with tabs[1]:
             "run in the background. Press Run (again after an edit)."
         )
 
-        def start_one() -> Job:
-            st.session_state["tg_one_job_meta"] = {"key": one_key, "caption": dataset_caption(ds)}
-            return start_job(
-                Job(
-                    curves_steps,
-                    model,
-                    x[None].copy(),
-                    int(ci),
-                    params=params,
-                    output=curve_output,
-                    n_random=int(n_random),
-                    seed=seed(),
-                    chunk=1,
-                    budget=BATCH_BUDGET,
-                    name="tg_one",
-                )
+        def start_one():
+            job = Job(
+                curves_steps,
+                model,
+                x[None].copy(),
+                int(ci),
+                params=params,
+                output=curve_output,
+                n_random=int(n_random),
+                seed=seed(),
+                chunk=1,
+                budget=BATCH_BUDGET,
+                name="tg_one",
             )
+            return job, {"key": one_key, "caption": dataset_caption(ds)}
 
-        job_controls("tg_one", start_one, "sample")
-        job = st.session_state.get("tg_one_job")
-        if job is not None and not job.finished:
-            live_view("tg_one", lambda s, partial: None, "sample")
-        out = job_outcome("tg_one", "samples")
+        ONE.controls("Run", start_one, columns=(1, 1, 5))
+        if ONE.running:
+            live_view(ONE, lambda s, partial: None, "sample")
+        out = job_outcome(ONE, "samples")
         if out is not None and isinstance(out[0], CurveSet):
             if not other_dataset(out[1], "curves") and out[1].get("key") != one_key:
                 st.caption(
@@ -843,28 +798,26 @@ with tabs[1]:
             + "; what-if edits apply to the single sample only."
         )
 
-        def start_batch() -> Job:
+        def start_batch():
             Xb = ds.X[te_idx[: int(size)]]
             if classification and cls_choice == PREDICTED:
                 cls = np.argmax(model.predict_proba(Xb), axis=1).astype(np.int64)
             else:
                 cls = ci
-            job = start_job(
-                Job(
-                    curves_steps,
-                    model,
-                    Xb,
-                    cls,
-                    params=params,
-                    output=curve_output,
-                    n_random=int(n_random),
-                    seed=seed(),
-                    chunk=2,
-                    budget=BATCH_BUDGET,
-                    name="tg_batch",
-                )
+            job = Job(
+                curves_steps,
+                model,
+                Xb,
+                cls,
+                params=params,
+                output=curve_output,
+                n_random=int(n_random),
+                seed=seed(),
+                chunk=2,
+                budget=BATCH_BUDGET,
+                name="tg_batch",
             )
-            st.session_state["tg_batch_job_meta"] = {
+            meta = {
                 "label": curve_label
                 if cls_choice != PREDICTED or not classification
                 else (
@@ -876,12 +829,12 @@ with tabs[1]:
                 "caption": f"{dataset_caption(ds)} Model: "
                 f"{MODEL_KINDS.get(getattr(model, 'kind', 'tree'), 'tree model')}.",
             }
-            return job
+            return job, meta
 
-        job_controls("tg_batch", start_batch, "rows")
+        BATCH.controls("Run", start_batch, columns=(1, 1, 5))
 
         def render_batch(latest, partial=False):
-            meta = st.session_state.get("tg_batch_job_meta", {})
+            meta = BATCH.meta
             res = latest["result"] if isinstance(latest, dict) else latest
             if res is None:
                 return
@@ -892,10 +845,10 @@ with tabs[1]:
                     res, meta.get("label", curve_label), "tg_batch", "treegrad_curves_batch.csv"
                 )
 
-        job = st.session_state.get("tg_batch_job")
-        if job is not None and not job.finished:
-            live_view("tg_batch", render_batch, "rows")
-        out = job_outcome("tg_batch", "rows")
+        job = BATCH.job
+        if BATCH.running:
+            live_view(BATCH, render_batch, "rows")
+        out = job_outcome(BATCH, "rows")
         if out is None and job is None:
             st.info("Press **Run** to compute the mean curves over the batch.")
         elif out is not None and out[0] is not None:
@@ -924,7 +877,7 @@ with tabs[1]:
 # -- ranker ----------------------------------------------------------------------------------
 with tabs[2]:
     heat = st.radio("Heat map of", ["Ranker Adam", "Ranker GA"], horizontal=True, key="tg_heat")
-    st.plotly_chart(
+    panel.chart(
         ranker_figure(
             {"Ranker GA": ex.ga, "Ranker Adam": ex.adam},
             names,
@@ -977,10 +930,11 @@ with tabs[3]:
     )
     collapse = st.toggle("Collapse below depth 4", value=tree.node_count > 63, key="tg_collapse")
     which = f"Tree {pos} of {len(ids)}" if len(ids) > 1 else "The tree"
-    st.plotly_chart(
+    panel.chart(
         gamma_tree_figure(
             tree,
-            x,
+            edge_gammas(tree, x),
+            tree.decision_path(x),
             collapse_depth=4 if collapse else None,
             title=f"{which}: {tree.n_leaves} leaves, depth {tree.max_depth}; path of row {row}",
         ),
@@ -995,24 +949,13 @@ with tabs[3]:
         "its incoming edge; the whole path is listed below (also past collapsed "
         "subtrees)."
     )
-    path = tree.decision_path(x)
-    gam = edge_gammas(tree, x)
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "from node": path[:-1],
-                "to node": path[1:],
-                "split": [tree.rule(int(u), names) for u in path[:-1]],
-                "sample goes": [
-                    "left (rule true)" if tree.children_left[u] == v else "right (rule false)"
-                    for u, v in zip(path[:-1], path[1:], strict=True)
-                ],
-                "\u03b3 of the edge": gam[path[1:]],
-            }
-        ),
+    edges = path_table(tree, x, names)
+    panel.table(
+        edges,
+        name="path",
         hide_index=True,
         width="stretch",
-        height=min(400, 35 * len(path) + 3),
+        height=min(400, 35 * (len(edges) + 1) + 3),
     )
 
 # -- numerics --------------------------------------------------------------------------------
@@ -1041,34 +984,30 @@ with tabs[4]:
     def start_num() -> Job:
         if not depths:
             raise ValueError("Choose at least one depth.")
-        return start_job(
-            Job(
-                error_vs_depth_steps,
-                [d or None for d in sorted(depths, key=lambda d: d or 999)],
-                int(rows_num),
-                3,
-                seed(),
-                budget=BATCH_BUDGET,
-                name="tg_num",
-            )
+        return Job(
+            error_vs_depth_steps,
+            [d or None for d in sorted(depths, key=lambda d: d or 999)],
+            int(rows_num),
+            3,
+            seed(),
+            budget=BATCH_BUDGET,
+            name="tg_num",
         )
 
-    job_controls("tg_num", start_num, "depths")
-    if (
-        st.session_state.get("tg_num_job") is not None
-        and not st.session_state["tg_num_job"].finished
-    ):
+    NUMERICS.controls("Run", start_num, columns=(1, 1, 5))
+    if NUMERICS.running:
         live_view(
-            "tg_num",
+            NUMERICS,
             lambda s, partial: st.plotly_chart(error_depth_figure(s["rows"]), key="tg_num_live"),
             "depths",
         )
-    out = job_outcome("tg_num", "depths")
+    out = job_outcome(NUMERICS, "depths")
     if out is not None and out[0] is not None:
         df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
-        st.plotly_chart(error_depth_figure(df), key="tg_num_fig")
-        st.dataframe(
+        panel.chart(error_depth_figure(df), key="tg_num_fig")
+        panel.table(
             df,
+            name="error_vs_depth",
             hide_index=True,
             width="stretch",
             column_config={
@@ -1096,31 +1035,30 @@ with tabs[4]:
     def start_rt() -> Job:
         if not leaves_sel:
             raise ValueError("Choose at least one tree size.")
-        return start_job(
-            Job(
-                runtime_vs_leaves_steps,
-                sorted(leaves_sel),
-                20,
-                5,
-                seed(),
-                budget=BATCH_BUDGET,
-                name="tg_rt",
-            )
+        return Job(
+            runtime_vs_leaves_steps,
+            sorted(leaves_sel),
+            20,
+            5,
+            seed(),
+            budget=BATCH_BUDGET,
+            name="tg_rt",
         )
 
-    job_controls("tg_rt", start_rt, "sizes")
-    if st.session_state.get("tg_rt_job") is not None and not st.session_state["tg_rt_job"].finished:
+    RUNTIME.controls("Run", start_rt, columns=(1, 1, 5))
+    if RUNTIME.running:
         live_view(
-            "tg_rt",
+            RUNTIME,
             lambda s, partial: st.plotly_chart(runtime_figure(s["rows"]), key="tg_rt_live"),
             "sizes",
         )
-    out = job_outcome("tg_rt", "tree sizes")
+    out = job_outcome(RUNTIME, "tree sizes")
     if out is not None and out[0] is not None:
         df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
-        st.plotly_chart(runtime_figure(df), key="tg_rt_fig")
-        st.dataframe(
+        panel.chart(runtime_figure(df), key="tg_rt_fig")
+        panel.table(
             df,
+            name="runtime_vs_leaves",
             hide_index=True,
             width="stretch",
             column_config={"seconds": st.column_config.NumberColumn("seconds", format="%.2e")},
@@ -1133,4 +1071,4 @@ with tabs[4]:
             on_click="ignore",
             key="tg_rt_dl",
         )
-save_params()
+SETTINGS.save()

@@ -168,8 +168,8 @@ else:
     )
     st.plotly_chart(
         split_preview_figure(
-            x_leaf,
-            y_train[in_leaf],
+            view.histogram_edges,
+            view.histogram_counts,
             threshold,
             feature_name=feature_name,
             class_names=classes,

@@ -4,103 +4,56 @@ shape generalized tree, its gap closing live, every node's shape function, and b
 from __future__ import annotations
 
 import dataclasses
-import time
 
 import numpy as np
 import pandas as pd
 import streamlit as st
-from sklearn.tree import DecisionTreeClassifier
 
-from engine.data import train_test_rows
 from engine.figures.literati import (
     gap_figure,
-    internal_nodes,
-    node_breakpoints,
     node_shape_figure,
-    shape_apply,
     shape_grid_figure,
     shape_rule,
     shape_tree_figure,
 )
 from engine.jobs import Job
-from engine.literati import GreedyShapeTreeClassifier, LiteratiClassifier
-from engine.tree import from_sklearn
+from engine.literati import LiteratiClassifier
+from engine.literati.service import (
+    JOB_SLACK,
+    MIN_ROWS,
+    internal_nodes,
+    literati_steps,
+    node_rows,
+    objective_of,
+    parse_candidate_leaves,
+    rows_by_node,
+    search_results,
+    split_and_penalties,
+    split_nodes_table,
+    training_errors,
+    tree_counts,
+)
 from pages._shared import (
+    PageJob,
+    ResultPanel,
+    SavedSettings,
     current_dataset,
     dataset_caption,
     dataset_digest,
     job_meta,
-    job_waiting,
     md,
     remember_model,
     require_entrypoint,
     seed,
     show_job_failure,
-    start_job,
+    stop_page,
 )
 
 PAPER = "https://arxiv.org/abs/2609.09299"
-#: Seconds one search step may take before the worker yields (the live view's granularity).
-STEP_SECONDS = 0.1
-#: Extra wall-clock seconds the job may use beyond the searches' own time limits (candidate
-#: generation before the first step; the searches stop themselves at their limits).
-JOB_SLACK = 60.0
-MIN_ROWS = 10
-
-
-def parse_candidate_leaves(text: str):
-    """'8, 4' -> (8, 4); '8' -> 8; 'all' -> None.  ValueError with a message otherwise."""
-    t = text.strip().lower()
-    if t in ("all", "none", "inf", "\u221e"):
-        return None
-    parts = [p.strip() for p in t.replace(";", ",").split(",") if p.strip()]
-    if not parts:
-        raise ValueError("Give B_d as 'all' or as whole numbers per depth, e.g. '8, 4'.")
-    try:
-        values = [int(p) for p in parts]
-    except ValueError:
-        raise ValueError(
-            f"B_d must be 'all' or whole numbers separated by commas (e.g. '8, 4'); got {text!r}."
-        ) from None
-    if any(v < 2 for v in values):
-        raise ValueError(
-            "Each B_d must be at least 2 (a local CART with 2 leaves gives one "
-            f"candidate breakpoint); got {text!r}."
-        )
-    return values[0] if len(values) == 1 else tuple(values)
-
-
-def literati_steps(ctx, estimators, X, y):
-    """Job step generator: run each ``(label, LiteratiClassifier)`` search in turn.
-
-    One step is at most :data:`STEP_SECONDS` of AO* work; every step yields the running
-    search's latest snapshot and trace (built here, in the worker) and every search object
-    so far, so Stop (which ends the job between steps) keeps every incumbent: the page calls
-    ``finish()`` on them after the worker has ended.
-    """
-    searches = {}
-    for label, est in estimators:
-        search = est.start(X, y)
-        searches[label] = search
-        while True:
-            done = search.step(max_seconds=STEP_SECONDS)
-            yield {
-                "phase": label,
-                "snap": search.snapshot(),
-                "trace": search.trace(),
-                "searches": dict(searches),
-            }
-            if done:
-                break
-    return {"phase": "done", "searches": searches}
 
 
 def on_regression_switch(option: str) -> None:
     st.session_state[f"task::{option}"] = "classification"
-
-
-def objective_of(errors: int, n_splits: int, n_bp: int, lam: float, alpha: float) -> float:
-    return float(errors + lam * n_splits + alpha * n_bp)
 
 
 def label_tree(tree, meta: dict):
@@ -118,33 +71,31 @@ def plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def tree_counts(tree) -> tuple[int, int]:
-    """(internal nodes, breakpoints) of a TreeArrays (K = 1 where no breakpoints)."""
-    inner = internal_nodes(tree)
-    return len(inner), int(sum(node_breakpoints(tree, v).size for v in inner))
-
-
 # -- header and data ---------------------------------------------------------------------
 require_entrypoint("pages/optimal_shape_trees.py")
-#: The parameter panel's values, saved at every run that draws it.  Streamlit drops the
-#: values of a page's widgets when the user switches page or dataset while the search's
-#: fragment is polling (keep_widget_state then has nothing left to keep): they are put back
-#: from here before any widget is drawn.
-SAVED = "_lit_saved_params"
-PARAM_KEYS = (
-    "lit_depth",
-    "lit_kmax",
-    "lit_time",
-    "lit_lambda",
-    "lit_alpha",
-    "lit_test",
-    "lit_bd",
-    "lit_cache",
-    "lit_k1",
+#: The parameter panel's values, saved at every run that draws it and put back before any
+#: widget is drawn (see pages/_jobs.py).
+SETTINGS = SavedSettings(
+    "_lit_saved_params",
+    keys=(
+        "lit_depth",
+        "lit_kmax",
+        "lit_time",
+        "lit_lambda",
+        "lit_alpha",
+        "lit_test",
+        "lit_bd",
+        "lit_cache",
+        "lit_k1",
+    ),
 )
-for _k, _v in st.session_state.get(SAVED, {}).items():
-    if _k not in st.session_state:
-        st.session_state[_k] = _v
+SETTINGS.restore()
+#: The search job (the main search and the K_max = 1 baseline, one after the other).
+SEARCH = PageJob(
+    "lit",
+    elsewhere="A search is still running on {caption} It ends at its time limit; pick that "
+    "dataset again to watch it, or stop it here.",
+)
 st.title("Optimal shape trees (Literati)")
 st.markdown(
     "A classic decision tree asks one question per node: *is x ≤ t?* A **shape tree** lets "
@@ -160,43 +111,9 @@ st.markdown(
     "watch the gap close; **Stop** keeps the best tree found so far."
 )
 
-JKEY, MKEY = "lit_job", "lit_job_meta"
-
-
-def stop_job() -> None:
-    job = st.session_state.get(JKEY)
-    if job is not None:
-        job.cancel()
-        job.join(5)
-
-
-@st.fragment(run_every=1.0)
-def running_elsewhere() -> None:
-    """A search still running (on the dataset it started on) with its Stop button, until it
-    ends."""
-    job = st.session_state.get(JKEY)
-    if job is not None and not job.finished:
-        meta = st.session_state.get(MKEY, {})
-        st.info(
-            f"A search is still running on {meta.get('caption', 'another dataset.')} It "
-            "ends at its time limit; pick that dataset again to watch it, or stop it here."
-        )
-        st.button("Stop", key="lit_stop", on_click=stop_job)
-
-
-def stop_page() -> None:
-    """``st.stop()`` for a dataset this page cannot search, after :func:`running_elsewhere`:
-    a running search used to vanish with its Stop button and run on, out of sight, for up to
-    two time limits."""
-    job = st.session_state.get(JKEY)
-    if job is not None and not job.finished:
-        running_elsewhere()
-    st.stop()
-
-
 ds = current_dataset()
 if ds is None:
-    stop_page()
+    stop_page(SEARCH)
 st.markdown(dataset_caption(ds))
 if ds.task != "classification":
     option = st.session_state.get("ds")
@@ -215,19 +132,19 @@ if ds.task != "classification":
         )
     else:
         st.caption(f"{md(ds.target)} has {n_values} distinct values: too many to use as classes.")
-    stop_page()
+    stop_page(SEARCH)
 if ds.n_samples < MIN_ROWS:
     st.error(
         f"This dataset has {ds.n_samples} rows; Literati needs at least {MIN_ROWS} "
         "(a training and a test part). Load a larger table."
     )
-    stop_page()
+    stop_page(SEARCH)
 if ds.n_classes < 2:
     st.error(
         f"The target **{ds.target}** has a single class: there is nothing to classify. "
         "Pick another target column in the sidebar."
     )
-    stop_page()
+    stop_page(SEARCH)
 
 # -- parameters --------------------------------------------------------------------------
 with st.expander("Parameters", expanded=True):
@@ -327,7 +244,7 @@ with st.expander("Parameters", expanded=True):
         "functions buy? Skipped when K_max is already 1.",
     )
 
-st.session_state[SAVED] = {k: st.session_state[k] for k in PARAM_KEYS if k in st.session_state}
+SETTINGS.save()
 try:
     candidate_leaves = parse_candidate_leaves(bd_text)
     bd_error = None
@@ -335,19 +252,18 @@ except ValueError as exc:
     candidate_leaves, bd_error = None, str(exc)
     st.error(bd_error)
 
-n_test = max(int(round(test_share * ds.n_samples)), 1)
-split = train_test_rows(
-    ds.n_samples,
-    ds.y,
-    test_size=n_test,
-    random_state=seed(),
-    class_names=[str(c) for c in ds.classes_],
+split = split_and_penalties(
+    ds,
+    test_share=test_share,
+    split_fraction=lam_frac,
+    breakpoint_fraction=alpha_frac,
+    seed=seed(),
 )
 tr_idx, te_idx = split.train, split.test
 if split.note:
     st.info(md(split.note))
 n_train = tr_idx.size
-lam, alpha = lam_frac * n_train, alpha_frac * n_train
+lam, alpha = split.split_penalty, split.breakpoint_penalty
 st.caption(
     f"With {n_train:,} training rows: **λ = {lam:.4g}** and **α = {alpha:.4g}** misclassified "
     f"rows. A plain threshold split costs **λ_r = λ + α = {lam + alpha:.4g}**; each extra "
@@ -362,11 +278,10 @@ if np.any(ds.is_categorical):
         "non-adjacent categories."
     )
 
+
 # -- run / stop --------------------------------------------------------------------------
-job = st.session_state.get(JKEY)
-running = job is not None and not job.finished
-b1, b2, _ = st.columns([1, 1, 6])
-if b1.button("Run", type="primary", disabled=running or bd_error is not None, key="lit_run"):
+def start_search():
+    """The search job (not started) and its meta: what the results are drawn from."""
     common = dict(
         max_depth=int(depth),
         split_penalty=lam,
@@ -379,21 +294,17 @@ if b1.button("Run", type="primary", disabled=running or bd_error is not None, ke
     ests = [("main", LiteratiClassifier(max_breakpoints=int(kmax), **common))]
     if run_k1 and kmax > 1:
         ests.append(("k1", LiteratiClassifier(max_breakpoints=1, **common)))
-    X_tr, y_tr = ds.X[tr_idx], ds.y[tr_idx]
-    job = start_job(
-        Job(
-            literati_steps,
-            ests,
-            X_tr,
-            y_tr,
-            name="literati",
-            max_history=20,
-            budget=len(ests) * float(time_limit) + JOB_SLACK,
-        )
+    job = Job(
+        literati_steps,
+        ests,
+        ds.X[tr_idx],
+        ds.y[tr_idx],
+        name="literati",
+        max_history=20,
+        budget=len(ests) * float(time_limit) + JOB_SLACK,
     )
-    st.session_state[JKEY] = job
     st.session_state["_lit_runs"] = st.session_state.get("_lit_runs", 0) + 1
-    st.session_state[MKEY] = {
+    meta = {
         **job_meta(ds),
         "y": ds.y,
         "tr": tr_idx,
@@ -412,85 +323,75 @@ if b1.button("Run", type="primary", disabled=running or bd_error is not None, ke
         "run": st.session_state["_lit_runs"],
     }
     st.session_state.pop("_lit_results", None)
-    st.rerun()
-b2.button("Stop", disabled=not running, key="lit_stop", on_click=stop_job)
+    return job, meta
+
+
+SEARCH.controls("Run", start_search, disabled=bd_error is not None)
 
 PHASE_TITLE = {"main": "Literati search", "k1": "Baseline: Literati with K_max = 1"}
 
 
-@st.fragment(run_every=0.5)
-def live_view():
-    job = st.session_state[JKEY]
-    meta = st.session_state[MKEY]
-    snap = job.snapshot()
+def draw_live(snap) -> None:
+    """The running search: progress, counters, the gap chart and the current incumbent."""
+    meta = SEARCH.meta
     latest = snap.latest
-    st.caption(f"Running on {meta['caption']}")
-    if snap.finished:
-        st.rerun()
-    if job_waiting(snap):
-        return
     if latest is None:
         st.progress(
             0.0,
             text=f"Preparing the search: candidate breakpoints and the ordering "
             f"heuristic... {snap.elapsed:.1f} s",
         )
-    else:
-        row = latest["snap"]
-        phase = latest["phase"]
-        k = meta["phases"].index(phase) + 1
-        st.progress(
-            min(float(row["time"]) / meta["time_limit"], 1.0),
-            text=f"{PHASE_TITLE[phase]} ({k}/{len(meta['phases'])}): "
-            f"{float(row['time']):.1f} of {meta['time_limit']:g} s, "
-            f"UB {float(row['ub']):.4g}, LB {float(row['lb']):.4g}, "
-            f"gap {float(row['gap']):.4g}",
-        )
-        cols = st.columns(6)
-        for col, (name, key) in zip(
-            cols,
-            [
-                ("iterations", "iterations"),
-                ("states expanded", "expanded"),
-                ("solved", "solved"),
-                ("pruned", "pruned"),
-                ("cache size", "cache_size"),
-                ("evictions", "evictions"),
-            ],
-            strict=True,
-        ):
-            col.metric(name, f"{int(row[key]):,}")
+        return
+    row = latest["snap"]
+    phase = latest["phase"]
+    k = meta["phases"].index(phase) + 1
+    st.progress(
+        min(float(row["time"]) / meta["time_limit"], 1.0),
+        text=f"{PHASE_TITLE[phase]} ({k}/{len(meta['phases'])}): "
+        f"{float(row['time']):.1f} of {meta['time_limit']:g} s, "
+        f"UB {float(row['ub']):.4g}, LB {float(row['lb']):.4g}, "
+        f"gap {float(row['gap']):.4g}",
+    )
+    counters = [
+        ("iterations", "iterations"),
+        ("states expanded", "expanded"),
+        ("solved", "solved"),
+        ("pruned", "pruned"),
+        ("cache size", "cache_size"),
+        ("evictions", "evictions"),
+    ]
+    for col, (name, key) in zip(st.columns(6), counters, strict=True):
+        col.metric(name, f"{int(row[key]):,}")
+    st.plotly_chart(
+        gap_figure(
+            latest["trace"],
+            time_limit=meta["time_limit"],
+            title=f"{PHASE_TITLE[phase]}: gap convergence (live)",
+        ),
+        key="lit_live_gap",
+    )
+    # the incumbent as it changes (the worker swaps in a new immutable tree object)
+    inc = latest["searches"][phase].incumbent()
+    if inc is not None and inc.node_count > 1:
+        n_split, n_bp = tree_counts(inc)
         st.plotly_chart(
-            gap_figure(
-                latest["trace"],
-                time_limit=meta["time_limit"],
-                title=f"{PHASE_TITLE[phase]}: gap convergence (live)",
+            shape_tree_figure(
+                label_tree(inc, meta),
+                split_penalty=meta["lam"],
+                breakpoint_penalty=meta["alpha"],
+                collapse_depth=3 if inc.max_depth > 3 else None,
+                title=f"Current incumbent (UB {float(row['ub']):.4g}): "
+                f"{plural(n_split, 'split')}, {plural(n_bp, 'breakpoint')}, "
+                f"depth {inc.max_depth}",
             ),
-            key="lit_live_gap",
+            key="lit_live_tree",
         )
-        # the incumbent as it changes (the worker swaps in a new immutable tree object)
-        inc = latest["searches"][phase].incumbent()
-        if inc is not None and inc.node_count > 1:
-            n_split, n_bp = tree_counts(inc)
-            st.plotly_chart(
-                shape_tree_figure(
-                    label_tree(inc, meta),
-                    split_penalty=meta["lam"],
-                    breakpoint_penalty=meta["alpha"],
-                    collapse_depth=3 if inc.max_depth > 3 else None,
-                    title=f"Current incumbent (UB {float(row['ub']):.4g}): "
-                    f"{plural(n_split, 'split')}, {plural(n_bp, 'breakpoint')}, "
-                    f"depth {inc.max_depth}",
-                ),
-                key="lit_live_tree",
-            )
-    if snap.finished:
-        st.rerun()
 
 
-if running:
-    live_view()
+if SEARCH.running:
+    SEARCH.live(draw_live, caption="Running on {caption}")
     st.stop()
+job = SEARCH.job
 if job is None:
     st.info(
         "Set the parameters and press **Run**: the gap chart, the counters and the "
@@ -499,7 +400,7 @@ if job is None:
     st.stop()
 
 # -- results -----------------------------------------------------------------------------
-meta = st.session_state[MKEY]
+meta = SEARCH.meta
 snap = job.snapshot()
 if snap.status == "error":
     show_job_failure(snap, "The search", "lower the cache size or the depth")
@@ -511,113 +412,10 @@ if not payload or not payload.get("searches"):
     st.stop()
 
 
-def greedy_baseline(meta) -> GreedyShapeTreeClassifier:
-    """The greedy shape tree in Literati's candidate space with the run's D, K_max, λ, α and
-    B_d, fitted on the run's training rows (the tree the main search is seeded with)."""
-    leaves = meta["leaves"] if "leaves" in meta else parse_candidate_leaves(meta["bd"])
-    est = GreedyShapeTreeClassifier(
-        max_depth=meta["depth"],
-        max_breakpoints=meta["kmax"],
-        split_penalty=meta["lam"],
-        breakpoint_penalty=meta["alpha"],
-        candidate_leaves=leaves,
-        random_state=meta["seed"],
-    )
-    return est.fit(meta["X"][meta["tr"]], meta["y"][meta["tr"]])
-
-
-def compute_results(payload, meta) -> dict:
-    """Fitted models (``finish()`` of each search), the greedy shape tree, CART, and their
-    scores on the split.  A baseline that fails is left out of the table and explained in
-    ``warnings`` (list of str)."""
-    X, y = meta["X"], meta["y"]
-    tr, te = meta["tr"], meta["te"]
-    lam, alpha = meta["lam"], meta["alpha"]
-    models = {label: s.finish() for label, s in payload["searches"].items()}
-    rows, warnings = [], []
-
-    def add(name, model, tree, fit_s, proven, lb):
-        n_split, n_bp = tree_counts(tree)
-        pred_tr = model.predict(X[tr])
-        err = int(np.sum(pred_tr != y[tr]))
-        rows.append(
-            {
-                "model": name,
-                "train accuracy": float(np.mean(pred_tr == y[tr])),
-                "test accuracy": float(np.mean(model.predict(X[te]) == y[te])),
-                "objective (λ, α)": objective_of(err, n_split, n_bp, lam, alpha),
-                "lower bound": float("nan") if lb is None else lb,  # NaN: blank cell
-                "proven optimal": proven,
-                "splits": n_split,
-                "breakpoints": n_bp,
-                "leaves": tree.n_leaves,
-                "depth": tree.max_depth,
-                "seconds": fit_s,
-            }
-        )
-
-    for label, m in models.items():
-        name = (
-            f"Literati, K_max = {meta['kmax']}"
-            if label == "main"
-            else "Literati, K_max = 1 (threshold splits)"
-        )
-        t_end = float(m.trace_["time"].iloc[-1]) if len(m.trace_) else 0.0
-        gap = float(m.upper_bound_) - float(m.lower_bound_)
-        add(
-            name,
-            m,
-            m.tree_,
-            t_end,
-            "yes" if m.proven_optimal_ else f"no (gap {gap:.4g})",
-            float(m.lower_bound_),
-        )
-    t0 = time.perf_counter()
-    try:
-        greedy = greedy_baseline(meta)
-        add(
-            f"Greedy shape tree, K_max = {meta['kmax']}",
-            greedy,
-            greedy.tree_,
-            time.perf_counter() - t0,
-            "greedy, no bound",
-            float("nan"),
-        )
-    except Exception as exc:  # noqa: BLE001 -- a baseline must not take the result down
-        warnings.append(f"The greedy shape tree baseline could not be fitted: {exc}")
-    else:
-        main = models.get("main")
-        if main is not None and greedy.objective_ < float(main.objective_) - 1e-9:
-            # the search starts from this very tree, unless its time limit cut that start
-            warnings.append(
-                f"The greedy shape tree (objective {greedy.objective_:.4g}) beats the "
-                f"search's result ({float(main.objective_):.4g}): the time limit ran out "
-                "while the search was still growing its own greedy starting tree, so it "
-                "started from a smaller one. Raise the time limit."
-            )
-    t0 = time.perf_counter()
-    cart = DecisionTreeClassifier(max_depth=meta["depth"], random_state=meta["seed"])
-    cart.fit(X[tr], y[tr])
-    add(
-        f"CART (scikit-learn), depth {meta['depth']}",
-        cart,
-        from_sklearn(cart),
-        time.perf_counter() - t0,
-        "greedy, no bound",
-        float("nan"),
-    )
-    return {
-        "models": models,
-        "table": pd.DataFrame(rows),
-        "status": snap.status,
-        "warnings": warnings,
-    }
-
-
 cache = st.session_state.get("_lit_results")
 if cache is None or cache[0] is not job:
     try:
-        cache = (job, compute_results(payload, meta))
+        cache = (job, search_results(payload["searches"], meta, snap.status))
     except (ValueError, RuntimeError) as exc:
         st.error(f"Could not read the search result: {md(exc)}")
         st.stop()
@@ -645,6 +443,7 @@ if meta["caption"] != dataset_caption(ds):
         "**Run** to search on the active dataset."
     )
 st.subheader("Result")
+panel = ResultPanel("optimal_shape_trees", meta)
 st.markdown(f"On {meta['caption']}")
 st.caption(
     f"Run with D = {meta['depth']}, K_max = {meta['kmax']}, λ = {meta['lam']:.4g}, "
@@ -714,25 +513,12 @@ with left:
             },
         ]
     )
-    st.dataframe(breakdown, hide_index=True, width="stretch")
+    panel.table(breakdown, name="objective_breakdown", hide_index=True, width="stretch")
 with right:
     st.markdown("**Split nodes** (each costs λ + α·K)")
-    final = main.tree_
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "node": v,
-                    "feature": meta["feature_names"][int(final.feature[v])],
-                    "K": int(node_breakpoints(final, v).size),
-                    "breakpoints": ", ".join(f"{u:.4g}" for u in node_breakpoints(final, v)),
-                    "rows": int(final.n_node_samples[v]),
-                    "cost": round(meta["lam"] + meta["alpha"] * node_breakpoints(final, v).size, 4),
-                }
-                for v in internal_nodes(final)
-            ],
-            columns=["node", "feature", "K", "breakpoints", "rows", "cost"],
-        ),
+    panel.table(
+        split_nodes_table(main.tree_, meta["feature_names"], meta["lam"], meta["alpha"]),
+        name="split_nodes",
         hide_index=True,
         width="stretch",
     )
@@ -747,8 +533,9 @@ for msg in res.get("warnings", []):
 shown = res["table"].copy()
 shown["objective (λ, α)"] = [f"{v:.4g}" for v in shown["objective (λ, α)"]]
 shown["lower bound"] = [("—" if pd.isna(v) else f"{v:.4g}") for v in shown["lower bound"]]
-st.dataframe(
+panel.table(
     shown,
+    name="baselines",
     hide_index=True,
     width="stretch",
     column_config={
@@ -778,7 +565,7 @@ if len(traces) > 1:
         horizontal=True,
         format_func=PHASE_TITLE.get,
     )
-st.plotly_chart(
+panel.chart(
     gap_figure(
         traces[shown],
         time_limit=meta["time_limit"],
@@ -812,7 +599,7 @@ tree = labelled(inc["tree"])
 X_tr, y_tr = meta["X"][meta["tr"]], meta["y"][meta["tr"]]
 n_split, n_bp = tree_counts(tree)
 # training errors of this incumbent: majority class of the leaf each row reaches by shape routing
-err = int(np.sum(np.argmax(tree.value[shape_apply(tree, X_tr), 0, :], axis=1) != y_tr))
+err = training_errors(tree, X_tr, y_tr)
 st.caption(
     f"Incumbent #{pick + 1} of {len(incumbents)}, found at {inc['time']:.2f} s: "
     f"{plural(err, 'training error')}, {plural(n_split, 'split')}, "
@@ -826,7 +613,7 @@ fig = shape_tree_figure(
     collapse_depth=4 if tree.max_depth > 4 else None,
 )
 fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type="scatter"))
-event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=view_key("tree"))
+event = panel.chart(fig, on_select="rerun", selection_mode="points", key=view_key("tree"))
 inner = internal_nodes(tree)
 if not inner:
     st.info(
@@ -849,27 +636,32 @@ else:
         key=view_key("node"),
         format_func=lambda v: f"node {v}: {shape_rule(tree, v, names)}",
     )
-    st.plotly_chart(node_shape_figure(tree, X_tr, y_tr, node), key="lit_node_fig")
+    at_node = node_rows(tree, X_tr, node)
+    panel.chart(node_shape_figure(tree, X_tr[at_node], y_tr[at_node], node), key="lit_node_fig")
     with st.expander(f"All {len(inner)} split nodes at a glance", expanded=len(inner) <= 7):
-        st.plotly_chart(shape_grid_figure(tree, X_tr, y_tr), key="lit_grid_fig")
+        panel.chart(
+            shape_grid_figure(tree, X_tr, y_tr, rows_by_node(tree, X_tr)), key="lit_grid_fig"
+        )
 
 # -- downloads and hand-over ---------------------------------------------------------------
-d1, d2, _ = st.columns([1, 1, 3])
-d1.download_button(
-    "Download tree (JSON)",
-    labelled(main.tree_).to_json(),
-    file_name="literati_tree.json",
-    mime="application/json",
-    on_click="ignore",
-    key="lit_tree_dl",
-)
-d2.download_button(
-    "Download trace (CSV)",
-    main.trace_.to_csv(index=False).encode(),
-    file_name="literati_trace.csv",
-    mime="text/csv",
-    on_click="ignore",
-    key="lit_trace_dl",
+panel.downloads(
+    [
+        (
+            "Download tree (JSON)",
+            labelled(main.tree_).to_json(),
+            "literati_tree.json",
+            "application/json",
+            "lit_tree_dl",
+        ),
+        (
+            "Download trace (CSV)",
+            main.trace_.to_csv(index=False).encode(),
+            "literati_trace.csv",
+            "text/csv",
+            "lit_trace_dl",
+        ),
+    ],
+    columns=(1, 1, 3),
 )
 
 # Offer the model to the other pages (Feature ranking explains it with TreeGrad).  TreeGrad

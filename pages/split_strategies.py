@@ -1,15 +1,16 @@
 """Split strategies page: which thresholds each candidate strategy tries, which it picks, and
 what that costs or saves (docs/spec.md section 5, DICS)."""
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
-from engine.cart import CARTClassifier, CARTRegressor
-from engine.cart.candidates import strategies_for
-from engine.cart.dics import dics_dictionary
-from engine.cart.profile import node_mask, split_profile, strategy_models
-from engine.compare import plan_comparison
+from engine.cart import service
+from engine.cart.service import (
+    candidates_table,
+    node_mask,
+    split_profile,
+    strategies_for,
+    strategy_plan,
+)
 from engine.figures.splits import (
     candidates_figure,
     gain_curve_figure,
@@ -18,6 +19,8 @@ from engine.figures.splits import (
 )
 from engine.figures.tree import tree_figure
 from pages._shared import (
+    PageJob,
+    ResultPanel,
     current_dataset,
     cv_job_panel,
     dataset_caption,
@@ -27,6 +30,7 @@ from pages._shared import (
     md,
     require_entrypoint,
     seed,
+    stop_page,
 )
 
 DEFAULTS = {
@@ -66,40 +70,17 @@ st.markdown(
 )
 
 
-def stop_job() -> None:
-    job = st.session_state.get("ss_job")
-    if job is not None:
-        job.cancel()
-        job.join(5)
-
-
-@st.fragment(run_every=1.0)
-def running_elsewhere() -> None:
-    """A comparison still running (on the dataset it started on) with a Stop button, until
-    it ends."""
-    job = st.session_state.get("ss_job")
-    if job is not None and not job.finished:
-        caption = st.session_state.get("ss_job_meta", {}).get("caption", "another dataset.")
-        st.info(
-            f"A comparison is still running on {caption} Pick that dataset again to "
-            "watch it, or stop it here."
-        )
-        st.button("Stop", key="ss_stop", on_click=stop_job)
-
-
-def stop_page() -> None:
-    """``st.stop()`` for a dataset this page cannot use, after :func:`running_elsewhere`: a
-    running comparison used to vanish with its Stop button until its budget (up to an
-    hour)."""
-    job = st.session_state.get("ss_job")
-    if job is not None and not job.finished:
-        running_elsewhere()
-    st.stop()
+#: The whole-tree comparison (section 4), a cross-validation job.
+CV_JOB = PageJob(
+    "ss",
+    elsewhere="A comparison is still running on {caption} Pick that dataset again to "
+    "watch it, or stop it here.",
+)
 
 
 ds = current_dataset()
 if ds is None:
-    stop_page()
+    stop_page(CV_JOB)
 st.markdown(dataset_caption(ds))
 continuous = [j for j in range(ds.n_features) if not ds.is_categorical[j]]
 if not continuous:
@@ -108,7 +89,7 @@ if not continuous:
         "continuous features (categorical ones are split by ordering their categories); "
         "pick a dataset or target with numeric features."
     )
-    stop_page()
+    stop_page(CV_JOB)
 
 available = list(strategies_for(ds.task))
 with st.expander("Parameters", expanded=True):
@@ -151,7 +132,7 @@ with st.expander("Parameters", expanded=True):
         key="ss_depth",
         help="An exhaustive CART of this depth is drawn below; click a node.",
     )
-    msl = c5.number_input(
+    min_leaf = c5.number_input(
         "Minimum rows per leaf",
         1,
         500,
@@ -167,29 +148,20 @@ digest = dataset_digest(ds)
 
 
 @st.cache_resource(show_spinner="Growing the exhaustive tree...", max_entries=16)
-def node_picker_tree(_ds, key: str, depth: int, criterion: str, msl: int):
-    cats = _ds.is_categorical if _ds.is_categorical.any() else None
-    est = (
-        CARTClassifier(
-            max_depth=depth, criterion=criterion, min_samples_leaf=msl, categorical_features=cats
-        )
-        if _ds.task == "classification"
-        else CARTRegressor(max_depth=depth, min_samples_leaf=msl, categorical_features=cats)
-    )
-    est.fit(_ds.X, _ds.y)
-    return est.tree_
+def node_picker_tree(_ds, key: str, depth: int, criterion: str, min_leaf: int):
+    """:func:`engine.cart.service.node_picker_tree`, cached on the dataset digest ``key``."""
+    return service.node_picker_tree(_ds, depth, criterion, min_leaf)
 
 
 @st.cache_resource(show_spinner="Building the DICS dictionary...", max_entries=16)
 def global_dictionary(_ds, key: str, random_state: int):
-    """The DICS dictionary of all rows: K = number of classes (8 for regression, as the CART
-    builder), continuous features only."""
-    cont = np.array([not c for c in _ds.is_categorical])
-    K = max(_ds.n_classes, 2) if _ds.task == "classification" else 8
-    return dics_dictionary(_ds.X, K, random_state=random_state, features=cont)
+    """:func:`engine.cart.service.global_dictionary`, cached on the dataset digest ``key``."""
+    return service.global_dictionary(_ds, random_state)
 
 
-tree = node_picker_tree(ds, digest, depth, criterion, int(msl))
+tree = node_picker_tree(ds, digest, depth, criterion, int(min_leaf))
+#: The page's results: the node's candidates (sections 2-3), then the whole-tree comparison.
+panel = ResultPanel("split_strategies", {"caption": dataset_caption(ds)})
 class_names = None if ds.classes_ is None else [str(c) for c in ds.classes_]
 
 st.subheader("1. Pick a node")
@@ -255,7 +227,7 @@ def node_sections() -> None:
             n_classes=ds.n_classes if ds.task == "classification" else None,
             criterion=criterion,
             k=k_arg,
-            min_samples_leaf=int(msl),
+            min_samples_leaf=int(min_leaf),
             random_state=seed(),
             dictionary=dictionary,
             feature_name=fname,
@@ -267,9 +239,9 @@ def node_sections() -> None:
 
     st.subheader(f"2. Candidates at node {node} on {md(fname)}")
     n_node = int(mask.sum())
-    if n_node < 2 * int(msl):
+    if n_node < 2 * int(min_leaf):
         st.warning(
-            f"Node {node} has {n_node} rows, fewer than twice the minimum of {int(msl)} "
+            f"Node {node} has {n_node} rows, fewer than twice the minimum of {int(min_leaf)} "
             "rows per leaf: no threshold is allowed here, so no strategy has a candidate "
             "and the impurity-decrease curve is empty. Lower **Minimum rows per leaf** or "
             "pick a larger node."
@@ -282,18 +254,11 @@ def node_sections() -> None:
             "tree builder uses (for dics_paper the builder falls back only when no feature "
             "has a dictionary candidate at the node)."
         )
-    st.plotly_chart(candidates_figure(profile, class_names=class_names), key="ss_cand_fig")
-    st.plotly_chart(gain_curve_figure(profile), key="ss_gain_fig")
+    panel.chart(candidates_figure(profile, class_names=class_names), key="ss_cand_fig")
+    panel.chart(gain_curve_figure(profile), key="ss_gain_fig")
     table = profile.to_frame()
-    st.dataframe(table.round(4), hide_index=True, width="stretch")
-    long = pd.DataFrame(
-        [
-            (s, t, g)
-            for s, r in profile.results.items()
-            for t, g in zip(r.thresholds, r.gains, strict=True)
-        ],
-        columns=["strategy", "threshold", "impurity_decrease"],
-    )
+    panel.table(table.round(4), name="candidates", hide_index=True, width="stretch")
+    long = candidates_table(profile)
     st.download_button(
         "Download candidates (CSV)",
         long.to_csv(index=False).encode(),
@@ -309,7 +274,7 @@ def node_sections() -> None:
         "child. Underneath, the impurity decrease of that split is traced; its peak is the "
         "exhaustive choice."
     )
-    st.plotly_chart(threshold_scan_figure(profile, class_names=class_names), key="ss_scan_fig")
+    panel.chart(threshold_scan_figure(profile, class_names=class_names), key="ss_scan_fig")
 
 
 node_sections()
@@ -328,16 +293,20 @@ budget = c3.number_input("Time budget (seconds)", 5, 3600, 120, step=5, key="ss_
 
 
 def make_plan():
-    params = {"max_depth": cv_depth, "min_samples_leaf": int(msl), "n_candidates": int(k)}
-    if ds.task == "classification":
-        params["criterion"] = criterion
-    return plan_comparison(
-        ds, strategy_models(strategies, **params), n_splits=folds, random_state=seed()
+    return strategy_plan(
+        ds,
+        strategies,
+        max_depth=cv_depth,
+        min_samples_leaf=int(min_leaf),
+        n_candidates=int(k),
+        criterion=criterion,
+        n_splits=folds,
+        random_state=seed(),
     )
 
 
 result, meta = cv_job_panel(
-    "ss",
+    CV_JOB,
     ds,
     make_plan,
     budget=budget,
@@ -345,14 +314,16 @@ result, meta = cv_job_panel(
     idle_text="Press **Run** to compare whole trees.",
 )
 st.caption(f"Results for {meta['caption']}")
+panel.meta = meta
 metric = "accuracy" if meta["task"] == "classification" else "r2"
 cols = ["model", metric, metric + "_std", "candidates", "fit_seconds", "n_leaves", "depth"]
-st.dataframe(
+panel.table(
     result.summary[[c for c in cols if c in result.summary]].round(4),
+    name="summary",
     hide_index=True,
     width="stretch",
 )
-st.plotly_chart(strategy_tradeoff_figure(result.summary, meta["task"]), key="ss_tradeoff")
+panel.chart(strategy_tradeoff_figure(result.summary, meta["task"]), key="ss_tradeoff")
 st.download_button(
     "Download per-fold results (CSV)",
     result.folds.to_csv(index=False).encode(),
@@ -364,7 +335,7 @@ st.download_button(
 if result.models:
     labels = meta["labels"]
     keys = list(result.models)
-    job, picked = st.session_state.get("ss_job"), st.session_state.get("_ss_tree_picks")
+    job, picked = CV_JOB.job, st.session_state.get("_ss_tree_picks")
     for i, wkey in enumerate(("ss_left_tree", "ss_right_tree")):
         if picked is None or picked[0] is not job:
             # a new result starts from its first two trees.  Set the values, do not leave
@@ -382,7 +353,7 @@ if result.models:
                 "Tree", keys, key=wkey, format_func=lambda key: labels.get(key, key)
             )
             t = labelled_tree(result.models[pick], meta)
-            st.plotly_chart(
+            panel.chart(
                 tree_figure(
                     t,
                     feature_names=meta["feature_names"],

@@ -552,7 +552,7 @@ def test_split_strategies_tree_pickers_follow_a_new_result(app, monkeypatch):
     # on a result survives a visit to another page.
     import threading
 
-    import pages._shared as shared
+    import pages._jobs as shared
 
     app.switch_page("pages/split_strategies.py").run()
     app.multiselect(key="ss_strategies").set_value(["exhaustive", "quantile", "random"]).run()
@@ -624,7 +624,7 @@ def test_split_strategies_a_one_row_leaf_keeps_the_cv_section(app):
 
 @pytest.mark.slow
 def test_split_strategies_running_job_can_be_stopped_from_a_dataset_it_cannot_use(app, monkeypatch):
-    import pages._shared as shared
+    import pages._jobs as shared
 
     steps = shared.cross_validate_steps
 

@@ -208,7 +208,7 @@ def test_cit_tree_figure_labels(wine_tree):
 
 def test_leaf_distribution_fractions_and_boxes(wine_tree):
     est, X, y = wine_tree
-    fig = leaf_distribution_figure(est.tree_, X, y)
+    fig = leaf_distribution_figure(est.tree_, est.tree_.apply(X), y)
     leaves = np.flatnonzero(est.tree_.children_left < 0)
     frac = np.column_stack([np.asarray(tr.y) for tr in fig.data])
     assert frac == pytest.approx(est.tree_.value[leaves, 0, :])  # training rows = node values
@@ -216,7 +216,7 @@ def test_leaf_distribution_fractions_and_boxes(wine_tree):
 
     Xr, yr = load_diabetes(return_X_y=True)
     reg = ConditionalInferenceTreeRegressor(random_state=0).fit(Xr, yr)
-    fig = leaf_distribution_figure(reg.tree_, Xr, yr)
+    fig = leaf_distribution_figure(reg.tree_, reg.tree_.apply(Xr), yr)
     rl = np.flatnonzero(reg.tree_.children_left < 0)
     assert [len(tr.y) for tr in fig.data] == [int(reg.tree_.n_node_samples[v]) for v in rl]
     assert [np.mean(tr.y) for tr in fig.data] == pytest.approx(reg.tree_.value[rl, 0, 0])

@@ -137,6 +137,7 @@ ESTIMATORS = {
     "engine.cit.forest",
     "engine.literati.greedy",
     "engine.literati.search",
+    "engine.literati.shapes",
     "engine.literati.estimator",
     "engine.partition.growth",
     "engine.partition.estimators",
@@ -149,14 +150,22 @@ SERVICES = {
     "engine.compare",
     "engine.jobs",
     "engine.warmup",
+    "engine.store",  # the run store: finished jobs' results as data on disk
+    "engine.report",  # the self-contained HTML report
+    "engine.images",  # PNG / SVG of figures (kaleido)
     "engine.cart.profile",
     "engine.cart.registration",
+    "engine.cart.service",
     "engine.cit.partykit",  # runs R partykit's ctree (the oracle of tests and benches)
     "engine.cit.report",
+    "engine.cit.service",
     "engine.cit.steps",
     "engine.cit.topk",
+    "engine.literati.service",
     "engine.partition.explore",
+    "engine.partition.service",
     "engine.treegrad.explain",
+    "engine.treegrad.service",
     # the Learn section: lessons, the build-your-own-tree challenge, questions, scores
     "engine.teaching.challenge",
     "engine.teaching.glossary",
@@ -171,10 +180,6 @@ KNOWN_BACK_ARROWS = {
     ("engine.cit.tree", "engine.compare"),
     ("engine.cit.forest", "engine.compare"),
     ("engine.partition.estimators", "engine.compare"),
-    # "figures only draw" (issue 15 point 3, the pages task): the TreeGrad figures still
-    # compute gammas through the method's API
-    ("engine.figures.treegrad", "engine.treegrad.api"),
-    ("engine.figures.treegrad", "engine.treegrad.explain"),
 }
 
 
@@ -300,3 +305,148 @@ def test_every_bench_script_writes_its_region_of_docs_benchmarks(tmp_path):
     assert new.split(begin)[1].split(end)[0].strip() == "| new | table |"
     assert new.split(end)[1] == text.split(end)[1]  # the rest is untouched
     assert new.split(begin)[0] == text.split(begin)[0]
+
+
+# ---------------------------------------------------------------------------------------
+# pages only draw, figures only draw (issue 15 points 2 and 3)
+# ---------------------------------------------------------------------------------------
+
+#: The method packages; each has one ``service`` module with what its page computes.
+METHOD_PACKAGES = ("cart", "cit", "literati", "partition", "treegrad")
+#: Calls that fit, route rows through a tree, or compute what a figure shows (attributions,
+#: gammas, densities, the split of rows): a figure builder takes their results instead.
+COMPUTING_CALLS = {
+    "apply",
+    "decision_path",
+    "density",
+    "density_grid",
+    "edge_gammas",
+    "explain",
+    "fit",
+    "fit_predict",
+    "fit_transform",
+    "leaf_gammas",
+    "nll",
+    "node_rows",
+    "predict",
+    "predict_proba",
+    "rows_by_node",
+    "section_cells",
+    "shape_apply",
+    "split_profile",
+    "train_test_rows",
+    "treegrad",
+}
+#: numpy's binning and routing: a figure gets bins from the engine (e.g.
+#: ``engine.literati.shapes.shape_histogram``, ``SplitProfile.histogram``).
+NUMPY_BINNING = {"digitize", "histogram", "histogram2d", "histogramdd", "searchsorted"}
+
+
+def _python_files(folder: str):
+    return sorted((ROOT / folder).glob("*.py"))
+
+
+def _tree(path):
+    import ast
+
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _private_attribute(node) -> bool:
+    """``obj._name`` on anything but ``self`` (a class's own helpers are its business)."""
+    import ast
+
+    return (
+        isinstance(node, ast.Attribute)
+        and _private(node.attr)
+        and not (isinstance(node.value, ast.Name) and node.value.id == "self")
+    )
+
+
+def test_every_method_package_has_a_service_module():
+    """One module with what the method's page computes, named the same in every package."""
+    for package in METHOD_PACKAGES:
+        assert (ROOT / "engine" / package / "service.py").is_file(), package
+        assert f"engine.{package}.service" in SERVICES, package
+
+
+def test_pages_import_public_names_only():
+    """Pages import no underscore module or name from the engine, and reach a method only
+    through its package (its public estimators) or its ``service`` module."""
+    import ast
+
+    bad = []
+    for path in _python_files("pages") + [ROOT / "app.py"]:
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("engine"):
+                modules = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                modules = [a.name for a in node.names if a.name.startswith("engine")]
+                names = []
+            else:
+                continue
+            for module in modules:
+                parts = module.split(".")
+                if any(_private(p) for p in parts):
+                    bad.append(f"{path.name}: {module}")
+                if (
+                    len(parts) >= 3
+                    and parts[1] in METHOD_PACKAGES
+                    and (ROOT / "engine" / parts[1] / f"{parts[2]}.py").exists()
+                    and parts[2] != "service"
+                ):
+                    bad.append(f"{path.name}: {module} (use engine.{parts[1]}.service)")
+            bad += [f"{path.name}: {n}" for n in names if _private(n)]
+    assert not bad, f"pages importing private or non-service engine names: {sorted(set(bad))}"
+
+
+def test_pages_use_no_private_attribute():
+    """No ``obj._name`` in a page (a private method of an estimator, a private field of a
+    tree): what a page needs has a public name in the engine."""
+    import ast
+
+    bad = [
+        f"{path.name}:{node.lineno} .{node.attr}"
+        for path in _python_files("pages")
+        for node in ast.walk(_tree(path))
+        if _private_attribute(node)
+    ]
+    assert not bad, f"private attributes used by pages: {bad}"
+
+
+def test_figures_only_draw():
+    """Figure builders read no private attribute of engine objects, import no private name
+    from outside the figures package, call nothing that fits, routes rows or computes what
+    they show (:data:`COMPUTING_CALLS`: they take those results as arguments) and bin no
+    rows themselves (:data:`NUMPY_BINNING`: the engine's functions do)."""
+    import ast
+
+    private, imports, calls = [], [], []
+    for path in _python_files("engine/figures"):
+        for node in ast.walk(_tree(path)):
+            where = f"{path.name}:{getattr(node, 'lineno', 0)}"
+            if _private_attribute(node):
+                private.append(f"{where} .{node.attr}")
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("engine"):
+                outside = not node.module.startswith("engine.figures")
+                if any(_private(p) for p in node.module.split(".")) or (
+                    outside and any(_private(a.name) for a in node.names)
+                ):
+                    imports.append(f"{where} {node.module}")
+            elif isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                on_numpy = isinstance(func, ast.Attribute) and getattr(func.value, "id", "") in (
+                    "np",
+                    "numpy",
+                )
+                if (name in NUMPY_BINNING) if on_numpy else (name in COMPUTING_CALLS):
+                    calls.append(f"{where} {name}()")
+    assert not private, f"figures reading private attributes: {private}"
+    assert not imports, f"figures importing private engine names: {imports}"
+    assert not calls, f"figures computing instead of drawing: {calls}"

@@ -12,18 +12,21 @@ import pytest
 
 from engine.figures.literati import (
     gap_figure,
-    internal_nodes,
-    node_breakpoints,
-    node_rows,
     node_shape_figure,
-    shape_apply,
     shape_function_figure,
-    shape_goes_left,
     shape_grid_figure,
-    shape_intervals,
     shape_rule,
     shape_tree_figure,
     side_text,
+)
+from engine.literati.shapes import (
+    internal_nodes,
+    node_breakpoints,
+    node_rows,
+    rows_by_node,
+    shape_apply,
+    shape_goes_left,
+    shape_intervals,
 )
 from engine.tree import TreeArrays
 
@@ -283,8 +286,9 @@ def test_shape_function_categorical_and_errors():
 def test_node_shape_figure_uses_the_rows_reaching_the_node():
     tree = make_shape_tree()
     X, y = make_data(400, seed=5)
-    fig = node_shape_figure(tree, X, y, 2)
-    n2 = int(node_rows(tree, X, 2).sum())
+    at_2 = node_rows(tree, X, 2)
+    fig = node_shape_figure(tree, X[at_2], y[at_2], 2)
+    n2 = int(at_2.sum())
     assert sum(sum(b.y) for b in _bars(fig)) == n2
     assert f"{n2} training rows" in fig.layout.title.text and "K = 3" in fig.layout.title.text
     with pytest.raises(ValueError, match="internal"):
@@ -324,7 +328,7 @@ def test_shape_tree_figure_labels_shapes_not_thresholds():
 def test_shape_grid_has_one_panel_per_split_node():
     tree = make_shape_tree()
     X, y = make_data(300, seed=6)
-    fig = shape_grid_figure(tree, X, y, cols=2)
+    fig = shape_grid_figure(tree, X, y, rows_by_node(tree, X), cols=2)
     titles = [a.text for a in fig.layout.annotations if a.text.startswith("node ")]
     assert titles == ["node 0: length (K = 2)", "node 1: colour (K = 1)", "node 2: length (K = 3)"]
     per_axis: dict[str, int] = {}
@@ -346,7 +350,7 @@ def test_shape_grid_has_one_panel_per_split_node():
             n_features=1,
             classes_=np.array([0]),
         )
-        shape_grid_figure(leaf, X[:, :1], y)
+        shape_grid_figure(leaf, X[:, :1], y, {})
 
 
 # -- the page in AppTest -----------------------------------------------------------------------

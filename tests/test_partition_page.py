@@ -469,7 +469,7 @@ def test_page_new_model_tells_the_browser_its_row_and_feature(app, monkeypatch):
     # Streamlit sends to the browser (set_value).
     import threading
 
-    import engine.partition.explore as explore
+    import engine.partition.service as service
 
     app.selectbox(key="ds").set_value("iris").run()
     _grow(app, pt_max_leaves_classification=8)
@@ -480,13 +480,13 @@ def test_page_new_model_tells_the_browser_its_row_and_feature(app, monkeypatch):
     # hold the growth until the Grow click's rerun has drawn the live view (as in a browser,
     # the result widgets are then not on the page), so the next run draws them anew
     go = threading.Event()
-    steps = explore.growth_steps
+    steps = service.growth_steps
 
     def held(*args, **kwargs):
         go.wait(TIMEOUT)
         return (yield from steps(*args, **kwargs))
 
-    monkeypatch.setattr(explore, "growth_steps", held)
+    monkeypatch.setattr(service, "growth_steps", held)
     app.button(key="pt_run").click().run()
     assert not app.exception, app.exception
     job = app.session_state["pt_job"]
@@ -547,16 +547,16 @@ def test_page_says_when_the_density_floor_decides_the_nll(app):
 def test_page_running_growth_can_be_stopped_from_a_dataset_it_cannot_use(app, monkeypatch):
     # A growth running while the user picked a dataset the page refuses (< 20 rows) went on
     # out of sight, with no Stop button, until its budget (up to an hour).
-    import engine.partition.explore as explore
+    import engine.partition.service as service
 
-    steps = explore.growth_steps
+    steps = service.growth_steps
 
     def held(ctx, *args, **kwargs):  # runs until Stop
         while not ctx.cancel_event.wait(0.01):
             pass
         return (yield from steps(ctx, *args, **kwargs))
 
-    monkeypatch.setattr(explore, "growth_steps", held)
+    monkeypatch.setattr(service, "growth_steps", held)
     app.selectbox(key="ds").set_value("iris").run()
     app.switch_page(PAGE).run()
     app.button(key="pt_run").click().run()

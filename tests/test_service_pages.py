@@ -176,3 +176,29 @@ def test_an_unexpected_job_error_is_a_sentence_with_the_details_folded(app, erro
     assert not any(error.split(":")[0] in b for b in boxes), boxes
     details = [x for x in app.expander if x.label == "Details"]
     assert details and any(error in c.value for c in details[0].code)
+
+
+def test_the_result_panel_records_what_the_page_drew(app):
+    """The export hook of the page-job kit (pages/_jobs.py): every result figure and table
+    a page draws is recorded, under its key, in the page's ResultPanel, the very objects
+    the page sent to the browser (a later exporter reads them there)."""
+    import json
+
+    app.switch_page("pages/compare.py").run()
+    app.multiselect(key="cmp_models").set_value(["sklearn_tree"]).run()
+    app.slider(key="cmp_folds").set_value(2)
+    app.button(key="cmp_run").click().run()
+    assert app.session_state["cmp_job"].join(60)
+    app.run()
+    assert not app.exception, app.exception
+    panel = app.session_state["_result_panels"]["compare"]
+    assert panel.meta["caption"] == app.session_state["cmp_job_meta"]["caption"]
+    assert list(panel.figures) == ["cmp_fig", "cmp_tree_fig_sklearn_tree"]
+    assert set(panel.tables) == {"summary", "nodes_sklearn_tree"}
+    drawn = [json.loads(c.proto.spec) for c in app.get("plotly_chart")]
+    assert [d["layout"]["title"]["text"] for d in drawn] == [
+        f.layout.title.text for f in panel.figures.values()
+    ]
+    shown = app.dataframe[0].value
+    assert list(shown["model"]) == list(panel.tables["summary"]["model"])
+    assert shown["accuracy"].tolist() == panel.tables["summary"]["accuracy"].tolist()

@@ -182,6 +182,10 @@ def test_preview_equals_a_direct_computation_and_the_kernel():
         assert view.node_decrease == pytest.approx(kernel)
         assert view.errors_after == (cl.sum() - cl.max()) + (cr.sum() - cr.max())
     assert view.best_decrease == pytest.approx(np.nanmax(view.curve_gains))
+    assert view.histogram_counts.sum() == len(y)
+    assert np.array_equal(
+        view.histogram_counts.sum(axis=0), np.histogram(x, bins=view.histogram_edges)[0]
+    )
 
 
 def _brute_force_errors(X, y, depth, n_classes):

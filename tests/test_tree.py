@@ -354,6 +354,7 @@ ARRAYS = (
     "upper_bound",
     "cat_offsets",
     "cat_values",
+    "missing_go_to_left",
     "classes_",
 )
 
@@ -729,3 +730,42 @@ def test_public_names_views_read():
     assert cat_tree.category_set(1) is None
     assert cat_tree.feature_labels() == ["colour", "size"]
     np.testing.assert_array_equal(cat_tree.apply(np.array([[2.0, 0.0], [1.0, 0.0]])), [1, 2])
+
+
+# ---------------------------------------------------------------------------------------
+# missing values in ensembles (every tree's missing_go_to_left)
+# ---------------------------------------------------------------------------------------
+
+
+def test_ensembles_route_nan_by_each_tree():
+    """A forest / gradient boosting model fitted on NaN routes NaN rows as scikit-learn
+    does (tree by tree); rows without NaN keep the packed kernels; an ensemble with a tree
+    that has no rule for missing values refuses NaN."""
+    rng = np.random.default_rng(1)
+    X = _nan_rows(rng, (600, 4), 0.15)
+    y = (np.nan_to_num(X[:, 0]) + np.nan_to_num(X[:, 1]) > 0).astype(np.int64)
+    y = y + (np.nan_to_num(X[:, 2]) > 0.7)
+    X_test = _nan_rows(rng, (1000, 4), 0.3)
+    rf = RandomForestClassifier(n_estimators=5, max_depth=5, random_state=0).fit(X, y)
+    forest = from_sklearn(rf)
+    np.testing.assert_array_equal(forest.apply(X_test), rf.apply(X_test))
+    np.testing.assert_allclose(forest.predict_raw(X_test), rf.predict_proba(X_test), atol=1e-12)
+    clean = np.nan_to_num(X_test)
+    np.testing.assert_array_equal(forest.apply(clean), rf.apply(clean))
+    back = TreeEnsemble.from_json(forest.to_json())
+    np.testing.assert_array_equal(back.apply(X_test), rf.apply(X_test))
+    mixed = TreeEnsemble(
+        trees=[
+            forest.trees[0],
+            TreeArrays.from_dict({**forest.trees[1].to_dict(), "missing_go_to_left": None}),
+        ],
+        tree_output=np.full(2, -1),
+        scale=0.5,
+        base=np.zeros(3),
+        kind="forest",
+        task="classification",
+        classes_=rf.classes_,
+    )
+    with pytest.raises(ValueError, match="no rule for missing values"):
+        mixed.apply(X_test)
+    assert mixed.apply(clean).shape == (1000, 2)

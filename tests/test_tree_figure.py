@@ -81,7 +81,7 @@ def test_layout_leaves_in_order_parents_centred(iris3):
 def test_highlight_path_equals_decision_path(iris3):
     _, tree = iris3
     x = IRIS.data[70]
-    fig = tree_figure(tree, class_names=CLASS_NAMES, highlight_x=x)
+    fig = tree_figure(tree, class_names=CLASS_NAMES, highlight_path=tree.decision_path(x))
     assert node_ids(fig, "path") == tree.decision_path(x).tolist()
     assert any(t.name == "path of selected sample" and t.showlegend for t in fig.data)
 
@@ -123,13 +123,13 @@ def test_path_stops_at_collapsed_node(iris3):
     _, tree = iris3
     x = IRIS.data[70]
     path = tree.decision_path(x)
-    fig = tree_figure(tree, highlight_x=x, collapse_depth=1)
+    fig = tree_figure(tree, highlight_path=path, collapse_depth=1)
     assert node_ids(fig, "path") == path[:2].tolist()
 
 
 def test_big_tree_builds_with_few_traces(big_tree):
     tree, X = big_tree
-    fig = tree_figure(tree, highlight_x=X[0])
+    fig = tree_figure(tree, highlight_path=tree.decision_path(X[0]))
     assert len(fig.data) < 20
     assert sorted(node_ids(fig)) == list(range(tree.node_count))
     assert not fig.layout.annotations  # no labels on a big tree: hover carries them
@@ -154,7 +154,10 @@ def test_titles_axes_and_uirevision(iris3):
     assert fig.layout.title.text.startswith("Decision tree")
     assert tree_figure(tree, title="My tree").layout.title.text == "My tree"
     assert fig.layout.xaxis.visible is False and fig.layout.yaxis.visible is False
-    assert fig.layout.uirevision == tree_figure(tree, highlight_x=IRIS.data[0]).layout.uirevision
+    assert (
+        fig.layout.uirevision
+        == tree_figure(tree, highlight_path=tree.decision_path(IRIS.data[0])).layout.uirevision
+    )
     assert tree_figure(tree, height=333).layout.height == 333
 
 
@@ -238,7 +241,7 @@ def test_single_leaf_tree_figure_and_text():
     X = np.zeros((4, 2))
     est = DecisionTreeClassifier().fit(X, ["a"] * 4)
     tree = from_sklearn(est)
-    fig = tree_figure(tree, highlight_x=X[0])
+    fig = tree_figure(tree, highlight_path=tree.decision_path(X[0]))
     assert node_ids(fig) == [0] and node_ids(fig, "path") == [0]
     assert tree_text(tree) == "|--- class: a\n"  # sklearn's export_text prints the code 0
 

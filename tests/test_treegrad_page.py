@@ -250,9 +250,9 @@ def test_gamma_tree_figure_labels_the_path(small_reg):
     m, T, X = small_reg
     x = X[5]
     g = explain.edge_gammas(T, x)
-    fig = treegrad_figures.gamma_tree_figure(T, x)
-    texts = [a.text for a in fig.layout.annotations if "\u03b3=" in a.text]
     path = T.decision_path(x)
+    fig = treegrad_figures.gamma_tree_figure(T, g, path)
+    texts = [a.text for a in fig.layout.annotations if "\u03b3=" in a.text]
     assert len(texts) == 2 * (len(path) - 1)  # each path edge and its sibling
     assert (
         f"{T.feature_labels(None)[T.feature[0]]}: \u03b3={g[path[1]]:.3g}" in texts

@@ -416,6 +416,12 @@ class _BaseCIT(BaseEstimator):
 
     # -- parameters ------------------------------------------------------------------
 
+    def n_features_tested(self, n_candidates: int) -> int:
+        """How many of ``n_candidates`` candidate features stage A tests at a node (drawn
+        at random when ``max_features`` is set; see :meth:`_n_features_node`).  The page
+        shows it for the root before fitting."""
+        return self._n_features_node(int(n_candidates))
+
     def _n_features_node(self, m: int) -> int:
         """Features drawn for stage A at a node with ``m`` candidate features (the
         validated ``max_features``: None = all, 'sqrt' / 'log2' rounded up, an int capped at

@@ -152,17 +152,17 @@ def cit_tree_figure(
 
 
 def leaf_distribution_figure(
-    tree: TreeArrays, X, y, *, class_names=None, title: str | None = None
+    tree: TreeArrays, leaf_of, y, *, class_names=None, title: str | None = None
 ) -> go.Figure:
     """Class mix (classification: stacked bars of class fractions, one bar per leaf) or
     the distribution of ``y`` (regression: one box per leaf) of the rows reaching each leaf.
 
-    ``X`` (n, p) float64 and ``y`` (n,) class codes (classification) or values; leaves are
-    listed left to right in node-id order, labelled "leaf <id> (n)".
+    ``leaf_of`` (n,) int: the leaf each row reaches (``tree.apply(X)``), ``y`` (n,) class
+    codes (classification) or values; leaves are listed left to right in node-id order,
+    labelled "leaf <id> (n)".
     """
-    X = np.asarray(X, dtype=np.float64)
+    leaf_of = np.asarray(leaf_of, dtype=np.int64)
     y = np.asarray(y)
-    leaf_of = tree.apply(X)
     leaves = np.flatnonzero(tree.children_left < 0)
     labels = [f"leaf {v} ({int((leaf_of == v).sum())})" for v in leaves]
     fig = go.Figure()

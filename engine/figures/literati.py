@@ -23,7 +23,7 @@ form, ``tree.bp_values[tree.bp_offsets[i]:tree.bp_offsets[i + 1]]``; a tree with
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,14 @@ from plotly.subplots import make_subplots
 
 from engine.figures.style import FONT_SIZE, HIGHLIGHT, NEUTRAL, base_layout
 from engine.figures.tree import _short_name, class_color, tree_figure
+from engine.literati.shapes import (
+    code_intervals,
+    internal_nodes,
+    node_breakpoints,
+    shape_histogram,
+    shape_intervals,
+    shape_sides,
+)
 from engine.tree import TREE_LEAF, TreeArrays
 
 #: Colours of the two sides a shape function sends rows to (Paul Tol's muted indigo and
@@ -48,8 +56,6 @@ GAP_FILL = "rgba(187, 85, 102, 0.16)"
 #: Breakpoint labels of a shape function closer than this fraction of the x-axis to the
 #: previous label are moved one line down (up to three lines).
 LABEL_GAP = 0.1
-#: Features with at most this many distinct values at a node get one histogram bar per value.
-DISCRETE_MAX = 24
 #: Times below this are drawn at this value on the log-time axis (the first snapshot is
 #: often taken at t = 0).
 MIN_TIME = 1e-3
@@ -65,94 +71,6 @@ EVENT_STYLE = {
 # ---------------------------------------------------------------------------------------
 # shape functions: breakpoints, routing, intervals, text
 # ---------------------------------------------------------------------------------------
-
-
-def node_breakpoints(tree: TreeArrays, node: int) -> np.ndarray:
-    """Sorted float64 breakpoints of internal ``node`` (``[threshold]`` when the tree has
-    no breakpoints for it); an empty array at a leaf.
-
-    Raises ``ValueError`` for a node id out of range.
-    """
-    node = int(node)
-    if not 0 <= node < tree.node_count:
-        raise ValueError(f"node {node} is out of range [0, {tree.node_count})")
-    if tree.children_left[node] == TREE_LEAF:
-        return np.empty(0, dtype=np.float64)
-    if tree.bp_offsets is not None:
-        a, b = int(tree.bp_offsets[node]), int(tree.bp_offsets[node + 1])
-        if b > a:
-            return np.sort(np.asarray(tree.bp_values[a:b], dtype=np.float64))
-    return np.array([float(tree.threshold[node])])
-
-
-def shape_goes_left(x: Any, breakpoints: Any) -> np.ndarray:
-    """bool ``(n,)``: True where a value goes left, i.e. an even number of the (sorted)
-    ``breakpoints`` lies strictly below it (``x <= u_1`` -> left, ``u_1 < x <= u_2`` ->
-    right, ...)."""
-    u = np.sort(np.asarray(breakpoints, dtype=np.float64).ravel())
-    xs = np.asarray(x, dtype=np.float64)
-    return np.searchsorted(u, xs, side="left") % 2 == 0
-
-
-def shape_apply(tree: TreeArrays, X: Any) -> np.ndarray:
-    """Leaf id (int64 ``(n_samples,)``) each row of ``X`` reaches when every internal node
-    routes by its shape function (see the module docstring).  Category-set splits of
-    plain trees are honoured.  Raises ``ValueError`` for a bad ``X`` (as
-    :meth:`TreeArrays.check_X`)."""
-    Xc = tree.check_X(X)
-    node = np.zeros(Xc.shape[0], dtype=np.int64)
-    active = np.flatnonzero(tree.children_left[node] != TREE_LEAF)
-    while active.size:
-        at = node[active]
-        nxt = np.empty_like(at)
-        for v in np.unique(at):
-            sel = at == v
-            left = _goes_left(tree, int(v), Xc[active[sel], tree.feature[v]])
-            nxt[sel] = np.where(left, tree.children_left[v], tree.children_right[v])
-        node[active] = nxt
-        active = active[tree.children_left[nxt] != TREE_LEAF]
-    return node
-
-
-def _goes_left(tree: TreeArrays, node: int, col: np.ndarray) -> np.ndarray:
-    cats = tree.category_set(node)
-    if cats is not None:
-        return np.isin(col, cats.astype(np.float64))
-    return shape_goes_left(col, node_breakpoints(tree, node))
-
-
-def node_rows(tree: TreeArrays, X: Any, node: int) -> np.ndarray:
-    """bool ``(n_samples,)``: the rows of ``X`` that pass through ``node`` (shape routing
-    along the path from the root)."""
-    node = int(node)
-    if not 0 <= node < tree.node_count:
-        raise ValueError(f"node {node} is out of range [0, {tree.node_count})")
-    Xc = tree.check_X(X)
-    parent = tree.parent
-    path = [node]
-    while parent[path[-1]] >= 0:
-        path.append(int(parent[path[-1]]))
-    path.reverse()
-    mask = np.ones(Xc.shape[0], dtype=bool)
-    for a, b in zip(path[:-1], path[1:], strict=True):
-        idx = np.flatnonzero(mask)
-        left = _goes_left(tree, a, Xc[idx, tree.feature[a]])
-        keep = left if b == tree.children_left[a] else ~left
-        mask[idx[~keep]] = False
-    return mask
-
-
-def shape_intervals(
-    breakpoints: Any, lo: float = -math.inf, hi: float = math.inf
-) -> list[tuple[float, float, str]]:
-    """The ``K + 1`` intervals of a shape function as ``(start, end, side)``, side
-    'left' / 'right' alternating from 'left'; the outer ends are ``lo`` and ``hi``.
-    Interval ``i`` is ``(start, end]`` (the first one includes everything up to ``u_1``)."""
-    u = np.sort(np.asarray(breakpoints, dtype=np.float64).ravel())
-    edges = [float(lo)] + [float(v) for v in u] + [float(hi)]
-    return [
-        (edges[i], edges[i + 1], "left" if i % 2 == 0 else "right") for i in range(len(edges) - 1)
-    ]
 
 
 def _num(v: float, decimals: int | None = None) -> str:
@@ -183,8 +101,7 @@ def side_text(
         raise ValueError(f"side must be 'left' or 'right', got {side!r}")
     u = np.asarray(breakpoints, dtype=np.float64)
     if categories is not None:
-        codes = np.arange(len(categories), dtype=np.float64)
-        left = shape_goes_left(codes, u)
+        left = code_intervals(len(categories), u) % 2 == 0
         chosen = left if side == "left" else ~left
         return "{" + ", ".join(str(categories[i]) for i in np.flatnonzero(chosen)) + "}"
     parts = [_interval_text(a, b, decimals) for a, b, s in shape_intervals(u) if s == side]
@@ -392,36 +309,6 @@ def gap_figure(
 # ---------------------------------------------------------------------------------------
 
 
-def _hist_edges(x: np.ndarray, u: np.ndarray, n_bins: int, discrete: bool):
-    """Bin edges for the class histogram that never straddle a breakpoint.
-
-    Discrete features (codes, few distinct values): one bar per value.  Otherwise
-    ``n_bins`` equal-width bins over the data, split at every breakpoint inside.
-    Returns ``(edges, centres, widths)``; bin ``i`` is ``(edges[i], edges[i + 1]]`` (the
-    first also holds its left edge), the same side of ``<=`` as the routing.
-    """
-    lo, hi = float(x.min()), float(x.max())
-    if discrete:
-        vals = np.unique(x)
-        step = float(np.min(np.diff(vals))) if vals.size > 1 else 1.0
-        edges = np.concatenate(
-            [[vals[0] - step / 2], (vals[:-1] + vals[1:]) / 2, [vals[-1] + step / 2]]
-        )
-        centres = vals
-        widths = np.full(vals.size, 0.8 * step)
-        return edges, centres, widths
-    if hi <= lo:
-        lo, hi = lo - 0.5, hi + 0.5
-    inner = u[(u > lo) & (u < hi)]
-    edges = np.unique(np.concatenate([np.linspace(lo, hi, n_bins + 1), inner]))
-    centres = 0.5 * (edges[:-1] + edges[1:])
-    return edges, centres, np.diff(edges)
-
-
-def _bin_index(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    return np.clip(np.searchsorted(edges, x, side="left") - 1, 0, edges.size - 2)
-
-
 def _counts_text(counts: np.ndarray, cnames: list[str] | None) -> str:
     if cnames is None:
         return ""
@@ -493,8 +380,8 @@ def shape_function_figure(
             else [str(k) for k in range(n_classes)]
         )
     )
-    discrete = categories is not None or np.unique(xs).size <= DISCRETE_MAX
-    left_mask = shape_goes_left(xs, u)
+    sides = shape_sides(xs, u)
+    left_mask = sides.goes_left
 
     data_lo, data_hi = float(xs.min()), float(xs.max())
     lo, hi = min(data_lo, float(u[0])), max(data_hi, float(u[-1]))
@@ -521,7 +408,8 @@ def shape_function_figure(
         )
     # step function: one trace per side (segments + a hover marker at each middle)
     level = {"left": 1.0, "right": 0.0}
-    int_idx = np.searchsorted(u, xs, side="left")  # interval of every row
+    int_idx = sides.interval  # interval of every row
+    code_interval = None if categories is None else code_intervals(len(categories), u)
     for side in ("left", "right"):
         sx, sy, texts, sizes = [], [], [], []
         n_side = int(left_mask.sum() if side == "left" else (~left_mask).sum())
@@ -534,9 +422,8 @@ def shape_function_figure(
             b_txt = math.inf if i == len(intervals) - 1 else b
             desc = _interval_text(a_txt, b_txt)
             if categories is not None:  # the codes inside this interval
-                codes = np.arange(len(categories))
-                inside = np.searchsorted(u, codes.astype(np.float64), side="left") == i
-                desc = "{" + ", ".join(str(categories[c]) for c in codes[inside]) + "}"
+                inside = np.flatnonzero(code_interval == i)
+                desc = "{" + ", ".join(str(categories[c]) for c in inside) + "}"
             text = f"<b>{feature_name} {desc}</b><br>goes {side}: {int(rows.sum())} rows" + (
                 f"<br>{_counts_text(counts, cnames)}" if cnames else ""
             )
@@ -571,11 +458,18 @@ def shape_function_figure(
             col=1,
         )
     # class histogram
-    edges, centres, widths = _hist_edges(xs, u, n_bins, discrete)
-    b_idx = _bin_index(xs, edges)
+    hist = shape_histogram(
+        xs,
+        u,
+        yc,
+        n_classes=n_classes,
+        n_bins=n_bins,
+        discrete=True if categories is not None else None,
+    )
+    edges, centres, widths = hist.edges, hist.centres, hist.widths
     lo_hi = np.column_stack([edges[:-1], edges[1:]])
     if yc is None:
-        counts = np.bincount(b_idx, minlength=centres.size)
+        counts = hist.counts[0]
         fig.add_bar(
             x=centres,
             y=counts,
@@ -589,7 +483,7 @@ def shape_function_figure(
         )
     else:
         for k in range(n_classes):
-            counts = np.bincount(b_idx[yc == k], minlength=centres.size)
+            counts = hist.counts[k]
             if not counts.any():
                 continue
             fig.add_bar(
@@ -680,26 +574,26 @@ def node_shape_figure(
     class_names: Sequence[str] | None = None,
     **kw,
 ) -> go.Figure:
-    """:func:`shape_function_figure` of internal ``node`` of ``tree`` over the rows of ``X``
-    that reach it (shape routing; ``y``: their class codes, or None).  Raises
-    ``ValueError`` for a leaf or when no row reaches the node."""
+    """:func:`shape_function_figure` of internal ``node`` of ``tree`` over the rows that
+    reach it: ``X`` (n, p), ``y`` their class codes (or None), e.g. ``X[mask]`` with
+    ``mask = node_rows(tree, X, node)`` (:mod:`engine.literati.shapes`).  Raises
+    ``ValueError`` for a leaf or when no row is given."""
     node = int(node)
     if not 0 <= node < tree.node_count or tree.children_left[node] == TREE_LEAF:
         raise ValueError(f"node {node} is not an internal node of this tree")
-    mask = node_rows(tree, X, node)
-    if not mask.any():
+    Xc = tree.check_X(X)
+    if not Xc.shape[0]:
         raise ValueError(f"no row of X reaches node {node}")
     j, name, cats, cnames = _node_context(tree, node, feature_names, class_names)
-    Xc = tree.check_X(X)
-    yy = None if y is None else np.asarray(y)[mask]
+    yy = None if y is None else np.asarray(y)
     kw.setdefault("title", None)
     if kw["title"] is None:
         u = node_breakpoints(tree, node)
         kw["title"] = (
-            f"Node {node}: shape function on {name} (K = {u.size}), {int(mask.sum())} training rows"
+            f"Node {node}: shape function on {name} (K = {u.size}), {Xc.shape[0]} training rows"
         )
     return shape_function_figure(
-        Xc[mask, j],
+        Xc[:, j],
         yy,
         node_breakpoints(tree, node),
         feature_name=name,
@@ -712,19 +606,6 @@ def node_shape_figure(
 # ---------------------------------------------------------------------------------------
 # the tree with its shape functions
 # ---------------------------------------------------------------------------------------
-
-
-def internal_nodes(tree: TreeArrays) -> list[int]:
-    """Internal node ids in pre-order (root first, left subtree before right)."""
-    out, stack = [], [0]
-    while stack:
-        v = stack.pop()
-        if tree.children_left[v] == TREE_LEAF:
-            continue
-        out.append(v)
-        stack.append(int(tree.children_right[v]))
-        stack.append(int(tree.children_left[v]))
-    return out
 
 
 def _compact_shape(u: np.ndarray, cats: Sequence[str] | None) -> str:
@@ -856,6 +737,7 @@ def shape_grid_figure(
     tree: TreeArrays,
     X: Any,
     y: Any,
+    reached: Mapping[int, Any],
     *,
     feature_names: Sequence[str] | None = None,
     class_names: Sequence[str] | None = None,
@@ -869,9 +751,11 @@ def shape_grid_figure(
     ``max_nodes``), each as the class histogram of the node's rows with the intervals shaded
     by the side they send rows to and the breakpoints as dashed lines.
 
-    ``X``: the rows to route (usually the training rows), ``y``: their class codes (or
-    None).  Panel titles name the node, feature and K.  Nodes no row reaches show an empty
-    panel.  Raises ``ValueError`` when the tree has no internal node.
+    ``X``: the rows (usually the training rows), ``y``: their class codes (or None),
+    ``reached``: node id -> bool mask of the rows of ``X`` that reach it
+    (:func:`engine.literati.shapes.rows_by_node`).  Panel titles name the node, feature and
+    K.  Nodes no row reaches show an empty panel.  Raises ``ValueError`` when the tree has
+    no internal node.
     """
     chosen = list(internal_nodes(tree) if nodes is None else nodes)[:max_nodes]
     if not chosen:
@@ -903,7 +787,7 @@ def shape_grid_figure(
         j = int(tree.feature[v])
         cats = tree.categories[j] if tree.categories is not None else None
         u = node_breakpoints(tree, v)
-        mask = node_rows(tree, Xc, v)
+        mask = np.asarray(reached[v], dtype=bool)
         xs = Xc[mask, j]
         if xs.size == 0:
             continue
@@ -929,16 +813,17 @@ def shape_grid_figure(
                 col=c,
                 exclude_empty_subplots=False,
             )
-        discrete = cats is not None or np.unique(xs).size <= DISCRETE_MAX
-        edges, centres, widths = _hist_edges(xs, u, n_bins, discrete)
-        b_idx = _bin_index(xs, edges)
-        groups = (
-            [(k, yc[mask] == k) for k in range(len(cnames))]
-            if yc is not None and cnames is not None
-            else [(-1, np.ones(xs.size, dtype=bool))]
+        by_class = yc is not None and cnames is not None
+        hist = shape_histogram(
+            xs,
+            u,
+            yc[mask] if by_class else None,
+            n_classes=len(cnames) if by_class else 0,
+            n_bins=n_bins,
+            discrete=True if cats is not None else None,
         )
-        for k, sel in groups:
-            counts = np.bincount(b_idx[sel], minlength=centres.size)
+        centres, widths = hist.centres, hist.widths
+        for k, counts in zip(range(len(cnames)) if by_class else [-1], hist.counts, strict=True):
             if not counts.any():
                 continue
             name = cnames[k] if k >= 0 else "rows"

@@ -95,27 +95,28 @@ def step_figure(spec) -> go.Figure:
 
 
 def split_preview_figure(
-    x: Any,
-    y: Any,
+    edges: Any,
+    counts: Any,
     threshold: float,
     *,
     feature_name: str,
     class_names: Sequence[str],
     curve_thresholds: Any = None,
     curve_gains: Any = None,
-    nbins: int = 30,
 ) -> go.Figure:
     """The chosen leaf's rows of one feature (histogram stacked by class) with the
     student's threshold as a line, and, when given, the impurity decrease at every
     midpoint underneath (the student's threshold and the best one marked).
 
-    ``x`` float (n,), ``y`` int class codes (n,); ``curve_thresholds``/``curve_gains``
-    float (m,) from :func:`engine.criteria.exhaustive_gains` over those rows.
+    ``edges`` float (B + 1,) and ``counts`` int (K, B): the histogram
+    (:class:`engine.teaching.challenge.SplitPreview`'s ``histogram_edges`` and
+    ``histogram_counts``); ``curve_thresholds``/``curve_gains`` float (m,) its
+    ``curve_thresholds`` and ``curve_gains``.
     """
     from plotly.subplots import make_subplots
 
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.int64)
+    edges = np.asarray(edges, dtype=np.float64)
+    counts = np.asarray(counts)
     has_curve = curve_thresholds is not None and len(curve_thresholds) > 0
     fig = make_subplots(
         rows=2 if has_curve else 1,
@@ -124,13 +125,10 @@ def split_preview_figure(
         row_heights=[0.55, 0.45] if has_curve else [1.0],
         vertical_spacing=0.08,
     )
-    lo, hi = (float(x.min()), float(x.max())) if x.size else (0.0, 1.0)
-    edges = np.linspace(lo, hi if hi > lo else lo + 1.0, nbins + 1)
     for k, (name, colour) in enumerate(zip(class_names, palette(len(class_names)), strict=True)):
-        counts, _ = np.histogram(x[y == k], bins=edges)
         fig.add_bar(
             x=(edges[1:] + edges[:-1]) / 2,
-            y=counts,
+            y=counts[k],
             width=np.diff(edges),
             name=str(name),
             marker_color=colour,

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -279,12 +278,12 @@ def _add_edges(fig, splits, xs, ys, cl, cr, labels_on) -> None:
         )
 
 
-def _add_path(fig, tree, highlight_x, collapsed, xs, ys) -> list[int]:
-    """The decision path of ``highlight_x`` (up to a collapsed node) as thick edges under
-    the nodes; returns its node ids (empty without a sample)."""
+def _add_path(fig, tree, highlight_path, collapsed, xs, ys) -> list[int]:
+    """The decision path ``highlight_path`` (up to a collapsed node) as thick edges under
+    the nodes; returns its node ids (empty without a path)."""
     path: list[int] = []
-    if highlight_x is not None:
-        for v in tree.decision_path(highlight_x).tolist():
+    if highlight_path is not None:
+        for v in [int(v) for v in highlight_path]:
             path.append(v)
             if collapsed[v]:
                 break
@@ -473,7 +472,7 @@ def tree_figure(
     *,
     feature_names: Sequence[str] | None = None,
     class_names: Sequence[str] | None = None,
-    highlight_x: Any = None,
+    highlight_path: Sequence[int] | None = None,
     collapse_depth: int | None = None,
     collapsed_nodes: Sequence[int] = (),
     title: str | None = None,
@@ -489,9 +488,10 @@ def tree_figure(
         Any TreeLab or converted scikit-learn tree.
     feature_names, class_names : sequences of str, optional
         Display names; default ``tree.feature_names`` / ``str(tree.classes_)``.
-    highlight_x : array-like ``(n_features,)``, optional
-        One sample; its decision path is drawn with thick black edges and rings, legend
-        entry "path of selected sample" (the path stops at a collapsed node).
+    highlight_path : sequence of int, optional
+        The decision path of one sample (root first, as :meth:`TreeArrays.decision_path`
+        returns it), drawn with thick black edges and rings, legend entry "path of
+        selected sample" (the path stops at a collapsed node).
     collapse_depth : int, optional
         Internal nodes at this depth are drawn as one triangle each, hiding everything
         below (docs/spec.md 0.7 suggests 4 for big trees).  ``None`` shows every node.
@@ -519,14 +519,15 @@ def tree_figure(
     Raises
     ------
     ValueError
-        Bad ``highlight_x`` (see :meth:`TreeArrays.check_X`), wrong number of names, or a
-        node id out of range in ``collapsed_nodes``.
+        A node id out of range in ``highlight_path`` or ``collapsed_nodes``, or a wrong
+        number of names.
     """
     if not isinstance(tree, TreeArrays):
         raise TypeError(f"tree_figure takes a TreeArrays, got {type(tree).__name__}")
-    for v in collapsed_nodes:
-        if not 0 <= int(v) < tree.node_count:
-            raise ValueError(f"collapsed_nodes: node {v} is out of range [0, {tree.node_count})")
+    for what, nodes in (("collapsed_nodes", collapsed_nodes), ("highlight_path", highlight_path)):
+        for v in nodes if nodes is not None else ():
+            if not 0 <= int(v) < tree.node_count:
+                raise ValueError(f"{what}: node {v} is out of range [0, {tree.node_count})")
     names = tree.feature_labels(None if feature_names is None else list(feature_names))
     classification = tree.task == "classification"
     cnames = (
@@ -566,7 +567,7 @@ def tree_figure(
     fig = go.Figure()
 
     _add_edges(fig, splits, xs, ys, cl, cr, labels_on)
-    path = _add_path(fig, tree, highlight_x, collapsed, xs, ys)
+    path = _add_path(fig, tree, highlight_path, collapsed, xs, ys)
     node_labels = _add_nodes(
         fig, tree, splits, leaves, folded, xs, ys, hover, names, cnames, size, marker_size
     )

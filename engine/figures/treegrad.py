@@ -18,7 +18,7 @@ from engine.figures.style import NEUTRAL, base_layout, palette
 from engine.figures.tree import tree_figure
 from engine.tree import TreeArrays
 from engine.treegrad.api import Curves, RankResult
-from engine.treegrad.explain import BEST, BEST_BETA, RANDOM, edge_gammas
+from engine.treegrad.explain import BEST, BEST_BETA, RANDOM
 
 #: Fixed colours for the baselines so they read the same on every chart.
 BASELINE_STYLE = {
@@ -275,17 +275,24 @@ def _short(name: str, width: int = 16) -> str:
 
 def gamma_tree_figure(
     tree: TreeArrays,
-    x: Any,
+    gammas: Any,
+    path: Sequence[int],
     *,
     feature_names: Sequence[str] | None = None,
     class_names: Sequence[str] | None = None,
     collapse_depth: int | None = None,
     title: str | None = None,
 ) -> go.Figure:
-    """The tree with sample ``x``'s path highlighted and gamma written on each visible edge
-    of the path and its sibling edges (cover(parent) / cover(child) where x takes the edge,
-    0 where it does not); every node's hover shows the gamma of its incoming edge."""
-    g = edge_gammas(tree, x)
+    """The tree with a sample's decision ``path`` (node ids, root first) highlighted and
+    gamma written on each visible edge of the path and its sibling edges; every node's hover
+    shows the gamma of its incoming edge.
+
+    ``gammas``: float64 ``(node_count,)``, the gamma of the edge into each node
+    (:func:`engine.treegrad.explain.edge_gammas`: cover(parent) / cover(child) where the
+    sample takes the edge, 0 where it does not, NaN at the root).
+    """
+    g = np.asarray(gammas, dtype=np.float64)
+    path = np.asarray(path, dtype=np.int64)
     names = tree.feature_labels(None if feature_names is None else list(feature_names))
     extra = {
         int(v): (
@@ -299,7 +306,7 @@ def gamma_tree_figure(
         tree,
         feature_names=feature_names,
         class_names=class_names,
-        highlight_x=x,
+        highlight_path=path,
         collapse_depth=collapse_depth,
         node_extra=extra,
         title=title,
@@ -313,7 +320,6 @@ def gamma_tree_figure(
         ):
             for node, xx, yy in zip(tr.customdata, tr.x, tr.y, strict=True):
                 pos[int(node)] = (float(xx), float(yy))
-    path = tree.decision_path(x)
     ann = []
     for parent in path[:-1]:
         for child in (tree.children_left[parent], tree.children_right[parent]):

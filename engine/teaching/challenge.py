@@ -155,7 +155,10 @@ class SplitPreview:
     training rows (scikit-learn's ``N_t / N * (i(t) - N_L / N_t i(L) - N_R / N_t i(R))``);
     ``node_decrease`` the same without the share; ``errors_before`` / ``errors_after``
     training errors of the leaf's rows with its majority label and with the two children's;
-    ``best_threshold`` / ``best_decrease`` the largest node decrease on this feature.
+    ``best_threshold`` / ``best_decrease`` the largest node decrease on this feature;
+    ``curve_thresholds`` / ``curve_gains`` the node decrease at every midpoint;
+    ``histogram_edges`` float64 (B + 1,) and ``histogram_counts`` int64 (K, B): the leaf's
+    rows of the feature in B equal-width bins, per class (for the preview figure).
     """
 
     counts_left: np.ndarray
@@ -171,6 +174,8 @@ class SplitPreview:
     best_decrease: float
     curve_thresholds: np.ndarray = field(repr=False)
     curve_gains: np.ndarray = field(repr=False)
+    histogram_edges: np.ndarray = field(repr=False)
+    histogram_counts: np.ndarray = field(repr=False)
 
 
 def _gini(counts: np.ndarray) -> float:
@@ -179,7 +184,15 @@ def _gini(counts: np.ndarray) -> float:
 
 
 def preview(
-    tree: UserTree, X, y, leaf: int, feature: int, threshold: float, n_classes: int
+    tree: UserTree,
+    X,
+    y,
+    leaf: int,
+    feature: int,
+    threshold: float,
+    n_classes: int,
+    *,
+    n_bins: int = 30,
 ) -> SplitPreview:
     """The :class:`SplitPreview` of splitting ``leaf`` on ``feature <= threshold`` over the
     training rows ``X`` float (n, p), ``y`` int class codes (n,).
@@ -208,6 +221,9 @@ def preview(
         best_t, best_g = float(t_all[b]), float(g_all[b])
     else:
         best_t, best_g = float("nan"), 0.0
+    lo, hi = float(x.min()), float(x.max())
+    edges = np.linspace(lo, hi if hi > lo else lo + 1.0, int(n_bins) + 1)
+    hist = np.array([np.histogram(x[yl == k], bins=edges)[0] for k in range(n_classes)])
     return SplitPreview(
         counts_left=cl,
         counts_right=cr,
@@ -222,6 +238,8 @@ def preview(
         best_decrease=best_g,
         curve_thresholds=t_all,
         curve_gains=g_all,
+        histogram_edges=edges,
+        histogram_counts=hist.astype(np.int64),
     )
 
 

@@ -16,17 +16,27 @@ Public API
 * :class:`TreeEnsemble` - forests (average of trees) and gradient boosting (additive raw
   scores), built by :func:`from_sklearn`.
 * :func:`from_sklearn` - convert a fitted scikit-learn tree, forest or gradient boosting model.
+* :func:`from_xgboost`, :func:`from_lightgbm` - convert XGBoost / LightGBM models (fitted
+  objects or their JSON/UBJSON dumps, never pickles) into boosting ensembles with exact
+  routing (XGBoost's float32 ``x < split_condition``, LightGBM's double ``x <= threshold``,
+  missing values by ``missing_go_to_left``) and the libraries' raw margins.
+* :func:`load_model_dump` - an uploaded dump's bytes: detect which library and convert,
+  bounded by :class:`DumpLimits`.
 
 Routing is done by numba kernels (single-threaded, ``nogil``, iterative).  Rows are cast to
 float64 C-contiguous before every call so that one compiled specialisation serves every call.
-Missing values are **not** routed: a NaN in ``X`` raises ``ValueError``.  Shape-function
+Missing values are routed only by trees with the optional per-node
+``missing_go_to_left`` (uint8, scikit-learn's meaning: NaN goes left iff 1); for other trees
+a NaN in ``X`` raises ``ValueError``.  Shape-function
 nodes (``bp_offsets``/``bp_values``, Literati) route by their breakpoints: left iff the
 number of breakpoints strictly below ``x[feature]`` is even (see ``has_shape_splits``).
 
 Modules: :mod:`engine.tree._kernels` (numba routing), :mod:`engine.tree.arrays`
 (:class:`TreeArrays`), :mod:`engine.tree.ensemble` (:class:`TreeEnsemble`),
-:mod:`engine.tree.sklearn_import` (:func:`from_sklearn`); ``_checks`` holds the array checks
-and the JSON encoding both classes share.
+:mod:`engine.tree.sklearn_import` (:func:`from_sklearn`), :mod:`engine.tree.xgboost_import`,
+:mod:`engine.tree.lightgbm_import`, :mod:`engine.tree.model_dump`; ``_checks`` holds the
+array checks and the JSON encoding both classes share, ``_dump_checks`` the limits of model
+dumps, ``_ubjson`` a bounded UBJSON decoder.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine._numba import register_warmup
+from engine.tree._dump_checks import DumpLimits
 from engine.tree._kernels import _apply_cat_kernel, _apply_shape_kernel, float32_routing_threshold
 from engine.tree.arrays import (
     ENSEMBLE_FORMAT,
@@ -44,17 +55,25 @@ from engine.tree.arrays import (
     _tiny_tree,
 )
 from engine.tree.ensemble import TreeEnsemble
+from engine.tree.lightgbm_import import from_lightgbm
+from engine.tree.model_dump import detect_model_dump, load_model_dump
 from engine.tree.sklearn_import import from_sklearn
+from engine.tree.xgboost_import import from_xgboost
 
 __all__ = [
     "ENSEMBLE_FORMAT",
     "FORMAT",
     "TREE_LEAF",
     "TREE_UNDEFINED",
+    "DumpLimits",
     "TreeArrays",
     "TreeEnsemble",
+    "detect_model_dump",
     "float32_routing_threshold",
+    "from_lightgbm",
     "from_sklearn",
+    "from_xgboost",
+    "load_model_dump",
 ]
 
 

@@ -137,14 +137,16 @@ class TreeEnsemble:
         return self._packed
 
     def check_X(self, X: Any) -> np.ndarray:
-        """Validate rows as :meth:`TreeArrays.check_X`."""
-        return _check_X(X, self.n_features, self.feature_names)
+        """Validate rows as :meth:`TreeArrays.check_X`; NaN is accepted when every tree
+        routes missing values (has ``missing_go_to_left``)."""
+        routes_nan = all(t.routes_missing for t in self.trees)
+        return _check_X(X, self.n_features, self.feature_names, allow_nan=routes_nan)
 
     def apply(self, X: Any) -> np.ndarray:
         """Leaf ids int64 ``(n_samples, n_trees)`` (ids local to each tree)."""
         X = self.check_X(X)
         offs, cl, cr, feat, thr, _values, plain = self._pack()
-        if not plain:
+        if not plain or np.isnan(X).any():  # NaN: each tree's missing_go_to_left
             return np.column_stack([t._route(X) for t in self.trees])
         return _ensemble_apply_kernel(offs, cl, cr, feat, thr, X)
 
@@ -165,7 +167,7 @@ class TreeEnsemble:
         out = np.empty((X.shape[0], n_cols), dtype=np.float64)
         out[:] = self.base
         weight = 1.0 if self.kind == "forest" else self.scale
-        if plain:
+        if plain and not np.isnan(X).any():  # NaN: routed tree by tree (missing_go_to_left)
             _ensemble_sum_kernel(
                 offs, cl, cr, feat, thr, values, self.tree_output, float(weight), X, out
             )

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.tree import TreeArrays, TreeEnsemble, from_sklearn
+from engine.tree import TreeArrays, TreeEnsemble, from_lightgbm, from_sklearn, from_xgboost
 
 
 @dataclass(eq=False)
@@ -153,11 +153,20 @@ def _is_sklearn(model: Any) -> bool:
 def as_treelab(model: Any) -> TreeArrays | TreeEnsemble:
     """Our ``TreeArrays``/``TreeEnsemble`` as is (or the ``tree_`` of a TreeLab estimator such
     as :class:`engine.cart.CARTClassifier`); a fitted scikit-learn tree/forest/GB
-    converted with :func:`engine.tree.from_sklearn`; anything else raises ``TypeError``."""
+    converted with :func:`engine.tree.from_sklearn`; a fitted XGBoost / LightGBM model
+    converted with :func:`engine.tree.from_xgboost` / :func:`engine.tree.from_lightgbm`;
+    anything else raises ``TypeError``."""
     if isinstance(model, (TreeArrays, TreeEnsemble)):
         return model
     if isinstance(getattr(model, "tree_", None), TreeArrays):  # TreeLab's own estimators
         return model.tree_
+    library = type(model).__module__.split(".")[0]
+    if library in ("xgboost", "lightgbm"):  # converted through their JSON dumps
+        convert = from_xgboost if library == "xgboost" else from_lightgbm
+        try:
+            return convert(model)
+        except ValueError as exc:
+            raise TypeError(f"unsupported {library} model {type(model).__name__}: {exc}") from exc
     if _is_sklearn(model):
         try:
             return from_sklearn(model)
@@ -166,8 +175,9 @@ def as_treelab(model: Any) -> TreeArrays | TreeEnsemble:
                 f"unsupported scikit-learn model {type(model).__name__}: {exc}"
             ) from exc
     raise TypeError(
-        f"unsupported model {type(model).__name__}: expected TreeArrays, TreeEnsemble or a "
-        "fitted scikit-learn decision tree, random forest or gradient boosting model"
+        f"unsupported model {type(model).__name__}: expected TreeArrays, TreeEnsemble, a "
+        "fitted scikit-learn decision tree, random forest or gradient boosting model, or an "
+        "XGBoost / LightGBM model"
     )
 
 

@@ -1,0 +1,287 @@
+"""What the Optimal shape trees page computes (Literati, docs/spec.md section 1): the
+candidate-leaves setting, the seeded train/test split and the penalties, the search job's
+steps, the baselines (greedy shape tree, CART) and their scores.
+
+The shape-function helpers the page needs (internal nodes, breakpoints, the rows reaching a
+node) are re-exported from :mod:`engine.literati.shapes`.  The page only draws what these
+return; every function works without Streamlit::
+
+    from engine.literati.service import literati_steps, search_results, split_and_penalties
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from engine.data import train_test_rows
+from engine.literati.estimator import GreedyShapeTreeClassifier
+from engine.literati.shapes import (
+    internal_nodes,
+    node_breakpoints,
+    node_rows,
+    rows_by_node,
+    shape_apply,
+)
+
+__all__ = [
+    "JOB_SLACK",
+    "MIN_ROWS",
+    "STEP_SECONDS",
+    "SearchSplit",
+    "greedy_baseline",
+    "internal_nodes",
+    "literati_steps",
+    "node_breakpoints",
+    "node_rows",
+    "objective_of",
+    "parse_candidate_leaves",
+    "rows_by_node",
+    "search_results",
+    "split_and_penalties",
+    "split_nodes_table",
+    "training_errors",
+    "tree_counts",
+]
+
+#: Seconds one search step may take before the worker yields (the live view's granularity).
+STEP_SECONDS = 0.1
+#: Extra wall-clock seconds the job may use beyond the searches' own time limits (candidate
+#: generation before the first step; the searches stop themselves at their limits).
+JOB_SLACK = 60.0
+#: Fewest rows the page searches (a training and a test part).
+MIN_ROWS = 10
+
+
+def parse_candidate_leaves(text: str):
+    """'8, 4' -> (8, 4); '8' -> 8; 'all' -> None.  ValueError with a message otherwise."""
+    t = text.strip().lower()
+    if t in ("all", "none", "inf", "\u221e"):
+        return None
+    parts = [p.strip() for p in t.replace(";", ",").split(",") if p.strip()]
+    if not parts:
+        raise ValueError("Give B_d as 'all' or as whole numbers per depth, e.g. '8, 4'.")
+    try:
+        values = [int(p) for p in parts]
+    except ValueError:
+        raise ValueError(
+            f"B_d must be 'all' or whole numbers separated by commas (e.g. '8, 4'); got {text!r}."
+        ) from None
+    if any(v < 2 for v in values):
+        raise ValueError(
+            "Each B_d must be at least 2 (a local CART with 2 leaves gives one "
+            f"candidate breakpoint); got {text!r}."
+        )
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+@dataclass(frozen=True)
+class SearchSplit:
+    """The seeded, stratified train/test rows of a search and its penalties in rows.
+
+    ``train``, ``test``: int64 row indices; ``note``: what the split changed (classes too
+    small to stratify), or None; ``split_penalty`` (lambda) and ``breakpoint_penalty``
+    (alpha): the page's fractions times the number of training rows (misclassified rows).
+    """
+
+    train: np.ndarray
+    test: np.ndarray
+    note: str | None
+    split_penalty: float
+    breakpoint_penalty: float
+
+
+def split_and_penalties(
+    ds, *, test_share: float, split_fraction: float, breakpoint_fraction: float, seed: int
+) -> SearchSplit:
+    """The shared seeded split (:func:`engine.data.train_test_rows`, stratified by class)
+    of ``ds`` with ``round(test_share * n)`` test rows (at least 1), and the penalties
+    lambda = ``split_fraction`` x training rows, alpha = ``breakpoint_fraction`` x
+    training rows."""
+    n_test = max(int(round(test_share * ds.n_samples)), 1)
+    split = train_test_rows(
+        ds.n_samples,
+        ds.y,
+        test_size=n_test,
+        random_state=seed,
+        class_names=[str(c) for c in ds.classes_],
+    )
+    n_train = split.train.size
+    return SearchSplit(
+        split.train,
+        split.test,
+        split.note,
+        split_fraction * n_train,
+        breakpoint_fraction * n_train,
+    )
+
+
+def literati_steps(ctx, estimators, X, y):
+    """Job step generator: run each ``(label, LiteratiClassifier)`` search in turn.
+
+    One step is at most :data:`STEP_SECONDS` of AO* work; every step yields the running
+    search's latest snapshot and trace (built here, in the worker) and every search object
+    so far, so Stop (which ends the job between steps) keeps every incumbent: the page calls
+    ``finish()`` on them after the worker has ended.
+    """
+    searches = {}
+    for label, est in estimators:
+        search = est.start(X, y)
+        searches[label] = search
+        while True:
+            done = search.step(max_seconds=STEP_SECONDS)
+            yield {
+                "phase": label,
+                "snap": search.snapshot(),
+                "trace": search.trace(),
+                "searches": dict(searches),
+            }
+            if done:
+                break
+    return {"phase": "done", "searches": searches}
+
+
+def objective_of(errors: int, n_splits: int, n_bp: int, lam: float, alpha: float) -> float:
+    """Literati's objective: training errors + lambda x splits + alpha x breakpoints."""
+    return float(errors + lam * n_splits + alpha * n_bp)
+
+
+def tree_counts(tree) -> tuple[int, int]:
+    """(internal nodes, breakpoints) of a TreeArrays (K = 1 where no breakpoints)."""
+    inner = internal_nodes(tree)
+    return len(inner), int(sum(node_breakpoints(tree, v).size for v in inner))
+
+
+def training_errors(tree, X, y) -> int:
+    """Rows of ``X`` whose leaf (shape routing) has a majority class other than ``y``."""
+    return int(np.sum(np.argmax(tree.value[shape_apply(tree, X), 0, :], axis=1) != y))
+
+
+def split_nodes_table(tree, feature_names, lam: float, alpha: float) -> pd.DataFrame:
+    """One row per split node of ``tree``: feature, K, breakpoints, rows and its price
+    lambda + alpha x K."""
+    rows = []
+    for v in internal_nodes(tree):
+        u = node_breakpoints(tree, v)
+        rows.append(
+            {
+                "node": v,
+                "feature": feature_names[int(tree.feature[v])],
+                "K": int(u.size),
+                "breakpoints": ", ".join(f"{b:.4g}" for b in u),
+                "rows": int(tree.n_node_samples[v]),
+                "cost": round(lam + alpha * u.size, 4),
+            }
+        )
+    return pd.DataFrame(rows, columns=["node", "feature", "K", "breakpoints", "rows", "cost"])
+
+
+def greedy_baseline(meta) -> GreedyShapeTreeClassifier:
+    """The greedy shape tree in Literati's candidate space with the run's D, K_max, λ, α and
+    B_d, fitted on the run's training rows (the tree the main search is seeded with)."""
+    leaves = meta["leaves"] if "leaves" in meta else parse_candidate_leaves(meta["bd"])
+    est = GreedyShapeTreeClassifier(
+        max_depth=meta["depth"],
+        max_breakpoints=meta["kmax"],
+        split_penalty=meta["lam"],
+        breakpoint_penalty=meta["alpha"],
+        candidate_leaves=leaves,
+        random_state=meta["seed"],
+    )
+    return est.fit(meta["X"][meta["tr"]], meta["y"][meta["tr"]])
+
+
+def search_results(searches: dict, meta: dict, status: str) -> dict:
+    """Fitted models (``finish()`` of each search), the greedy shape tree, CART, and their
+    scores on the split.  A baseline that fails is left out of the table and explained in
+    ``warnings`` (list of str).
+
+    ``searches``: label -> :class:`engine.literati.LiteratiSearch` (``"main"``, and
+    ``"k1"`` for the K_max = 1 baseline); ``meta``: the run (``X``, ``y``, ``tr``, ``te``,
+    ``lam``, ``alpha``, ``depth``, ``kmax``, ``bd``, ``seed``); ``status``: the job's.
+    Returns ``{"models", "table", "status", "warnings"}``.
+    """
+    from sklearn.tree import DecisionTreeClassifier
+
+    from engine.tree import from_sklearn
+
+    X, y = meta["X"], meta["y"]
+    tr, te = meta["tr"], meta["te"]
+    lam, alpha = meta["lam"], meta["alpha"]
+    models = {label: s.finish() for label, s in searches.items()}
+    rows, warnings = [], []
+
+    def add(name, model, tree, fit_s, proven, lb):
+        n_split, n_bp = tree_counts(tree)
+        pred_tr = model.predict(X[tr])
+        err = int(np.sum(pred_tr != y[tr]))
+        rows.append(
+            {
+                "model": name,
+                "train accuracy": float(np.mean(pred_tr == y[tr])),
+                "test accuracy": float(np.mean(model.predict(X[te]) == y[te])),
+                "objective (λ, α)": objective_of(err, n_split, n_bp, lam, alpha),
+                "lower bound": float("nan") if lb is None else lb,  # NaN: blank cell
+                "proven optimal": proven,
+                "splits": n_split,
+                "breakpoints": n_bp,
+                "leaves": tree.n_leaves,
+                "depth": tree.max_depth,
+                "seconds": fit_s,
+            }
+        )
+
+    for label, m in models.items():
+        name = (
+            f"Literati, K_max = {meta['kmax']}"
+            if label == "main"
+            else "Literati, K_max = 1 (threshold splits)"
+        )
+        t_end = float(m.trace_["time"].iloc[-1]) if len(m.trace_) else 0.0
+        gap = float(m.upper_bound_) - float(m.lower_bound_)
+        add(
+            name,
+            m,
+            m.tree_,
+            t_end,
+            "yes" if m.proven_optimal_ else f"no (gap {gap:.4g})",
+            float(m.lower_bound_),
+        )
+    t0 = time.perf_counter()
+    try:
+        greedy = greedy_baseline(meta)
+        add(
+            f"Greedy shape tree, K_max = {meta['kmax']}",
+            greedy,
+            greedy.tree_,
+            time.perf_counter() - t0,
+            "greedy, no bound",
+            float("nan"),
+        )
+    except Exception as exc:  # noqa: BLE001 -- a baseline must not take the result down
+        warnings.append(f"The greedy shape tree baseline could not be fitted: {exc}")
+    else:
+        main = models.get("main")
+        if main is not None and greedy.objective_ < float(main.objective_) - 1e-9:
+            # the search starts from this very tree, unless its time limit cut that start
+            warnings.append(
+                f"The greedy shape tree (objective {greedy.objective_:.4g}) beats the "
+                f"search's result ({float(main.objective_):.4g}): the time limit ran out "
+                "while the search was still growing its own greedy starting tree, so it "
+                "started from a smaller one. Raise the time limit."
+            )
+    t0 = time.perf_counter()
+    cart = DecisionTreeClassifier(max_depth=meta["depth"], random_state=meta["seed"])
+    cart.fit(X[tr], y[tr])
+    add(
+        f"CART (scikit-learn), depth {meta['depth']}",
+        cart,
+        from_sklearn(cart),
+        time.perf_counter() - t0,
+        "greedy, no bound",
+        float("nan"),
+    )
+    return {"models": models, "table": pd.DataFrame(rows), "status": status, "warnings": warnings}

@@ -1,0 +1,970 @@
+"""The run store: finished (or stopped) jobs' results kept on disk, keyed by a run id.
+
+A page saves its result with :meth:`RunStore.save`, puts the returned run id in its URL, and
+a reload (or the link opened in another browser, or after a server restart) reopens the run
+with :meth:`RunStore.load` without refitting.
+
+What is stored is **data only, never a pickle**: one zip archive per run holding
+``manifest.json`` (a versioned JSON tree) and ``arrays/<i>.npy`` files written by
+:func:`numpy.save` and read back with ``allow_pickle=False`` (one flat buffer per dtype;
+the manifest gives each array's buffer, offset and shape).  The JSON tree describes the
+result object with a registry of known type names (:func:`encode`, :func:`decode`): plain
+JSON values, tuples, dicts with non-string keys, numpy arrays and scalars, pandas
+DataFrames / Series / Index, the engine's result dataclasses, :class:`TreeArrays`,
+:class:`TreeEnsemble` and fitted estimators (ours and scikit-learn's trees, forests and
+boosting, by their attributes and arrays).  Decoding builds only registered names; anything
+else is refused with :class:`RunStoreError`.
+
+The archive is kept in a :class:`diskcache.Cache` (SQLite index plus files) with a size
+limit, least-recently-used eviction and an expiry per run.  diskcache pickles Python values
+by default; :class:`DataOnlyDisk` accepts only ``str`` keys and ``bytes`` values, and refuses
+to read a pickled entry.
+
+Limits (environment variables, read when the store is first opened; docs/deploy.md):
+``TREELAB_RUN_STORE`` (folder), ``TREELAB_RUN_STORE_SIZE`` (total size, default 2GiB),
+``TREELAB_RUN_MAX_SIZE`` (one run, default 256MiB), ``TREELAB_RUN_EXPIRY_DAYS`` (default 7).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import io
+import json
+import math
+import os
+import re
+import secrets
+import threading
+import time
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: Version tag of a stored run's manifest (checked on load).
+FORMAT = "treelab.run/1"
+#: Bytes of randomness in a run id (``secrets.token_urlsafe``: 22 URL-safe characters).
+RUN_ID_BYTES = 16
+_RUN_ID = re.compile(r"[A-Za-z0-9_-]{22}")
+#: Defaults of the limits (overridden by the environment variables below).
+DEFAULT_SIZE = "2GiB"
+DEFAULT_MAX_RUN = "256MiB"
+DEFAULT_EXPIRY_DAYS = 7.0
+ENV_DIRECTORY = "TREELAB_RUN_STORE"
+ENV_SIZE = "TREELAB_RUN_STORE_SIZE"
+ENV_MAX_RUN = "TREELAB_RUN_MAX_SIZE"
+ENV_EXPIRY = "TREELAB_RUN_EXPIRY_DAYS"
+#: The JSON key naming a registered type in the manifest tree.
+TYPE_KEY = "__type__"
+
+
+class RunStoreError(ValueError):
+    """A run cannot be stored or reopened; the message says why and what to do."""
+
+
+class InvalidRunId(RunStoreError):
+    """The text is not a run id (a mistyped or truncated link)."""
+
+
+class RunNotFound(RunStoreError):
+    """No run under this id: never stored, expired, or evicted to make room."""
+
+
+# ---------------------------------------------------------------------------------------
+# the codec: object tree <-> (JSON tree, list of arrays)
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Codec:
+    name: str
+    encode: Callable[[Any, _Encoder], dict]
+    decode: Callable[[dict, _Decoder], Any]
+
+
+#: type -> codec (exact type match), and name -> codec for decoding.
+_BY_TYPE: dict[type, _Codec] = {}
+_BY_NAME: dict[str, _Codec] = {}
+#: "module:QualName" of estimator classes stored by their attributes (imported on decode).
+_ESTIMATORS: dict[str, Callable[[Any], None] | None] = {}
+#: "module:QualName" of dataclasses / named tuples registered lazily (imported on first use).
+_LAZY_RECORDS = (
+    "engine.tree.arrays:TreeArrays",
+    "engine.tree.ensemble:TreeEnsemble",
+    "engine.compare:CompareResult",
+    "engine.cart.profile:StrategyResult",
+    "engine.cart.profile:NodeHistogram",
+    "engine.cart.profile:SplitProfile",
+    "engine.cart.builder:GrownTree",
+    "engine.cart.dics:DICSDictionary",
+    "engine.cit.permutation:PermutationResult",
+    "engine.partition.growth:GrowParams",
+    "engine.partition.growth:PartitionTreeArrays",
+    "engine.partition.explore:RowParts",
+    "engine.treegrad.api:RankResult",
+    "engine.treegrad.api:Curves",
+    "engine.treegrad.explain:MethodParams",
+    "engine.treegrad.explain:Explanation",
+    "engine.treegrad.explain:CurveSet",
+)
+_lazy_done = False
+_lazy_lock = threading.Lock()
+
+
+def _class_path(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _import_class(path: str) -> type:
+    module, _, qualname = path.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def register_type(cls: type, name: str, encode, decode) -> None:
+    """Register a codec: ``encode(obj, encoder) -> dict`` (JSON values; call
+    ``encoder(value)`` for nested values) and ``decode(dict, decoder) -> obj``.  Only
+    registered names are decoded."""
+    codec = _Codec(name, encode, decode)
+    _BY_TYPE[cls] = codec
+    _BY_NAME[name] = codec
+
+
+def register_record(cls: type) -> None:
+    """Register a dataclass or a ``NamedTuple`` stored field by field (its ``__init__``
+    fields; fields with ``init=False`` are recomputed by the class).  Its name in the
+    manifest is ``module:QualName``."""
+    name = _class_path(cls)
+    if dataclasses.is_dataclass(cls):
+        names = [f.name for f in dataclasses.fields(cls) if f.init]
+    elif issubclass(cls, tuple) and hasattr(cls, "_fields"):
+        names = list(cls._fields)
+    else:
+        raise TypeError(f"{name} is neither a dataclass nor a NamedTuple")
+
+    def encode(obj, enc):
+        return {"fields": {n: enc(getattr(obj, n), n) for n in names}}
+
+    def decode(node, dec):
+        return cls(**{n: dec(v) for n, v in node["fields"].items()})
+
+    register_type(cls, name, encode, decode)
+
+
+def register_estimator(path: str, after_decode: Callable[[Any], None] | None = None) -> None:
+    """Allow the estimator class ``"module:QualName"`` to be stored by its attributes
+    (``vars(estimator)``, each encoded by the registry); ``after_decode(estimator)``
+    rebuilds what is not stored (e.g. a loss object)."""
+    _ESTIMATORS[path] = after_decode
+
+
+def _rebuild_gradient_boosting_loss(est) -> None:
+    est._loss = est._get_loss(sample_weight=None)
+
+
+for _path in (
+    "engine.cart.estimator:CARTClassifier",
+    "engine.cart.estimator:CARTRegressor",
+    "engine.cit.tree:ConditionalInferenceTreeClassifier",
+    "engine.cit.tree:ConditionalInferenceTreeRegressor",
+    "engine.cit.forest:ConditionalInferenceForestClassifier",
+    "engine.cit.forest:ConditionalInferenceForestRegressor",
+    "engine.literati.estimator:LiteratiClassifier",
+    "engine.literati.estimator:GreedyShapeTreeClassifier",
+    "engine.partition.estimators:PartitionTreeClassifier",
+    "engine.partition.estimators:PartitionTreeRegressor",
+    "engine.partition.estimators:PartitionForestClassifier",
+    "engine.partition.estimators:PartitionForestRegressor",
+    "sklearn.tree._classes:DecisionTreeClassifier",
+    "sklearn.tree._classes:DecisionTreeRegressor",
+    "sklearn.tree._classes:ExtraTreeClassifier",
+    "sklearn.tree._classes:ExtraTreeRegressor",
+    "sklearn.ensemble._forest:RandomForestClassifier",
+    "sklearn.ensemble._forest:RandomForestRegressor",
+    "sklearn.ensemble._forest:ExtraTreesClassifier",
+    "sklearn.ensemble._forest:ExtraTreesRegressor",
+    "sklearn.dummy:DummyClassifier",
+    "sklearn.dummy:DummyRegressor",
+):
+    register_estimator(_path)
+for _path in (
+    "sklearn.ensemble._gb:GradientBoostingClassifier",
+    "sklearn.ensemble._gb:GradientBoostingRegressor",
+):
+    register_estimator(_path, _rebuild_gradient_boosting_loss)
+#: attributes left out of a stored estimator (rebuilt by its ``after_decode``).
+_SKIPPED_ATTRIBUTES = {"_loss"}
+
+
+class _Encoder:
+    """Walks an object tree into JSON values, collecting arrays in flat buffers
+    (:attr:`arrays`)."""
+
+    def __init__(self) -> None:
+        self._groups: dict[str, tuple[int, list[int]]] = {}
+        self._parts: list[list[np.ndarray]] = []
+        self._path: list[str | int] = ["result"]
+
+    def __call__(self, obj: Any, label: str | int | None = None) -> Any:
+        if label is not None:
+            self._path.append(label)
+        try:
+            return self._encode(obj)
+        finally:
+            if label is not None:
+                self._path.pop()
+
+    def where(self) -> str:
+        return "".join(str(p) if i == 0 else f"[{p!r}]" for i, p in enumerate(self._path))
+
+    def array_ref(self, array: np.ndarray) -> dict:
+        """Append ``array`` to the flat buffer of its dtype (one ``.npy`` per dtype, not
+        per array: a forest has thousands of small arrays) and return its reference
+        ``{"ref": buffer, "offset": start, "shape": shape}``."""
+        key = array.dtype.str if array.dtype.names is None else json.dumps(array.dtype.descr)
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = (len(self._parts), [0])
+            self._parts.append([])
+        index, size = group
+        flat = np.ascontiguousarray(array).reshape(-1)
+        self._parts[index].append(flat)
+        node = {TYPE_KEY: "ndarray", "ref": index, "offset": size[0], "shape": list(array.shape)}
+        size[0] += flat.shape[0]
+        return node
+
+    @property
+    def arrays(self) -> list[np.ndarray]:
+        """The flat buffers, one per dtype, in reference order."""
+        return [parts[0] if len(parts) == 1 else np.concatenate(parts) for parts in self._parts]
+
+    def _encode(self, obj: Any) -> Any:
+        kind = type(obj)
+        if obj is None or kind in (bool, str, int):
+            return obj
+        if kind is float:
+            if math.isfinite(obj):
+                return obj
+            return {TYPE_KEY: "float", "value": repr(obj)}  # 'nan', 'inf', '-inf'
+        if kind is list:
+            return [self(v, i) for i, v in enumerate(obj)]
+        if kind is dict:
+            if all(type(k) is str for k in obj) and TYPE_KEY not in obj:
+                return {k: self(v, k) for k, v in obj.items()}
+            return {
+                TYPE_KEY: "dict",
+                "items": [
+                    [self(k), self(v, k if type(k) in (str, int) else str(k))]
+                    for k, v in obj.items()
+                ],
+            }
+        if kind is tuple:
+            return {TYPE_KEY: "tuple", "items": [self(v, i) for i, v in enumerate(obj)]}
+        if kind is np.ndarray:
+            if obj.dtype.hasobject:
+                return {
+                    TYPE_KEY: "object_array",
+                    "shape": list(obj.shape),
+                    "items": [
+                        self(v.item() if isinstance(v, np.generic) else v) for v in obj.ravel()
+                    ],
+                }
+            return self.array_ref(obj)
+        if isinstance(obj, np.generic) and not isinstance(obj, np.object_):
+            return {**self.array_ref(np.asarray(obj)), TYPE_KEY: "numpy_scalar"}
+        _register_lazy()
+        codec = _BY_TYPE.get(kind)
+        if codec is not None:
+            return {TYPE_KEY: codec.name, **codec.encode(obj, self)}
+        path = _class_path(kind)
+        if path in _ESTIMATORS:
+            state = {k: v for k, v in vars(obj).items() if k not in _SKIPPED_ATTRIBUTES}
+            return {TYPE_KEY: "estimator", "class": path, "state": self(state)}
+        raise RunStoreError(
+            f"{self.where()}: cannot store a {path} (not a registered type); register it "
+            "in engine.store (register_record / register_type / register_estimator) or keep "
+            "its data (arrays, tables) instead"
+        )
+
+
+class _Decoder:
+    """Rebuilds the object tree from JSON values and the stored arrays."""
+
+    def __init__(self, arrays: list[np.ndarray]) -> None:
+        self.arrays = arrays
+
+    def array(self, node: dict) -> np.ndarray:
+        """The array a reference node points to: a slice of its flat buffer, reshaped."""
+        ref, offset, shape = node.get("ref"), node.get("offset"), node.get("shape")
+        if (
+            type(ref) is not int
+            or not 0 <= ref < len(self.arrays)
+            or type(offset) is not int
+            or not isinstance(shape, list)
+            or not all(type(n) is int and n >= 0 for n in shape)
+        ):
+            raise RunStoreError(f"the stored run refers to a missing array {ref!r}")
+        count = math.prod(shape)
+        buffer = self.arrays[ref]
+        if not 0 <= offset <= offset + count <= buffer.shape[0]:
+            raise RunStoreError(f"the stored run refers to a missing array {ref!r}")
+        return buffer[offset : offset + count].reshape(shape)
+
+    def __call__(self, node: Any) -> Any:
+        if isinstance(node, list):
+            return [self(v) for v in node]
+        if not isinstance(node, dict):
+            return node
+        name = node.get(TYPE_KEY)
+        if name is None:
+            return {k: self(v) for k, v in node.items()}
+        if name == "float":
+            return float(node["value"])
+        if name == "dict":
+            return {_hashable(self(k)): self(v) for k, v in node["items"]}
+        if name == "tuple":
+            return tuple(self(v) for v in node["items"])
+        if name == "ndarray":
+            return self.array(node)
+        if name == "numpy_scalar":
+            return self.array(node)[()]
+        if name == "object_array":
+            out = np.empty(len(node["items"]), dtype=object)
+            out[:] = [self(v) for v in node["items"]]
+            return out.reshape(node["shape"])
+        if name == "estimator":
+            return self._estimator(node)
+        _register_lazy()
+        codec = _BY_NAME.get(name)
+        if codec is None:
+            raise RunStoreError(f"the stored run names an unknown type {name!r}: refused")
+        return codec.decode(node, self)
+
+    def _estimator(self, node: dict) -> Any:
+        path = node.get("class")
+        if path not in _ESTIMATORS:
+            raise RunStoreError(f"the stored run names an unknown estimator {path!r}: refused")
+        try:
+            cls = _import_class(path)
+        except (ImportError, AttributeError) as exc:
+            raise RunStoreError(
+                f"the stored run needs {path}, which is not available ({exc})"
+            ) from None
+        est = cls.__new__(cls)
+        est.__dict__.update(self(node["state"]))
+        after = _ESTIMATORS[path]
+        if after is not None:
+            after(est)
+        return est
+
+
+def _hashable(key: Any) -> Any:
+    return tuple(_hashable(k) for k in key) if isinstance(key, list) else key
+
+
+# -- pandas ------------------------------------------------------------------------------
+
+
+def _encode_values(values, enc: _Encoder) -> dict:
+    """One column / index: numpy dtypes as arrays, extension dtypes (str, category, Int64,
+    boolean, ...) by their dtype name and values."""
+    dtype = values.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        cat = pd.Categorical(values)
+        return {
+            "kind": "category",
+            "categories": enc(cat.categories),
+            "codes": enc(np.asarray(cat.codes)),
+            "ordered": bool(cat.ordered),
+        }
+    if isinstance(dtype, np.dtype):
+        return {"kind": "numpy", "values": enc(np.asarray(values))}
+    return {
+        "kind": "extension",
+        "dtype": str(dtype),
+        "values": enc(np.asarray(values, dtype=object)),
+    }
+
+
+def _decode_values(node: dict, dec: _Decoder):
+    kind = node["kind"]
+    if kind == "category":
+        return pd.Categorical.from_codes(
+            dec(node["codes"]), categories=dec(node["categories"]), ordered=node["ordered"]
+        )
+    if kind == "numpy":
+        return dec(node["values"])
+    if kind == "extension":
+        return pd.array(list(dec(node["values"])), dtype=node["dtype"])
+    raise RunStoreError(f"the stored run has an unknown column kind {kind!r}")
+
+
+def _encode_index(index: pd.Index, enc: _Encoder) -> dict:
+    if type(index) is pd.RangeIndex:
+        return {
+            "range": [int(index.start), int(index.stop), int(index.step)],
+            "name": enc(index.name),
+        }
+    if isinstance(index, pd.MultiIndex):
+        return {
+            "levels": [_encode_index(index.get_level_values(i), enc) for i in range(index.nlevels)],
+            "names": [enc(n) for n in index.names],
+        }
+    return {"values": _encode_values(index, enc), "name": enc(index.name)}
+
+
+def _decode_index(node: dict, dec: _Decoder) -> pd.Index:
+    if "range" in node:
+        return pd.RangeIndex(*node["range"], name=dec(node["name"]))
+    if "levels" in node:
+        levels = [_decode_index(level, dec) for level in node["levels"]]
+        return pd.MultiIndex.from_arrays(levels, names=[dec(n) for n in node["names"]])
+    return pd.Index(_decode_values(node["values"], dec), name=dec(node["name"]))
+
+
+register_type(
+    pd.Index,
+    "pandas.Index",
+    lambda obj, enc: _encode_index(obj, enc),
+    lambda node, dec: _decode_index(node, dec),
+)
+register_type(
+    pd.RangeIndex,
+    "pandas.RangeIndex",
+    lambda obj, enc: _encode_index(obj, enc),
+    lambda node, dec: _decode_index(node, dec),
+)
+register_type(
+    pd.MultiIndex,
+    "pandas.MultiIndex",
+    lambda obj, enc: _encode_index(obj, enc),
+    lambda node, dec: _decode_index(node, dec),
+)
+register_type(
+    pd.Series,
+    "pandas.Series",
+    lambda obj, enc: {
+        "name": enc(obj.name),
+        "index": _encode_index(obj.index, enc),
+        "values": _encode_values(obj.array, enc),
+    },
+    lambda node, dec: pd.Series(
+        _decode_values(node["values"], dec),
+        index=_decode_index(node["index"], dec),
+        name=dec(node["name"]),
+        copy=False,
+    ),
+)
+
+
+def _encode_frame(frame: pd.DataFrame, enc: _Encoder) -> dict:
+    return {
+        "columns": _encode_index(frame.columns, enc),
+        "index": _encode_index(frame.index, enc),
+        "data": [_encode_values(frame.iloc[:, i].array, enc) for i in range(frame.shape[1])],
+    }
+
+
+def _decode_frame(node: dict, dec: _Decoder) -> pd.DataFrame:
+    columns = _decode_index(node["columns"], dec)
+    index = _decode_index(node["index"], dec)
+    data = {i: _decode_values(col, dec) for i, col in enumerate(node["data"])}
+    frame = pd.DataFrame(data, index=index, copy=False)
+    frame.columns = columns
+    return frame
+
+
+register_type(pd.DataFrame, "pandas.DataFrame", _encode_frame, _decode_frame)
+register_type(type(pd.NA), "pandas.NA", lambda obj, enc: {}, lambda node, dec: pd.NA)
+register_type(type(pd.NaT), "pandas.NaT", lambda obj, enc: {}, lambda node, dec: pd.NaT)
+register_type(
+    pd.Timestamp,
+    "pandas.Timestamp",
+    lambda obj, enc: {"value": obj.isoformat()},
+    lambda node, dec: pd.Timestamp(node["value"]),
+)
+
+
+# -- numpy and scikit-learn internals ----------------------------------------------------
+
+
+def _encode_random_state(obj: np.random.RandomState, enc: _Encoder) -> dict:
+    return {"state": enc(obj.get_state(legacy=True))}
+
+
+def _decode_random_state(node: dict, dec: _Decoder) -> np.random.RandomState:
+    state = np.random.RandomState(0)  # (seeding from the OS is slower; the state is set next)
+    state.set_state(dec(node["state"]))
+    return state
+
+
+register_type(
+    np.random.RandomState, "numpy.RandomState", _encode_random_state, _decode_random_state
+)
+
+
+def _encode_sklearn_tree(tree, enc: _Encoder) -> dict:
+    state = tree.__getstate__()
+    return {
+        "n_features": int(tree.n_features),
+        "n_classes": enc(np.asarray(tree.n_classes, dtype=np.intp)),
+        "n_outputs": int(tree.n_outputs),
+        "state": enc(state),
+    }
+
+
+def _decode_sklearn_tree(node: dict, dec: _Decoder):
+    from sklearn.tree._tree import Tree
+
+    tree = Tree(node["n_features"], dec(node["n_classes"]), node["n_outputs"])
+    tree.__setstate__(dec(node["state"]))
+    return tree
+
+
+def _register_sklearn_tree() -> None:
+    try:
+        from sklearn.tree._tree import Tree
+    except ImportError:  # pragma: no cover - scikit-learn is a dependency
+        return
+    register_type(Tree, "sklearn.tree.Tree", _encode_sklearn_tree, _decode_sklearn_tree)
+
+
+def _register_lazy() -> None:
+    """Import and register the engine's record types and scikit-learn's ``Tree`` (on the
+    first encode/decode, so that importing this module stays light)."""
+    global _lazy_done
+    if _lazy_done:
+        return
+    with _lazy_lock:
+        if not _lazy_done:
+            _register_sklearn_tree()
+            for path in _LAZY_RECORDS:
+                try:
+                    register_record(_import_class(path))
+                except (ImportError, AttributeError):  # an optional part not installed:
+                    continue  # its type stays unknown (refused, never guessed)
+            _lazy_done = True
+
+
+def encode(obj: Any) -> tuple[Any, list[np.ndarray]]:
+    """``obj`` -> (JSON-able tree, list of numpy arrays it refers to by index).
+
+    Raises :class:`RunStoreError` naming the place of a value of an unregistered type."""
+    encoder = _Encoder()
+    return encoder(obj), encoder.arrays
+
+
+def decode(tree: Any, arrays: list[np.ndarray]) -> Any:
+    """Inverse of :func:`encode`; builds only registered types (:class:`RunStoreError`
+    otherwise)."""
+    return _Decoder(arrays)(tree)
+
+
+# ---------------------------------------------------------------------------------------
+# archive: manifest + arrays in a zip, bytes only
+# ---------------------------------------------------------------------------------------
+
+
+def pack(manifest: dict, arrays: list[np.ndarray]) -> bytes:
+    """A zip (stored, not compressed) of ``manifest.json`` and ``arrays/<i>.npy``."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+        text = json.dumps({**manifest, "n_arrays": len(arrays)}, allow_nan=False)
+        archive.writestr("manifest.json", text)
+        for i, array in enumerate(arrays):
+            with archive.open(f"arrays/{i}.npy", "w", force_zip64=True) as handle:
+                np.save(handle, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def unpack(blob: bytes) -> tuple[dict, list[np.ndarray]]:
+    """Inverse of :func:`pack`; arrays are read with ``allow_pickle=False``."""
+    if not isinstance(blob, bytes | bytearray) or not blob.startswith(b"PK\x03\x04"):
+        raise RunStoreError("the stored run is not a TreeLab run archive: refused")
+    try:
+        with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+            manifest = json.loads(archive.read("manifest.json"))
+            n = manifest.get("n_arrays")
+            if type(n) is not int or n < 0:
+                raise RunStoreError("the stored run's manifest has no array count")
+            arrays = []
+            for i in range(n):
+                with archive.open(f"arrays/{i}.npy") as handle:
+                    arrays.append(np.load(io.BytesIO(handle.read()), allow_pickle=False))
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError) as exc:
+        raise RunStoreError(f"the stored run is damaged ({exc}); run it again") from exc
+    except ValueError as exc:  # np.load refusing an object array
+        if isinstance(exc, RunStoreError):
+            raise
+        raise RunStoreError(f"the stored run holds a non-data array ({exc}): refused") from exc
+    return manifest, arrays
+
+
+# ---------------------------------------------------------------------------------------
+# the store
+# ---------------------------------------------------------------------------------------
+
+
+def _disk_class():
+    from diskcache import Disk
+    from diskcache.core import MODE_BINARY, MODE_RAW
+
+    class DataOnlyDisk(Disk):
+        """A diskcache ``Disk`` that stores ``str`` keys and ``bytes`` values as they are
+        and never pickles nor unpickles (diskcache's default pickles other values)."""
+
+        def put(self, key):
+            if type(key) is not str:
+                raise TypeError(f"run store keys are str, got {type(key).__name__}")
+            return super().put(key)
+
+        def get(self, key, raw):
+            if not raw:
+                raise RunStoreError("the run store holds a pickled key: refused")
+            return super().get(key, raw)
+
+        def store(self, value, read, key=None):
+            if type(value) is not bytes:
+                raise TypeError(f"run store values are bytes, got {type(value).__name__}")
+            return super().store(value, read, key=key)
+
+        def fetch(self, mode, filename, value, read):
+            if mode not in (MODE_RAW, MODE_BINARY):
+                raise RunStoreError(
+                    f"the run store holds an entry of diskcache mode {mode} (not raw bytes; "
+                    "4 is a pickle): refused"
+                )
+            data = super().fetch(mode, filename, value, read)
+            if type(data) is not bytes:
+                raise RunStoreError("the run store holds a non-bytes entry: refused")
+            return data
+
+    return DataOnlyDisk
+
+
+@functools.lru_cache(maxsize=1)
+def _versions() -> tuple:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = []
+    for name in ("treelab", "numpy", "pandas", "scikit-learn"):
+        try:
+            out.append((name, version(name)))
+        except PackageNotFoundError:
+            out.append((name, None))
+    return tuple(out)
+
+
+def library_versions() -> dict:
+    """Versions of the libraries whose objects a run holds (written into each manifest)."""
+    return dict(_versions())
+
+
+def check_run_id(run_id: Any) -> str:
+    """``run_id`` if it has the form of a run id (22 URL-safe characters), else
+    :class:`InvalidRunId` with a message for the user."""
+    if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
+        shown = repr(run_id) if len(repr(run_id)) <= 40 else repr(run_id)[:37] + "..."
+        raise InvalidRunId(
+            f"{shown} is not a run id (22 letters, digits, '-' or '_'); check that the link "
+            "was copied completely, or run the job again"
+        )
+    return run_id
+
+
+def new_run_id() -> str:
+    """A fresh unguessable run id (``secrets.token_urlsafe``, 128 bits)."""
+    return secrets.token_urlsafe(RUN_ID_BYTES)
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """A run read back from the store: ``result`` is the decoded object tree, ``meta``
+    the JSON-able description the page saved with it (dataset, parameters...),
+    ``created`` / ``expires`` Unix times (seconds), ``size`` bytes of the archive,
+    ``versions`` the libraries' versions it was saved with."""
+
+    run_id: str
+    kind: str
+    result: Any
+    meta: dict
+    created: float
+    expires: float | None
+    size: int
+    versions: dict
+
+
+@dataclass(frozen=True)
+class StoreLimits:
+    """The store's bounds, for the pages to show: bytes and seconds."""
+
+    directory: str
+    size_limit: int
+    max_run_bytes: int
+    expire_seconds: float | None
+
+    def describe(self) -> str:
+        """'Runs are kept for 7 days; the store holds 2.0 GiB (256.0 MiB per run) and
+        forgets the least recently opened runs first.'"""
+        from engine.cluster import format_bytes
+
+        if self.expire_seconds is None:
+            kept = "Runs are kept until the store is full"
+        else:
+            days = self.expire_seconds / 86400
+            kept = f"Runs are kept for {days:g} day{'s' if days != 1 else ''}"
+        return (
+            f"{kept}; the store holds {format_bytes(self.size_limit)} "
+            f"({format_bytes(self.max_run_bytes)} per run) and forgets the least recently "
+            "opened runs first."
+        )
+
+
+def default_directory() -> Path:
+    """``$TREELAB_RUN_STORE``, else ``$XDG_CACHE_HOME/treelab/runs`` (``~/.cache``)."""
+    if os.environ.get(ENV_DIRECTORY):
+        return Path(os.environ[ENV_DIRECTORY])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "treelab" / "runs"
+
+
+def limits_from_environment() -> dict:
+    """``size_limit``, ``max_run_bytes``, ``expire_seconds`` from the environment variables
+    (ValueError naming the variable and the bad value)."""
+    from engine.cluster import parse_bytes
+
+    out = {}
+    for key, env, default in (
+        ("size_limit", ENV_SIZE, DEFAULT_SIZE),
+        ("max_run_bytes", ENV_MAX_RUN, DEFAULT_MAX_RUN),
+    ):
+        text = os.environ.get(env, "").strip() or default
+        try:
+            out[key] = parse_bytes(text)
+        except ValueError as exc:
+            raise ValueError(f"{env}: {exc}") from None
+    text = os.environ.get(ENV_EXPIRY, "").strip()
+    try:
+        days = float(text) if text else DEFAULT_EXPIRY_DAYS
+    except ValueError:
+        raise ValueError(
+            f"{ENV_EXPIRY} must be a number of days (e.g. 7, 0.5), got {text!r}"
+        ) from None
+    if not days > 0:
+        raise ValueError(f"{ENV_EXPIRY} must be positive, got {text!r}")
+    out["expire_seconds"] = days * 86400.0
+    return out
+
+
+class RunStore:
+    """Results of finished or stopped jobs on disk, keyed by unguessable run ids.
+
+    Parameters
+    ----------
+    directory : path, optional
+        The store's folder (created); default :func:`default_directory`.  Two stores on one
+        folder (two server processes, or one after a restart) see the same runs.
+    size_limit : int, optional
+        Bytes on disk (index plus archives); the least recently saved or opened runs are
+        evicted past it.  Default ``$TREELAB_RUN_STORE_SIZE`` or 2 GiB.
+    max_run_bytes : int, optional
+        Largest archive of one run; default ``$TREELAB_RUN_MAX_SIZE`` or 256 MiB (at most
+        half the size limit).
+    expire_seconds : float or None, optional
+        A run is forgotten this long after it was saved; default
+        ``$TREELAB_RUN_EXPIRY_DAYS`` or 7 days; ``None``: never (only eviction).
+
+    Raises
+    ------
+    ValueError
+        On a non-positive limit or a bad environment variable.
+    """
+
+    def __init__(
+        self,
+        directory: str | os.PathLike | None = None,
+        *,
+        size_limit: int | None = None,
+        max_run_bytes: int | None = None,
+        expire_seconds: float | None | str = "environment",
+    ) -> None:
+        from diskcache import Cache
+
+        env = limits_from_environment()
+        self.directory = Path(directory) if directory is not None else default_directory()
+        self.size_limit = int(size_limit if size_limit is not None else env["size_limit"])
+        max_run = int(max_run_bytes if max_run_bytes is not None else env["max_run_bytes"])
+        if expire_seconds == "environment":
+            expire_seconds = env["expire_seconds"]
+        if self.size_limit <= 0 or max_run <= 0:
+            raise ValueError("size_limit and max_run_bytes must be positive")
+        if expire_seconds is not None and not expire_seconds > 0:
+            raise ValueError(f"expire_seconds must be positive or None, got {expire_seconds!r}")
+        self.max_run_bytes = min(max_run, self.size_limit // 2)
+        self.expire_seconds = None if expire_seconds is None else float(expire_seconds)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._cache = Cache(
+            str(self.directory),
+            size_limit=self.size_limit,
+            eviction_policy="least-recently-used",
+            disk=_disk_class(),
+            # diskcache culls 10 entries at a time (made for many small items); runs are few
+            # and large, so :meth:`_evict` removes one least recently used run at a time
+            cull_limit=0,
+        )
+
+    # -- limits -------------------------------------------------------------------------
+
+    @property
+    def limits(self) -> StoreLimits:
+        return StoreLimits(
+            str(self.directory), self.size_limit, self.max_run_bytes, self.expire_seconds
+        )
+
+    def volume(self) -> int:
+        """Bytes the store uses on disk now (index plus archives)."""
+        return int(self._cache.volume())
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def __contains__(self, run_id: object) -> bool:
+        return isinstance(run_id, str) and bool(_RUN_ID.fullmatch(run_id)) and run_id in self._cache
+
+    # -- save / load --------------------------------------------------------------------
+
+    def save(self, kind: str, result: Any, *, meta: dict | None = None) -> str:
+        """Store ``result`` (any tree of registered types) and return its new run id.
+
+        ``kind`` names what it is (a page or job: 'compare', 'cit.fit'...); ``meta`` is a
+        JSON-able dict the page wants back (dataset, target, parameters, seed).
+
+        Raises
+        ------
+        RunStoreError
+            When a value has no registered type (the message names where it is), or the
+            run's archive is larger than ``max_run_bytes``.
+        """
+        tree, arrays = encode(result)
+        meta_tree, meta_arrays = encode(dict(meta or {}))
+        if meta_arrays:
+            raise RunStoreError("meta must hold JSON values only (no arrays)")
+        run_id = new_run_id()
+        now = time.time()
+        manifest = {
+            "format": FORMAT,
+            "versions": library_versions(),
+            "run_id": run_id,
+            "kind": str(kind),
+            "created": now,
+            "expires": None if self.expire_seconds is None else now + self.expire_seconds,
+            "meta": meta_tree,
+            "result": tree,
+        }
+        blob = pack(manifest, arrays)
+        if len(blob) > self.max_run_bytes:
+            from engine.cluster import format_bytes
+
+            raise RunStoreError(
+                f"this result takes {format_bytes(len(blob))}, more than the run store keeps "
+                f"per run ({format_bytes(self.max_run_bytes)}, {ENV_MAX_RUN}); it stays in "
+                "this session only -- download what you need"
+            )
+        self._cache.expire()
+        self._cache.set(run_id, blob, expire=self.expire_seconds)
+        self._evict(keep=run_id)
+        return run_id
+
+    def _evict(self, keep: str) -> None:
+        """Delete least recently used runs, one at a time, until the store fits its size
+        limit (``access_time`` is diskcache's column for its least-recently-used policy,
+        updated by every :meth:`load`)."""
+        while self._cache.volume() > self.size_limit:
+            rows = self._cache._sql(
+                "SELECT key FROM Cache WHERE key != ? ORDER BY access_time LIMIT 1", (keep,)
+            ).fetchall()
+            if not rows:
+                break
+            self._cache.delete(rows[0][0])
+
+    def load(self, run_id: str) -> StoredRun:
+        """The run saved under ``run_id`` (opening it counts as a use for eviction).
+
+        Raises
+        ------
+        InvalidRunId
+            When ``run_id`` does not have the form of a run id.
+        RunNotFound
+            When no run is stored under it (expired, evicted or never saved).
+        RunStoreError
+            When the stored entry is damaged, of an older format, or not data.
+        """
+        check_run_id(run_id)
+        blob = self._cache.get(run_id, default=None)
+        if blob is None:
+            raise RunNotFound(
+                f"run {run_id} is not in the store: it expired, was evicted to make room "
+                "for newer runs, or was never saved here; run the job again"
+            )
+        manifest, arrays = unpack(blob)
+        if manifest.get("format") != FORMAT:
+            raise RunStoreError(
+                f"run {run_id} was stored in format {manifest.get('format')!r}, this "
+                f"version reads {FORMAT!r}; run the job again"
+            )
+        try:
+            result = decode(manifest["result"], arrays)
+            meta = decode(manifest["meta"], [])
+        except RunStoreError:
+            raise
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+            saved = manifest.get("versions", {})
+            raise RunStoreError(
+                f"run {run_id} cannot be rebuilt by this version ({type(exc).__name__}: {exc}; "
+                f"saved with {saved}, running {library_versions()}); run the job again"
+            ) from exc
+        return StoredRun(
+            run_id=run_id,
+            kind=manifest["kind"],
+            result=result,
+            meta=meta,
+            created=float(manifest["created"]),
+            expires=manifest["expires"],
+            size=len(blob),
+            versions=dict(manifest.get("versions", {})),
+        )
+
+    def delete(self, run_id: str) -> bool:
+        """Forget a run; True if it was there."""
+        check_run_id(run_id)
+        return bool(self._cache.delete(run_id))
+
+    def close(self) -> None:
+        self._cache.close()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+_default: RunStore | None = None
+_default_lock = threading.Lock()
+
+
+def default_store() -> RunStore:
+    """The server's run store (one per process, limits from the environment)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = RunStore()
+        return _default

@@ -1,0 +1,561 @@
+"""The page-job kit: everything a page needs to run a background job and show its result.
+
+Every page uses these pieces (``pages/_shared.py`` re-exports them), so a fix to how a job
+starts, stops, polls or is shown is made once:
+
+* :class:`PageJob` -- one background job of a page, kept in ``st.session_state`` under
+  ``<prefix>_job`` (the :class:`engine.jobs.Job`) and ``<prefix>_job_meta`` (what the page
+  must remember of the run: :func:`job_meta` and its own settings).  It draws the Run /
+  Stop buttons (:meth:`PageJob.controls`: ``<prefix>_run``, ``<prefix>_stop``), starts the
+  job within the session's bound (:func:`start_job`), stops it (:meth:`PageJob.stop`, a
+  button callback) and polls it in a fragment (:meth:`PageJob.live`).
+* :func:`running_elsewhere` / :func:`stop_page` -- a page that cannot go on (another
+  dataset, a target it cannot use) still shows its running jobs with their Stop buttons,
+  rather than letting them run on out of sight until their time budget.
+* :class:`SavedSettings` -- Streamlit drops the values of a page's widgets when the user
+  switches page while a job's fragment polls (``keep_widget_state`` then has nothing left
+  to keep); a page restores them from here before any widget is drawn and saves them after
+  its settings panel.
+* :class:`ResultPanel` -- the result section of a page.  **The export hook**: every figure
+  and table a page draws as a result goes through :meth:`ResultPanel.chart` and
+  :meth:`ResultPanel.table`, which draw it and record it by its key in
+  ``panel.figures`` / ``panel.tables``; :func:`result_panels` returns the last panel each
+  page drew in this session (page name -> panel, with the run's ``meta``).  A later
+  exporter (HTML report, PNG/SVG, a Python snippet, a run-store link) reads them there and
+  adds its buttons for every page at once through :meth:`ResultPanel.downloads` (today: the
+  page's own CSV/JSON downloads).
+* :func:`job_waiting`, :func:`job_failure` / :func:`show_job_failure` -- what a queued or
+  failed job says (never a traceback).
+* :func:`cv_job_panel` -- the whole Run / live table / outcome cycle of a cross-validation
+  job (Compare and Split strategies), built from the pieces above.
+
+Only Streamlit glue lives here; jobs, models and figures come from ``engine``.  Dask and
+the estimators are imported on first use, so the first page draws without waiting for them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections.abc import Callable, Iterable
+
+import streamlit as st
+
+# imported on first use (see the module docstring); tests substitute them here
+_LAZY = {
+    "cross_validate_steps": "engine.compare",
+    "summarise": "engine.compare",
+    "Job": "engine.jobs",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+#: Jobs of one browser session running at once; the next ones wait in line.
+MAX_RUNNING_JOBS = 2
+#: Advice shown under a job that ran out of memory, per page (the job's own message says
+#: how much memory it had).
+MEMORY_ADVICE = "use a smaller dataset or lighter settings"
+#: Key endings that are never settings: buttons and download buttons (their value cannot be
+#: set), jobs, ``*_view`` widgets whose options depend on the last result, and charts.
+NOT_SAVED_SUFFIXES = ("_run", "_stop", "_btn", "_dl", "_job", "_job_meta", "_view", "_fig")
+
+
+# -- starting and explaining jobs ---------------------------------------------------------
+def start_job(job):
+    """Start ``job`` within this session's bound (:data:`MAX_RUNNING_JOBS` at once; the next
+    ones wait in line, status ``queued``); returns it."""
+    from engine.jobs import JobSlots
+
+    slots = st.session_state.get("_job_slots")
+    if slots is None:
+        slots = st.session_state["_job_slots"] = JobSlots(MAX_RUNNING_JOBS)
+    return slots.start(job)
+
+
+def job_waiting(snap) -> bool:
+    """Show why a started job has no progress yet (queued in the session, or every worker
+    busy); True when it is waiting."""
+    if snap.waiting == "session":
+        ahead = (snap.queue_position or 1) - 1
+        st.progress(
+            0.0,
+            text=f"Waiting in line: {MAX_RUNNING_JOBS} jobs of this session are running"
+            + (f" and {ahead} more wait before this one" if ahead else "")
+            + ". It starts by itself when one finishes (Stop removes it from the line).",
+        )
+        return True
+    if snap.waiting == "worker":
+        st.progress(
+            0.0,
+            text="Waiting for a free worker: every worker process of the server is busy "
+            "with other jobs. It starts by itself.",
+        )
+        return True
+    return False
+
+
+def job_failure(snap, what: str, advice: str = MEMORY_ADVICE) -> str:
+    """A sentence for a failed job (``snap.status == "error"``), never a traceback.
+
+    ``what`` names the job ("The comparison"); ``advice`` says what to lower when the job
+    ran out of memory ("lower the cache size or the depth").
+    """
+    kind = getattr(snap, "error_kind", None)
+    message = str(snap.error or "unknown error")
+    if kind == "memory":
+        detail = message.split(": ", 1)[-1].split(" and was stopped")[0]
+        return f"{what} stopped: {detail}. Try again: {advice}."
+    if kind == "lost":
+        return (
+            f"{what} stopped: the worker process running it stopped unexpectedly (killed or "
+            "crashed). A new worker has been started; press the button again to retry."
+        )
+    if kind == "cluster":
+        return (
+            f"{what} could not run: {message.split(': ', 1)[-1]}. The app keeps working; "
+            "check the Dask cluster (see docs/deploy.md)."
+        )
+    name, _, rest = message.partition(": ")
+    if not (rest and name.isidentifier()):
+        name, rest = "", message
+    if name == "ValueError":  # the engine's own checks: a sentence about the data / settings
+        return (
+            f"{what} could not run with these data and settings: {rest.rstrip('.')}. "
+            "Change the settings and try again."
+        )
+    return (
+        f"{what} failed because of an unexpected error (nothing you had is lost). Try "
+        f"again, or {advice}; the details below help to report it."
+    )
+
+
+def show_job_failure(snap, what: str, advice: str = MEMORY_ADVICE) -> None:
+    """Draw :func:`job_failure`'s sentence as an error box and, for a failure other than
+    memory / lost worker / cluster, the error text (not a traceback) in a collapsed
+    "Details" expander."""
+    st.error(job_failure(snap, what, advice))
+    if getattr(snap, "error_kind", None) not in ("memory", "lost", "cluster"):
+        with st.expander("Details", expanded=False):
+            st.code(str(snap.error or "unknown error"), language=None)
+
+
+def job_meta(ds) -> dict:
+    """What a page must remember of the dataset a job ran on, to draw its results later."""
+    from pages._shared import dataset_caption
+
+    return {
+        "task": ds.task,
+        "feature_names": list(ds.feature_names),
+        "classes": None if ds.classes_ is None else [str(c) for c in ds.classes_],
+        "categories": [ds.categories.get(j) for j in range(ds.n_features)],
+        "X": ds.X,
+        "target": ds.target,
+        "caption": dataset_caption(ds),
+    }
+
+
+def _show_error(exc: ValueError) -> None:
+    from pages._shared import md
+
+    st.error(md(exc))
+
+
+# -- one job of a page --------------------------------------------------------------------
+class PageJob:
+    """One background job of a page (see the module docstring).
+
+    Parameters
+    ----------
+    prefix : str
+        Session-state prefix: the job is ``<prefix>_job``, its meta ``<prefix>_job_meta``,
+        the buttons ``<prefix>_run`` and ``<prefix>_stop``.
+    elsewhere : str
+        What :func:`running_elsewhere` says while the job runs and the page cannot show it;
+        ``{caption}`` is replaced by the caption of the dataset it runs on (``meta``).
+    stop_label : str
+        The label of :func:`running_elsewhere`'s Stop button.
+    join_seconds : float
+        How long Stop waits for the job to end (a callback runs before the page, so the
+        buttons redraw right once it has): a Dask step that overruns is abandoned within
+        about a second, a thread cannot interrupt a fit.  0: do not wait.
+    """
+
+    def __init__(
+        self,
+        prefix: str,
+        *,
+        elsewhere: str = "",
+        stop_label: str = "Stop",
+        join_seconds: float = 5.0,
+    ) -> None:
+        self.prefix = prefix
+        self.key = f"{prefix}_job"
+        self.meta_key = f"{prefix}_job_meta"
+        self.elsewhere = elsewhere
+        self.stop_label = stop_label
+        self.join_seconds = float(join_seconds)
+
+    @property
+    def job(self):
+        """The :class:`engine.jobs.Job` (None before the first run)."""
+        return st.session_state.get(self.key)
+
+    @property
+    def meta(self) -> dict:
+        """What the page stored with the run (``{}`` before the first run)."""
+        return st.session_state.get(self.meta_key) or {}
+
+    @property
+    def running(self) -> bool:
+        job = self.job
+        return job is not None and not job.finished
+
+    def stop(self) -> None:
+        """Cancel the job (a button callback)."""
+        job = self.job
+        if job is not None:
+            job.cancel()
+            if self.join_seconds > 0:
+                job.join(self.join_seconds)
+
+    def launch(self, job, meta: dict | None = None):
+        """Start ``job`` (:func:`start_job`) and keep it, with ``meta`` when given."""
+        started = start_job(job)
+        st.session_state[self.key] = started
+        if meta is not None:
+            st.session_state[self.meta_key] = meta
+        return started
+
+    def controls(
+        self,
+        label: str,
+        start: Callable,
+        *,
+        disabled: bool = False,
+        primary: bool = True,
+        help: str | None = None,
+        columns: tuple = (1, 1, 6),
+        on_error: Callable[[ValueError], None] = _show_error,
+    ) -> None:
+        """The Run (``label``) and Stop buttons.
+
+        Run calls ``start()``, which returns the :class:`engine.jobs.Job` to run (not yet
+        started) or ``(job, meta)``; the job is started, kept and the page redrawn (Run
+        disabled, Stop enabled).  A ValueError of ``start()`` goes to ``on_error`` (by
+        default an error box with its message).  Stop is enabled while the job runs.
+        """
+        running = self.running
+        run_col, stop_col, _ = st.columns(list(columns))
+        kind = "primary" if primary else "secondary"
+        if run_col.button(
+            label, type=kind, disabled=running or disabled, key=f"{self.prefix}_run", help=help
+        ):
+            try:
+                started = start()
+            except ValueError as exc:
+                on_error(exc)
+            else:
+                job, meta = started if isinstance(started, tuple) else (started, None)
+                self.launch(job, meta)
+                st.rerun()
+        stop_col.button("Stop", disabled=not running, key=f"{self.prefix}_stop", on_click=self.stop)
+
+    def live(
+        self,
+        draw: Callable,
+        *,
+        caption: str | None = None,
+        redraw_on: Callable | None = None,
+        run_every: float = 0.5,
+    ) -> None:
+        """Poll the running job in a fragment (twice a second) and ``draw(snapshot)``.
+
+        ``caption`` (``{caption}``: the dataset the job runs on) is written above; a job
+        waiting for a slot or a worker says so instead of drawing.  The whole page is
+        redrawn when the job ends, or when ``redraw_on(snapshot.latest)`` changes (e.g. a
+        new partial result the page shows outside the fragment).
+        """
+        job = self.job
+        if job is None:
+            return
+        drawn = None if redraw_on is None else redraw_on(job.snapshot().latest)
+
+        @st.fragment(run_every=run_every)
+        def poll() -> None:
+            current = self.job
+            if current is None:
+                return
+            snap = current.snapshot()
+            if caption is not None:
+                st.caption(caption.format(caption=self.meta.get("caption", "")))
+            if snap.finished:
+                st.rerun()
+            if job_waiting(snap):
+                return
+            draw(snap)
+            if snap.finished or (redraw_on is not None and redraw_on(snap.latest) != drawn):
+                st.rerun()
+
+        poll()
+
+
+def running_elsewhere(*jobs: PageJob) -> None:
+    """Each of ``jobs`` still running, with its Stop button, refreshed every second until
+    it ends (for a page that cannot show the job: another dataset is active)."""
+
+    @st.fragment(run_every=1.0)
+    def watch() -> None:
+        for page_job in jobs:
+            if page_job.running:
+                caption = page_job.meta.get("caption", "another dataset.")
+                st.info(page_job.elsewhere.format(caption=caption))
+                st.button(
+                    page_job.stop_label, key=f"{page_job.prefix}_stop", on_click=page_job.stop
+                )
+
+    watch()
+
+
+def stop_page(*jobs: PageJob) -> None:
+    """``st.stop()`` for a page that cannot go on, after :func:`running_elsewhere` of its
+    running jobs: a running job used to vanish with its Stop button and run on, out of
+    sight, until its time budget (up to an hour)."""
+    if any(page_job.running for page_job in jobs):
+        running_elsewhere(*jobs)
+    st.stop()
+
+
+# -- saved settings -------------------------------------------------------------------------
+class SavedSettings:
+    """Widget values of a page kept in ``st.session_state[name]`` across page switches.
+
+    ``keys``: the exact widget keys to keep; or ``prefix``: every key starting with it
+    that is not a button, job, view or chart (:data:`NOT_SAVED_SUFFIXES`), or with
+    ``suffix``, only the keys ending with it.  ``merge``: a save adds to what was saved
+    before (a widget not drawn this run keeps its saved value), else replaces it.
+    :meth:`restore` and :meth:`save` take a ``scope`` (e.g. the run the view widgets
+    belong to): values saved under another scope are not restored.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        keys: Iterable[str] = (),
+        prefix: str | None = None,
+        suffix: str | None = None,
+        merge: bool = False,
+    ) -> None:
+        self.name = name
+        self.keys = tuple(keys)
+        self.prefix = prefix
+        self.suffix = suffix
+        self.merge = merge
+
+    def _wanted(self, key) -> bool:
+        if not isinstance(key, str):
+            return False
+        if self.keys:
+            return key in self.keys
+        if self.prefix is None or not key.startswith(self.prefix):
+            return False
+        if self.suffix is not None:
+            return key.endswith(self.suffix)
+        return not key.endswith(NOT_SAVED_SUFFIXES)
+
+    def restore(self, scope=None) -> None:
+        """Put back the saved values of widgets Streamlit dropped (before any is drawn)."""
+        saved = st.session_state.get(self.name)
+        if not saved or saved.get("scope") != scope:
+            return
+        for key, value in saved["values"].items():
+            if key not in st.session_state:
+                st.session_state[key] = value
+
+    def save(self, scope=None) -> None:
+        """Remember the current values of the widgets."""
+        saved = st.session_state.get(self.name)
+        before = saved["values"] if self.merge and saved and saved.get("scope") == scope else {}
+        now = {k: st.session_state[k] for k in list(st.session_state.keys()) if self._wanted(k)}
+        st.session_state[self.name] = {"scope": scope, "values": before | now}
+
+    def forget(self, prefix: str) -> None:
+        """Drop the saved values of the keys starting with ``prefix``."""
+        saved = st.session_state.get(self.name)
+        if saved:
+            values = {k: v for k, v in saved["values"].items() if not k.startswith(prefix)}
+            st.session_state[self.name] = {"scope": saved.get("scope"), "values": values}
+
+
+# -- the result panel -----------------------------------------------------------------------
+_PANELS = "_result_panels"
+
+
+class ResultPanel:
+    """The result section of a page for one run: draws and records its figures and tables.
+
+    ``page`` names the page ("optimal_shape_trees"), ``meta`` is the run's
+    :class:`PageJob` meta (the dataset and settings it ran with).  Creating a panel makes
+    it the page's current one (:func:`result_panels`).  See the module docstring for the
+    export hook.
+    """
+
+    def __init__(self, page: str, meta: dict | None = None) -> None:
+        self.page = page
+        self.meta = meta or {}
+        self.figures: dict[str, object] = {}
+        self.tables: dict[str, object] = {}
+        st.session_state.setdefault(_PANELS, {})[page] = self
+
+    def chart(self, figure, *, key: str, where=None, **kwargs):
+        """Draw a plotly ``figure`` (``st.plotly_chart``, in ``where`` or the current
+        container) and record it under ``key``; returns the chart's selection event."""
+        self.figures[key] = figure
+        return (where or st).plotly_chart(figure, key=key, **kwargs)
+
+    def table(self, frame, *, name: str, where=None, **kwargs):
+        """Draw a DataFrame (``st.dataframe``) and record it under ``name``."""
+        self.tables[name] = frame
+        return (where or st).dataframe(frame, **kwargs)
+
+    def downloads(self, files: Iterable[tuple], *, columns: tuple | None = None) -> None:
+        """The result's download buttons, one per ``(label, data, file_name, mime, key)``,
+        side by side (``columns``: their widths, by default equal with a spacer)."""
+        files = list(files)
+        widths = list(columns or [1] * len(files) + [max(1, 5 - 2 * len(files))])
+        for col, (label, data, file_name, mime, key) in zip(
+            st.columns(widths), files, strict=False
+        ):
+            col.download_button(
+                label, data, file_name=file_name, mime=mime, on_click="ignore", key=key
+            )
+
+
+def result_panels() -> dict[str, ResultPanel]:
+    """The last :class:`ResultPanel` each page drew in this session (page -> panel)."""
+    return dict(st.session_state.get(_PANELS, {}))
+
+
+# -- cross-validation jobs (Compare, Split strategies) --------------------------------------
+def _plan_signature(prefix: str, ds) -> str:
+    """What the user has set for the job of ``prefix`` (its page's widgets and the
+    dataset): a plan error is shown until this changes."""
+    from pages._shared import _NOT_KEPT_SUFFIXES, dataset_digest, seed
+
+    skip = {f"{prefix}_job", f"{prefix}_job_meta", f"{prefix}_plan_error"}
+    plain = (str, int, float, bool, type(None), list, tuple)
+    values = sorted(
+        (key, repr(value))
+        for key, value in st.session_state.items()
+        if isinstance(key, str)
+        and key.startswith(f"{prefix}_")
+        and key not in skip
+        and not key.endswith(_NOT_KEPT_SUFFIXES)
+        and isinstance(value, plain)
+    )
+    return hashlib.sha256(repr((values, dataset_digest(ds), seed())).encode()).hexdigest()
+
+
+def cv_job_panel(
+    page_job: PageJob | str,
+    ds,
+    make_plan,
+    *,
+    budget: float,
+    idle_text: str,
+    can_run: bool = True,
+):
+    """Run / Stop buttons, live progress and the outcome of a cross-validation job
+    (``page_job``: the page's :class:`PageJob` or its prefix).
+
+    ``make_plan()`` returns an :class:`engine.compare.ComparisonPlan` (a ValueError is shown
+    as an error message until a setting or the dataset changes).  While the job runs, a
+    fragment polls it twice a second and the rest of the page is not drawn; afterwards this
+    returns ``(result, meta)`` -- the :class:`engine.compare.CompareResult` (the finished
+    folds after Stop or a spent budget) and :func:`job_meta` plus run labels -- or stops the
+    page when there is nothing to show.
+    """
+    from pages._shared import md
+
+    this = sys.modules[__name__]  # looked up here so that tests can substitute them
+    cross_validate_steps, summarise, Job = this.cross_validate_steps, this.summarise, this.Job
+    if isinstance(page_job, str):
+        page_job = PageJob(page_job)
+    prefix = page_job.prefix
+    ekey = f"{prefix}_plan_error"
+
+    def start():
+        try:
+            plan = make_plan()
+        except ValueError as exc:
+            # kept until the user changes a setting or the dataset (not only for this run)
+            st.session_state[ekey] = (str(exc), _plan_signature(prefix, ds))
+            st.rerun()
+        st.session_state.pop(ekey, None)
+        job = Job(cross_validate_steps, plan, budget=float(budget), name=prefix)
+        labels = {rid: label for rid, (label, _) in plan.estimators.items()}
+        return job, {**job_meta(ds), "labels": labels}
+
+    page_job.controls("Run", start, disabled=not can_run)
+
+    def draw(snap) -> None:
+        latest = snap.latest or {"completed": 0, "total": 1, "message": "starting...", "rows": []}
+        st.progress(
+            latest["completed"] / latest["total"],
+            text=f"{latest['message']} -- {latest['completed']}/{latest['total']} "
+            f"fits, {snap.elapsed:.1f} s",
+        )
+        if latest["rows"]:
+            st.dataframe(
+                summarise(latest["rows"], page_job.meta["task"]).summary.round(4),
+                hide_index=True,
+                width="stretch",
+            )
+
+    if page_job.running:
+        page_job.live(draw, caption="Running on {caption}")
+        st.stop()
+    job = page_job.job
+    plan_error = st.session_state.get(ekey)
+    if plan_error is not None and plan_error[1] != _plan_signature(prefix, ds):
+        st.session_state.pop(ekey, None)
+        plan_error = None
+    if plan_error is not None:
+        st.error(md(plan_error[0]))
+        if job is not None:
+            st.info("The results below are from the last run that could start.")
+    if job is None:
+        if plan_error is None:
+            st.info(idle_text)
+        st.stop()
+    snap = job.snapshot()
+    meta = page_job.meta
+    rows = (snap.result or {}).get("rows", []) if isinstance(snap.result, dict) else []
+    if snap.status == "error":
+        show_job_failure(snap, "The comparison", "choose fewer or lighter models")
+        if not rows:
+            st.stop()
+        st.info(f"Showing the {len(rows)} folds that finished before it stopped.")
+        result = summarise(rows, meta["task"], complete=False)
+    elif snap.status in ("cancelled", "timeout"):
+        why = (
+            "was stopped"
+            if snap.status == "cancelled"
+            else (f"ran out of its {job.budget:.0f} s budget")
+        )
+        st.warning(f"The job {why}; showing the {len(rows)} folds that finished.")
+        result = summarise(rows, meta["task"], complete=False)
+    else:
+        result = snap.result
+    for w in result.warnings:
+        st.info(md(w))
+    if result.summary.empty:
+        st.stop()
+    return result, meta

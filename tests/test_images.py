@@ -1,0 +1,145 @@
+"""engine.images: PNG / SVG of figures through kaleido and Debian's Chromium (issue 16.4).
+
+The tree test draws a 219-node tree at the size :func:`tree_image_size` picks and checks in
+the SVG (where Chromium wrote the measured box of every label) that no two labels
+overlap; the same tree squeezed into 1200 px overlaps, so the check can fail.
+"""
+
+import re
+import struct
+
+import plotly.graph_objects as go
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.tree import DecisionTreeClassifier
+
+from engine.figures.tree import tree_figure
+from engine.images import (
+    DEBIAN_CHROMIUM,
+    browser_path,
+    figure_image,
+    figure_png,
+    figure_svg,
+    tree_image_size,
+)
+from engine.tree import from_sklearn
+
+NAMES = [
+    "petal length (cm)",
+    "sepal width (cm)",
+    "age",
+    "income",
+    "height",
+    "x5",
+    "colour code",
+    "weight (kg)",
+]
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+def svg_size(data: bytes) -> tuple[float, float]:
+    head = data[:400].decode("utf-8")
+    assert head.startswith("<svg")
+    width = re.search(r'\bwidth="([\d.]+)"', head).group(1)
+    height = re.search(r'\bheight="([\d.]+)"', head).group(1)
+    return float(width), float(height)
+
+
+def label_boxes(svg: bytes) -> list[tuple[float, float, float, float, str]]:
+    """(x0, y0, x1, y1, text) of every annotation (the tree's node and edge labels)."""
+    text = svg.decode("utf-8")
+    pattern = re.compile(
+        r'<g class="cursor-pointer" transform="translate\(([-\d.]+),([-\d.]+)\)">'
+        r'<rect class="bg" x="[-\d.]+" y="[-\d.]+" width="([\d.]+)" height="([\d.]+)".*?'
+        r'<text class="annotation-text"[^>]*>(.*?)</text>'
+    )
+    out = []
+    for x, y, w, h, label in pattern.findall(text):
+        x, y, w, h = float(x), float(y), float(w), float(h)
+        out.append((x, y, x + w, y + h, label))
+    return out
+
+
+def overlaps(boxes) -> list[tuple[str, str]]:
+    found = []
+    ordered = sorted(boxes)
+    for i, a in enumerate(ordered):
+        for b in ordered[i + 1 :]:
+            if b[0] >= a[2]:
+                break
+            if b[1] < a[3] and a[1] < b[3]:
+                found.append((a[4], b[4]))
+    return found
+
+
+def test_the_browser_is_debians_chromium_unless_browser_path_says_otherwise(monkeypatch):
+    monkeypatch.delenv("BROWSER_PATH", raising=False)
+    assert browser_path() == DEBIAN_CHROMIUM
+    monkeypatch.setenv("BROWSER_PATH", "/opt/chrome/chrome")
+    assert browser_path() == "/opt/chrome/chrome"
+
+
+def test_bad_format_and_sizes_are_refused_before_rendering():
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[1, 2]))
+    with pytest.raises(ValueError, match="format must be one of"):
+        figure_image(fig, "jpeg")
+    with pytest.raises(ValueError, match="outside 16..16000 px"):
+        figure_png(fig, width=20000, height=500)
+
+
+def _big_tree():
+    X, y = make_classification(2000, n_features=8, n_informative=6, random_state=0)
+    model = DecisionTreeClassifier(max_leaf_nodes=110, random_state=0).fit(X, y)
+    tree = from_sklearn(model)
+    assert tree.node_count >= 200
+    return tree
+
+
+def test_tree_image_size_grows_with_the_tree():
+    tree = _big_tree()
+    width, height = tree_image_size(tree, feature_names=NAMES)
+    assert width >= 60 * tree.n_leaves and height >= 140 * tree.max_depth
+    small = DecisionTreeClassifier(max_depth=2, random_state=0).fit(
+        [[0], [1], [2], [3]], [0, 1, 0, 1]
+    )
+    assert tree_image_size(from_sklearn(small)) == (900, 500)
+    collapsed = tree_image_size(tree, feature_names=NAMES, collapse_depth=3)
+    assert collapsed[0] < width and collapsed[1] == 220 + 140 * 3
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_png_and_svg_have_the_requested_size():
+    fig = go.Figure(
+        go.Bar(x=["a", "b", "c"], y=[3, 1, 2], name="counts"),
+        layout={"title": "Counts per class", "xaxis_title": "class", "yaxis_title": "rows"},
+    )
+    png = figure_png(fig, width=640, height=400, scale=1)
+    assert png_size(png) == (640, 400)
+    assert png_size(figure_png(fig, width=640, height=400)) == (1280, 800)  # default scale 2
+    svg = figure_svg(fig, width=640, height=400)
+    assert svg_size(svg) == (640, 400)
+    assert b"Counts per class" in svg and b"rows" in svg
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_a_200_node_tree_image_has_no_overlapping_labels(tmp_path):
+    tree = _big_tree()
+    width, height = tree_image_size(tree, feature_names=NAMES)
+    fig = tree_figure(tree, feature_names=NAMES, show_labels=True, height=height)
+    svg = figure_svg(fig, width=width, height=height)
+    assert svg_size(svg) == (width, height)
+    boxes = label_boxes(svg)
+    assert len(boxes) == tree.node_count  # one label per node (rule or class)
+    assert overlaps(boxes) == []
+    assert all(0 <= b[0] and b[2] <= width and 0 <= b[1] and b[3] <= height for b in boxes)
+    squeezed = label_boxes(figure_svg(fig, width=1200, height=height))
+    assert len(overlaps(squeezed)) > 50  # the check sees overlaps when the size is too small
+    png = figure_png(fig, width=width, height=height, scale=1)
+    assert png_size(png) == (width, height)
+    (tmp_path / "tree.png").write_bytes(png)
