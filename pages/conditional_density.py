@@ -11,12 +11,14 @@ from engine.figures.partition import (
     comparison_figure,
     density_heatmap_figure,
     growth_figure,
+    pit_figure,
     slice_figure,
 )
 from engine.jobs import Job
 from engine.partition.service import (
     MAX_LEAVES_CLF,
     MAX_LEAVES_REG,
+    calibration_scores,
     class_grid,
     comparison_steps,
     comparison_table,
@@ -245,6 +247,13 @@ with st.expander("Parameters", expanded=True):
         help="Share of the remaining rows used only for the validation curve "
         "while growing (not for training).",
     )
+    keep_best = c2.checkbox(
+        "Keep the best validation size",
+        True,
+        key=P + "keep_best",
+        help="The tree grows to the leaf budget, then keeps the number of leaves with the "
+        "lowest validation NLL (the star on the growth curve). Trees only.",
+    )
     floor = c3.select_slider(
         "Density floor",
         FLOORS,
@@ -274,6 +283,7 @@ tree_params = dict(
     min_samples_y=int(min_y),
     min_volume_fraction=float(mvf) if regression else None,
     boundary_expansion=float(bexp),
+    select_size="best_validation" if keep_best else "last",
 )
 forest_params = {
     **tree_params,
@@ -465,7 +475,13 @@ m1, m2, m3, m4, m5 = st.columns(5)
 if forest:
     m1.metric("Trees", len(model.trees_), help="Trees grown (Stop keeps those finished).")
 else:
-    m1.metric("Leaves", model.partition_tree_.n_leaves, help="Cells of the partition.")
+    kept, grown = model.partition_tree_.n_leaves, model.n_leaves_grown_
+    m1.metric(
+        "Leaves",
+        kept if kept == grown else f"{kept} of {grown}",
+        help="Cells of the partition"
+        + (f"; kept at the best validation NLL of the {grown} grown." if kept < grown else "."),
+    )
 m2.metric(
     "Test log-loss" if discrete else "Test NLL",
     f"{nll_test:.4f}",
@@ -503,6 +519,25 @@ if not forest and model.partition_tree_.n_leaves == 1:
         "probabilities for a class target)."
     )
 panel.chart(growth_figure(model.trace_, forest=forest), key=P + "growth_fig")
+if not discrete:
+    sc = calibration_scores(model, X[te], y[te])
+    s1, s2, s3 = st.columns(3)
+    s1.metric(
+        "Test CRPS",
+        f"{sc['crps']:.4g}",
+        help="Mean continuous ranked probability score, in units of y (lower is better).",
+    )
+    s2.metric(
+        "Mean pinball loss",
+        f"{sc['pinball']:.4g}",
+        help="Quantile loss at levels 0.05, 0.10, ..., 0.95, in units of y (lower is better).",
+    )
+    s3.metric(
+        "PIT KS distance",
+        f"{sc['pit_ks']:.3f}",
+        help="Kolmogorov-Smirnov distance of the PIT values F(y | x) from uniform: 0 = calibrated.",
+    )
+    panel.chart(pit_figure({"test rows": sc["pit"]}), key=P + "pit_fig")
 unit = "n_trees" if forest else "n_leaves"
 trace_df = pd.DataFrame(model.trace_, columns=[unit, "train_nll", "val_nll"])
 st.download_button(
@@ -752,6 +787,9 @@ st.caption(
 
 def start_comparison():
     """The comparison job (not started) on the grown model's split."""
+    tree_params = dict(meta["tree_params"])  # the comparison fits the tree size that was kept
+    if not forest:
+        tree_params["max_leaves"] = model.partition_tree_.n_leaves
     job = Job(
         comparison_steps,
         X[tr],
@@ -761,7 +799,7 @@ def start_comparison():
         task=meta["task"],
         n_classes=len(classes) if discrete else 0,
         categorical=is_cat if is_cat.any() else None,
-        tree_params=meta["tree_params"],
+        tree_params=tree_params,
         forest_params=meta["forest_params"],
         seed=meta["seed"],
         floor=mfloor,
@@ -814,6 +852,9 @@ if len(at_floor):
         "Choose a smaller density floor or rescale the target."
     )
 panel.chart(comparison_figure(table, task=meta["task"]), key=P + "cmp_fig")
+if not discrete:
+    pits = {r["model"]: r["pit"] for r in crows if "pit" in r}
+    panel.chart(pit_figure(pits, title="PIT histograms on the test rows"), key=P + "cmp_pit")
 st.download_button(
     "Download comparison (CSV)",
     table.to_csv(index=False).encode(),

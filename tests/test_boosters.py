@@ -576,7 +576,7 @@ def test_tree_view_draws_converted_trees():
 
     ens = from_xgboost(_fit_xgb("binary")[0])
     tree = ens.trees[0]
-    fig = tree_figure(tree, highlight_x=_data()[1][0])
+    fig = tree_figure(tree, highlight_path=tree.decision_path(_data()[1][0]))
     assert fig.layout.title.text
     assert f"{tree.node_count} nodes" in fig.layout.title.text
     text = tree_text(tree)

@@ -141,6 +141,8 @@ ESTIMATORS = {
     "engine.literati.estimator",
     "engine.partition.growth",
     "engine.partition.estimators",
+    "engine.partition.pruning",
+    "engine.partition.scoring",
     "engine.treegrad._model",
     "engine.treegrad.api",
 }

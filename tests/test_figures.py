@@ -91,3 +91,22 @@ def test_unknown_feature_name_is_a_keyerror():
 
     with pytest.raises(KeyError, match="no feature 'nope'"):
         feature_distribution_figure(_ds("iris"), "nope")
+
+
+def test_pit_histogram_bars_are_densities_with_a_uniform_reference():
+    from engine.figures.partition import pit_figure
+
+    rng = np.random.RandomState(0)
+    a, b = rng.rand(400), rng.beta(4, 4, 300)  # calibrated / too wide a predictive
+    fig = pit_figure({"model a": a, "model b": b}, bins=10)
+    bars = [d for d in fig.data if d.type == "bar"]
+    assert [d.name for d in bars] == ["model a", "model b"]
+    for d, u in zip(bars, (a, b), strict=True):
+        counts, _ = np.histogram(u, bins=np.linspace(0, 1, 11))
+        np.testing.assert_allclose(d.y, counts / len(u) * 10)
+        assert abs(np.sum(d.y) / 10 - 1.0) < 1e-12  # a density on [0, 1]
+    line = [d for d in fig.data if d.type == "scatter"][0]
+    assert list(line.y) == [1.0, 1.0] and line.name.startswith("uniform")
+    assert fig.layout.title.text.startswith("PIT histogram")
+    assert "PIT value" in fig.layout.xaxis.title.text
+    assert "density" in fig.layout.yaxis.title.text

@@ -193,7 +193,7 @@ def test_slice_frame_rows():
 def test_tree_fit_steps_equal_fit_and_stop_keeps_a_valid_tree():
     X, y = _hetero(300, 3)
     ref = PartitionTreeRegressor(max_leaves=16).fit(X[:200], y[:200])
-    m = PartitionTreeRegressor(max_leaves=16)
+    m = PartitionTreeRegressor(max_leaves=16, select_size="last")  # the grown tree
     job = Job(growth_steps, m, X[:200], y[:200], X[200:], y[200:], val_every=3).start()
     assert job.join(60) and job.status == "done"
     assert np.array_equal(m.predict(X), ref.predict(X))
@@ -273,6 +273,28 @@ def test_comparison_rows_and_split():
 
     const = -norm.logpdf(y[te], y[tr].mean(), y[tr].std()).mean()
     assert rows["Gaussian (constant)"]["test_nll"] == pytest.approx(const)
+    # CRPS, pinball and PIT beside the NLL: the Gaussian's closed form (scoringrules) and the
+    # tree's piecewise-uniform one
+    import scoringrules
+    from sklearn.metrics import mean_pinball_loss
+
+    crps_const = scoringrules.crps_normal(y[te], y[tr].mean(), y[tr].std()).mean()
+    assert rows["Gaussian (constant)"]["crps"] == pytest.approx(crps_const, rel=1e-10)
+    from engine.partition.scoring import DEFAULT_LEVELS
+
+    pin = np.mean(
+        [
+            mean_pinball_loss(y[te], norm.ppf(t, y[tr].mean(), y[tr].std()) + 0 * y[te], alpha=t)
+            for t in DEFAULT_LEVELS
+        ]
+    )
+    assert rows["Gaussian (constant)"]["pinball"] == pytest.approx(pin, rel=1e-10)
+    from engine.partition.scoring import conditional_densities, crps, pit
+
+    dens = conditional_densities(tree, X[te])
+    assert rows["Partition Tree (TreeLab)"]["crps"] == pytest.approx(crps(dens, y[te]).mean())
+    np.testing.assert_allclose(rows["Partition Tree (TreeLab)"]["pit"], pit(dens, y[te]))
+    assert 0 <= rows["Partition Tree (TreeLab)"]["pit_ks"] <= 1
     # the heteroscedastic model of this data beats the homoscedastic ones
     het = rows["Heteroscedastic Gaussian (RF mean, RF variance)"]["test_nll"]
     assert het < rows["Random forest + Gaussian residuals"]["test_nll"]
@@ -334,7 +356,23 @@ def test_page_regression_grow_slider_and_comparison(app):
     _grow(app, pt_max_leaves_regression=24)
     assert app.title[0].value == "Conditional density (Partition Tree)"
     model = app.session_state["pt_job"].result["model"]
-    assert model.partition_tree_.n_leaves == 24
+    # grown to 24 leaves, kept at the best validation size (shown in the Leaves metric)
+    t = np.asarray(model.trace_)
+    assert model.n_leaves_grown_ == 24 == len(t)
+    assert model.partition_tree_.n_leaves == int(t[np.nanargmin(t[:, 2]), 0])
+    kept = model.partition_tree_.n_leaves
+    assert app.metric[0].value == (str(kept) if kept == 24 else f"{kept} of 24")
+    # CRPS / pinball / PIT beside the NLL, and the PIT histogram of the test rows
+    from engine.partition.scoring import conditional_densities, crps, pit
+
+    dens = conditional_densities(model, _test_rows(app)[0])
+    labels = {m.label: m.value for m in app.metric}
+    assert float(labels["Test CRPS"]) == pytest.approx(
+        crps(dens, _test_rows(app)[1]).mean(), rel=1e-3
+    )
+    pit_fig = _figure(app, "PIT histogram")
+    counts, _ = np.histogram(pit(dens, _test_rows(app)[1]), bins=np.linspace(0, 1, 11))
+    np.testing.assert_allclose(_arr(pit_fig["data"][0]["y"]), counts / counts.sum() * 10)
     before = _arr(_figure(app, "Conditional density")["data"][0]["y"])
     # move the first feature slider: the slice redraws with the engine's density there
     x_key = "pt_x0_view"
@@ -352,6 +390,8 @@ def test_page_regression_grow_slider_and_comparison(app):
     assert len(app.session_state["_pt_pins"]) == 1
     table = _compare(app)
     assert {"model", "test_nll", "n_out_of_support", "fit_seconds"} <= set(table.columns)
+    assert {"crps", "pinball", "pit_ks"} <= set(table.columns)
+    assert len(_figure(app, "PIT histograms on the test rows")["data"]) == 6 + 1  # + uniform
     assert len(table) == 6 and (table["n_out_of_support"] >= 0).all()
     assert table.loc[table["model"] == "Partition Tree (TreeLab)", "test_nll"].iloc[
         0

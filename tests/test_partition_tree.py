@@ -101,7 +101,11 @@ def test_trace_validation_and_callback():
     )
     assert len(seen) == 7 and len(m.trace_) == 8
     assert all(np.isfinite(v) for _, _, v in m.trace_)
-    assert abs(m.trace_[-1][2] - m.nll(X[200:], y[200:])[0]) < 1e-12
+    # the fitted tree is the size of the lowest validation NLL (select_size's default)
+    assert abs(min(v for _, _, v in m.trace_) - m.nll(X[200:], y[200:])[0]) < 1e-12
+    last = PartitionTreeRegressor(max_leaves=8, select_size="last")
+    last.fit(X[:200], y[:200], X_val=X[200:], y_val=y[200:])
+    assert abs(last.trace_[-1][2] - last.nll(X[200:], y[200:])[0]) < 1e-12
 
 
 def test_out_of_support_and_nan():

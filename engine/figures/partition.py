@@ -387,3 +387,48 @@ def comparison_figure(table: pd.DataFrame, *, task: str) -> go.Figure:
         showlegend=False,
     )
     return fig
+
+
+def pit_figure(pit_values: dict, *, bins: int = 10, title: str | None = None) -> go.Figure:
+    """PIT histograms: the density of u = F(y | x) over test rows, one bar series per model.
+
+    ``pit_values``: ``{label: (n,) PIT values in [0, 1]}`` (e.g.
+    :func:`engine.partition.scoring.pit`). Bars are normalised to a density on [0, 1] with
+    ``bins`` equal bins, so a calibrated model's bars lie on the dashed line at 1; a U shape
+    means the predictive distributions are too narrow, a hump too wide, a slope biased.
+    """
+    fig = go.Figure()
+    edges = np.linspace(0.0, 1.0, int(bins) + 1)
+    mids = 0.5 * (edges[:-1] + edges[1:])
+    for (label, u), c in zip(pit_values.items(), palette(len(pit_values)), strict=True):
+        u = np.asarray(u, dtype=np.float64)
+        counts, _ = np.histogram(np.clip(u, 0.0, 1.0), bins=edges)
+        dens = counts / max(len(u), 1) * bins
+        fig.add_bar(
+            x=mids,
+            y=dens,
+            width=1.0 / bins / max(len(pit_values), 1),
+            name=label,
+            marker_color=c,
+            customdata=np.column_stack([edges[:-1], edges[1:], counts]),
+            hovertemplate=f"{label}<br>PIT in (%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]"
+            "<br>%{customdata[2]} rows, density %{y:.3f}<extra></extra>",
+        )
+    fig.add_scatter(
+        x=[0.0, 1.0],
+        y=[1.0, 1.0],
+        mode="lines",
+        line=dict(color=NEUTRAL, dash="dash", width=2),
+        name="uniform (calibrated)",
+        hoverinfo="skip",
+    )
+    fig.update_layout(
+        **base_layout(title or "PIT histogram: calibration on the test rows"),
+        height=380,
+        barmode="group",
+        bargap=0.05,
+        xaxis_title="PIT value F(y | x) (probability, 0 to 1)",
+        yaxis_title="density (1 = calibrated)",
+        xaxis_range=[0, 1],
+    )
+    return fig

@@ -36,6 +36,7 @@ from engine.partition.growth import (
     leaf_of,
     slice_leaves,
 )
+from engine.partition.pruning import best_validation_size, truncate
 
 DEFAULT_FLOOR = 1e-9
 #: Default leaf budgets: classification trees usually stop earlier on min_samples; 512
@@ -57,6 +58,42 @@ TREE_CONSTRAINTS: dict = {
     "categorical_features": ["array-like", None],
     "random_state": ["random_state"],
 }
+#: Constraints of the trees' own parameters.
+SIZE_CONSTRAINTS: dict = {"select_size": [StrOptions({"best_validation", "last"})]}
+#: Constraints of the regressors' own parameters.
+BOX_CONSTRAINTS: dict = {"box": [StrOptions({"spec", "reference"})]}
+#: Most decimals of a y lattice that ``box='reference'`` detects (the reference package's).
+MAX_LATTICE_DECIMALS = 9
+
+
+def lattice_step(y) -> float | None:
+    """The resolution r of the decimal lattice the values ``y`` lie on, or None.
+
+    The reference package's automatic target type (``dtype_overrides='auto'``): with d the
+    most decimals among the values (at most :data:`MAX_LATTICE_DECIMALS`), r is the greatest
+    common divisor of the scaled non-zero values and of the gaps between consecutive distinct
+    values, divided by 10^d (integers give 1, prices in cents 0.01).
+    """
+    from decimal import Decimal
+
+    vals = np.unique(np.asarray(y, dtype=np.float64))
+    if vals.size == 0 or not np.all(np.isfinite(vals)):
+        return None
+    scale = max(max(-Decimal(repr(float(v))).normalize().as_tuple().exponent, 0) for v in vals)
+    if scale > MAX_LATTICE_DECIMALS or np.max(np.abs(vals)) * 10.0**scale > 2.0**62:
+        return None
+    scaled = np.round(vals * 10.0**scale).astype(np.int64)
+    quanta = np.concatenate([np.abs(scaled[scaled != 0]), np.diff(scaled)])
+    quanta = quanta[quanta > 0]
+    if quanta.size == 0:
+        return None
+    step = float(np.gcd.reduce(quanta)) / 10.0**scale
+    ratio = vals / step
+    if np.any(np.abs(ratio - np.round(ratio)) > 1e-9 * np.maximum(np.abs(ratio), 1.0)):
+        return None
+    return step
+
+
 #: Constraints of the forests' own parameters.
 FOREST_CONSTRAINTS: dict = {
     "n_estimators": [Interval(Integral, 1, None, closed="left")],
@@ -84,6 +121,8 @@ class _PartitionBase(BaseEstimator):
             min_samples_y=int(self.min_samples_y),
             min_volume_fraction=float(mvf),
             max_features=float(self.max_features) if forest else 1.0,
+            y_step=float(getattr(self, "y_step_", 0.0)),
+            unit_floor=getattr(self, "box", "spec") == "reference",
         )
 
     def _prepare(self, X, y):
@@ -131,6 +170,14 @@ class _PartitionBase(BaseEstimator):
             if hi - lo <= 0:
                 delta = 0.5
             self.y_box_ = (lo - delta, hi + delta)
+            self.y_step_ = 0.0
+            if getattr(self, "box", "spec") == "reference":
+                step = lattice_step(yv)
+                if step is not None:  # the box's ends on the lattice's half steps
+                    low = np.floor(self.y_box_[0] / step + 0.5) - 0.5
+                    high = np.ceil(self.y_box_[1] / step - 0.5) + 0.5
+                    self.y_box_ = (float(low * step), float(high * step))
+                    self.y_step_ = step
             self.n_classes_ = 0
         return X, yv
 
@@ -398,6 +445,7 @@ class _TreeMixin:
     max_features = 1.0
 
     def _set_tree(self, tree, rows):
+        self.n_leaves_grown_ = tree.n_leaves
         self.trees_ = [tree]
         self.partition_tree_ = tree
         self.trace_ = list(rows)
@@ -423,7 +471,8 @@ class _TreeMixin:
         y : array-like of shape (n_samples,)
             Numeric targets (regressor) or class labels (classifier).
         X_val, y_val : array-like or None, default=None
-            Validation rows for the trace's validation NLL.
+            Validation rows for the trace's validation NLL; with ``select_size=
+            'best_validation'`` the fitted tree is the size of the lowest one.
         callback : callable or None, default=None
             Called after each split.
 
@@ -450,7 +499,9 @@ class _TreeMixin:
         at every yield the estimator is a valid fitted model (the tree so far), so a
         consumer that stops early keeps a usable smaller tree. The validation NLL (floored
         at ``floor``) is computed every ``val_every`` splits and for the final tree (NaN in
-        between and without ``X_val``). The result equals :meth:`fit`'s for the same data.
+        between and without ``X_val``). The result equals :meth:`fit`'s for the same data;
+        after the last step the tree is pruned to the best validation size
+        (``select_size``), so a consumer that runs the generator to its end gets that tree.
         Bad parameters raise ``InvalidParameterError`` at the first ``next``, as bad data.
         """
         self._validate_params()
@@ -487,6 +538,10 @@ class _TreeMixin:
             self._set_tree(final, rows)
             rows[-1] = (rows[-1][0], rows[-1][1], self.nll(X_val, y_val, floor)[0])
         self._set_tree(final, rows)
+        best = best_validation_size(rows) if self.select_size == "best_validation" else None
+        if best is not None and best < final.n_leaves:
+            self._set_tree(truncate(final, best), rows)  # trace_ keeps the whole growth
+        self.n_leaves_grown_ = final.n_leaves
 
 
 class _ForestMixin:
@@ -592,6 +647,26 @@ _PARAMETERS_DOC = """    max_leaves : int >= 1, default={max_leaves}
         n_features.
 """
 
+_BOX_DOC = """    box : {'spec', 'reference'}, default='spec'
+        'spec': the Y box above, Y thresholds at midpoints (docs/spec.md section 2).
+        'reference': the ``partition-tree`` package's rule (docs/methods.md, "Partition
+        Tree and its reference package"): when y lies on a decimal lattice r * i
+        (``y_step_``, e.g. integers), the box's ends move out to the lattice's half steps,
+        a Y threshold between two values is the half step below the upper one, and the
+        parent's measure in a Y split's gain is floored at 1.
+"""
+
+_STEP_DOC = """    y_step_ : float
+        The y lattice's resolution used by ``box='reference'`` (0: none, or ``box='spec'``).
+"""
+
+_SIZE_DOC = """    select_size : {{'best_validation', 'last'}}, default='best_validation'
+        Which size the fitted tree keeps when :meth:`fit` gets validation rows: the number
+        of leaves with the lowest validation NLL along the growth (ties: fewer leaves;
+        the growth still runs to ``max_leaves`` and ``trace_`` keeps the whole curve), or
+        'last', the grown tree. Without validation rows the grown tree is kept.
+"""
+
 _FOREST_PARAMETERS_DOC = """    n_estimators : int >= 1, default=50
         Number of trees.
     max_samples : float in (0, 1], default=0.8
@@ -662,14 +737,20 @@ class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
     ----------
 """
         + _PARAMETERS_DOC.format(max_leaves=MAX_LEAVES_REG)
+        + _BOX_DOC
+        + _SIZE_DOC.format()
         + _RANDOM_STATE_DOC.format(what="Seeds the growth (None = 0).")
         + """
     Attributes
     ----------
 """
         + _ATTRIBUTES_DOC.format(trees="one", trace=_TREE_TRACE, box="(low, high) of y.")
+        + _STEP_DOC
         + """    partition_tree_ : engine.partition.PartitionTreeArrays
         The fitted tree (``trees_[0]``).
+    n_leaves_grown_ : int
+        Leaves of the grown tree (more than ``partition_tree_.n_leaves`` when
+        ``select_size`` pruned it to the best validation size).
 """
         + _NOTES_DOC
         + """
@@ -686,7 +767,7 @@ class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
     1.0
 """
     )
-    _parameter_constraints: dict = dict(TREE_CONSTRAINTS)
+    _parameter_constraints: dict = {**TREE_CONSTRAINTS, **SIZE_CONSTRAINTS, **BOX_CONSTRAINTS}
 
     def __init__(
         self,
@@ -697,7 +778,9 @@ class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
         min_samples_y=1,
         min_volume_fraction=None,
         boundary_expansion=0.1,
+        box="spec",
         categorical_features=None,
+        select_size="best_validation",
         random_state=None,
     ):
         self.max_leaves = max_leaves
@@ -707,7 +790,9 @@ class PartitionTreeRegressor(_TreeMixin, RegressorMixin, _PartitionBase):
         self.min_samples_y = min_samples_y
         self.min_volume_fraction = min_volume_fraction
         self.boundary_expansion = boundary_expansion
+        self.box = box
         self.categorical_features = categorical_features
+        self.select_size = select_size
         self.random_state = random_state
 
     def predict(self, X):
@@ -723,6 +808,7 @@ class PartitionTreeClassifier(_TreeMixin, ClassifierMixin, _PartitionBase):
     ----------
 """
         + _PARAMETERS_DOC.format(max_leaves=MAX_LEAVES_CLF)
+        + _SIZE_DOC.format()
         + _RANDOM_STATE_DOC.format(what="Seeds the growth (None = 0).")
         + """
     Attributes
@@ -737,6 +823,9 @@ class PartitionTreeClassifier(_TreeMixin, ClassifierMixin, _PartitionBase):
         )
         + """    partition_tree_ : engine.partition.PartitionTreeArrays
         The fitted tree (``trees_[0]``).
+    n_leaves_grown_ : int
+        Leaves of the grown tree (more than ``partition_tree_.n_leaves`` when
+        ``select_size`` pruned it to the best validation size).
 """
         + _NOTES_DOC
         + """
@@ -755,7 +844,7 @@ class PartitionTreeClassifier(_TreeMixin, ClassifierMixin, _PartitionBase):
     )
     _discrete = True
     _default_min_volume = 0.0
-    _parameter_constraints: dict = dict(TREE_CONSTRAINTS)
+    _parameter_constraints: dict = {**TREE_CONSTRAINTS, **SIZE_CONSTRAINTS}
 
     def __init__(
         self,
@@ -767,6 +856,7 @@ class PartitionTreeClassifier(_TreeMixin, ClassifierMixin, _PartitionBase):
         min_volume_fraction=None,
         boundary_expansion=0.1,
         categorical_features=None,
+        select_size="best_validation",
         random_state=None,
     ):
         self.max_leaves = max_leaves
@@ -777,6 +867,7 @@ class PartitionTreeClassifier(_TreeMixin, ClassifierMixin, _PartitionBase):
         self.min_volume_fraction = min_volume_fraction
         self.boundary_expansion = boundary_expansion
         self.categorical_features = categorical_features
+        self.select_size = select_size
         self.random_state = random_state
 
     def predict_proba(self, X):
@@ -799,6 +890,7 @@ class PartitionForestRegressor(_ForestMixin, RegressorMixin, _PartitionBase):
 """
         + _FOREST_PARAMETERS_DOC
         + _PARAMETERS_DOC.format(max_leaves=MAX_LEAVES_REG)
+        + _BOX_DOC
         + _FOREST_TAIL_DOC
         + _RANDOM_STATE_DOC.format(what="Seeds the bootstrap samples and the trees.")
         + """
@@ -806,6 +898,7 @@ class PartitionForestRegressor(_ForestMixin, RegressorMixin, _PartitionBase):
     ----------
 """
         + _ATTRIBUTES_DOC.format(trees="n_estimators", trace=_FOREST_TRACE, box="(low, high) of y.")
+        + _STEP_DOC
         + _NOTES_DOC
         + """
     Examples
@@ -820,7 +913,7 @@ class PartitionForestRegressor(_ForestMixin, RegressorMixin, _PartitionBase):
     True
 """
     )
-    _parameter_constraints: dict = {**FOREST_CONSTRAINTS, **TREE_CONSTRAINTS}
+    _parameter_constraints: dict = {**FOREST_CONSTRAINTS, **TREE_CONSTRAINTS, **BOX_CONSTRAINTS}
 
     def __init__(
         self,
@@ -834,6 +927,7 @@ class PartitionForestRegressor(_ForestMixin, RegressorMixin, _PartitionBase):
         min_samples_y=1,
         min_volume_fraction=None,
         boundary_expansion=0.1,
+        box="spec",
         categorical_features=None,
         aggregation="unnormalised",
         n_jobs=None,
@@ -849,6 +943,7 @@ class PartitionForestRegressor(_ForestMixin, RegressorMixin, _PartitionBase):
         self.min_samples_y = min_samples_y
         self.min_volume_fraction = min_volume_fraction
         self.boundary_expansion = boundary_expansion
+        self.box = box
         self.categorical_features = categorical_features
         self.aggregation = aggregation
         self.n_jobs = n_jobs

@@ -6,6 +6,8 @@
 * :func:`comparison_steps` -- a Job step generator fitting the Partition Tree and Forest and
   the scikit-learn baselines on the same split and scoring them on the test rows
   (:func:`gaussian_baselines` documents the Gaussian ones);
+* :func:`calibration_scores` -- CRPS, pinball loss and PIT of a fitted regressor beside its NLL
+  (:mod:`engine.partition.scoring`);
 * :func:`density_grid` -- p(y | x) over a grid of one feature with the others fixed;
 * :func:`section_cells` -- the leaves of a tree that meet the line through x along feature j;
 * :func:`slice_frame` -- slices as a table for download.
@@ -24,6 +26,7 @@ from sklearn.model_selection import KFold, cross_val_predict
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from engine.data import DataError, train_test_rows
+from engine.partition import scoring
 from engine.partition.estimators import (
     DEFAULT_FLOOR,
     PartitionForestClassifier,
@@ -105,16 +108,18 @@ def make_model(kind: str, task: str, params: dict, *, categorical=None, random_s
     """An unfitted Partition Tree (``kind='tree'``) or Forest (``'forest'``) for ``task``.
 
     ``params`` are the estimator's keyword arguments (forest-only ones are dropped for a
-    tree). Raises ValueError for an unknown kind or task.
+    tree, tree-only ones such as ``select_size`` for a forest). Raises ValueError for an unknown kind or task.
     """
     if kind not in ("tree", "forest") or task not in ("classification", "regression"):
         raise ValueError(f"unknown model kind {kind!r} or task {task!r}")
     forest_only = ("n_estimators", "max_samples", "max_features", "aggregation", "n_jobs")
+    tree_only = ("select_size",)
     p = dict(params)
     if kind == "tree":
         p = {k: v for k, v in p.items() if k not in forest_only}
         cls = PartitionTreeClassifier if task == "classification" else PartitionTreeRegressor
     else:
+        p = {k: v for k, v in p.items() if k not in tree_only}
         cls = PartitionForestClassifier if task == "classification" else PartitionForestRegressor
     return cls(categorical_features=categorical, random_state=random_state, **p)
 
@@ -269,7 +274,9 @@ def comparison_steps(
     (regression: nats per unit of y). One model per step; yields and returns
     ``{'rows': [...], 'completed', 'total', 'message'}``. Each row has ``model``,
     ``test_nll``, ``n_out_of_support``, ``fit_seconds``, ``description`` and ``accuracy``
-    (classification) or ``rmse`` (regression, of the point prediction).
+    (classification) or ``rmse`` (regression, of the point prediction) with the
+    :func:`calibration_scores` columns (``crps``, ``pinball``, ``pit_ks`` and the PIT values
+    ``pit``; Gaussian baselines through their closed forms).
     """
     X_train = np.ascontiguousarray(X_train, dtype=np.float64)
     X_test = np.ascontiguousarray(X_test, dtype=np.float64)
@@ -300,6 +307,7 @@ def comparison_steps(
                 RandomForestClassifier(n_estimators=100, random_state=seed),
             )
         )
+    levels = scoring.DEFAULT_LEVELS
     rows = []
     total = len(specs)
     yield {"rows": [], "completed": 0, "total": total, "message": f"fitting {specs[0][0]}"}
@@ -315,6 +323,7 @@ def comparison_steps(
             if task == "classification":
                 row["accuracy"] = float(np.mean(m.predict(X_test) == y_test))
             else:
+                row.update(calibration_scores(m, X_test, y_test))
                 row["rmse"] = float(np.sqrt(np.mean((m.predict(X_test) - y_test) ** 2)))
             desc = (
                 "tree, " if a == "tree" else f"{m.n_estimators} trees, "
@@ -324,9 +333,11 @@ def comparison_steps(
             state = fit()
             fit_s = time.perf_counter() - t0
             mean, sd = dist(state, X_test)
+            g = scoring.gaussian_scores(y_test, mean, sd, levels)
             row.update(
                 test_nll=_gaussian_nll(y_test, mean, sd, floor),
                 n_out_of_support=0,
+                **_score_columns(g["pit"], g["crps"], g["pinball"]),
                 rmse=float(np.sqrt(np.mean((mean - y_test) ** 2))),
             )
             desc = a
@@ -352,6 +363,34 @@ def comparison_steps(
             "message": f"fitting {nxt}" if i + 1 < total else "done",
         }
     return {"rows": rows, "completed": total, "total": total, "message": "done"}
+
+
+# -- scores beside the NLL ----------------------------------------------------------------
+def _score_columns(pit_values, crps_values, pinball) -> dict:
+    summary = scoring.summarise(pit_values=pit_values, crps_values=crps_values, pinball=pinball)
+    return {
+        "crps": summary["crps"],
+        "pinball": summary["pinball"],
+        "pit_ks": summary["pit_ks"],
+        "pit": np.asarray(pit_values, dtype=np.float64),
+    }
+
+
+def calibration_scores(model, X_test, y_test, *, levels=None) -> dict:
+    """Scores of a fitted Partition regressor on the test rows, beside its NLL.
+
+    ``{'crps', 'pinball', 'pit_ks', 'pit'}``: the mean CRPS and the mean pinball loss at
+    ``levels`` (default 0.05, 0.10, ..., 0.95), both in units of y (lower is better), the
+    Kolmogorov-Smirnov distance of the PIT values from U(0, 1) (0 = calibrated) and the PIT
+    values ``(n,)`` themselves (formulas in :mod:`engine.partition.scoring`).
+    """
+    levels = scoring.DEFAULT_LEVELS if levels is None else levels
+    dens = scoring.conditional_densities(model, X_test)
+    y = np.asarray(y_test, dtype=np.float64)
+    q = scoring.quantiles(dens, levels)
+    return _score_columns(
+        scoring.pit(dens, y), scoring.crps(dens, y), scoring.pinball_loss(y, q, levels)
+    )
 
 
 # -- views of a fitted model ---------------------------------------------------------------

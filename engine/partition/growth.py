@@ -44,6 +44,10 @@ class GrowParams:
     min_samples_y: int = 1
     min_volume_fraction: float = 0.0
     max_features: float = 1.0  # fraction of X columns searched per split (redrawn per split)
+    # the reference package's rule (box="reference"): Y thresholds on the lattice y_step * i
+    # (0: midpoints) and the parent's measure floored at 1 in the Y-split gain
+    y_step: float = 0.0
+    unit_floor: bool = False
 
 
 @dataclass
@@ -186,7 +190,21 @@ def _best_split(
             vs, fs = sorted_with_flags(y, node.rows_y, in_xy)
             out = np.empty(vs.shape[0])
             g, t, _ = scan_continuous(
-                vs, fs, nxy, nx, node.ylo, node.yhi, True, n_total, mxy, mx, my, min_width, out
+                vs,
+                fs,
+                nxy,
+                nx,
+                node.ylo,
+                node.yhi,
+                True,
+                n_total,
+                mxy,
+                mx,
+                my,
+                min_width,
+                out,
+                float(p.y_step),
+                bool(p.unit_floor),
             )
             if g >= 0 and (best is None or g > best[0]):
                 best = (g, Y_CONT, -1, float(t), None)

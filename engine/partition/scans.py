@@ -28,7 +28,21 @@ def xlogy_ratio(nxy, nx, mu):
 
 @njit
 def scan_continuous(
-    vals, flags, nxy, nx, lo, hi, is_y, n_total, min_xy, min_x, min_y, min_width, out_gains
+    vals,
+    flags,
+    nxy,
+    nx,
+    lo,
+    hi,
+    is_y,
+    n_total,
+    min_xy,
+    min_x,
+    min_y,
+    min_width,
+    out_gains,
+    y_step=0.0,
+    unit_floor=False,
 ):
     """Best split of one continuous coordinate.
 
@@ -36,11 +50,15 @@ def scan_continuous(
     True); ``flags[i]`` is 1 when that row is also in the node's XY set. ``lo``/``hi`` is
     A_Y (Y split only). ``out_gains[i]`` receives the gain of the threshold between
     ``vals[i]`` and ``vals[i + 1]`` (NaN when not a candidate or refused).
+    The threshold is the midpoint, or with ``y_step`` > 0 (Y split of y on the lattice
+    ``y_step * i``, the reference package's quantized target) ``vals[i + 1] - y_step / 2``.
+    ``unit_floor`` (the reference package's rule) takes the parent's measure as
+    ``max(hi - lo, 1)`` in the Y-split gain.
     Returns ``(best_gain, best_threshold, n_left_best)``; gain -1 when no valid split.
     """
     m = vals.shape[0]
     mu = hi - lo
-    parent = xlogy_ratio(nxy, nx, mu)
+    parent = xlogy_ratio(nxy, nx, max(mu, 1.0) if unit_floor else mu)
     best = -1.0
     best_t = np.nan
     best_n = 0
@@ -53,6 +71,8 @@ def scan_continuous(
         if vals[i + 1] <= vals[i]:
             continue
         t = 0.5 * (vals[i] + vals[i + 1])
+        if is_y and y_step > 0.0:
+            t = (np.round(vals[i + 1] / y_step) - 0.5) * y_step
         lxy = c_xy
         rxy = nxy - c_xy
         if lxy < min_xy or rxy < min_xy:
@@ -285,6 +305,7 @@ def _warmup() -> None:
     out = np.empty(5)
     scan_continuous(vs, fs, 5.0, 5.0, -0.5, 3.5, True, 5.0, 1.0, 1.0, 1.0, 0.0, out)
     scan_continuous(vs, fs, 5.0, 5.0, -0.5, 3.5, False, 5.0, 1.0, 1.0, 1.0, 0.0, out)
+    scan_continuous(vs, fs, 5.0, 5.0, -0.5, 3.5, True, 5.0, 1.0, 1.0, 1.0, 0.0, out, 1.0, True)
     X2 = np.ascontiguousarray(np.column_stack([x, x[::-1]]))
     cols = np.arange(2, dtype=np.int64)
     best_x_continuous(X2, rows, flags, cols, 5.0, 5.0, 5.0, 1.0, 1.0)

@@ -19,6 +19,7 @@ import pandas as pd
 from engine.partition.estimators import MAX_LEAVES_CLF, MAX_LEAVES_REG
 from engine.partition.explore import (
     MIN_ROWS,
+    calibration_scores,
     comparison_steps,
     density_grid,
     growth_steps,
@@ -33,6 +34,7 @@ __all__ = [
     "MAX_LEAVES_REG",
     "MIN_ROWS",
     "HoldoutScores",
+    "calibration_scores",
     "class_grid",
     "comparison_steps",
     "comparison_table",
@@ -127,8 +129,9 @@ def class_grid(model, x, feature: int, values, n_classes: int) -> np.ndarray:
 
 def comparison_table(rows) -> pd.DataFrame:
     """The comparison job's rows as the page's table: model, test NLL, rows out of
-    support, fit seconds, accuracy or RMSE, description."""
+    support, fit seconds, accuracy or RMSE, for a numeric target CRPS, mean pinball loss
+    and the PIT's KS distance, description."""
     df = pd.DataFrame(rows)
     first = ["model", "test_nll", "n_out_of_support", "fit_seconds"]
-    extra = [c for c in ("accuracy", "rmse") if c in df]
+    extra = [c for c in ("accuracy", "rmse", "crps", "pinball", "pit_ks") if c in df]
     return df[first + extra + ["description"]]
