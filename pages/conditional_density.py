@@ -26,6 +26,7 @@ from engine.partition.service import (
     growth_steps,
     holdout_scores,
     make_model,
+    pit_histogram,
     query_slices,
     section_cells,
     slice_frame,
@@ -537,7 +538,7 @@ if not discrete:
         f"{sc['pit_ks']:.3f}",
         help="Kolmogorov-Smirnov distance of the PIT values F(y | x) from uniform: 0 = calibrated.",
     )
-    panel.chart(pit_figure({"test rows": sc["pit"]}), key=P + "pit_fig")
+    panel.chart(pit_figure({"test rows": pit_histogram(sc["pit"])}), key=P + "pit_fig")
 unit = "n_trees" if forest else "n_leaves"
 trace_df = pd.DataFrame(model.trace_, columns=[unit, "train_nll", "val_nll"])
 st.download_button(
@@ -853,7 +854,7 @@ if len(at_floor):
     )
 panel.chart(comparison_figure(table, task=meta["task"]), key=P + "cmp_fig")
 if not discrete:
-    pits = {r["model"]: r["pit"] for r in crows if "pit" in r}
+    pits = {r["model"]: pit_histogram(r["pit"]) for r in crows if "pit" in r}
     panel.chart(pit_figure(pits, title="PIT histograms on the test rows"), key=P + "cmp_pit")
 st.download_button(
     "Download comparison (CSV)",

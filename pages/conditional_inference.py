@@ -27,6 +27,7 @@ from engine.cit.service import (
     threshold_table,
     top_k_steps,
 )
+from engine.cit.tree import MISSING_VALUES_CAPTION
 from engine.figures.cit import (
     cit_tree_figure,
     leaf_distribution_figure,
@@ -46,6 +47,7 @@ from pages._shared import (
     dataset_digest,
     job_meta,
     labelled_tree,
+    md,
     remember_model,
     require_entrypoint,
     seed,
@@ -164,10 +166,11 @@ st.markdown(
     "rankings with CART and random forests; check what the top-k features buy downstream."
 )
 
-ds = current_dataset()
+ds = current_dataset(allow_missing=True)
 if ds is None:
     stop_page(FIT, TOPK, BIAS)
 st.markdown(dataset_caption(ds))
+st.caption(MISSING_VALUES_CAPTION)
 clf = ds.task == "classification"
 if ds.n_samples < 10:
     st.error(
@@ -737,7 +740,11 @@ def node_label(v: int) -> str:
     rows = int(tree.n_node_samples[v])
     if tree.is_leaf[v]:
         return f"node {v}: leaf, {rows} rows"
-    return f"node {v}: {tree.rule(v, names)}, {rows} rows, p = {est.p_value_selector_[v]:.3g}"
+    routed = est.node_records_[v].get("n_missing_routed", 0)
+    by_rule = f", {routed} routed by the missing-value rule" if routed else ""
+    return (
+        f"node {v}: {tree.rule(v, names)}, {rows} rows{by_rule}, p = {est.p_value_selector_[v]:.3g}"
+    )
 
 
 st.subheader("3. Why this node split (or did not)")
@@ -754,7 +761,7 @@ else:
     asymptotic = rec.get("p_value_method") == "asymptotic"
     adj_name = "adjusted p (1-(1-p)^m)" if asymptotic else "p x m (Bonferroni)"
     verdict = (
-        f"**{chosen.iloc[0]}** was chosen ("
+        f"**{md(chosen.iloc[0])}** was chosen ("
         + ("adjusted " if asymptotic and est.adjust_alpha_selector else "")
         + f"p = {est.p_value_selector_[node]:.3g} < {rec['alpha_selector']:.3g})"
         if len(chosen)
@@ -765,9 +772,17 @@ else:
         if asymptotic
         else "permutation-tested"
     )
+    routed = rec.get("n_missing_routed", 0)
     st.markdown(
         f"Stage A at node {node}: {rec['n_tested']} features drawn, {n_tested} "
         f"{how} at level {rec['alpha_selector']:.3g}; {verdict}."
+        + (
+            f" The split routed {routed} rows with a missing "
+            f"{md(names[int(tree.feature[node])])} by the missing-value rule "
+            f"({rec.get('n_missing_left', 0)} to the left)."
+            if routed and not tree.is_leaf[node]
+            else ""
+        )
     )
     show = table.rename(
         columns={
@@ -913,7 +928,7 @@ else:
                 )
         elif "chosen_categories" in rec:
             cats = meta["categories"][int(tree.feature[node])]
-            left = ", ".join(str(cats[c]) for c in rec["chosen_categories"])
+            left = ", ".join(md(cats[c]) for c in rec["chosen_categories"])
             st.caption(
                 f"Stage B: the split of the categories into two groups with the largest "
                 f"{rec['split_statistic']} statistic ({rec['split_statistic_value']:.4g}) "

@@ -18,6 +18,7 @@ from engine.figures.literati import (
 )
 from engine.jobs import Job
 from engine.literati import LiteratiClassifier
+from engine.literati.estimator import MISSING_VALUES_CAPTION
 from engine.literati.service import (
     JOB_SLACK,
     MIN_ROWS,
@@ -111,15 +112,16 @@ st.markdown(
     "watch the gap close; **Stop** keeps the best tree found so far."
 )
 
-ds = current_dataset()
+ds = current_dataset(allow_missing=True)
 if ds is None:
     stop_page(SEARCH)
 st.markdown(dataset_caption(ds))
+st.caption(MISSING_VALUES_CAPTION)
 if ds.task != "classification":
     option = st.session_state.get("ds")
     st.error(
         f"Literati is classification-only: it minimises misclassified rows, and the "
-        f"target **{ds.target}** is set up as regression (numbers). Pick a class column "
+        f"target **{md(ds.target)}** is set up as regression (numbers). Pick a class column "
         "as target in the sidebar, or treat this target's values as classes."
     )
     n_values = int(np.unique(ds.y).size)

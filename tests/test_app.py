@@ -399,11 +399,14 @@ def test_small_classes_are_kept_or_dropped(app, root):
 
 METHOD_PAGES = (
     "pages/compare.py",
-    "pages/optimal_shape_trees.py",
     "pages/conditional_density.py",
     "pages/feature_ranking.py",
-    "pages/conditional_inference.py",
     "pages/split_strategies.py",
+)
+#: Pages whose methods route missing values: they take the table and say how (a caption).
+ROUTING_PAGES = (
+    "pages/optimal_shape_trees.py",
+    "pages/conditional_inference.py",
 )
 
 
@@ -426,6 +429,14 @@ def test_missing_values_kept_on_the_data_page_and_explained_on_method_pages(app,
             and "22 rows have 22 missing values" in w.value
             for w in app.warning
         ), page
+    from engine.cit.tree import MISSING_VALUES_CAPTION as CIT_CAPTION
+    from engine.literati.estimator import MISSING_VALUES_CAPTION as LITERATI_CAPTION
+
+    for page in ROUTING_PAGES:
+        app.switch_page(page).run()
+        assert not app.exception, (page, app.exception)
+        assert not any("cannot use missing values" in w.value for w in app.warning), page
+        assert any(c.value in (CIT_CAPTION, LITERATI_CAPTION) for c in app.caption), page
     app.selectbox(key="missing").set_value("drop").run()
     app.switch_page("pages/data.py").run()
     assert any("Every row has a missing value" in e.value for e in app.error)

@@ -165,24 +165,39 @@ def test_every_public_estimator_is_checked():
 
 @pytest.mark.parametrize("estimator", _estimators(), ids=_name)
 def test_nan_and_sparse_are_refused_with_scikit_learns_messages(estimator):
-    """The trees do not route missing values yet (``allow_nan`` False): NaN in X is refused
-    with scikit-learn's message, sparse X with its TypeError; both tags say so."""
+    """An estimator whose trees do not route missing values (``allow_nan`` False) refuses
+    NaN in X with scikit-learn's message; one that does (``allow_nan`` True) fits and
+    predicts rows with NaN (finite predictions) and still refuses infinity.  Sparse X is
+    refused with scikit-learn's TypeError; the tags say so."""
     import scipy.sparse
 
     rng = np.random.RandomState(0)
     X = rng.normal(size=(30, 3))
     y = (X[:, 0] > 0).astype(int) if isinstance(estimator, ClassifierMixin) else X[:, 0]
     tags = estimator.__sklearn_tags__()
-    assert not tags.input_tags.allow_nan and not tags.input_tags.sparse
+    assert not tags.input_tags.sparse
     X_nan = X.copy()
     X_nan[4, 2] = np.nan
-    with pytest.raises(ValueError, match="Input X contains NaN"):
-        estimator.fit(X_nan, y)
+    X_nan[7, 0] = np.nan
+    if tags.input_tags.allow_nan:
+        fitted = estimator.fit(X_nan, y)
+        prediction = np.asarray(fitted.predict(X_nan))
+        assert prediction.shape == (30,)
+        if not isinstance(estimator, ClassifierMixin):
+            assert np.isfinite(prediction).all()
+        X_inf = X.copy()
+        X_inf[4, 2] = np.inf
+        with pytest.raises(ValueError, match="Input X contains infinity"):
+            estimator.fit(X_inf, y)
+    else:
+        with pytest.raises(ValueError, match="Input X contains NaN"):
+            estimator.fit(X_nan, y)
     with pytest.raises(TypeError, match="Sparse data was passed"):
         estimator.fit(scipy.sparse.csr_matrix(X), y)
     fitted = estimator.fit(X, y)
-    with pytest.raises(ValueError, match="Input X contains NaN"):
-        fitted.predict(X_nan)
+    if not tags.input_tags.allow_nan:
+        with pytest.raises(ValueError, match="Input X contains NaN"):
+            fitted.predict(X_nan)
     with pytest.raises(ValueError, match="expecting 3 features"):
         fitted.predict(X[:, :2])
 

@@ -95,10 +95,11 @@ def test_unknown_feature_name_is_a_keyerror():
 
 def test_pit_histogram_bars_are_densities_with_a_uniform_reference():
     from engine.figures.partition import pit_figure
+    from engine.partition.scoring import pit_histogram
 
     rng = np.random.RandomState(0)
     a, b = rng.rand(400), rng.beta(4, 4, 300)  # calibrated / too wide a predictive
-    fig = pit_figure({"model a": a, "model b": b}, bins=10)
+    fig = pit_figure({"model a": pit_histogram(a, 10), "model b": pit_histogram(b, 10)})
     bars = [d for d in fig.data if d.type == "bar"]
     assert [d.name for d in bars] == ["model a", "model b"]
     for d, u in zip(bars, (a, b), strict=True):

@@ -67,6 +67,7 @@ _TREE_PARAMS = (
     "min_child_fraction",
     "min_impurity_decrease",
     "categorical_features",
+    "missing_rule",
 )
 
 
@@ -120,6 +121,7 @@ class _BaseCIF(BaseEstimator):
         min_child_fraction=0.01,
         min_impurity_decrease=0.0,
         categorical_features=None,
+        missing_rule="random",
         random_state=None,
     ):
         self.n_estimators = n_estimators
@@ -151,6 +153,7 @@ class _BaseCIF(BaseEstimator):
         self.min_child_fraction = min_child_fraction
         self.min_impurity_decrease = min_impurity_decrease
         self.categorical_features = categorical_features
+        self.missing_rule = missing_rule
         self.random_state = random_state
 
     def _sample(self, rng, n, y_code, n_classes):
@@ -258,14 +261,16 @@ class _BaseCIF(BaseEstimator):
 
     def _X(self, X):
         check_is_fitted(self, "estimators_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        X = validate_data(
+            self, X, reset=False, dtype=np.float64, order="C", ensure_all_finite="allow-nan"
+        )
         return self.estimators_[0].tree_.check_X(X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # the trees do not route missing values (yet): NaN is refused with scikit-learn's
-        # message; sparse X is refused (the statistics read dense columns)
-        tags.input_tags.allow_nan = False
+        # the trees route NaN (their missing_rule); sparse X is refused (the statistics read
+        # dense columns)
+        tags.input_tags.allow_nan = True
         tags.input_tags.sparse = False
         return tags
 
@@ -345,7 +350,8 @@ class ConditionalInferenceForestClassifier(ClassifierMixin, _BaseCIF):
         + """
     Notes
     -----
-    NaN in ``X`` and sparse ``X`` are refused, as by the trees.
+    Missing values (NaN in ``X``) are handled by each tree (``missing_rule``, see
+    :class:`ConditionalInferenceTreeClassifier`); sparse ``X`` is refused.
 
     Examples
     --------
@@ -364,7 +370,7 @@ class ConditionalInferenceForestClassifier(ClassifierMixin, _BaseCIF):
     }
 
     def _prepare(self, X, y):
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite="allow-nan")
         check_classification_targets(y)
         self.classes_, y_code = np.unique(y, return_inverse=True)
         self.n_classes_ = self.classes_.size
@@ -420,7 +426,8 @@ class ConditionalInferenceForestRegressor(RegressorMixin, _BaseCIF):
         + """
     Notes
     -----
-    NaN in ``X`` and sparse ``X`` are refused, as by the trees.  With feature sampling, a
+    Missing values (NaN in ``X``) are handled by each tree (``missing_rule``); sparse
+    ``X`` is refused.  With feature sampling, a
     tree whose root draw misses every associated feature stops at the root (no test is
     significant), which lowers the training score when few features matter: on
     scikit-learn's check data (one informative feature of ten) the training R^2 is about
@@ -445,7 +452,9 @@ class ConditionalInferenceForestRegressor(RegressorMixin, _BaseCIF):
     }
 
     def _prepare(self, X, y):
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, order="C", y_numeric=True, ensure_all_finite="allow-nan"
+        )
         y_val = np.ascontiguousarray(y, dtype=np.float64)
         return X, np.zeros(X.shape[0], dtype=np.int64), y_val, 1
 

@@ -29,7 +29,7 @@ ctl <- ctree_control(teststat = a[3], splitstat = a[3], testtype = testtype,
                      alpha = as.numeric(a[5]), minsplit = as.integer(a[6]),
                      minbucket = as.integer(a[7]), minprob = as.numeric(a[8]),
                      maxdepth = if (a[9] == "Inf") Inf else as.integer(a[9]),
-                     nresample = as.integer(a[10]))
+                     nresample = as.integer(a[10]), majority = a[13] == "1")
 reps <- as.integer(a[11])
 # peak resident memory of the fit: reset the high-water mark (Linux clear_refs), then read
 # VmHWM - VmRSS before (MiB; NA where /proc does not allow it)
@@ -80,6 +80,7 @@ if (a[12] == "1") {
     }
   }
   walk(node_party(m))
+  cat("PREDICT", predict(m, newdata = d, type = "node"), "\n", sep = "\t")
 }
 """
 
@@ -117,7 +118,7 @@ def frame_for_r(X, y, task: str, categorical=None) -> pd.DataFrame:
     cols = {}
     for j in range(X.shape[1]):
         if cat[j]:
-            cols[f"f{j}"] = [f"L{int(v):03d}" for v in X[:, j]]
+            cols[f"f{j}"] = [None if np.isnan(v) else f"L{int(v):03d}" for v in X[:, j]]
         else:
             cols[f"f{j}"] = X[:, j]
     frame = pd.DataFrame(cols)
@@ -144,20 +145,24 @@ def run_ctree(
     nresample: int = 9999,
     repeats: int = 1,
     nodes: bool = True,
+    majority: bool = False,
     timeout: float = 3600.0,
 ) -> dict:
     """Fit ``ctree`` on ``X`` (n, p) and ``y`` in R; returns ``{"seconds": best elapsed of
     ``repeats`` fits (``system.time``), "peak_mb": the rise of the process's resident
     memory during the first fit (MiB, Linux ``VmHWM`` after resetting it; nan elsewhere),
     "n_nodes": nodes of the tree, "nodes": [CtreeNode] in preorder (empty unless
-    ``nodes``)}``.  ``testtype`` is ctree's ('Bonferroni', 'Univariate', 'MonteCarlo').
+    ``nodes``), "predict": ctree's node of every row (``predict(type = "node")``, int64
+    (n,), 1-based preorder ids; with ``nodes``)}``.  ``testtype`` is ctree's ('Bonferroni',
+    'Univariate', 'MonteCarlo'); ``majority`` is ``ctree_control``'s (NaN in ``X`` is
+    written as R's NA).
 
     Raises RuntimeError with R's message when Rscript fails."""
     frame = frame_for_r(X, y, task, categorical)
     with tempfile.TemporaryDirectory() as tmp:
         csv = Path(tmp) / "data.csv"
         script = Path(tmp) / "ctree.R"
-        frame.to_csv(csv, index=False)
+        frame.to_csv(csv, index=False, na_rep="NA")
         script.write_text(R_SCRIPT)
         args = [
             task,
@@ -171,6 +176,7 @@ def run_ctree(
             str(int(nresample)),
             str(int(repeats)),
             "1" if nodes else "0",
+            "1" if majority else "0",
         ]
         r = subprocess.run(
             ["Rscript", str(script), str(csv), *args],
@@ -188,6 +194,7 @@ def parse_output(text: str) -> dict:
     seconds = np.nan
     peak_mb = np.nan
     n_nodes = 0
+    predict = np.zeros(0, dtype=np.int64)
     out: list[CtreeNode] = []
     by_id: dict[int, CtreeNode] = {}
 
@@ -210,6 +217,8 @@ def parse_output(text: str) -> dict:
             peak_mb = float(parts[1]) if parts[1] not in ("NA", "-Inf") else np.nan
         elif kind == "NODES":
             n_nodes = int(parts[1])
+        elif kind == "PREDICT":
+            predict = np.array([int(v) for v in parts[1:]], dtype=np.int64)
         elif kind == "TEST":
             nd = node(int(parts[1]))
             nd.tests[int(parts[2][1:])] = (float(parts[3]), float(parts[4]))
@@ -224,11 +233,18 @@ def parse_output(text: str) -> dict:
                 labels = parts[4].split("|") if len(parts) > 4 and parts[4] else []
                 nd.split = (j, "cat", frozenset(int(lab[1:]) for lab in labels))
     out.sort(key=lambda nd: nd.id)
-    return {"seconds": seconds, "peak_mb": peak_mb, "n_nodes": n_nodes, "nodes": out}
+    return {
+        "seconds": seconds,
+        "peak_mb": peak_mb,
+        "n_nodes": n_nodes,
+        "nodes": out,
+        "predict": predict,
+    }
 
 
 def node_rows(tree, X) -> dict[int, np.ndarray]:
-    """Training rows (int64 indices into ``X``) of every node of a fitted ``TreeArrays``."""
+    """Rows (int64 indices into ``X``) of every node of a fitted ``TreeArrays`` as its
+    prediction routes them (NaN by ``missing_go_to_left``)."""
     rows = {0: np.arange(X.shape[0])}
     stack = [0]
     while stack:
@@ -243,6 +259,8 @@ def node_rows(tree, X) -> dict[int, np.ndarray]:
             go = np.isin(X[r, f], cats)
         else:
             go = X[r, f] <= tree.threshold[v]
+        if tree.missing_go_to_left is not None:
+            go = np.where(np.isnan(X[r, f]), bool(tree.missing_go_to_left[v]), go)
         rows[left], rows[right] = r[go], r[~go]
         stack += [left, right]
     return rows
@@ -272,7 +290,13 @@ def compare_with_ctree(est, X, nodes, *, p_floor: float = 0.0) -> dict:
     for v, nd in enumerate(nodes[: tree.node_count]):
         rec = est.node_records_[v]
         if nd.tests:
-            ours = dict(zip(rec.get("features", []), rec.get("p_values_adjusted", []), strict=True))
+            ours = {
+                f: p
+                for f, p in zip(
+                    rec.get("features", []), rec.get("p_values_adjusted", []), strict=True
+                )
+                if not np.isnan(p)  # no test (partykit drops its NA)
+            }
             stat = dict(zip(rec.get("features", []), rec.get("statistics", []), strict=True))
             if set(ours) != set(nd.tests):
                 out["mismatches"].append(
@@ -307,7 +331,7 @@ def compare_with_ctree(est, X, nodes, *, p_floor: float = 0.0) -> dict:
                 out["mismatches"].append(f"node {v}: last value left {last}, ctree break {value}")
         else:
             left = set(tree.cat_values[tree.cat_offsets[v] : tree.cat_offsets[v + 1]].tolist())
-            present = set(np.unique(x).astype(int).tolist())
+            present = set(np.unique(x[~np.isnan(x)]).astype(int).tolist())
             if left & present != set(value) & present:
                 out["mismatches"].append(f"node {v}: left {sorted(left)}, ctree {sorted(value)}")
     return out

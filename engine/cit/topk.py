@@ -11,7 +11,10 @@ paper's benchmark settings, research/density_cit_dics.md section 2.5): classific
 ``SVC(C=1, gamma='scale', class_weight='balanced')``), 'knn' (5 nearest neighbours,
 distance-weighted) scored by balanced accuracy; regression 'ridge' (``Ridge(alpha=1)``),
 'svr' (RBF ``SVR(C=1, epsilon=0.1, gamma='scale')``), 'knn' (5 nearest neighbours,
-distance-weighted) scored by R^2; or any scikit-learn estimator.
+distance-weighted) scored by R^2; or any scikit-learn estimator.  Missing values (NaN in
+``X``): rankers are fitted on the folds with their NaN (the trees route them); the
+downstream learner, which takes no NaN, gets each missing value replaced by its training
+fold's mean (0 after the standardisation).
 """
 
 from __future__ import annotations
@@ -185,10 +188,13 @@ def top_k_curve(
         else:
             rank = fixed
         rankings.append(rank)
+        # the learners take no NaN: the training fold's mean (0 once standardised)
+        Ltr = np.nan_to_num(Xtr, nan=0.0)
+        Lte = np.nan_to_num(Xte, nan=0.0)
         for j, k in enumerate(ks):
             cols = rank[:k]
-            model = make_learner(learner, task).fit(Xtr[:, cols], y[tr])
-            pred = model.predict(Xte[:, cols])
+            model = make_learner(learner, task).fit(Ltr[:, cols], y[tr])
+            pred = model.predict(Lte[:, cols])
             scores[i, j] = (
                 balanced_accuracy_score(y[te], pred)
                 if task == "classification"

@@ -65,6 +65,22 @@ the codes (classification) or the correlation ratio of ``y`` across the categori
 that order; the split is stored as a category set (``cat_offsets``/``cat_values`` of
 ``tree_``: listed categories go left).
 
+Missing values (NaN in ``X``), as R partykit's ``ctree`` (``maxsurrogate = 0``): a node's
+stage-A test of a feature and its stage-B split search use only the node's rows where the
+feature is observed (partykit's subset: the influence function's mean and covariance are
+those rows'; a feature whose observed rows leave the target constant has no test and is not
+counted in the adjustment), with ``min_samples_leaf`` / ``min_child_fraction`` computed on
+all the node's rows; the rows the split cannot route follow ``missing_rule`` (``'random'``:
+each goes left with probability the observed fraction going left, ctree's default
+``majority = FALSE``; ``'majority'``: all to the child with more observed rows, ties to the
+right child as partykit's ``.which.max``), and count in the children.  ``tree_.
+missing_go_to_left`` holds the majority side of every split: prediction sends a missing
+value there under both rules (partykit's ``predict`` draws at random again under
+``majority = FALSE``; the majority side is its most likely outcome), so predictions are
+deterministic.  ``node_records_[i]["n_missing_routed"]`` counts the training rows split
+``i`` routed by the rule (``n_missing_left`` of them to the left).  The paper's permutation
+tests likewise run on the observed rows (a feature with a constant target there gets p = 1).
+
 Constant features (range at most a few ulps of their magnitude, relative to the column's
 own scale) are not tested at a node; a feature on any scale that varies is.
 """
@@ -126,6 +142,21 @@ _SPLITTERS_REG = {"mse": SQUARED_ERROR, "squared_error": SQUARED_ERROR}
 _MAXSTAT_IMPURITY = {"classification": GINI, "regression": SQUARED_ERROR}
 #: Features whose cut points the ctree split searches, best first (ctree's ``splittry``).
 SPLIT_TRIES = 2
+#: How a split routes the rows whose split feature is missing (NaN), as partykit's
+#: ``ctree_control(majority=...)`` (no surrogate splits, ``maxsurrogate = 0``):
+#: 'random' (ctree's default ``majority = FALSE``) draws each such row's side at random in
+#: proportion to the node's observed rows on each side (our seeded RNG, not R's stream);
+#: 'majority' sends them all to the child with more observed rows (ties: the right child,
+#: as partykit's ``.which.max``).
+MISSING_RULES = ("random", "majority")
+#: One sentence the pages show on how the trees treat missing values.
+MISSING_VALUES_CAPTION = (
+    "Missing values: each node's tests and split point use only the rows where the "
+    "feature is observed (as R partykit's ctree); the rows whose split feature is missing "
+    "go to a child at random in proportion to the observed rows on each side (ctree's "
+    "default; 'majority' sends them to the larger child), and prediction sends a missing "
+    "value to the child with more observed training rows."
+)
 #: A column (or a regression target) is constant when its range is at most this many ulps
 #: of its magnitude.
 CONSTANT_ULPS = 4.0
@@ -295,6 +326,7 @@ TREE_CONSTRAINTS: dict = {
     "min_child_fraction": [Interval(Real, 0, 0.5, closed="left")],
     "min_impurity_decrease": [Interval(Real, 0, None, closed="left")],
     "categorical_features": ["array-like", None],
+    "missing_rule": [StrOptions(set(MISSING_RULES))],
     "random_state": ["random_state"],
 }
 CLASSIFICATION_CONSTRAINTS: dict = {
@@ -331,6 +363,23 @@ def _ctree_order(crit, stat, features):
     # descending criterion; among equal values the later column first
     order = np.lexsort((-np.arange(ranked.size), -ranked))
     return order.astype(np.int64), ranked
+
+
+def _observed(X, rows, f, yc, yv):
+    """The node's rows where feature ``f`` is observed: ``(rows int64, y codes, y values)``
+    (``yc`` / ``yv`` are aligned with ``rows``)."""
+    keep = ~np.isnan(X[rows, f])
+    return rows[keep], np.ascontiguousarray(yc[keep]), np.ascontiguousarray(yv[keep])
+
+
+def _constant_target(classif, yc, yv) -> bool:
+    """Whether a target has no variation (fewer than 2 rows, one class, or a constant
+    value): partykit's test is NA there (the influence variance is zero)."""
+    if yc.size < 2:
+        return True
+    if classif:
+        return bool(np.all(yc == yc[0]))
+    return bool(is_constant(yv.min(), yv.max()))
 
 
 def _impurity_decrease(classif, yc, yv, goes_left, n_classes, criterion, parent):
@@ -384,6 +433,7 @@ class _BaseCIT(BaseEstimator):
         min_child_fraction=0.01,
         min_impurity_decrease=0.0,
         categorical_features=None,
+        missing_rule="random",
         keep_null=False,
         random_state=None,
     ):
@@ -411,6 +461,7 @@ class _BaseCIT(BaseEstimator):
         self.min_child_fraction = min_child_fraction
         self.min_impurity_decrease = min_impurity_decrease
         self.categorical_features = categorical_features
+        self.missing_rule = missing_rule
         self.keep_null = keep_null
         self.random_state = random_state
 
@@ -503,8 +554,11 @@ class _BaseCIT(BaseEstimator):
         is_cat = self._categorical_mask(p)
         for j in np.flatnonzero(is_cat):
             col = X[:, j]
+            col = col[~np.isnan(col)]
             if np.any(col < 0) or np.any(col != np.round(col)):
                 raise ValueError(f"categorical feature {j} must hold integer codes 0, 1, ...")
+        # features with a missing value somewhere: only they need per-node observed rows
+        self._has_missing = np.isnan(X).any(axis=0)
         rng = check_random_state(self.random_state)
         max_depth = self.max_depth if self.max_depth is not None else np.iinfo(np.int64).max
         crit = prm["crit"]
@@ -535,6 +589,7 @@ class _BaseCIT(BaseEstimator):
                 p_spl=np.nan,
                 b_sel=0,
                 b_spl=0,
+                missing_left=0,
                 record={"features": [], "statistics": [], "p_values": [], "n_permutations": []},
             )
             nodes.append(node)
@@ -597,7 +652,7 @@ class _BaseCIT(BaseEstimator):
             split = None
             for f, p_sel, b_sel in candidates[:SPLIT_TRIES]:
                 node["record"]["split_features"].append(int(f))
-                split = self._stage_b_maxstat(X, rows, yc, yv, n_classes, f, is_cat, prm, node)
+                split = self._stage_b_maxstat(X, rows, yc, yv, n_classes, f, is_cat, prm, rng, node)
                 if split is not None:
                     node["p_sel"] = p_sel
                     node["b_sel"] = b_sel
@@ -607,6 +662,30 @@ class _BaseCIT(BaseEstimator):
         f, goes_left, delta = split
         return f, goes_left, child_pool, delta
 
+    def _route_missing(self, goes_left_obs, observed, rng, node):
+        """Complete a split found on the observed rows (``goes_left_obs`` bool over the rows
+        where ``observed``, bool (m,)) with the rule for the others (``missing_rule``):
+        'majority' sends them to the child with more observed rows (ties: right, as
+        partykit's ``.which.max``), 'random' draws each one's side with probability the
+        observed fraction going left (partykit's default, our seeded ``rng``).  Records
+        the prediction rule (the majority side) in ``node['missing_left']`` and the number
+        of rows routed by the rule in the node's record; returns ``goes_left`` bool (m,)."""
+        n_obs = goes_left_obs.size
+        n_left = int(np.count_nonzero(goes_left_obs))
+        node["missing_left"] = int(n_left > n_obs - n_left)
+        n_missing = observed.size - n_obs
+        node["record"]["n_missing_routed"] = int(n_missing)
+        if n_missing == 0:
+            return goes_left_obs
+        goes_left = np.empty(observed.size, dtype=bool)
+        goes_left[observed] = goes_left_obs
+        if self.missing_rule == "majority":
+            goes_left[~observed] = bool(node["missing_left"])
+        else:
+            goes_left[~observed] = rng.random_sample(n_missing) < n_left / n_obs
+        node["record"]["n_missing_left"] = int(np.count_nonzero(goes_left[~observed]))
+        return goes_left
+
     def _stage_a_permutation(
         self, X, rows, yc, yv, n_classes, tested, nonconst, is_cat, prm, rng, node
     ):
@@ -614,7 +693,6 @@ class _BaseCIT(BaseEstimator):
         selector statistic at the Bonferroni level alpha / m_t, feature scanning, feature
         muting.  Returns ``([(feature, p, permutations)], child_pool)`` or None."""
         classif = self._task == "classification"
-        m = rows.size
         Xn = X[rows]
         m_t = tested.size
         a_sel = prm["a_sel"] / m_t if self.adjust_alpha_selector else prm["a_sel"]
@@ -625,6 +703,17 @@ class _BaseCIT(BaseEstimator):
         stats = []
         for f in tested:
             x = np.ascontiguousarray(Xn[:, f])
+            yc_f, yv_f = yc, yv
+            if self._has_missing[f]:  # tested on the rows where f is observed
+                keep = ~np.isnan(x)
+                if not keep.all():
+                    x = np.ascontiguousarray(x[keep])
+                    yc_f = np.ascontiguousarray(yc[keep])
+                    yv_f = np.ascontiguousarray(yv[keep])
+                    if _constant_target(classif, yc_f, yv_f):
+                        stats.append(0.0)  # no test: p = 1
+                        prepared.append(None)
+                        continue
             if is_cat[f]:
                 a, n_a = bin_codes(x, categorical=True)
                 code = MI if classif else ETA_REG
@@ -632,10 +721,10 @@ class _BaseCIT(BaseEstimator):
                 a, n_a = bin_codes(x)
                 code = MI
             else:
-                a, n_a = np.zeros(m, dtype=np.int64), 1
+                a, n_a = np.zeros(x.size, dtype=np.int64), 1
                 code = prm["sel"]
-            stats.append(statistic(code, x, a, n_a, yc, yv, n_classes))
-            prepared.append((code, x, a, n_a))
+            stats.append(statistic(code, x, a, n_a, yc_f, yv_f, n_classes))
+            prepared.append((code, x, a, n_a, yc_f, yv_f))
         order = (
             np.argsort(-np.asarray(stats), kind="stable")
             if self.feature_scanning
@@ -654,14 +743,22 @@ class _BaseCIT(BaseEstimator):
         muted = set()
         for i in order:
             f = int(tested[i])
-            code, x, a, n_a = prepared[i]
+            if prepared[i] is None:  # the target is constant where f is observed
+                rec["features"].append(f)
+                rec["statistics"].append(0.0)
+                rec["p_values"].append(1.0)
+                rec["n_permutations"].append(0)
+                if self.feature_muting and nonconst.size > 1:
+                    muted.add(f)
+                continue
+            code, x, a, n_a, yc_f, yv_f = prepared[i]
             res = selector_test(
                 code,
                 x,
                 a,
                 n_a,
-                yc,
-                yv,
+                yc_f,
+                yv_f,
                 n_classes,
                 B,
                 int(rng.randint(0, 2**31 - 1)),
@@ -710,7 +807,11 @@ class _BaseCIT(BaseEstimator):
         p = np.empty(m_t)
         lower = np.empty(m_t)
         df = np.empty(m_t)
-        numeric = np.flatnonzero(~is_cat[tested])
+        # a feature missing on some of the node's rows is tested on the rows where it is
+        # observed, with the influence function of those rows (partykit's subset); one
+        # whose observed rows leave the target constant has no test (NA in partykit)
+        partial = np.array([self._has_missing[f] and np.isnan(X[rows, f]).any() for f in tested])
+        numeric = np.flatnonzero(~is_cat[tested] & ~partial)
         if numeric.size:
             D, vx = numeric_tests(
                 X, rows, np.ascontiguousarray(tested[numeric]), yc, yv, classif, n_q, mean_h
@@ -718,12 +819,28 @@ class _BaseCIT(BaseEstimator):
             stat[numeric], p[numeric], lower[numeric], df[numeric] = numeric_pvalues(
                 D, vx, cov_h, prm["teststat"]
             )
-        for i in np.flatnonzero(is_cat[tested]):
-            codes = X[rows, tested[i]].astype(np.int64)
-            counts, sums = level_sums(codes, int(codes.max()) + 1, yc, yv, classif, n_q)
+        for i in np.flatnonzero(is_cat[tested] | partial):
+            f = int(tested[i])
+            if partial[i]:
+                obs_rows, yc_f, yv_f = _observed(X, rows, f, yc, yv)
+                if _constant_target(classif, yc_f, yv_f):
+                    stat[i] = p[i] = lower[i] = df[i] = np.nan
+                    continue
+                mean_f, cov_f = node_influence(yc_f, yv_f, classif, n_q)
+            else:
+                obs_rows, yc_f, yv_f, mean_f, cov_f = rows, yc, yv, mean_h, cov_h
+            if not is_cat[f]:
+                D, vx = numeric_tests(X, obs_rows, np.array([f]), yc_f, yv_f, classif, n_q, mean_f)
+                res = numeric_pvalues(D, vx, cov_f, prm["teststat"])
+                stat[i], p[i], lower[i], df[i] = (float(v[0]) for v in res)
+                continue
+            codes = X[obs_rows, f].astype(np.int64)
+            counts, sums = level_sums(codes, int(codes.max()) + 1, yc_f, yv_f, classif, n_q)
             stat[i], p[i], lower[i], df[i] = categorical_pvalue(
-                counts, sums, mean_h, cov_h, prm["teststat"]
+                counts, sums, mean_f, cov_f, prm["teststat"]
             )
+        # partykit's Bonferroni counts the features with a test (non-NA p-values)
+        m_t = int(np.count_nonzero(~np.isnan(lower)))
         crit = lower * m_t if self.adjust_alpha_selector else lower.copy()
         with np.errstate(over="ignore"):
             p_adj = -np.expm1(crit)
@@ -756,22 +873,35 @@ class _BaseCIT(BaseEstimator):
             child_pool = nonconst
         return [(int(tested[i]), float(p_adj[i]), 0) for i in significant], child_pool
 
-    def _stage_b_maxstat(self, X, rows, yc, yv, n_classes, f, is_cat, prm, node):
+    def _stage_b_maxstat(self, X, rows, yc, yv, n_classes, f, is_cat, prm, rng, node):
         """ctree's split point on feature ``f``: the cut point (numeric) or the split of
         the levels into two groups (categorical) with the largest two-sample statistic in
         the ``splitter`` form (:func:`engine.cit.asymptotic.maxstat_ordered` /
         ``maxstat_unordered``), both children holding at least :meth:`_min_leaf` rows.
-        Returns ``(f, goes_left, impurity decrease)`` or None (no admissible cut point, or
-        a decrease below ``min_impurity_decrease``)."""
+        The search runs on the rows where ``f`` is observed (with their influence function,
+        as partykit); the others are routed by :meth:`_route_missing`.  Returns ``(f,
+        goes_left (over all the node's rows), impurity decrease)`` or None (no admissible
+        cut point, or a decrease below ``min_impurity_decrease``)."""
         classif = self._task == "classification"
         rec = node["record"]
         m = rows.size
-        min_leaf = self._min_leaf(m)
-        if "influence" not in node:
+        min_leaf = self._min_leaf(m)  # partykit: minprob of all the node's rows
+        all_yc, all_yv = yc, yv
+        observed = np.ones(m, dtype=bool)
+        if self._has_missing[f]:
+            observed = ~np.isnan(X[rows, f])
+        if observed.all():
+            if "influence" not in node:
+                n_q = n_influence_columns(classif, n_classes)
+                mean_h, cov_h = node_influence(yc, yv, classif, n_q)
+                node["influence"] = (n_q, mean_h, cov_h)
+            n_q, mean_h, cov_h = node["influence"]
+        else:
+            rows, yc, yv = _observed(X, rows, f, yc, yv)
+            if rows.size < 2 * min_leaf or _constant_target(classif, yc, yv):
+                return None
             n_q = n_influence_columns(classif, n_classes)
             mean_h, cov_h = node_influence(yc, yv, classif, n_q)
-            node["influence"] = (n_q, mean_h, cov_h)
-        n_q, mean_h, cov_h = node["influence"]
         A, _ = pinv_sym(cov_h)
         var_h = np.ascontiguousarray(np.diag(cov_h))
         rec["split_statistic"] = prm["split_stat_name"]
@@ -836,10 +966,13 @@ class _BaseCIT(BaseEstimator):
             else:
                 thr = float(mids[best])
                 goes_left = x <= thr
+        goes_left = self._route_missing(goes_left, observed, rng, node)
         delta = _impurity_decrease(
-            classif, yc, yv, goes_left, n_classes, prm["crit"], node["impurity"]
+            classif, all_yc, all_yv, goes_left, n_classes, prm["crit"], node["impurity"]
         )
         if delta < self.min_impurity_decrease:
+            rec.pop("n_missing_routed", None)
+            rec.pop("n_missing_left", None)
             return None
         node["feature"] = int(f)
         if cats is not None:
@@ -857,6 +990,21 @@ class _BaseCIT(BaseEstimator):
         scanning, Bonferroni alpha / |C|.  Returns ``(f, goes_left, decrease)`` or None."""
         classif = self._task == "classification"
         rec = node["record"]
+        m = rows.size
+        parent_impurity = node["impurity"]
+        all_yc, all_yv = yc, yv
+        observed = np.ones(m, dtype=bool)
+        if self._has_missing[f]:
+            observed = ~np.isnan(X[rows, f])
+        if not observed.all():  # thresholds searched and tested on the observed rows
+            rows, yc, yv = _observed(X, rows, f, yc, yv)
+            if rows.size < 2:
+                return None
+            if classif:
+                counts = np.bincount(yc, minlength=n_classes).astype(np.float64)
+                parent_impurity = class_impurity(counts, float(rows.size), prm["crit"])
+            else:
+                parent_impurity = squared_error(float(rows.size), yv.sum(), (yv * yv).sum())
         x = np.ascontiguousarray(X[rows, f])
         cat_order = None
         if is_cat[f]:
@@ -875,7 +1023,7 @@ class _BaseCIT(BaseEstimator):
             self.threshold_method,
             self.max_thresholds,
             rng=rng,
-            min_samples_leaf=self._min_leaf(rows.size),
+            min_samples_leaf=self._min_leaf(m),
         )
         if cand.size == 0:
             return None
@@ -883,7 +1031,7 @@ class _BaseCIT(BaseEstimator):
         gains, pos = threshold_gains(
             x, yc if classif else yv, cand, crit_name, n_classes=n_classes if classif else None
         )
-        child = node["impurity"] - gains
+        child = parent_impurity - gains
         a_spl = prm["a_spl"] / cand.size if self.adjust_alpha_splitter else prm["a_spl"]
         B2 = n_resamples(self.n_resamples_splitter, a_spl)
         if self.adjust_alpha_splitter and _is_int(self.n_resamples_splitter):
@@ -949,12 +1097,21 @@ class _BaseCIT(BaseEstimator):
                 break
         if best_p2 >= a_spl:
             return None
-        delta = float(gains[best_t])
-        if delta < self.min_impurity_decrease or delta <= 0.0:
-            return None
         thr = float(cand[best_t])
-        rec["chosen_threshold"] = thr
+        delta = float(gains[best_t])
         goes_left = x <= thr
+        if not observed.all():
+            goes_left = self._route_missing(goes_left, observed, rng, node)
+            delta = _impurity_decrease(
+                classif, all_yc, all_yv, goes_left, n_classes, prm["crit"], node["impurity"]
+            )
+        else:
+            self._route_missing(goes_left, observed, rng, node)
+        if delta < self.min_impurity_decrease or delta <= 0.0:
+            rec.pop("n_missing_routed", None)
+            rec.pop("n_missing_left", None)
+            return None
+        rec["chosen_threshold"] = thr
         node["feature"] = int(f)
         node["p_spl"] = best_p2
         node["b_spl"] = best_b2
@@ -992,6 +1149,7 @@ class _BaseCIT(BaseEstimator):
             p_value=p_sel,
             cat_offsets=cat_offsets,
             cat_values=cat_values,
+            missing_go_to_left=np.array([nd["missing_left"] for nd in nodes], dtype=np.uint8),
         )
         self.p_value_selector_ = p_sel
         self.p_value_splitter_ = np.array([nd["p_spl"] for nd in nodes])
@@ -1005,7 +1163,9 @@ class _BaseCIT(BaseEstimator):
 
     def _X(self, X):
         check_is_fitted(self, "tree_")
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        X = validate_data(
+            self, X, reset=False, dtype=np.float64, order="C", ensure_all_finite="allow-nan"
+        )
         return self.tree_.check_X(X)
 
     def apply(self, X):
@@ -1025,9 +1185,9 @@ class _BaseCIT(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # the trees do not route missing values (yet): NaN is refused with scikit-learn's
-        # message; sparse X is refused (the statistics read dense columns)
-        tags.input_tags.allow_nan = False
+        # NaN is routed (missing_rule; module docstring); sparse X is refused (the
+        # statistics read dense columns)
+        tags.input_tags.allow_nan = True
         tags.input_tags.sparse = False
         return tags
 
@@ -1132,6 +1292,15 @@ default={max_features}
     categorical_features : array-like of int or of bool, or None, default=None
         Columns holding integer codes 0, 1, ...: column indices or a boolean mask of length
         n_features.
+    missing_rule : {{'random', 'majority'}}, default='random'
+        Where a split sends the training rows whose split feature is missing (NaN), as
+        ``ctree_control(majority=...)``: 'random' (ctree's default) draws each row's side
+        with probability the fraction of the node's observed rows going there (seeded by
+        ``random_state``, not R's random stream); 'majority' sends them to the child with
+        more observed rows (ties: the right child, as partykit).  Prediction sends a
+        missing value to the child with more observed training rows under both rules
+        (``tree_.missing_go_to_left``).  Surrogate splits (ctree's ``maxsurrogate``) are
+        not offered.
 """
 
 _TREE_ATTRIBUTES_DOC = """    tree_ : engine.tree.TreeArrays
@@ -1197,8 +1366,8 @@ class ConditionalInferenceTreeClassifier(ClassifierMixin, _BaseCIT):
 
     Notes
     -----
-    Missing values are not routed: NaN in ``X`` is refused (``allow_nan`` tag False), as
-    is sparse ``X``.  Bad parameters raise
+    Missing values (NaN in ``X``) are handled as R partykit's ``ctree`` (module
+    docstring, ``missing_rule``); sparse ``X`` is refused.  Bad parameters raise
     :class:`sklearn.utils._param_validation.InvalidParameterError` (a ``ValueError``)
     naming the parameter and its allowed values.
 
@@ -1226,7 +1395,7 @@ class ConditionalInferenceTreeClassifier(ClassifierMixin, _BaseCIT):
         ``ValueError`` with scikit-learn's messages for bad data (NaN / inf, empty, a
         continuous target, mismatched lengths); ``TypeError`` for sparse ``X``.
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C", ensure_all_finite="allow-nan")
         check_classification_targets(y)
         self.classes_, y_code = np.unique(y, return_inverse=True)
         self.n_classes_ = self.classes_.size
@@ -1277,8 +1446,8 @@ class ConditionalInferenceTreeRegressor(RegressorMixin, _BaseCIT):
 
     Notes
     -----
-    Missing values are not routed: NaN in ``X`` is refused (``allow_nan`` tag False), as
-    is sparse ``X``.
+    Missing values (NaN in ``X``) are handled as R partykit's ``ctree`` (module
+    docstring, ``missing_rule``); sparse ``X`` is refused.
 
     Examples
     --------
@@ -1306,7 +1475,9 @@ class ConditionalInferenceTreeRegressor(RegressorMixin, _BaseCIT):
         ``ValueError`` with scikit-learn's messages for bad data; ``TypeError`` for sparse
         ``X``.
         """
-        X, y = validate_data(self, X, y, dtype=np.float64, order="C", y_numeric=True)
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, order="C", y_numeric=True, ensure_all_finite="allow-nan"
+        )
         y_val = np.ascontiguousarray(y, dtype=np.float64)
         return self._fit(X, np.zeros(X.shape[0], dtype=np.int64), y_val, 1)
 
@@ -1362,6 +1533,16 @@ def tree_param_specs(estimator) -> tuple[ParamSpec, ...]:
         ),
         param_spec(
             estimator, "max_depth", 0, high=50, help="Maximum depth of the tree; 0 means unlimited."
+        ),
+        param_spec(
+            estimator,
+            "missing_rule",
+            "random",
+            kind="choice",
+            choices=MISSING_RULES,
+            help="Where a split sends rows whose split feature is missing: at random in "
+            "proportion to the observed rows on each side (R partykit's ctree default) or "
+            "all to the child with more observed rows (ctree's majority = TRUE).",
         ),
         param_spec(
             estimator,

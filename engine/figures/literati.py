@@ -585,15 +585,18 @@ def node_shape_figure(
     if not Xc.shape[0]:
         raise ValueError(f"no row of X reaches node {node}")
     j, name, cats, cnames = _node_context(tree, node, feature_names, class_names)
-    yy = None if y is None else np.asarray(y)
+    observed = ~np.isnan(Xc[:, j])  # missing values have no place on the line
+    yy = None if y is None else np.asarray(y)[observed]
     kw.setdefault("title", None)
     if kw["title"] is None:
         u = node_breakpoints(tree, node)
+        n_missing = int(Xc.shape[0] - observed.sum())
         kw["title"] = (
             f"Node {node}: shape function on {name} (K = {u.size}), {Xc.shape[0]} training rows"
+            + (f" ({n_missing} missing, not drawn)" if n_missing else "")
         )
     return shape_function_figure(
-        Xc[:, j],
+        Xc[observed, j],
         yy,
         node_breakpoints(tree, node),
         feature_name=name,
@@ -787,7 +790,7 @@ def shape_grid_figure(
         j = int(tree.feature[v])
         cats = tree.categories[j] if tree.categories is not None else None
         u = node_breakpoints(tree, v)
-        mask = np.asarray(reached[v], dtype=bool)
+        mask = np.asarray(reached[v], dtype=bool) & ~np.isnan(Xc[:, j])  # NaN: not on the line
         xs = Xc[mask, j]
         if xs.size == 0:
             continue

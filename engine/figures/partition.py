@@ -389,28 +389,25 @@ def comparison_figure(table: pd.DataFrame, *, task: str) -> go.Figure:
     return fig
 
 
-def pit_figure(pit_values: dict, *, bins: int = 10, title: str | None = None) -> go.Figure:
+def pit_figure(histograms: dict, *, title: str | None = None) -> go.Figure:
     """PIT histograms: the density of u = F(y | x) over test rows, one bar series per model.
 
-    ``pit_values``: ``{label: (n,) PIT values in [0, 1]}`` (e.g.
-    :func:`engine.partition.scoring.pit`). Bars are normalised to a density on [0, 1] with
-    ``bins`` equal bins, so a calibrated model's bars lie on the dashed line at 1; a U shape
-    means the predictive distributions are too narrow, a hump too wide, a slope biased.
+    ``histograms``: ``{label: PitHistogram}`` from :func:`engine.partition.scoring.
+    pit_histogram` (same bins for every model). Bars are densities on [0, 1], so a
+    calibrated model's bars lie on the dashed line at 1; a U shape means the predictive
+    distributions are too narrow, a hump too wide, a slope biased.
     """
     fig = go.Figure()
-    edges = np.linspace(0.0, 1.0, int(bins) + 1)
-    mids = 0.5 * (edges[:-1] + edges[1:])
-    for (label, u), c in zip(pit_values.items(), palette(len(pit_values)), strict=True):
-        u = np.asarray(u, dtype=np.float64)
-        counts, _ = np.histogram(np.clip(u, 0.0, 1.0), bins=edges)
-        dens = counts / max(len(u), 1) * bins
+    for (label, hist), c in zip(histograms.items(), palette(len(histograms)), strict=True):
+        edges = np.asarray(hist.edges, dtype=np.float64)
+        bins = len(edges) - 1
         fig.add_bar(
-            x=mids,
-            y=dens,
-            width=1.0 / bins / max(len(pit_values), 1),
+            x=0.5 * (edges[:-1] + edges[1:]),
+            y=hist.density,
+            width=1.0 / bins / max(len(histograms), 1),
             name=label,
             marker_color=c,
-            customdata=np.column_stack([edges[:-1], edges[1:], counts]),
+            customdata=np.column_stack([edges[:-1], edges[1:], hist.counts]),
             hovertemplate=f"{label}<br>PIT in (%{{customdata[0]:.2f}}, %{{customdata[1]:.2f}}]"
             "<br>%{customdata[2]} rows, density %{y:.3f}<extra></extra>",
         )

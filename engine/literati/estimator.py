@@ -11,6 +11,18 @@ Objective (minimised, misclassification-count units)::
 
 Shape routing: internal node ``v`` with feature ``j`` and sorted breakpoints ``u`` sends
 ``x`` left iff ``searchsorted(u, x_j, side='left') % 2 == 0`` (:func:`shape_route`).
+
+Missing values (NaN in ``X``) are part of the shapes (:func:`encode_missing`): a node's
+shape on a feature with missing values lives on the feature's line extended by one point,
+"missing", placed below **or** above every observed value (the shape's choice); its
+breakpoints, including one that separates "missing" from the observed values, cost
+``alpha`` each and count towards ``K_max`` like any other.  So the missing rows join the
+side of the lowest or of the highest observed interval at no cost (either side of a plain
+threshold), and a side that only middle intervals have (``K`` even) for one breakpoint more.
+The search runs unchanged on the extended columns, so the optimum over this space stays
+exact; the fitted tree records the side in ``tree_.missing_go_to_left``.  A feature
+without missing values in the training rows sends a missing value at prediction to the
+child with more training rows (ties: left).
 """
 
 from __future__ import annotations
@@ -32,6 +44,48 @@ from engine.literati import _kernels as K
 from engine.literati.greedy import greedy_shape_tree
 from engine.literati.search import AOStarSearch
 from engine.tree import TreeArrays
+
+#: One sentence the pages show on how the method treats missing values.
+MISSING_VALUES_CAPTION = (
+    "Missing values: the side of a feature's missing values is part of each node's shape "
+    "(missing sits below or above every observed value, and a breakpoint that separates "
+    "it costs like any other), so the tree stays optimal with them; a feature without "
+    "missing values in training sends them to the larger child."
+)
+
+
+def encode_missing(X):
+    """The columns the search runs on when ``X`` (float64 ``(n, p)``) has NaN.
+
+    Every feature with a NaN becomes two columns: NaN replaced by a value below every
+    observed value (``min - max(1, range)``) and, appended after the ``p`` originals, NaN
+    replaced by a value above them (``max + max(1, range)``); a shape on the first sends
+    the missing rows with its lowest region (left), one on the second with its highest
+    (left iff its number of breakpoints is even).  Returns ``(X_search float64
+    C-contiguous (n, p + m), source int64 (p + m,): the original feature of each column,
+    end int8 (p + m,): 0 no missing values, 1 NaN below, 2 NaN above)``; ``X`` itself when
+    it has no NaN (``end`` all 0)."""
+    n, p = X.shape
+    has = np.isnan(X).any(axis=0)
+    if not has.any():
+        return X, np.arange(p, dtype=np.int64), np.zeros(p, dtype=np.int8)
+    extra = np.flatnonzero(has)
+    out = np.empty((n, p + extra.size), dtype=np.float64)
+    out[:, :p] = X
+    end = np.zeros(p + extra.size, dtype=np.int8)
+    for i, j in enumerate(extra):
+        col = X[:, j]
+        nan = np.isnan(col)
+        observed = col[~nan]
+        low, high = (observed.min(), observed.max()) if observed.size else (0.0, 0.0)
+        margin = max(1.0, high - low)
+        out[:, j] = np.where(nan, low - margin, col)
+        out[:, p + i] = np.where(nan, high + margin, col)
+        end[j] = 1
+        end[p + i] = 2
+    source = np.r_[np.arange(p), extra].astype(np.int64)
+    return np.ascontiguousarray(out), source, end
+
 
 #: Columns of ``trace_`` / ``LiteratiSearch.trace()``.
 TRACE_COLUMNS = (
@@ -157,8 +211,9 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
 
     Notes
     -----
-    Missing values are not routed: ``X`` with NaN is refused (``allow_nan`` tag False);
-    sparse input is refused (dense data is required).  Raises
+    Missing values (NaN in ``X``) are part of each node's shape (module docstring,
+    :func:`encode_missing`), their side in ``tree_.missing_go_to_left``; sparse input is
+    refused (dense data is required).  Raises
     :class:`sklearn.utils._param_validation.InvalidParameterError` (a ``ValueError``)
     naming a bad parameter and its allowed values, and :class:`engine.data.DataError` (a
     ``ValueError``) for bad data, with scikit-learn's messages.
@@ -262,7 +317,9 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         int64 class codes of ``y``; scikit-learn's checks and messages (no NaN / inf,
         dense, 2-D, class labels), raised as :class:`engine.data.DataError`."""
         try:
-            X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+            X, y = validate_data(
+                self, X, y, dtype=np.float64, order="C", ensure_all_finite="allow-nan"
+            )
             check_classification_targets(y)
         except ValueError as exc:
             raise DataError(str(exc)) from exc
@@ -298,7 +355,7 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training rows (converted to float64; no NaN or inf).
+            Training rows (converted to float64; NaN allowed, no inf).
         y : array-like of shape (n_samples,)
             Class labels.
 
@@ -317,7 +374,9 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
     def _X(self, X):
         check_is_fitted(self, "tree_")
         try:
-            X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+            X = validate_data(
+                self, X, reset=False, dtype=np.float64, order="C", ensure_all_finite="allow-nan"
+            )
         except ValueError as exc:
             raise DataError(str(exc)) from exc
         if not X.flags.writeable:
@@ -329,6 +388,8 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         routed by the shape functions."""
         X = self._X(X)
         t = self.tree_
+        if np.isnan(X).any():
+            return t.apply(X)  # NaN by missing_go_to_left
         return K.apply_shape_tree(
             t.children_left, t.children_right, t.feature, t.bp_offsets, t.bp_values, X
         )
@@ -355,9 +416,9 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        # shape functions do not route missing values (yet): NaN is refused with
-        # scikit-learn's message; sparse X is refused (the kernels read dense rows)
-        tags.input_tags.allow_nan = False
+        # NaN is part of the shapes (encode_missing); sparse X is refused (the kernels
+        # read dense rows)
+        tags.input_tags.allow_nan = True
         tags.input_tags.sparse = False
         tags.non_deterministic = False
         return tags
@@ -386,8 +447,9 @@ class LiteratiSearch:
         self.prm = prm
         n = X.shape[0]
         self.n_samples = n
+        X_search, self.source, self.end = encode_missing(X)
         self.engine = AOStarSearch(
-            X,
+            X_search,
             codes,
             estimator.n_classes_,
             prm["max_depth"],
@@ -443,6 +505,8 @@ class LiteratiSearch:
             self.prm["split_penalty"],
             self.prm["breakpoint_penalty"],
             nodes,
+            self.source,
+            self.end,
         )
 
     def _log(self, event: str) -> None:
@@ -662,7 +726,7 @@ class GreedyShapeTreeClassifier(LiteratiClassifier):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training rows (converted to float64; no NaN or inf).
+            Training rows (converted to float64; NaN allowed, no inf).
         y : array-like of shape (n_samples,)
             Class labels.
 
@@ -678,8 +742,9 @@ class GreedyShapeTreeClassifier(LiteratiClassifier):
         self.n_classes_ = int(classes.shape[0])
         lam, alpha = prm["split_penalty"], prm["breakpoint_penalty"]
         idx = np.arange(X.shape[0], dtype=np.int64)
+        X_search, source, end = encode_missing(X)
         g = greedy_shape_tree(
-            np.ascontiguousarray(X.T),
+            np.ascontiguousarray(X_search.T),
             codes,
             self.n_classes_,
             idx,
@@ -690,9 +755,9 @@ class GreedyShapeTreeClassifier(LiteratiClassifier):
             lam,
             alpha,
         )
-        nodes = g.nodes(X, idx)
+        nodes = g.nodes(X_search, idx)
         self.tree_, self.objective_breakdown_ = _nodes_to_tree(
-            self, codes, X.shape[1], lam, alpha, nodes
+            self, codes, X.shape[1], lam, alpha, nodes, source, end
         )
         self.objective_ = float(g.objective)
         self.split_penalty_ = lam
@@ -702,11 +767,14 @@ class GreedyShapeTreeClassifier(LiteratiClassifier):
         return self
 
 
-def _nodes_to_tree(est, codes, n_features, lam, alpha, nodes):
+def _nodes_to_tree(est, codes, n_features, lam, alpha, nodes, source=None, end=None):
     """Node dicts (``idx``, ``feature``, ``bps``, ``children``, ``lb``, ``ub``; as
     :meth:`AOStarSearch.extract`) to ``(TreeArrays, objective breakdown dict)``: class
     fractions from ``codes`` (int64 ``(n,)``) of each node's samples, breakpoints in
-    ``bp_offsets``/``bp_values``, ``threshold`` = first breakpoint."""
+    ``bp_offsets``/``bp_values``, ``threshold`` = first breakpoint.  ``source`` / ``end``
+    (:func:`encode_missing`) map the search's columns to the features and give each
+    split's ``missing_go_to_left``: 1 with NaN below, ``K`` even with NaN above, else the
+    child with more training rows (ties: left)."""
     C = est.n_classes_
     m = len(nodes)
     cl = np.full(m, -1, dtype=np.int64)
@@ -719,6 +787,7 @@ def _nodes_to_tree(est, codes, n_features, lam, alpha, nodes):
     lbs = np.full(m, np.nan)
     ubs = np.full(m, np.nan)
     bp_off = np.zeros(m + 1, dtype=np.int64)
+    missing_left = np.zeros(m, dtype=np.uint8)
     bps = []
     errors = 0
     n_splits = 0
@@ -734,8 +803,17 @@ def _nodes_to_tree(est, codes, n_features, lam, alpha, nodes):
             lbs[i] = ubs[i] = float(tot - cnt.max())
         else:
             cl[i], cr[i] = nd["children"]
-            feat[i] = nd["feature"]
+            column = nd["feature"]
+            feat[i] = column if source is None else source[column]
             b = nd["bps"]
+            nan_end = 0 if end is None else int(end[column])
+            if nan_end == 1:
+                missing_left[i] = 1
+            elif nan_end == 2:
+                missing_left[i] = int(len(b) % 2 == 0)
+            else:
+                sizes = [nodes[c]["idx"].shape[0] for c in nd["children"]]
+                missing_left[i] = int(sizes[0] >= sizes[1])
             thr[i] = float(b[0])
             bps.append(b)
             n_splits += 1
@@ -761,6 +839,7 @@ def _nodes_to_tree(est, codes, n_features, lam, alpha, nodes):
         bp_values=np.concatenate(bps) if bps else np.empty(0),
         lower_bound=lbs,
         upper_bound=ubs,
+        missing_go_to_left=missing_left,
     )
     breakdown = {
         "errors": int(errors),

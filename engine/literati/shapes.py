@@ -70,11 +70,16 @@ def shape_apply(tree: TreeArrays, X: Any) -> np.ndarray:
 
 def goes_left(tree: TreeArrays, node: int, col: np.ndarray) -> np.ndarray:
     """bool ``(n,)``: which of the values ``col`` of node ``node``'s feature go left
-    (a category-set split by membership, else by the node's shape function)."""
+    (a category-set split by membership, else by the node's shape function; a missing
+    value (NaN) by the node's ``missing_go_to_left`` when the tree has one)."""
     cats = tree.category_set(node)
     if cats is not None:
-        return np.isin(col, cats.astype(np.float64))
-    return shape_goes_left(col, node_breakpoints(tree, node))
+        left = np.isin(col, cats.astype(np.float64))
+    else:
+        left = shape_goes_left(col, node_breakpoints(tree, node))
+    if tree.missing_go_to_left is not None:  # NaN: the node's side for missing values
+        left = np.where(np.isnan(col), bool(tree.missing_go_to_left[node]), left)
+    return left
 
 
 def node_rows(tree: TreeArrays, X: Any, node: int) -> np.ndarray:

@@ -188,6 +188,25 @@ def pinball_loss(y, q, levels) -> np.ndarray:
     return diff * (tau - (diff < 0))
 
 
+class PitHistogram(NamedTuple):
+    """PIT values binned on [0, 1]: ``edges`` float64 ``(bins + 1,)``, ``counts`` int64
+    ``(bins,)``, ``density`` float64 ``(bins,)`` (counts / n * bins: 1 everywhere when the
+    PIT is uniform, i.e. the model is calibrated)."""
+
+    edges: np.ndarray
+    counts: np.ndarray
+    density: np.ndarray
+
+
+def pit_histogram(u, bins: int = 10) -> PitHistogram:
+    """Histogram of PIT values ``u`` (clipped to [0, 1]) with ``bins`` equal bins, as a
+    density on [0, 1] (what :func:`engine.figures.partition.pit_figure` draws)."""
+    u = np.clip(np.asarray(u, dtype=np.float64), 0.0, 1.0)
+    edges = np.linspace(0.0, 1.0, int(bins) + 1)
+    counts, _ = np.histogram(u, bins=edges)
+    return PitHistogram(edges, counts.astype(np.int64), counts / max(len(u), 1) * int(bins))
+
+
 def pit_uniformity(u) -> tuple[float, float]:
     """(Kolmogorov-Smirnov distance sup |F_n(u) - u|, p-value) of PIT values against U(0, 1)."""
     res = stats.kstest(np.asarray(u, dtype=np.float64), "uniform")

@@ -28,6 +28,7 @@ from engine.partition.explore import (
     slice_frame,
     split_rows,
 )
+from engine.partition.scoring import pit_histogram
 
 __all__ = [
     "MAX_LEAVES_CLF",
@@ -36,6 +37,7 @@ __all__ = [
     "HoldoutScores",
     "calibration_scores",
     "class_grid",
+    "pit_histogram",
     "comparison_steps",
     "comparison_table",
     "density_grid",
