@@ -56,6 +56,22 @@ PAGES = {
             url_path="split_strategies",
         ),
     ],
+    "Learn": [
+        st.Page("pages/learn.py", title="Lessons", icon="🎓", url_path="learn"),
+        st.Page(
+            "pages/learn_challenge.py",
+            title="Build your own tree",
+            icon="🏆",
+            url_path="learn_challenge",
+        ),
+        st.Page(
+            "pages/learn_predict.py",
+            title="Predict, then reveal",
+            icon="❓",
+            url_path="learn_predict",
+        ),
+        st.Page("pages/learn_glossary.py", title="Glossary", icon="📖", url_path="glossary"),
+    ],
 }
 
 navigation = st.navigation(PAGES)

@@ -95,6 +95,15 @@ PAGE_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
         ),
     ),
     "split_strategies": ("DICS", ("tree.apply", "criteria", "candidates", "cart")),
+    # the Learn section: the lessons use every method; the challenge CART and Literati;
+    # the predictions CART, TreeGrad and the conditional inference tree
+    "learn": ("lessons", tuple(GROUPS)),
+    "learn_challenge": ("challenge", ("tree.apply", "criteria", "candidates", "cart", "literati")),
+    "learn_predict": (
+        "prediction",
+        ("tree.apply", "criteria", "candidates", "cart", "treegrad", "cit.asymptotic", "cit.tree"),
+    ),
+    "glossary": ("glossary", ()),
 }
 
 #: Compare-page model key -> groups its fits use (models not listed need none).

@@ -355,6 +355,7 @@ _KEPT_PREFIXES = (
     "pt_",
     "tg_",
     "ci_",
+    "learn_",
 )
 #: Keys under those prefixes that are not kept: buttons (cannot be set), the job itself, and
 #: result-view widgets whose bounds depend on the last result.

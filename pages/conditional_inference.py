@@ -12,6 +12,7 @@ from engine.cit.service import (
     CIF,
     CIT,
     CLASSIFICATION_LEARNERS,
+    MISSING_VALUES_CAPTION,
     NOT_IN_POOL,
     NOT_TESTED,
     REGRESSION_LEARNERS,
@@ -27,7 +28,6 @@ from engine.cit.service import (
     threshold_table,
     top_k_steps,
 )
-from engine.cit.tree import MISSING_VALUES_CAPTION
 from engine.figures.cit import (
     cit_tree_figure,
     leaf_distribution_figure,

@@ -18,10 +18,10 @@ from engine.figures.literati import (
 )
 from engine.jobs import Job
 from engine.literati import LiteratiClassifier
-from engine.literati.estimator import MISSING_VALUES_CAPTION
 from engine.literati.service import (
     JOB_SLACK,
     MIN_ROWS,
+    MISSING_VALUES_CAPTION,
     internal_nodes,
     literati_steps,
     node_rows,

@@ -46,6 +46,10 @@ FLOWS = {
         {},
     ),
     "split_strategies": ("pages/split_strategies.py", ("iris", "diabetes", "penguins"), {}),
+    "learn": ("pages/learn.py", ("iris",), {}),
+    "learn_challenge": ("pages/learn_challenge.py", ("iris", "penguins"), {}),
+    "learn_predict": ("pages/learn_predict.py", ("iris", "diabetes", "penguins"), {}),
+    "glossary": ("pages/learn_glossary.py", ("iris",), {}),
 }
 TIMEOUT = 180
 

@@ -126,7 +126,7 @@ KERNELS = {
     "engine.partition.scans",
 }
 #: the tree and data structures everything passes around.
-FOUNDATIONS = ("engine.tree", "engine.data")
+FOUNDATIONS = ("engine.tree", "engine.data", "engine.teaching.datasets")
 #: builders and scikit-learn estimators.
 ESTIMATORS = {
     "engine.cart.candidates",
@@ -168,6 +168,12 @@ SERVICES = {
     "engine.partition.service",
     "engine.treegrad.explain",
     "engine.treegrad.service",
+    # the Learn section: lessons, the build-your-own-tree challenge, questions, scores
+    "engine.teaching.challenge",
+    "engine.teaching.glossary",
+    "engine.teaching.lessons",
+    "engine.teaching.predict",
+    "engine.teaching.quiz",
 }
 #: arrows back that exist today, each with the task that removes it.
 KNOWN_BACK_ARROWS = {

@@ -37,8 +37,10 @@ from engine.cit.steps import (
     top_k_steps,
 )
 from engine.cit.topk import CLASSIFICATION_LEARNERS, REGRESSION_LEARNERS
+from engine.cit.tree import MISSING_VALUES_CAPTION
 
 __all__ = [
+    "MISSING_VALUES_CAPTION",
     "CART",
     "CIF",
     "CIT",

@@ -854,11 +854,11 @@ def _nodes_to_tree(est, codes, n_features, lam, alpha, nodes, source=None, end=N
 
 @register_warmup("literati")
 def _warmup() -> None:
-    """Compile (or load) every Literati kernel: tiny depth-2 and depth-3 searches."""
+    """Compile (or load) every Literati kernel: tiny depth-1, depth-2 and depth-3 searches."""
     rng = np.random.RandomState(0)
     X = np.ascontiguousarray(rng.normal(size=(40, 3)))
     y = (X[:, 0] * X[:, 1] > 0).astype(np.int64) + (X[:, 2] > 1)
-    for depth in (2, 3):
+    for depth in (1, 2, 3):  # depth 1: the root-only solver
         est = LiteratiClassifier(
             max_depth=depth,
             max_breakpoints=2,

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from engine.data import train_test_rows
-from engine.literati.estimator import GreedyShapeTreeClassifier
+from engine.literati.estimator import MISSING_VALUES_CAPTION, GreedyShapeTreeClassifier
 from engine.literati.shapes import (
     internal_nodes,
     node_breakpoints,
@@ -28,6 +28,7 @@ from engine.literati.shapes import (
 )
 
 __all__ = [
+    "MISSING_VALUES_CAPTION",
     "JOB_SLACK",
     "MIN_ROWS",
     "STEP_SECONDS",

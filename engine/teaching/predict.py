@@ -1,0 +1,254 @@
+"""Predict, then reveal, on any dataset: questions asked before a fit is shown, whose answer
+is computed by the fit ("which feature will the root split on?", "which feature ranks
+first?", "is this p-value significant at alpha?").
+
+Each function fits a small model on at most :data:`MAX_ROWS` rows (a seeded sample of
+larger tables) and returns a :class:`Prediction` (the question, its options, the computed
+answer, an explanation, and what to reveal: figures named by their builder, as lessons do,
+and an optional table).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from engine.teaching.lessons import NO, YES, FigureSpec
+
+#: Rows a question's fit uses at most (a seeded sample beyond), to answer in about a second.
+MAX_ROWS = 5000
+#: Options a question offers at most.
+MAX_OPTIONS = 5
+
+
+@dataclass(frozen=True, eq=False)
+class Prediction:
+    """One predict-then-reveal question on the user's data.
+
+    ``key`` identifies it in the session score (the kind, the dataset digest and the
+    setting); ``answer`` is one of ``options``, computed from the fit; ``figures`` and
+    ``table`` are what the page reveals after the answer.
+    """
+
+    key: str
+    prompt: str
+    options: list[str]
+    answer: str
+    explanation: str
+    figures: list[FigureSpec]
+    table: pd.DataFrame | None = None
+
+
+def _sample(X, y, seed: int = 0):
+    n = len(y)
+    if n <= MAX_ROWS:
+        return X, y
+    rows = np.sort(np.random.RandomState(seed).choice(n, MAX_ROWS, replace=False))
+    return X[rows], y[rows]
+
+
+def _categorical(is_categorical):
+    if is_categorical is None or not np.any(is_categorical):
+        return None
+    return np.asarray(is_categorical, dtype=bool)
+
+
+def _options(answer: int, ranked, names) -> list[str]:
+    """``answer`` and the next best of ``ranked`` (feature indices, best first), in the
+    dataset's column order, at most :data:`MAX_OPTIONS`."""
+    chosen = [int(answer)]
+    for j in ranked:
+        if len(chosen) >= min(MAX_OPTIONS, len(names)):
+            break
+        if int(j) not in chosen:
+            chosen.append(int(j))
+    return [names[j] for j in sorted(chosen)]
+
+
+def root_feature(
+    X, y, feature_names, task: str, *, class_names=None, is_categorical=None, key: str = ""
+) -> Prediction:
+    """Which feature will CART's root split on (Gini or squared error; at most
+    :data:`MAX_ROWS` rows)?
+
+    The answer is the root feature of ``CARTClassifier`` / ``CARTRegressor``; the other
+    options are the features that a depth-3 CART uses most (impurity importance), then
+    the remaining ones in column order.  Reveals the depth-2 tree.
+    """
+    from engine.cart.estimator import CARTClassifier, CARTRegressor
+
+    X, y = _sample(np.asarray(X, dtype=np.float64), np.asarray(y))
+    names = [str(n) for n in feature_names]
+    cat = _categorical(is_categorical)
+    model = CARTClassifier if task == "classification" else CARTRegressor
+    tree2 = model(max_depth=2, categorical_features=cat, random_state=0).fit(X, y)
+    tree3 = model(max_depth=3, categorical_features=cat, random_state=0).fit(X, y)
+    root = int(tree2.tree_.feature[0])
+    if root < 0:
+        raise ValueError("CART does not split this data at all (the target is constant)")
+    ranked = np.argsort(-tree3.feature_importances_, kind="stable")
+    decrease = float(tree2.tree_.impurity[0]) - _children_impurity(tree2.tree_)
+    return Prediction(
+        key=f"predict/root/{key}",
+        prompt="Which feature will the root of a CART tree split on?",
+        options=_options(root, ranked, names),
+        answer=names[root],
+        explanation=(
+            f"CART's root splits on {names[root]} (threshold "
+            f"{float(tree2.tree_.threshold[0]):.4g}): of every feature and threshold it "
+            f"decreases the impurity most ({decrease:.4g})."
+        ),
+        figures=[
+            FigureSpec(
+                "tree",
+                {
+                    "tree": tree2.tree_,
+                    "feature_names": names,
+                    "class_names": None if class_names is None else list(class_names),
+                    "title": "CART of depth 2",
+                },
+            )
+        ],
+    )
+
+
+def _children_impurity(tree) -> float:
+    left, right = int(tree.children_left[0]), int(tree.children_right[0])
+    n = tree.weighted_n_node_samples
+    return float((n[left] * tree.impurity[left] + n[right] * tree.impurity[right]) / n[0])
+
+
+def top_feature(
+    X, y, feature_names, task: str, row: int, *, class_names=None, key: str = ""
+) -> Prediction:
+    """Which feature gets the largest Shapley value for row ``row``, in a CART tree of
+    depth 4 (toward the predicted class for a classifier)?
+
+    Shapley values by TreeGrad-Shap (``engine.treegrad.shapley``, exact for the
+    path-dependent game).  Options: the five largest attributions.  Reveals the
+    attributions of Shapley, Banzhaf and the Ranker.
+    """
+    from engine.cart.estimator import CARTClassifier, CARTRegressor
+    from engine.treegrad.explain import MethodParams, explain
+
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    if not 0 <= int(row) < len(y):
+        raise ValueError(f"row {row} is not a row of this dataset (0 to {len(y) - 1})")
+    x = X[int(row)]
+    Xs, ys = _sample(X, y)
+    names = [str(n) for n in feature_names]
+    model = (CARTClassifier if task == "classification" else CARTRegressor)(
+        max_depth=4, random_state=0
+    ).fit(Xs, ys)
+    class_index = None
+    target = "the prediction"
+    if task == "classification":
+        class_index = int(np.argmax(model.predict_proba(x[None, :])[0]))
+        label = class_names[class_index] if class_names is not None else class_index
+        target = f"class {label}"
+    ex = explain(model.tree_, x, class_index, MethodParams())
+    scores = {k: ex.scores[k] for k in ("Shapley", "Banzhaf", "Ranker Adam")}
+    phi = scores["Shapley"]
+    first = int(np.argmax(phi))
+    ranked = np.argsort(-phi, kind="stable")
+    used = int(np.sum(np.abs(phi) > 1e-12))
+    return Prediction(
+        key=f"predict/top/{key}/{int(row)}",
+        prompt=(
+            f"For row {int(row)}, which feature will get the largest Shapley value toward "
+            f"{target} in a depth-4 CART tree?"
+        ),
+        options=_options(first, ranked, names),
+        answer=names[first],
+        explanation=(
+            f"{names[first]} has the largest Shapley value ({phi[first]:.4g}); "
+            f"{used} of {len(names)} features {'has' if used == 1 else 'have'} a non-zero "
+            "one (a tree's attributions go only to the features it uses)."
+        ),
+        figures=[
+            FigureSpec(
+                "attribution",
+                {
+                    "scores": scores,
+                    "feature_names": names,
+                    "top_k": 10,
+                    "title": f"Attributions of row {int(row)} toward {target}",
+                },
+            )
+        ],
+    )
+
+
+def p_value_significant(
+    X,
+    y,
+    feature_names,
+    task: str,
+    *,
+    alpha: float = 0.05,
+    is_categorical=None,
+    key: str = "",
+) -> Prediction:
+    """Is the adjusted p-value of a feature at the root of a conditional inference tree
+    (partykit's ctree procedure) below ``alpha``?
+
+    The feature asked about is the one whose adjusted p-value is nearest to ``alpha`` on a
+    log scale: the borderline case.  Reveals the root's stage-A table.
+    """
+    from engine.cit.report import node_feature_table
+    from engine.cit.tree import (
+        ConditionalInferenceTreeClassifier,
+        ConditionalInferenceTreeRegressor,
+    )
+
+    X, y = _sample(np.asarray(X, dtype=np.float64), np.asarray(y))
+    names = [str(n) for n in feature_names]
+    model = (
+        ConditionalInferenceTreeClassifier
+        if task == "classification"
+        else ConditionalInferenceTreeRegressor
+    )(
+        alpha_selector=float(alpha),
+        max_depth=1,
+        categorical_features=_categorical(is_categorical),
+        random_state=0,
+    ).fit(X, y)
+    table = node_feature_table(model, 0, names)
+    tested = table[np.isfinite(table["p_bonferroni"])].reset_index(drop=True)
+    if tested.empty:
+        raise ValueError("the conditional inference tree tested no feature on this data")
+    distance = np.abs(
+        np.log(np.maximum(tested["p_bonferroni"].to_numpy(float), 1e-300)) - np.log(alpha)
+    )
+    pick = tested.iloc[int(np.argmin(distance))]
+    p_adj = float(pick["p_bonferroni"])
+    significant = p_adj < float(alpha)
+    shown = pd.DataFrame(
+        {
+            "feature": tested["feature"],
+            "asked": tested["feature"] == pick["feature"],
+            "statistic": tested["statistic"].round(4),
+            "p-value": [f"{v:.3g}" for v in tested["p_value"]],
+            "adjusted p-value": [f"{v:.3g}" for v in tested["p_bonferroni"]],
+            f"below alpha = {alpha:g}": tested["p_bonferroni"] < float(alpha),
+        }
+    )
+    return Prediction(
+        key=f"predict/p/{key}/{alpha:g}",
+        prompt=(
+            f"At the root of a conditional inference tree, is {pick['feature']}'s adjusted "
+            f"p-value significant at alpha = {alpha:g}?"
+        ),
+        options=[YES, NO],
+        answer=YES if significant else NO,
+        explanation=(
+            f"{pick['feature']}: p-value {float(pick['p_value']):.3g}, adjusted for the "
+            f"{len(tested)} features tested {p_adj:.3g}, which is "
+            f"{'below' if significant else 'not below'} alpha = {alpha:g}."
+        ),
+        figures=[],
+        table=shown,
+    )
