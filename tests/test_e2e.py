@@ -175,7 +175,7 @@ def test_messy_csv_parse_report(page: Page, app_url, tmp_path, root):
     ):
         expect(page.get_by_text(line, exact=False).first).to_be_visible()
     expect(page.get_by_text("looks like an identifier (free text").first).to_be_visible()
-    expect(page.get_by_text("15 rows x 5 features").first).to_be_visible()
+    expect(page.get_by_text("16 rows x 5 features").first).to_be_visible()  # NaN kept
     page.screenshot(path=tmp_path / "messy_report.png", full_page=True)
     # one click brings the comment column back as a feature
     page.get_by_test_id("stHorizontalBlock").filter(has_text="comment looks like").get_by_role(
@@ -183,6 +183,6 @@ def test_messy_csv_parse_report(page: Page, app_url, tmp_path, root):
     ).click()
     wait_idle(page)
     no_exception(page)
-    expect(page.get_by_text("15 rows x 6 features").first).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("16 rows x 6 features").first).to_be_visible(timeout=30_000)
     expect(page.get_by_text("comment looks like an identifier")).to_have_count(0)
     page.screenshot(path=tmp_path / "messy_brought_back.png", full_page=True)
