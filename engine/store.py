@@ -537,6 +537,73 @@ def _register_sklearn_tree() -> None:
     register_type(Tree, "sklearn.tree.Tree", _encode_sklearn_tree, _decode_sklearn_tree)
 
 
+def _booster_params(est, enc) -> dict:
+    """JSON-able constructor parameters of an XGBoost / LightGBM scikit-learn wrapper."""
+    return {k: enc(v, k) for k, v in est.get_params().items() if _plain(v)}
+
+
+def _plain(value) -> bool:
+    return value is None or type(value) in (bool, int, float, str)
+
+
+def _register_boosters() -> None:
+    """XGBoost and LightGBM scikit-learn models, stored as their own text model formats
+    (XGBoost's JSON model, LightGBM's model string), never as pickles; skipped when the
+    library is not installed."""
+    try:
+        import xgboost
+    except ImportError:
+        xgboost = None
+    if xgboost is not None:
+
+        def encode_xgb(est, enc):
+            raw = est.get_booster().save_raw(raw_format="json")
+            return {"params": _booster_params(est, enc), "model": bytes(raw).decode("utf-8")}
+
+        def decode_xgb(cls):
+            def decode(node, dec):
+                params = {k: dec(v) for k, v in node["params"].items()}
+                est = cls(**params)
+                est.load_model(bytearray(node["model"].encode("utf-8")))
+                return est.set_params(**params)  # load_model resets some to None
+
+            return decode
+
+        for cls in (xgboost.XGBClassifier, xgboost.XGBRegressor):
+            register_type(cls, _class_path(cls), encode_xgb, decode_xgb(cls))
+    try:
+        import lightgbm
+    except ImportError:
+        return
+
+    def encode_lgb(est, enc):
+        out = {"params": _booster_params(est, enc), "model": est.booster_.model_to_string()}
+        if hasattr(est, "classes_"):
+            out["classes"] = enc(np.asarray(est.classes_), "classes")
+        return out
+
+    def decode_lgb(cls):
+        def decode(node, dec):
+            from sklearn.preprocessing import LabelEncoder
+
+            est = cls(**{k: dec(v) for k, v in node["params"].items()})
+            booster = lightgbm.Booster(model_str=node["model"])
+            est._Booster = booster
+            est._n_features = est._n_features_in = booster.num_feature()
+            est.fitted_ = True
+            est._objective = booster.params.get("objective", est.objective)
+            if "classes" in node:
+                est._le = LabelEncoder().fit(dec(node["classes"]))
+                est._classes = est._le.classes_
+                est._n_classes = len(est._classes)
+            return est
+
+        return decode
+
+    for cls in (lightgbm.LGBMClassifier, lightgbm.LGBMRegressor):
+        register_type(cls, _class_path(cls), encode_lgb, decode_lgb(cls))
+
+
 def _register_lazy() -> None:
     """Import and register the engine's record types and scikit-learn's ``Tree`` (on the
     first encode/decode, so that importing this module stays light)."""
@@ -546,6 +613,7 @@ def _register_lazy() -> None:
     with _lazy_lock:
         if not _lazy_done:
             _register_sklearn_tree()
+            _register_boosters()
             for path in _LAZY_RECORDS:
                 try:
                     register_record(_import_class(path))

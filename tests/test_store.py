@@ -87,6 +87,14 @@ def assert_same(a, b, where="result"):
     elif type(a).__name__ == "Tree" and type(a).__module__.startswith("sklearn"):
         assert_same(a.__getstate__(), b.__getstate__(), where)
         assert a.n_features == b.n_features and a.n_outputs == b.n_outputs, where
+    elif type(a).__module__.startswith(("xgboost", "lightgbm")):
+        # stored as the library's own text model (not attribute by attribute): the same
+        # parameters and the same model text; predictions are compared by the callers
+        assert a.get_params() == b.get_params() or str(a.get_params()) == str(b.get_params())
+        if type(a).__module__.startswith("xgboost"):
+            assert a.get_booster().save_raw("json") == b.get_booster().save_raw("json"), where
+        else:
+            assert a.booster_.model_to_string() == b.booster_.model_to_string(), where
     elif dataclasses.is_dataclass(a):
         for f in dataclasses.fields(a):
             if f.init:
