@@ -159,7 +159,7 @@ def test_fused_x_scan_equals_per_feature_scans():
         nxy, nx = in_xy[rows_x].sum(), float(len(rows_x))
         feats = np.array([0, 1, 2, 3], dtype=np.int64)
         min_xy = float(trial % 3)
-        g, f, t = best_x_continuous(X, rows_x, in_xy, feats, nxy, nx, 100.0, min_xy, 2.0)
+        g, f, t, _ = best_x_continuous(X, rows_x, in_xy, feats, nxy, nx, 100.0, min_xy, 2.0)
         ref = (-1.0, -1, np.nan)
         for j in feats:
             vs, fs = sorted_with_flags(X[:, j].copy(), rows_x, in_xy)
@@ -173,7 +173,9 @@ def test_fused_x_scan_equals_per_feature_scans():
         # presorted rows (what the growth keeps per node) give the same answer
         order = presort_rows(X, rows_x, feats)
         sub = np.array([3, 0, 2], dtype=np.int64)  # a feature subset, as a forest searches
-        gp, fp, tp = best_x_presorted(X, order, sub, sub, in_xy, nxy, nx, 100.0, min_xy, 2.0)
-        gs, fs_, ts = best_x_continuous(X, rows_x, in_xy, sub, nxy, nx, 100.0, min_xy, 2.0)
-        assert (gp, fp) == (gs, fs_) and (np.isnan(tp) and np.isnan(ts) or tp == ts)
+        gp, fp, tp, side_p = best_x_presorted(
+            X, order, sub, sub, in_xy, nxy, nx, 100.0, min_xy, 2.0
+        )
+        gs, fs_, ts, side_s = best_x_continuous(X, rows_x, in_xy, sub, nxy, nx, 100.0, min_xy, 2.0)
+        assert (gp, fp, side_p) == (gs, fs_, side_s) and (np.isnan(tp) and np.isnan(ts) or tp == ts)
         assert np.all(np.diff(X[order, np.arange(4)[:, None]], axis=1) >= 0)

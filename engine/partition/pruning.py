@@ -41,6 +41,9 @@ def truncate(tree: PartitionTreeArrays, n_leaves: int) -> PartitionTreeArrays:
     cut = out["left"] >= keep
     for name, value in _LEAF_VALUES.items():
         out[name][cut] = value
+    for name in ("missing_left", "n_missing"):  # a leaf routes no missing values
+        if out.get(name) is not None:
+            out[name][cut] = 0
     out["gain"][cut] = 0.0
     if isinstance(out.get("cat_left"), list):
         for i in np.flatnonzero(cut):
