@@ -152,7 +152,10 @@ def test_stop_in_the_middle_of_a_fit_through_dask(page: Page, app_url, tmp_path)
     no_exception(page)
     expect(page.get_by_role("heading", name="Results")).to_be_visible()
     page.screenshot(path=tmp_path / "stop_02_stopped.png", full_page=True)
-    assert latency < 3.0, f"Stop took {latency:.1f} s to show the finished folds"
+    # Not a speed benchmark (bench/bench_load.py measures Stop latency): a bound that a runner
+    # waiting for the running boosting fit (9.2 s on digits in threads, issue 13) exceeds,
+    # with room for a loaded 2-core machine (3.2 s seen while kernels compiled beside it).
+    assert latency < 6.0, f"Stop took {latency:.1f} s to show the finished folds"
 
 
 def test_messy_csv_parse_report(page: Page, app_url, tmp_path, root):
