@@ -246,9 +246,30 @@ def _start_embedded(settings: ClusterSettings):
     return out["cluster"], out["client"]
 
 
+#: Set when the background imports of :func:`_import_engine_in_background` have ended in
+#: this worker process (or were never started here).
+_IMPORTS_DONE = threading.Event()
+_IMPORTS_DONE.set()
+#: Longest a task waits for those imports (seconds); afterwards it imports by itself.
+IMPORT_WAIT = 180.0
+
+
+def wait_for_worker_imports(timeout: float = IMPORT_WAIT) -> bool:
+    """Block a worker task until the worker's background imports have ended (at most
+    ``timeout`` seconds); returns True when they have.
+
+    Two threads importing scikit-learn at once can see a partially initialised module
+    (``ImportError: cannot import name 'clone' from partially initialized module
+    'sklearn.base'``), so a job or warm-up task waits for the background import instead of
+    racing it.  Returns at once outside a worker that started them."""
+    return _IMPORTS_DONE.wait(timeout)
+
+
 def _import_engine_in_background() -> None:
     """Import the engine's methods (scikit-learn, numba) in a worker that just started, so
-    that its first job does not wait for them."""
+    that its first job does not wait for them (tasks wait for this to end:
+    :func:`wait_for_worker_imports`)."""
+    _IMPORTS_DONE.clear()
 
     def work() -> None:
         try:
@@ -257,6 +278,8 @@ def _import_engine_in_background() -> None:
             load_methods()
         except Exception:  # noqa: BLE001 - the job imports what it needs anyway
             pass
+        finally:
+            _IMPORTS_DONE.set()
 
     threading.Thread(target=work, name="treelab-worker-imports", daemon=True).start()
 

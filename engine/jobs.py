@@ -614,6 +614,9 @@ def _run_on_worker(key: str, payload, budget, max_history: int, flush_interval: 
     import cloudpickle
     from distributed import Event, Queue, get_worker
 
+    from engine.cluster import wait_for_worker_imports
+
+    wait_for_worker_imports()  # never race the worker's own import of scikit-learn
     worker = get_worker()
     started = Event(key + "-started")
     if started.is_set():

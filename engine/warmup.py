@@ -335,6 +335,9 @@ def signatures() -> dict[str, set[str]]:
 # -- background ------------------------------------------------------------------------------
 def _compile_in_worker(name: str, *_after) -> dict:
     """Dask task: compile one group in a worker (writes numba's cache)."""
+    from engine.cluster import wait_for_worker_imports
+
+    wait_for_worker_imports()  # never race the worker's own import of scikit-learn
     t0 = time.perf_counter()
     warm_groups([name])
     return {"group": name, "seconds": time.perf_counter() - t0, "pid": os.getpid()}

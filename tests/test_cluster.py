@@ -146,3 +146,16 @@ def test_jobs_run_on_an_existing_cluster_by_address(external_scheduler, monkeypa
     assert slow.join(3) and time.monotonic() - t0 < 1.2
     assert slow.status == "cancelled" and slow.result["fold"] == 0
     client.close()
+
+
+def test_worker_tasks_wait_for_the_background_imports():
+    """A job or warm-up task in a worker waits until the worker's background import of the
+    engine has ended, so two threads never import scikit-learn at once."""
+    import sys
+
+    from engine import cluster
+
+    cluster._import_engine_in_background()
+    assert cluster.wait_for_worker_imports(timeout=300)
+    assert cluster._IMPORTS_DONE.is_set()
+    assert hasattr(sys.modules["sklearn.base"], "clone")  # fully initialised
