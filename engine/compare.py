@@ -619,6 +619,21 @@ class CompareResult:
     models: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     complete: bool = True
+    n_folds: int | None = None
+
+
+def folds_label(summary: pd.DataFrame, n_folds: int | None = None) -> str:
+    """The folds a summary covers, for titles: ``"5 folds"``, ``"3 of 5 folds"`` (after Stop)
+    or ``"1-3 of 5 folds"`` (models finished different numbers of folds).
+
+    ``n_folds`` is the number of folds planned (``None``: the folds that ran are all)."""
+    if summary.empty:
+        return f"0 of {n_folds} folds" if n_folds else "no folds"
+    low, high = int(summary["folds"].min()), int(summary["folds"].max())
+    ran = str(high) if low == high else f"{low}\u2013{high}"
+    if n_folds is None or (low == high == n_folds):
+        return f"{ran} fold{'s' if high != 1 else ''}"
+    return f"{ran} of {n_folds} folds"
 
 
 def tree_size(estimator) -> tuple[int, int]:
@@ -900,7 +915,7 @@ def _serial_steps(plan: ComparisonPlan, refit: bool):
                 "rows": list(rows),
                 "message": f"{label}: refit on all rows",
             }
-    return summarise(rows, task, models=fitted, warnings=plan.notes)
+    return summarise(rows, task, models=fitted, warnings=plan.notes, n_folds=len(plan.folds))
 
 
 def _fan_out_steps(ctx, plan: ComparisonPlan, refit: bool, client):
@@ -955,11 +970,20 @@ def _fan_out_steps(ctx, plan: ComparisonPlan, refit: bool, client):
     finally:  # Stop, the budget or an error: the fits not finished are not waited for
         client.cancel([f for f in futures if not f.done()])
     fitted = {key: fitted[key] for key in plan.estimators if key in fitted}
-    return summarise(_ordered(rows, plan), task, models=fitted, warnings=plan.notes)
+    return summarise(
+        _ordered(rows, plan), task, models=fitted, warnings=plan.notes, n_folds=len(plan.folds)
+    )
 
 
-def summarise(rows: list[dict], task: str, *, models=None, warnings=(), complete=True):
-    """Build a :class:`CompareResult` from per-fold rows (also used for a stopped job)."""
+def summarise(
+    rows: list[dict], task: str, *, models=None, warnings=(), complete=True, n_folds=None
+):
+    """Build a :class:`CompareResult` from per-fold rows (also used for a stopped job).
+
+    ``folds`` in the summary counts each model's finished folds; a ``<metric>_std`` is NaN
+    (no spread) for a model with fewer than 2 folds.  ``n_folds`` is the number of folds
+    planned, kept on the result for titles (:func:`folds_label`).
+    """
     folds = pd.DataFrame(rows)
     metrics = ["accuracy", "log_loss"] if task == "classification" else ["r2", "rmse"]
     cols = metrics + ["fit_seconds", "n_leaves", "depth"]
@@ -970,9 +994,10 @@ def summarise(rows: list[dict], task: str, *, models=None, warnings=(), complete
     else:
         g = folds.groupby("model", sort=False)
         summary = g[cols].mean()
-        for m in metrics:
-            summary[m + "_std"] = g[m].std(ddof=0)
-        summary.insert(0, "folds", g.size())
+        counts = g.size()
+        for m in metrics:  # one fold has no spread: NaN, not 0
+            summary[m + "_std"] = g[m].std(ddof=0).where(counts >= 2)
+        summary.insert(0, "folds", counts)
         summary = summary.reset_index()
     return CompareResult(
         folds=folds,
@@ -980,4 +1005,5 @@ def summarise(rows: list[dict], task: str, *, models=None, warnings=(), complete
         models=dict(models or {}),
         warnings=list(warnings),
         complete=complete,
+        n_folds=n_folds,
     )

@@ -501,7 +501,7 @@ def cv_job_panel(
         st.session_state.pop(ekey, None)
         job = Job(cross_validate_steps, plan, budget=float(budget), name=prefix)
         labels = {rid: label for rid, (label, _) in plan.estimators.items()}
-        return job, {**job_meta(ds), "labels": labels}
+        return job, {**job_meta(ds), "labels": labels, "n_folds": len(plan.folds)}
 
     page_job.controls("Run", start, disabled=not can_run)
 
@@ -513,8 +513,9 @@ def cv_job_panel(
             f"fits, {snap.elapsed:.1f} s",
         )
         if latest["rows"]:
-            st.dataframe(
-                summarise(latest["rows"], page_job.meta["task"]).summary.round(4),
+            summary = summarise(latest["rows"], page_job.meta["task"]).summary
+            st.dataframe(  # a model with 1 fold so far has no spread
+                summary.round(4).fillna({c: "—" for c in summary if c.endswith("_std")}),
                 hide_index=True,
                 width="stretch",
             )
@@ -543,7 +544,7 @@ def cv_job_panel(
         if not rows:
             st.stop()
         st.info(f"Showing the {len(rows)} folds that finished before it stopped.")
-        result = summarise(rows, meta["task"], complete=False)
+        result = summarise(rows, meta["task"], complete=False, n_folds=meta.get("n_folds"))
     elif snap.status in ("cancelled", "timeout"):
         why = (
             "was stopped"
@@ -551,7 +552,7 @@ def cv_job_panel(
             else (f"ran out of its {job.budget:.0f} s budget")
         )
         st.warning(f"The job {why}; showing the {len(rows)} folds that finished.")
-        result = summarise(rows, meta["task"], complete=False)
+        result = summarise(rows, meta["task"], complete=False, n_folds=meta.get("n_folds"))
     else:
         result = snap.result
     for w in result.warnings:

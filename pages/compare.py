@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from engine import warmup
-from engine.compare import available_models, plan_comparison
+from engine.compare import available_models, folds_label, plan_comparison
 from engine.figures.compare import cv_summary_figure
 from engine.figures.tree import tree_figure
 from engine.images import available as images_available
@@ -122,14 +122,20 @@ if meta["caption"] != dataset_caption(ds):
         "Press **Run** to compare the models on the active dataset."
     )
 st.markdown(f"On {meta['caption']}")
-st.caption(f"Mean over folds (± std columns); finished in {snap.elapsed:.1f} s.")
+n_planned = result.n_folds or meta.get("n_folds")
+st.caption(
+    f"Mean over {folds_label(result.summary, n_planned)} (± std columns; the folds column "
+    "counts each model's finished folds; — where a model has 1 fold: no spread); "
+    f"finished in {snap.elapsed:.1f} s."
+)
+no_spread = {c: "—" for c in result.summary if c.endswith("_std")}  # 1 fold: no std
 panel.table(
-    result.summary.drop(columns=["key"], errors="ignore").round(4),
+    result.summary.drop(columns=["key"], errors="ignore").round(4).fillna(no_spread),
     name="summary",
     hide_index=True,
     width="stretch",
 )
-panel.chart(cv_summary_figure(result.summary, meta["task"]), key="cmp_fig")
+panel.chart(cv_summary_figure(result.summary, meta["task"], n_planned), key="cmp_fig")
 st.download_button(
     "Download per-fold results (CSV)",
     result.folds.to_csv(index=False).encode(),
@@ -159,7 +165,7 @@ st.download_button(
         },
         {"models": list(meta["labels"].values()), "folds": int(result.folds["fold"].nunique())},
         {"Summary": result.summary.drop(columns=["key"], errors="ignore"), "Folds": result.folds},
-        {"Cross-validation": cv_summary_figure(result.summary, meta["task"])},
+        {"Cross-validation": cv_summary_figure(result.summary, meta["task"], n_planned)},
         result.warnings,
     ),
     file_name=report_filename(report_title),

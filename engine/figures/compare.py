@@ -18,12 +18,16 @@ METRIC_LABELS = {
 }
 
 
-def cv_summary_figure(summary: pd.DataFrame, task: str) -> go.Figure:
+def cv_summary_figure(summary: pd.DataFrame, task: str, n_folds: int | None = None) -> go.Figure:
     """Bar charts of the mean CV metrics per model, with one standard deviation error bars.
 
     ``summary`` is :attr:`engine.compare.CompareResult.summary` (one row per model with the
-    metric means, ``<metric>_std`` columns, ``fit_seconds`` and ``n_leaves``).
+    metric means, ``<metric>_std`` columns, ``fit_seconds`` and ``n_leaves``); ``n_folds``
+    is the number of folds planned, so a stopped run's title says "3 of 5 folds".  A model
+    with one fold (std NaN) gets no whisker.
     """
+    from engine.compare import folds_label
+
     metrics = ["accuracy", "log_loss"] if task == "classification" else ["r2", "rmse"]
     panels = metrics + ["fit_seconds", "n_leaves"]
     fig = make_subplots(
@@ -54,8 +58,8 @@ def cv_summary_figure(summary: pd.DataFrame, task: str) -> go.Figure:
         fig.update_xaxes(showticklabels=False, row=r + 1, col=k + 1)
     fig.update_layout(
         **base_layout(
-            f"Cross-validated comparison ({int(summary['folds'].max())}"
-            " folds; bars: mean, whiskers: ±1 std)"
+            f"Cross-validated comparison ({folds_label(summary, n_folds)}"
+            "; bars: mean, whiskers: ±1 std)"
             if len(summary)
             else "Cross-validated comparison"
         ),

@@ -1,0 +1,43 @@
+"""Partial cross-validation results (after Stop): fold counts, no spread from one fold."""
+
+import numpy as np
+
+from engine.compare import folds_label, summarise
+from engine.figures.compare import cv_summary_figure
+
+
+def _rows(model, accuracies):
+    return [
+        {
+            "model": model,
+            "key": model,
+            "fold": i + 1,
+            "fit_seconds": 0.1,
+            "n_leaves": 3,
+            "depth": 2,
+            "accuracy": a,
+            "log_loss": 0.5,
+        }
+        for i, a in enumerate(accuracies)
+    ]
+
+
+def test_partial_summary_counts_folds_and_has_no_std_from_one_fold():
+    rows = _rows("A", [0.8]) + _rows("B", [0.6, 0.7, 0.9])
+    result = summarise(rows, "classification", complete=False, n_folds=5)
+    s = result.summary.set_index("model")
+    assert s.loc["A", "folds"] == 1 and s.loc["B", "folds"] == 3
+    assert np.isnan(s.loc["A", "accuracy_std"]) and np.isnan(s.loc["A", "log_loss_std"])
+    assert np.isclose(s.loc["B", "accuracy_std"], np.std([0.6, 0.7, 0.9]))
+    assert folds_label(result.summary, result.n_folds) == "1\u20133 of 5 folds"
+    title = cv_summary_figure(result.summary, "classification", 5).layout.title.text
+    assert "1\u20133 of 5 folds" in title and "(3 folds" not in title
+
+
+def test_folds_label_names_the_folds_that_ran():
+    three = summarise(_rows("A", [0.8, 0.7, 0.9]), "classification").summary
+    assert folds_label(three, 5) == "3 of 5 folds"
+    assert folds_label(three, 3) == "3 folds"
+    assert folds_label(three) == "3 folds"
+    one = summarise(_rows("A", [0.8]), "classification").summary
+    assert folds_label(one, 5) == "1 of 5 folds"
