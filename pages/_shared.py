@@ -612,7 +612,7 @@ def missing_values_message(ds) -> str:
     return (
         "**The methods on this page cannot use missing values yet.** The sidebar keeps rows "
         f"with missing values: {rows:,} of {ds.n_samples:,} rows have {ds.n_missing:,} "
-        f"missing values (in {shown}). Choose *drop rows with missing values* under "
+        f"missing values (in {shown}). Choose *{MISSING_OPTIONS['drop']}* under "
         "**Rows with missing values** in the sidebar to use this page, or leave those "
         "columns out on the Data page."
     )

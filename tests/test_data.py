@@ -641,15 +641,12 @@ def test_messages_name_the_app_settings_before_the_parameters():
     gaps = pd.DataFrame({"x": [1.0, np.nan, 3.0, 4.0], "t": [0, 1, 0, 1]})
     msg = str(error_of(make_dataset, gaps, "t"))
     assert (
-        "Choose 'drop rows with missing values' or 'keep rows with missing values (trees route them)' under "
+        "Choose 'drop those rows' or 'keep (trees route them)' under "
         "'Rows with missing values' in the sidebar (missing='drop' or 'keep')" in msg
     )
     every = pd.DataFrame({"x": [np.nan] * 3 + [1.0], "z": [1.0, 2.0, 3.0, np.nan], "t": [0, 1] * 2})
     msg = str(error_of(make_dataset, every, "t", missing="drop"))
-    assert (
-        "Choose 'keep rows with missing values (trees route them)' under 'Rows with missing values'"
-        in msg
-    )
+    assert "Choose 'keep (trees route them)' under 'Rows with missing values'" in msg
     levels = pd.DataFrame(
         {"c": [f"l{i % 5}" for i in range(40)], "x": np.arange(40.0) % 7, "t": [0, 1] * 20}
     )
@@ -1437,3 +1434,13 @@ def test_currency_target_with_a_value_per_row_is_regression():
     ds = make_dataset(frame, "price")
     assert ds.task == "regression"
     assert ds.y[1] == 1025.0
+
+
+def test_missing_value_choices_fit_the_sidebar():
+    """The sidebar's select box (about 24 characters wide at 1280 x 720) shows each whole label."""
+    from engine.data import MISSING_CHOICES
+
+    assert set(MISSING_CHOICES) == {"keep", "drop", "error"}
+    for label in MISSING_CHOICES.values():
+        assert len(label) <= 24, label
+    assert "route" in MISSING_CHOICES["keep"] and "drop" in MISSING_CHOICES["drop"]
