@@ -339,12 +339,12 @@ def test_threshold_scanning_stops_the_shared_run_at_the_first_significant(monkey
     returned test equals the one-by-one test with the same seed, so the fit is unchanged."""
     from sklearn.datasets import load_breast_cancer
 
-    import engine.cit.tree as cit_tree
+    import engine.cit.stages as cit_stages
     from engine.cit.permutation import splitter_test
 
     X, y = load_breast_cancer(return_X_y=True)
     seen = []
-    real = cit_tree.splitter_tests
+    real = cit_stages.splitter_tests
 
     def spy(*args, **kw):
         out = real(*args, **kw)
@@ -355,7 +355,7 @@ def test_threshold_scanning_stops_the_shared_run_at_the_first_significant(monkey
             assert (r.p_value, r.n_permutations) == (one.p_value, one.n_permutations)
         return out
 
-    monkeypatch.setattr(cit_tree, "splitter_tests", spy)
+    monkeypatch.setattr(cit_stages, "splitter_tests", spy)
     fit = ConditionalInferenceTreeClassifier(
         threshold_method="histogram", max_thresholds=256, random_state=0, **PAPER_CLF
     ).fit(X, y)
