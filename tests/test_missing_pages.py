@@ -1,5 +1,5 @@
 """The conditional inference page and the Literati page on a table with missing values
-(penguins with "keep rows with missing values": 19 values missing in 5 columns), in
+(penguins with "keep (trees route them)": 19 values missing in 5 columns), in
 AppTest: they run, say how they treat missing values (the engine's caption), and the
 conditional inference node view counts the rows a split routed by the missing-value rule."""
 
