@@ -428,7 +428,7 @@ def test_missing_values_kept_on_the_data_page_and_explained_on_method_pages(app,
     app.selectbox(key=f"plot_feature::{option}").set_value("horsepower").run()
     assert any(c.value == "4 rows with no value for horsepower are not drawn." for c in app.caption)
     from engine.cart.estimator import MISSING_VALUES_NOTE as CART_NOTE
-    from engine.partition.estimators import MISSING_VALUES_NOTE as PARTITION_NOTE
+    from engine.partition.base import MISSING_VALUES_NOTE as PARTITION_NOTE
 
     routed = {
         "pages/split_strategies.py": CART_NOTE,
