@@ -498,11 +498,28 @@ def load_csv(
     names, renamed = _column_names(df, raw_names, label, max_columns, max_rows)
     df.columns = names
 
+    report = _new_report(delimiter, used_encoding, dec, thou, names, notes, renamed)
+    na_lower = frozenset(v.strip().lower() for v in na_list)
+    raw_text = _whole_number_text(text, df, names, delimiter, na_list, max_rows)
+    out, kinds = _clean_columns(df, names, raw_text, na_lower, dec, thou, report)
+    _check_infinite(out, names)
+    out = _drop_empty(out, names, label, report)
+    _leave_out_identifiers(out, report)
+    report.n_rows = len(out)
+    report.n_columns = out.shape[1]
+    report.dtypes = {c: kinds[c] for c in out.columns}
+    report.missing = {c: int(out[c].isna().sum()) for c in out.columns}
+    return out, report
+
+
+def _new_report(delimiter, encoding, decimal, thousands, names, notes, renamed) -> ParseReport:
+    """The :class:`ParseReport` of a file read with these marks, with the number-format
+    ``notes`` and the ``renamed`` blank column names already recorded."""
     report = ParseReport(
         delimiter=delimiter,
-        encoding=used_encoding,
-        decimal=dec,
-        thousands=thou,
+        encoding=encoding,
+        decimal=decimal,
+        thousands=thousands,
         n_rows=0,
         n_columns=0,
         file_columns=list(names),
@@ -517,11 +534,12 @@ def load_csv(
             f"Column {position} has no name in the header, so it is called {_q(new)}. "
             "Give it a name in the file to choose your own.",
         )
-    na_lower = frozenset(v.strip().lower() for v in na_list)
-    raw_text = _whole_number_text(text, df, names, delimiter, na_list, max_rows)
-    out, kinds = _clean_columns(df, names, raw_text, na_lower, dec, thou, report)
-    _check_infinite(out, names)
-    out = _drop_empty(out, names, label, report)
+    return report
+
+
+def _leave_out_identifiers(out: pd.DataFrame, report: ParseReport) -> None:
+    """Record the columns of ``out`` that look like identifiers (left out of the features
+    by :func:`engine.data.make_dataset`; the Data page can bring them back)."""
     for col_name, reason in identifier_columns(out).items():
         report.identifiers[col_name] = reason
         report.record(
@@ -531,12 +549,6 @@ def load_csv(
             f"Column {_q(col_name)} looks like an identifier ({reason}), so it is left out "
             "of the features. Bring it back on the Data page if it should be used.",
         )
-
-    report.n_rows = len(out)
-    report.n_columns = out.shape[1]
-    report.dtypes = {c: kinds[c] for c in out.columns}
-    report.missing = {c: int(out[c].isna().sum()) for c in out.columns}
-    return out, report
 
 
 def _choose_delimiter(sample: str, sep: str | None) -> str:
