@@ -28,6 +28,7 @@ Shape routing (docs/spec.md section 1): a node with feature ``j`` and sorted bre
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
 from engine._numba import njit
 
@@ -48,6 +49,23 @@ def sort_orders(XT, idx):
     out = np.empty((p, m), dtype=np.int64)
     vals = np.empty(m, dtype=np.float64)
     for j in range(p):
+        for r in range(m):
+            vals[r] = XT[j, idx[r]]
+        o = np.argsort(vals, kind="mergesort")
+        for r in range(m):
+            out[j, r] = idx[o[r]]
+    return out
+
+
+@njit(parallel=True)
+def sort_orders_parallel(XT, idx):
+    """:func:`sort_orders` in parallel over the features (``prange``; call it through
+    :func:`engine._numba.call_parallel`), for large states: the same orders."""
+    p = XT.shape[0]
+    m = idx.shape[0]
+    out = np.empty((p, m), dtype=np.int64)
+    for j in prange(p):
+        vals = np.empty(m, dtype=np.float64)
         for r in range(m):
             vals[r] = XT[j, idx[r]]
         o = np.argsort(vals, kind="mergesort")
