@@ -93,9 +93,9 @@ SETTINGS = SavedSettings(
 )
 SETTINGS.restore()
 #: The candidate scopes, as the page names them.
-SCOPES = {"each state's own (paper)": "state", "the root's (counting, depth <= 2)": "root"}
+SCOPES = {"each state's own (paper)": "state", "the root's (counting, depth ≤ 2)": "root"}
 #: What a result's caption adds after B_d for each scope.
-SCOPE_NOTE = {"state": "", "root": ", the root's candidates at every state"}
+SCOPE_NOTE = {"state": "", "root": "; every state uses the root's candidates (B_0)"}
 #: The search job (the main search and the K_max = 1 baseline, one after the other).
 SEARCH = PageJob(
     "lit",

@@ -879,7 +879,7 @@ def test_the_roots_candidates_solve_depth_two_by_counting_and_say_so(app):
         candidate_scope="root",
     ).fit(meta["X"][meta["tr"]], meta["y"][meta["tr"]])
     assert main.proven_optimal_ and main.objective_ == pytest.approx(direct.objective_)
-    assert any("the root's candidates at every state" in s.value for s in app.success)
+    assert any("every state uses the root's candidates" in s.value for s in app.success)
     app.slider(key="lit_depth").set_value(3).run()
     assert any("depth 1 or 2" in e.value for e in app.error)
     assert app.button(key="lit_run").disabled
