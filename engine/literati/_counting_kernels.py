@@ -21,7 +21,13 @@ import numpy as np
 from numba import prange
 
 from engine._numba import njit
-from engine.literati._kernels import _best_k1, _dp_backtrack, _dp_errors, state_candidates
+from engine.literati._kernels import (
+    _best_k1,
+    _dp_backtrack,
+    best_alternating,
+    next_combination,
+    state_candidates,
+)
 
 _TIE = 1e-12
 
@@ -103,22 +109,7 @@ def _child_depth1(H, lo_hi, n_seg, off, C, K_max, lam, alpha, cnt, L, T, fw, gw,
                 best_k = 1
                 out_bp[0] = pos
             continue
-        fbest = np.inf
-        fcl = -1
-        fcr = -1
-        fk = 0
-        for cl in range(C):
-            for cr in range(C):
-                if cl == cr:
-                    continue
-                _dp_errors(counts, C, kk, cl, cr, fw, gw)
-                for k in range(1, kk + 1):
-                    value = lam + alpha * k + fw[k]
-                    if value < fbest - _TIE:
-                        fbest = value
-                        fcl = cl
-                        fcr = cr
-                        fk = k
+        fbest, fcl, fcr, fk = best_alternating(counts, C, kk, lam, alpha, fw, gw)
         if fbest < best - _TIE:
             positions = _dp_backtrack(counts, C, fk, fcl, fcr)
             for i in range(fk):
@@ -222,14 +213,8 @@ def _best_on_feature(j, y, orders, bins, off, C, K_max, lam, alpha, start_best, 
                             res_bp[0, i] = comb[i] if i < kk else 0
                             res_bp[1, i] = bp_left[i] if i < k_left else 0
                             res_bp[2, i] = bp_right[i] if i < k_right else 0
-            i = kk - 1
-            while i >= 0 and comb[i] == nc_j - kk + i:
-                i -= 1
-            if i < 0:
+            if not next_combination(comb, kk, nc_j):
                 break
-            comb[i] += 1
-            for t2 in range(i + 1, kk):
-                comb[t2] = comb[t2 - 1] + 1
 
 
 @njit(parallel=True)
