@@ -4,7 +4,12 @@ import pandas as pd
 import streamlit as st
 
 from engine import warmup
-from engine.compare import available_models, folds_label, plan_comparison
+from engine.compare import (
+    MISSING_VALUES_CAPTION,
+    available_models,
+    folds_label,
+    plan_comparison,
+)
 from engine.figures.compare import cv_summary_figure
 from engine.figures.tree import tree_figure
 from engine.images import available as images_available
@@ -41,10 +46,11 @@ CV_JOB = PageJob(
     elsewhere="A comparison is still running on {caption} Pick that dataset again to "
     "watch it, or stop it here.",
 )
-ds = current_dataset()
+ds = current_dataset(allow_missing=True)
 if ds is None:
     stop_page(CV_JOB)
 st.markdown(dataset_caption(ds))
+st.caption(MISSING_VALUES_CAPTION)
 
 specs = available_models(ds.task)
 labels = {s.key: s.label for s in specs}
