@@ -131,7 +131,8 @@ st.markdown(f"On {meta['caption']}")
 n_planned = result.n_folds or meta.get("n_folds")
 st.caption(
     f"Mean over {folds_label(result.summary, n_planned)} (± std columns; the folds column "
-    "counts each model's finished folds; — where a model has 1 fold: no spread); "
+    "counts each model's finished folds, the rows column the rows it was fitted and scored "
+    "on; — where a model has 1 fold: no spread); "
     f"finished in {snap.elapsed:.1f} s."
 )
 no_spread = {c: "—" for c in result.summary if c.endswith("_std")}  # 1 fold: no std
