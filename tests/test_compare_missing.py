@@ -167,3 +167,24 @@ def test_the_nan_tag_matches_what_each_registered_model_can_fit():
                     with pytest.raises(ValueError, match="NaN"):
                         est.fit(ds.X, y)
     assert not handles_missing(object())
+
+
+def test_on_dask_the_fallback_uses_the_same_rows(dask_client):
+    """The Dask runner fans the fits out: the fallback's folds and refit use the complete
+    rows there too (the same rows and scores as the thread runner)."""
+    ds = _dataset(seed=2)
+    n_complete = int((~np.isnan(ds.X).any(axis=1)).sum())
+    models = {"sklearn_tree": {}, "sklearn_boosting": {"n_estimators": 10}}
+    plan = plan_comparison(ds, models, n_splits=3, random_state=1)
+    remote = Job(cross_validate_steps, plan, budget=120, runner="dask").start()
+    assert remote.join(120) and remote.status == "done", remote.error
+    local = Job(cross_validate_steps, plan, budget=120, runner="threads").start()
+    assert local.join(120) and local.status == "done", local.error
+    a = remote.result.folds.drop(columns=["fit_seconds"])
+    b = local.result.folds.drop(columns=["fit_seconds"])
+    assert a.round(12).equals(b.round(12))
+    assert list(remote.result.summary["rows"]) == [N_ROWS, n_complete]
+    refit = remote.result.models["sklearn_boosting"]
+    np.testing.assert_allclose(
+        refit.train_score_, local.result.models["sklearn_boosting"].train_score_, rtol=1e-12
+    )
