@@ -1,5 +1,8 @@
 """Compare page: k-fold cross-validation of several tree models on the active dataset."""
 
+import dataclasses
+
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -182,6 +185,20 @@ st.download_button(
     help="One HTML file with the tables and the interactive figure; opens offline.",
 )
 
+
+def counted_missing(tree, X):
+    """``tree`` with ``n_missing`` (the hover's "N training rows routed so") counted on
+    ``X`` when it recorded none (a scikit-learn tree) and was refitted on every row."""
+    if (
+        tree.n_missing is None
+        and tree.routes_missing
+        and int(tree.n_node_samples[0]) == len(X)
+        and np.isnan(X).any()
+    ):
+        return dataclasses.replace(tree, n_missing=tree.missing_counts(X))
+    return tree
+
+
 single_trees = {k: m for k, m in result.models.items() if hasattr(m, "tree_")}
 if single_trees:
     st.subheader("Fitted trees (refit on all rows)")
@@ -194,7 +211,7 @@ if single_trees:
         key="cmp_tree_models",
         format_func=lambda k: labels.get(k, k),
     )
-    trees = {k: labelled_tree(single_trees[k], meta) for k in shown}
+    trees = {k: counted_missing(labelled_tree(single_trees[k], meta), meta["X"]) for k in shown}
     deepest = max((t.max_depth for t in trees.values()), default=0)
     c1, c2 = st.columns(2)
     depth = None  # a stump or a single leaf has nothing to collapse (and a slider needs min < max)

@@ -93,6 +93,22 @@ def test_compare_page_keeps_missing_values_and_names_the_fallback_model(app):
     rows = result.summary.set_index("model")["rows"]
     assert rows[label] == n_complete
     assert rows[REGISTRY["sklearn_tree"].label] == n_rows
+    # the drawn scikit-learn tree's hover counts the training rows each split routed
+    # by its missing-value side (scikit-learn records none: counted on the refit's rows)
+    tree = result.models["sklearn_tree"].tree_
+    root_missing = int(np.isnan(X[:, tree.feature[0]]).sum())
+    assert root_missing > 0
+    hovers = [str(h) for c in app.get("plotly_chart") for h in _hovertexts(c.proto.spec)]
+    root = [h for h in hovers if h.startswith("<b>node 0</b> (split, depth 0)")]
+    assert root, "the tree is drawn"
+    side = "left" if tree.missing_go_to_left[0] else "right"
+    assert f"missing values \u2192 {side} ({root_missing} training rows routed so)" in root[0]
+
+
+def _hovertexts(spec: str) -> list:
+    import json
+
+    return [h for trace in json.loads(spec)["data"] for h in trace.get("hovertext") or []]
 
 
 def md_escaped(text: str) -> str:

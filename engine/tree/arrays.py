@@ -428,6 +428,26 @@ class TreeArrays:
         """
         return self._route(self.check_X(X))
 
+    def missing_counts(self, X: Any) -> np.ndarray:
+        """int64 ``(n_nodes,)``: the rows of ``X`` that reach each internal node with a
+        missing (NaN) value of its split feature, which the split routes by
+        ``missing_go_to_left`` (0 at leaves).  Given the training rows, this is
+        ``n_missing`` for a tree that did not record it (one imported from scikit-learn).
+
+        Raises ``ValueError`` as :meth:`check_X` (NaN only in a tree that routes it).
+        """
+        X = self.check_X(X)
+        counts = np.zeros(self.node_count, dtype=np.int64)
+        rows = np.arange(X.shape[0])
+        nodes = self._parent[self.apply(X)]
+        while rows.size:  # every row walks from its leaf's parent up to the root
+            live = nodes >= 0
+            rows, nodes = rows[live], nodes[live]
+            nan = np.isnan(X[rows, self.feature[nodes]])
+            np.add.at(counts, nodes[nan], 1)
+            nodes = self._parent[nodes]
+        return counts
+
     def predict_value(self, X: Any) -> np.ndarray:
         """``value`` of the reached leaf (output 0): float64 ``(n_samples, n_classes)``.
 
