@@ -93,7 +93,7 @@ SETTINGS = SavedSettings(
 )
 SETTINGS.restore()
 #: The candidate scopes, as the page names them.
-SCOPES = {"each state's own (paper)": "state", "the root's (counting, depth ≤ 2)": "root"}
+SCOPES = {"each state's own (paper)": "state", "the root's (counting, depth ≤ 3)": "root"}
 #: What a result's caption adds after B_d for each scope.
 SCOPE_NOTE = {"state": "", "root": "; every state uses the root's candidates (B_0)"}
 #: The search job (the main search and the K_max = 1 baseline, one after the other).
@@ -258,8 +258,9 @@ with st.expander("Parameters", expanded=True):
         help="Each state's own (the paper's space): every data state fits its own "
         "one-feature CARTs (B_d leaves) for its candidates. The root's: every state reuses "
         "the root's candidates (B_0), so a depth-2 tree is solved exactly from class "
-        "counts in time linear in the rows (seconds at 200,000 rows); a different "
-        "candidate space, so the optimum can differ. Depth 1 or 2 only.",
+        "counts in time linear in the rows (about a second at 200,000 rows); a different "
+        "candidate space, so the optimum can differ. Depth 1 to 3 (at depth 3 the "
+        "search expands the root and counts every depth-2 subtree); no greedy start.",
     )
 
 SETTINGS.save()
@@ -272,9 +273,9 @@ except ValueError as exc:
 scope = SCOPES[scope_label]
 if bd_error is None and scope == "root":
     top = candidate_leaves[0] if isinstance(candidate_leaves, tuple) else candidate_leaves
-    if depth > 2:
+    if depth > 3:
         bd_error = (
-            f"The root's candidates are available for depth 1 or 2 (the counting solver); "
+            f"The root's candidates are available for depth 1 to 3 (the counting solver); "
             f"the depth is {depth}. Lower the depth, or choose each state's own candidates."
         )
     elif top is None:

@@ -860,7 +860,7 @@ def test_compare_registry_builds_the_greedy_shape_tree():
 def test_the_roots_candidates_solve_depth_two_by_counting_and_say_so(app):
     """The page's candidate scope reaches the estimator: the result equals a direct
     ``LiteratiClassifier(candidate_scope='root')`` fit on the run's training rows, the
-    message names the space; depth 3 with the root's candidates is refused on the page."""
+    message names the space; depth 4 with the root's candidates is refused on the page."""
     from engine.literati import LiteratiClassifier
 
     _open(app)
@@ -880,6 +880,6 @@ def test_the_roots_candidates_solve_depth_two_by_counting_and_say_so(app):
     ).fit(meta["X"][meta["tr"]], meta["y"][meta["tr"]])
     assert main.proven_optimal_ and main.objective_ == pytest.approx(direct.objective_)
     assert any("every state uses the root's candidates" in s.value for s in app.success)
-    app.slider(key="lit_depth").set_value(3).run()
-    assert any("depth 1 or 2" in e.value for e in app.error)
+    app.slider(key="lit_depth").set_value(4).run()
+    assert any("depth 1 to 3" in e.value for e in app.error)
     assert app.button(key="lit_run").disabled

@@ -1,5 +1,6 @@
 """Literati with ``candidate_scope='root'`` (every data state uses the root's candidate
-breakpoints; the depth-2 counting solver of ``engine/literati/_counting_kernels.py``):
+breakpoints; the depth-2 counting solver of ``engine/literati/_counting_kernels.py``, below
+an AO*-expanded root at depth 3):
 exact against a brute force over the same candidates and against pystreed on the same
 binarisation (K_max = 1), with the tree it returns scoring its objective."""
 
@@ -71,6 +72,9 @@ def _root(**kw):
         (4, 14, 3, 3, 2, 2, 0.1, 0.4, 3),
         (5, 12, 3, 2, 2, 2, 1.0, 0.0, 6),
         (6, 14, 2, 2, 2, 2, 0.05, 0.05, 8),
+        (7, 14, 2, 2, 3, 1, 0.2, 0.2, 4),
+        (8, 13, 3, 2, 3, 2, 0.1, 0.1, 4),
+        (9, 14, 2, 3, 3, 2, 0.05, 0.15, 5),
     ],
 )
 def test_root_scope_equals_brute_force(seed, n, p, C, D, k, lam, alpha, leaves):
@@ -88,6 +92,17 @@ def test_root_scope_equals_brute_force(seed, n, p, C, D, k, lam, alpha, leaves):
     assert est.lower_bound_ == pytest.approx(expected)
     recomputed, _ = tree_objective(est, X, y)
     assert recomputed == pytest.approx(expected)
+
+
+@pytest.mark.slow
+def test_root_scope_depth_three_equals_brute_force_on_sixty_rows():
+    """Depth 3: the AO* search over the root's shapes with every depth-2 child counted."""
+    X, y = _data(31, 60, 3, 2)
+    kw = dict(max_depth=3, max_breakpoints=2, split_penalty=0.5, breakpoint_penalty=0.5)
+    est = _root(candidate_leaves=4, **kw).fit(X, y)
+    expected = brute_force_root(X, y, 3, 2, 0.5, 0.5, 4)
+    assert est.proven_optimal_ and est.objective_ == pytest.approx(expected)
+    assert tree_objective(est, X, y)[0] == pytest.approx(expected)
 
 
 @pytest.mark.slow
@@ -162,7 +177,7 @@ def test_root_scope_equals_state_scope_at_depth_one():
 @pytest.mark.parametrize(
     "kw,message",
     [
-        ({"max_depth": 3}, "max_depth <= 2"),
+        ({"max_depth": 4}, "max_depth <= 3"),
         ({"max_depth": 2, "candidate_leaves": None}, "finite number of candidate leaves"),
         ({"max_depth": 2, "candidate_leaves": (None, 4)}, "finite number of candidate leaves"),
     ],

@@ -26,34 +26,23 @@ from engine.literati._kernels import (
     _dp_backtrack,
     best_alternating,
     next_combination,
-    state_candidates,
 )
 
 _TIE = 1e-12
 
 
-@njit
-def _state_bins(XT, orders, off, vals, n_bins_max):
-    """Bin of every (row position, feature) of a state: int32 ``(m, p)``, the number of the
-    feature's candidates strictly below the value (``searchsorted(..., side='left')``),
-    from the sorted ``orders`` (one merge pass per feature).  Row positions follow
-    ``orders[0]`` (``position[g]`` gives a row's position)."""
-    p, m = orders.shape
-    n = XT.shape[1]
-    position = np.empty(n, dtype=np.int64)
-    for r in range(m):
-        position[orders[0, r]] = r
-    bins = np.empty((m, p), dtype=np.int32)
-    for f in range(p):
-        start = off[f]
-        nc = off[f + 1] - start
-        b = 0
-        for r in range(m):
-            g = orders[f, r]
-            v = XT[f, g]
-            while b < nc and vals[start + b] < v:
-                b += 1
-            bins[position[g], f] = b
+@njit(parallel=True)
+def bin_rows(XT, off, vals):
+    """Bin of every (row, feature): int32 ``(n, p)``, the number of the feature's
+    candidates ``vals[off[f]:off[f + 1]]`` (sorted) strictly below the value
+    (``searchsorted(..., side='left')``), in parallel over the features.  With the root's
+    candidates shared by every state, these bins serve every state of the search."""
+    p, n = XT.shape
+    bins = np.empty((n, p), dtype=np.int32)
+    for f in prange(p):
+        cands = vals[off[f] : off[f + 1]]
+        for g in range(n):
+            bins[g, f] = np.searchsorted(cands, XT[f, g], side="left")
     return bins
 
 
@@ -85,6 +74,9 @@ def _child_depth1(H, lo_hi, n_seg, off, C, K_max, lam, alpha, cnt, L, T, fw, gw,
     best = leaf
     best_f = -1
     best_k = 0
+    best_cl = -1
+    best_cr = -1
+    best_dp = False  # the winner came from the class-pair DP (its breakpoints: at the end)
     if leaf <= lam + alpha or n < 2:
         return best, best_f, best_k
     for f in range(p):
@@ -107,26 +99,40 @@ def _child_depth1(H, lo_hi, n_seg, off, C, K_max, lam, alpha, cnt, L, T, fw, gw,
                 best = value
                 best_f = f
                 best_k = 1
+                best_dp = False
                 out_bp[0] = pos
             continue
         fbest, fcl, fcr, fk = best_alternating(counts, C, kk, lam, alpha, fw, gw)
         if fbest < best - _TIE:
-            positions = _dp_backtrack(counts, C, fk, fcl, fcr)
-            for i in range(fk):
-                out_bp[i] = positions[i]
             best = fbest
             best_f = f
             best_k = fk
+            best_cl = fcl
+            best_cr = fcr
+            best_dp = True
+    if best_dp and best_f >= 0:
+        # the breakpoints of the winner only (backtracking allocates: once per child)
+        nb = off[best_f + 1] - off[best_f] + 1
+        for b in range(nb):
+            for c in range(C):
+                total = 0
+                for s in range(n_seg):
+                    total += H[lo_hi[s, 1], best_f, b, c] - H[lo_hi[s, 0], best_f, b, c]
+                cnt[b, c] = total
+        positions = _dp_backtrack(cnt[:nb], C, best_k, best_cl, best_cr)
+        for i in range(best_k):
+            out_bp[i] = positions[i]
     return best, best_f, best_k
 
 
 @njit
-def _best_on_feature(j, y, orders, bins, off, C, K_max, lam, alpha, start_best, result, res_bp):
+def _best_on_feature(j, y, idx, bins, off, C, K_max, lam, alpha, start_best, result, res_bp):
     """Best root shape on feature ``j`` with exact depth-1 children; ``result`` float64
     ``(6,)`` receives ``(value, K, left feature, left K, right feature, right K)`` when a
     shape beats ``start_best`` (``result[0]`` stays ``inf`` otherwise) and ``res_bp`` int64
     ``(3, K_max)`` the candidate indices of the root's and the children's breakpoints."""
-    p, m = orders.shape
+    p = bins.shape[1]
+    m = idx.shape[0]
     nc_j = off[j + 1] - off[j]
     result[0] = np.inf
     if nc_j == 0:
@@ -139,10 +145,11 @@ def _best_on_feature(j, y, orders, bins, off, C, K_max, lam, alpha, start_best, 
     # pair histogram of feature j, then cumulative over j's bins
     H = np.zeros((na + 1, p, n_bins, C), dtype=np.int32)
     for r in range(m):
-        a = bins[r, j] + 1
-        c = y[orders[0, r]]
+        g = idx[r]
+        a = bins[g, j] + 1
+        c = y[g]
         for f in range(p):
-            H[a, f, bins[r, f], c] += 1
+            H[a, f, bins[g, f], c] += 1
     for a in range(1, na + 1):
         for f in range(p):
             for b in range(n_bins):
@@ -218,37 +225,34 @@ def _best_on_feature(j, y, orders, bins, off, C, K_max, lam, alpha, start_best, 
 
 
 @njit(parallel=True)
-def _best_per_feature(y, orders, bins, off, C, K_max, lam, alpha, leaf, results, res_bps):
-    p = orders.shape[0]
+def _best_per_feature(y, idx, bins, off, C, K_max, lam, alpha, leaf, results, res_bps):
+    p = bins.shape[1]
     for j in prange(p):
-        _best_on_feature(
-            j, y, orders, bins, off, C, K_max, lam, alpha, leaf, results[j], res_bps[j]
-        )
+        _best_on_feature(j, y, idx, bins, off, C, K_max, lam, alpha, leaf, results[j], res_bps[j])
 
 
 @njit
-def solve_depth2_counting(XT, y, orders, C, leaves2, K_max, lam, alpha, best, feats, ks, bps):
-    """Optimum of a data state with two levels left when every state uses this state's
+def solve_depth2_counting(bins, y, idx, off, vals, C, K_max, lam, alpha, best, feats, ks, bps):
+    """Optimum of a data state with two levels left when every state uses the root's
     candidates (``candidate_scope='root'``): exact over every feature ``j``, every subset of
     ``K <= K_max`` of its candidates, and exact depth-1 children over the same candidates.
 
-    ``XT`` float64 ``(p, n)``, ``y`` int64 class codes, ``orders`` int64 ``(p, m)`` the
-    state's rows sorted by each feature, ``leaves2`` the root's B (> 0: the candidates are
-    the thresholds of a univariate CART with that many leaves, :func:`state_candidates`).
-    ``best`` is the incumbent's value (the leaf error at first); when a tree beats it, the
-    incumbent ``feats`` int64 ``(3,)`` (feature of the node, of its left and right child,
-    -1 = leaf), ``ks`` int64 ``(3,)`` and ``bps`` float64 ``(3, K_max)`` are overwritten in
-    place.  Returns ``(best, n_shapes)``: the optimum (``best`` itself when nothing beats
-    it) and the number of root shapes.  Cost ``O(m p^2)`` for the pair histograms, then
-    ``O(p^2 B^2 C^2 K_max)`` for the shapes, independent of ``m``."""
-    p, m = orders.shape
+    ``bins`` int32 ``(n, p)`` (:func:`bin_rows` of the candidates ``off``, ``vals``: the
+    root's, from :func:`state_candidates`), ``y`` int64 class codes ``(n,)``, ``idx`` int64
+    the state's rows.  ``best`` is the incumbent's value (the leaf error at first); when a
+    tree beats it, the incumbent ``feats`` int64 ``(3,)`` (feature of the node, of its left
+    and right child, -1 = leaf), ``ks`` int64 ``(3,)`` and ``bps`` float64 ``(3, K_max)`` are
+    overwritten in place.  Returns ``(best, n_shapes)``: the optimum (``best`` itself when
+    nothing beats it) and the number of root shapes.  Cost ``O(m p^2)`` for the pair
+    histograms, then ``O(p^2 B^2 C^2 K_max)`` for the shapes, independent of ``m``."""
+    p = bins.shape[1]
+    m = idx.shape[0]
     total = np.zeros(C, dtype=np.int64)
     for r in range(m):
-        total[y[orders[0, r]]] += 1
+        total[y[idx[r]]] += 1
     leaf = float(m - total.max())
     if leaf <= lam + alpha or m < 2:
         return min(best, leaf), 0
-    off, vals, _counts = state_candidates(XT, y, orders, C, leaves2)
     n_shapes = 0
     for j in range(p):
         nc = off[j + 1] - off[j]
@@ -256,15 +260,10 @@ def solve_depth2_counting(XT, y, orders, C, leaves2, K_max, lam, alpha, best, fe
         for kk in range(1, min(K_max, nc) + 1):
             c = c * (nc - kk + 1) / kk
             n_shapes += int(c + 0.5)
-    max_nc = 0
-    for j in range(p):
-        if off[j + 1] - off[j] > max_nc:
-            max_nc = off[j + 1] - off[j]
-    bins = _state_bins(XT, orders, off, vals, max_nc + 1)
     results = np.full((p, 6), np.inf)
     res_bps = np.zeros((p, 3, K_max), dtype=np.int64)
     start = min(best, leaf)
-    _best_per_feature(y, orders, bins, off, C, K_max, lam, alpha, start, results, res_bps)
+    _best_per_feature(y, idx, bins, off, C, K_max, lam, alpha, start, results, res_bps)
     for j in range(p):  # lowest feature first on ties: independent of the threads
         value = results[j, 0]
         if value < best - _TIE:

@@ -169,9 +169,11 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         'state' (the paper's space): every data state fits its own univariate CARTs for
         its candidates.  'root': every state uses the root's candidates (B_0 on all
         training rows), so a depth-2 problem is solved exactly from class counts in time
-        linear in n (:mod:`engine.literati._counting_kernels`, MurTree's depth-two idea);
-        a different candidate space, so its optimum may differ from 'state's.  Needs
-        ``max_depth <= 2`` and a finite top ``candidate_leaves``.
+        linear in n (:mod:`engine.literati._counting_kernels`, MurTree's depth-two idea;
+        at depth 3 the AO* search expands the root and counts every depth-2 child); a
+        different candidate space, so its optimum may differ from 'state's.  Needs
+        ``max_depth <= 3`` and a finite top ``candidate_leaves``; ``greedy_seed`` does
+        not apply (the greedy tree picks each state's own candidates).
 
     Attributes
     ----------
@@ -295,10 +297,10 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
             )
         if getattr(self, "candidate_scope", "state") == "root":
             top = leaves[0] if isinstance(leaves, (tuple, list)) else leaves
-            if self.max_depth > 2:
+            if self.max_depth > 3:
                 raise InvalidParameterError(
                     "candidate_scope='root' (the counting solver) is available for "
-                    f"max_depth <= 2; got max_depth={self.max_depth}. Use "
+                    f"max_depth <= 3; got max_depth={self.max_depth}. Use "
                     "candidate_scope='state' for deeper trees."
                 )
             if top is None:

@@ -267,6 +267,8 @@ class AOStarSearch:
         self.deadline = float(deadline)  # set-up (the root's greedy seed) respects it too
         self.timed_out = False
         idx = np.arange(n, dtype=np.int64)
+        if self.candidate_scope == "root":
+            self._root_candidates(idx)
         # a two-level root small enough for the depth-2 kernel is scanned by it in chunks
         # (one numba call per iteration instead of a Python shape object per action)
         self.root = self._new_state(idx, self.D, hint=0.0, vt=None)
@@ -447,10 +449,10 @@ class AOStarSearch:
             else:
                 sc = [0, st.ub, np.inf, st.sol[0].copy(), st.sol[1].copy(), st.sol[2].copy(), False]
             st.scan = sc
-        o = orders if orders is not None else self._orders_of(st)
         if self.candidate_scope == "root":
-            self._count_d2(st, sc, o)
+            self._count_d2(st, sc)
             return
+        o = orders if orders is not None else self._orders_of(st)
         evals = max(4, _D2_WORK // max(self.X.shape[1] * st.idx.shape[0], 1))
         best, lb_skip, nxt, lb_rest, n_shapes, _ = call_parallel(
             depth2_kernels.solve_depth2,
@@ -486,17 +488,29 @@ class AOStarSearch:
             st.scan = None
             self.solved_count += 1
 
-    def _count_d2(self, st: _Data, sc: list, orders) -> None:
+    def _root_candidates(self, idx: np.ndarray) -> None:
+        """``candidate_scope='root'``: the root's candidates (B_0), shared by every state,
+        and every row's bin of them (:func:`engine.literati._counting_kernels.bin_rows`).
+        The greedy seed is off: it picks each state's own candidates, outside this space."""
+        orders = self._sort(idx)
+        self._orders[_key(idx, self.D)] = orders  # the root's expansion reuses them
+        off, vals, _ = kernels.state_candidates(self.XT, self.y, orders, self.C, self._leaves(0))
+        self._root_off, self._root_vals = off, vals
+        self._bins = call_parallel(counting_kernels.bin_rows, self.XT, off, vals)
+        self.greedy_seed = False
+
+    def _count_d2(self, st: _Data, sc: list) -> None:
         """Solve a two-level state exactly by the counting solver
         (:func:`engine.literati._counting_kernels.solve_depth2_counting`; every state uses
         the root's candidates): one call, the state is solved when it returns."""
         best, _ = call_parallel(
             counting_kernels.solve_depth2_counting,
-            self.XT,
+            self._bins,
             self.y,
-            orders,
+            st.idx,
+            self._root_off,
+            self._root_vals,
             self.C,
-            self._leaves(st.depth),
             self.Kmax,
             self.lam,
             self.alpha,
@@ -751,7 +765,7 @@ class AOStarSearch:
             keys[s] = key
             child = self._cache.get(key)
             if child is None:
-                if d <= KERNEL_DEPTH and orders is None:
+                if d <= KERNEL_DEPTH and orders is None and self.candidate_scope != "root":
                     o = self._orders_of(st)
                     orders = kernels.split_orders(o, side, int(mask.sum()))
                 child = self._new_state(
