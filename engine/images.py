@@ -201,6 +201,17 @@ def _render_many(figures: Sequence, format: str) -> list[bytes | str]:
     return result["images"]
 
 
+def _zip_entry(name: str) -> zipfile.ZipInfo:
+    """A zip member dated now, readable by everyone once unpacked (``writestr`` with a bare
+    name leaves the file mode 0, which unzip turns into owner-only)."""
+    import time
+
+    entry = zipfile.ZipInfo(name, date_time=time.localtime()[:6])
+    entry.compress_type = zipfile.ZIP_DEFLATED
+    entry.external_attr = 0o644 << 16
+    return entry
+
+
 def figures_zip(named_figures: Sequence[tuple[str, Any]], format: str = "png") -> bytes:
     """A zip of the figures as PNG or SVG images, rendered in one browser session.
 
@@ -239,9 +250,10 @@ def figures_zip(named_figures: Sequence[tuple[str, Any]], format: str = "png") -
             if isinstance(image, str):
                 problems.append(f"{file_name}: {image}")
             else:
-                archive.writestr(file_name, image)
+                archive.writestr(_zip_entry(file_name), image)
         if problems:
-            archive.writestr("problems.txt", "Not rendered:\n" + "\n".join(problems) + "\n")
+            text = "Not rendered:\n" + "\n".join(problems) + "\n"
+            archive.writestr(_zip_entry("problems.txt"), text)
     return buffer.getvalue()
 
 
