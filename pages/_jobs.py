@@ -487,6 +487,9 @@ class ResultPanel:
         self.notes: list[str] = []
         #: download-button key -> the callable that makes its file (run on click)
         self.export_files: dict[str, Callable[[], bytes | str]] = {}
+        #: the page's widget values now (the report's page settings: its callable runs
+        #: on click in another thread, without the session)
+        self.page_settings = self._page_settings()
         st.session_state.setdefault(_PANELS, {})[page] = self
         if exports:
             self.exports()
@@ -540,22 +543,31 @@ class ResultPanel:
             )
         return out
 
+    def _page_settings(self) -> dict:
+        """The plain values of the page's widgets (keys with its prefix, not buttons,
+        downloads, jobs or views), by key without the prefix."""
+        prefix = PAGE_PREFIXES.get(self.page)
+        out: dict = {}
+        if not prefix:
+            return out
+        for key in sorted(k for k in st.session_state.keys() if isinstance(k, str)):
+            if not key.startswith(prefix) or key.endswith(NOT_SAVED_SUFFIXES):
+                continue
+            plain = _plain(st.session_state[key])
+            if plain is not _NOT_A_SETTING:
+                out[key[len(prefix) :]] = plain
+        return out
+
     def report_params(self) -> dict:
-        """The run's settings (the plain values of its meta) and the page's current widget
-        values (``page setting <key>``), for the report."""
+        """The run's settings (the plain values of its meta) and the page's widget values
+        when the panel was drawn (``page setting <key>``), for the report."""
         out: dict = {}
         for key, value in self.meta.items():
-            plain = _NOT_A_SETTING if key in _DATASET_META else _plain(value)
+            skip = key in _DATASET_META or str(key).startswith("_")
+            plain = _NOT_A_SETTING if skip else _plain(value)
             if plain is not _NOT_A_SETTING:
                 out[str(key)] = plain
-        prefix = PAGE_PREFIXES.get(self.page)
-        if prefix:
-            for key in sorted(k for k in st.session_state.keys() if isinstance(k, str)):
-                if not key.startswith(prefix) or key.endswith(NOT_SAVED_SUFFIXES):
-                    continue
-                plain = _plain(st.session_state[key])
-                if plain is not _NOT_A_SETTING:
-                    out[f"page setting {key[len(prefix) :]}"] = plain
+        out.update({f"page setting {key}": value for key, value in self.page_settings.items()})
         return out
 
     def report_figures(self) -> list[tuple[str, object]]:

@@ -91,6 +91,15 @@ PARAMETER = {
 }
 
 
+def on_click(make_file):
+    """What the download button's callable returns when clicked: Streamlit runs it in a
+    worker thread of its own, outside the session's script run (no st.session_state)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(make_file).result(timeout=TIMEOUT)
+
+
 def export_buttons(app, page):
     buttons = {b.key: b for b in app.get("download_button")}
     keys = [f"{page}_report_dl", f"{page}_png_dl", f"{page}_svg_dl"]
@@ -112,7 +121,7 @@ def test_every_method_page_offers_a_self_contained_report_of_what_it_drew(app, p
     assert png_button.proto.disabled == (not images.available())
     panel = app.session_state["_result_panels"][page]
     assert len(panel.figures) >= 2 and panel.tables, (list(panel.figures), list(panel.tables))
-    page_html = panel.export_files[f"{page}_report_dl"]()
+    page_html = on_click(panel.export_files[f"{page}_report_dl"])
     assert page_html.startswith("<!DOCTYPE html>")
     assert page_html.count(get_plotlyjs()) == 1
     # no resource by URL: nothing to fetch when opened offline
@@ -127,6 +136,9 @@ def test_every_method_page_offers_a_self_contained_report_of_what_it_drew(app, p
     title = f"{PAGE_TITLES[page]} -- {dataset}"
     assert f"<title>{html.escape(title, quote=True)}</title>" in page_html
     assert f"<dt>{PARAMETER[page]}</dt>" in page_html
+    assert "<dt>_" not in page_html  # bookkeeping of the page is not a parameter
+    if page == "optimal_shape_trees":  # the page's widgets, read when the panel was drawn
+        assert "<dt>page setting depth</dt><dd>3</dd>" in page_html
     if page == "optimal_shape_trees":  # the gap curve replays the incumbents in the report
         gap = panel.figures["lit_gap_fig"]
         main = app.session_state["_lit_results"][1]["models"]["main"]
@@ -160,7 +172,7 @@ def test_a_method_pages_figures_as_png_and_svg(app):
     keys = list(panel.figures)
     gap_at = keys.index("lit_gap_fig")
     gap = panel.figures["lit_gap_fig"]
-    pngs = zipfile.ZipFile(io.BytesIO(panel.export_files["optimal_shape_trees_png_dl"]()))
+    pngs = zipfile.ZipFile(io.BytesIO(on_click(panel.export_files["optimal_shape_trees_png_dl"])))
     names = pngs.namelist()
     assert len(names) == len(keys) and "problems.txt" not in names
     assert all(n.startswith(f"{i + 1:02d}-") and n.endswith(".png") for i, n in enumerate(names))
@@ -168,7 +180,7 @@ def test_a_method_pages_figures_as_png_and_svg(app):
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
     assert (width, height) == (2 * images.DEFAULT_WIDTH, 2 * gap.layout.height)
-    svgs = zipfile.ZipFile(io.BytesIO(panel.export_files["optimal_shape_trees_svg_dl"]()))
+    svgs = zipfile.ZipFile(io.BytesIO(on_click(panel.export_files["optimal_shape_trees_svg_dl"])))
     svg = svgs.read(svgs.namelist()[gap_at]).decode("utf-8")
     assert svg.startswith("<svg") and f'height="{gap.layout.height}"' in svg[:400]
     # the SVG draws the gap figure's state: its slider at the last incumbent
