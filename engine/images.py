@@ -4,8 +4,9 @@ kaleido 1.x drives a headless Chrome through ``choreographer``; TreeLab points i
 Debian's Chromium: the browser is ``$BROWSER_PATH`` (choreographer's variable) when set,
 else ``/usr/bin/chromium`` when it exists, else whatever kaleido finds on ``PATH``.
 MathJax is off (kaleido would fetch it from a CDN), so rendering needs no network.
-Each image starts its own browser (about 1-3 s); :data:`MAX_CONCURRENT` renders run at
-once, the others wait.
+Each image of :func:`figure_image` starts its own browser (about 1-3 s);
+:func:`figures_zip` renders many figures in one browser session (a page's "Download figures"
+buttons).  :data:`MAX_CONCURRENT` renders run at once, the others wait.
 
 The tree figure is readable at 200+ nodes when it is drawn with labels and sized by
 :func:`tree_image_size` (one label width per leaf, one row height per level)::
@@ -17,8 +18,11 @@ The tree figure is readable at 200+ nodes when it is drawn with labels and sized
 
 from __future__ import annotations
 
+import io
 import os
 import threading
+import zipfile
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -115,25 +119,142 @@ def figure_image(
     if scale is None:
         scale = 2 if format == "png" and max(width, height) * 2 <= 8000 else 1
     opts = {"format": format, "width": width, "height": height, "scale": float(scale)}
+    with _slots:
+        try:
+            data = kaleido.calc_fig_sync(fig, opts=opts, kopts=_kaleido_options())
+        except Exception as exc:  # choreographer / kaleido errors have many types
+            raise _explain(exc) from exc
+    if not isinstance(data, bytes | bytearray) or not data:
+        raise ImageExportError("the renderer returned no image")
+    return bytes(data)
+
+
+def _kaleido_options() -> dict[str, Any]:
     kopts: dict[str, Any] = {"mathjax": False, "timeout": TIMEOUT}
     path = browser_path()
     if path is not None:
         kopts["path"] = path
-    with _slots:
+    return kopts
+
+
+def _explain(exc: Exception) -> ImageExportError:
+    name = type(exc).__name__
+    if "NotFound" in name or "not found" in str(exc).lower():
+        return ImageExportError(
+            "no browser to render images: install Debian's chromium "
+            f"(apt-get install chromium) or set {BROWSER_ENV} to a Chrome / Chromium "
+            f"executable ({exc})"
+        )
+    return ImageExportError(f"the image could not be rendered: {name}: {exc}")
+
+
+def _render_many(figures: Sequence, format: str) -> list[bytes | str]:
+    """Render ``figures`` in one browser session: per figure its bytes, or a sentence
+    saying why it could not be rendered.  Raises ImageExportError when the browser does
+    not start."""
+    import asyncio
+
+    import kaleido
+
+    sizes: list[tuple[int, int] | str] = []
+    for fig in figures:
         try:
-            data = kaleido.calc_fig_sync(fig, opts=opts, kopts=kopts)
-        except Exception as exc:  # choreographer / kaleido errors have many types
-            name = type(exc).__name__
-            if "NotFound" in name or "not found" in str(exc).lower():
-                raise ImageExportError(
-                    "no browser to render images: install Debian's chromium "
-                    f"(apt-get install chromium) or set {BROWSER_ENV} to a Chrome / Chromium "
-                    f"executable ({exc})"
-                ) from exc
-            raise ImageExportError(f"the image could not be rendered: {name}: {exc}") from exc
-    if not isinstance(data, bytes | bytearray) or not data:
-        raise ImageExportError("the renderer returned no image")
-    return bytes(data)
+            sizes.append(_size(fig, None, None))
+        except ValueError as exc:
+            sizes.append(str(exc))
+
+    async def render() -> list[bytes | str]:
+        out: list[bytes | str] = []
+        async with kaleido.Kaleido(n=1, **_kaleido_options()) as session:
+            for fig, size in zip(figures, sizes, strict=True):
+                if isinstance(size, str):
+                    out.append(size)
+                    continue
+                width, height = size
+                scale = 2 if format == "png" and max(width, height) * 2 <= 8000 else 1
+                opts = {"format": format, "width": width, "height": height, "scale": scale}
+                try:
+                    data = await session.calc_fig(fig, opts=opts)
+                except Exception as exc:  # one figure failing does not stop the others
+                    out.append(str(_explain(exc)))
+                else:
+                    out.append(bytes(data) if data else "the renderer returned no image")
+        return out
+
+    # a thread of its own: the caller may already run an event loop (Streamlit, tests)
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            result["images"] = asyncio.run(render())
+        except Exception as exc:  # the browser did not start
+            result["error"] = exc
+
+    with _slots:
+        worker = threading.Thread(target=run, name="figure-images", daemon=True)
+        worker.start()
+        worker.join(TIMEOUT * max(1, len(figures)))
+    if worker.is_alive():
+        raise ImageExportError(f"rendering {len(figures)} figures took too long")
+    if "error" in result:
+        raise _explain(result["error"]) from result["error"]
+    return result["images"]
+
+
+def _zip_entry(name: str) -> zipfile.ZipInfo:
+    """A zip member dated now, readable by everyone once unpacked (``writestr`` with a bare
+    name leaves the file mode 0, which unzip turns into owner-only)."""
+    import time
+
+    entry = zipfile.ZipInfo(name, date_time=time.localtime()[:6])
+    entry.compress_type = zipfile.ZIP_DEFLATED
+    entry.external_attr = 0o644 << 16
+    return entry
+
+
+def figures_zip(named_figures: Sequence[tuple[str, Any]], format: str = "png") -> bytes:
+    """A zip of the figures as PNG or SVG images, rendered in one browser session.
+
+    Parameters
+    ----------
+    named_figures : sequence of (name, plotly Figure)
+        The file of each is ``<nn>-<name>.<format>`` (``nn``: its position, from 01; the
+        name made safe for a file name).
+    format : {'png', 'svg'}
+
+    Returns
+    -------
+    bytes
+        The zip.  A figure that cannot be rendered (too large, a render error) is left
+        out and ``problems.txt`` in the zip says which and why.
+
+    Raises
+    ------
+    ValueError
+        Unknown format, or no figure.
+    ImageExportError
+        No browser, or the browser did not start.
+    """
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
+    if not named_figures:
+        raise ValueError("there is no figure to render")
+    images = _render_many([fig for _, fig in named_figures], format)
+    buffer = io.BytesIO()
+    problems = []
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for i, ((name, _), image) in enumerate(zip(named_figures, images, strict=True)):
+            slug = "".join(c.lower() if c.isalnum() else "-" for c in str(name))
+            slug = "-".join(part for part in slug.split("-") if part)[:60] or "figure"
+            file_name = f"{i + 1:02d}-{slug}.{format}"
+            if isinstance(image, str):
+                problems.append(f"{file_name}: {image}")
+            else:
+                archive.writestr(_zip_entry(file_name), image)
+        if problems:
+            text = "Not rendered:\n" + "\n".join(problems) + "\n"
+            archive.writestr(_zip_entry("problems.txt"), text)
+    return buffer.getvalue()
 
 
 def figure_png(fig, *, width: int | None = None, height: int | None = None, scale=None) -> bytes:

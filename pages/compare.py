@@ -17,7 +17,6 @@ from engine.figures.compare import cv_summary_figure
 from engine.figures.tree import tree_figure
 from engine.images import available as images_available
 from engine.images import figure_png, tree_image_size
-from engine.report import build_report, report_filename
 from pages._shared import (
     PageJob,
     ResultPanel,
@@ -146,6 +145,9 @@ panel.table(
     width="stretch",
 )
 panel.chart(cv_summary_figure(result.summary, meta["task"], n_planned), key="cmp_fig")
+panel.record_table("folds", result.folds)  # in the report; on the page as CSV only
+for warning in result.warnings:
+    panel.note(warning)
 st.download_button(
     "Download per-fold results (CSV)",
     result.folds.to_csv(index=False).encode(),
@@ -160,29 +162,6 @@ st.download_button(
     mime="text/csv",
     on_click="ignore",
     key="dl_summary",
-)
-report_title = f"Compare models -- {meta['caption'].split(' -- ')[0].replace('*', '')}"
-st.download_button(
-    "Download report (HTML)",
-    lambda: build_report(
-        report_title,
-        {
-            "dataset": meta["caption"].replace("*", ""),
-            "rows": int(meta["X"].shape[0]),
-            "features": int(meta["X"].shape[1]),
-            "target": meta["target"],
-            "task": meta["task"],
-        },
-        {"models": list(meta["labels"].values()), "folds": int(result.folds["fold"].nunique())},
-        {"Summary": result.summary.drop(columns=["key"], errors="ignore"), "Folds": result.folds},
-        {"Cross-validation": cv_summary_figure(result.summary, meta["task"], n_planned)},
-        result.warnings,
-    ),
-    file_name=report_filename(report_title),
-    mime="text/html",
-    on_click="ignore",
-    key="dl_report",
-    help="One HTML file with the tables and the interactive figure; opens offline.",
 )
 
 

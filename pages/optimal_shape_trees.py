@@ -609,6 +609,7 @@ panel.chart(
         title=f"{PHASE_TITLE[shown]}: gap convergence "
         f"(UB {float(models[shown].upper_bound_):.4g}, LB "
         f"{float(models[shown].lower_bound_):.4g})",
+        incumbents=getattr(models[shown], "incumbents_", None),
     ),
     key="lit_gap_fig",
 )

@@ -143,3 +143,31 @@ def test_a_200_node_tree_image_has_no_overlapping_labels(tmp_path):
     png = figure_png(fig, width=width, height=height, scale=1)
     assert png_size(png) == (width, height)
     (tmp_path / "tree.png").write_bytes(png)
+
+
+@pytest.mark.skipif(browser_path() is None, reason="needs Chromium (apt-get install chromium)")
+def test_figures_zip_renders_each_figure_and_lists_what_it_could_not():
+    """One browser session for all figures: each is in the zip in order, at its own size;
+    one too large is left out and problems.txt names it and why."""
+    import io
+    import zipfile
+
+    from engine.images import figures_zip
+
+    small = go.Figure(go.Scatter(x=[1, 2], y=[2, 1]), layout={"width": 400, "height": 300})
+    other = go.Figure(go.Bar(x=["a", "b"], y=[1, 3]), layout={"width": 500, "height": 200})
+    huge = go.Figure(layout={"width": 20_000, "height": 300})
+    archive = zipfile.ZipFile(
+        io.BytesIO(figures_zip([("Small / line", small), ("huge", huge), ("bars", other)]))
+    )
+    names = archive.namelist()
+    assert names == ["01-small-line.png", "03-bars.png", "problems.txt"]
+    assert png_size(archive.read(names[0])) == (800, 600)  # scale 2
+    assert png_size(archive.read(names[1])) == (1000, 400)
+    problems = archive.read("problems.txt").decode()
+    assert "02-huge.png: image size 20000 x 300 px is outside" in problems
+    assert archive.getinfo(names[0]).external_attr >> 16 == 0o644
+    svgs = zipfile.ZipFile(io.BytesIO(figures_zip([("bars", other)], "svg")))
+    assert svg_size(svgs.read("01-bars.svg")) == (500, 200)
+    with pytest.raises(ValueError, match="no figure"):
+        figures_zip([])

@@ -212,6 +212,46 @@ def test_gap_figure_thins_long_traces_but_keeps_every_ub_change():
     assert x[-1] == pytest.approx(20.0)
 
 
+def _incumbents_of(trace):
+    """The incumbents of a synthetic trace: the first row and every UB drop (time, UB)."""
+    rows = [0] + [i for i in range(1, len(trace)) if trace.ub.iloc[i] < trace.ub.iloc[i - 1]]
+    return [{"time": trace.time.iloc[i], "ub": trace.ub.iloc[i], "tree": None} for i in rows]
+
+
+def test_gap_figure_replays_the_incumbents_with_a_slider():
+    """One frame per incumbent; frame k draws the trace while incumbent k was the best (up to
+    the time the next was found) and rings it; the last frame is the figure's final state."""
+    trace = make_trace()
+    incumbents = _incumbents_of(trace)
+    fig = gap_figure(trace, time_limit=10, incumbents=incumbents)
+    n = len(incumbents)
+    assert n >= 3 and len(fig.frames) == n
+    assert [f.name for f in fig.frames] == [str(k + 1) for k in range(n)]
+    slider = fig.layout.sliders[0]
+    assert len(slider.steps) == n and slider.active == n - 1
+    assert [list(s.args[0]) for s in slider.steps] == [[str(k + 1)] for k in range(n)]
+    last = fig.frames[-1]
+    assert len(last.data) == len(fig.data)
+    for drawn, final in zip(fig.data, last.data, strict=True):
+        assert np.allclose(np.asarray(drawn.x, float), np.asarray(final.x, float))
+        assert np.allclose(np.asarray(drawn.y, float), np.asarray(final.y, float))
+    assert last.layout.title.text == fig.layout.title.text
+    ring = fig.data[-1]
+    assert ring.name == "incumbent shown" and ring.y[0] == incumbents[-1]["ub"]
+    # frame 2 (incumbent #2): the rows before incumbent #3 was found, UB never below #2's
+    second = fig.frames[1]
+    kept = trace.time < incumbents[2]["time"]
+    assert len(second.data[1].x) == int(kept.sum())
+    assert np.allclose(second.data[1].y, trace.ub[kept])
+    assert min(second.data[1].y) == incumbents[1]["ub"]
+    assert second.data[-1].y[0] == incumbents[1]["ub"]
+    assert "Incumbent #2 of" in second.layout.title.text
+    # without incumbents: no frames, no slider (the live chart)
+    plain = gap_figure(trace, time_limit=10)
+    assert not plain.frames and not plain.layout.sliders
+    assert len(plain.data) == len(fig.data) - 1
+
+
 def test_gap_figure_errors_and_empty():
     with pytest.raises(ValueError, match="ub"):
         gap_figure(pd.DataFrame({"time": [0.1], "lb": [1.0]}))

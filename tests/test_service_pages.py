@@ -194,7 +194,7 @@ def test_the_result_panel_records_what_the_page_drew(app):
     panel = app.session_state["_result_panels"]["compare"]
     assert panel.meta["caption"] == app.session_state["cmp_job_meta"]["caption"]
     assert list(panel.figures) == ["cmp_fig", "cmp_tree_fig_sklearn_tree"]
-    assert set(panel.tables) == {"summary", "nodes_sklearn_tree"}
+    assert set(panel.tables) == {"summary", "folds", "nodes_sklearn_tree"}  # folds: recorded
     drawn = [json.loads(c.proto.spec) for c in app.get("plotly_chart")]
     assert [d["layout"]["title"]["text"] for d in drawn] == [
         f.layout.title.text for f in panel.figures.values()

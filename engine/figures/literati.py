@@ -163,10 +163,16 @@ def gap_figure(
     title: str | None = None,
     height: int = 440,
     max_points: int = 1000,
+    incumbents: Sequence | None = None,
 ) -> go.Figure:
     """Gap convergence of an anytime search: upper bound UB (the incumbent's objective) and
     admissible lower bound LB of the root over log time, the gap between them shaded, and
     the trace's events marked (new incumbent, proven optimal, time limit, stopped).
+
+    With ``incumbents``, a slider (and a Play button) replays the search one incumbent at a
+    time: step k draws the trace while incumbent k was the best tree (up to the time the
+    next one was found; the last step: the whole trace, the figure's own state) and rings
+    incumbent k.
 
     Parameters
     ----------
@@ -182,14 +188,19 @@ def gap_figure(
     title : str, optional
         Default: the last row's UB, LB and gap.
     height : int
-        Pixels.
+        Pixels (plus 90 for the slider).
+    incumbents : sequence of mappings with ``time`` and ``ub``, optional
+        Every incumbent of the search in the order found (the estimator's ``incumbents_``;
+        other keys are ignored).
 
     Returns
     -------
     go.Figure
         Traces in order: 'lower bound', 'upper bound' (filled down to LB: the gap), then one
-        marker trace per event kind present.  The x-axis is logarithmic; times below
-        :data:`MIN_TIME` are drawn at ``MIN_TIME``.
+        marker trace per event kind present, then (with ``incumbents``) the ringed
+        incumbent.  The x-axis is logarithmic; times below :data:`MIN_TIME` are drawn at
+        ``MIN_TIME``.  With ``incumbents``: one frame per incumbent (named ``"1"``,
+        ``"2"``...), the last equal to the figure's data, and a slider at the last step.
 
     Raises
     ------
@@ -258,10 +269,12 @@ def gap_figure(
             [""] + ["incumbent" if b < a else "" for a, b in zip(ub[:-1], ub[1:], strict=True)],
             dtype=object,
         )
+    kinds = []
     for kind, (label, symbol, colour, size) in EVENT_STYLE.items():
         rows = np.flatnonzero(events == kind)
         if rows.size == 0:
             continue
+        kinds.append(kind)
         fig.add_scatter(
             x=t[rows],
             y=ub[rows],
@@ -301,7 +314,106 @@ def gap_figure(
         range=[math.log10(lo) - 0.1, math.log10(hi) + 0.1],
     )
     fig.update_yaxes(title_text="objective (errors + penalties)")
+    if incumbents:
+        _incumbent_slider(fig, tr, t, lb, ub, custom, events, kinds, incumbents, title, height)
     return fig
+
+
+def _incumbent_slider(fig, tr, t, lb, ub, custom, events, kinds, incumbents, title, height):
+    """Frames and a slider over ``incumbents`` for :func:`gap_figure` (see there)."""
+    found = np.array([float(inc["time"]) for inc in incumbents], dtype=np.float64)
+    levels = np.array([float(inc["ub"]) for inc in incumbents], dtype=np.float64)
+    raw_time = tr["time"].to_numpy(dtype=np.float64)
+    n = len(found)
+    fig.add_scatter(
+        x=[max(found[-1], MIN_TIME)],
+        y=[levels[-1]],
+        mode="markers",
+        name="incumbent shown",
+        marker=dict(symbol="circle-open", size=20, color=HIGHLIGHT, line=dict(width=3)),
+        hovertemplate="incumbent shown: UB %{y:.4g} at %{x:.3g} s<extra></extra>",
+    )
+    # a fixed y range: every frame on the same scale as the whole run
+    finite = np.concatenate([lb[np.isfinite(lb)], ub[np.isfinite(ub)], levels])
+    low, high = float(finite.min()), float(finite.max())
+    pad = 0.05 * max(high - low, 1.0)
+    fig.update_yaxes(range=[low - pad, high + pad])
+    frames, steps = [], []
+    for k in range(n):
+        # while incumbent k was the best: until the next one was found; the last: all rows
+        held = raw_time < found[k + 1] if k + 1 < n else np.ones(raw_time.size, dtype=bool)
+        data = [
+            go.Scatter(x=t[held], y=lb[held], customdata=custom[held]),
+            go.Scatter(x=t[held], y=ub[held], customdata=custom[held]),
+        ]
+        for kind in kinds:
+            rows = np.flatnonzero(held & (events == kind))
+            data.append(go.Scatter(x=t[rows], y=ub[rows], customdata=custom[rows]))
+        data.append(go.Scatter(x=[max(found[k], MIN_TIME)], y=[levels[k]]))
+        step_title = (
+            title
+            if k == n - 1
+            else f"Incumbent #{k + 1} of {n}: UB {levels[k]:.4g}, found at {found[k]:.3g} s"
+        )
+        name = str(k + 1)
+        frames.append(go.Frame(name=name, data=data, layout=dict(title_text=step_title)))
+        steps.append(
+            dict(
+                method="animate",
+                label=f"#{k + 1}",
+                args=[
+                    [name],
+                    dict(
+                        mode="immediate",
+                        frame=dict(duration=0, redraw=True),
+                        transition=dict(duration=0),
+                    ),
+                ],
+            )
+        )
+    fig.frames = frames
+    margin = fig.layout.margin
+    fig.update_layout(
+        height=height + 90,
+        margin=dict(l=margin.l, r=margin.r, t=margin.t, b=(margin.b or 60) + 90),
+        sliders=[
+            dict(
+                active=n - 1,
+                steps=steps,
+                x=0.08,
+                len=0.92,
+                y=-0.12,
+                yanchor="top",
+                currentvalue=dict(prefix="Incumbent "),
+                pad=dict(t=30),
+            )
+        ],
+        updatemenus=[
+            dict(
+                type="buttons",
+                showactive=False,
+                x=0.0,
+                y=-0.12,
+                xanchor="left",
+                yanchor="top",
+                pad=dict(t=40),
+                buttons=[
+                    dict(
+                        label="Play",
+                        method="animate",
+                        args=[
+                            None,
+                            dict(
+                                frame=dict(duration=600, redraw=True),
+                                fromcurrent=False,
+                                transition=dict(duration=0),
+                            ),
+                        ],
+                    )
+                ],
+            )
+        ],
+    )
 
 
 # ---------------------------------------------------------------------------------------
