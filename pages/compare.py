@@ -41,6 +41,7 @@ CV_JOB = PageJob(
     elsewhere="A comparison is still running on {caption} Pick that dataset again to "
     "watch it, or stop it here.",
 )
+CV_JOB.restore_run("compare")  # ?run=<id>: the stored comparison, drawn without refitting
 ds = current_dataset()
 if ds is None:
     stop_page(CV_JOB)
@@ -136,6 +137,7 @@ panel.table(
     width="stretch",
 )
 panel.chart(cv_summary_figure(result.summary, meta["task"], n_planned), key="cmp_fig")
+CV_JOB.keep_run("compare")
 st.download_button(
     "Download per-fold results (CSV)",
     result.folds.to_csv(index=False).encode(),

@@ -1,0 +1,115 @@
+"""Runs that survive a reload (issue 16 point 1): a finished job's result is kept in the run
+store, its id goes into the URL, and a fresh session opened with ``?run=<id>`` draws the
+same tables from the store without starting a job; bad ids give a warning naming them."""
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from engine import jobs as jobs_module
+from engine.store import RunStore, new_run_id
+from tests.conftest import APPTEST_TIMEOUT, ROOT
+
+TIMEOUT = 120
+
+
+@pytest.fixture
+def store_folder(tmp_path, monkeypatch):
+    """A run store of its own for the test (the app opens it from the environment)."""
+    folder = tmp_path / "runs"
+    monkeypatch.setenv("TREELAB_RUN_STORE", str(folder))
+    yield folder
+    st.cache_resource.clear()
+
+
+def forbid_jobs(monkeypatch) -> list:
+    """From now on, constructing a job fails the test (a restore that silently refits);
+    returns the list of attempts."""
+    made = []
+
+    class NoJob(jobs_module.Job):
+        def __init__(self, *args, **kwargs):
+            made.append(args)
+            raise AssertionError("a job was started while reopening a run")
+
+    monkeypatch.setattr(jobs_module, "Job", NoJob)
+    return made
+
+
+def fresh_app(monkeypatch, page: str, run_id: str) -> AppTest:
+    """A new browser session (a reload or the link opened elsewhere) on ``page`` with
+    ``?run=<id>``, after the server's cached store is dropped (as after a restart)."""
+    from streamlit.testing.v1 import app_test as app_test_module
+
+    from tests.conftest import _NavigationPagesManager
+
+    st.cache_resource.clear()
+    monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
+    at.run()
+    at.query_params["run"] = run_id
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def warnings_of(at) -> list[str]:
+    return [w.value for w in at.warning]
+
+
+def run_caption(at) -> str:
+    return next(c.value for c in at.caption if "is kept" in c.value)
+
+
+@pytest.mark.slow
+def test_compare_run_reopens_from_its_link_without_refitting(app, store_folder, monkeypatch):
+    app.switch_page("pages/compare.py").run()
+    app.multiselect(key="cmp_models").set_value(["sklearn_tree", "sklearn_forest"])
+    app.slider(key="cmp_folds").set_value(3)
+    app.button(key="cmp_run").click().run()
+    assert app.session_state["cmp_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception
+    run_id = app.query_params["run"]
+    assert RunStore(store_folder).load(run_id).kind == "compare"
+    caption = run_caption(app)
+    assert run_id in caption and "run=" + run_id in caption
+    assert "Runs are kept for 7 days" in caption and "2.0 GiB" in caption
+    table = app.dataframe[0].value
+    app.run()  # a rerun keeps the same run (saved once)
+    assert app.query_params["run"] == run_id and len(RunStore(store_folder)) == 1
+
+    made = forbid_jobs(monkeypatch)
+    again = fresh_app(monkeypatch, "pages/compare.py", run_id)
+    assert not made
+    assert type(again.session_state["cmp_job"]).__name__ == "StoredJob"
+    assert not warnings_of(again)
+    restored = again.dataframe[0].value
+    assert list(restored["model"]) == list(table["model"])
+    assert restored["accuracy"].tolist() == table["accuracy"].tolist()
+    assert restored["accuracy"].between(0.8, 1.0).all()
+    assert again.query_params["run"] == run_id
+    assert run_id in run_caption(again)
+    assert len(RunStore(store_folder)) == 1  # reopening does not store it again
+
+
+@pytest.mark.parametrize("bad", ["nope", "well-formed-but-unknown"])
+def test_a_bad_or_unknown_run_id_warns_and_the_page_goes_on(
+    warm_engine, store_folder, monkeypatch, bad
+):
+    """``run=nope`` (not an id) and an unknown well-formed id: a warning naming the id and
+    what to do, no traceback, no job, and the page as without it (Run enabled)."""
+    run_id = new_run_id() if bad != "nope" else bad
+    made = forbid_jobs(monkeypatch)
+    at = fresh_app(monkeypatch, "pages/compare.py", run_id)
+    texts = warnings_of(at)
+    assert len(texts) == 1 and run_id in texts[0] and "press **Run**" in texts[0]
+    if bad == "nope":
+        assert "is not a run id" in texts[0]
+    else:
+        assert "is not in the store: it expired" in texts[0]
+    assert "cmp_job" not in at.session_state and not made
+    assert not at.button(key="cmp_run").disabled
+    assert any("press **Run**" in i.value for i in at.info)  # the idle text: page goes on
+    at.run()  # the warning stays while the URL names the id, without reloading it
+    assert warnings_of(at) == texts
