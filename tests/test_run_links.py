@@ -2,6 +2,7 @@
 store, its id goes into the URL, and a fresh session opened with ``?run=<id>`` draws the
 same tables from the store without starting a job; bad ids give a warning naming them."""
 
+import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -113,3 +114,57 @@ def test_a_bad_or_unknown_run_id_warns_and_the_page_goes_on(
     assert any("press **Run**" in i.value for i in at.info)  # the idle text: page goes on
     at.run()  # the warning stays while the URL names the id, without reloading it
     assert warnings_of(at) == texts
+
+
+@pytest.mark.slow
+def test_optimal_shape_trees_run_reopens_without_searching_again(app, store_folder, monkeypatch):
+    """Literati on iris: the stored run holds the search's results (not the live search
+    objects); a fresh session draws the same baselines table and tree, and neither a job
+    nor a search (``search_results``) runs."""
+    import pages._shared  # noqa: F401 (the page imports it)
+    from engine.literati import service as literati_service
+
+    app.switch_page("pages/optimal_shape_trees.py").run()
+    app.slider(key="lit_depth").set_value(2)
+    app.number_input(key="lit_time").set_value(5.0)
+    app.button(key="lit_run").click().run()
+    assert app.session_state["lit_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    run_id = app.query_params["run"]
+    table = app.session_state["_lit_results"][1]["table"]
+    shown = [frame.value for frame in app.dataframe]
+    assert run_id in run_caption(app)
+
+    made = forbid_jobs(monkeypatch)
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("the search results were recomputed")
+
+    monkeypatch.setattr(literati_service, "search_results", no_search)
+    again = fresh_app(monkeypatch, "pages/optimal_shape_trees.py", run_id)
+    assert not made and not warnings_of(again)
+    assert type(again.session_state["lit_job"]).__name__ == "StoredJob"
+    back = again.session_state["_lit_results"][1]["table"]
+    pd.testing.assert_frame_equal(back, table)
+    assert list(table["model"])[0] == "Literati, K_max = 2"
+    for before, after in zip(shown, [frame.value for frame in again.dataframe], strict=True):
+        pd.testing.assert_frame_equal(before, after)
+    assert any("Proven optimal" in s.value for s in again.success)
+
+
+@pytest.mark.slow
+def test_split_strategies_run_reopens_without_refitting(app, store_folder, monkeypatch):
+    app.switch_page("pages/split_strategies.py").run()
+    app.slider(key="ss_cv_folds").set_value(3)
+    app.button(key="ss_run").click().run()
+    assert app.session_state["ss_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    run_id = app.query_params["run"]
+    cv = app.dataframe[-1].value
+    made = forbid_jobs(monkeypatch)
+    again = fresh_app(monkeypatch, "pages/split_strategies.py", run_id)
+    assert not made and not warnings_of(again)
+    pd.testing.assert_frame_equal(again.dataframe[-1].value, cv)
+    assert (cv["accuracy"] > 0.85).all()
