@@ -223,6 +223,12 @@ def kept_snapshot(snap, to_store: Callable[[dict], dict] | None = None) -> dict:
     return fields
 
 
+def result_only(fields: dict) -> dict:
+    """A :class:`pages._jobs.PageJob` ``to_store`` for a page that reads only the finished
+    job's ``result``: the last progress snapshot (``latest``) is not kept."""
+    return {**fields, "latest": None}
+
+
 def keep_runs(page: str, *page_jobs, caption: bool = True) -> str | None:
     """Save the finished jobs of ``page_jobs`` (done, or stopped / out of time) as one run,
     once per set of jobs; put its id into the URL and, with ``caption``, write the run's

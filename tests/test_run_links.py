@@ -37,9 +37,10 @@ def forbid_jobs(monkeypatch) -> list:
     return made
 
 
-def fresh_app(monkeypatch, page: str, run_id: str) -> AppTest:
-    """A new browser session (a reload or the link opened elsewhere) on ``page`` with
-    ``?run=<id>``, after the server's cached store is dropped (as after a restart)."""
+def fresh_app(monkeypatch, page: str, link: str | dict) -> AppTest:
+    """A new browser session (a reload or the link opened elsewhere) on ``page`` with the
+    link's query (a dict: the first session's ``query_params``; a str: ``run=<id>``
+    only), after the server's cached store is dropped (as after a restart)."""
     from streamlit.testing.v1 import app_test as app_test_module
 
     from tests.conftest import _NavigationPagesManager
@@ -47,8 +48,8 @@ def fresh_app(monkeypatch, page: str, run_id: str) -> AppTest:
     st.cache_resource.clear()
     monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
+    at.query_params.update(link if isinstance(link, dict) else {"run": link})
     at.run()
-    at.query_params["run"] = run_id
     at.switch_page(page).run()
     assert not at.exception, at.exception
     return at
@@ -81,7 +82,7 @@ def test_compare_run_reopens_from_its_link_without_refitting(app, store_folder, 
     assert app.query_params["run"] == run_id and len(RunStore(store_folder)) == 1
 
     made = forbid_jobs(monkeypatch)
-    again = fresh_app(monkeypatch, "pages/compare.py", run_id)
+    again = fresh_app(monkeypatch, "pages/compare.py", dict(app.query_params))
     assert not made
     assert type(again.session_state["cmp_job"]).__name__ == "StoredJob"
     assert not warnings_of(again)
@@ -168,3 +169,37 @@ def test_split_strategies_run_reopens_without_refitting(app, store_folder, monke
     assert not made and not warnings_of(again)
     pd.testing.assert_frame_equal(again.dataframe[-1].value, cv)
     assert (cv["accuracy"] > 0.85).all()
+
+
+def metrics_of(at) -> dict:
+    return {m.label: m.value for m in at.metric}
+
+
+@pytest.mark.slow
+def test_conditional_density_growth_and_comparison_reopen_together(app, store_folder, monkeypatch):
+    """Both jobs of the page in one run: the grown model's metrics and the comparison table
+    come back in a fresh session; the growth alone was kept first, then both."""
+    app.selectbox(key="ds").set_value("heteroscedastic").run()
+    app.switch_page("pages/conditional_density.py").run()
+    app.number_input(key="pt_max_leaves_regression").set_value(12)
+    app.button(key="pt_run").click().run()
+    assert app.session_state["pt_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    grown_only = app.query_params["run"]
+    app.button(key="pt_cmp_run").click().run()
+    assert app.session_state["pt_cmp_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    run_id = app.query_params["run"]
+    assert run_id != grown_only and len(RunStore(store_folder)) == 2
+    assert set(RunStore(store_folder).load(run_id).result["jobs"]) == {"pt", "pt_cmp"}
+    metrics, table = metrics_of(app), app.dataframe[-1].value
+    assert len(table) == 6
+    made = forbid_jobs(monkeypatch)
+    again = fresh_app(monkeypatch, "pages/conditional_density.py", dict(app.query_params))
+    assert again.query_params["ds"] == "heteroscedastic"
+    assert not any("grown on another dataset" in i.value for i in again.info)
+    assert not made and not warnings_of(again)
+    assert metrics_of(again) == metrics and "Test NLL" in metrics
+    pd.testing.assert_frame_equal(again.dataframe[-1].value, table)
