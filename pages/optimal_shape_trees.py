@@ -109,7 +109,11 @@ SEARCH = PageJob(
     "dataset again to watch it, or stop it here.",
     to_store=search_fields,
 )
-SEARCH.restore_run("optimal_shape_trees")  # ?run=<id>: the stored search, not run again
+if SEARCH.restore_run("optimal_shape_trees"):  # ?run=<id>: the stored search, not run again
+    # new runs of this session count on from the reopened one (view widgets are per run)
+    st.session_state["_lit_runs"] = max(
+        st.session_state.get("_lit_runs", 0), SEARCH.meta.get("run", 0)
+    )
 st.title("Optimal shape trees (Literati)")
 st.markdown(
     "A classic decision tree asks one question per node: *is x ≤ t?* A **shape tree** lets "

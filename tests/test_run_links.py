@@ -203,3 +203,35 @@ def test_conditional_density_growth_and_comparison_reopen_together(app, store_fo
     assert not made and not warnings_of(again)
     assert metrics_of(again) == metrics and "Test NLL" in metrics
     pd.testing.assert_frame_equal(again.dataframe[-1].value, table)
+
+
+@pytest.mark.slow
+def test_feature_ranking_batch_curves_reopen_without_refitting(app, store_folder, monkeypatch):
+    """TreeGrad's batch of curves on wine: the AUC table comes back in a fresh session on the
+    batch view, without a job."""
+    app.selectbox(key="ds").set_value("wine").run()
+    app.switch_page("pages/feature_ranking.py").run()
+    app.radio(key="tg_mode").set_value("batch").run()
+    app.slider(key="tg_batch").set_value(4).run()
+    app.button(key="tg_batch_run").click().run()
+    job = app.session_state["tg_batch_job"]
+    assert job.join(TIMEOUT) and job.status == "done", job.error
+    app.run()
+    assert not app.exception, app.exception
+    run_id = app.query_params["run"]
+    assert run_id in run_caption(app)
+    auc = job.result.auc_table()
+    assert job.result.n_rows == 4
+    assert any(frame.value.shape == auc.shape for frame in app.dataframe)
+    made = forbid_jobs(monkeypatch)
+    again = fresh_app(monkeypatch, "pages/feature_ranking.py", dict(app.query_params))
+    assert not made and not warnings_of(again)
+    assert again.radio(key="tg_mode").value == "batch"
+    back = again.session_state["tg_batch_job"].result
+    pd.testing.assert_frame_equal(back.auc_table(), auc)
+    # every table of the page is the same (the batch's AUC table among them)
+    before = [frame.value for frame in app.dataframe]
+    after = [frame.value for frame in again.dataframe]
+    assert len(after) == len(before)
+    for one, other in zip(before, after, strict=True):
+        pd.testing.assert_frame_equal(one, other)
