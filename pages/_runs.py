@@ -127,6 +127,11 @@ def run_store():
         return f"the run store cannot be opened ({exc}); results are kept in this session only"
 
 
+#: Session key: run id -> the page it belongs to, for the runs this session kept or reopened
+#: (the URL may still name one after a switch to another page: it is dropped there).
+_OWNERS = "_run_pages"
+
+
 def _state_key(page: str) -> str:
     return f"_run::{page}"
 
@@ -150,6 +155,10 @@ def restore_runs(page: str, *page_jobs) -> str | None:
 
     run_id = st.query_params.get(RUN_KEY)
     if run_id is None:
+        return None
+    owner = st.session_state.get(_OWNERS, {}).get(run_id)
+    if owner is not None and owner != page:  # this session's run of the page it came from
+        st.query_params.pop(RUN_KEY, None)
         return None
     done = st.session_state.get(_state_key(page))
     if done is not None and done[0] == run_id:
@@ -191,6 +200,7 @@ def restore_runs(page: str, *page_jobs) -> str | None:
                 )
                 st.session_state[page_job.key] = job
                 st.session_state[page_job.meta_key] = part["meta"]
+            st.session_state.setdefault(_OWNERS, {})[run_id] = page
     st.session_state[_state_key(page)] = (run_id, message)
     if message:
         st.warning(message)
@@ -256,6 +266,7 @@ def keep_runs(page: str, *page_jobs, caption: bool = True) -> str | None:
     _, run_id, problem = saved
     if run_id is not None:
         st.session_state[_state_key(page)] = (run_id, None)
+        st.session_state.setdefault(_OWNERS, {})[run_id] = page
         if st.query_params.get(RUN_KEY) != run_id:
             st.query_params[RUN_KEY] = run_id
     if caption:

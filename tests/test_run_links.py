@@ -235,3 +235,68 @@ def test_feature_ranking_batch_curves_reopen_without_refitting(app, store_folder
     assert len(after) == len(before)
     for one, other in zip(before, after, strict=True):
         pd.testing.assert_frame_equal(one, other)
+
+
+@pytest.mark.slow
+def test_conditional_inference_fit_and_bias_reopen_without_refitting(
+    app, store_folder, monkeypatch
+):
+    """The CIT page fits by itself on its first visit; the fit and the selection-bias run
+    are kept as one run and come back in a fresh session, where no fit starts."""
+    app.session_state["ci_n_trees"] = 10
+    app.selectbox(key="ds").set_value("wine").run()
+    app.switch_page("pages/conditional_inference.py").run()
+    assert app.session_state["ci_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    fit_only = app.query_params["run"]
+    app.number_input(key="ci_n_noise").set_value(3).run()
+    app.button(key="ci_bias_run").click().run()
+    assert app.session_state["ci_bias_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    run_id = app.query_params["run"]
+    assert run_id != fit_only
+    assert set(RunStore(store_folder).load(run_id).result["jobs"]) == {"ci", "ci_bias"}
+    ranks = next(d.value for d in app.dataframe if "CIT rank" in d.value.columns)
+    bias = next(d.value for d in app.dataframe if "noise" in d.value.columns)
+    assert bias["noise"].sum() == 3
+    made = forbid_jobs(monkeypatch)
+    again = fresh_app(monkeypatch, "pages/conditional_inference.py", dict(app.query_params))
+    assert not made and not warnings_of(again)
+    assert type(again.session_state["ci_job"]).__name__ == "StoredJob"
+    pd.testing.assert_frame_equal(
+        next(d.value for d in again.dataframe if "CIT rank" in d.value.columns), ranks
+    )
+    pd.testing.assert_frame_equal(
+        next(d.value for d in again.dataframe if "noise" in d.value.columns), bias
+    )
+
+
+def test_a_run_of_another_page_is_named_with_a_link_to_it(warm_engine, store_folder, monkeypatch):
+    """A link whose run belongs to another page (a hand-edited URL): a warning naming the
+    run, its page and a link there; no job."""
+    run_id = RunStore(store_folder).save("compare", {"jobs": {}}, meta={"page": "compare"})
+    made = forbid_jobs(monkeypatch)
+    at = fresh_app(monkeypatch, "pages/split_strategies.py", run_id)
+    texts = warnings_of(at)
+    assert len(texts) == 1 and run_id in texts[0]
+    assert "result of the compare page" in texts[0] and f"./compare?run={run_id}" in texts[0]
+    assert "ss_job" not in at.session_state and not made
+
+
+@pytest.mark.slow
+def test_switching_page_drops_this_sessions_run_of_the_other_page(app, store_folder, monkeypatch):
+    """After a Compare run, the URL names its run; on another page of the same session it
+    is dropped silently (no warning, nothing loaded)."""
+    app.switch_page("pages/compare.py").run()
+    app.multiselect(key="cmp_models").set_value(["sklearn_tree"])
+    app.button(key="cmp_run").click().run()
+    assert app.session_state["cmp_job"].join(TIMEOUT)
+    app.run()
+    assert app.query_params["run"] in RunStore(store_folder)
+    loads = []
+    monkeypatch.setattr(RunStore, "load", lambda self, rid: loads.append(rid))
+    app.switch_page("pages/split_strategies.py").run()
+    assert not app.exception and not warnings_of(app) and not loads
+    assert "run" not in app.query_params
