@@ -313,7 +313,6 @@ def run_caption(page: str, run_id: str | None, problem: str | None = None) -> No
         return
     limits = store.limits.describe() if not isinstance(store, str) else ""
     st.caption(
-        f"Run [`{run_id}`]({run_link(page, run_id)}) is kept: this page's link reopens it "
-        f"(after a reload, in another browser, after a server restart) without "
-        f"refitting. {limits}"
+        f"Run [`{run_id}`]({run_link(page, run_id)}) is kept: its link reopens it without "
+        f"refitting (after a reload, elsewhere, after a restart). {limits}"
     )

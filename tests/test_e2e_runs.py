@@ -44,7 +44,10 @@ def test_a_compare_run_survives_a_reload_and_opens_in_another_browser(
     assert finished_caption(page) == before  # the stored run, not a new one
     expect(page.get_by_test_id("stAlertContentWarning")).to_have_count(0)
     assert run_id in page.url
-    page.screenshot(path=tmp_path / "02_reloaded.png", full_page=True)
+    kept = page.get_by_test_id("stCaptionContainer").filter(has_text="is kept").first
+    expect(kept).to_contain_text(run_id)
+    kept.scroll_into_view_if_needed()
+    page.screenshot(path=tmp_path / "02_reloaded.png")
 
     other = browser.new_context(viewport={"width": 1400, "height": 900})
     try:
