@@ -184,28 +184,48 @@ def restore_runs(page: str, *page_jobs) -> str | None:
                 f"one: open it there ([{md(run.kind)}](./{run.kind}?{RUN_KEY}={run_id}))."
             )
         else:
-            for page_job in page_jobs:
-                part = run.result.get("jobs", {}).get(page_job.prefix)
-                if part is None or page_job.running:
-                    continue
-                fields = dict(part["snapshot"])
-                if fields.pop("latest_is_result", False):
-                    fields["latest"] = fields["result"]
-                job = StoredJob(
-                    StoredSnapshot(**fields),
-                    run_id=run_id,
-                    budget=part.get("budget"),
-                    name=page_job.prefix,
-                    extra=part.get("extra"),
+            try:
+                reopened = _stored_jobs(run, page_jobs)
+            except (TypeError, KeyError, AttributeError, ValueError) as exc:
+                message = (
+                    f"Run {md(run_id)} cannot be reopened by this version of the page "
+                    f"({type(exc).__name__}: {md(exc)}); press **Run** to compute it again."
                 )
-                st.session_state[page_job.key] = job
-                st.session_state[page_job.meta_key] = part["meta"]
-            st.session_state.setdefault(_OWNERS, {})[run_id] = page
+            else:
+                for page_job, (job, meta) in reopened.items():
+                    st.session_state[page_job.key] = job
+                    st.session_state[page_job.meta_key] = meta
+                st.session_state.setdefault(_OWNERS, {})[run_id] = page
     st.session_state[_state_key(page)] = (run_id, message)
     if message:
         st.warning(message)
         return None
     return run_id
+
+
+def _stored_jobs(run, page_jobs) -> dict:
+    """page job -> (:class:`StoredJob`, meta) of each job of ``run`` (not those running in
+    this session); TypeError / KeyError on a run that is not a page's."""
+    jobs = run.result["jobs"]
+    if not isinstance(jobs, dict):
+        raise TypeError("the run holds no page jobs")
+    out = {}
+    for page_job in page_jobs:
+        part = jobs.get(page_job.prefix)
+        if part is None or page_job.running:
+            continue
+        fields = dict(part["snapshot"])
+        if fields.pop("latest_is_result", False):
+            fields["latest"] = fields["result"]
+        job = StoredJob(
+            StoredSnapshot(**fields),
+            run_id=run.run_id,
+            budget=part.get("budget"),
+            name=page_job.prefix,
+            extra=part.get("extra"),
+        )
+        out[page_job] = (job, dict(part["meta"]))
+    return out
 
 
 def _load(run_id: str):

@@ -2,6 +2,8 @@
 store, its id goes into the URL, and a fresh session opened with ``?run=<id>`` draws the
 same tables from the store without starting a job; bad ids give a warning naming them."""
 
+import time
+
 import pandas as pd
 import pytest
 import streamlit as st
@@ -300,3 +302,57 @@ def test_switching_page_drops_this_sessions_run_of_the_other_page(app, store_fol
     app.switch_page("pages/split_strategies.py").run()
     assert not app.exception and not warnings_of(app) and not loads
     assert "run" not in app.query_params
+
+
+def test_a_stored_run_that_is_not_a_page_run_warns(warm_engine, store_folder, monkeypatch):
+    """A run saved under the page's name by other code (not the page kit's layout): a
+    warning, not a traceback."""
+    run_id = RunStore(store_folder).save("compare", [1, 2, 3])
+    at = fresh_app(monkeypatch, "pages/compare.py", run_id)
+    texts = warnings_of(at)
+    assert len(texts) == 1 and run_id in texts[0] and "cannot be reopened" in texts[0]
+    assert "cmp_job" not in at.session_state
+
+
+@pytest.mark.slow
+def test_a_stopped_comparison_is_kept_with_the_folds_it_finished(app, store_folder, monkeypatch):
+    """Stop keeps the finished folds; the run holds them (status 'cancelled') and a fresh
+    session shows the same partial table and says it was stopped."""
+    import threading
+
+    import pages._jobs as jobs_kit
+    from engine.compare import cross_validate_steps
+
+    held = threading.Event()
+
+    def hold_after_first_rows(ctx, plan):
+        """The real comparison until its first rows, then wait for Stop."""
+        for snapshot in cross_validate_steps(ctx, plan):
+            yield snapshot
+            if snapshot["rows"]:
+                break
+        held.set()
+        while not ctx.should_stop():
+            time.sleep(0.01)
+            yield snapshot
+
+    monkeypatch.setattr(jobs_kit, "cross_validate_steps", hold_after_first_rows, raising=False)
+    app.switch_page("pages/compare.py").run()
+    app.multiselect(key="cmp_models").set_value(["sklearn_tree"])
+    app.button(key="cmp_run").click().run()
+    assert held.wait(TIMEOUT)
+    app.button(key="cmp_stop").click().run()
+    assert app.session_state["cmp_job"].status == "cancelled"
+    app.run()
+    assert not app.exception, app.exception
+    run_id = app.query_params["run"]
+    assert RunStore(store_folder).load(run_id).result["jobs"]["cmp"]["snapshot"]["status"] == (
+        "cancelled"
+    )
+    table = app.dataframe[0].value
+    assert table["folds"].tolist() == [1]  # one fold of five finished before Stop
+    made = forbid_jobs(monkeypatch)
+    again = fresh_app(monkeypatch, "pages/compare.py", dict(app.query_params))
+    assert not made
+    assert warnings_of(again) == ["The job was stopped; showing the 1 folds that finished."]
+    pd.testing.assert_frame_equal(again.dataframe[0].value, table)
