@@ -9,6 +9,10 @@ starts, stops, polls or is shown is made once:
   Stop buttons (:meth:`PageJob.controls`: ``<prefix>_run``, ``<prefix>_stop``), starts the
   job within the session's bound (:func:`start_job`), stops it (:meth:`PageJob.stop`, a
   button callback) and polls it in a fragment (:meth:`PageJob.live`).
+* :meth:`PageJob.keep_run` / :meth:`PageJob.restore_run` -- runs that survive a reload
+  (``pages/_runs.py``): the finished job is saved once into the run store with
+  ``run=<id>`` in the URL, and a page opened with ``?run=<id>`` gets it back as a finished
+  job whose snapshot is the stored one, drawn without refitting.
 * :func:`running_elsewhere` / :func:`stop_page` -- a page that cannot go on (another
   dataset, a target it cannot use) still shows its running jobs with their Stop buttons,
   rather than letting them run on out of sight until their time budget.

@@ -123,7 +123,9 @@ def run_store():
 
     try:
         return _open_store(str(default_directory()))
-    except (ValueError, OSError) as exc:  # a bad TREELAB_RUN_* variable, an unusable folder
+    except Exception as exc:  # noqa: BLE001 - a bad TREELAB_RUN_* variable, folder, index
+        if not isinstance(exc, ValueError | OSError):
+            logger.exception("the run store cannot be opened")
         return f"the run store cannot be opened ({exc}); results are kept in this session only"
 
 
@@ -174,13 +176,13 @@ def restore_runs(page: str, *page_jobs) -> str | None:
         if not isinstance(exc, RunStoreError):
             logger.exception("run %s could not be reopened", run_id)
         message = (
-            f"The link's run could not be reopened: {md(exc)} This page shows no result of "
-            "it; set the parameters and press **Run** to compute one."
+            f"The link's run could not be reopened: {_quote(exc, run_id)} This page shows no "
+            "result of it; set the parameters and press **Run** to compute one."
         )
     else:
         if run.kind != page:
             message = (
-                f"Run {md(run_id)} holds a result of the {md(run.kind)} page, not of this "
+                f"Run `{run_id}` holds a result of the {md(run.kind)} page, not of this "
                 f"one: open it there ([{md(run.kind)}](./{run.kind}?{RUN_KEY}={run_id}))."
             )
         else:
@@ -188,7 +190,7 @@ def restore_runs(page: str, *page_jobs) -> str | None:
                 reopened = _stored_jobs(run, page_jobs)
             except (TypeError, KeyError, AttributeError, ValueError) as exc:
                 message = (
-                    f"Run {md(run_id)} cannot be reopened by this version of the page "
+                    f"Run `{run_id}` cannot be reopened by this version of the page "
                     f"({type(exc).__name__}: {md(exc)}); press **Run** to compute it again."
                 )
             else:
@@ -201,6 +203,20 @@ def restore_runs(page: str, *page_jobs) -> str | None:
         st.warning(message)
         return None
     return run_id
+
+
+def _quote(exc: Exception, run_id: str) -> str:
+    """The store's message for Markdown: escaped (:func:`pages._shared.md`), with a
+    well-formed run id in it as code (``md`` would escape some of its underscores)."""
+    from engine.store import InvalidRunId, check_run_id
+    from pages._shared import md
+
+    text = str(exc)
+    try:
+        check_run_id(run_id)
+    except InvalidRunId:
+        return md(text)
+    return f"`{run_id}`".join(md(part) for part in text.split(run_id))
 
 
 def _stored_jobs(run, page_jobs) -> dict:

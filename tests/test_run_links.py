@@ -10,7 +10,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from engine import jobs as jobs_module
-from engine.store import RunStore, new_run_id
+from engine.store import RunStore
 from tests.conftest import APPTEST_TIMEOUT, ROOT
 
 TIMEOUT = 120
@@ -103,7 +103,9 @@ def test_a_bad_or_unknown_run_id_warns_and_the_page_goes_on(
 ):
     """``run=nope`` (not an id) and an unknown well-formed id: a warning naming the id and
     what to do, no traceback, no job, and the page as without it (Run enabled)."""
-    run_id = new_run_id() if bad != "nope" else bad
+    # underscores at the edges: shown as written (Markdown would take them for emphasis)
+    run_id = "_unknown_but_formed-0_" if bad != "nope" else bad
+    assert len(run_id) == 22 or bad == "nope"
     made = forbid_jobs(monkeypatch)
     at = fresh_app(monkeypatch, "pages/compare.py", run_id)
     texts = warnings_of(at)
@@ -356,3 +358,22 @@ def test_a_stopped_comparison_is_kept_with_the_folds_it_finished(app, store_fold
     assert not made
     assert warnings_of(again) == ["The job was stopped; showing the 1 folds that finished."]
     pd.testing.assert_frame_equal(again.dataframe[0].value, table)
+
+
+@pytest.mark.slow
+def test_a_store_that_cannot_open_says_so_and_the_result_stays(app, store_folder, monkeypatch):
+    """A bad TREELAB_RUN_EXPIRY_DAYS: the result is drawn, the caption says it is not kept
+    and why (naming the variable), and no run id goes into the URL."""
+    st.cache_resource.clear()
+    monkeypatch.setenv("TREELAB_RUN_EXPIRY_DAYS", "a week")
+    app.switch_page("pages/compare.py").run()
+    app.multiselect(key="cmp_models").set_value(["sklearn_tree"])
+    app.button(key="cmp_run").click().run()
+    assert app.session_state["cmp_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    assert "run" not in app.query_params
+    assert app.dataframe[0].value["accuracy"].iloc[0] > 0.8
+    caption = next(c.value for c in app.caption if c.value.startswith("Not kept"))
+    assert "TREELAB_RUN_EXPIRY_DAYS must be a number of days" in caption
+    assert "kept in this session only" in caption
