@@ -211,7 +211,7 @@ def _quote(exc: Exception, run_id: str) -> str:
     from engine.store import InvalidRunId, check_run_id
     from pages._shared import md
 
-    text = str(exc)
+    text = str(exc).rstrip(".") + "."
     try:
         check_run_id(run_id)
     except InvalidRunId:

@@ -62,8 +62,19 @@ def test_a_compare_run_survives_a_reload_and_opens_in_another_browser(
     finally:
         other.close()
 
+    # another page of the same session: the Compare run's id is not taken for its own
+    page.get_by_test_id("stSidebarNav").get_by_text("Split strategies").click()
+    expect(page.get_by_role("heading", name="Split strategies")).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    no_exception(page)
+    expect(page.get_by_test_id("stAlertContentWarning")).to_have_count(0)
+    assert run_id not in page.url
+
     page.goto(app_url + "/compare?ds=wine&run=nope")
     expect(page.get_by_test_id("stAlertContentWarning")).to_contain_text(
         "'nope' is not a run id", timeout=60_000
     )
+    wait_idle(page)
     no_exception(page)
+    expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled()
+    page.screenshot(path=tmp_path / "04_bad_id.png")
