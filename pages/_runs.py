@@ -289,10 +289,15 @@ def keep_runs(page: str, *page_jobs, caption: bool = True) -> str | None:
     ]
     if not finished:
         return None
-    signature = tuple(id(page_job.job) for page_job in finished)
+    # the job objects themselves, not their id(): a new job may reuse a freed one's id
+    signature = tuple(page_job.job for page_job in finished)
     key = f"_run_saved::{page}"
     saved = st.session_state.get(key)
-    if saved is None or saved[0] != signature:
+    if (
+        saved is None
+        or len(saved[0]) != len(signature)
+        or any(a is not b for a, b in zip(saved[0], signature, strict=True))
+    ):
         from_runs = {getattr(page_job.job, "run_id", None) for page_job in finished}
         if len(from_runs) == 1 and None not in from_runs:  # all reopened from one run
             saved = (signature, from_runs.pop(), None)
@@ -317,18 +322,18 @@ def _save(page: str, finished) -> tuple[str | None, str | None]:
     store = run_store()
     if isinstance(store, str):
         return None, store
-    jobs = {}
-    for page_job in finished:
-        job = page_job.job
-        jobs[page_job.prefix] = {
-            "snapshot": kept_snapshot(job.snapshot(), page_job.to_store),
-            "meta": dict(page_job.meta),
-            "budget": getattr(job, "budget", None),
-            "extra": page_job.extra,
-        }
     query = {k: v for k, v in st.query_params.to_dict().items() if k != RUN_KEY}
     started = time.perf_counter()
     try:
+        jobs = {}
+        for page_job in finished:
+            job = page_job.job
+            jobs[page_job.prefix] = {
+                "snapshot": kept_snapshot(job.snapshot(), page_job.to_store),
+                "meta": dict(page_job.meta),
+                "budget": getattr(job, "budget", None),
+                "extra": page_job.extra,
+            }
         run_id = store.save(page, {"jobs": jobs}, meta={"page": page, "query": query})
     except RunStoreError as exc:
         return None, f"this result is not kept for a link: {exc}"
