@@ -14,6 +14,14 @@ live and Stop keeps every fold finished so far.
 Metrics (scikit-learn's implementations): classification -- accuracy and log-loss
 (natural log, over all classes of the dataset); regression -- R^2 and RMSE (target units).
 Fit time is wall-clock seconds of ``fit`` on the training folds.
+
+Missing values (NaN in ``X``, when the dataset keeps rows with missing values): a model that
+routes them itself (scikit-learn's ``allow_nan`` estimator tag, :func:`handles_missing`:
+TreeLab's trees, scikit-learn's decision tree and random forest, XGBoost, LightGBM) is
+fitted and scored on every row; a model that cannot (scikit-learn's gradient boosting) is
+fitted and scored on the complete rows of the same folds only, and the plan's notes say so,
+naming the model and the rows left out.  Every fold row records ``n_train`` / ``n_test``
+and the summary the ``rows`` each model used.
 """
 
 from __future__ import annotations
@@ -40,6 +48,14 @@ from sklearn.utils._param_validation import (
 from engine.literati.estimator import GreedyShapeTreeClassifier, LiteratiClassifier
 
 TASKS = ("classification", "regression")
+#: One sentence the Compare page shows on how it treats missing values.
+MISSING_VALUES_CAPTION = (
+    "Missing values: a model that routes them itself (TreeLab's trees, scikit-learn's "
+    "decision tree and random forest, XGBoost, LightGBM) is fitted and scored on every row; "
+    "a model that cannot (scikit-learn's gradient boosting) on the rows without a missing "
+    "value, in the same folds, and the results say so (the rows column counts the rows "
+    "each model used)."
+)
 
 
 @dataclass(frozen=True)
@@ -678,6 +694,42 @@ def _fold_metrics(task, est, X_test, y_test, n_classes) -> dict[str, float]:
     return out
 
 
+def handles_missing(estimator) -> bool:
+    """True when ``estimator`` (unfitted) fits and predicts on rows with NaN itself:
+    scikit-learn's ``allow_nan`` input tag (``sklearn.utils.get_tags``), which scikit-learn's
+    trees and forests, XGBoost, LightGBM and TreeLab's estimators set, and scikit-learn's
+    gradient boosting does not.  An estimator without tags counts as not handling NaN."""
+    from sklearn.utils import get_tags
+
+    try:
+        return bool(get_tags(estimator).input_tags.allow_nan)
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
+def _rows_phrase(n: int) -> str:
+    return f"{n:,} row" + ("" if n == 1 else "s")
+
+
+def missing_values_note(
+    n_rows: int, n_complete: int, fallback: list[str], *, others: bool = True
+) -> str:
+    """The Compare note for a dataset of ``n_rows`` rows, ``n_complete`` of them without a
+    missing value, when the models labelled ``fallback`` cannot take missing values (they
+    are fitted and scored on the complete rows) and, with ``others``, the other models
+    chosen route them (they use every row)."""
+    names = ", ".join(fallback[:-1]) + " and " + fallback[-1] if len(fallback) > 1 else fallback[0]
+    one = len(fallback) == 1
+    text = (
+        f"{names} cannot take missing values: {'it is' if one else 'they are'} fitted and "
+        f"scored on the {_rows_phrase(n_complete)} without a missing value, in the same "
+        f"folds ({_rows_phrase(n_rows - n_complete)} with missing values left out)."
+    )
+    if others:
+        text += f" The other models route missing values themselves and use all {n_rows:,} rows."
+    return text
+
+
 def make_folds(task: str, y: np.ndarray, n_splits: int, random_state: int):
     """Shuffled (stratified for classification) k-fold index pairs.
 
@@ -711,11 +763,28 @@ class ComparisonPlan:
     estimators: dict[str, tuple[str, Any]]  # run id -> (label, unfitted estimator)
     folds: list[tuple[np.ndarray, np.ndarray]]
     notes: list[str]
+    #: run id -> the rows (sorted indices) a model that cannot take missing values is
+    #: fitted and scored on: the complete rows; a model not listed uses every row
+    row_subsets: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def n_fits(self) -> int:
         """Number of job steps: one per (model, fold) plus one refit per model."""
         return len(self.estimators) * (len(self.folds) + 1)
+
+    def model_rows(self, run_id: str) -> np.ndarray | None:
+        """The rows model ``run_id`` is fitted on (its refit), or None for every row."""
+        return self.row_subsets.get(run_id)
+
+    def model_folds(self, run_id: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The folds of model ``run_id``: :attr:`folds`, cut to its rows when it has a
+        subset (:attr:`row_subsets`), so every model sees the same split of the rows."""
+        rows = self.row_subsets.get(run_id)
+        if rows is None:
+            return self.folds
+        keep = np.zeros(len(self.y), dtype=bool)
+        keep[rows] = True
+        return [(train[keep[train]], test[keep[test]]) for train, test in self.folds]
 
 
 def _model_entries(models) -> list[tuple[str, str, dict, str | None]]:
@@ -763,6 +832,12 @@ def plan_comparison(dataset, models, *, n_splits: int = 5, random_state: int = 0
 
     Estimators with a ``categorical_features`` parameter (TreeLab's CART) receive the
     dataset's ``is_categorical`` mask, so they split those features by category sets.
+
+    When ``dataset.X`` has NaN, a model that cannot take missing values
+    (:func:`handles_missing` False) is fitted and scored on the complete rows of the same
+    folds (:attr:`ComparisonPlan.row_subsets`), and a note names it with the rows left out;
+    when the complete rows cannot fill every fold it is left out, with a note (ValueError
+    when no model is left).
     """
     entries = _model_entries(models)
     if not entries:
@@ -810,7 +885,63 @@ def plan_comparison(dataset, models, *, n_splits: int = 5, random_state: int = 0
                 f"{single} of the {n_splits} test folds have a single row, where R² "
                 f"is not defined: {covered}. {advice}"
             )
-    return ComparisonPlan(task, dataset.X, dataset.y, n_classes, estimators, folds, notes)
+    row_subsets = _complete_row_subsets(dataset, estimators, folds, notes)
+    return ComparisonPlan(
+        task, dataset.X, dataset.y, n_classes, estimators, folds, notes, row_subsets
+    )
+
+
+def _complete_row_subsets(dataset, estimators, folds, notes) -> dict[str, np.ndarray]:
+    """The complete rows for each model of ``estimators`` that cannot take missing values
+    (:func:`handles_missing`) when ``dataset.X`` has NaN, with a note naming them; a model
+    whose folds would lack complete rows (a fold without training or test rows, or, for
+    classification, training rows of one class) is removed from ``estimators``, with a
+    note.  Raises ValueError when that leaves no model."""
+    missing = np.isnan(dataset.X)
+    if not missing.any():
+        return {}
+    complete = ~missing.any(axis=1)
+    fallback = [rid for rid, (_, est) in estimators.items() if not handles_missing(est)]
+    if not fallback:
+        return {}
+    n_rows, n_complete = len(complete), int(complete.sum())
+    classification = dataset.task == "classification"
+
+    def usable(train, test) -> bool:
+        train, test = train[complete[train]], test[complete[test]]
+        if not train.size or not test.size:
+            return False
+        return not classification or np.unique(dataset.y[train]).size >= 2
+
+    if all(usable(train, test) for train, test in folds):
+        kept = fallback
+    else:
+        kept = []
+        labels = [estimators.pop(rid)[0] for rid in fallback]
+        names = ", ".join(labels)
+        if n_complete == 0:
+            reason = f"{names} cannot take missing values, and every row has one"
+        else:
+            reason = (
+                f"{names} cannot take missing values, and the {_rows_phrase(n_complete)} "
+                f"without one (of {n_rows:,}) do not fill every fold"
+                + (" with two classes to train on" if classification else "")
+            )
+        if not estimators:
+            raise ValueError(
+                f"{reason}. Choose a model that routes missing values (a decision tree, a "
+                "random forest, XGBoost, LightGBM or a TreeLab model), use fewer folds, or "
+                "drop the rows with missing values in the sidebar."
+            )
+        notes.append(f"{reason}: left out of this comparison.")
+    if not kept:
+        return {}
+    labels = [estimators[rid][0] for rid in kept]
+    notes.append(
+        missing_values_note(n_rows, n_complete, labels, others=len(kept) < len(estimators))
+    )
+    rows = np.flatnonzero(complete)
+    return {rid: rows for rid in kept}
 
 
 def _fit_fold(proto, X, y, train, test, task, n_classes, label, key, fold) -> dict:
@@ -826,6 +957,8 @@ def _fit_fold(proto, X, y, train, test, task, n_classes, label, key, fold) -> di
         "model": label,
         "key": key,
         "fold": fold,
+        "n_train": len(train),
+        "n_test": len(test),
         "fit_seconds": fit_s,
         "n_leaves": leaves,
         "depth": depth,
@@ -836,10 +969,13 @@ def _fit_fold(proto, X, y, train, test, task, n_classes, label, key, fold) -> di
     return row
 
 
-def _refit(proto, X, y):
-    """A clone of ``proto`` fitted on every row (the model the page draws)."""
+def _refit(proto, X, y, rows=None):
+    """A clone of ``proto`` fitted on every row, or on ``rows`` (indices) when given (the
+    model the page draws)."""
     from sklearn.base import clone
 
+    if rows is not None:
+        X, y = X[rows], y[rows]
     return clone(proto).fit(X, y)
 
 
@@ -884,7 +1020,7 @@ def _fold_tasks(plan: ComparisonPlan) -> list[tuple]:
     return [
         (key, label, proto, i, train, test)
         for key, (label, proto) in plan.estimators.items()
-        for i, (train, test) in enumerate(plan.folds)
+        for i, (train, test) in enumerate(plan.model_folds(key))
     ]
 
 
@@ -908,7 +1044,7 @@ def _serial_steps(plan: ComparisonPlan, refit: bool):
     fitted = {}
     if refit:
         for key, (label, proto) in plan.estimators.items():
-            fitted[key] = _refit(proto, X, y)
+            fitted[key] = _refit(proto, X, y, plan.model_rows(key))
             yield {
                 "completed": len(rows) + len(fitted),
                 "total": total,
@@ -943,7 +1079,8 @@ def _fan_out_steps(ctx, plan: ComparisonPlan, refit: bool, client):
         futures[future] = ("fold", key, label, i)
     if refit:
         for key, (label, proto) in plan.estimators.items():
-            futures[client.submit(_refit, proto, X_data, y_data, pure=False)] = (
+            subset = plan.model_rows(key)
+            futures[client.submit(_refit, proto, X_data, y_data, subset, pure=False)] = (
                 "refit",
                 key,
                 label,
@@ -980,7 +1117,9 @@ def summarise(
 ):
     """Build a :class:`CompareResult` from per-fold rows (also used for a stopped job).
 
-    ``folds`` in the summary counts each model's finished folds; a ``<metric>_std`` is NaN
+    ``folds`` in the summary counts each model's finished folds and ``rows`` the rows it
+    was fitted and scored on (fewer than the dataset's for a model that cannot take missing
+    values, see :meth:`ComparisonPlan.model_folds`); a ``<metric>_std`` is NaN
     (no spread) for a model with fewer than 2 folds.  ``n_folds`` is the number of folds
     planned, kept on the result for titles (:func:`folds_label`).
     """
@@ -998,6 +1137,9 @@ def summarise(
         for m in metrics:  # one fold has no spread: NaN, not 0
             summary[m + "_std"] = g[m].std(ddof=0).where(counts >= 2)
         summary.insert(0, "folds", counts)
+        if {"n_train", "n_test"} <= set(folds):  # rows a model used (not all: no NaN support)
+            used = (folds["n_train"] + folds["n_test"]).groupby(folds["model"], sort=False)
+            summary.insert(1, "rows", used.max())
         summary = summary.reset_index()
     return CompareResult(
         folds=folds,

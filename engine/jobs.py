@@ -121,7 +121,8 @@ class JobSnapshot:
     ``max_history`` entries (the first and the latest are always kept).  ``waiting`` says
     why a job that is not finished has no snapshot yet: ``"session"`` (queued behind the
     session's other jobs, ``queue_position`` is its 1-based place in line) or ``"worker"``
-    (every Dask worker is busy with other jobs); ``None`` once it runs.
+    (submitted to Dask, no worker has started it yet: the workers are starting, warming
+    up or busy with other jobs); ``None`` once it runs.
     """
 
     status: str

@@ -98,8 +98,8 @@ def job_waiting(snap) -> bool:
     if snap.waiting == "worker":
         st.progress(
             0.0,
-            text="Waiting for a free worker: every worker process of the server is busy "
-            "with other jobs. It starts by itself.",
+            text="Waiting for a worker process: the server's workers are starting, "
+            "preparing the engine or busy with other jobs. It starts by itself.",
         )
         return True
     return False

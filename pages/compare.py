@@ -1,10 +1,18 @@
 """Compare page: k-fold cross-validation of several tree models on the active dataset."""
 
+import dataclasses
+
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from engine import warmup
-from engine.compare import available_models, folds_label, plan_comparison
+from engine.compare import (
+    MISSING_VALUES_CAPTION,
+    available_models,
+    folds_label,
+    plan_comparison,
+)
 from engine.figures.compare import cv_summary_figure
 from engine.figures.tree import tree_figure
 from engine.images import available as images_available
@@ -42,10 +50,11 @@ CV_JOB = PageJob(
     "watch it, or stop it here.",
 )
 CV_JOB.restore_run("compare")  # ?run=<id>: the stored comparison, drawn without refitting
-ds = current_dataset()
+ds = current_dataset(allow_missing=True)
 if ds is None:
     stop_page(CV_JOB)
 st.markdown(dataset_caption(ds))
+st.caption(MISSING_VALUES_CAPTION)
 
 specs = available_models(ds.task)
 labels = {s.key: s.label for s in specs}
@@ -126,7 +135,8 @@ st.markdown(f"On {meta['caption']}")
 n_planned = result.n_folds or meta.get("n_folds")
 st.caption(
     f"Mean over {folds_label(result.summary, n_planned)} (± std columns; the folds column "
-    "counts each model's finished folds; — where a model has 1 fold: no spread); "
+    "counts each model's finished folds, the rows column the rows it was fitted and scored "
+    "on; — where a model has 1 fold: no spread); "
     f"finished in {snap.elapsed:.1f} s."
 )
 no_spread = {c: "—" for c in result.summary if c.endswith("_std")}  # 1 fold: no std
@@ -177,6 +187,20 @@ st.download_button(
     help="One HTML file with the tables and the interactive figure; opens offline.",
 )
 
+
+def counted_missing(tree, X):
+    """``tree`` with ``n_missing`` (the hover's "N training rows routed so") counted on
+    ``X`` when it recorded none (a scikit-learn tree) and was refitted on every row."""
+    if (
+        tree.n_missing is None
+        and tree.routes_missing
+        and int(tree.n_node_samples[0]) == len(X)
+        and np.isnan(X).any()
+    ):
+        return dataclasses.replace(tree, n_missing=tree.missing_counts(X))
+    return tree
+
+
 single_trees = {k: m for k, m in result.models.items() if hasattr(m, "tree_")}
 if single_trees:
     st.subheader("Fitted trees (refit on all rows)")
@@ -189,7 +213,7 @@ if single_trees:
         key="cmp_tree_models",
         format_func=lambda k: labels.get(k, k),
     )
-    trees = {k: labelled_tree(single_trees[k], meta) for k in shown}
+    trees = {k: counted_missing(labelled_tree(single_trees[k], meta), meta["X"]) for k in shown}
     deepest = max((t.max_depth for t in trees.values()), default=0)
     c1, c2 = st.columns(2)
     depth = None  # a stump or a single leaf has nothing to collapse (and a slider needs min < max)

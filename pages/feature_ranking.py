@@ -23,6 +23,7 @@ from engine.jobs import Job
 from engine.tree import DumpLimits, TreeArrays, TreeEnsemble, load_model_dump
 from engine.treegrad import service
 from engine.treegrad.service import (
+    MISSING_VALUES_CAPTION,
     MODEL_KINDS,
     PAPER_BETAS,
     TRAINED_KINDS,
@@ -57,6 +58,9 @@ from pages._shared import (
 )
 
 PREDICTED = -1
+#: The what-if editor's code and label of a missing value (a row's own missing value).
+MISSING_CODE = -1
+MISSING_LABEL = "(missing)"
 DEFAULT_LIMITS = DumpLimits()
 #: The last uploaded model dump ``(file name, bytes)``, kept across page switches.
 UPLOADED = "_tg_uploaded_dump"
@@ -107,10 +111,11 @@ if restore_runs("feature_ranking", *JOBS):  # ?run=<id>: the stored curves / dem
         st.session_state["tg_mode"] = "batch"
 
 
-ds = current_dataset()
+ds = current_dataset(allow_missing=True)
 if ds is None:
     stop_page(*JOBS)
 st.markdown(dataset_caption(ds))
+st.caption(MISSING_VALUES_CAPTION)
 if ds.n_samples < 10:
     st.error(
         f"This dataset has {ds.n_samples} rows; a train/test split needs at least 10. "
@@ -217,6 +222,7 @@ if source == "upload":
     split = split_rows(ds, digest, float(test_size), seed())
     tr_idx, te_idx = split.train, split.test
     model_key = f"{digest}:upload:{hashlib.blake2b(data, digest_size=8).hexdigest()}"
+    rows_note = None
     score_txt = f"uploaded from **{md(upload_name)}**; it may have been trained on the test rows"
 elif source == "remembered":
     if not remembered:
@@ -236,6 +242,7 @@ elif source == "remembered":
     split = split_rows(ds, digest, float(test_size), seed())
     tr_idx, te_idx = split.train, split.test
     model_key = f"{digest}:remembered:{label}:{id(raw_model)}"
+    rows_note = None
     score_txt = (
         f"fitted on **{entry['source']}**; the test rows below may include rows it was trained on"
     )
@@ -285,7 +292,7 @@ else:
         st.error("Max leaves must be 0 (no limit) or at least 2.")
         stop_page(*JOBS)
     try:
-        raw_model, tr_idx, te_idx, score = fit_model(
+        raw_model, tr_idx, te_idx, score, rows_note = fit_model(
             ds,
             digest,
             kind,
@@ -304,6 +311,8 @@ else:
     score_txt = f"test {metric} **{score:.3f}** on {len(te_idx)} held-out rows"
 if note := split_rows(ds, digest, float(test_size), seed()).note:
     st.info(md(note))
+if rows_note:
+    st.info(md(rows_note))
 try:
     model = treelab_model(raw_model, model_key)
     summary = model_summary(model)
@@ -380,33 +389,49 @@ j_edit = c2.selectbox(
     format_func=lambda j: names[j],
 )
 ekey = prefix + str(j_edit)
+row_missing = bool(np.isnan(x0[j_edit]))
 if ds.is_categorical[j_edit]:
     labels = ds.categories[j_edit]
-    if st.session_state.get(ekey) is None:
-        st.session_state[ekey] = int(x0[j_edit])
+    codes = list(range(len(labels)))
+    if row_missing:  # the row's own value first: missing
+        codes = [MISSING_CODE, *codes]
+    if st.session_state.get(ekey) not in codes:
+        st.session_state[ekey] = MISSING_CODE if row_missing else int(x0[j_edit])
     c3.selectbox(
         f"Value of {names[j_edit]}",
-        list(range(len(labels))),
+        codes,
         key=ekey,
-        format_func=lambda k: labels[k],
+        format_func=lambda k: MISSING_LABEL if k == MISSING_CODE else labels[k],
     )
 else:
     col = ds.X[:, j_edit]
-    if st.session_state.get(ekey) is None:
-        st.session_state[ekey] = float(x0[j_edit])
+    observed = col[~np.isnan(col)]
+    if ekey not in st.session_state or (st.session_state[ekey] is None and not row_missing):
+        st.session_state[ekey] = None if row_missing else float(x0[j_edit])
     c3.number_input(
         f"Value of {names[j_edit]}",
         key=ekey,
+        value=None,
         format="%.6g",
-        help=f"Training range {col.min():.4g} .. {col.max():.4g}. Values outside "
-        "it follow the outermost branch.",
+        placeholder=MISSING_LABEL,
+        help=(
+            f"Training range {observed.min():.4g} .. {observed.max():.4g}. "
+            if observed.size
+            else ""
+        )
+        + "Values outside it follow the outermost branch."
+        + (
+            " This row's value is missing: leave the box empty to keep it so."
+            if row_missing
+            else ""
+        ),
     )
 x = x0.copy()
 for j in range(n):
     v = st.session_state.get(prefix + str(j))
     if v is not None:
-        x[j] = float(v)
-edited = np.flatnonzero(x != x0)
+        x[j] = np.nan if ds.is_categorical[j] and v == MISSING_CODE else float(v)
+edited = np.flatnonzero((x != x0) & ~(np.isnan(x) & np.isnan(x0)))
 
 
 def reset_edits(pfx: str = prefix) -> None:
@@ -416,6 +441,8 @@ def reset_edits(pfx: str = prefix) -> None:
 
 
 def fmt_value(j: int, v: float) -> str:
+    if np.isnan(v):
+        return MISSING_LABEL
     if ds.is_categorical[j]:
         return str(ds.categories[j][int(v)])
     return f"{v:.4g}"

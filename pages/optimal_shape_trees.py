@@ -88,9 +88,14 @@ SETTINGS = SavedSettings(
         "lit_bd",
         "lit_cache",
         "lit_k1",
+        "lit_scope",
     ),
 )
 SETTINGS.restore()
+#: The candidate scopes, as the page names them.
+SCOPES = {"each state's own (paper)": "state", "the root's (counting, depth ≤ 2)": "root"}
+#: What a result's caption adds after B_d for each scope.
+SCOPE_NOTE = {"state": "", "root": "; every state uses the root's candidates (B_0)"}
 
 
 def search_fields(fields: dict) -> dict:
@@ -262,6 +267,17 @@ with st.expander("Parameters", expanded=True):
         "(K_max = 1) and the same time limit, on the same split: what do shape "
         "functions buy? Skipped when K_max is already 1.",
     )
+    scope_label = st.radio(
+        "Candidates of the states below the root",
+        list(SCOPES),
+        key="lit_scope",
+        horizontal=True,
+        help="Each state's own (the paper's space): every data state fits its own "
+        "one-feature CARTs (B_d leaves) for its candidates. The root's: every state reuses "
+        "the root's candidates (B_0), so a depth-2 tree is solved exactly from class "
+        "counts in time linear in the rows (seconds at 200,000 rows); a different "
+        "candidate space, so the optimum can differ. Depth 1 or 2 only.",
+    )
 
 SETTINGS.save()
 try:
@@ -270,6 +286,21 @@ try:
 except ValueError as exc:
     candidate_leaves, bd_error = None, str(exc)
     st.error(bd_error)
+scope = SCOPES[scope_label]
+if bd_error is None and scope == "root":
+    top = candidate_leaves[0] if isinstance(candidate_leaves, tuple) else candidate_leaves
+    if depth > 2:
+        bd_error = (
+            f"The root's candidates are available for depth 1 or 2 (the counting solver); "
+            f"the depth is {depth}. Lower the depth, or choose each state's own candidates."
+        )
+    elif top is None:
+        bd_error = (
+            "The root's candidates need a number at the root in B_d (e.g. '8, 4'), not "
+            "'all': every midpoint would make the counting tables as large as the data."
+        )
+    if bd_error is not None:
+        st.error(bd_error)
 
 split = split_and_penalties(
     ds,
@@ -309,6 +340,7 @@ def start_search():
         time_limit=float(time_limit),
         cache_size=int(cache_size),
         random_state=seed(),
+        candidate_scope=scope,
     )
     ests = [("main", LiteratiClassifier(max_breakpoints=int(kmax), **common))]
     if run_k1 and kmax > 1:
@@ -335,6 +367,7 @@ def start_search():
         "time_limit": float(time_limit),
         "bd": bd_text.strip(),
         "leaves": candidate_leaves,
+        "scope": scope,
         "cache": int(cache_size),
         "phases": [p for p, _ in ests],
         "seed": seed(),
@@ -469,7 +502,8 @@ panel = ResultPanel("optimal_shape_trees", meta)
 st.markdown(f"On {meta['caption']}")
 st.caption(
     f"Run with D = {meta['depth']}, K_max = {meta['kmax']}, λ = {meta['lam']:.4g}, "
-    f"α = {meta['alpha']:.4g}, B_d = {meta['bd']}, time limit {meta['time_limit']:g} s, "
+    f"α = {meta['alpha']:.4g}, B_d = {meta['bd']}{SCOPE_NOTE[meta.get('scope', 'state')]}, "
+    f"time limit {meta['time_limit']:g} s, "
     f"cache {meta['cache']:,} states, {len(meta['tr']):,} training / "
     f"{len(meta['te']):,} test rows (seed {meta['seed']})."
 )
@@ -481,7 +515,7 @@ main_end = str(main.trace_["event"].iloc[-1]) if len(main.trace_) else "stopped"
 if main.proven_optimal_:
     st.success(
         f"**Proven optimal** after {t_end:.2f} s: objective {ub:.4g} (among the "
-        f"candidate breakpoints B_d = {meta['bd']})."
+        f"candidate breakpoints B_d = {meta['bd']}{SCOPE_NOTE[meta.get('scope', 'state')]})."
     )
 elif main_end != "time_limit":
     why = "Stopped" if res["status"] == "cancelled" else "The job's time budget ran out"

@@ -416,8 +416,8 @@ ROUTING_PAGES = (
 
 def test_missing_values_kept_on_the_data_page_and_explained_on_method_pages(app, root):
     """A car table where every row has a gap: 'drop' says to keep them; 'keep' (the
-    default) shows the data; the pages whose trees route missing values run on it and say
-    how in a caption, the others say they cannot yet; no traceback."""
+    default) shows the data; every method page runs on it and says how it treats missing
+    values in a caption (none says it cannot use them); no traceback."""
     option = _upload_fixture(app, root, "cars.csv")
     app.selectbox(key=f"target::{option}").set_value("origin").run()
     app.selectbox(key="missing").set_value("drop").run()
@@ -428,11 +428,15 @@ def test_missing_values_kept_on_the_data_page_and_explained_on_method_pages(app,
     app.selectbox(key=f"plot_feature::{option}").set_value("horsepower").run()
     assert any(c.value == "4 rows with no value for horsepower are not drawn." for c in app.caption)
     from engine.cart.estimator import MISSING_VALUES_NOTE as CART_NOTE
-    from engine.partition.estimators import MISSING_VALUES_NOTE as PARTITION_NOTE
+    from engine.compare import MISSING_VALUES_CAPTION as COMPARE_NOTE
+    from engine.partition.base import MISSING_VALUES_NOTE as PARTITION_NOTE
+    from engine.treegrad.service import MISSING_VALUES_CAPTION as TREEGRAD_NOTE
 
     routed = {
+        "pages/compare.py": COMPARE_NOTE,
         "pages/split_strategies.py": CART_NOTE,
         "pages/conditional_density.py": PARTITION_NOTE,
+        "pages/feature_ranking.py": TREEGRAD_NOTE,
     }
     for page in METHOD_PAGES:
         app.switch_page(page).run()
@@ -442,11 +446,8 @@ def test_missing_values_kept_on_the_data_page_and_explained_on_method_pages(app,
             and "22 rows have 22 missing values" in w.value
             for w in app.warning
         )
-        if page in routed:
-            assert not cannot and not app.error, page
-            assert any(c.value == routed[page] for c in app.caption), page
-        else:
-            assert cannot or any("issing values" in c.value for c in app.caption), page
+        assert not cannot and not app.error, page
+        assert any(c.value == routed[page] for c in app.caption), page
     from engine.cit.tree import MISSING_VALUES_CAPTION as CIT_CAPTION
     from engine.literati.estimator import MISSING_VALUES_CAPTION as LITERATI_CAPTION
 

@@ -381,7 +381,7 @@ def _shap_values(explainer_values, n_outputs: int, k: int) -> np.ndarray:
 def test_treegrad_shapley_equals_shap_on_lightgbm(case):
     """shap's TreeExplainer on LightGBM is LightGBM's own float64 TreeSHAP (pred_contrib):
     TreeGrad-Shap on the converted ensemble equals it to 1e-10 for every class.  The models
-    are trained on NaN; the explained rows have none (TreeGrad does not route NaN yet)."""
+    are trained on NaN; the explained rows here have none (NaN rows: the test below)."""
     model, X = _fit_lgb(case)
     rows = _data()[1][:60]
     ens = from_lightgbm(model)

@@ -243,3 +243,32 @@ def test_tree_figure_hover_shows_the_missing_rows_routed():
     side = "left" if tree.missing_go_to_left[0] else "right"
     assert f"missing values \u2192 {side} ({tree.n_missing[0]} training rows routed so)" in root
     assert tree.n_missing[0] == np.isnan(X[:, tree.feature[0]]).sum()
+
+
+def test_missing_counts_rebuild_the_recorded_n_missing():
+    """TreeArrays.missing_counts on the training rows equals the n_missing our CART
+    recorded while growing, and a per-row walk of decision_path on a scikit-learn tree
+    (which records none)."""
+    import dataclasses
+
+    from sklearn.tree import DecisionTreeClassifier
+
+    from engine.cart import CARTClassifier
+    from engine.tree import from_sklearn
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(400, 4))
+    y = (np.nan_to_num(X[:, 0]) + X[:, 1] > 0).astype(int)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    ours = CARTClassifier(max_depth=5).fit(X, y).tree_
+    assert ours.n_missing is not None and ours.n_missing.sum() > 50
+    np.testing.assert_array_equal(ours.missing_counts(X), ours.n_missing)
+    tree = from_sklearn(DecisionTreeClassifier(max_depth=5, random_state=0).fit(X, y))
+    expected = np.zeros(tree.node_count, dtype=np.int64)
+    for x in X:
+        for node in tree.decision_path(x)[:-1]:
+            expected[node] += np.isnan(x[tree.feature[node]])
+    counts = tree.missing_counts(X)
+    np.testing.assert_array_equal(counts, expected)
+    assert counts.sum() > 50
+    dataclasses.replace(tree, n_missing=counts)  # valid: within n_node_samples

@@ -143,6 +143,7 @@ ESTIMATORS = {
     "engine.literati.shapes",
     "engine.literati.estimator",
     "engine.partition.growth",
+    "engine.partition.base",
     "engine.partition.estimators",
     "engine.partition.pruning",
     "engine.partition.scoring",

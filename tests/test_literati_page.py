@@ -854,3 +854,32 @@ def test_compare_registry_builds_the_greedy_shape_tree():
     ]
     np.testing.assert_allclose(res.folds["accuracy"].to_numpy(), expect)
     assert isinstance(res.models["treelab_greedy_shape"], GreedyShapeTreeClassifier)
+
+
+@pytest.mark.slow
+def test_the_roots_candidates_solve_depth_two_by_counting_and_say_so(app):
+    """The page's candidate scope reaches the estimator: the result equals a direct
+    ``LiteratiClassifier(candidate_scope='root')`` fit on the run's training rows, the
+    message names the space; depth 3 with the root's candidates is refused on the page."""
+    from engine.literati import LiteratiClassifier
+
+    _open(app)
+    scope = app.radio(key="lit_scope")
+    root_label = next(o for o in scope.options if "root" in o)
+    _run(app, depth=2, time_limit=10.0, lit_scope=root_label)
+    meta = app.session_state["lit_job_meta"]
+    assert meta["scope"] == "root"
+    main = app.session_state["_lit_results"][1]["models"]["main"]
+    direct = LiteratiClassifier(
+        max_depth=2,
+        max_breakpoints=meta["kmax"],
+        split_penalty=meta["lam"],
+        breakpoint_penalty=meta["alpha"],
+        candidate_leaves=meta["leaves"],
+        candidate_scope="root",
+    ).fit(meta["X"][meta["tr"]], meta["y"][meta["tr"]])
+    assert main.proven_optimal_ and main.objective_ == pytest.approx(direct.objective_)
+    assert any("every state uses the root's candidates" in s.value for s in app.success)
+    app.slider(key="lit_depth").set_value(3).run()
+    assert any("depth 1 or 2" in e.value for e in app.error)
+    assert app.button(key="lit_run").disabled

@@ -17,7 +17,7 @@ import pytest
 
 from engine.data import load_bundled, make_dataset
 from engine.partition import PartitionForestRegressor, PartitionTreeRegressor
-from engine.partition.estimators import lattice_step
+from engine.partition.base import lattice_step
 from engine.partition.growth import Y_CONT
 
 

@@ -293,3 +293,78 @@ def test_threshold_splits_on_coded_categories_show_labels():
         if tree.feature[v] >= 0 and not ds.is_categorical[tree.feature[v]]
     )
     assert tree.left_categories(numeric) is None and " <= " in tree.rule(numeric)
+
+
+def _observed_vs_missing_tree():
+    """A depth-2 scikit-learn tree whose root splits 'age' into observed | missing
+    (threshold +inf, NaN right): the missing rows are class 1, the others class 0 but
+    for a band of 'b' below its root that needs a second, ordinary split."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2))
+    y = (X[:, 1] > 1.0).astype(int)
+    missing = rng.random(300) < 0.3
+    X[missing, 0] = np.nan
+    y[missing] = 2
+    est = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    assert est.tree_.threshold[0] == np.inf and est.tree_.missing_go_to_left[0] == 0
+    return est, from_sklearn(est, feature_names=["age", "b"]), X
+
+
+def test_an_observed_vs_missing_split_reads_is_missing_not_inf():
+    est, tree, X = _observed_vs_missing_tree()
+    assert tree.missing_split_side(0) == "right"
+    assert tree.rule(0) == "age is not missing"
+    assert tree.rule(0, branch="right") == "age is missing"
+    # the wording is true of the routing: NaN rows go right, every observed row left
+    first_step = [tree.decision_path(x)[1] for x in X]
+    goes_right = np.asarray(first_step) == tree.children_right[0]
+    np.testing.assert_array_equal(goes_right, np.isnan(X[:, 0]))
+    # an ordinary split of the same tree keeps its threshold
+    inner = [v for v in range(tree.node_count) if tree.children_left[v] >= 0 and v != 0]
+    assert inner and all(tree.missing_split_side(v) is None for v in inner)
+    assert all(" <= " in tree.rule(v) and "inf" not in tree.rule(v) for v in inner)
+    text = tree_text(tree, class_names=["a", "b", "c"])
+    assert "|--- age is not missing\n" in text and "|--- age is missing\n" in text
+    assert "inf" not in text
+    fig = tree_figure(tree, class_names=["a", "b", "c"], show_labels=True)
+    hover = " ".join(h for t in fig.data if t.hovertext is not None for h in t.hovertext)
+    assert "rule: age is not missing" in hover and "inf" not in hover
+    shown = [a.text for a in fig.layout.annotations]
+    assert "age is not missing" in shown and not any("inf" in s for s in shown)
+    assert tree.to_frame()["rule"][0] == "age is not missing"
+
+
+def test_the_mirrored_and_the_category_set_forms_of_the_missing_split():
+    """NaN left with threshold -inf reads the other way round; a category set of every
+    category with NaN right is the same split; an observed-only threshold with NaN
+    routed left is an ordinary split."""
+    import dataclasses
+
+    _, tree, _ = _observed_vs_missing_tree()
+    threshold = tree.threshold.copy()
+    side = tree.missing_go_to_left.copy()
+    threshold[0], side[0] = -np.inf, 1
+    mirrored = dataclasses.replace(tree, threshold=threshold, missing_go_to_left=side)
+    assert mirrored.missing_split_side(0) == "left"
+    assert mirrored.rule(0) == "age is missing"
+    assert mirrored.rule(0, branch="right") == "age is not missing"
+    side = tree.missing_go_to_left.copy()
+    side[0] = 1  # +inf with NaN left: every row goes left, not a missing split
+    assert dataclasses.replace(tree, missing_go_to_left=side).missing_split_side(0) is None
+    assert tree.missing_split_side(1 if tree.children_left[1] >= 0 else 2) is None
+    # TreeLab's CART on a categorical feature: the set of every category, NaN right
+    from engine.cart import CARTClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(300, 2)).astype(float)
+    y = np.zeros(300, dtype=int)
+    missing = rng.random(300) < 0.3
+    X[missing, 0], y[missing] = np.nan, 1
+    cart = CARTClassifier(max_depth=1, categorical_features=[0]).fit(X, y).tree_
+    assert cart.category_set(0).tolist() == [0, 1, 2] and cart.missing_go_to_left[0] == 0
+    assert cart.rule(0) == "feature_0 in {0, 1, 2}"  # without labels: not known to be all
+    labelled = dataclasses.replace(cart, categories=[["red", "green", "blue"], None])
+    assert labelled.rule(0) == "feature_0 is not missing"
+    assert labelled.rule(0, branch="right") == "feature_0 is missing"
+    fewer = dataclasses.replace(cart, categories=[["red", "green", "blue", "grey"], None])
+    assert fewer.rule(0) == "feature_0 in {red, green, blue}"

@@ -123,3 +123,58 @@ def test_banzhaf_and_the_game_follow_the_missing_side_brute_force():
     np.testing.assert_allclose(tg.banzhaf(model, x), banzhaf, atol=1e-12)
     # the full coalition is the prediction of the row with its NaN
     assert tg.multilinear(model, x, 1.0) == pytest.approx(model.predict_proba(x[None])[0, 1])
+
+
+# -- ensembles: forests and boosting route NaN tree by tree --------------------------------
+@pytest.mark.parametrize("seed", range(2))
+def test_random_forest_shapley_on_nan_rows_equals_shap(seed):
+    """A random forest fitted with NaN (every tree its own missing_go_to_left): TreeGrad's
+    Shapley values on NaN rows equal shap's TreeExplainer to 1e-10, for regression and
+    each of 3 classes."""
+    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+    X, y = _data(seed)
+    rows = X[:30]
+    assert np.isnan(rows).any(axis=1).sum() >= 15
+    forest = RandomForestRegressor(n_estimators=12, max_depth=6, random_state=seed).fit(X, y)
+    expected = shap.TreeExplainer(forest).shap_values(rows)
+    assert np.abs(expected).max() > 0.05  # a real explanation
+    np.testing.assert_allclose(tg.shapley(forest, rows), expected, atol=1e-10, rtol=0)
+    labels = (y > np.median(y)).astype(int) + (y > np.quantile(y, 0.8))
+    forest = RandomForestClassifier(n_estimators=8, max_depth=5, random_state=seed)
+    forest.fit(X, labels)
+    expected = shap.TreeExplainer(forest).shap_values(rows)  # (rows, features, classes)
+    for c in range(3):
+        np.testing.assert_allclose(
+            tg.shapley(forest, rows, class_index=c), expected[:, :, c], atol=1e-10, rtol=0
+        )
+
+
+@pytest.mark.parametrize("task", ["regression", "multiclass"])
+def test_xgboost_shapley_on_nan_rows_equals_shap(task):
+    """XGBoost fitted with NaN, explained on NaN rows: TreeGrad equals shap's float64
+    TreeSHAP on shap's own reading of the trees (one output at a time) to 1e-10, and
+    XGBoost's float32 TreeSHAP (pred_contribs) to float32 rounding."""
+    xgb = pytest.importorskip("xgboost")
+    from engine.tree import from_xgboost
+
+    X, y = _data(3, n=500)
+    X = X.astype(np.float32).astype(np.float64)  # float32 values: both readers agree
+    if task == "regression":
+        model = xgb.XGBRegressor(n_estimators=20, max_depth=4, n_jobs=1).fit(X, y)
+    else:
+        labels = (y > np.median(y)).astype(int) + (y > np.quantile(y, 0.8))
+        model = xgb.XGBClassifier(n_estimators=10, max_depth=3, n_jobs=1).fit(X, labels)
+    rows = X[:40]
+    assert np.isnan(rows).any(axis=1).sum() >= 20
+    ens = from_xgboost(model)
+    explainer = shap.TreeExplainer(model)
+    own = np.asarray(explainer.shap_values(rows))
+    k_out = ens.base.shape[0]
+    for k in range(k_out):
+        ours = tg.shapley(ens, rows, class_index=k if k_out > 1 else None)
+        shap_trees = explainer.model.trees[k::k_out]
+        ref = shap.TreeExplainer(shap_trees).shap_values(rows, check_additivity=False)
+        np.testing.assert_allclose(ours, ref, atol=1e-10, rtol=0)
+        assert np.abs(ref).max() > 0.05
+        np.testing.assert_allclose(ours, own if own.ndim == 2 else own[:, :, k], atol=1e-5)

@@ -37,6 +37,7 @@ Design choices worth knowing:
   else plain with a note saying why.
 
 Modules: :mod:`engine.data.parsing` (:func:`load_csv`, :class:`ParseReport`),
+:mod:`engine.data.sniffing` (bytes, encoding, delimiter and number format before parsing),
 :mod:`engine.data.values` (recognising what cells hold),
 :mod:`engine.data.validation` (:func:`make_dataset`, :class:`Dataset`),
 :mod:`engine.data.splitting` (:func:`train_test_rows`),

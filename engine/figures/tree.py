@@ -126,7 +126,9 @@ def _short_rule(tree: TreeArrays, node: int, names: list[str]) -> str:
     full = names[int(tree.feature[node])]
     body = rule[len(full) :]
     u = tree.breakpoints(node) if tree.has_shape_splits else None
-    if u is not None and (u.size > 1 or u[0] != tree.threshold[node]):
+    if tree.missing_split_side(node) is not None:
+        pass  # "x is not missing" / "x is missing": the rule's own words
+    elif u is not None and (u.size > 1 or u[0] != tree.threshold[node]):
         body = f": shape, K = {u.size}"  # Literati node; the hover has its intervals
     elif tree.left_categories(node) is None:
         body = f" <= {float(tree.threshold[node]):.4g}"

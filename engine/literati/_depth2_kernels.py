@@ -9,7 +9,13 @@ import numpy as np
 from numba import prange
 
 from engine._numba import njit
-from engine.literati._kernels import _d1_core, _d1_workspace, route_left, state_candidates
+from engine.literati._kernels import (
+    _d1_core,
+    _d1_workspace,
+    next_combination,
+    route_left,
+    state_candidates,
+)
 
 # ---------------------------------------------------------------------------------------
 # depth-2 solver (exact over the candidates, with an optional budget)
@@ -409,14 +415,8 @@ def solve_depth2(
                 sh_er[q] = cr.sum() - cr.max()
                 sh_g[q] = _gini_proxy(cl, cr, C)
                 q += 1
-                i = kk - 1
-                while i >= 0 and comb[i] == nc - kk + i:
-                    i -= 1
-                if i < 0:
+                if not next_combination(comb, kk, nc):
                     break
-                comb[i] += 1
-                for t2 in range(i + 1, kk):
-                    comb[t2] = comb[t2 - 1] + 1
     order = np.argsort(sh_g, kind="mergesort")
     # ``lb_skip`` carries over from the earlier calls of this scan: resetting it here lost the
     # bounds of the shapes skipped in earlier chunks (an inadmissible bound once resumed)

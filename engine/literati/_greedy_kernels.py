@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine._numba import njit
+from engine.literati._kernels import next_combination
 
 
 @njit
@@ -111,12 +112,6 @@ def best_shape(off, counts, C, k_max, max_shapes):
                         for i in range(kk):
                             best_comb[i] = comb[i]
                 # next subset in lexicographic order
-                i = kk - 1
-                while i >= 0 and comb[i] == nc - kk + i:
-                    i -= 1
-                if i < 0:
+                if not next_combination(comb, kk, nc):
                     break
-                comb[i] += 1
-                for t2 in range(i + 1, kk):
-                    comb[t2] = comb[t2 - 1] + 1
     return bj, bk, best_comb, best

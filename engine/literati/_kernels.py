@@ -28,6 +28,7 @@ Shape routing (docs/spec.md section 1): a node with feature ``j`` and sorted bre
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
 from engine._numba import njit
 
@@ -48,6 +49,23 @@ def sort_orders(XT, idx):
     out = np.empty((p, m), dtype=np.int64)
     vals = np.empty(m, dtype=np.float64)
     for j in range(p):
+        for r in range(m):
+            vals[r] = XT[j, idx[r]]
+        o = np.argsort(vals, kind="mergesort")
+        for r in range(m):
+            out[j, r] = idx[o[r]]
+    return out
+
+
+@njit(parallel=True)
+def sort_orders_parallel(XT, idx):
+    """:func:`sort_orders` in parallel over the features (``prange``; call it through
+    :func:`engine._numba.call_parallel`), for large states: the same orders."""
+    p = XT.shape[0]
+    m = idx.shape[0]
+    out = np.empty((p, m), dtype=np.int64)
+    for j in prange(p):
+        vals = np.empty(m, dtype=np.float64)
         for r in range(m):
             vals[r] = XT[j, idx[r]]
         o = np.argsort(vals, kind="mergesort")
@@ -338,6 +356,46 @@ def _dp_errors(counts, C, K_max, cL, cR, f, g):
 
 
 @njit
+def next_combination(comb, k, n) -> bool:
+    """Advance ``comb[:k]`` (increasing indices in ``[0, n)``) to the next ``k``-subset in
+    lexicographic order, in place; False when it was the last one."""
+    i = k - 1
+    while i >= 0 and comb[i] == n - k + i:
+        i -= 1
+    if i < 0:
+        return False
+    comb[i] += 1
+    for t in range(i + 1, k):
+        comb[t] = comb[t - 1] + 1
+    return True
+
+
+@njit
+def best_alternating(counts, C, kk, lam, alpha, f, g):
+    """Least ``lam + alpha k + errors`` of an alternating assignment of the bins of
+    ``counts`` (``(nb, C)``) with ``k`` in ``1..kk`` switches, over every pair of distinct
+    leaf classes (:func:`_dp_errors`; ``f``, ``g`` float64 ``(kk + 1,)`` work arrays).
+    Returns ``(value, left class, right class, k)`` (``inf, -1, -1, 0`` with one class)."""
+    best = np.inf
+    best_cl = -1
+    best_cr = -1
+    best_k = 0
+    for cl in range(C):
+        for cr in range(C):
+            if cl == cr:
+                continue
+            _dp_errors(counts, C, kk, cl, cr, f, g)
+            for k in range(1, kk + 1):
+                value = lam + alpha * k + f[k]
+                if value < best - 1e-12:
+                    best = value
+                    best_cl = cl
+                    best_cr = cr
+                    best_k = k
+    return best, best_cl, best_cr, best_k
+
+
+@njit
 def _best_k1(counts, C, L, T):
     """Least errors of a single breakpoint over class counts per bin ``counts`` (nb, C)
     (left = bins ``0..b``), each side predicting its majority class: returns
@@ -451,17 +509,7 @@ def _feature_bound(xs, ys, m, C, K_max, lam, alpha, ucnt, f, g, L, T):
     if kk == 1:
         e, _ = _best_k1(ucnt[:nb], C, L, T)
         return lam + alpha + e
-    bj = np.inf
-    for cL in range(C):
-        for cR in range(C):
-            if cL == cR:
-                continue
-            _dp_errors(ucnt[:nb], C, kk, cL, cR, f, g)
-            for k in range(1, kk + 1):
-                v = lam + alpha * k + f[k]
-                if v < bj:
-                    bj = v
-    return bj
+    return best_alternating(ucnt[:nb], C, kk, lam, alpha, f, g)[0]
 
 
 @njit
@@ -559,22 +607,7 @@ def _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps_out):
                 best_j = j
                 best_k = 1
             continue
-        bj = np.inf
-        bcl = -1
-        bcr = -1
-        bk = 0
-        for cL in range(C):
-            for cR in range(C):
-                if cL == cR:
-                    continue
-                _dp_errors(cv, C, kk, cL, cR, f, g)
-                for k in range(1, kk + 1):
-                    v = lam + alpha * k + f[k]
-                    if v < bj - 1e-12:
-                        bj = v
-                        bcl = cL
-                        bcr = cR
-                        bk = k
+        bj, bcl, bcr, bk = best_alternating(cv, C, kk, lam, alpha, f, g)
         if bj < best - 1e-12:
             pos = _dp_backtrack(cv, C, bk, bcl, bcr)
             for i in range(bk):

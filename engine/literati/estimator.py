@@ -34,13 +34,13 @@ from numbers import Integral, Real
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.utils._param_validation import Interval, InvalidParameterError
+from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from engine._numba import register_warmup
+from engine._numba import call_parallel, register_warmup
 from engine.data import DataError
-from engine.literati import _kernels as K
+from engine.literati import _kernels as kernels
 from engine.literati.greedy import greedy_shape_tree
 from engine.literati.search import AOStarSearch
 from engine.tree import TreeArrays
@@ -121,7 +121,7 @@ def shape_route(x_values, breakpoints) -> np.ndarray:
     if np.any(np.isnan(u)) or np.any(np.diff(u) <= 0):
         raise ValueError("breakpoints must be strictly increasing numbers")
     x = np.ascontiguousarray(np.asarray(x_values, dtype=np.float64).reshape(-1))
-    return K.shape_route_kernel(x, u)
+    return kernels.shape_route_kernel(x, u)
 
 
 class LiteratiClassifier(ClassifierMixin, BaseEstimator):
@@ -165,6 +165,13 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         Seed the incumbent of every data state the search explores as a graph node (the
         root included) with its greedy shape tree (:mod:`engine.literati.greedy`), so the
         anytime tree is a full-depth tree from the start; False = leaf errors only.
+    candidate_scope : {'state', 'root'}, default='state'
+        'state' (the paper's space): every data state fits its own univariate CARTs for
+        its candidates.  'root': every state uses the root's candidates (B_0 on all
+        training rows), so a depth-2 problem is solved exactly from class counts in time
+        linear in n (:mod:`engine.literati._counting_kernels`, MurTree's depth-two idea);
+        a different candidate space, so its optimum may differ from 'state's.  Needs
+        ``max_depth <= 2`` and a finite top ``candidate_leaves``.
 
     Attributes
     ----------
@@ -240,6 +247,7 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         "cache_size": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "greedy_seed": ["boolean"],
+        "candidate_scope": [StrOptions({"state", "root"})],
     }
 
     def __init__(
@@ -253,6 +261,7 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         cache_size=10_000,
         random_state=None,
         greedy_seed=True,
+        candidate_scope="state",
     ):
         self.max_depth = max_depth
         self.max_breakpoints = max_breakpoints
@@ -263,6 +272,7 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         self.cache_size = cache_size
         self.random_state = random_state
         self.greedy_seed = greedy_seed
+        self.candidate_scope = candidate_scope
 
     # -- validation ----------------------------------------------------------------------
 
@@ -283,6 +293,19 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
                 "in the range [2, inf), a non-empty tuple or list of such ints (None "
                 f"items = all midpoints) or None. Got {leaves!r} instead."
             )
+        if getattr(self, "candidate_scope", "state") == "root":
+            top = leaves[0] if isinstance(leaves, (tuple, list)) else leaves
+            if self.max_depth > 2:
+                raise InvalidParameterError(
+                    "candidate_scope='root' (the counting solver) is available for "
+                    f"max_depth <= 2; got max_depth={self.max_depth}. Use "
+                    "candidate_scope='state' for deeper trees."
+                )
+            if top is None:
+                raise InvalidParameterError(
+                    "candidate_scope='root' needs a finite number of candidate leaves at "
+                    "the root (candidate_leaves=8, say), not every midpoint."
+                )
 
     def _resolve_tree_params(self, n: int) -> dict:
         """The validated tree parameters (shared with :class:`GreedyShapeTreeClassifier`)
@@ -310,6 +333,7 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         out["time_limit"] = float(self.time_limit)
         out["cache_size"] = int(self.cache_size)
         out["greedy_seed"] = bool(self.greedy_seed)
+        out["candidate_scope"] = str(self.candidate_scope)
         return out
 
     def _prepare(self, X, y):
@@ -390,7 +414,7 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         t = self.tree_
         if np.isnan(X).any():
             return t.apply(X)  # NaN by missing_go_to_left
-        return K.apply_shape_tree(
+        return kernels.apply_shape_tree(
             t.children_left, t.children_right, t.feature, t.bp_offsets, t.bp_values, X
         )
 
@@ -460,6 +484,7 @@ class LiteratiSearch:
             prm["cache_size"],
             greedy_seed=prm["greedy_seed"],
             deadline=t0 + prm["time_limit"],
+            candidate_scope=prm["candidate_scope"],
         )
         self.elapsed = 0.0
         self.done = False
@@ -873,8 +898,8 @@ def _warmup() -> None:
     # the parallel depth-2 block: the searches above are below _D2_PAR_MIN and use the
     # one-thread block, so compile the parallel one here (par_min = 0), not in a user's run
     XT = np.ascontiguousarray(X.T)
-    o = K.sort_orders(XT, np.arange(X.shape[0], dtype=np.int64))
-    K.solve_depth2(
+    o = kernels.sort_orders(XT, np.arange(X.shape[0], dtype=np.int64))
+    kernels.solve_depth2(
         XT,
         y,
         o,
@@ -894,3 +919,12 @@ def _warmup() -> None:
         np.zeros((3, 2)),
         0,
     )
+    # candidate_scope='root': the counting solver and the parallel sort of large states
+    LiteratiClassifier(
+        max_depth=2,
+        max_breakpoints=2,
+        split_penalty=0.5,
+        breakpoint_penalty=0.5,
+        candidate_scope="root",
+    ).fit(X, y)
+    call_parallel(kernels.sort_orders_parallel, XT, np.arange(X.shape[0], dtype=np.int64))

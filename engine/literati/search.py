@@ -57,6 +57,7 @@ from collections import OrderedDict
 import numpy as np
 
 from engine._numba import call_parallel
+from engine.literati import _counting_kernels as counting_kernels
 from engine.literati import _depth2_kernels as depth2_kernels
 from engine.literati import _kernels as kernels
 from engine.literati.greedy import greedy_shape_tree
@@ -65,6 +66,8 @@ _EPS = 1e-9
 #: Data states with this many levels left or fewer are solved by one kernel call (1: the
 #: depth-1 DP; 2: also the depth-2 solver), except the root, which is always searched.
 KERNEL_DEPTH = 2
+#: States with at least this many (feature, row) pairs sort their orders in parallel.
+_PARALLEL_SORT = 1 << 20
 #: Work of one depth-2 kernel call, in (feature x sample) units of depth-1 solves: a call
 #: does ``max(4, _D2_WORK // (p * m))`` depth-1 solves, rounded up to the end of a block of
 #: :data:`engine.literati._kernels._D2_BLOCK` shapes (up to 2 solves each), about 10-50 ms.
@@ -230,8 +233,10 @@ class AOStarSearch:
         cache_size,
         greedy_seed=True,
         deadline=float("inf"),
+        candidate_scope="state",
     ):
         self.X = X
+        self.candidate_scope = str(candidate_scope)
         self.XT = np.ascontiguousarray(X.T)
         self.y = y
         self.C = int(n_classes)
@@ -275,13 +280,20 @@ class AOStarSearch:
     def _orders_of(self, st: _Data) -> np.ndarray:
         o = self._orders.get(st.key)
         if o is None:
-            o = kernels.sort_orders(self.XT, st.idx)
+            o = self._sort(st.idx)
             self._orders[st.key] = o
             if len(self._orders) > 8:
                 self._orders.popitem(last=False)
         else:
             self._orders.move_to_end(st.key)
         return o
+
+    def _sort(self, idx: np.ndarray) -> np.ndarray:
+        """:func:`kernels.sort_orders` of the rows ``idx``, in parallel over the features
+        for large states (at least :data:`_PARALLEL_SORT` feature-row pairs)."""
+        if self.XT.shape[0] * idx.shape[0] >= _PARALLEL_SORT:
+            return call_parallel(kernels.sort_orders_parallel, self.XT, idx)
+        return kernels.sort_orders(self.XT, idx)
 
     def _touch(self, st: _Data) -> None:
         if st.key in self._cache:
@@ -329,7 +341,7 @@ class AOStarSearch:
             st.kind = "d1"
             self.solved_count += 1
         elif d == 1:
-            o = orders if orders is not None else kernels.sort_orders(self.XT, idx)
+            o = orders if orders is not None else self._sort(idx)
             val, j, bps = kernels.solve_depth1(
                 self.XT, self.y, o, self.C, self._leaves(st.depth), self.Kmax, self.lam, self.alpha
             )
@@ -340,7 +352,10 @@ class AOStarSearch:
             st.solved = True
             self.solved_count += 1
             self.expanded += 1
-        elif d == 2 and KERNEL_DEPTH >= 2 and not force and self._d2_small(st):
+        elif d == 2 and (
+            self.candidate_scope == "root"
+            or (KERNEL_DEPTH >= 2 and not force and self._d2_small(st))
+        ):
             st.kind = "d2"
             st.lb = max(self._class_lb(counts, d), hint)
             self._solve_d2(st, budget, orders)
@@ -366,7 +381,7 @@ class AOStarSearch:
         if orders is None:
             orders = self._orders.get(st.key)
         if orders is None:
-            orders = kernels.sort_orders(self.XT, st.idx)
+            orders = self._sort(st.idx)
             self._orders[st.key] = orders  # the expansion of this state reuses them
             if len(self._orders) > 8:
                 self._orders.popitem(last=False)
@@ -433,6 +448,9 @@ class AOStarSearch:
                 sc = [0, st.ub, np.inf, st.sol[0].copy(), st.sol[1].copy(), st.sol[2].copy(), False]
             st.scan = sc
         o = orders if orders is not None else self._orders_of(st)
+        if self.candidate_scope == "root":
+            self._count_d2(st, sc, o)
+            return
         evals = max(4, _D2_WORK // max(self.X.shape[1] * st.idx.shape[0], 1))
         best, lb_skip, nxt, lb_rest, n_shapes, _ = call_parallel(
             depth2_kernels.solve_depth2,
@@ -467,6 +485,33 @@ class AOStarSearch:
             st.solved = True
             st.scan = None
             self.solved_count += 1
+
+    def _count_d2(self, st: _Data, sc: list, orders) -> None:
+        """Solve a two-level state exactly by the counting solver
+        (:func:`engine.literati._counting_kernels.solve_depth2_counting`; every state uses
+        the root's candidates): one call, the state is solved when it returns."""
+        best, _ = call_parallel(
+            counting_kernels.solve_depth2_counting,
+            self.XT,
+            self.y,
+            orders,
+            self.C,
+            self._leaves(st.depth),
+            self.Kmax,
+            self.lam,
+            self.alpha,
+            float(sc[1]),
+            sc[3],
+            sc[4],
+            sc[5],
+        )
+        self.expanded += 1
+        st.ub = min(st.ub, float(best))
+        st.sol = (sc[3].copy(), sc[4].copy(), sc[5].copy())
+        st.lb = st.ub
+        st.solved = True
+        st.scan = None
+        self.solved_count += 1
 
     # -- expansion ------------------------------------------------------------------
 

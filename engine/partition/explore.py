@@ -27,8 +27,8 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from engine.data import DataError, train_test_rows
 from engine.partition import scoring
+from engine.partition.base import DEFAULT_FLOOR
 from engine.partition.estimators import (
-    DEFAULT_FLOOR,
     PartitionForestClassifier,
     PartitionForestRegressor,
     PartitionTreeClassifier,

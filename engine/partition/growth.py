@@ -305,25 +305,7 @@ def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gr
 
     def add(node):
         node.id = len(nodes)
-        nodes.append(
-            dict(
-                kind=LEAF,
-                feature=-1,
-                threshold=np.nan,
-                left=-1,
-                right=-1,
-                gain=0.0,
-                depth=node.depth,
-                nxy=float(node.rows_xy.shape[0]),
-                nx=float(node.rows_x.shape[0]),
-                ylo=node.ylo,
-                yhi=node.yhi,
-                ymask=node.ymask,
-                cat_left=None,
-                missing_left=0,
-                n_missing=0,
-            )
-        )
+        nodes.append(_leaf_record(node))
 
     def search(node):
         if params.max_depth is not None and node.depth >= params.max_depth:
@@ -357,57 +339,7 @@ def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gr
     n_leaves = 1
     while heap and n_leaves < params.max_leaves:
         _, _, node, (g, kind, f, t, mask, side) = heapq.heappop(heap)
-        n_miss = 0
-        if kind == X_CONT or kind == X_CAT:
-            go_xy = _x_goes_left(kind, X[node.rows_xy, f], t, mask, side)
-            go_x = _x_goes_left(kind, X[node.rows_x, f], t, mask, side)
-            n_miss = int(np.isnan(X[node.rows_x, f]).sum())
-            orders = (None, None)
-            if node.order is not None:  # stable filter of the sorted rows: still sorted
-                goes[node.rows_x] = go_x
-                left = goes[node.order]
-                k = node.order.shape[0]
-                orders = (node.order[left].reshape(k, -1), node.order[~left].reshape(k, -1))
-                goes[node.rows_x] = False
-            kids = [
-                _Node(
-                    node.rows_xy[s_xy],
-                    node.rows_x[s_x],
-                    node.rows_y,
-                    node.ylo,
-                    node.yhi,
-                    node.ymask,
-                    node.depth + 1,
-                    o,
-                )
-                for s_xy, s_x, o in ((go_xy, go_x, orders[0]), (~go_xy, ~go_x, orders[1]))
-            ]
-        else:
-            if kind == Y_CONT:
-                go_xy, go_y = y[node.rows_xy] <= t, y[node.rows_y] <= t
-                bounds = ((node.ylo, t), (t, node.yhi))
-                masks = (None, None)
-            else:
-                go_xy = mask[y[node.rows_xy].astype(np.int64)]
-                go_y = mask[y[node.rows_y].astype(np.int64)]
-                bounds = ((lo, hi), (lo, hi))
-                masks = (node.ymask & mask, node.ymask & ~mask)
-            kids = [
-                _Node(
-                    node.rows_xy[s_xy],
-                    node.rows_x,
-                    node.rows_y[s_y],
-                    b[0],
-                    b[1],
-                    m,
-                    node.depth + 1,
-                    node.order,
-                )
-                for s_xy, s_y, b, m in (
-                    (go_xy, go_y, bounds[0], masks[0]),
-                    (~go_xy, ~go_y, bounds[1], masks[1]),
-                )
-            ]
+        kids, n_miss = _children(node, kind, f, t, mask, side, X, y, goes, (lo, hi))
         rec = nodes[node.id]
         rec.update(
             kind=kind,
@@ -432,6 +364,87 @@ def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gr
                 counter += 1
                 heapq.heappush(heap, (-kb[0], counter, kid, kb))
     return _finish(nodes, discrete_y, n_classes, (lo, hi), n, trace)
+
+
+def _children(node, kind, f, t, mask, side, X, y, goes, y_box) -> tuple[list, int]:
+    """The two children of ``node`` split by ``(kind, f, t, mask, side)`` (an X split on
+    feature ``f``, or a Y split at ``t`` / by the class ``mask``), and the number of the
+    node's X rows missing feature ``f`` (0 for a Y split).  ``goes`` is a scratch bool
+    array of length n (all False on entry and on return)."""
+    lo, hi = y_box
+    n_miss = 0
+    if kind == X_CONT or kind == X_CAT:
+        go_xy = _x_goes_left(kind, X[node.rows_xy, f], t, mask, side)
+        go_x = _x_goes_left(kind, X[node.rows_x, f], t, mask, side)
+        n_miss = int(np.isnan(X[node.rows_x, f]).sum())
+        orders = (None, None)
+        if node.order is not None:  # stable filter of the sorted rows: still sorted
+            goes[node.rows_x] = go_x
+            left = goes[node.order]
+            k = node.order.shape[0]
+            orders = (node.order[left].reshape(k, -1), node.order[~left].reshape(k, -1))
+            goes[node.rows_x] = False
+        kids = [
+            _Node(
+                node.rows_xy[s_xy],
+                node.rows_x[s_x],
+                node.rows_y,
+                node.ylo,
+                node.yhi,
+                node.ymask,
+                node.depth + 1,
+                o,
+            )
+            for s_xy, s_x, o in ((go_xy, go_x, orders[0]), (~go_xy, ~go_x, orders[1]))
+        ]
+    else:
+        if kind == Y_CONT:
+            go_xy, go_y = y[node.rows_xy] <= t, y[node.rows_y] <= t
+            bounds = ((node.ylo, t), (t, node.yhi))
+            masks = (None, None)
+        else:
+            go_xy = mask[y[node.rows_xy].astype(np.int64)]
+            go_y = mask[y[node.rows_y].astype(np.int64)]
+            bounds = ((lo, hi), (lo, hi))
+            masks = (node.ymask & mask, node.ymask & ~mask)
+        kids = [
+            _Node(
+                node.rows_xy[s_xy],
+                node.rows_x,
+                node.rows_y[s_y],
+                b[0],
+                b[1],
+                m,
+                node.depth + 1,
+                node.order,
+            )
+            for s_xy, s_y, b, m in (
+                (go_xy, go_y, bounds[0], masks[0]),
+                (~go_xy, ~go_y, bounds[1], masks[1]),
+            )
+        ]
+    return kids, n_miss
+
+
+def _leaf_record(node) -> dict:
+    """The node table entry of ``node`` as a leaf (a split fills in the rest)."""
+    return dict(
+        kind=LEAF,
+        feature=-1,
+        threshold=np.nan,
+        left=-1,
+        right=-1,
+        gain=0.0,
+        depth=node.depth,
+        nxy=float(node.rows_xy.shape[0]),
+        nx=float(node.rows_x.shape[0]),
+        ylo=node.ylo,
+        yhi=node.yhi,
+        ymask=node.ymask,
+        cat_left=None,
+        missing_left=0,
+        n_missing=0,
+    )
 
 
 def _finish(nodes, discrete_y, n_classes, y_box, n, trace) -> PartitionTreeArrays:

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from engine.partition.estimators import MAX_LEAVES_CLF, MAX_LEAVES_REG, MISSING_VALUES_NOTE
+from engine.partition.base import MAX_LEAVES_CLF, MAX_LEAVES_REG, MISSING_VALUES_NOTE
 from engine.partition.explore import (
     MIN_ROWS,
     calibration_scores,

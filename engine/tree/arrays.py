@@ -428,6 +428,26 @@ class TreeArrays:
         """
         return self._route(self.check_X(X))
 
+    def missing_counts(self, X: Any) -> np.ndarray:
+        """int64 ``(n_nodes,)``: the rows of ``X`` that reach each internal node with a
+        missing (NaN) value of its split feature, which the split routes by
+        ``missing_go_to_left`` (0 at leaves).  Given the training rows, this is
+        ``n_missing`` for a tree that did not record it (one imported from scikit-learn).
+
+        Raises ``ValueError`` as :meth:`check_X` (NaN only in a tree that routes it).
+        """
+        X = self.check_X(X)
+        counts = np.zeros(self.node_count, dtype=np.int64)
+        rows = np.arange(X.shape[0])
+        nodes = self._parent[self.apply(X)]
+        while rows.size:  # every row walks from its leaf's parent up to the root
+            live = nodes >= 0
+            rows, nodes = rows[live], nodes[live]
+            nan = np.isnan(X[rows, self.feature[nodes]])
+            np.add.at(counts, nodes[nan], 1)
+            nodes = self._parent[nodes]
+        return counts
+
     def predict_value(self, X: Any) -> np.ndarray:
         """``value`` of the reached leaf (output 0): float64 ``(n_samples, n_classes)``.
 
@@ -519,6 +539,36 @@ class TreeArrays:
         left = codes[codes <= self.routing_arrays()[3][node]]
         return left if 0 < left.size < codes.size else None
 
+    def missing_split_side(self, node: int) -> str | None:
+        """``'right'`` or ``'left'`` when internal ``node`` separates the missing values
+        from every observed value and sends them that way, else ``None``.
+
+        That is scikit-learn's split "every observed value left, NaN right" (threshold
+        +inf, ``missing_go_to_left`` 0), its mirror (threshold -inf, NaN left), and a
+        category set holding every category of a feature with labels (NaN the other way).
+        """
+        node = int(node)
+        if self.missing_go_to_left is None or self.children_left[node] == TREE_LEAF:
+            return None
+        nan_left = bool(self.missing_go_to_left[node])
+        cats = self.category_set(node)
+        if cats is not None:
+            labels = None if self.categories is None else self.categories[int(self.feature[node])]
+            every = labels is not None and np.array_equal(
+                np.unique(cats), np.arange(len(labels), dtype=cats.dtype)
+            )
+            return "right" if every and not nan_left else None
+        if self.has_shape_splits and self.breakpoints(node) is not None:
+            u = self.breakpoints(node)
+            if u.shape[0] > 1 or u[0] != self.threshold[node]:
+                return None  # a shape function: some observed values go each way
+        threshold = float(self.threshold[node])
+        if threshold == np.inf and not nan_left:
+            return "right"
+        if threshold == -np.inf and nan_left:
+            return "left"
+        return None
+
     # -- text ---------------------------------------------------------------------------
 
     def feature_labels(self, feature_names: list[str] | None = None) -> list[str]:
@@ -562,7 +612,10 @@ class TreeArrays:
         digits.  Category sets use the labels in ``categories`` when known, and so do
         threshold splits on a feature with labels (``island in {Biscoe, Dream}`` rather
         than ``island <= 1.5``; see :meth:`left_categories`).  A shape-function node
-        (Literati) lists the intervals of that side, e.g. ``'x <= 3.5 or x > 7.5'``.
+        (Literati) lists the intervals of that side, e.g. ``'x <= 3.5 or x > 7.5'``.  A
+        split of the observed values from the missing ones (:meth:`missing_split_side`)
+        reads ``'x is not missing'`` on the observed side and ``'x is missing'`` on the
+        other, not ``'x <= inf'``.
 
         Raises ``ValueError`` for a leaf or a node id out of range.
         """
@@ -575,6 +628,9 @@ class TreeArrays:
             raise ValueError(f"branch must be 'left' or 'right', got {branch!r}")
         j = int(self.feature[node])
         name = self.feature_labels(feature_names)[j]
+        nan_side = self.missing_split_side(node)
+        if nan_side is not None:  # observed | missing: no threshold to show (it is +-inf)
+            return f"{name} is missing" if nan_side == branch else f"{name} is not missing"
         cats = self.left_categories(node)
         if cats is not None:
             labels = self.categories[j] if self.categories is not None else None

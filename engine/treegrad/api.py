@@ -7,7 +7,9 @@ Every function takes
   ``GradientBoosting*`` (converted with :func:`engine.tree.from_sklearn`); anything else
   raises ``TypeError``;
 * ``x`` - one sample (1-D, ``n_features``) or samples (2-D ``(m, n_features)``), cast to
-  float64; a wrong number of features, NaN or inf raise ``ValueError``;
+  float64; a wrong number of features or inf raise ``ValueError``, and so does NaN unless
+  every tree of the model routes missing values (``missing_go_to_left``: NaN then follows
+  each split's side, as shap's TreeExplainer does);
 * ``class_index`` - which output to explain: the class column of a classifier's leaf
   fractions (tree, forest), the class's raw score (boosting; binary class 0 is the negative
   of class 1's logit).  ``None``: 0 for regression, 1 for binary classification, required

@@ -32,6 +32,7 @@ from engine.treegrad.explain import (
 )
 
 __all__ = [
+    "MISSING_VALUES_CAPTION",
     "MODEL_KINDS",
     "PAPER_BETAS",
     "CurveSet",
@@ -56,6 +57,13 @@ MODEL_KINDS = {"tree": "Decision tree", "forest": "Random forest", "boosting": "
 #: Models the page trains: scikit-learn's, then XGBoost / LightGBM (explained through their
 #: dumps).
 TRAINED_KINDS = {**MODEL_KINDS, "xgboost": "XGBoost", "lightgbm": "LightGBM"}
+#: One sentence the page shows on how TreeGrad treats missing values.
+MISSING_VALUES_CAPTION = (
+    "Missing values: a sample's missing value follows the side each split learned for "
+    "missing values, in every coalition that holds the feature, as shap's TreeExplainer "
+    "does; every model type routes them itself except scikit-learn's gradient boosting, "
+    "which is fitted and explained on the rows without a missing value."
+)
 
 
 def split_rows(ds, test_size: float, random_state: int):
@@ -81,11 +89,15 @@ def fit_model(
     test_size: float,
     random_state: int,
 ):
-    """A model (``kind`` in :data:`TRAINED_KINDS`: scikit-learn's, XGBoost or LightGBM) fitted on the seeded train
-    rows of ``ds`` (:func:`split_rows`): ``(model, train rows, test rows, test score)``.
+    """A model (``kind`` in :data:`TRAINED_KINDS`: scikit-learn's, XGBoost or LightGBM)
+    fitted on the seeded train rows of ``ds`` (:func:`split_rows`):
+    ``(model, train rows, test rows, test score, note)``.
 
-    ``depth`` / ``leaves`` 0 mean no limit; the score is accuracy or R².  Raises
-    ValueError for parameters scikit-learn rejects.
+    ``depth`` / ``leaves`` 0 mean no limit; the score is accuracy or R².  Every model type
+    but scikit-learn's gradient boosting routes missing values itself and uses every row;
+    gradient boosting, on a dataset with missing values, is fitted and scored on the rows
+    without one, and ``note`` says so with the rows left out (``None`` otherwise).  Raises
+    ValueError for parameters scikit-learn rejects, or when too few complete rows are left.
     """
     from sklearn.ensemble import (
         GradientBoostingClassifier,
@@ -121,9 +133,41 @@ def fit_model(
             learning_rate=learning_rate,
             random_state=random_state,
         )
+    tr, te, note = _complete_rows_for(est, TRAINED_KINDS[kind], ds, tr, te)
     est.fit(ds.X[tr], ds.y[tr])
     score = float(est.score(ds.X[te], ds.y[te]))
-    return est, tr, te, score
+    return est, tr, te, score, note
+
+
+def _complete_rows_for(est, label: str, ds, train, test):
+    """``(train, test, note)``: the split unchanged and no note when ``est`` takes missing
+    values or ``ds`` has none; else the rows without a missing value and a note naming the
+    model and the rows left out.  ValueError when too few rows are left."""
+    from engine.compare import handles_missing
+
+    missing = np.isnan(ds.X)
+    if handles_missing(est) or not missing.any():
+        return train, test, None
+    complete = ~missing.any(axis=1)
+    kept_train, kept_test = train[complete[train]], test[complete[test]]
+    too_few = kept_train.size < 2 or kept_test.size == 0
+    if ds.task == "classification" and not too_few:
+        too_few = np.unique(ds.y[kept_train]).size < 2
+    if too_few:
+        raise ValueError(
+            f"{label} (scikit-learn) cannot take missing values, and too few rows are "
+            f"without one ({int(complete.sum()):,} of {ds.n_samples:,}): choose another "
+            "model type, which routes missing values itself."
+        )
+    return (
+        kept_train,
+        kept_test,
+        f"{label} (scikit-learn) cannot take missing values: it is fitted on the "
+        f"{kept_train.size:,} training rows without one ({train.size - kept_train.size:,} "
+        f"left out) and explained and scored on the {kept_test.size:,} test rows without "
+        f"one ({test.size - kept_test.size:,} left out). The other model types route "
+        "missing values themselves and use every row.",
+    )
 
 
 def path_table(tree, x, feature_names) -> pd.DataFrame:

@@ -1,0 +1,153 @@
+"""Benchmark: Literati depth 2 with ``candidate_scope='root'`` (the counting solver) from
+1,000 to 200,000 rows, against pystreed on the same binarisation, in one process.
+
+Run ``python bench/bench_literati_counting.py`` from the repository root (``--quick``: n up
+to 20,000).  Issue 20 point 3.
+
+Rows: ``make_classification(n, 30, n_informative=10, random_state=0)``, depth 2,
+lambda = alpha = 0.005 n (the defaults), root candidates ``candidate_leaves=8`` (the
+default top B_d: up to 7 thresholds per feature from a univariate CART on all rows).
+
+* **ours, K_max = 1 / 2, root scope**: ``LiteratiClassifier(max_depth=2,
+  candidate_scope='root')``, fit time (proof included).
+* **pystreed, K_max = 1**: ``STreeDClassifier(max_depth=2, cost_complexity=(lambda +
+  alpha) / n)`` on the 0/1 columns ``x_j <= t`` for the same thresholds ``t``: the same
+  problem, so its objective must equal ours at K_max = 1 (the column says so); the
+  binarisation's time is not counted.
+* **ours, K_max = 2, state scope** (the paper's space, every state its own CART
+  candidates), up to 20,000 rows: what the counting solver replaces.
+
+Time: best of ``--repeats`` runs (one above 20,000 rows) after a warm-up fit; the ratio is
+pystreed / ours at K_max = 1 (above 1: ours is faster).  Prints a markdown table with the
+machine and the load averages and, on a full run, replaces its region of
+``docs/benchmarks.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+SIZES = (1_000, 5_000, 20_000, 50_000, 200_000)
+LEAVES = 8
+
+
+def _best_of(model, X, y, repeats: int):
+    """Best fit time (s) of ``model`` on ``(X, y)`` over ``repeats`` fits, and the last fit."""
+    best, out = np.inf, None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = model.fit(X, y)
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def _binarise(X, thresholds):
+    return np.column_stack(
+        [(X[:, j] <= t).astype(np.int64) for j in range(X.shape[1]) for t in thresholds[j]]
+    )
+
+
+def run(sizes, repeats: int) -> str:
+    from pystreed import STreeDClassifier
+    from sklearn.datasets import make_classification
+
+    from engine.literati import LiteratiClassifier
+    from engine.literati import _kernels as kernels
+
+    def ours(kmax, scope, limit=600.0):
+        return LiteratiClassifier(
+            max_depth=2,
+            max_breakpoints=kmax,
+            candidate_leaves=(LEAVES, 4),
+            candidate_scope=scope,
+            time_limit=limit,
+        )
+
+    X0, y0 = make_classification(300, 30, n_informative=10, random_state=1)
+    for scope in ("root", "state"):
+        ours(2, scope).fit(X0, y0)
+    # large states sort in parallel (another kernel): warm it too, as the app's warm-up does
+    X0, y0 = make_classification(40_000, 30, n_informative=10, random_state=1)
+    ours(1, "root").fit(X0, y0)
+    rows = []
+    for n in sizes:
+        X, y = make_classification(n, 30, n_informative=10, random_state=0)
+        X = np.ascontiguousarray(X)
+        reps = repeats if n <= 20_000 else 1
+        lam = alpha = 0.005 * n
+        t1, m1 = _best_of(ours(1, "root"), X, y, reps)
+        t2, m2 = _best_of(ours(2, "root"), X, y, reps)
+        # the thresholds the root scope used: the root's candidates (B_0 = 8)
+        XT = np.ascontiguousarray(X.T)
+        idx = np.arange(n, dtype=np.int64)
+        off, vals, _ = kernels.state_candidates(
+            XT, y.astype(np.int64), kernels.sort_orders(XT, idx), 2, LEAVES
+        )
+        thresholds = [vals[off[j] : off[j + 1]] for j in range(X.shape[1])]
+        Xb = _binarise(X, thresholds)
+        streed = STreeDClassifier(
+            optimization_task="cost-complex-accuracy",
+            max_depth=2,
+            cost_complexity=(lam + alpha) / n,
+            time_limit=600,
+        )
+        ts, ms = _best_of(streed, Xb, y, reps)
+        s_obj = float((ms.predict(Xb) != y).sum() + (lam + alpha) * (ms.get_n_leaves() - 1))
+        same = "yes" if abs(s_obj - m1.objective_) < 1e-6 else f"no ({s_obj:.1f})"
+        if n <= 20_000:
+            t3, m3 = _best_of(ours(2, "state"), X, y, 1)
+            state = f"{t3:.2f} ({'proven' if m3.proven_optimal_ else 'not proven'})"
+        else:
+            state = "not run"
+        rows.append(
+            f"| {n:,} | {t1:.3f} | {ts:.3f} | {ts / t1:.1f}x | {same} | {t2:.3f} "
+            f"| {m2.objective_:.1f} ({'proven' if m2.proven_optimal_ else 'not proven'}) "
+            f"| {state} |"
+        )
+        print(rows[-1], flush=True)
+    from _machine import load_note, machine
+
+    head = (
+        "Depth 2 on `make_classification(n, 30, n_informative=10, random_state=0)`, "
+        "lambda = alpha = 0.005 n, root candidates B_0 = 8 (`candidate_scope='root'`: every "
+        "state uses the root's thresholds; the depth-2 problem is solved from class counts). "
+        "pystreed solves the same K_max = 1 problem on the same thresholds (0/1 columns; "
+        "binarisation not timed): equal objectives are checked in the 'same optimum' column. "
+        "Seconds, best of "
+        f"{repeats} up to 20,000 rows, then one run; the state scope (the paper's space) "
+        "is one run.\n\n"
+        "| n | ours K_max=1 (s) | pystreed K_max=1 (s) | pystreed / ours | same optimum "
+        "| ours K_max=2 (s) | K_max=2 objective | state scope K_max=2 (s) |\n"
+        "|---|---|---|---|---|---|---|---|"
+    )
+    return f"{head}\n" + "\n".join(rows) + f"\n\nMachine: {machine()}\n\n{load_note()}\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="n up to 20,000")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    sizes = [n for n in SIZES if n <= 20_000] if args.quick else list(SIZES)
+    from _machine import load_note
+
+    print(load_note())
+    markdown = run(sizes, args.repeats)
+    print(markdown)
+    if not args.quick:
+        from _docs import update_benchmarks
+
+        update_benchmarks("bench_literati_counting.py", markdown)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,179 @@
+"""Literati with ``candidate_scope='root'`` (every data state uses the root's candidate
+breakpoints; the depth-2 counting solver of ``engine/literati/_counting_kernels.py``):
+exact against a brute force over the same candidates and against pystreed on the same
+binarisation (K_max = 1), with the tree it returns scoring its objective."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+import numpy as np
+import pytest
+from sklearn.utils._param_validation import InvalidParameterError
+
+from engine.literati import LiteratiClassifier
+from engine.literati.estimator import encode_missing
+from tests.test_literati import _route, _sk_candidates, tree_objective
+
+
+def brute_force_root(X, y, depth, k_max, lam, alpha, leaves):
+    """Exact optimum over every tree of depth <= ``depth`` whose nodes use the root's
+    candidates (scikit-learn's univariate CART with ``leaves`` leaves on all rows, snapped
+    to midpoints): recursion on (row set, depth) over every feature, K <= k_max and
+    K-subset of those candidates."""
+    C = int(y.max()) + 1
+    cands = [_sk_candidates(X[:, j], y, leaves) for j in range(X.shape[1])]
+
+    @functools.cache
+    def f(idx, d):
+        ids = np.array(idx, dtype=np.int64)
+        cnt = np.bincount(y[ids], minlength=C)
+        best = float(len(ids) - cnt.max())
+        if d == 0 or best == 0:
+            return best
+        for j in range(X.shape[1]):
+            xs = X[ids, j]
+            for k in range(1, min(k_max, len(cands[j])) + 1):
+                cost = lam + alpha * k
+                if cost >= best:
+                    break
+                for u in itertools.combinations(cands[j], k):
+                    left = _route(xs, u)
+                    a = cost + f(tuple(ids[left]), d - 1)
+                    if a >= best:
+                        continue
+                    best = min(best, a + f(tuple(ids[~left]), d - 1))
+        return best
+
+    return f(tuple(range(len(y))), depth)
+
+
+def _data(seed, n, p, C):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n, p)), 2)
+    signal = (X[:, 0] > 0.2) ^ (X[:, 1 % p] < -0.1)
+    y = (signal.astype(int) + (rng.random(n) < 0.25)) % C
+    return np.ascontiguousarray(X), y
+
+
+def _root(**kw):
+    return LiteratiClassifier(candidate_scope="root", time_limit=60, **kw)
+
+
+@pytest.mark.parametrize(
+    "seed,n,p,C,D,k,lam,alpha,leaves",
+    [
+        (0, 12, 2, 2, 1, 1, 0.5, 0.5, 4),
+        (1, 14, 2, 2, 2, 1, 0.5, 0.5, 4),
+        (2, 14, 3, 2, 2, 2, 0.3, 0.2, 4),
+        (3, 13, 2, 3, 2, 2, 0.25, 0.25, 5),
+        (4, 14, 3, 3, 2, 2, 0.1, 0.4, 3),
+        (5, 12, 3, 2, 2, 2, 1.0, 0.0, 6),
+        (6, 14, 2, 2, 2, 2, 0.05, 0.05, 8),
+    ],
+)
+def test_root_scope_equals_brute_force(seed, n, p, C, D, k, lam, alpha, leaves):
+    X, y = _data(seed, n, p, C)
+    est = _root(
+        max_depth=D,
+        max_breakpoints=k,
+        split_penalty=lam,
+        breakpoint_penalty=alpha,
+        candidate_leaves=leaves,
+    ).fit(X, y)
+    expected = brute_force_root(X, y, D, k, lam, alpha, leaves)
+    assert est.proven_optimal_
+    assert est.objective_ == pytest.approx(expected)
+    assert est.lower_bound_ == pytest.approx(expected)
+    recomputed, _ = tree_objective(est, X, y)
+    assert recomputed == pytest.approx(expected)
+
+
+@pytest.mark.slow
+def test_root_scope_equals_brute_force_on_two_thousand_rows():
+    """Large enough that the counting (pair histograms) does the work, not the leaf test."""
+    X, y = _data(11, 2000, 4, 3)
+    kw = dict(max_depth=2, max_breakpoints=2, split_penalty=4.0, breakpoint_penalty=3.0)
+    est = _root(candidate_leaves=6, **kw).fit(X, y)
+    expected = brute_force_root(X, y, 2, 2, 4.0, 3.0, 6)
+    assert est.objective_ == pytest.approx(expected)
+    assert tree_objective(est, X, y)[0] == pytest.approx(expected)
+
+
+def test_root_scope_with_missing_values_equals_brute_force_on_the_extended_columns():
+    """NaN goes below or above every observed value (the two extended columns of
+    ``encode_missing``): the optimum over those columns with the root's candidates."""
+    X, y = _data(21, 14, 2, 2)
+    X[[1, 5, 9], 0] = np.nan
+    est = _root(
+        max_depth=2,
+        max_breakpoints=2,
+        split_penalty=0.3,
+        breakpoint_penalty=0.2,
+        candidate_leaves=4,
+    ).fit(X, y)
+    X_search, _, _ = encode_missing(X)
+    assert est.objective_ == pytest.approx(brute_force_root(X_search, y, 2, 2, 0.3, 0.2, 4))
+    # the fitted tree routes the original X (NaN included) to that objective: its leaves
+    # predict their majority class, so the training errors are predict's mistakes
+    breakdown = est.objective_breakdown_
+    assert breakdown["errors"] == int(np.sum(est.predict(X) != y))
+    assert breakdown["objective"] == pytest.approx(est.objective_)
+
+
+def _pystreed_on(X, y, thresholds, D, cost):
+    pystreed = pytest.importorskip("pystreed")
+    cols = [(X[:, j] <= t).astype(np.int64) for j in range(X.shape[1]) for t in thresholds[j]]
+    Xb = np.column_stack(cols)
+    model = pystreed.STreeDClassifier(
+        optimization_task="cost-complex-accuracy",
+        max_depth=D,
+        cost_complexity=cost / len(y),
+        time_limit=60,
+    ).fit(Xb, y)
+    return float((model.predict(Xb) != y).sum() + cost * (model.get_n_leaves() - 1))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_root_scope_kmax1_equals_pystreed_on_the_same_binarisation(seed):
+    X, y = _data(40 + seed, 400, 4, 2 + seed % 2)
+    leaves, cost = 8, [4.0, 8.0, 2.0][seed]
+    thresholds = [_sk_candidates(X[:, j], y, leaves) for j in range(X.shape[1])]
+    est = _root(
+        max_depth=2,
+        max_breakpoints=1,
+        split_penalty=cost / 2,
+        breakpoint_penalty=cost / 2,
+        candidate_leaves=leaves,
+    ).fit(X, y)
+    assert est.proven_optimal_
+    assert est.objective_ == pytest.approx(_pystreed_on(X, y, thresholds, 2, cost))
+
+
+def test_root_scope_equals_state_scope_at_depth_one():
+    """At depth 1 the root is the only state: both scopes search the same space."""
+    X, y = _data(7, 300, 5, 3)
+    a = LiteratiClassifier(max_depth=1, candidate_scope="state").fit(X, y)
+    b = _root(max_depth=1).fit(X, y)
+    assert a.objective_ == pytest.approx(b.objective_)
+
+
+@pytest.mark.parametrize(
+    "kw,message",
+    [
+        ({"max_depth": 3}, "max_depth <= 2"),
+        ({"max_depth": 2, "candidate_leaves": None}, "finite number of candidate leaves"),
+        ({"max_depth": 2, "candidate_leaves": (None, 4)}, "finite number of candidate leaves"),
+    ],
+)
+def test_root_scope_refuses_what_it_cannot_solve(kw, message):
+    X, y = _data(0, 30, 2, 2)
+    with pytest.raises(InvalidParameterError, match=message):
+        LiteratiClassifier(candidate_scope="root", **kw).fit(X, y)
+
+
+def test_candidate_scope_constraint_names_the_allowed_values():
+    X, y = _data(0, 30, 2, 2)
+    with pytest.raises(InvalidParameterError, match="candidate_scope"):
+        LiteratiClassifier(candidate_scope="global").fit(X, y)
