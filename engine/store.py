@@ -9,7 +9,7 @@ What is stored is **data only, never a pickle**: one zip archive per run holding
 :func:`numpy.save` and read back with ``allow_pickle=False`` (one flat buffer per dtype;
 the manifest gives each array's buffer, offset and shape).  The JSON tree describes the
 result object with a registry of known type names (:func:`encode`, :func:`decode`): plain
-JSON values, tuples, dicts with non-string keys, numpy arrays and scalars, pandas
+JSON values, tuples, bytes, dicts with non-string keys, numpy arrays and scalars, pandas
 DataFrames / Series / Index, the engine's result dataclasses, :class:`TreeArrays`,
 :class:`TreeEnsemble` and fitted estimators (ours and scikit-learn's trees, forests and
 boosting, by their attributes and arrays).  Decoding builds only registered names; anything
@@ -254,6 +254,8 @@ class _Encoder:
             if math.isfinite(obj):
                 return obj
             return {TYPE_KEY: "float", "value": repr(obj)}  # 'nan', 'inf', '-inf'
+        if kind is bytes:  # e.g. a row's ``tobytes()`` in a page's cache key
+            return {**self.array_ref(np.frombuffer(obj, dtype=np.uint8)), TYPE_KEY: "bytes"}
         if kind is list:
             return [self(v, i) for i, v in enumerate(obj)]
         if kind is dict:
@@ -336,6 +338,8 @@ class _Decoder:
             return self.array(node)
         if name == "numpy_scalar":
             return self.array(node)[()]
+        if name == "bytes":
+            return self.array(node).tobytes()
         if name == "object_array":
             out = np.empty(len(node["items"]), dtype=object)
             out[:] = [self(v) for v in node["items"]]

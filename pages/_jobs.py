@@ -9,6 +9,10 @@ starts, stops, polls or is shown is made once:
   Stop buttons (:meth:`PageJob.controls`: ``<prefix>_run``, ``<prefix>_stop``), starts the
   job within the session's bound (:func:`start_job`), stops it (:meth:`PageJob.stop`, a
   button callback) and polls it in a fragment (:meth:`PageJob.live`).
+* :meth:`PageJob.keep_run` / :meth:`PageJob.restore_run` -- runs that survive a reload
+  (``pages/_runs.py``): the finished job is saved once into the run store with
+  ``run=<id>`` in the URL, and a page opened with ``?run=<id>`` gets it back as a finished
+  job whose snapshot is the stored one, drawn without refitting.
 * :func:`running_elsewhere` / :func:`stop_page` -- a page that cannot go on (another
   dataset, a target it cannot use) still shows its running jobs with their Stop buttons,
   rather than letting them run on out of sight until their time budget.
@@ -189,6 +193,10 @@ class PageJob:
         How long Stop waits for the job to end (a callback runs before the page, so the
         buttons redraw right once it has): a Dask step that overruns is abandoned within
         about a second, a thread cannot interrupt a fit.  0: do not wait.
+    to_store : callable, optional
+        ``to_store(fields) -> fields``: replaces what is not data in the finished
+        snapshot's fields (``latest``, ``result``...) before the run store keeps it
+        (:meth:`keep_run`); by default they are kept as they are.
     """
 
     def __init__(
@@ -198,13 +206,16 @@ class PageJob:
         elsewhere: str = "",
         stop_label: str = "Stop",
         join_seconds: float = 5.0,
+        to_store: Callable[[dict], dict] | None = None,
     ) -> None:
         self.prefix = prefix
         self.key = f"{prefix}_job"
         self.meta_key = f"{prefix}_job_meta"
+        self.extra_key = f"_{prefix}_job_extra"
         self.elsewhere = elsewhere
         self.stop_label = stop_label
         self.join_seconds = float(join_seconds)
+        self.to_store = to_store
 
     @property
     def job(self):
@@ -220,6 +231,39 @@ class PageJob:
     def running(self) -> bool:
         job = self.job
         return job is not None and not job.finished
+
+    @property
+    def extra(self) -> dict:
+        """What the page keeps with the current run besides its snapshot and meta (results
+        it derived from them, :meth:`keep_extra`; a reopened run's are the stored ones)."""
+        job = self.job
+        stored = getattr(job, "extra", None)
+        if stored is not None:
+            return stored
+        kept = st.session_state.get(self.extra_key)
+        return kept[1] if kept is not None and kept[0] is job else {}
+
+    def keep_extra(self, values: dict) -> None:
+        """Keep ``values`` (data the run store can hold) with the current job's run."""
+        st.session_state[self.extra_key] = (self.job, dict(values))
+
+    def restore_run(self, page: str) -> str | None:
+        """Reopen the run named by the URL's ``run=<id>`` (a reload, a shared link, after a
+        server restart) as this job: a finished job whose snapshot and meta are the stored
+        ones, so the page draws them without refitting.  ``page``: the page's URL path.
+        Call it before the page reads the job.  A bad or unknown id gives a warning.
+        Returns the run id reopened, or None (:func:`pages._runs.restore_runs`)."""
+        from pages._runs import restore_runs
+
+        return restore_runs(page, self)
+
+    def keep_run(self, page: str) -> str | None:
+        """Save the finished job (done, or stopped with a result) into the run store once,
+        put ``run=<id>`` into the URL and write the run's link and the store's limits;
+        returns the run id (:func:`pages._runs.keep_runs`)."""
+        from pages._runs import keep_runs
+
+        return keep_runs(page, self)
 
     def stop(self) -> None:
         """Cancel the job (a button callback)."""

@@ -48,6 +48,7 @@ CV_JOB = PageJob(
     elsewhere="A comparison is still running on {caption} Pick that dataset again to "
     "watch it, or stop it here.",
 )
+CV_JOB.restore_run("compare")  # ?run=<id>: the stored comparison, drawn without refitting
 ds = current_dataset(allow_missing=True)
 if ds is None:
     stop_page(CV_JOB)
@@ -148,6 +149,7 @@ panel.chart(cv_summary_figure(result.summary, meta["task"], n_planned), key="cmp
 panel.record_table("folds", result.folds)  # in the report; on the page as CSV only
 for warning in result.warnings:
     panel.note(warning)
+CV_JOB.keep_run("compare")
 st.download_button(
     "Download per-fold results (CSV)",
     result.folds.to_csv(index=False).encode(),

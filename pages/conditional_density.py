@@ -35,6 +35,7 @@ from engine.partition.service import (
     slice_frame,
     split_rows,
 )
+from pages._runs import keep_runs, restore_runs, result_only
 from pages._shared import (
     PageJob,
     ResultPanel,
@@ -78,13 +79,20 @@ GROWTH = PageJob(
     elsewhere="A growth is still running on {caption} Pick that dataset again to watch it, "
     "or stop it here.",
     stop_label="Stop the growth",
+    to_store=result_only,
 )
 COMPARISON = PageJob(
     "pt_cmp",
     elsewhere="A comparison is still running on {caption} Pick that dataset again to "
     "watch it, or stop it here.",
     stop_label="Stop the comparison",
+    to_store=result_only,
 )
+if restore_runs("conditional_density", GROWTH, COMPARISON):  # ?run=<id>: stored, not refitted
+    # new runs of this session count on from the reopened one (its view state is its own)
+    st.session_state["_pt_runs"] = max(
+        st.session_state.get("_pt_runs", 0), GROWTH.meta.get("run_id", 0)
+    )
 
 
 ds = current_dataset(allow_missing=True)
@@ -524,6 +532,7 @@ if not forest and model.partition_tree_.n_leaves == 1:
         "probabilities for a class target)."
     )
 panel.chart(growth_figure(model.trace_, forest=forest), key=P + "growth_fig")
+keep_runs("conditional_density", GROWTH, COMPARISON)  # the grown model and the comparison
 if not discrete:
     sc = calibration_scores(model, X[te], y[te])
     s1, s2, s3 = st.columns(3)

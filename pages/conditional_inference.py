@@ -38,6 +38,7 @@ from engine.figures.cit import (
     top_k_figure,
 )
 from engine.jobs import Job
+from pages._runs import keep_runs, restore_runs, result_only
 from pages._shared import (
     PageJob,
     ResultPanel,
@@ -125,22 +126,26 @@ FIT = PageJob(
     elsewhere="A fit is still running on {caption} Pick that dataset again to watch it, "
     "or stop it here.",
     join_seconds=0,
+    to_store=result_only,
 )
 TOPK = PageJob(
     "ci_topk",
     elsewhere="A top-k run is still running on {caption} Pick that dataset again to watch "
     "it, or stop it here.",
     join_seconds=0,
+    to_store=result_only,
 )
 BIAS = PageJob(
     "ci_bias",
     elsewhere="A selection-bias demonstration is still running on {caption} Pick that "
     "dataset again to watch it, or stop it here.",
     join_seconds=0,
+    to_store=result_only,
 )
 
 require_entrypoint("pages/conditional_inference.py")
 SETTINGS.restore()
+restore_runs("conditional_inference", FIT, TOPK, BIAS)  # ?run=<id>: stored, not refitted
 
 
 def save_settings() -> None:
@@ -656,6 +661,8 @@ if meta["params"] != params or meta["n_trees"] != int(n_trees):
     st.caption("The parameters changed since this fit; press **Fit** to refit.")
 est = fit["tree"]
 st.caption(f"Fitted on {meta['caption']}")
+if not running:
+    keep_runs("conditional_inference", FIT, TOPK, BIAS)  # the fit, top-k and bias runs
 panel = ResultPanel("conditional_inference", meta)
 tree = labelled_tree(est, meta)
 names = meta["feature_names"]

@@ -41,6 +41,7 @@ from engine.treegrad.service import (
     path_table,
     runtime_vs_leaves_steps,
 )
+from pages._runs import keep_runs, restore_runs
 from pages._shared import (
     PageJob,
     ResultPanel,
@@ -105,6 +106,9 @@ NUMERICS = background_job("tg_num", "error-vs-depth demo")
 RUNTIME = background_job("tg_rt", "runtime demo")
 #: The page's background jobs, for running elsewhere.
 JOBS = (ONE, BATCH, NUMERICS, RUNTIME)
+if restore_runs("feature_ranking", *JOBS):  # ?run=<id>: the stored curves / demos, not rerun
+    if BATCH.job is not None and ONE.job is None:  # the curves tab opens on what was kept
+        st.session_state["tg_mode"] = "batch"
 
 
 ds = current_dataset(allow_missing=True)
@@ -729,6 +733,7 @@ def job_outcome(page_job: PageJob, what: str):
             ("Stopped" if snap.status == "cancelled" else "Out of time budget")
             + f": showing the {done}{total} {what} that finished."
         )
+    keep_runs("feature_ranking", *JOBS)  # every finished job of the page, in one run
     res = snap.result
     if isinstance(res, dict) and "result" in res:  # stopped: the last snapshot of the curves
         res = res["result"]

@@ -96,12 +96,29 @@ SETTINGS.restore()
 SCOPES = {"each state's own (paper)": "state", "the root's (counting, depth ≤ 3)": "root"}
 #: What a result's caption adds after B_d for each scope.
 SCOPE_NOTE = {"state": "", "root": "; every state uses the root's candidates (B_0)"}
+
+
+def search_fields(fields: dict) -> dict:
+    """What the run store keeps of the search job's snapshot: the searches' labels, not the
+    live search objects (their results, :func:`search_results`, are kept with the run)."""
+    payload = fields["result"] if isinstance(fields["result"], dict) else fields["latest"]
+    payload = payload or {}
+    kept = {"phase": payload.get("phase"), "searches": dict.fromkeys(payload.get("searches", {}))}
+    return {**fields, "latest": kept, "result": kept}
+
+
 #: The search job (the main search and the K_max = 1 baseline, one after the other).
 SEARCH = PageJob(
     "lit",
     elsewhere="A search is still running on {caption} It ends at its time limit; pick that "
     "dataset again to watch it, or stop it here.",
+    to_store=search_fields,
 )
+if SEARCH.restore_run("optimal_shape_trees"):  # ?run=<id>: the stored search, not run again
+    # new runs of this session count on from the reopened one (view widgets are per run)
+    st.session_state["_lit_runs"] = max(
+        st.session_state.get("_lit_runs", 0), SEARCH.meta.get("run", 0)
+    )
 st.title("Optimal shape trees (Literati)")
 st.markdown(
     "A classic decision tree asks one question per node: *is x ≤ t?* A **shape tree** lets "
@@ -450,13 +467,16 @@ if not payload or not payload.get("searches"):
 
 cache = st.session_state.get("_lit_results")
 if cache is None or cache[0] is not job:
+    kept = SEARCH.extra.get("results")  # a run reopened from its link: its stored results
     try:
-        cache = (job, search_results(payload["searches"], meta, snap.status))
+        results = kept or search_results(payload["searches"], meta, snap.status)
     except (ValueError, RuntimeError) as exc:
         st.error(f"Could not read the search result: {md(exc)}")
         st.stop()
+    cache = (job, results)
     st.session_state["_lit_results"] = cache
 res = cache[1]
+SEARCH.keep_extra({"results": res})
 models = res["models"]
 main = models["main"]
 classes = meta["classes"]
@@ -488,6 +508,7 @@ st.caption(
     f"cache {meta['cache']:,} states, {len(meta['tr']):,} training / "
     f"{len(meta['te']):,} test rows (seed {meta['seed']})."
 )
+SEARCH.keep_run("optimal_shape_trees")
 t_end = float(main.trace_["time"].iloc[-1]) if len(main.trace_) else 0.0
 ub, lb = float(main.upper_bound_), float(main.lower_bound_)
 # how the main search itself ended (the job may have been stopped later, in the baseline)

@@ -76,6 +76,7 @@ CV_JOB = PageJob(
     elsewhere="A comparison is still running on {caption} Pick that dataset again to "
     "watch it, or stop it here.",
 )
+CV_JOB.restore_run("split_strategies")  # ?run=<id>: the stored comparison, not refitted
 
 
 ds = current_dataset(allow_missing=True)
@@ -325,6 +326,7 @@ panel.table(
     width="stretch",
 )
 panel.chart(strategy_tradeoff_figure(result.summary, meta["task"]), key="ss_tradeoff")
+CV_JOB.keep_run("split_strategies")
 st.download_button(
     "Download per-fold results (CSV)",
     result.folds.to_csv(index=False).encode(),

@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -23,6 +24,9 @@ CHROMIUM = "/usr/bin/chromium"
 
 # In-process tests (AppTest, engine) run jobs in threads for speed; Dask tests say so.
 os.environ.setdefault("TREELAB_JOBS", "threads")
+# Pages keep finished runs in the run store: the tests' runs go to a folder of their own,
+# not the user's ~/.cache/treelab/runs (tests of the store itself use their tmp_path).
+os.environ.setdefault("TREELAB_RUN_STORE", tempfile.mkdtemp(prefix="treelab-test-runs-"))
 
 
 @pytest.fixture(scope="session")

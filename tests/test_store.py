@@ -598,3 +598,15 @@ def test_the_default_store_reads_the_environment(monkeypatch, folder):
     first = store_module.default_store()
     assert first is store_module.default_store() and first.directory == folder
     first.close()
+
+
+def test_bytes_roundtrip_as_data(store):
+    """``bytes`` (a page's cache key holds a row's ``tobytes()``) come back equal, stored
+    as a uint8 array, not a pickle."""
+    row = np.array([5.1, 3.5, np.nan])
+    key = ("model", row.tobytes(), b"", 2)
+    back = roundtrip(store, "bytes", {"key": key})
+    assert back["key"][1] == row.tobytes() and np.array_equal(
+        np.frombuffer(back["key"][1]), row, equal_nan=True
+    )
+    assert back["key"][2] == b""

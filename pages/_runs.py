@@ -1,0 +1,359 @@
+"""Runs that survive a reload: a page's finished jobs kept in the run store, keyed by the URL.
+
+When a page's job (:class:`pages._jobs.PageJob`) has finished, or was stopped with a
+result, :func:`keep_runs` saves its final snapshot and its meta into the server's run store
+(:mod:`engine.store`, once per set of finished jobs), puts ``run=<id>`` into the page's URL
+and writes the run's link and the store's limits under the result.  Opening the page with
+``?run=<id>`` (a reload, the link in another browser, after a server restart) calls
+:func:`restore_runs` first: every job of the stored run comes back as a :class:`StoredJob`,
+a finished job whose :meth:`StoredJob.snapshot` is the stored one, so the page's own code
+draws it without refitting.  A bad, unknown or expired id gives a warning that names it;
+the page goes on without it.
+
+Only Streamlit glue lives here; what is stored and how is :mod:`engine.store`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+import streamlit as st
+
+logger = logging.getLogger(__name__)
+
+#: The URL query key of the run id.
+RUN_KEY = "run"
+#: The snapshot fields kept (``history`` is not: no page draws it, and it repeats ``latest``).
+SNAPSHOT_FIELDS = ("status", "elapsed", "steps", "latest", "result", "error", "error_kind")
+#: Statuses of a job whose result is kept ("error" is not: it is run again).
+KEPT_STATUSES = ("done", "cancelled", "timeout")
+
+
+@dataclass(frozen=True)
+class StoredSnapshot:
+    """The snapshot of a job reopened from the run store (the fields of
+    :class:`engine.jobs.JobSnapshot` a page reads; it never waits and has no history)."""
+
+    status: str
+    elapsed: float
+    steps: int
+    latest: Any
+    result: Any
+    error: str | None = None
+    error_kind: str | None = None
+    history: tuple = ()
+    waiting: None = None
+    queue_position: None = None
+
+    @property
+    def finished(self) -> bool:
+        return True
+
+
+class StoredJob:
+    """A finished job reopened from the run store, in place of :class:`engine.jobs.Job`.
+
+    It has what pages read of a job (``snapshot()``, ``finished``, ``status``, ``result``,
+    ``budget``...) and nothing runs: ``cancel`` and ``join`` do nothing.  ``run_id`` is the
+    run it came from, ``extra`` what the page kept with it (:func:`keep_runs`).
+    """
+
+    finished = True
+
+    def __init__(
+        self, snapshot: StoredSnapshot, *, run_id: str, budget=None, name="", extra=None
+    ) -> None:
+        self._snapshot = snapshot
+        self.run_id = run_id
+        self.budget = budget
+        self.name = name
+        self.extra = extra or {}
+
+    def snapshot(self) -> StoredSnapshot:
+        return self._snapshot
+
+    @property
+    def status(self) -> str:
+        return self._snapshot.status
+
+    @property
+    def result(self):
+        return self._snapshot.result
+
+    @property
+    def error(self):
+        return self._snapshot.error
+
+    @property
+    def error_kind(self):
+        return self._snapshot.error_kind
+
+    @property
+    def elapsed(self) -> float:
+        return self._snapshot.elapsed
+
+    def cancel(self) -> None:
+        """Nothing to stop."""
+
+    def join(self, timeout: float | None = None) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return f"StoredJob({self.name!r}, run={self.run_id!r}, status={self.status!r})"
+
+
+# -- the store ------------------------------------------------------------------------------
+@st.cache_resource(show_spinner=False)
+def _open_store(directory: str):
+    from engine.store import RunStore
+
+    return RunStore(directory)
+
+
+def run_store():
+    """The server's run store (one per folder and process, ``st.cache_resource``; the folder
+    and limits from the environment, :func:`engine.store.default_directory`), or the reason
+    it cannot be opened (str)."""
+    from engine.store import default_directory
+
+    try:
+        return _open_store(str(default_directory()))
+    except Exception as exc:  # noqa: BLE001 - a bad TREELAB_RUN_* variable, folder, index
+        if not isinstance(exc, ValueError | OSError):
+            logger.exception("the run store cannot be opened")
+        return f"the run store cannot be opened ({exc}); results are kept in this session only"
+
+
+#: Session key: run id -> the page it belongs to, for the runs this session kept or reopened
+#: (the URL may still name one after a switch to another page: it is dropped there).
+_OWNERS = "_run_pages"
+
+
+def _state_key(page: str) -> str:
+    return f"_run::{page}"
+
+
+def run_link(page: str, run_id: str) -> str:
+    """The page's relative link with its current URL settings and ``run=<id>``."""
+    query = {k: v for k, v in st.query_params.to_dict().items() if k != RUN_KEY}
+    query[RUN_KEY] = run_id
+    return f"./{page}?{urlencode(query)}"
+
+
+# -- reopening ------------------------------------------------------------------------------
+def restore_runs(page: str, *page_jobs) -> str | None:
+    """Reopen the run named by the URL's ``run=<id>`` into ``page_jobs`` (once per id and
+    session; a job running in this session is left alone); returns the run id reopened.
+
+    A bad, unknown or expired id, or a run of another page, gives a warning naming it (kept
+    while the URL names it) and the page goes on as without it.
+    """
+    from pages._shared import md
+
+    run_id = st.query_params.get(RUN_KEY)
+    if run_id is None:
+        return None
+    owner = st.session_state.get(_OWNERS, {}).get(run_id)
+    if owner is not None and owner != page:  # this session's run of the page it came from
+        st.query_params.pop(RUN_KEY, None)
+        return None
+    done = st.session_state.get(_state_key(page))
+    if done is not None and done[0] == run_id:
+        if done[1]:
+            st.warning(done[1])
+        return None if done[1] else run_id
+    message = None
+    try:
+        run = _load(run_id)
+    except Exception as exc:  # noqa: BLE001 - a link must never break the page
+        from engine.store import RunStoreError
+
+        if not isinstance(exc, RunStoreError):
+            logger.exception("run %s could not be reopened", run_id)
+        message = (
+            f"The link's run could not be reopened: {_quote(exc, run_id)} This page shows no "
+            "result of it; set the parameters and press **Run** to compute one."
+        )
+    else:
+        if run.kind != page:
+            message = (
+                f"Run `{run_id}` holds a result of the {md(run.kind)} page, not of this "
+                f"one: open it there ([{md(run.kind)}](./{run.kind}?{RUN_KEY}={run_id}))."
+            )
+        else:
+            try:
+                reopened = _stored_jobs(run, page_jobs)
+            except (TypeError, KeyError, AttributeError, ValueError) as exc:
+                message = (
+                    f"Run `{run_id}` cannot be reopened by this version of the page "
+                    f"({type(exc).__name__}: {md(exc)}); press **Run** to compute it again."
+                )
+            else:
+                for page_job, (job, meta) in reopened.items():
+                    st.session_state[page_job.key] = job
+                    st.session_state[page_job.meta_key] = meta
+                st.session_state.setdefault(_OWNERS, {})[run_id] = page
+    st.session_state[_state_key(page)] = (run_id, message)
+    if message:
+        st.warning(message)
+        return None
+    return run_id
+
+
+def _quote(exc: Exception, run_id: str) -> str:
+    """The store's message for Markdown: escaped (:func:`pages._shared.md`), with a
+    well-formed run id in it as code (``md`` would escape some of its underscores)."""
+    from engine.store import InvalidRunId, check_run_id
+    from pages._shared import md
+
+    text = str(exc).rstrip(".") + "."
+    try:
+        check_run_id(run_id)
+    except InvalidRunId:
+        return md(text)
+    return f"`{run_id}`".join(md(part) for part in text.split(run_id))
+
+
+def _stored_jobs(run, page_jobs) -> dict:
+    """page job -> (:class:`StoredJob`, meta) of each job of ``run`` (not those running in
+    this session); TypeError / KeyError on a run that is not a page's."""
+    jobs = run.result["jobs"]
+    if not isinstance(jobs, dict):
+        raise TypeError("the run holds no page jobs")
+    out = {}
+    for page_job in page_jobs:
+        part = jobs.get(page_job.prefix)
+        if part is None or page_job.running:
+            continue
+        fields = dict(part["snapshot"])
+        if fields.pop("latest_is_result", False):
+            fields["latest"] = fields["result"]
+        job = StoredJob(
+            StoredSnapshot(**fields),
+            run_id=run.run_id,
+            budget=part.get("budget"),
+            name=page_job.prefix,
+            extra=part.get("extra"),
+        )
+        out[page_job] = (job, dict(part["meta"]))
+    return out
+
+
+def _load(run_id: str):
+    from engine.store import RunStoreError, check_run_id
+
+    check_run_id(run_id)
+    store = run_store()
+    if isinstance(store, str):
+        raise RunStoreError(store)
+    return store.load(run_id)
+
+
+# -- keeping --------------------------------------------------------------------------------
+def kept_snapshot(snap, to_store: Callable[[dict], dict] | None = None) -> dict:
+    """The fields of ``snap`` the store keeps (``to_store(fields)`` may replace some: a live
+    object that is not data); ``latest`` is not stored twice when it is the result."""
+    fields = {name: getattr(snap, name) for name in SNAPSHOT_FIELDS}
+    fields["elapsed"] = float(fields["elapsed"])
+    fields["steps"] = int(fields["steps"])
+    if to_store is not None:
+        fields = to_store(fields)
+    if fields["latest"] is fields["result"] and fields["result"] is not None:
+        fields["latest"] = None
+        fields["latest_is_result"] = True
+    return fields
+
+
+def result_only(fields: dict) -> dict:
+    """A :class:`pages._jobs.PageJob` ``to_store`` for a page that reads only the finished
+    job's ``result``: the last progress snapshot (``latest``) is not kept."""
+    return {**fields, "latest": None}
+
+
+def keep_runs(page: str, *page_jobs, caption: bool = True) -> str | None:
+    """Save the finished jobs of ``page_jobs`` (done, or stopped / out of time) as one run,
+    once per set of jobs; put its id into the URL and, with ``caption``, write the run's
+    link and the store's limits (:func:`run_caption`).  Returns the run id, or None when
+    nothing is kept (no finished job, or the store refused it: the caption says why)."""
+    finished = [
+        page_job
+        for page_job in page_jobs
+        if page_job.job is not None
+        and page_job.job.finished
+        and page_job.job.status in KEPT_STATUSES
+    ]
+    if not finished:
+        return None
+    # the job objects themselves, not their id(): a new job may reuse a freed one's id
+    signature = tuple(page_job.job for page_job in finished)
+    key = f"_run_saved::{page}"
+    saved = st.session_state.get(key)
+    if (
+        saved is None
+        or len(saved[0]) != len(signature)
+        or any(a is not b for a, b in zip(saved[0], signature, strict=True))
+    ):
+        from_runs = {getattr(page_job.job, "run_id", None) for page_job in finished}
+        if len(from_runs) == 1 and None not in from_runs:  # all reopened from one run
+            saved = (signature, from_runs.pop(), None)
+        else:
+            saved = (signature, *_save(page, finished))
+        st.session_state[key] = saved
+    _, run_id, problem = saved
+    if run_id is not None:
+        st.session_state[_state_key(page)] = (run_id, None)
+        st.session_state.setdefault(_OWNERS, {})[run_id] = page
+        if st.query_params.get(RUN_KEY) != run_id:
+            st.query_params[RUN_KEY] = run_id
+    if caption:
+        run_caption(page, run_id, problem)
+    return run_id
+
+
+def _save(page: str, finished) -> tuple[str | None, str | None]:
+    """(run id, None) or (None, why the run is not kept)."""
+    from engine.store import RunStoreError
+
+    store = run_store()
+    if isinstance(store, str):
+        return None, store
+    query = {k: v for k, v in st.query_params.to_dict().items() if k != RUN_KEY}
+    started = time.perf_counter()
+    try:
+        jobs = {}
+        for page_job in finished:
+            job = page_job.job
+            jobs[page_job.prefix] = {
+                "snapshot": kept_snapshot(job.snapshot(), page_job.to_store),
+                "meta": dict(page_job.meta),
+                "budget": getattr(job, "budget", None),
+                "extra": page_job.extra,
+            }
+        run_id = store.save(page, {"jobs": jobs}, meta={"page": page, "query": query})
+    except RunStoreError as exc:
+        return None, f"this result is not kept for a link: {exc}"
+    except Exception as exc:  # noqa: BLE001 - keeping a run must never break the page
+        logger.exception("run of %s could not be stored", page)
+        return None, f"this result is not kept for a link ({type(exc).__name__}: {exc})"
+    logger.info("run %s of %s kept in %.2f s", run_id, page, time.perf_counter() - started)
+    return run_id, None
+
+
+def run_caption(page: str, run_id: str | None, problem: str | None = None) -> None:
+    """One short caption: the run's link (its id in the URL) and the store's limits."""
+    from pages._shared import md
+
+    store = run_store()
+    if run_id is None:
+        st.caption(f"Not kept: {md(problem or 'no result to keep')}.")
+        return
+    limits = store.limits.describe() if not isinstance(store, str) else ""
+    st.caption(
+        f"Run [`{run_id}`]({run_link(page, run_id)}) is kept: its link reopens it without "
+        f"refitting (after a reload, elsewhere, after a restart). {limits}"
+    )
