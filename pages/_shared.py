@@ -57,6 +57,7 @@ from pages._jobs import (  # noqa: F401 (the page-job kit, re-exported for the p
     job_failure,
     job_meta,
     job_waiting,
+    reset_on_dataset_change,
     result_panels,
     running_elsewhere,
     show_job_failure,

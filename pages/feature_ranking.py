@@ -66,7 +66,14 @@ BATCH_BUDGET = 300.0
 require_entrypoint("pages/feature_ranking.py")
 #: This page's widget values (every ``tg_`` setting), saved at every run and put back before
 #: any widget is drawn (see pages/_jobs.py).
-SETTINGS = SavedSettings("_tg_saved_params", prefix="tg_", merge=True)
+#: The widgets whose options or bounds come from the dataset (class, test row, feature to
+#: edit, features shown, batch size) start again from their defaults on another dataset.
+SETTINGS = SavedSettings(
+    "_tg_saved_params",
+    prefix="tg_",
+    merge=True,
+    per_dataset=("tg_class", "tg_row", "tg_edit_feature", "tg_topk", "tg_batch"),
+)
 SETTINGS.restore()
 
 
@@ -114,6 +121,7 @@ if ds.n_samples < 10:
     )
     stop_page(*JOBS)
 digest = dataset_digest(ds)
+SETTINGS.for_dataset(digest)
 class_names = None if ds.classes_ is None else [str(c) for c in ds.classes_]
 
 

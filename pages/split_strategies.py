@@ -29,6 +29,7 @@ from pages._shared import (
     labelled_tree,
     md,
     require_entrypoint,
+    reset_on_dataset_change,
     seed,
     stop_page,
 )
@@ -146,6 +147,8 @@ if not strategies:  # sections 2-3 need one; section 4 keeps its results (and St
     st.info("Choose at least one strategy.")
 k_arg = int(k) or None
 digest = dataset_digest(ds)
+# the node and its feature belong to this dataset's tree: another dataset starts at the root
+reset_on_dataset_change("split_strategies", digest, ("ss_node", "ss_feature::", "_ss_last_click"))
 
 
 @st.cache_resource(show_spinner="Growing the exhaustive tree...", max_entries=16)

@@ -682,6 +682,20 @@ def test_split_strategies_running_job_can_be_stopped_from_a_dataset_it_cannot_us
 
 
 @pytest.mark.slow
+def test_split_strategies_node_starts_at_the_root_of_another_dataset(app):
+    # a node picked in iris's tree stayed picked in wine's (another tree, another feature)
+    app.switch_page("pages/split_strategies.py").run()
+    app.selectbox(key="ss_node").set_value(4).run()
+    app.selectbox(key="ss_feature::4").set_value("sepal width (cm)").run()
+    pick(app, "wine")
+    assert not app.exception, app.exception
+    node = app.selectbox(key="ss_node")
+    assert node.value == 0 and node.options[0].startswith("node 0 (178 rows")
+    assert "ss_feature::4" not in app.session_state
+    assert app.dataframe[0].value.loc[0, "candidates"] > 42  # wine's root, not iris's node 4
+
+
+@pytest.mark.slow
 def test_split_strategies_regression(app):
     pick(app, "diabetes")
     app.switch_page("pages/split_strategies.py").run()
