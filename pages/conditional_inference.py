@@ -759,11 +759,16 @@ else:
     n_tested = int((table["status"] == "tested").sum())
     chosen = table.loc[table["chosen"], "feature"]
     asymptotic = rec.get("p_value_method") == "asymptotic"
-    adj_name = "adjusted p (1-(1-p)^m)" if asymptotic else "p x m (Bonferroni)"
+    adjusted = bool(est.adjust_alpha_selector)
+    alpha = float(table["alpha"].iloc[0])
+    # one scale: the p-value that decides (adjusted under Bonferroni) beside the level alpha
+    adj_name = "adjusted p (1-(1-p)^m)" if asymptotic else "adjusted p (m x p, Bonferroni)"
+    decided = adj_name if adjusted else "p-value"
     verdict = (
         f"**{md(chosen.iloc[0])}** was chosen ("
-        + ("adjusted " if asymptotic and est.adjust_alpha_selector else "")
-        + f"p = {est.p_value_selector_[node]:.3g} < {rec['alpha_selector']:.3g})"
+        + ("adjusted " if adjusted else "")
+        + f"p = {float(table.loc[table['chosen'], 'p_bonferroni'].iloc[0]):.3g} < alpha = "
+        f"{alpha:.3g})"
         if len(chosen)
         else why_leaf(node)
     )
@@ -772,10 +777,17 @@ else:
         if asymptotic
         else "permutation-tested"
     )
+    scale = (
+        f" (each p-value adjusted for the {rec['n_tested']} features drawn"
+        + ("" if asymptotic else f"; the same as p < alpha / m = {rec['alpha_selector']:.3g}")
+        + ")"
+        if adjusted
+        else ""
+    )
     routed = rec.get("n_missing_routed", 0)
     st.markdown(
         f"Stage A at node {node}: {rec['n_tested']} features drawn, {n_tested} "
-        f"{how} at level {rec['alpha_selector']:.3g}; {verdict}."
+        f"{how} at level alpha = {alpha:.3g}{scale}; {verdict}."
         + (
             f" The split routed {routed} rows with a missing "
             f"{md(names[int(tree.feature[node])])} by the missing-value rule "
@@ -784,15 +796,11 @@ else:
             else ""
         )
     )
-    show = table.rename(
-        columns={
-            "p_value": "p-value",
-            "p_bonferroni": adj_name,
-            "level": "level alpha'",
-        }
+    show = table.drop(columns=["level", "at_floor"]).rename(
+        columns={"p_value": "p-value", "p_bonferroni": adj_name, "alpha": "level alpha"}
     )
     show["status"] = show["status"].map(STATUS_SHORT)
-    if not est.adjust_alpha_selector:  # without Bonferroni the column would repeat p
+    if not adjusted:  # without Bonferroni the column would repeat p
         show = show.drop(columns=adj_name)
     if asymptotic:  # no permutations to count
         show = show.drop(columns="permutations")
@@ -824,12 +832,12 @@ else:
             adj_name: number(
                 format="%.4g",
                 help="1 - (1 - p)^m (partykit's adjustment) or min(1, m p), m = features "
-                "drawn at the node; significant when below alpha.",
+                "drawn at the node; significant when below the level alpha beside it.",
             ),
-            "level alpha'": number(
+            "level alpha": number(
                 format="%.3g",
-                help="ctree: alpha, for the adjusted p; paper: alpha / m (Bonferroni) or "
-                "alpha, for p.",
+                help=f"The level the {decided} column is compared with: significant when "
+                "below it. Under Bonferroni, m p < alpha is the same test as p < alpha / m.",
             ),
             "permutations": number(
                 help="Permutations run (adaptive stopping ends early once the decision is clear)."
@@ -837,6 +845,27 @@ else:
             "status": st.column_config.TextColumn(width="medium"),
         },
     )
+    floored = table[table["at_floor"]]
+    if len(floored):
+        b_values = sorted({int(b) for b in floored["permutations"]})
+        floor = 1.0 / (b_values[0] + 1)
+        which = ", ".join(md(f) for f in floored["feature"][:4]) + (
+            f" and {len(floored) - 4} more" if len(floored) > 4 else ""
+        )
+        st.caption(
+            f"p = {floor:.3g} for {which} is the **permutation floor** 1/(B+1) with B = "
+            + " or ".join(f"{b:,}" for b in b_values)
+            + ": none of the B shuffled targets gave a statistic as large as the observed "
+            "one, and a Monte Carlo p-value (1 + #{T_b >= T}) / (B + 1) cannot go lower. The "
+            "true p-value is smaller still; only more permutations (Permutations B) can "
+            "show how small"
+            + (
+                f". Adjusted for the {rec['n_tested']} features, the floor is "
+                f"{min(1.0, rec['n_tested'] * floor):.3g}."
+                if adjusted
+                else "."
+            )
+        )
     st.caption(
         "Status: *tested*; *scan stopped*: drawn, but feature scanning stopped at an "
         "earlier significant feature (statistic only; turn scanning off to test every "
