@@ -11,6 +11,7 @@ from engine.cart.service import (
     strategies_for,
     strategy_plan,
 )
+from engine.compare import folds_label
 from engine.figures.splits import (
     candidates_figure,
     gain_curve_figure,
@@ -320,9 +321,26 @@ result, meta = cv_job_panel(
 st.caption(f"Results for {meta['caption']}")
 panel.meta = meta
 metric = "accuracy" if meta["task"] == "classification" else "r2"
-cols = ["model", metric, metric + "_std", "candidates", "fit_seconds", "n_leaves", "depth"]
+n_planned = result.n_folds or meta.get("n_folds")
+st.caption(
+    f"Mean over {folds_label(result.summary, n_planned)} (the folds column counts each "
+    "model's finished folds; — in a std column where a model has 1 fold: no spread)."
+)
+cols = [
+    "model",
+    metric,
+    metric + "_std",
+    "folds",
+    "candidates",
+    "fit_seconds",
+    "n_leaves",
+    "depth",
+]
+shown = result.summary[[c for c in cols if c in result.summary]].round(4)
+for column in [c for c in shown if c.endswith("_std")]:  # 1 fold: no std
+    shown[column] = shown[column].astype(object).where(shown[column].notna(), "—")
 panel.table(
-    result.summary[[c for c in cols if c in result.summary]].round(4),
+    shown,
     name="summary",
     hide_index=True,
     width="stretch",

@@ -1,5 +1,7 @@
 """AppTest (in-process, no browser) for every page: open, upload, failed upload, Compare."""
 
+import time
+
 import pytest
 
 from pages._shared import md
@@ -693,6 +695,40 @@ def test_split_strategies_node_starts_at_the_root_of_another_dataset(app):
     assert node.value == 0 and node.options[0].startswith("node 0 (178 rows")
     assert "ss_feature::4" not in app.session_state
     assert app.dataframe[0].value.loc[0, "candidates"] > 42  # wine's root, not iris's node 4
+
+
+@pytest.mark.slow
+def test_split_strategies_one_fold_after_stop_shows_no_spread(app, monkeypatch):
+    # after Stop, a model with one fold had an empty std cell (Compare shows "—")
+    import pages._jobs as shared
+
+    steps = shared.cross_validate_steps
+
+    def stopped_after_one_fit(ctx, *args, **kwargs):
+        for snap in steps(ctx, *args, **kwargs):
+            yield snap
+            if snap.get("rows"):  # one model has one fold: wait for Stop
+                while not ctx.cancel_event.wait(0.01):
+                    pass
+                yield snap
+
+    monkeypatch.setattr(shared, "cross_validate_steps", stopped_after_one_fit)
+    app.switch_page("pages/split_strategies.py").run()
+    app.multiselect(key="ss_strategies").set_value(["exhaustive", "quantile"]).run()
+    app.slider(key="ss_cv_folds").set_value(3)
+    app.button(key="ss_run").click().run()
+    job = app.session_state["ss_job"]
+    deadline = time.monotonic() + TIMEOUT
+    while not (job.snapshot().latest or {}).get("rows") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    app.button(key="ss_stop").click().run()
+    assert job.join(TIMEOUT) and job.status == "cancelled"
+    app.run()
+    assert not app.exception, app.exception
+    cv = app.dataframe[-1].value
+    assert list(cv["model"]) == ["CART / exhaustive"]
+    assert cv.loc[0, "folds"] == 1 and cv.loc[0, "accuracy_std"] == "—"
+    assert any("Mean over 1 of 3 folds" in c.value for c in app.caption)
 
 
 @pytest.mark.slow
