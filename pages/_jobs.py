@@ -451,6 +451,19 @@ class SavedSettings:
 
 # -- the result panel -----------------------------------------------------------------------
 _PANELS = "_result_panels"
+#: Session-state key of the sidebar's "Projection mode" toggle.
+PROJECTION_KEY = "projection"
+
+
+def shown_figure(figure):
+    """``figure`` as the page draws it: restyled for a projector
+    (:func:`engine.figures.style.projection_style`) while the sidebar's Projection mode is
+    on, else unchanged.  Every ``st.plotly_chart`` of the pages goes through it."""
+    if not st.session_state.get(PROJECTION_KEY):
+        return figure
+    from engine.figures.style import projection_style
+
+    return projection_style(figure)
 
 
 class ResultPanel:
@@ -473,7 +486,7 @@ class ResultPanel:
         """Draw a plotly ``figure`` (``st.plotly_chart``, in ``where`` or the current
         container) and record it under ``key``; returns the chart's selection event."""
         self.figures[key] = figure
-        return (where or st).plotly_chart(figure, key=key, **kwargs)
+        return (where or st).plotly_chart(shown_figure(figure), key=key, **kwargs)
 
     def table(self, frame, *, name: str, where=None, **kwargs):
         """Draw a DataFrame (``st.dataframe``) and record it under ``name``."""

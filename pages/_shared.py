@@ -15,7 +15,9 @@ State kept in ``st.session_state``:
 * ``max_levels::<option>``, ``many_levels::<option>``, ``small_classes::<option>`` -- the
   Data page's level cap, what to do above it, and what to do with classes too small for a
   stratified split;
-* ``missing``, ``seed`` -- shared settings (the seed is mirrored in the URL).
+* ``missing``, ``seed`` -- shared settings (the seed is mirrored in the URL);
+* ``projection`` -- the sidebar's Projection mode: every figure is drawn for a projector
+  (:func:`shown_figure`).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from pages._jobs import (  # noqa: F401 (the page-job kit, re-exported for the p
     MAX_RUNNING_JOBS,
     MEMORY_ADVICE,
     NOT_SAVED_SUFFIXES,
+    PROJECTION_KEY,
     PageJob,
     ResultPanel,
     SavedSettings,
@@ -61,6 +64,7 @@ from pages._jobs import (  # noqa: F401 (the page-job kit, re-exported for the p
     result_panels,
     running_elsewhere,
     show_job_failure,
+    shown_figure,
     start_job,
     stop_page,
 )
@@ -482,6 +486,13 @@ def sidebar() -> None:
         "result can be reproduced and shared by URL.",
     )
     _to_url("seed", value, 0)
+    sb.header("Display")
+    sb.toggle(
+        "Projection mode",
+        key=PROJECTION_KEY,
+        help="Large fonts, dark tick labels, thick lines and big markers on every figure, "
+        "to be read on a projector from the back of the room.",
+    )
 
 
 def _choose_target(option: str, columns: list[str], default_target: str) -> None:

@@ -27,6 +27,7 @@ from pages._shared import (
     md,
     option_label,
     require_entrypoint,
+    shown_figure,
 )
 
 SEPARATORS = {"auto": None, "comma ,": ",", "semicolon ;": ";", "tab": "\t", "pipe |": "|"}
@@ -293,11 +294,11 @@ left, right = st.columns(2)
 with left:
     feature = st.selectbox("Feature to plot", ds.feature_names, key=f"plot_feature::{option}")
     shown, n_absent = _plotted(ds, feature)
-    st.plotly_chart(feature_distribution_figure(shown, feature), key="feature_fig")
+    st.plotly_chart(shown_figure(feature_distribution_figure(shown, feature)), key="feature_fig")
     if n_absent:
         st.caption(f"{n_absent:,} rows with no value for {md(feature)} are not drawn.")
 with right:
-    st.plotly_chart(target_distribution_figure(ds), key="target_fig")
+    st.plotly_chart(shown_figure(target_distribution_figure(ds)), key="target_fig")
 
 st.download_button(
     "Download the prepared table (CSV)",

@@ -52,6 +52,7 @@ from pages._shared import (
     require_entrypoint,
     seed,
     show_job_failure,
+    shown_figure,
     stop_page,
 )
 
@@ -1006,7 +1007,9 @@ with tabs[4]:
     if NUMERICS.running:
         live_view(
             NUMERICS,
-            lambda s, partial: st.plotly_chart(error_depth_figure(s["rows"]), key="tg_num_live"),
+            lambda s, partial: st.plotly_chart(
+                shown_figure(error_depth_figure(s["rows"])), key="tg_num_live"
+            ),
             "depths",
         )
     out = job_outcome(NUMERICS, "depths")
@@ -1057,7 +1060,9 @@ with tabs[4]:
     if RUNTIME.running:
         live_view(
             RUNTIME,
-            lambda s, partial: st.plotly_chart(runtime_figure(s["rows"]), key="tg_rt_live"),
+            lambda s, partial: st.plotly_chart(
+                shown_figure(runtime_figure(s["rows"])), key="tg_rt_live"
+            ),
             "sizes",
         )
     out = job_outcome(RUNTIME, "tree sizes")

@@ -32,6 +32,7 @@ from pages._shared import (
     require_entrypoint,
     reset_on_dataset_change,
     seed,
+    shown_figure,
     stop_page,
 )
 
@@ -178,7 +179,9 @@ fig = tree_figure(
     title=f"Exhaustive CART, depth {depth}: {tree.node_count} nodes",
 )
 fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type="scatter"))
-event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="ss_tree_fig")
+event = st.plotly_chart(
+    shown_figure(fig), on_select="rerun", selection_mode="points", key="ss_tree_fig"
+)
 points = (event.selection.points if event and event.selection else None) or []
 clicked = next(
     (int(p["customdata"]) for p in points if isinstance(p.get("customdata"), int | float)), None

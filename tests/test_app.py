@@ -731,6 +731,34 @@ def test_split_strategies_one_fold_after_stop_shows_no_spread(app, monkeypatch):
     assert any("Mean over 1 of 3 folds" in c.value for c in app.caption)
 
 
+def _layout_fonts(chart) -> tuple:
+    import json
+
+    layout = json.loads(chart.proto.spec)["layout"]
+    font = layout.get("font", {}).get("size")
+    return font, (layout.get("xaxis", {}).get("tickfont") or {}).get("size")
+
+
+@pytest.mark.slow
+def test_projection_mode_enlarges_every_figure(app):
+    # the Data page's figures (drawn directly) and Split strategies' (tree drawn directly,
+    # candidates through ResultPanel.chart): 14 px text normally, 20 px in projection mode
+    assert not app.toggle(key="projection").value
+    assert [_layout_fonts(c)[0] for c in app.get("plotly_chart")] == [14, 14]
+    app.toggle(key="projection").set_value(True).run()
+    assert not app.exception, app.exception
+    assert [_layout_fonts(c) for c in app.get("plotly_chart")] == [(20, 18), (20, 18)]
+    app.switch_page("pages/split_strategies.py").run()
+    assert not app.exception, app.exception
+    charts = {c.proto.id: c for c in app.get("plotly_chart")}
+    assert len(charts) >= 3 and all(_layout_fonts(c)[0] == 20 for c in charts.values())
+    # the recorded figure (for exports) stays as built
+    panel = app.session_state["_result_panels"]["split_strategies"]
+    assert panel.figures["ss_cand_fig"].layout.font.size == 14
+    app.toggle(key="projection").set_value(False).run()
+    assert all(_layout_fonts(c)[0] in (14, None) for c in app.get("plotly_chart"))
+
+
 @pytest.mark.slow
 def test_split_strategies_regression(app):
     pick(app, "diabetes")
