@@ -6,6 +6,8 @@ plotly's ``Safe`` qualitative palette (Carto, colour-blind safe) beyond that.
 
 from __future__ import annotations
 
+import re
+
 import plotly.express as px
 import plotly.graph_objects as go
 
@@ -44,6 +46,8 @@ PROJECTION_FONT_SIZE = 20
 PROJECTION_TITLE_SIZE = 24
 PROJECTION_TICK_SIZE = 18
 PROJECTION_SCALE = 1.4
+#: Subplot titles grow less (side-by-side panels leave little room).
+PROJECTION_PANEL_SCALE = 1.2
 PROJECTION_MIN_TEXT = 15
 #: Ink for text and axes in projection mode (the template's light grey washes out on a
 #: projector).
@@ -78,16 +82,45 @@ def _bigger_text(font, default: float, factor: float = PROJECTION_SCALE) -> dict
 _LIGHT_INKS = frozenset({"#555555", "#666666", "#777777", "#7f7f7f", "#888888", "#999999", "grey"})
 
 
+#: Figures grow this much taller in projection mode (bigger text needs the room); a figure
+#: without a height gets :data:`PROJECTION_DEFAULT_HEIGHT`.
+PROJECTION_HEIGHT_SCALE = 1.3
+PROJECTION_DEFAULT_HEIGHT = 560
+#: Characters per line of a title in projection mode (longer titles wrap: a chart in a
+#: half-width column of a 1280 px screen is about 400 px wide).
+PROJECTION_TITLE_CHARACTERS = 38
+#: Width (px) assumed for a figure when wrapping subplot titles and thinning ticks: the
+#: main column of a 1280 px screen beside the sidebar.
+PROJECTION_ASSUMED_WIDTH = 780
+
+
+def _wrap(text: str, width: int) -> tuple[str, int]:
+    """``text`` wrapped at ``width`` characters with ``<br>`` (existing breaks kept), and
+    the number of lines."""
+    import textwrap
+
+    lines: list[str] = []
+    for part in re.split(r"<br\s*/?>", text):
+        lines += textwrap.wrap(part, width, break_long_words=False) or [""]
+    return "<br>".join(lines), len(lines)
+
+
+def _plain_length(text: str) -> int:
+    return len(re.sub(r"<[^>]+>", "", text))
+
+
 def projection_style(figure: go.Figure) -> go.Figure:
     """The figure restyled to be read on a projector (a new figure; ``figure`` is kept).
 
-    Body text :data:`PROJECTION_FONT_SIZE` px, titles :data:`PROJECTION_TITLE_SIZE`,
-    tick labels :data:`PROJECTION_TICK_SIZE` in near-black ink with outside tick marks and
-    dark axis lines; text in the plot (annotations, node labels, bar values, legends) grows
-    by :data:`PROJECTION_SCALE`; lines are twice as wide (at least
-    :data:`PROJECTION_LINE_WIDTH` px) and markers 1.5 times as big (at least
-    :data:`PROJECTION_MARKER_SIZE` px).  Margins grow with the text so titles and tick labels
-    are not clipped.  Pure: no Streamlit, works on every figure of :mod:`engine.figures`.
+    Body text :data:`PROJECTION_FONT_SIZE` px, titles :data:`PROJECTION_TITLE_SIZE` (wrapped
+    at :data:`PROJECTION_TITLE_CHARACTERS`), tick labels :data:`PROJECTION_TICK_SIZE` in
+    near-black ink with outside tick marks and dark axis lines (fewer ticks on narrow
+    panels); text in the plot (annotations, node labels, bar values) grows by
+    :data:`PROJECTION_SCALE` (subplot titles wrap to their panel); lines are twice as wide
+    (at least :data:`PROJECTION_LINE_WIDTH` px) and markers 1.5 times as big (at least
+    :data:`PROJECTION_MARKER_SIZE` px).  The figure grows :data:`PROJECTION_HEIGHT_SCALE`
+    times taller and its top margin makes room for a wrapped title.  Pure: no Streamlit;
+    works on every figure of :mod:`engine.figures`.
 
     Parameters
     ----------
@@ -99,19 +132,32 @@ def projection_style(figure: go.Figure) -> go.Figure:
     """
     fig = go.Figure(figure)
     layout = fig.layout
+    title_lines = 1
+    if layout.title.text:
+        layout.title.text, title_lines = _wrap(layout.title.text, PROJECTION_TITLE_CHARACTERS)
     fig.update_layout(
         font={"size": PROJECTION_FONT_SIZE, "color": PROJECTION_INK},
         title_font={"size": PROJECTION_TITLE_SIZE, "color": PROJECTION_INK},
         legend_font={"size": max(PROJECTION_FONT_SIZE - 2, PROJECTION_MIN_TEXT)},
+        legend_title_font={"size": PROJECTION_FONT_SIZE - 2, "color": PROJECTION_INK},
         hoverlabel_font={"size": PROJECTION_FONT_SIZE - 2},
     )
     margin = layout.margin
+    top = max(margin.t if margin.t is not None else 100, 110)
+    extra_top = int((title_lines - 1) * 1.25 * PROJECTION_TITLE_SIZE)
+    grown = layout.height * PROJECTION_HEIGHT_SCALE if layout.height else PROJECTION_DEFAULT_HEIGHT
+    height = int(grown + extra_top)
+    if title_lines > 1:  # plotly puts the first line at y: move it down to keep it all in
+        title_y = layout.title.y if layout.title.y is not None else 0.98
+        layout.title.y = title_y - extra_top / height
+        layout.title.yanchor = "top"
     fig.update_layout(
+        height=height,
         margin={
-            "t": max(margin.t if margin.t is not None else 100, 110),
+            "t": top + extra_top,
             "b": max(margin.b if margin.b is not None else 60, 70),
             "l": max(margin.l if margin.l is not None else 60, 20),
-        }
+        },
     )
 
     def axis_style(axis) -> None:
@@ -133,11 +179,49 @@ def projection_style(figure: go.Figure) -> go.Figure:
 
     fig.for_each_xaxis(axis_style)
     fig.for_each_yaxis(axis_style)
+
+    def fewer_ticks(axis) -> None:  # a narrow panel of a grid: at most about 3 labels
+        domain = axis.domain or (0.0, 1.0)
+        width = (domain[1] - domain[0]) * PROJECTION_ASSUMED_WIDTH
+        if axis.visible is not False and width < 260 and axis.tickvals is None:
+            axis.nticks = max(3, min(axis.nticks or 99, int(width // 45)))
+
+    fig.for_each_xaxis(fewer_ticks)
+    panels = [a for a in layout.annotations or () if _is_subplot_title(a)]
+    panel_width = PROJECTION_ASSUMED_WIDTH / max(1, _panels_in_a_row(panels))
     for annotation in layout.annotations or ():
-        annotation.font = _bigger_text(annotation.font, FONT_SIZE)
+        panel_title = any(annotation is other for other in panels)
+        annotation.font = _bigger_text(
+            annotation.font, FONT_SIZE, PROJECTION_PANEL_SCALE if panel_title else PROJECTION_SCALE
+        )
+        if panel_title and annotation.text:
+            characters = max(8, int(panel_width / (0.55 * annotation.font.size)))
+            if _plain_length(annotation.text) > characters:
+                annotation.text = _wrap(annotation.text, characters)[0]
     for trace in fig.data:
         _projection_trace(trace)
     return fig
+
+
+def _is_subplot_title(annotation) -> bool:
+    """An annotation ``make_subplots`` placed as a panel title (above a panel, in paper
+    coordinates, centred, no arrow)."""
+    return (
+        annotation.xref == "paper"
+        and annotation.yref == "paper"
+        and annotation.showarrow is False
+        and annotation.yanchor == "bottom"
+        and annotation.xanchor == "center"
+    )
+
+
+def _panels_in_a_row(panels) -> int:
+    """The most subplot titles on one row (same y)."""
+    rows: dict[float, int] = {}
+    for annotation in panels:
+        key = round(float(annotation.y or 0.0), 3)
+        rows[key] = rows.get(key, 0) + 1
+    return max(rows.values(), default=1)
 
 
 def _projection_trace(trace) -> None:
@@ -155,7 +239,10 @@ def _projection_trace(trace) -> None:
         trace.marker.size = _scaled(size, 1.5, PROJECTION_MARKER_SIZE)
         if marker.line is not None and marker.line.width:
             trace.marker.line.width = max(1.5 * marker.line.width, 1.5)
-    if "textfont" in trace:
+    if kind == "heatmap":  # the text must fit its cell: a little bigger, at most 14 px
+        font = _bigger_text(trace.textfont, 12, 1.15)
+        trace.textfont = {**font, "size": min(font["size"], 14)}
+    elif "textfont" in trace:
         trace.textfont = _bigger_text(trace.textfont, FONT_SIZE)
     colorbar = getattr(marker, "colorbar", None) if marker is not None else None
     if colorbar is not None and marker.showscale:
