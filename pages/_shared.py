@@ -17,7 +17,7 @@ State kept in ``st.session_state``:
   stratified split;
 * ``missing``, ``seed`` -- shared settings (the seed is mirrored in the URL);
 * ``projection`` -- the sidebar's Projection mode: every figure is drawn for a projector
-  (:func:`shown_figure`).
+  (:func:`shown_figure`); mirrored in the URL as ``projection=1``.
 """
 
 from __future__ import annotations
@@ -487,12 +487,15 @@ def sidebar() -> None:
     )
     _to_url("seed", value, 0)
     sb.header("Display")
-    sb.toggle(
+    if PROJECTION_KEY not in st.session_state and st.query_params.get(PROJECTION_KEY) == "1":
+        st.session_state[PROJECTION_KEY] = True
+    projection = sb.toggle(
         "Projection mode",
         key=PROJECTION_KEY,
         help="Large fonts, dark tick labels, thick lines and big markers on every figure, "
         "to be read on a projector from the back of the room.",
     )
+    _to_url(PROJECTION_KEY, "1" if projection else None, None)
 
 
 def _choose_target(option: str, columns: list[str], default_target: str) -> None:

@@ -722,7 +722,13 @@ def on_tree_click():
 
 panel.chart(fig, on_select=on_tree_click, selection_mode="points", key="ci_tree_fig_view")
 panel.chart(
-    leaf_distribution_figure(tree, tree.apply(meta["X"]), meta["y"], class_names=meta["classes"]),
+    leaf_distribution_figure(
+        tree,
+        tree.apply(meta["X"]),
+        meta["y"],
+        class_names=meta["classes"],
+        target=meta.get("target"),
+    ),
     key="ci_leaves",
 )
 st.download_button(
@@ -981,7 +987,10 @@ st.caption(
     + "."
 )
 panel.chart(rankings_figure(rank, list(imps)), key="ci_rank_fig")
-panel.table(rank.round(4), name="rankings", hide_index=True, width="stretch", key="ci_rank_table")
+shown_rank = rank.round(4)
+for column in [c for c in shown_rank if c.endswith(" rank")]:  # no order for importance 0
+    shown_rank[column] = ["not used" if pd.isna(v) else str(int(v)) for v in rank[column]]
+panel.table(shown_rank, name="rankings", hide_index=True, width="stretch", key="ci_rank_table")
 st.download_button(
     "Download the rankings (CSV)",
     rank.to_csv(index=False).encode(),
@@ -1011,7 +1020,7 @@ st.caption(
 )
 learners = CLASSIFICATION_LEARNERS if clf else REGRESSION_LEARNERS
 metric = "balanced accuracy" if clf else "R²"
-c = st.columns(4)
+c = st.columns([2, 3, 2, 2])  # room for every chosen k (the box hid "10" at 1280 px)
 learner = c[0].selectbox(
     "Learner",
     learners,

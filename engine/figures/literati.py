@@ -295,13 +295,28 @@ def gap_figure(
     hi = max(float(t.max()), float(time_limit or 0.0), 2 * MIN_TIME)
     lo = min(float(t.min()), hi / 10)
     fig.update_layout(**base_layout(title, height=height), hovermode="closest")
+    low, high = math.log10(lo) - 0.1, math.log10(hi) + 0.1
+    ticks = log_ticks(10**low, 10**high)
     fig.update_xaxes(
         type="log",
         title_text="time since start (s, log scale)",
-        range=[math.log10(lo) - 0.1, math.log10(hi) + 0.1],
+        range=[low, high],
+        # plain numbers at 1, 10, 100 ... (and 2, 5 on a short range), not plotly's digit
+        # labels "6 7 8 9 1 2" between the decades
+        tickvals=ticks,
+        ticktext=[f"{v:g}" for v in ticks],
     )
     fig.update_yaxes(title_text="objective (errors + penalties)")
     return fig
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """Tick values for a log axis from ``low`` to ``high`` (> 0): every power of ten, and
+    also 2 and 5 times each when the range spans fewer than two decades."""
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    steps = (1.0, 2.0, 5.0) if math.log10(high / low) < 2 else (1.0,)
+    ticks = [step * 10.0**k for k in range(first, last + 1) for step in steps]
+    return [float(f"{t:.12g}") for t in ticks if low <= t <= high]
 
 
 # ---------------------------------------------------------------------------------------

@@ -446,6 +446,62 @@ def threshold_scan_figure(
     return fig
 
 
+#: Where a point's label may go, in order of preference, with the label box's offset from
+#: the point in units of (label width, label height).
+_LABEL_PLACES = (
+    ("top center", (-0.5, 0.6), (0.5, 1.6)),
+    ("bottom center", (-0.5, -1.6), (0.5, -0.6)),
+    ("middle right", (0.15, -0.5), (1.15, 0.5)),
+    ("middle left", (-1.15, -0.5), (-0.15, 0.5)),
+    ("top right", (0.1, 0.5), (1.1, 1.5)),
+    ("bottom left", (-1.1, -1.5), (-0.1, -0.5)),
+    ("top left", (-1.1, 0.5), (-0.1, 1.5)),
+    ("bottom right", (0.1, -1.5), (1.1, -0.5)),
+)
+
+
+def label_positions(x, y, texts, *, height: float = 0.07, char_width: float = 0.014) -> list[str]:
+    """A plotly ``textposition`` for each point's label so that labels do not overlap each
+    other (greedy: each label takes the first free place of :data:`_LABEL_PLACES`, top
+    centre first; when none is free, the place it shares least with the labels before).
+
+    ``x``, ``y``: the points (any units: they are scaled to [0, 1] over their range);
+    ``texts``: the labels; ``height`` and ``char_width``: a label's height and one
+    character's width as fractions of the plot (about 480 x 700 px at 14-20 px text).
+    """
+    px = _unit(np.asarray(x, dtype=float))
+    py = _unit(np.asarray(y, dtype=float))
+    placed: list[tuple[float, float, float, float]] = []
+    out = []
+    for i, text in enumerate(texts):
+        width = max(1, len(str(text))) * char_width
+        best = None
+        for name, (x0, y0), (x1, y1) in _LABEL_PLACES:
+            box = (px[i] + x0 * width, py[i] + y0 * height, px[i] + x1 * width, py[i] + y1 * height)
+            covered = sum(_overlap(box, other) for other in placed)
+            if best is None or covered < best[0]:
+                best = (covered, name, box)
+            if covered == 0:
+                break
+        placed.append(best[2])
+        out.append(best[1])
+    return out
+
+
+def _unit(values: np.ndarray) -> np.ndarray:
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return np.zeros_like(values)
+    low, high = float(finite.min()), float(finite.max())
+    span = high - low if high > low else 1.0
+    return np.nan_to_num((values - low) / span)
+
+
+def _overlap(a, b) -> float:
+    """The area two boxes ``(x0, y0, x1, y1)`` share (0 when apart)."""
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
 def strategy_tradeoff_figure(summary: pd.DataFrame, task: str) -> go.Figure:
     """Cross-validated score against fit time per strategy; marker area ~ candidates evaluated.
 
@@ -459,7 +515,10 @@ def strategy_tradeoff_figure(summary: pd.DataFrame, task: str) -> go.Figure:
     cand = summary["candidates"] if "candidates" in summary else pd.Series([np.nan] * len(summary))
     finite = cand[np.isfinite(cand)]
     cmax = float(finite.max()) if finite.size else 1.0
-    for i, row in summary.reset_index(drop=True).iterrows():
+    rows = summary.reset_index(drop=True)
+    texts = [str(m).replace("CART / ", "") for m in rows["model"]]
+    places = label_positions(rows["fit_seconds"], rows[metric], texts)
+    for i, row in rows.iterrows():
         c = cand.iloc[i]
         size = 14 + 30 * np.sqrt(c / cmax) if np.isfinite(c) and cmax > 0 else 14
         err = row.get(metric + "_std")
@@ -468,8 +527,8 @@ def strategy_tradeoff_figure(summary: pd.DataFrame, task: str) -> go.Figure:
             y=[row[metric]],
             mode="markers+text",
             name=str(row["model"]),
-            text=[str(row["model"]).replace("CART / ", "")],
-            textposition="top center",
+            text=[texts[i]],
+            textposition=places[i],
             error_y=None if err is None or not np.isfinite(err) else dict(type="data", array=[err]),
             marker=dict(size=size, color=colours[i], line=dict(width=1, color="black")),
             customdata=[[c]],
