@@ -14,6 +14,7 @@ from pages._shared import (
     MANY_LEVELS_LABEL,
     MAX_UPLOAD_BYTES,
     MAX_UPLOADS,
+    PROJECTION_KEY,
     SMALL_CLASS_CHOICES,
     SMALL_CLASSES_LABEL,
     UPLOAD_PREFIX,
@@ -290,7 +291,11 @@ st.markdown(_rows_line(report, ds))
 for w in ds.warnings:
     st.info(md(w))
 
-left, right = st.columns(2)
+# side by side; one above the other in projection mode (half a screen is too narrow for
+# the larger text)
+left, right = (
+    (st.container(), st.container()) if st.session_state.get(PROJECTION_KEY) else st.columns(2)
+)
 with left:
     feature = st.selectbox("Feature to plot", ds.feature_names, key=f"plot_feature::{option}")
     shown, n_absent = _plotted(ds, feature)

@@ -20,6 +20,7 @@ from engine.figures.splits import (
 )
 from engine.figures.tree import tree_figure
 from pages._shared import (
+    PROJECTION_KEY,
     PageJob,
     ResultPanel,
     current_dataset,
@@ -371,7 +372,11 @@ if result.models:
         elif st.session_state.get(wkey) not in keys:
             # the same result after another page: Streamlit dropped the pickers' values
             st.session_state[wkey] = picked[1 + i]
-    c1, c2 = st.columns(2)
+    # side by side; one above the other in projection mode (half a screen is too narrow
+    # for the larger node labels)
+    c1, c2 = (
+        (st.container(), st.container()) if st.session_state.get(PROJECTION_KEY) else st.columns(2)
+    )
     for col, wkey in ((c1, "ss_left_tree"), (c2, "ss_right_tree")):
         with col:
             pick = st.selectbox(

@@ -201,7 +201,7 @@ def test_gap_figure_without_event_column_marks_ub_drops():
 
 def test_gap_figure_log_time_ticks_are_plain_numbers():
     # plotly's own log ticks read "6 7 8 9 1 2 ... 10 2" on a projector
-    from engine.figures.literati import log_ticks
+    from engine.figures.style import log_ticks
 
     trace = make_trace()
     fig = gap_figure(trace, time_limit=10)

@@ -31,7 +31,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.figures.style import FONT_SIZE, HIGHLIGHT, NEUTRAL, base_layout
+from engine.figures.style import FONT_SIZE, HIGHLIGHT, NEUTRAL, base_layout, log_ticks
 from engine.figures.tree import _short_name, class_color, tree_figure
 from engine.literati.shapes import (
     code_intervals,
@@ -308,15 +308,6 @@ def gap_figure(
     )
     fig.update_yaxes(title_text="objective (errors + penalties)")
     return fig
-
-
-def log_ticks(low: float, high: float) -> list[float]:
-    """Tick values for a log axis from ``low`` to ``high`` (> 0): every power of ten, and
-    also 2 and 5 times each when the range spans fewer than two decades."""
-    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
-    steps = (1.0, 2.0, 5.0) if math.log10(high / low) < 2 else (1.0,)
-    ticks = [step * 10.0**k for k in range(first, last + 1) for step in steps]
-    return [float(f"{t:.12g}") for t in ticks if low <= t <= high]
 
 
 # ---------------------------------------------------------------------------------------

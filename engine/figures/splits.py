@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.cart.candidates import STRATEGIES
-from engine.figures.style import base_layout, palette
+from engine.figures.style import base_layout, log_ticks, palette
 
 #: marker symbol of each strategy, in :data:`engine.cart.candidates.STRATEGIES` order (the thin
 #: tick is exhaustive's: its candidates are dense).
@@ -460,26 +460,56 @@ _LABEL_PLACES = (
 )
 
 
-def label_positions(x, y, texts, *, height: float = 0.07, char_width: float = 0.014) -> list[str]:
+def label_positions(
+    x,
+    y,
+    texts,
+    *,
+    sizes=None,
+    x_range=None,
+    y_range=None,
+    plot_px: tuple[float, float] = (700.0, 380.0),
+    height: float = 0.07,
+    char_width: float = 0.014,
+) -> list[str]:
     """A plotly ``textposition`` for each point's label so that labels do not overlap each
-    other (greedy: each label takes the first free place of :data:`_LABEL_PLACES`, top
-    centre first; when none is free, the place it shares least with the labels before).
+    other, the other points' markers or the plot's edges (greedy: each label takes the first free place of
+    :data:`_LABEL_PLACES`, top centre first; when none is free, the place it shares least
+    with the labels before and the markers).
 
-    ``x``, ``y``: the points (any units: they are scaled to [0, 1] over their range);
-    ``texts``: the labels; ``height`` and ``char_width``: a label's height and one
-    character's width as fractions of the plot (about 480 x 700 px at 14-20 px text).
+    ``x``, ``y``: the points (any units: they are scaled to [0, 1] over ``x_range`` and
+    ``y_range``, the axes' ranges, by default the points' own);
+    ``texts``: the labels; ``sizes``: marker diameters (px; default 0); ``plot_px``: the
+    plot area's width and height (px); ``height`` and ``char_width``: a label's height and
+    one character's width as fractions of the plot (14-20 px text).
     """
-    px = _unit(np.asarray(x, dtype=float))
-    py = _unit(np.asarray(y, dtype=float))
+    px = _unit(np.asarray(x, dtype=float), x_range)
+    py = _unit(np.asarray(y, dtype=float), y_range)
+    diameters = np.zeros(px.size) if sizes is None else np.asarray(sizes, dtype=float)
+    rx = diameters / 2 / plot_px[0]
+    ry = diameters / 2 / plot_px[1]
+    markers = [(px[j] - rx[j], py[j] - ry[j], px[j] + rx[j], py[j] + ry[j]) for j in range(px.size)]
     placed: list[tuple[float, float, float, float]] = []
     out = []
     for i, text in enumerate(texts):
         width = max(1, len(str(text))) * char_width
+        others = [box for j, box in enumerate(markers) if j != i]
         best = None
         for name, (x0, y0), (x1, y1) in _LABEL_PLACES:
-            box = (px[i] + x0 * width, py[i] + y0 * height, px[i] + x1 * width, py[i] + y1 * height)
-            covered = sum(_overlap(box, other) for other in placed)
-            if best is None or covered < best[0]:
+            # labels start at the marker's edge: move the box out by its radius
+            shift_x = rx[i] * np.sign(round((x0 + x1) / 2, 6)) if abs(x0 + x1) > 0.6 else 0.0
+            shift_y = ry[i] * np.sign(round((y0 + y1) / 2, 6)) if abs(y0 + y1) > 0.6 else 0.0
+            box = (
+                px[i] + x0 * width + shift_x,
+                py[i] + y0 * height + shift_y,
+                px[i] + x1 * width + shift_x,
+                py[i] + y1 * height + shift_y,
+            )
+            covered = sum(_overlap(box, other) for other in placed + others)
+            # a label that leaves the plot is cut: count the part outside as covered
+            area = (box[2] - box[0]) * (box[3] - box[1])
+            covered += area - _overlap(box, (0.0, -0.15, 1.0, 1.15))
+            if best is None or covered < best[0] - 1e-12:
                 best = (covered, name, box)
             if covered == 0:
                 break
@@ -488,13 +518,18 @@ def label_positions(x, y, texts, *, height: float = 0.07, char_width: float = 0.
     return out
 
 
-def _unit(values: np.ndarray) -> np.ndarray:
+def _unit(values: np.ndarray, span=None) -> np.ndarray:
+    """``values`` scaled to [0, 1] over ``span`` (low, high), by default their own range
+    padded by 8 % on each side (as plotly's autorange pads for the markers)."""
     finite = values[np.isfinite(values)]
     if finite.size == 0:
         return np.zeros_like(values)
-    low, high = float(finite.min()), float(finite.max())
-    span = high - low if high > low else 1.0
-    return np.nan_to_num((values - low) / span)
+    if span is None:
+        pad = 0.08 * (float(finite.max()) - float(finite.min()))
+        span = (float(finite.min()) - pad, float(finite.max()) + pad)
+    low, high = map(float, span)
+    width = high - low if high > low else 1.0
+    return np.nan_to_num((values - low) / width)
 
 
 def _overlap(a, b) -> float:
@@ -517,10 +552,27 @@ def strategy_tradeoff_figure(summary: pd.DataFrame, task: str) -> go.Figure:
     cmax = float(finite.max()) if finite.size else 1.0
     rows = summary.reset_index(drop=True)
     texts = [str(m).replace("CART / ", "") for m in rows["model"]]
-    places = label_positions(rows["fit_seconds"], rows[metric], texts)
+    sizes = [
+        14 + 30 * np.sqrt(c / cmax) if np.isfinite(c) and cmax > 0 else 14 for c in cand.iloc[:]
+    ]
+    seconds = rows["fit_seconds"].to_numpy(dtype=float)
+    # times spread over orders of magnitude: a log axis keeps the fast strategies apart
+    log_time = bool(seconds.size > 1 and np.all(seconds > 0) and seconds.max() > 5 * seconds.min())
+    scores = rows[metric].to_numpy(dtype=float)
+    spread = rows.get(metric + "_std")
+    spread = np.zeros_like(scores) if spread is None else np.nan_to_num(spread.to_numpy(float))
+    x_values = np.log10(seconds) if log_time else seconds
+    places = label_positions(
+        x_values,
+        scores,
+        texts,
+        sizes=sizes,
+        x_range=(x_values.min() - 0.2, x_values.max() + 0.2) if log_time else None,
+        y_range=(np.nanmin(scores - spread), np.nanmax(scores + spread)),  # the error bars
+    )
     for i, row in rows.iterrows():
         c = cand.iloc[i]
-        size = 14 + 30 * np.sqrt(c / cmax) if np.isfinite(c) and cmax > 0 else 14
+        size = sizes[i]
         err = row.get(metric + "_std")
         fig.add_scatter(
             x=[row["fit_seconds"]],
@@ -542,7 +594,16 @@ def strategy_tradeoff_figure(summary: pd.DataFrame, task: str) -> go.Figure:
             "thresholds evaluated per fit)",
             height=480,
         ),
-        xaxis_title="fit time (seconds per fold)",
+        xaxis_title="fit time (seconds per fold" + (", log scale)" if log_time else ")"),
         yaxis_title=label,
     )
+    if log_time:
+        low, high = seconds.min() / 1.6, seconds.max() * 1.6
+        ticks = log_ticks(low, high)
+        fig.update_xaxes(
+            type="log",
+            range=[np.log10(low), np.log10(high)],
+            tickvals=ticks,
+            ticktext=[f"{v:g}" for v in ticks],
+        )
     return fig

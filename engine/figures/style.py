@@ -6,6 +6,7 @@ plotly's ``Safe`` qualitative palette (Carto, colour-blind safe) beyond that.
 
 from __future__ import annotations
 
+import math
 import re
 
 import plotly.express as px
@@ -36,6 +37,15 @@ def base_layout(title: str, **kw) -> dict:
     )
     layout.update(kw)
     return layout
+
+
+def log_ticks(low: float, high: float) -> list[float]:
+    """Tick values for a log axis from ``low`` to ``high`` (> 0): every power of ten, and
+    also 2 and 5 times each when the range spans fewer than two decades."""
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    steps = (1.0, 2.0, 5.0) if math.log10(high / low) < 2 else (1.0,)
+    ticks = [step * 10.0**k for k in range(first, last + 1) for step in steps]
+    return [float(f"{t:.12g}") for t in ticks if low <= t <= high]
 
 
 # -- projection mode -------------------------------------------------------------------------
@@ -86,9 +96,9 @@ _LIGHT_INKS = frozenset({"#555555", "#666666", "#777777", "#7f7f7f", "#888888", 
 #: without a height gets :data:`PROJECTION_DEFAULT_HEIGHT`.
 PROJECTION_HEIGHT_SCALE = 1.3
 PROJECTION_DEFAULT_HEIGHT = 560
-#: Characters per line of a title in projection mode (longer titles wrap: a chart in a
-#: half-width column of a 1280 px screen is about 400 px wide).
-PROJECTION_TITLE_CHARACTERS = 38
+#: Smallest title size (px) in projection mode: a title too long for the figure's width
+#: at :data:`PROJECTION_TITLE_SIZE` gets a smaller font, down to this.
+PROJECTION_MIN_TITLE_SIZE = 17
 #: Width (px) assumed for a figure when wrapping subplot titles and thinning ticks: the
 #: main column of a 1280 px screen beside the sidebar.
 PROJECTION_ASSUMED_WIDTH = 780
@@ -112,14 +122,14 @@ def _plain_length(text: str) -> int:
 def projection_style(figure: go.Figure) -> go.Figure:
     """The figure restyled to be read on a projector (a new figure; ``figure`` is kept).
 
-    Body text :data:`PROJECTION_FONT_SIZE` px, titles :data:`PROJECTION_TITLE_SIZE` (wrapped
-    at :data:`PROJECTION_TITLE_CHARACTERS`), tick labels :data:`PROJECTION_TICK_SIZE` in
+    Body text :data:`PROJECTION_FONT_SIZE` px, titles :data:`PROJECTION_TITLE_SIZE` (smaller,
+    down to :data:`PROJECTION_MIN_TITLE_SIZE`, when too long for the width), tick labels :data:`PROJECTION_TICK_SIZE` in
     near-black ink with outside tick marks and dark axis lines (fewer ticks on narrow
     panels); text in the plot (annotations, node labels, bar values) grows by
     :data:`PROJECTION_SCALE` (subplot titles wrap to their panel); lines are twice as wide
     (at least :data:`PROJECTION_LINE_WIDTH` px) and markers 1.5 times as big (at least
     :data:`PROJECTION_MARKER_SIZE` px).  The figure grows :data:`PROJECTION_HEIGHT_SCALE`
-    times taller and its top margin makes room for a wrapped title.  Pure: no Streamlit;
+    times taller and its top margin makes room for the title and a legend above the plot.  Pure: no Streamlit;
     works on every figure of :mod:`engine.figures`.
 
     Parameters
@@ -132,19 +142,27 @@ def projection_style(figure: go.Figure) -> go.Figure:
     """
     fig = go.Figure(figure)
     layout = fig.layout
-    title_lines = 1
-    if layout.title.text:
-        layout.title.text, title_lines = _wrap(layout.title.text, PROJECTION_TITLE_CHARACTERS)
+    # a long title gets a smaller font rather than more lines (plotly and Streamlit place
+    # a wrapped title's first line above the figure)
+    lines = re.split(r"<br\s*/?>", layout.title.text or "")
+    title_lines = len(lines)
+    longest = max(_plain_length(line) for line in lines)
+    title_size = min(
+        PROJECTION_TITLE_SIZE,
+        max(PROJECTION_MIN_TITLE_SIZE, PROJECTION_ASSUMED_WIDTH / (0.6 * max(longest, 1))),
+    )
     fig.update_layout(
         font={"size": PROJECTION_FONT_SIZE, "color": PROJECTION_INK},
-        title_font={"size": PROJECTION_TITLE_SIZE, "color": PROJECTION_INK},
+        title_font={"size": title_size, "color": PROJECTION_INK},
         legend_font={"size": max(PROJECTION_FONT_SIZE - 2, PROJECTION_MIN_TEXT)},
         legend_title_font={"size": PROJECTION_FONT_SIZE - 2, "color": PROJECTION_INK},
         hoverlabel_font={"size": PROJECTION_FONT_SIZE - 2},
     )
     margin = layout.margin
-    top = max(margin.t if margin.t is not None else 100, 110)
-    extra_top = int((title_lines - 1) * 1.25 * PROJECTION_TITLE_SIZE)
+    # room above the plot for the title's lines and a horizontal legend's rows
+    extra_top = int((title_lines - 1) * 1.45 * title_size)
+    needed = 24 + 1.45 * title_size * title_lines + 28 * _legend_rows(fig) + 12
+    top = int(max(margin.t if margin.t is not None else 100, 110, needed))
     grown = layout.height * PROJECTION_HEIGHT_SCALE if layout.height else PROJECTION_DEFAULT_HEIGHT
     height = int(grown + extra_top)
     if title_lines > 1:  # plotly puts the first line at y: move it down to keep it all in
@@ -154,8 +172,8 @@ def projection_style(figure: go.Figure) -> go.Figure:
     fig.update_layout(
         height=height,
         margin={
-            "t": top + extra_top,
-            "b": max(margin.b if margin.b is not None else 60, 70),
+            "t": top,
+            "b": max(margin.b if margin.b is not None else 60, 90),
             "l": max(margin.l if margin.l is not None else 60, 20),
         },
     )
@@ -198,9 +216,30 @@ def projection_style(figure: go.Figure) -> go.Figure:
             characters = max(8, int(panel_width / (0.55 * annotation.font.size)))
             if _plain_length(annotation.text) > characters:
                 annotation.text = _wrap(annotation.text, characters)[0]
+    for menu in layout.updatemenus or ():  # Play / Pause: readable, not over the slider
+        menu.font = {"size": 16, "color": PROJECTION_INK}
+    for slider in layout.sliders or ():
+        slider.font = {"size": 16, "color": PROJECTION_INK}
+        slider.currentvalue.font = {"size": 18, "color": PROJECTION_INK}
     for trace in fig.data:
         _projection_trace(trace)
     return fig
+
+
+def _legend_rows(fig) -> int:
+    """Rows of a horizontal legend above the plot at projection size (0 for none): plotly
+    lays entries out in columns as wide as the widest one (18 px text)."""
+    layout = fig.layout
+    legend = layout.legend
+    if layout.showlegend is False or legend.orientation != "h":
+        return 0
+    if legend.y is not None and legend.y < 1:
+        return 0
+    names = list(dict.fromkeys(t.name for t in fig.data if t.name and t.showlegend is not False))
+    if len(names) < 2 and layout.showlegend is not True:
+        return 0
+    widest = 50 + 10 * max((len(n) for n in names), default=0)
+    return math.ceil(len(names) / max(1, int(PROJECTION_ASSUMED_WIDTH // widest)))
 
 
 def _is_subplot_title(annotation) -> bool:
@@ -236,7 +275,11 @@ def _projection_trace(trace) -> None:
     marker = getattr(trace, "marker", None)
     if marker is not None and "size" in marker and kind in ("scatter", "scattergl", "box"):
         size = marker.size if marker.size is not None else 6
-        trace.marker.size = _scaled(size, 1.5, PROJECTION_MARKER_SIZE)
+        bigger = _scaled(size, 1.5, PROJECTION_MARKER_SIZE)  # big markers: at most 10 px more
+        if isinstance(bigger, list):
+            trace.marker.size = [min(b, float(a) + 10) for a, b in zip(size, bigger, strict=True)]
+        else:
+            trace.marker.size = min(bigger, float(size) + 10)
         if marker.line is not None and marker.line.width:
             trace.marker.line.width = max(1.5 * marker.line.width, 1.5)
     if kind == "heatmap":  # the text must fit its cell: a little bigger, at most 14 px
