@@ -41,9 +41,9 @@ def base_layout(title: str, **kw) -> dict:
 
 def log_ticks(low: float, high: float) -> list[float]:
     """Tick values for a log axis from ``low`` to ``high`` (> 0): every power of ten, and
-    also 2 and 5 times each when the range spans fewer than two decades."""
+    also 2 and 5 times each when the range spans fewer than three decades."""
     first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
-    steps = (1.0, 2.0, 5.0) if math.log10(high / low) < 2 else (1.0,)
+    steps = (1.0, 2.0, 5.0) if math.log10(high / low) < 3 else (1.0,)
     ticks = [step * 10.0**k for k in range(first, last + 1) for step in steps]
     return [float(f"{t:.12g}") for t in ticks if low <= t <= high]
 
@@ -96,6 +96,9 @@ _LIGHT_INKS = frozenset({"#555555", "#666666", "#777777", "#7f7f7f", "#888888", 
 #: without a height gets :data:`PROJECTION_DEFAULT_HEIGHT`.
 PROJECTION_HEIGHT_SCALE = 1.3
 PROJECTION_DEFAULT_HEIGHT = 560
+#: A figure does not grow beyond this height (px): a 720 px projector shows about this much
+#: below the app's header.
+PROJECTION_MAX_HEIGHT = 640
 #: Smallest title size (px) in projection mode: a title too long for the figure's width
 #: at :data:`PROJECTION_TITLE_SIZE` gets a smaller font, down to this.
 PROJECTION_MIN_TITLE_SIZE = 17
@@ -164,6 +167,8 @@ def projection_style(figure: go.Figure) -> go.Figure:
     needed = 24 + 1.45 * title_size * title_lines + 28 * _legend_rows(fig) + 12
     top = int(max(margin.t if margin.t is not None else 100, 110, needed))
     grown = layout.height * PROJECTION_HEIGHT_SCALE if layout.height else PROJECTION_DEFAULT_HEIGHT
+    # not taller than a 720 px projector shows below the app's header, unless it was
+    grown = min(grown, max(PROJECTION_MAX_HEIGHT, layout.height or 0))
     height = int(grown + extra_top)
     if title_lines > 1:  # plotly puts the first line at y: move it down to keep it all in
         title_y = layout.title.y if layout.title.y is not None else 0.98
