@@ -817,7 +817,10 @@ else:
 
     number = st.column_config.NumberColumn
     panel.table(
-        show.style.apply(highlight, axis=1),
+        # "—" for a feature that was not tested (st.dataframe writes None)
+        show.style.apply(highlight, axis=1).format(
+            {c: "{:.4g}" for c in ("p-value", adj_name) if c in show}, na_rep="—"
+        ),
         name="node_tests",
         hide_index=True,
         width="stretch",
@@ -830,13 +833,11 @@ else:
                 "selector statistic (permutation tests).",
             ),
             "p-value": number(
-                format="%.4g",
                 help="Asymptotic p-value (chi-square or multivariate normal limit) or Monte "
-                "Carlo permutation p-value (1 + #{T_b >= T}) / (B + 1); unadjusted; empty: "
+                "Carlo permutation p-value (1 + #{T_b >= T}) / (B + 1); unadjusted; —: "
                 "not tested.",
             ),
             adj_name: number(
-                format="%.4g",
                 help="1 - (1 - p)^m (partykit's adjustment) or min(1, m p), m = features "
                 "drawn at the node; significant when below the level alpha beside it.",
             ),
@@ -1008,7 +1009,8 @@ if unused:
     )
 if any(rank[f"{m} rank"].isna().any() for m in imps if m not in unused):
     st.caption(
-        "A rank is empty where the method gives the feature no importance (it never splits on it)."
+        "A rank is *not used* where the method gives the feature no importance (it never "
+        "splits on it)."
     )
 
 # -- 5. top-k ------------------------------------------------------------------------------------

@@ -96,8 +96,8 @@ _LIGHT_INKS = frozenset({"#555555", "#666666", "#777777", "#7f7f7f", "#888888", 
 #: without a height gets :data:`PROJECTION_DEFAULT_HEIGHT`.
 PROJECTION_HEIGHT_SCALE = 1.3
 PROJECTION_DEFAULT_HEIGHT = 560
-#: A figure does not grow beyond this height (px): a 720 px projector shows about this much
-#: below the app's header.
+#: A figure does not grow beyond this height (px; one already taller grows 15 %): a 720 px
+#: projector shows about this much below the app's header.
 PROJECTION_MAX_HEIGHT = 640
 #: Smallest title size (px) in projection mode: a title too long for the figure's width
 #: at :data:`PROJECTION_TITLE_SIZE` gets a smaller font, down to this.
@@ -167,8 +167,9 @@ def projection_style(figure: go.Figure) -> go.Figure:
     needed = 24 + 1.45 * title_size * title_lines + 28 * _legend_rows(fig) + 12
     top = int(max(margin.t if margin.t is not None else 100, 110, needed))
     grown = layout.height * PROJECTION_HEIGHT_SCALE if layout.height else PROJECTION_DEFAULT_HEIGHT
-    # not taller than a 720 px projector shows below the app's header, unless it was
-    grown = min(grown, max(PROJECTION_MAX_HEIGHT, layout.height or 0))
+    # not taller than a 720 px projector shows below the app's header, unless it was tall
+    # already (then 15 % more, for the larger text)
+    grown = min(grown, max(PROJECTION_MAX_HEIGHT, 1.15 * (layout.height or 0)))
     height = int(grown + extra_top)
     if title_lines > 1:  # plotly puts the first line at y: move it down to keep it all in
         title_y = layout.title.y if layout.title.y is not None else 0.98
