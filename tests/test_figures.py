@@ -240,3 +240,22 @@ def test_projection_style_enlarges_every_figure_module():
             grown.add(module)
     # the figures with lines or markers (trees, gap chart, trade-off, preview, PIT reference)
     assert {"tree", "literati", "splits", "teaching", "partition"} <= grown
+
+
+def test_projection_style_darkens_grey_text_and_keeps_chosen_colours():
+    import plotly.graph_objects as go
+
+    from engine.figures.style import PROJECTION_INK, projection_style
+
+    fig = go.Figure(
+        go.Scatter(x=[1], y=[1], mode="text", text=["a"], textfont=dict(size=10, color="#222222"))
+    )
+    fig.add_heatmap(z=[[0.0, 1.0]], text=[["0", "1"]], texttemplate="%{text}")
+    fig.add_annotation(text="n = 5", font=dict(size=11, color="#555555"))
+    styled = projection_style(fig)
+    assert styled.data[0].textfont.color == "#222222" and styled.data[0].textfont.size == 15
+    assert styled.layout.annotations[0].font.color == PROJECTION_INK  # light grey darkened
+    assert styled.layout.annotations[0].font.size == pytest.approx(15.4)
+    # heatmap text: plotly's contrasting colour (no colour set), bounded to fit its cell
+    assert styled.data[1].textfont.color is None
+    assert styled.data[1].textfont.size == pytest.approx(13.8)

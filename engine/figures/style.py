@@ -77,13 +77,19 @@ def _scaled(size, factor: float, floor: float):
     return [max(float(s) * factor, floor) for s in size]
 
 
-def _bigger_text(font, default: float, factor: float = PROJECTION_SCALE) -> dict:
+def _bigger_text(
+    font, default: float, factor: float = PROJECTION_SCALE, *, ink_when_unset: bool = True
+) -> dict:
     """A font dict: ``font``'s size (``default`` when unset) times ``factor``, at least
-    :data:`PROJECTION_MIN_TEXT`, with its other properties kept."""
+    :data:`PROJECTION_MIN_TEXT`; a light grey colour (and, with ``ink_when_unset``, no
+    colour) becomes :data:`PROJECTION_INK`."""
     size = getattr(font, "size", None) if font is not None else None
-    out = {"size": _scaled(default if size is None else size, factor, PROJECTION_MIN_TEXT)}
+    out = dict(font.to_plotly_json()) if hasattr(font, "to_plotly_json") else {}
+    out["size"] = _scaled(default if size is None else size, factor, PROJECTION_MIN_TEXT)
     colour = getattr(font, "color", None) if font is not None else None
-    if colour is None or (isinstance(colour, str) and colour.lower() in _LIGHT_INKS):
+    if (colour is None and ink_when_unset) or (
+        isinstance(colour, str) and colour.lower() in _LIGHT_INKS
+    ):
         out["color"] = PROJECTION_INK
     return out
 
@@ -288,11 +294,12 @@ def _projection_trace(trace) -> None:
             trace.marker.size = min(bigger, float(size) + 10)
         if marker.line is not None and marker.line.width:
             trace.marker.line.width = max(1.5 * marker.line.width, 1.5)
-    if kind == "heatmap":  # the text must fit its cell: a little bigger, at most 14 px
-        font = _bigger_text(trace.textfont, 12, 1.15)
-        trace.textfont = {**font, "size": min(font["size"], 14)}
-    elif "textfont" in trace:
-        trace.textfont = _bigger_text(trace.textfont, FONT_SIZE)
+    if kind == "heatmap":  # the text must fit its cell: a little bigger, at most 14 px,
+        # in plotly's own colour (white on dark cells, black on light ones)
+        size = trace.textfont.size if trace.textfont.size is not None else 12
+        trace.textfont.size = min(1.15 * size, 14)
+    elif "textfont" in trace:  # plotly picks a contrasting colour for text on bars
+        trace.textfont = _bigger_text(trace.textfont, FONT_SIZE, ink_when_unset=False)
     colorbar = getattr(marker, "colorbar", None) if marker is not None else None
     if colorbar is not None and marker.showscale:
         colorbar.tickfont = {"size": PROJECTION_TICK_SIZE, "color": PROJECTION_INK}
