@@ -11,7 +11,6 @@ from engine.cart.service import (
     strategies_for,
     strategy_plan,
 )
-from engine.compare import folds_label
 from engine.figures.splits import (
     candidates_figure,
     gain_curve_figure,
@@ -325,6 +324,8 @@ result, meta = cv_job_panel(
 st.caption(f"Results for {meta['caption']}")
 panel.meta = meta
 metric = "accuracy" if meta["task"] == "classification" else "r2"
+from engine.compare import folds_label  # noqa: E402 (loaded with the job's results)
+
 n_planned = result.n_folds or meta.get("n_folds")
 st.caption(
     f"Mean over {folds_label(result.summary, n_planned)} (the folds column counts each "

@@ -201,6 +201,9 @@ def candidates_figure(profile, *, class_names=None, nbins: int = 30, units: str 
         type="category",
         categoryorder="array",
         categoryarray=[_short_name(profile.results[s]) for s in strategies][::-1],
+        # every strategy named: plotly drops category labels it thinks too close
+        tickmode="array",
+        tickvals=[_short_name(profile.results[s]) for s in strategies],
     )
     fig.update_xaxes(title_text=name, row=2, col=1)
     return fig
