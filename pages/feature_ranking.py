@@ -41,6 +41,7 @@ from engine.treegrad.service import (
     runtime_vs_leaves_steps,
 )
 from pages._shared import (
+    PROJECTION_KEY,
     PageJob,
     ResultPanel,
     SavedSettings,
@@ -609,7 +610,12 @@ with tabs[0]:
         "the symmetric gradient, so they rank features; their size is not an additive "
         "share."
     )
-    c1, c2 = st.columns([3, 2])
+    # the heat map beside its explanation; above it in projection mode (too narrow)
+    c1, c2 = (
+        (st.container(), st.container())
+        if st.session_state.get(PROJECTION_KEY)
+        else st.columns([3, 2])
+    )
     tau = kendall_matrix(ex.scores)
     panel.chart(kendall_figure(tau), key="tg_tau_fig", where=c1)
     table = pd.DataFrame(
