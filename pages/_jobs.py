@@ -381,6 +381,44 @@ def stop_page(*jobs: PageJob) -> None:
 
 
 # -- saved settings -------------------------------------------------------------------------
+def _matches(key, entries: tuple[str, ...]) -> bool:
+    """``key`` is one of ``entries`` (an entry ending in ``::`` is a prefix)."""
+    return isinstance(key, str) and any(
+        key.startswith(entry) if entry.endswith("::") else key == entry for entry in entries
+    )
+
+
+def reset_on_dataset_change(page: str, dataset: str, keys: Iterable[str]) -> bool:
+    """Drop the values of a page's widgets that belong to one dataset when it changes.
+
+    Parameters
+    ----------
+    page : str
+        Names the page (its record is ``st.session_state["_widgets_dataset::<page>"]``).
+    dataset : str
+        The dataset the page draws now (``dataset_digest``: rows, target, features).
+    keys : iterable of str
+        The widget keys whose bounds or options come from the dataset ("Features shown",
+        "Rows in the batch", the test row); an entry ending in ``::`` is a prefix.
+
+    Returns
+    -------
+    bool
+        True when the dataset differs from the one the values were set for and they were
+        dropped: the widgets then draw with their defaults for this dataset.  Call it
+        before the widgets are drawn (after :meth:`SavedSettings.restore`).
+    """
+    entries = tuple(keys)
+    record = f"_widgets_dataset::{page}"
+    before = st.session_state.get(record)
+    st.session_state[record] = dataset
+    if before is None or before == dataset:
+        return False
+    for key in [k for k in list(st.session_state.keys()) if _matches(k, entries)]:
+        del st.session_state[key]
+    return True
+
+
 class SavedSettings:
     """Widget values of a page kept in ``st.session_state[name]`` across page switches.
 
@@ -389,7 +427,9 @@ class SavedSettings:
     ``suffix``, only the keys ending with it.  ``merge``: a save adds to what was saved
     before (a widget not drawn this run keeps its saved value), else replaces it.
     :meth:`restore` and :meth:`save` take a ``scope`` (e.g. the run the view widgets
-    belong to): values saved under another scope are not restored.
+    belong to): values saved under another scope are not restored.  ``per_dataset``: the
+    keys (an entry ending in ``::`` is a prefix) whose values belong to one dataset;
+    :meth:`for_dataset` drops them, saved or current, when the dataset changes.
     """
 
     def __init__(
@@ -400,12 +440,27 @@ class SavedSettings:
         prefix: str | None = None,
         suffix: str | None = None,
         merge: bool = False,
+        per_dataset: Iterable[str] = (),
     ) -> None:
         self.name = name
         self.keys = tuple(keys)
         self.prefix = prefix
         self.suffix = suffix
         self.merge = merge
+        self.per_dataset = tuple(per_dataset)
+
+    def for_dataset(self, dataset: str) -> bool:
+        """Scope the ``per_dataset`` values by ``dataset`` (a ``dataset_digest``): when it is
+        not the dataset they were set for, drop them from the session and from the saved
+        values, so the widgets draw with this dataset's defaults and bounds.  Call it after
+        :meth:`restore`, before the widgets are drawn; True when values were dropped."""
+        if not reset_on_dataset_change(self.name, dataset, self.per_dataset):
+            return False
+        saved = st.session_state.get(self.name)
+        if saved:
+            values = {k: v for k, v in saved["values"].items() if not _matches(k, self.per_dataset)}
+            st.session_state[self.name] = {"scope": saved.get("scope"), "values": values}
+        return True
 
     def _wanted(self, key) -> bool:
         if not isinstance(key, str):
@@ -514,6 +569,21 @@ def images_status() -> tuple[bool, str]:
     return (True, "") if available() else (False, NO_IMAGES)
 
 
+#: Session-state key of the sidebar's "Projection mode" toggle.
+PROJECTION_KEY = "projection"
+
+
+def shown_figure(figure):
+    """``figure`` as the page draws it: restyled for a projector
+    (:func:`engine.figures.style.projection_style`) while the sidebar's Projection mode is
+    on, else unchanged.  Every ``st.plotly_chart`` of the pages goes through it."""
+    if not st.session_state.get(PROJECTION_KEY):
+        return figure
+    from engine.figures.style import projection_style
+
+    return projection_style(figure)
+
+
 class ResultPanel:
     """The result section of a page for one run: draws and records its figures and tables.
 
@@ -542,7 +612,7 @@ class ResultPanel:
         """Draw a plotly ``figure`` (``st.plotly_chart``, in ``where`` or the current
         container) and record it under ``key``; returns the chart's selection event."""
         self.figures[key] = figure
-        return (where or st).plotly_chart(figure, key=key, **kwargs)
+        return (where or st).plotly_chart(shown_figure(figure), key=key, **kwargs)
 
     def table(self, frame, *, name: str, where=None, **kwargs):
         """Draw a DataFrame (``st.dataframe``) and record it under ``name``."""

@@ -15,7 +15,9 @@ State kept in ``st.session_state``:
 * ``max_levels::<option>``, ``many_levels::<option>``, ``small_classes::<option>`` -- the
   Data page's level cap, what to do above it, and what to do with classes too small for a
   stratified split;
-* ``missing``, ``seed`` -- shared settings (the seed is mirrored in the URL).
+* ``missing``, ``seed`` -- shared settings (the seed is mirrored in the URL);
+* ``projection`` -- the sidebar's Projection mode: every figure is drawn for a projector
+  (:func:`shown_figure`); mirrored in the URL as ``projection=1``.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ from pages._jobs import (  # noqa: F401 (the page-job kit, re-exported for the p
     MAX_RUNNING_JOBS,
     MEMORY_ADVICE,
     NOT_SAVED_SUFFIXES,
+    PROJECTION_KEY,
     PageJob,
     ResultPanel,
     SavedSettings,
@@ -57,9 +60,11 @@ from pages._jobs import (  # noqa: F401 (the page-job kit, re-exported for the p
     job_failure,
     job_meta,
     job_waiting,
+    reset_on_dataset_change,
     result_panels,
     running_elsewhere,
     show_job_failure,
+    shown_figure,
     start_job,
     stop_page,
 )
@@ -481,6 +486,16 @@ def sidebar() -> None:
         "result can be reproduced and shared by URL.",
     )
     _to_url("seed", value, 0)
+    sb.header("Display")
+    if PROJECTION_KEY not in st.session_state and st.query_params.get(PROJECTION_KEY) == "1":
+        st.session_state[PROJECTION_KEY] = True
+    projection = sb.toggle(
+        "Projection mode",
+        key=PROJECTION_KEY,
+        help="Large fonts, dark tick labels, thick lines and big markers on every figure, "
+        "to be read on a projector from the back of the room.",
+    )
+    _to_url(PROJECTION_KEY, "1" if projection else None, None)
 
 
 def _choose_target(option: str, columns: list[str], default_target: str) -> None:

@@ -47,6 +47,7 @@ from pages._shared import (
     require_entrypoint,
     seed,
     show_job_failure,
+    shown_figure,
     stop_page,
 )
 
@@ -392,7 +393,9 @@ def draw_growth(snap) -> None:
     )
     trace = latest["model"].trace_
     if trace:
-        st.plotly_chart(growth_figure(trace, forest=latest["forest"]), key=P + "live_fig")
+        st.plotly_chart(
+            shown_figure(growth_figure(trace, forest=latest["forest"])), key=P + "live_fig"
+        )
 
 
 if GROWTH.running:

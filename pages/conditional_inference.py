@@ -729,7 +729,13 @@ def on_tree_click():
 
 panel.chart(fig, on_select=on_tree_click, selection_mode="points", key="ci_tree_fig_view")
 panel.chart(
-    leaf_distribution_figure(tree, tree.apply(meta["X"]), meta["y"], class_names=meta["classes"]),
+    leaf_distribution_figure(
+        tree,
+        tree.apply(meta["X"]),
+        meta["y"],
+        class_names=meta["classes"],
+        target=meta.get("target"),
+    ),
     key="ci_leaves",
 )
 st.download_button(
@@ -766,11 +772,16 @@ else:
     n_tested = int((table["status"] == "tested").sum())
     chosen = table.loc[table["chosen"], "feature"]
     asymptotic = rec.get("p_value_method") == "asymptotic"
-    adj_name = "adjusted p (1-(1-p)^m)" if asymptotic else "p x m (Bonferroni)"
+    adjusted = bool(est.adjust_alpha_selector)
+    alpha = float(table["alpha"].iloc[0])
+    # one scale: the p-value that decides (adjusted under Bonferroni) beside the level alpha
+    adj_name = "adjusted p (1-(1-p)^m)" if asymptotic else "adjusted p (m x p, Bonferroni)"
+    decided = adj_name if adjusted else "p-value"
     verdict = (
         f"**{md(chosen.iloc[0])}** was chosen ("
-        + ("adjusted " if asymptotic and est.adjust_alpha_selector else "")
-        + f"p = {est.p_value_selector_[node]:.3g} < {rec['alpha_selector']:.3g})"
+        + ("adjusted " if adjusted else "")
+        + f"p = {float(table.loc[table['chosen'], 'p_bonferroni'].iloc[0]):.3g} < alpha = "
+        f"{alpha:.3g})"
         if len(chosen)
         else why_leaf(node)
     )
@@ -779,10 +790,17 @@ else:
         if asymptotic
         else "permutation-tested"
     )
+    scale = (
+        f" (each p-value adjusted for the {rec['n_tested']} features drawn"
+        + ("" if asymptotic else f"; the same as p < alpha / m = {rec['alpha_selector']:.3g}")
+        + ")"
+        if adjusted
+        else ""
+    )
     routed = rec.get("n_missing_routed", 0)
     st.markdown(
         f"Stage A at node {node}: {rec['n_tested']} features drawn, {n_tested} "
-        f"{how} at level {rec['alpha_selector']:.3g}; {verdict}."
+        f"{how} at level alpha = {alpha:.3g}{scale}; {verdict}."
         + (
             f" The split routed {routed} rows with a missing "
             f"{md(names[int(tree.feature[node])])} by the missing-value rule "
@@ -791,15 +809,11 @@ else:
             else ""
         )
     )
-    show = table.rename(
-        columns={
-            "p_value": "p-value",
-            "p_bonferroni": adj_name,
-            "level": "level alpha'",
-        }
+    show = table.drop(columns=["level", "at_floor"]).rename(
+        columns={"p_value": "p-value", "p_bonferroni": adj_name, "alpha": "level alpha"}
     )
     show["status"] = show["status"].map(STATUS_SHORT)
-    if not est.adjust_alpha_selector:  # without Bonferroni the column would repeat p
+    if not adjusted:  # without Bonferroni the column would repeat p
         show = show.drop(columns=adj_name)
     if asymptotic:  # no permutations to count
         show = show.drop(columns="permutations")
@@ -810,7 +824,10 @@ else:
 
     number = st.column_config.NumberColumn
     panel.table(
-        show.style.apply(highlight, axis=1),
+        # "—" for a feature that was not tested (st.dataframe writes None)
+        show.style.apply(highlight, axis=1).format(
+            {c: "{:.4g}" for c in ("p-value", adj_name) if c in show}, na_rep="—"
+        ),
         name="node_tests",
         hide_index=True,
         width="stretch",
@@ -823,20 +840,18 @@ else:
                 "selector statistic (permutation tests).",
             ),
             "p-value": number(
-                format="%.4g",
                 help="Asymptotic p-value (chi-square or multivariate normal limit) or Monte "
-                "Carlo permutation p-value (1 + #{T_b >= T}) / (B + 1); unadjusted; empty: "
+                "Carlo permutation p-value (1 + #{T_b >= T}) / (B + 1); unadjusted; —: "
                 "not tested.",
             ),
             adj_name: number(
-                format="%.4g",
                 help="1 - (1 - p)^m (partykit's adjustment) or min(1, m p), m = features "
-                "drawn at the node; significant when below alpha.",
+                "drawn at the node; significant when below the level alpha beside it.",
             ),
-            "level alpha'": number(
+            "level alpha": number(
                 format="%.3g",
-                help="ctree: alpha, for the adjusted p; paper: alpha / m (Bonferroni) or "
-                "alpha, for p.",
+                help=f"The level the {decided} column is compared with: significant when "
+                "below it. Under Bonferroni, m p < alpha is the same test as p < alpha / m.",
             ),
             "permutations": number(
                 help="Permutations run (adaptive stopping ends early once the decision is clear)."
@@ -844,6 +859,27 @@ else:
             "status": st.column_config.TextColumn(width="medium"),
         },
     )
+    floored = table[table["at_floor"]]
+    if len(floored):
+        b_values = sorted({int(b) for b in floored["permutations"]})
+        floor = 1.0 / (b_values[0] + 1)
+        which = ", ".join(md(f) for f in floored["feature"][:4]) + (
+            f" and {len(floored) - 4} more" if len(floored) > 4 else ""
+        )
+        st.caption(
+            f"p = {floor:.3g} for {which} is the **permutation floor** 1/(B+1) with B = "
+            + " or ".join(f"{b:,}" for b in b_values)
+            + ": none of the B shuffled targets gave a statistic as large as the observed "
+            "one, and a Monte Carlo p-value (1 + #{T_b >= T}) / (B + 1) cannot go lower. The "
+            "true p-value is smaller still; only more permutations (Permutations B) can "
+            "show how small"
+            + (
+                f". Adjusted for the {rec['n_tested']} features, the floor is "
+                f"{min(1.0, rec['n_tested'] * floor):.3g}."
+                if adjusted
+                else "."
+            )
+        )
     st.caption(
         "Status: *tested*; *scan stopped*: drawn, but feature scanning stopped at an "
         "earlier significant feature (statistic only; turn scanning off to test every "
@@ -959,7 +995,10 @@ st.caption(
     + "."
 )
 panel.chart(rankings_figure(rank, list(imps)), key="ci_rank_fig")
-panel.table(rank.round(4), name="rankings", hide_index=True, width="stretch", key="ci_rank_table")
+shown_rank = rank.round(4)
+for column in [c for c in shown_rank if c.endswith(" rank")]:  # no order for importance 0
+    shown_rank[column] = ["not used" if pd.isna(v) else str(int(v)) for v in rank[column]]
+panel.table(shown_rank, name="rankings", hide_index=True, width="stretch", key="ci_rank_table")
 st.download_button(
     "Download the rankings (CSV)",
     rank.to_csv(index=False).encode(),
@@ -977,7 +1016,8 @@ if unused:
     )
 if any(rank[f"{m} rank"].isna().any() for m in imps if m not in unused):
     st.caption(
-        "A rank is empty where the method gives the feature no importance (it never splits on it)."
+        "A rank is *not used* where the method gives the feature no importance (it never "
+        "splits on it)."
     )
 
 # -- 5. top-k ------------------------------------------------------------------------------------
@@ -989,7 +1029,7 @@ st.caption(
 )
 learners = CLASSIFICATION_LEARNERS if clf else REGRESSION_LEARNERS
 metric = "balanced accuracy" if clf else "R²"
-c = st.columns(4)
+c = st.columns([2, 3, 2, 2])  # room for every chosen k (the box hid "10" at 1280 px)
 learner = c[0].selectbox(
     "Learner",
     learners,

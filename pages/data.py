@@ -14,6 +14,7 @@ from pages._shared import (
     MANY_LEVELS_LABEL,
     MAX_UPLOAD_BYTES,
     MAX_UPLOADS,
+    PROJECTION_KEY,
     SMALL_CLASS_CHOICES,
     SMALL_CLASSES_LABEL,
     UPLOAD_PREFIX,
@@ -27,6 +28,7 @@ from pages._shared import (
     md,
     option_label,
     require_entrypoint,
+    shown_figure,
 )
 
 SEPARATORS = {"auto": None, "comma ,": ",", "semicolon ;": ";", "tab": "\t", "pipe |": "|"}
@@ -289,15 +291,19 @@ st.markdown(_rows_line(report, ds))
 for w in ds.warnings:
     st.info(md(w))
 
-left, right = st.columns(2)
+# side by side; one above the other in projection mode (half a screen is too narrow for
+# the larger text)
+left, right = (
+    (st.container(), st.container()) if st.session_state.get(PROJECTION_KEY) else st.columns(2)
+)
 with left:
     feature = st.selectbox("Feature to plot", ds.feature_names, key=f"plot_feature::{option}")
     shown, n_absent = _plotted(ds, feature)
-    st.plotly_chart(feature_distribution_figure(shown, feature), key="feature_fig")
+    st.plotly_chart(shown_figure(feature_distribution_figure(shown, feature)), key="feature_fig")
     if n_absent:
         st.caption(f"{n_absent:,} rows with no value for {md(feature)} are not drawn.")
 with right:
-    st.plotly_chart(target_distribution_figure(ds), key="target_fig")
+    st.plotly_chart(shown_figure(target_distribution_figure(ds)), key="target_fig")
 
 st.download_button(
     "Download the prepared table (CSV)",

@@ -43,6 +43,7 @@ from engine.treegrad.service import (
 )
 from pages._runs import keep_runs, restore_runs
 from pages._shared import (
+    PROJECTION_KEY,
     PageJob,
     ResultPanel,
     SavedSettings,
@@ -54,6 +55,7 @@ from pages._shared import (
     require_entrypoint,
     seed,
     show_job_failure,
+    shown_figure,
     stop_page,
 )
 
@@ -71,7 +73,14 @@ BATCH_BUDGET = 300.0
 require_entrypoint("pages/feature_ranking.py")
 #: This page's widget values (every ``tg_`` setting), saved at every run and put back before
 #: any widget is drawn (see pages/_jobs.py).
-SETTINGS = SavedSettings("_tg_saved_params", prefix="tg_", merge=True)
+#: The widgets whose options or bounds come from the dataset (class, test row, feature to
+#: edit, features shown, batch size) start again from their defaults on another dataset.
+SETTINGS = SavedSettings(
+    "_tg_saved_params",
+    prefix="tg_",
+    merge=True,
+    per_dataset=("tg_class", "tg_row", "tg_edit_feature", "tg_topk", "tg_batch"),
+)
 SETTINGS.restore()
 
 
@@ -123,6 +132,7 @@ if ds.n_samples < 10:
     )
     stop_page(*JOBS)
 digest = dataset_digest(ds)
+SETTINGS.for_dataset(digest)
 class_names = None if ds.classes_ is None else [str(c) for c in ds.classes_]
 
 
@@ -631,7 +641,12 @@ with tabs[0]:
         "the symmetric gradient, so they rank features; their size is not an additive "
         "share."
     )
-    c1, c2 = st.columns([3, 2])
+    # the heat map beside its explanation; above it in projection mode (too narrow)
+    c1, c2 = (
+        (st.container(), st.container())
+        if st.session_state.get(PROJECTION_KEY)
+        else st.columns([3, 2])
+    )
     tau = kendall_matrix(ex.scores)
     panel.chart(kendall_figure(tau), key="tg_tau_fig", where=c1)
     table = pd.DataFrame(
@@ -1030,7 +1045,9 @@ with tabs[4]:
     if NUMERICS.running:
         live_view(
             NUMERICS,
-            lambda s, partial: st.plotly_chart(error_depth_figure(s["rows"]), key="tg_num_live"),
+            lambda s, partial: st.plotly_chart(
+                shown_figure(error_depth_figure(s["rows"])), key="tg_num_live"
+            ),
             "depths",
         )
     out = job_outcome(NUMERICS, "depths")
@@ -1081,7 +1098,9 @@ with tabs[4]:
     if RUNTIME.running:
         live_view(
             RUNTIME,
-            lambda s, partial: st.plotly_chart(runtime_figure(s["rows"]), key="tg_rt_live"),
+            lambda s, partial: st.plotly_chart(
+                shown_figure(runtime_figure(s["rows"])), key="tg_rt_live"
+            ),
             "sizes",
         )
     out = job_outcome(RUNTIME, "tree sizes")

@@ -6,7 +6,7 @@ import streamlit as st
 from engine.figures.teaching import step_figure
 from engine.teaching.glossary import lookup
 from engine.teaching.lessons import LESSONS, check_answer, compute_step
-from pages._shared import md, require_entrypoint
+from pages._shared import md, require_entrypoint, shown_figure
 from pages._teaching import SKIPPED, score_panel, scoreboard
 
 require_entrypoint("pages/learn.py")
@@ -85,7 +85,7 @@ else:
             f"**{md(attempt.answer)}**. {explanation}"
         )
     for i, spec in enumerate(result.figures):
-        st.plotly_chart(step_figure(spec), key=f"learn_fig_view::{key}/{i}")
+        st.plotly_chart(shown_figure(step_figure(spec)), key=f"learn_fig_view::{key}/{i}")
     if result.table is not None:
         st.dataframe(result.table, hide_index=True)
     if index + 1 < len(lesson.steps):

@@ -15,6 +15,7 @@ from pages._shared import (
     md,
     require_entrypoint,
     seed,
+    shown_figure,
 )
 
 require_entrypoint("pages/learn_challenge.py")
@@ -83,7 +84,9 @@ st.caption(
 )
 fig = tree_figure(arrays, feature_names=names, class_names=classes, title="Your tree")
 fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type="scatter"))
-event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="learn_ch_tree_view")
+event = st.plotly_chart(
+    shown_figure(fig), on_select="rerun", selection_mode="points", key="learn_ch_tree_view"
+)
 points = (event.selection.points if event and event.selection else None) or []
 clicked = next(
     (int(p["customdata"]) for p in points if isinstance(p.get("customdata"), int | float)), None
@@ -167,14 +170,16 @@ else:
         hide_index=True,
     )
     st.plotly_chart(
-        split_preview_figure(
-            view.histogram_edges,
-            view.histogram_counts,
-            threshold,
-            feature_name=feature_name,
-            class_names=classes,
-            curve_thresholds=view.curve_thresholds,
-            curve_gains=view.curve_gains,
+        shown_figure(
+            split_preview_figure(
+                view.histogram_edges,
+                view.histogram_counts,
+                threshold,
+                feature_name=feature_name,
+                class_names=classes,
+                curve_thresholds=view.curve_thresholds,
+                curve_gains=view.curve_gains,
+            )
         ),
         key="learn_ch_preview_view",
     )

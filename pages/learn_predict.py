@@ -6,7 +6,14 @@ import streamlit as st
 from engine.data import DataError
 from engine.figures.teaching import step_figure
 from engine.teaching import predict
-from pages._shared import current_dataset, dataset_caption, dataset_digest, md, require_entrypoint
+from pages._shared import (
+    current_dataset,
+    dataset_caption,
+    dataset_digest,
+    md,
+    require_entrypoint,
+    shown_figure,
+)
 from pages._teaching import SKIPPED, score_panel, scoreboard
 
 require_entrypoint("pages/learn_predict.py")
@@ -105,7 +112,7 @@ else:
             f"**{md(q.answer)}**. {md(q.explanation)}"
         )
     for i, spec in enumerate(q.figures):
-        st.plotly_chart(step_figure(spec), key=f"learn_pr_fig_view::{i}")
+        st.plotly_chart(shown_figure(step_figure(spec)), key=f"learn_pr_fig_view::{i}")
     if q.table is not None:
         st.dataframe(q.table, hide_index=True)
 score_panel(score_slot)

@@ -47,6 +47,7 @@ from pages._shared import (
     require_entrypoint,
     seed,
     show_job_failure,
+    shown_figure,
     stop_page,
 )
 
@@ -416,10 +417,12 @@ def draw_live(snap) -> None:
     for col, (name, key) in zip(st.columns(6), counters, strict=True):
         col.metric(name, f"{int(row[key]):,}")
     st.plotly_chart(
-        gap_figure(
-            latest["trace"],
-            time_limit=meta["time_limit"],
-            title=f"{PHASE_TITLE[phase]}: gap convergence (live)",
+        shown_figure(
+            gap_figure(
+                latest["trace"],
+                time_limit=meta["time_limit"],
+                title=f"{PHASE_TITLE[phase]}: gap convergence (live)",
+            )
         ),
         key="lit_live_gap",
     )
@@ -428,14 +431,16 @@ def draw_live(snap) -> None:
     if inc is not None and inc.node_count > 1:
         n_split, n_bp = tree_counts(inc)
         st.plotly_chart(
-            shape_tree_figure(
-                label_tree(inc, meta),
-                split_penalty=meta["lam"],
-                breakpoint_penalty=meta["alpha"],
-                collapse_depth=3 if inc.max_depth > 3 else None,
-                title=f"Current incumbent (UB {float(row['ub']):.4g}): "
-                f"{plural(n_split, 'split')}, {plural(n_bp, 'breakpoint')}, "
-                f"depth {inc.max_depth}",
+            shown_figure(
+                shape_tree_figure(
+                    label_tree(inc, meta),
+                    split_penalty=meta["lam"],
+                    breakpoint_penalty=meta["alpha"],
+                    collapse_depth=3 if inc.max_depth > 3 else None,
+                    title=f"Current incumbent (UB {float(row['ub']):.4g}): "
+                    f"{plural(n_split, 'split')}, {plural(n_bp, 'breakpoint')}, "
+                    f"depth {inc.max_depth}",
+                )
             ),
             key="lit_live_tree",
         )

@@ -19,6 +19,7 @@ from engine.figures.splits import (
 )
 from engine.figures.tree import tree_figure
 from pages._shared import (
+    PROJECTION_KEY,
     PageJob,
     ResultPanel,
     current_dataset,
@@ -29,7 +30,9 @@ from pages._shared import (
     labelled_tree,
     md,
     require_entrypoint,
+    reset_on_dataset_change,
     seed,
+    shown_figure,
     stop_page,
 )
 
@@ -147,6 +150,8 @@ if not strategies:  # sections 2-3 need one; section 4 keeps its results (and St
     st.info("Choose at least one strategy.")
 k_arg = int(k) or None
 digest = dataset_digest(ds)
+# the node and its feature belong to this dataset's tree: another dataset starts at the root
+reset_on_dataset_change("split_strategies", digest, ("ss_node", "ss_feature::", "_ss_last_click"))
 
 
 @st.cache_resource(show_spinner="Growing the exhaustive tree...", max_entries=16)
@@ -175,7 +180,9 @@ fig = tree_figure(
     title=f"Exhaustive CART, depth {depth}: {tree.node_count} nodes",
 )
 fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type="scatter"))
-event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key="ss_tree_fig")
+event = st.plotly_chart(
+    shown_figure(fig), on_select="rerun", selection_mode="points", key="ss_tree_fig"
+)
 points = (event.selection.points if event and event.selection else None) or []
 clicked = next(
     (int(p["customdata"]) for p in points if isinstance(p.get("customdata"), int | float)), None
@@ -318,9 +325,28 @@ result, meta = cv_job_panel(
 st.caption(f"Results for {meta['caption']}")
 panel.meta = meta
 metric = "accuracy" if meta["task"] == "classification" else "r2"
-cols = ["model", metric, metric + "_std", "candidates", "fit_seconds", "n_leaves", "depth"]
+from engine.compare import folds_label  # noqa: E402 (loaded with the job's results)
+
+n_planned = result.n_folds or meta.get("n_folds")
+st.caption(
+    f"Mean over {folds_label(result.summary, n_planned)} (the folds column counts each "
+    "model's finished folds; — in a std column where a model has 1 fold: no spread)."
+)
+cols = [
+    "model",
+    metric,
+    metric + "_std",
+    "folds",
+    "candidates",
+    "fit_seconds",
+    "n_leaves",
+    "depth",
+]
+shown = result.summary[[c for c in cols if c in result.summary]].round(4)
+for column in [c for c in shown if c.endswith("_std")]:  # 1 fold: no std
+    shown[column] = shown[column].astype(object).where(shown[column].notna(), "—")
 panel.table(
-    result.summary[[c for c in cols if c in result.summary]].round(4),
+    shown,
     name="summary",
     hide_index=True,
     width="stretch",
@@ -349,7 +375,11 @@ if result.models:
         elif st.session_state.get(wkey) not in keys:
             # the same result after another page: Streamlit dropped the pickers' values
             st.session_state[wkey] = picked[1 + i]
-    c1, c2 = st.columns(2)
+    # side by side; one above the other in projection mode (half a screen is too narrow
+    # for the larger node labels)
+    c1, c2 = (
+        (st.container(), st.container()) if st.session_state.get(PROJECTION_KEY) else st.columns(2)
+    )
     for col, wkey in ((c1, "ss_left_tree"), (c2, "ss_right_tree")):
         with col:
             pick = st.selectbox(

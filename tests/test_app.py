@@ -1,5 +1,7 @@
 """AppTest (in-process, no browser) for every page: open, upload, failed upload, Compare."""
 
+import time
+
 import pytest
 
 from pages._shared import md
@@ -680,6 +682,82 @@ def test_split_strategies_running_job_can_be_stopped_from_a_dataset_it_cannot_us
     assert any("comparison is still running on **Iris**" in i.value for i in app.info)
     app.button(key="ss_stop").click().run()
     assert job.join(TIMEOUT) and job.status == "cancelled"
+
+
+@pytest.mark.slow
+def test_split_strategies_node_starts_at_the_root_of_another_dataset(app):
+    # a node picked in iris's tree stayed picked in wine's (another tree, another feature)
+    app.switch_page("pages/split_strategies.py").run()
+    app.selectbox(key="ss_node").set_value(4).run()
+    app.selectbox(key="ss_feature::4").set_value("sepal width (cm)").run()
+    pick(app, "wine")
+    assert not app.exception, app.exception
+    node = app.selectbox(key="ss_node")
+    assert node.value == 0 and node.options[0].startswith("node 0 (178 rows")
+    assert "ss_feature::4" not in app.session_state
+    assert app.dataframe[0].value.loc[0, "candidates"] > 42  # wine's root, not iris's node 4
+
+
+@pytest.mark.slow
+def test_split_strategies_one_fold_after_stop_shows_no_spread(app, monkeypatch):
+    # after Stop, a model with one fold had an empty std cell (Compare shows "—")
+    import pages._jobs as shared
+
+    steps = shared.cross_validate_steps
+
+    def stopped_after_one_fit(ctx, *args, **kwargs):
+        for snap in steps(ctx, *args, **kwargs):
+            yield snap
+            if snap.get("rows"):  # one model has one fold: wait for Stop
+                while not ctx.cancel_event.wait(0.01):
+                    pass
+                yield snap
+
+    monkeypatch.setattr(shared, "cross_validate_steps", stopped_after_one_fit)
+    app.switch_page("pages/split_strategies.py").run()
+    app.multiselect(key="ss_strategies").set_value(["exhaustive", "quantile"]).run()
+    app.slider(key="ss_cv_folds").set_value(3)
+    app.button(key="ss_run").click().run()
+    job = app.session_state["ss_job"]
+    deadline = time.monotonic() + TIMEOUT
+    while not (job.snapshot().latest or {}).get("rows") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    app.button(key="ss_stop").click().run()
+    assert job.join(TIMEOUT) and job.status == "cancelled"
+    app.run()
+    assert not app.exception, app.exception
+    cv = app.dataframe[-1].value
+    assert list(cv["model"]) == ["CART / exhaustive"]
+    assert cv.loc[0, "folds"] == 1 and cv.loc[0, "accuracy_std"] == "—"
+    assert any("Mean over 1 of 3 folds" in c.value for c in app.caption)
+
+
+def _layout_fonts(chart) -> tuple:
+    import json
+
+    layout = json.loads(chart.proto.spec)["layout"]
+    font = layout.get("font", {}).get("size")
+    return font, (layout.get("xaxis", {}).get("tickfont") or {}).get("size")
+
+
+@pytest.mark.slow
+def test_projection_mode_enlarges_every_figure(app):
+    # the Data page's figures (drawn directly) and Split strategies' (tree drawn directly,
+    # candidates through ResultPanel.chart): 14 px text normally, 20 px in projection mode
+    assert not app.toggle(key="projection").value
+    assert [_layout_fonts(c)[0] for c in app.get("plotly_chart")] == [14, 14]
+    app.toggle(key="projection").set_value(True).run()
+    assert not app.exception, app.exception
+    assert [_layout_fonts(c) for c in app.get("plotly_chart")] == [(20, 18), (20, 18)]
+    app.switch_page("pages/split_strategies.py").run()
+    assert not app.exception, app.exception
+    charts = {c.proto.id: c for c in app.get("plotly_chart")}
+    assert len(charts) >= 3 and all(_layout_fonts(c)[0] == 20 for c in charts.values())
+    # the recorded figure (for exports) stays as built
+    panel = app.session_state["_result_panels"]["split_strategies"]
+    assert panel.figures["ss_cand_fig"].layout.font.size == 14
+    app.toggle(key="projection").set_value(False).run()
+    assert all(_layout_fonts(c)[0] in (14, None) for c in app.get("plotly_chart"))
 
 
 @pytest.mark.slow

@@ -84,6 +84,14 @@ def test_node_feature_table_matches_records(wine_tree):
         assert by.loc[f, "statistic"] == s and by.loc[f, "p_value"] == p
         assert by.loc[f, "p_bonferroni"] == pytest.approx(min(1.0, 13 * p))
     assert by.loc[:, "level"].eq(0.05 / 13).all()
+    # the nominal alpha, on the adjusted p-value's scale: the same decisions as p < alpha / m
+    assert by.loc[:, "alpha"].eq(0.05).all()
+    np.testing.assert_array_equal(by["significant"], by["p_bonferroni"] < by["alpha"])
+    np.testing.assert_array_equal(by["significant"], by["p_value"] < 0.05 / 13)
+    # the permutation floor 1/(B+1): p-values no permutation reached
+    floor = 1 / (by["permutations"] + 1)
+    np.testing.assert_array_equal(by["at_floor"], np.isclose(by["p_value"], floor, rtol=1e-12))
+    assert by["at_floor"].any()  # every wine feature beats all B shuffles at the root
     assert table["chosen"].sum() == 1
     assert table.loc[table["chosen"], "index"].item() == est.tree_.feature[0]
     assert (table["p_value"].diff().dropna() >= 0).all()  # sorted by p-value
@@ -105,6 +113,8 @@ def test_node_feature_table_with_scanning_and_leaves():
     tested = table[table["status"] == "tested"]
     assert len(tested) == len(est.node_records_[0]["features"]) and len(table) == 4
     assert tested["significant"].iloc[-1]  # scanning stops at the first significant one
+    assert not table["at_floor"].any()  # asymptotic p-values have no permutation floor
+    np.testing.assert_array_equal(tested["significant"], tested["p_bonferroni"] < tested["alpha"])
     # a pure leaf (setosa) has no tests at all
     leaf = next(
         v
@@ -216,7 +226,8 @@ def test_leaf_distribution_fractions_and_boxes(wine_tree):
 
     Xr, yr = load_diabetes(return_X_y=True)
     reg = ConditionalInferenceTreeRegressor(random_state=0).fit(Xr, yr)
-    fig = leaf_distribution_figure(reg.tree_, reg.tree_.apply(Xr), yr)
+    fig = leaf_distribution_figure(reg.tree_, reg.tree_.apply(Xr), yr, target="progression")
+    assert fig.layout.yaxis.title.text == "progression"  # the target's name, not "target y"
     rl = np.flatnonzero(reg.tree_.children_left < 0)
     assert [len(tr.y) for tr in fig.data] == [int(reg.tree_.n_node_samples[v]) for v in rl]
     assert [np.mean(tr.y) for tr in fig.data] == pytest.approx(reg.tree_.value[rl, 0, 0])
@@ -449,18 +460,44 @@ def check_node_table(app, est, node):
     shown = frame(app, "status")
     rec = est.node_records_[node]
     asymptotic = rec.get("p_value_method") == "asymptotic"
-    adjusted = "adjusted p (1-(1-p)^m)" if asymptotic else "p x m (Bonferroni)"
+    adjusted = "adjusted p (1-(1-p)^m)" if asymptotic else "adjusted p (m x p, Bonferroni)"
     assert (adjusted in shown.columns) == est.adjust_alpha_selector
+    # one scale: the p-value that decides stands beside the nominal level alpha, never
+    # beside alpha / m (the table showed m x p = 0.0167 beside alpha' = 0.0125, "significant")
+    decided = adjusted if est.adjust_alpha_selector else "p-value"
+    columns = list(shown.columns)
+    assert "level alpha'" not in columns
+    assert columns.index("level alpha") == columns.index(decided) + 1
+    assert shown["level alpha"].eq(est.alpha_selector).all()
     assert ("permutations" in shown.columns) == (not asymptotic)
     names = app.session_state["ci_job_meta"]["feature_names"]
     tested = shown[shown["status"] == "tested"].set_index("feature")
     assert sorted(tested.index) == sorted(names[f] for f in rec["features"])
     for f, p in zip(rec["features"], rec["p_values"], strict=True):
         assert tested.loc[names[f], "p-value"] == p
+    m = rec["n_tested"]
     if asymptotic and est.adjust_alpha_selector:
-        m = len(rec["features"])
         for f, p in zip(rec["features"], rec["p_values"], strict=True):
             assert tested.loc[names[f], adjusted] == pytest.approx(1 - (1 - p) ** m, rel=1e-9)
+    elif est.adjust_alpha_selector:
+        for f, p in zip(rec["features"], rec["p_values"], strict=True):
+            assert tested.loc[names[f], adjusted] == pytest.approx(min(1.0, m * p), rel=1e-9)
+    # "significant" is exactly the comparison the row shows
+    np.testing.assert_array_equal(
+        tested["significant"].to_numpy(bool),
+        (tested[decided] < tested["level alpha"]).to_numpy(bool),
+    )
+    floor_notes = [c.value for c in app.caption if "permutation floor" in c.value]
+    floored = [
+        names[f]
+        for f, p, b in zip(rec["features"], rec["p_values"], rec["n_permutations"], strict=True)
+        if b > 0 and p == pytest.approx(1 / (b + 1), rel=1e-9)
+    ]
+    assert bool(floor_notes) == bool(floored)
+    if floored:
+        b = min(b for b in rec["n_permutations"] if b > 0)
+        assert f"p = {1 / (b + 1):.3g} for {floored[0]}" in floor_notes[0]
+        assert f"B = {b:,}" in floor_notes[0]
     assert any(f"Stage A at node {node}:" in m.value for m in app.markdown)
 
 
@@ -755,7 +792,7 @@ def test_page_says_which_stage_made_the_root_a_leaf(app):
     text, rec = refit()  # B = 1: the smallest stage-B p-value is 1/2, not below 0.5
     assert min(rec["threshold_p_values"]) >= rec["alpha_splitter"]
     assert "no threshold passed stage B" in text and "no feature passed" not in text.lower()
-    assert "p x m (Bonferroni)" not in frame(app, "status").columns  # Bonferroni is off
+    assert "adjusted p (m x p, Bonferroni)" not in frame(app, "status").columns  # no Bonferroni
     app.session_state["ci_b_spl_preset"] = "auto"
     app.session_state["ci_min_dec"] = 1e6
     app.run()
@@ -773,8 +810,9 @@ def test_page_ranks_nothing_when_the_trees_cannot_split(app):
     open_page(app, "wine")
     ranks = frame(app, "CIT rank")
     assert ranks["CIT"].sum() == 0 and ranks["CIF"].sum() == 0
-    assert ranks["CIT rank"].isna().all() and ranks["CIF rank"].isna().all()
-    assert ranks["CART rank"].notna().any()
+    # a feature a method never used has no rank: "not used", not "None"
+    assert (ranks["CIT rank"] == "not used").all() and (ranks["CIF rank"] == "not used").all()
+    assert ranks["CART rank"].str.isdigit().any()
     assert any("CIT and CIF have no split" in c.value for c in app.caption)
     # and the message names the rule that stopped the root (it listed three possible ones)
     assert any(

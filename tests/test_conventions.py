@@ -456,3 +456,18 @@ def test_figures_only_draw():
     assert not private, f"figures reading private attributes: {private}"
     assert not imports, f"figures importing private engine names: {imports}"
     assert not calls, f"figures computing instead of drawing: {calls}"
+
+
+def test_every_page_figure_goes_through_projection_mode():
+    # the sidebar's Projection mode restyles a figure in pages._jobs.shown_figure; a page
+    # calling st.plotly_chart on a bare figure would stay small on a projector
+    import re
+
+    calls = []
+    for path in sorted((ROOT / "pages").glob("*.py")):
+        text = path.read_text()
+        for match in re.finditer(r"plotly_chart\(\s*([^\s,)]+)", text):
+            calls.append((path.name, match.group(1)))
+    assert len(calls) >= 12
+    bare = [(name, first) for name, first in calls if not first.startswith("shown_figure(")]
+    assert bare == [], bare

@@ -1,4 +1,7 @@
-"""Figure builders for the Data and Compare pages: the numbers drawn are the data's."""
+"""Figure builders for the Data and Compare pages: the numbers drawn are the data's; the
+projection style of a figure from every figure module."""
+
+import json
 
 import numpy as np
 import pandas as pd
@@ -111,3 +114,148 @@ def test_pit_histogram_bars_are_densities_with_a_uniform_reference():
     assert fig.layout.title.text.startswith("PIT histogram")
     assert "PIT value" in fig.layout.xaxis.title.text
     assert "density" in fig.layout.yaxis.title.text
+
+
+# -- projection mode ---------------------------------------------------------------------------
+def _line_width(trace):
+    line = getattr(trace, "line", None)
+    if line is None or "width" not in line:
+        return None
+    return line.width if line.width is not None else 2.0  # plotly's default scatter line
+
+
+def _marker_sizes(trace):
+    marker = getattr(trace, "marker", None)
+    if trace.type not in ("scatter", "scattergl") or marker is None or marker.size is None:
+        return None
+    return np.atleast_1d(np.asarray(marker.size, dtype=float))
+
+
+def _projection_figures():
+    """One real figure from each module of engine.figures (the figures the pages draw)."""
+    from sklearn.datasets import load_iris
+    from sklearn.tree import DecisionTreeClassifier
+
+    from engine.cit.report import rankings_table
+    from engine.figures.cit import rankings_figure
+    from engine.figures.literati import gap_figure
+    from engine.figures.partition import pit_figure
+    from engine.figures.splits import strategy_tradeoff_figure
+    from engine.figures.teaching import split_preview_figure
+    from engine.figures.tree import tree_figure
+    from engine.figures.treegrad import kendall_figure
+    from engine.partition.scoring import pit_histogram
+    from engine.tree import from_sklearn
+
+    X, y = load_iris(return_X_y=True)
+    tree = from_sklearn(DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y))
+    summary = pd.DataFrame(
+        {
+            "model": ["A", "B"],
+            "folds": [5, 5],
+            "accuracy": [0.9, 0.8],
+            "accuracy_std": [0.01, 0.02],
+            "log_loss": [0.3, 0.4],
+            "log_loss_std": [0.05, 0.04],
+            "fit_seconds": [0.02, 0.005],
+            "candidates": [5000, 300],
+            "n_leaves": [8, 6],
+            "depth": [3, 3],
+        }
+    )
+    trace = pd.DataFrame(
+        {
+            "time": [0.001, 0.01, 0.1, 1.0],
+            "ub": [30.0, 20.0, 12.0, 12.0],
+            "lb": [2.0, 6.0, 10.0, 12.0],
+            "event": ["incumbent", "incumbent", "incumbent", "optimal"],
+        }
+    )
+    rng = np.random.default_rng(0)
+    tau = pd.DataFrame([[1.0, 0.5], [0.5, 1.0]], index=["a", "b"], columns=["a", "b"])
+    return {
+        "data": feature_distribution_figure(_ds("iris"), "petal length (cm)"),
+        "compare": cv_summary_figure(summary, "classification", 5),
+        "tree": tree_figure(tree),
+        "treegrad": kendall_figure(tau),
+        "cit": rankings_figure(
+            rankings_table({"a": [2.0, 1.0], "b": [1, 3]}, ["f0", "f1"]), ["a", "b"]
+        ),
+        "partition": pit_figure({"model": pit_histogram(rng.uniform(size=200), 10)}),
+        "splits": strategy_tradeoff_figure(summary, "classification"),
+        "literati": gap_figure(trace, time_limit=10),
+        "teaching": split_preview_figure(
+            np.linspace(0.0, 1.0, 6),
+            np.array([[3, 2, 1, 0, 0], [0, 1, 2, 3, 4]]),
+            0.5,
+            feature_name="x",
+            class_names=["a", "b"],
+            curve_thresholds=np.array([0.2, 0.4, 0.6]),
+            curve_gains=np.array([0.1, 0.3, 0.2]),
+        ),
+    }
+
+
+def test_projection_style_enlarges_every_figure_module():
+    from engine.figures.style import (
+        PROJECTION_INK,
+        PROJECTION_LINE_WIDTH,
+        PROJECTION_TICK_SIZE,
+        projection_style,
+    )
+
+    grown = set()
+    for module, before in _projection_figures().items():
+        kept = json.loads(before.to_json())
+        after = projection_style(before)
+        assert json.loads(before.to_json()) == kept, f"{module}: the figure given was changed"
+        assert after.layout.font.size == 20 > (before.layout.font.size or 12), module
+        assert after.layout.title.font.size >= 17, module
+        axes = []
+        after.for_each_xaxis(axes.append)
+        after.for_each_yaxis(axes.append)
+        shown = [a for a in axes if a.visible is not False]
+        for axis in shown:
+            assert axis.tickfont.size == PROJECTION_TICK_SIZE and axis.tickfont.color == (
+                PROJECTION_INK
+            ), module
+            assert axis.ticks == "outside" and axis.linewidth == 2, module
+        widened = 0
+        for old, new in zip(before.data, after.data, strict=True):
+            width = _line_width(old)
+            if width:
+                assert _line_width(new) >= max(2 * width, PROJECTION_LINE_WIDTH), (module, old.name)
+                widened += 1
+            sizes = _marker_sizes(old)
+            if sizes is not None:
+                expected = np.minimum(1.5 * sizes, sizes + 10)
+                assert (_marker_sizes(new) >= expected - 1e-9).all(), (module, old.name)
+                assert (_marker_sizes(new) >= 10).all(), (module, old.name)
+            if "textfont" in old and old.textfont.size is not None:
+                assert new.textfont.size >= 1.4 * old.textfont.size - 1e-9, (module, old.name)
+        for old, new in zip(before.layout.annotations, after.layout.annotations, strict=True):
+            # in-plot text 1.4 times, subplot titles 1.2 times (panels side by side)
+            assert new.font.size >= max(1.2 * (old.font.size or 14), 15) - 1e-9, module
+        if widened or any(_marker_sizes(t) is not None for t in before.data):
+            grown.add(module)
+    # the figures with lines or markers (trees, gap chart, trade-off, preview, PIT reference)
+    assert {"tree", "literati", "splits", "teaching", "partition"} <= grown
+
+
+def test_projection_style_darkens_grey_text_and_keeps_chosen_colours():
+    import plotly.graph_objects as go
+
+    from engine.figures.style import PROJECTION_INK, projection_style
+
+    fig = go.Figure(
+        go.Scatter(x=[1], y=[1], mode="text", text=["a"], textfont=dict(size=10, color="#222222"))
+    )
+    fig.add_heatmap(z=[[0.0, 1.0]], text=[["0", "1"]], texttemplate="%{text}")
+    fig.add_annotation(text="n = 5", font=dict(size=11, color="#555555"))
+    styled = projection_style(fig)
+    assert styled.data[0].textfont.color == "#222222" and styled.data[0].textfont.size == 15
+    assert styled.layout.annotations[0].font.color == PROJECTION_INK  # light grey darkened
+    assert styled.layout.annotations[0].font.size == pytest.approx(15.4)
+    # heatmap text: plotly's contrasting colour (no colour set), bounded to fit its cell
+    assert styled.data[1].textfont.color is None
+    assert styled.data[1].textfont.size == pytest.approx(13.8)

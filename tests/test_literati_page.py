@@ -199,6 +199,20 @@ def test_gap_figure_without_event_column_marks_ub_drops():
     assert drops > 0 and len(marks[0].x) == drops
 
 
+def test_gap_figure_log_time_ticks_are_plain_numbers():
+    # plotly's own log ticks read "6 7 8 9 1 2 ... 10 2" on a projector
+    from engine.figures.style import log_ticks
+
+    trace = make_trace()
+    fig = gap_figure(trace, time_limit=10)
+    axis = fig.layout.xaxis
+    low, high = 10 ** axis.range[0], 10 ** axis.range[1]
+    assert list(axis.ticktext) == [f"{v:g}" for v in axis.tickvals]
+    assert all(low <= v <= high for v in axis.tickvals) and len(axis.tickvals) >= 2
+    assert log_ticks(0.0008, 12.0) == [0.001, 0.01, 0.1, 1.0, 10.0]
+    assert log_ticks(0.3, 12.0) == [0.5, 1.0, 2.0, 5.0, 10.0]
+
+
 def test_gap_figure_thins_long_traces_but_keeps_every_ub_change():
     n = 20_000
     t = np.linspace(0, 20, n)

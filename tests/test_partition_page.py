@@ -64,7 +64,8 @@ def test_slice_figure_integrates_to_what_the_engine_says():
         ]
     )
     assert [d.name for d in fig2.data].count("true y (row 0)") == 1 and len(fig2.data) == 3
-    assert fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
+    assert fig.layout.xaxis.title.text == "y"  # the target's name, no "(target units)"
+    assert fig.layout.yaxis.title.text == "density (per unit of y)"
 
 
 def test_class_proba_figure_bars_match_predict_proba():
@@ -99,6 +100,8 @@ def test_heatmap_shape_and_columns_are_slices():
         values, z, feature="x", target="y", y_grid=y_grid, x_current=X[0, 0]
     )
     assert np.asarray(fig.data[0].z).shape == (500, 7)
+    # axis titles are the column names (no "(feature units)" / "(target units)" placeholders)
+    assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("x", "y")
     c = PartitionTreeClassifier().fit(*load_iris(return_X_y=True))
     zc = density_grid(c, load_iris().data[0], 2, np.linspace(1, 7, 9))
     assert zc.shape == (3, 9) and np.allclose(zc.sum(axis=0), 1.0)
@@ -120,6 +123,7 @@ def test_cells_figure_draws_one_rectangle_per_cell_and_section_partitions_the_pl
     )
     rects = [s for s in fig.layout.shapes if s.type == "rect"]
     assert len(rects) == len(cells) == m.partition_tree_.n_leaves
+    assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("x", "y")
     assert sorted((r.y0, r.y1) for r in rects) == sorted((c["y_low"], c["y_high"]) for c in cells)
     assert sum(s.type == "line" for s in fig.layout.shapes) == 1  # the current x
     sec = section_cells(cells, X[5], 0)

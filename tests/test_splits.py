@@ -14,6 +14,7 @@ from engine.data import load_bundled, make_dataset
 from engine.figures.splits import (
     candidates_figure,
     gain_curve_figure,
+    label_positions,
     strategy_tradeoff_figure,
     threshold_scan_figure,
 )
@@ -286,3 +287,45 @@ def test_node_histogram_and_rows_left_count_the_node_rows():
     )
     one = const.histogram(30)
     assert one.counts.shape == (2, 1) and one.counts.sum() == 5 and one.width == 1.0
+
+
+def test_tradeoff_labels_of_close_points_go_to_different_places():
+    # random / kmeans1d / kde_valley / quantile sat at about the same time and accuracy and
+    # their "top center" labels overlapped
+    import pandas as pd
+
+    summary = pd.DataFrame(
+        {
+            "model": [
+                "CART / exhaustive",
+                "CART / random",
+                "CART / kmeans1d",
+                "CART / kde_valley",
+                "CART / quantile",
+            ],
+            "fit_seconds": [0.020, 0.0050, 0.0052, 0.0051, 0.0049],
+            "accuracy": [0.95, 0.930, 0.931, 0.929, 0.930],
+            "candidates": [5000, 300, 290, 280, 310],
+        }
+    )
+    fig = strategy_tradeoff_figure(summary, "classification")
+    places = [t.textposition for t in fig.data]
+    # the point alone at the right edge: its label goes left rather than out of the plot
+    assert places[0] == "middle left"
+    # two points closer than a label (in fractions of the plot) never share a place
+    x = (summary["fit_seconds"] - 0.0049) / (0.020 - 0.0049)
+    y = (summary["accuracy"] - 0.929) / (0.95 - 0.929)
+    close = [
+        (i, j)
+        for i in range(5)
+        for j in range(i + 1, 5)
+        if abs(x[i] - x[j]) < 0.1 and abs(y[i] - y[j]) < 0.07
+    ]
+    assert len(close) >= 4
+    assert all(places[i] != places[j] for i, j in close), places
+    # label boxes of a plain grid of points never overlap and a lone label stays on top
+    assert label_positions([0, 1], [0, 1], ["a", "b"]) == ["top center", "top center"]
+    assert label_positions([0, 0.001, 1], [0, 0, 1], ["aaaa", "bbbb", "c"])[:2] == [
+        "top center",
+        "bottom center",
+    ]

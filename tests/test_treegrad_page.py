@@ -483,6 +483,41 @@ def test_page_batch_size_kept_from_a_bigger_dataset(app):
 
 
 @pytest.mark.slow
+def test_page_dataset_widgets_start_again_on_another_dataset(app):
+    # "Features shown 4 of 10" and "Rows in the batch 38": values set on one dataset were
+    # kept on the next one, saved copies too (SavedSettings put them back).
+    at = _open(app, "iris")  # 4 features, 38 test rows
+    at.slider(key="tg_topk").set_value(2).run()
+    at.selectbox(key="tg_edit_feature").set_value(3).run()
+    at.radio(key="tg_mode").set_value("batch").run()
+    at.slider(key="tg_batch").set_value(10).run()
+    assert at.slider(key="tg_topk").value == 2 and at.slider(key="tg_batch").value == 10
+    at.selectbox(key="ds").set_value("wine").run()  # 13 features, 45 test rows
+    assert not at.exception, at.exception
+    shown = at.slider(key="tg_topk")
+    assert (shown.max, shown.value) == (13, 13)
+    batch = at.slider(key="tg_batch")
+    assert (batch.max, batch.value) == (45, 45)
+    assert at.selectbox(key="tg_edit_feature").value == 0
+    assert len(_attr_x(at)[0]) == 13
+    # settings that do not depend on the dataset are kept
+    assert at.radio(key="tg_mode").value == "batch"
+    # a value set on wine survives a page switch that dropped it (the saved copy) ...
+    at.slider(key="tg_topk").set_value(5).run()
+    at.switch_page("pages/data.py").run()
+    del at.session_state["tg_topk"]
+    at.switch_page(PAGE).run()
+    assert at.slider(key="tg_topk").value == 5
+    # ... but not a switch to another dataset made on another page
+    at.switch_page("pages/data.py").run()
+    del at.session_state["tg_topk"]
+    at.selectbox(key="ds").set_value("iris").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert (at.slider(key="tg_topk").max, at.slider(key="tg_topk").value) == (4, 4)
+
+
+@pytest.mark.slow
 def test_page_stopped_batch_says_how_many_rows_finished(app):
     # a stopped job's result is its last snapshot {"done", "total", "result": CurveSet}
     from engine.data import load_bundled, make_dataset

@@ -55,8 +55,10 @@ def node_feature_table(
     the tree adjusts (permutation: min(1, m_t p); asymptotic: partykit's 1 - (1 - p)^m_t;
     m_t = features tested at the node) else ``p_value``, ``level`` (what is compared with
     the level: permutation p with alpha / m_t or alpha, asymptotic adjusted p with alpha),
-    ``permutations`` (0 for asymptotic tests), ``significant``,
-    ``chosen`` (the split feature), ``status``; sorted by p-value, then statistic
+    ``alpha`` (the nominal level, on the scale of ``p_bonferroni``: significant exactly when
+    ``p_bonferroni < alpha``), ``permutations`` (0 for asymptotic tests), ``significant``,
+    ``chosen`` (the split feature), ``status``, ``at_floor`` (a permutation p-value equal
+    to its floor 1 / (B + 1): no permutation reached the observed statistic); sorted by p-value, then statistic
     (descending).  Empty (with these columns) at a node where stage A did not run (too few
     rows, maximum depth or a pure node).
 
@@ -150,6 +152,16 @@ def node_feature_table(
                     )
                 )
     df = pd.DataFrame(rows, columns=cols)
+    # the nominal level, on the scale of p_bonferroni: p_bonferroni < alpha is the decision
+    # (min(1, m p) < alpha exactly when p < alpha / m)
+    nominal = getattr(est, "alpha_selector", None)
+    if nominal is None:
+        nominal = level * m_t if adjust and not asymptotic else level
+    df.insert(cols.index("level") + 1, "alpha", float(nominal))
+    permutations = df["permutations"].to_numpy(float)
+    df["at_floor"] = (permutations > 0) & np.isclose(
+        df["p_value"].to_numpy(float), 1.0 / (permutations + 1.0), rtol=1e-9, atol=0.0
+    )
     df["_s"] = -df["statistic"].fillna(-np.inf)
     df = df.sort_values(["p_value", "_s", "index"], na_position="last", kind="stable")
     return df.drop(columns="_s").reset_index(drop=True)

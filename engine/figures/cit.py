@@ -152,14 +152,20 @@ def cit_tree_figure(
 
 
 def leaf_distribution_figure(
-    tree: TreeArrays, leaf_of, y, *, class_names=None, title: str | None = None
+    tree: TreeArrays,
+    leaf_of,
+    y,
+    *,
+    class_names=None,
+    target: str | None = None,
+    title: str | None = None,
 ) -> go.Figure:
     """Class mix (classification: stacked bars of class fractions, one bar per leaf) or
     the distribution of ``y`` (regression: one box per leaf) of the rows reaching each leaf.
 
     ``leaf_of`` (n,) int: the leaf each row reaches (``tree.apply(X)``), ``y`` (n,) class
     codes (classification) or values; leaves are listed left to right in node-id order,
-    labelled "leaf <id> (n)".
+    labelled "leaf <id> (n)".  ``target`` names the regression axis (the target column).
     """
     leaf_of = np.asarray(leaf_of, dtype=np.int64)
     y = np.asarray(y)
@@ -211,7 +217,7 @@ def leaf_distribution_figure(
                 height=380,
             )
         )
-        fig.update_yaxes(title_text="target y")
+        fig.update_yaxes(title_text=str(target) if target else "target")
     fig.update_xaxes(title_text="leaf (rows)")
     return fig
 

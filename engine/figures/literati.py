@@ -31,7 +31,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.figures.style import FONT_SIZE, HIGHLIGHT, NEUTRAL, base_layout
+from engine.figures.style import FONT_SIZE, HIGHLIGHT, NEUTRAL, base_layout, log_ticks
 from engine.figures.tree import _short_name, class_color, tree_figure
 from engine.literati.shapes import (
     code_intervals,
@@ -308,10 +308,16 @@ def gap_figure(
     hi = max(float(t.max()), float(time_limit or 0.0), 2 * MIN_TIME)
     lo = min(float(t.min()), hi / 10)
     fig.update_layout(**base_layout(title, height=height), hovermode="closest")
+    low, high = math.log10(lo) - 0.1, math.log10(hi) + 0.1
+    ticks = log_ticks(10**low, 10**high)
     fig.update_xaxes(
         type="log",
         title_text="time since start (s, log scale)",
-        range=[math.log10(lo) - 0.1, math.log10(hi) + 0.1],
+        range=[low, high],
+        # plain numbers at 1, 10, 100 ... (and 2, 5 on a short range), not plotly's digit
+        # labels "6 7 8 9 1 2" between the decades
+        tickvals=ticks,
+        ticktext=[f"{v:g}" for v in ticks],
     )
     fig.update_yaxes(title_text="objective (errors + penalties)")
     if incumbents:

@@ -118,7 +118,7 @@ def slice_figure(
     fig.update_layout(
         **base_layout(title or f"Conditional density p({target} | x)"),
         height=420,
-        xaxis_title=f"{target} (target units)",
+        xaxis_title=str(target),
         yaxis_title=f"density (per unit of {target})",
     )
     if y_range is not None:
@@ -207,8 +207,8 @@ def density_heatmap_figure(
     fig.update_layout(
         **base_layout(title or f"p({target} | {feature}), other features fixed"),
         height=460,
-        xaxis_title=feature if categories is not None else f"{feature} (feature units)",
-        yaxis_title=target if discrete else f"{target} (target units)",
+        xaxis_title=str(feature),
+        yaxis_title=str(target),
     )
     return fig
 
@@ -319,8 +319,8 @@ def cells_figure(
         title or f"Partition cells over ({feature}, {target}): {len(cells)} cells",
         height=480,
         shapes=shapes,
-        xaxis_title=(feature if categories is not None else f"{feature} (feature units)"),
-        yaxis_title=target if discrete else f"{target} (target units)",
+        xaxis_title=str(feature),
+        yaxis_title=str(target),
     )
     fig.update_layout(**layout)
     if x_current is not None:  # after the cells: update_layout(shapes=...) would overwrite it

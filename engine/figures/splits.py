@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.cart.candidates import STRATEGIES
-from engine.figures.style import base_layout, palette
+from engine.figures.style import base_layout, log_ticks, palette
 
 #: marker symbol of each strategy, in :data:`engine.cart.candidates.STRATEGIES` order (the thin
 #: tick is exhaustive's: its candidates are dense).
@@ -201,6 +201,9 @@ def candidates_figure(profile, *, class_names=None, nbins: int = 30, units: str 
         type="category",
         categoryorder="array",
         categoryarray=[_short_name(profile.results[s]) for s in strategies][::-1],
+        # every strategy named: plotly drops category labels it thinks too close
+        tickmode="array",
+        tickvals=[_short_name(profile.results[s]) for s in strategies],
     )
     fig.update_xaxes(title_text=name, row=2, col=1)
     return fig
@@ -446,6 +449,97 @@ def threshold_scan_figure(
     return fig
 
 
+#: Where a point's label may go, in order of preference, with the label box's offset from
+#: the point in units of (label width, label height).
+_LABEL_PLACES = (
+    ("top center", (-0.5, 0.6), (0.5, 1.6)),
+    ("bottom center", (-0.5, -1.6), (0.5, -0.6)),
+    ("middle right", (0.15, -0.5), (1.15, 0.5)),
+    ("middle left", (-1.15, -0.5), (-0.15, 0.5)),
+    ("top right", (0.1, 0.5), (1.1, 1.5)),
+    ("bottom left", (-1.1, -1.5), (-0.1, -0.5)),
+    ("top left", (-1.1, 0.5), (-0.1, 1.5)),
+    ("bottom right", (0.1, -1.5), (1.1, -0.5)),
+)
+
+
+def label_positions(
+    x,
+    y,
+    texts,
+    *,
+    sizes=None,
+    x_range=None,
+    y_range=None,
+    plot_px: tuple[float, float] = (700.0, 380.0),
+    height: float = 0.07,
+    char_width: float = 0.014,
+) -> list[str]:
+    """A plotly ``textposition`` for each point's label so that labels do not overlap each
+    other, the other points' markers or the plot's edges (greedy: each label takes the first free place of
+    :data:`_LABEL_PLACES`, top centre first; when none is free, the place it shares least
+    with the labels before and the markers).
+
+    ``x``, ``y``: the points (any units: they are scaled to [0, 1] over ``x_range`` and
+    ``y_range``, the axes' ranges, by default the points' own);
+    ``texts``: the labels; ``sizes``: marker diameters (px; default 0); ``plot_px``: the
+    plot area's width and height (px); ``height`` and ``char_width``: a label's height and
+    one character's width as fractions of the plot (14-20 px text).
+    """
+    px = _unit(np.asarray(x, dtype=float), x_range)
+    py = _unit(np.asarray(y, dtype=float), y_range)
+    diameters = np.zeros(px.size) if sizes is None else np.asarray(sizes, dtype=float)
+    rx = diameters / 2 / plot_px[0]
+    ry = diameters / 2 / plot_px[1]
+    markers = [(px[j] - rx[j], py[j] - ry[j], px[j] + rx[j], py[j] + ry[j]) for j in range(px.size)]
+    placed: list[tuple[float, float, float, float]] = []
+    out = []
+    for i, text in enumerate(texts):
+        width = max(1, len(str(text))) * char_width
+        others = [box for j, box in enumerate(markers) if j != i]
+        best = None
+        for name, (x0, y0), (x1, y1) in _LABEL_PLACES:
+            # labels start at the marker's edge: move the box out by its radius
+            shift_x = rx[i] * np.sign(round((x0 + x1) / 2, 6)) if abs(x0 + x1) > 0.6 else 0.0
+            shift_y = ry[i] * np.sign(round((y0 + y1) / 2, 6)) if abs(y0 + y1) > 0.6 else 0.0
+            box = (
+                px[i] + x0 * width + shift_x,
+                py[i] + y0 * height + shift_y,
+                px[i] + x1 * width + shift_x,
+                py[i] + y1 * height + shift_y,
+            )
+            covered = sum(_overlap(box, other) for other in placed + others)
+            # a label that leaves the plot is cut: count the part outside as covered
+            area = (box[2] - box[0]) * (box[3] - box[1])
+            covered += area - _overlap(box, (0.0, -0.15, 1.0, 1.15))
+            if best is None or covered < best[0] - 1e-12:
+                best = (covered, name, box)
+            if covered == 0:
+                break
+        placed.append(best[2])
+        out.append(best[1])
+    return out
+
+
+def _unit(values: np.ndarray, span=None) -> np.ndarray:
+    """``values`` scaled to [0, 1] over ``span`` (low, high), by default their own range
+    padded by 8 % on each side (as plotly's autorange pads for the markers)."""
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return np.zeros_like(values)
+    if span is None:
+        pad = 0.08 * (float(finite.max()) - float(finite.min()))
+        span = (float(finite.min()) - pad, float(finite.max()) + pad)
+    low, high = map(float, span)
+    width = high - low if high > low else 1.0
+    return np.nan_to_num((values - low) / width)
+
+
+def _overlap(a, b) -> float:
+    """The area two boxes ``(x0, y0, x1, y1)`` share (0 when apart)."""
+    return max(0.0, min(a[2], b[2]) - max(a[0], b[0])) * max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+
+
 def strategy_tradeoff_figure(summary: pd.DataFrame, task: str) -> go.Figure:
     """Cross-validated score against fit time per strategy; marker area ~ candidates evaluated.
 
@@ -459,17 +553,37 @@ def strategy_tradeoff_figure(summary: pd.DataFrame, task: str) -> go.Figure:
     cand = summary["candidates"] if "candidates" in summary else pd.Series([np.nan] * len(summary))
     finite = cand[np.isfinite(cand)]
     cmax = float(finite.max()) if finite.size else 1.0
-    for i, row in summary.reset_index(drop=True).iterrows():
+    rows = summary.reset_index(drop=True)
+    texts = [str(m).replace("CART / ", "") for m in rows["model"]]
+    sizes = [
+        14 + 30 * np.sqrt(c / cmax) if np.isfinite(c) and cmax > 0 else 14 for c in cand.iloc[:]
+    ]
+    seconds = rows["fit_seconds"].to_numpy(dtype=float)
+    # times spread over orders of magnitude: a log axis keeps the fast strategies apart
+    log_time = bool(seconds.size > 1 and np.all(seconds > 0) and seconds.max() > 5 * seconds.min())
+    scores = rows[metric].to_numpy(dtype=float)
+    spread = rows.get(metric + "_std")
+    spread = np.zeros_like(scores) if spread is None else np.nan_to_num(spread.to_numpy(float))
+    x_values = np.log10(seconds) if log_time else seconds
+    places = label_positions(
+        x_values,
+        scores,
+        texts,
+        sizes=sizes,
+        x_range=(x_values.min() - 0.2, x_values.max() + 0.2) if log_time else None,
+        y_range=(np.nanmin(scores - spread), np.nanmax(scores + spread)),  # the error bars
+    )
+    for i, row in rows.iterrows():
         c = cand.iloc[i]
-        size = 14 + 30 * np.sqrt(c / cmax) if np.isfinite(c) and cmax > 0 else 14
+        size = sizes[i]
         err = row.get(metric + "_std")
         fig.add_scatter(
             x=[row["fit_seconds"]],
             y=[row[metric]],
             mode="markers+text",
             name=str(row["model"]),
-            text=[str(row["model"]).replace("CART / ", "")],
-            textposition="top center",
+            text=[texts[i]],
+            textposition=places[i],
             error_y=None if err is None or not np.isfinite(err) else dict(type="data", array=[err]),
             marker=dict(size=size, color=colours[i], line=dict(width=1, color="black")),
             customdata=[[c]],
@@ -483,7 +597,16 @@ def strategy_tradeoff_figure(summary: pd.DataFrame, task: str) -> go.Figure:
             "thresholds evaluated per fit)",
             height=480,
         ),
-        xaxis_title="fit time (seconds per fold)",
+        xaxis_title="fit time (seconds per fold" + (", log scale)" if log_time else ")"),
         yaxis_title=label,
     )
+    if log_time:
+        low, high = seconds.min() / 1.6, seconds.max() * 1.6
+        ticks = log_ticks(low, high)
+        fig.update_xaxes(
+            type="log",
+            range=[np.log10(low), np.log10(high)],
+            tickvals=ticks,
+            ticktext=[f"{v:g}" for v in ticks],
+        )
     return fig
