@@ -495,9 +495,17 @@ def check_node_table(app, est, node):
     ]
     assert bool(floor_notes) == bool(floored)
     if floored:
-        b = min(b for b in rec["n_permutations"] if b > 0)
-        assert f"p = {1 / (b + 1):.3g} for {floored[0]}" in floor_notes[0]
-        assert f"B = {b:,}" in floor_notes[0]
+        # the least B among the floored features (others may have stopped early, higher)
+        b = min(
+            b
+            for f, p, b in zip(rec["features"], rec["p_values"], rec["n_permutations"], strict=True)
+            if names[f] in floored
+        )
+        note = floor_notes[0]
+        assert f"p = {1 / (b + 1):.3g} for " in note and f"B = {b:,}" in note
+        assert sum(name in note for name in floored) >= min(4, len(floored))
+        if len(floored) > 4:
+            assert f"and {len(floored) - 4} more" in note
     assert any(f"Stage A at node {node}:" in m.value for m in app.markdown)
 
 
