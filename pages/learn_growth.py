@@ -36,13 +36,14 @@ SOURCES = {
 #: Seconds between two steps while playing.
 SPEEDS = {"slow (3 s)": 3.0, "normal (1.5 s)": 1.5, "fast (0.5 s)": 0.5}
 
-c1, c2, c3 = st.columns([3, 3, 2])
+c1, c2, c3, c4 = st.columns([3, 3, 2, 2])
 source = c1.selectbox("Dataset", list(SOURCES), key="learn_gr_source")
 method = c2.selectbox("Method", list(growth.METHODS), key="learn_gr_method")
 if method == "Partition Tree":
     cap = c3.slider("Most leaves", 2, 16, 8, key="learn_gr_leaves")
 else:
     cap = c3.slider("Deepest level", 1, 5, 3, key="learn_gr_depth")
+speed = c4.selectbox("Speed while playing", list(SPEEDS), index=1, key="learn_gr_speed")
 
 if SOURCES[source] is None:
     ds = current_dataset()
@@ -96,9 +97,6 @@ st.caption(
     f"{n_steps} step{'s' if n_steps != 1 else ''} to the final tree ({grown.final.node_count} "
     f"nodes, {what} at most {cap}; {data.X.shape[0]:,} rows, {data.X.shape[1]} features)."
 )
-speed = st.select_slider(
-    "Speed while playing", list(SPEEDS), "normal (1.5 s)", key="learn_gr_speed"
-)
 playing = bool(st.session_state.get("learn_gr_playing"))
 
 
@@ -128,7 +126,7 @@ def _toggle_play() -> None:
     st.session_state["_learn_gr_tick"] = time.monotonic()
 
 
-CRITERION = "Gini impurity" if task == "classification" else "squared error (target units squared)"
+CRITERION = "Gini" if task == "classification" else "squared error"
 
 
 def _cart_details(step) -> None:
@@ -136,11 +134,9 @@ def _cart_details(step) -> None:
     st.dataframe(
         {
             "feature": [names_of[s.feature] for s in scans],
-            "candidate thresholds": [int(s.thresholds.size) for s in scans],
+            "candidates": [int(s.thresholds.size) for s in scans],
             "best threshold": [s.best_threshold if s.best >= 0 else None for s in scans],
-            "best impurity decrease": [
-                round(s.best_decrease, 6) if s.best >= 0 else None for s in scans
-            ],
+            "best decrease": [round(s.best_decrease, 6) if s.best >= 0 else None for s in scans],
             "chosen": [s.feature == step.feature for s in scans],
         },
         hide_index=True,
@@ -154,10 +150,18 @@ def _cart_details(step) -> None:
             },
             hide_index=True,
         )
+
+
+def _cart_scan(step) -> None:
     st.plotly_chart(
         cart_scan_figure(step, feature_names=names_of, criterion=CRITERION),
         key="learn_gr_scan_view",
     )
+    if task == "regression":
+        st.caption(
+            f"Squared-error decrease in squared units of {md(target)}: the drop of the "
+            "node's variance when it splits there."
+        )
 
 
 def _cit_details(step) -> None:
@@ -266,6 +270,8 @@ def stepper() -> None:
             _cit_details(step)
     with right:
         st.plotly_chart(growth_tree_figure(step, class_names=classes), key="learn_gr_tree_view")
+    if method == "CART":
+        _cart_scan(step)
     if pos >= n_steps:
         st.caption("The tree is complete: every leaf is pure, too small, or at the size cap.")
 

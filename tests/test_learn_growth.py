@@ -219,14 +219,18 @@ def _pos(at):
 
 def _tree_nodes(at):
     """Node markers of the tree figure (customdata of its node traces)."""
-    import json
+    import base64
 
-    charts = at.get("plotly_chart")
-    spec = json.loads(charts[-1].proto.spec)
+    import plotly.io
+
+    fig = plotly.io.from_json(at.get("plotly_chart")[-1].proto.spec)
     ids = set()
-    for trace in spec["data"]:
-        if (trace.get("meta") or {}).get("role") == "nodes":
-            ids.update(int(v) for v in trace.get("customdata", []))
+    for trace in fig.data:
+        if (getattr(trace, "meta", None) or {}).get("role") == "nodes":
+            data = trace.customdata
+            if isinstance(data, dict):  # plotly's typed array: {"dtype", "bdata"}
+                data = np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"])
+            ids.update(int(v) for v in np.asarray(data).reshape(-1))
     return len(ids)
 
 

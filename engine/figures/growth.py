@@ -31,12 +31,10 @@ def growth_tree_figure(
         class_names=class_names if tree.task == "classification" else None,
         highlight_path=step.path,
         title=title
-        or (
-            f"Tree after step {step.index + 1}: {tree.node_count} nodes, {tree.n_leaves} "
-            f"leaves (ringed: the node {verb})"
-        ),
+        or (f"After step {step.index + 1}: {tree.node_count} nodes (ringed: the node {verb})"),
     )
     fig.update_traces(name="node examined at this step", selector={"legendgroup": "path"})
+    fig.update_layout(margin={"t": 140}, legend={"y": 1.02})
     if step.method == "Partition Tree":
         fig.update_traces(
             marker_colorbar_title_text="cell density", selector={"name": "leaf (mean)"}
@@ -49,8 +47,8 @@ def cart_scan_figure(step, *, feature_names: Sequence[str], criterion: str) -> g
     :data:`MAX_SCAN_PANELS` features with the largest best decrease, in column order), every
     candidate a marker; each panel's best candidate ringed and the chosen split a star.
 
-    ``criterion``: the impurity's name for the axis (``'Gini impurity'``, ``'squared
-    error (target units squared)'``)."""
+    ``criterion``: the impurity's short name for the axes (``'Gini'``, ``'squared
+    error'``)."""
     scans = [s for s in step.details["scans"] if s.best >= 0]
     if not scans:
         fig = go.Figure()
@@ -61,32 +59,34 @@ def cart_scan_figure(step, *, feature_names: Sequence[str], criterion: str) -> g
     if step.feature >= 0 and not any(s.feature == step.feature for s in shown):
         shown = [s for s in scans if s.feature == step.feature] + shown[:-1]
     colours = palette(len(feature_names))
+    n_cols = 1 if len(shown) == 1 else 2
+    n_rows = -(-len(shown) // n_cols)
     fig = make_subplots(
-        rows=len(shown),
-        cols=1,
-        shared_yaxes=True,
-        vertical_spacing=min(0.12, 0.5 / len(shown)),
+        rows=n_rows,
+        cols=n_cols,
+        vertical_spacing=min(0.2, 0.6 / n_rows),
+        horizontal_spacing=0.1,
         subplot_titles=[
-            f"{feature_names[s.feature]}: best {s.best_decrease:.4g} at {s.best_threshold:.4g}"
-            f" ({s.thresholds.size} candidates)"
+            f"{feature_names[s.feature]}: best {s.best_decrease:.3g} at {s.best_threshold:.4g}"
             for s in shown
         ],
     )
-    for row, s in enumerate(shown, start=1):
+    for i, s in enumerate(shown):
+        row, col = i // n_cols + 1, i % n_cols + 1
         name = feature_names[s.feature]
         fig.add_trace(
             go.Scatter(
                 x=s.thresholds,
                 y=s.decreases,
                 mode="lines+markers",
-                line={"color": colours[s.feature], "width": 2, "shape": "linear"},
+                line={"color": colours[s.feature], "width": 2},
                 marker={"size": 5},
                 name=name,
                 showlegend=False,
                 hovertemplate=f"{name} <= %{{x:.4g}}<br>decrease %{{y:.4g}}<extra></extra>",
             ),
             row=row,
-            col=1,
+            col=col,
         )
         chosen = s.feature == step.feature
         fig.add_trace(
@@ -102,22 +102,26 @@ def cart_scan_figure(step, *, feature_names: Sequence[str], criterion: str) -> g
                 },
                 name="chosen split" if chosen else "best on this feature",
                 legendgroup="chosen" if chosen else "best",
-                showlegend=chosen or row == 1,
+                showlegend=chosen or (i == 0 and not chosen),
                 hovertemplate=f"{name} <= %{{x:.4g}}<br>decrease %{{y:.4g}}<extra></extra>",
             ),
             row=row,
-            col=1,
+            col=col,
         )
-        fig.update_xaxes(title_text=f"threshold on {name}", row=row, col=1)
-        fig.update_yaxes(title_text="decrease", row=row, col=1)
+        fig.update_xaxes(title_text=f"threshold on {name}", row=row, col=col)
+        fig.update_yaxes(title_text=f"{criterion} decrease", row=row, col=col)
+    fig.update_annotations(font_size=13)
     n_all = sum(s.thresholds.size for s in scans)
-    title = (
-        f"Every candidate threshold at node {step.tree_node}: decrease of the {criterion} "
-        f"({n_all} candidates on {len(scans)} features"
-        + (f", the {len(shown)} best features drawn)" if len(shown) < len(scans) else ")")
+    title = f"Node {step.tree_node}: {criterion} decrease at all {n_all} candidate thresholds" + (
+        f" ({len(shown)} of {len(scans)} features drawn)" if len(shown) < len(scans) else ""
     )
     fig.update_layout(
-        **base_layout(title, height=max(320, 70 + 210 * len(shown)), margin={"t": 110})
+        **base_layout(
+            title,
+            height=max(360, 150 + 250 * n_rows),
+            margin={"t": 80, "l": 70, "b": 110},
+            legend={"orientation": "h", "yanchor": "top", "y": -0.12, "x": 0.0},
+        )
     )
     return fig
 
