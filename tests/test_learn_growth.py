@@ -223,9 +223,13 @@ def _tree_nodes(at):
 
     import plotly.io
 
-    fig = plotly.io.from_json(at.get("plotly_chart")[-1].proto.spec)
     ids = set()
-    for trace in fig.data:
+    traces = [
+        trace
+        for chart in at.get("plotly_chart")
+        for trace in plotly.io.from_json(chart.proto.spec).data
+    ]
+    for trace in traces:
         if (getattr(trace, "meta", None) or {}).get("role") == "nodes":
             data = trace.customdata
             if isinstance(data, dict):  # plotly's typed array: {"dtype", "bdata"}
