@@ -171,9 +171,9 @@ def _cit_details(step) -> None:
         st.dataframe(
             {
                 "feature": [names_of[f] for f in rec["features"]],
-                "statistic": rec["statistics"],
-                "p-value": rec["p_values"],
-                "adjusted p-value": list(step.details["p_adjusted"]),
+                "statistic": [f"{v:.4g}" for v in rec["statistics"]],
+                "p-value": [f"{v:.3g}" for v in rec["p_values"]],
+                "adjusted p-value": [f"{v:.3g}" for v in step.details["p_adjusted"]],
                 f"below alpha = {alpha:g}": [bool(p < alpha) for p in step.details["p_adjusted"]],
             },
             hide_index=True,
@@ -204,7 +204,7 @@ def _partition_details(step) -> None:
     others = step.details["others"]
     st.dataframe(
         {
-            "leaf (final tree's id)": [step.node] + [o[0] for o in others],
+            "leaf": [step.tree_node] + [o[0] for o in others],
             "best split": [step.details["rule"]]
             + [o[3] + (f" <= {o[4]:.4g}" if np.isfinite(o[4]) else "") for o in others],
             "kind": [step.details["kind"]] + [o[2] for o in others],

@@ -160,16 +160,12 @@ def cit_tests_figure(step, *, feature_names: Sequence[str]) -> go.Figure:
         annotation_text=f"alpha = {alpha:g}",
         annotation_position="top",
     )
-    verdict = (
-        f"chosen: {feature_names[step.feature]} (orange)"
-        if step.feature >= 0
-        else "none below alpha: leaf"
-    )
+    verdict = "chosen in orange" if step.feature >= 0 else "none right of alpha: leaf"
     fig.update_layout(
         **base_layout(
-            f"Stage A at node {step.tree_node}: independence tests ({verdict})",
+            f"Stage A tests at node {step.tree_node}",
             height=max(300, 120 + 34 * len(feats)),
-            xaxis_title="-log10(adjusted p-value)  (right of the dashed line: significant)",
+            xaxis_title=f"-log10(adjusted p); {verdict}",
             yaxis={"autorange": "reversed"},
             showlegend=False,
         )
@@ -181,7 +177,7 @@ def partition_gains_figure(step) -> go.Figure:
     """The leaves waiting to split before ``step``: each one's best gain (log-loss
     decrease), the one that splits in orange."""
     others = step.details["others"]
-    labels = [f"node {step.node}: {step.details['rule']}"] + [
+    labels = [f"node {step.tree_node}: {step.details['rule']}"] + [
         f"node {o[0]}: {o[3]}" + (f" <= {o[4]:.4g}" if np.isfinite(o[4]) else "") for o in others
     ]
     gains = [step.details["gain"]] + [o[1] for o in others]
@@ -200,10 +196,9 @@ def partition_gains_figure(step) -> go.Figure:
     )
     fig.update_layout(
         **base_layout(
-            f"Leaves waiting to split (best-first): the largest gain splits next "
-            f"(orange, {step.details['kind']})",
+            "Waiting leaves: the largest gain splits next",
             height=max(280, 120 + 34 * len(labels)),
-            xaxis_title="best split's gain (decrease of the training log-loss, nats per row)",
+            xaxis_title="best split's gain (nats per row)",
             yaxis={"autorange": "reversed"},
             showlegend=False,
         )

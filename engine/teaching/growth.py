@@ -693,7 +693,7 @@ def partition_steps(data: GrowthData, *, max_leaves: int = 8, target: str = "y")
         done.append(v)
         tree, new = partial_tree(final, done)
         others = [
-            (o[0], o[1], PARTITION_KINDS[o[2]], feature_word(o[2], o[3]), o[4])
+            (new[o[0]], o[1], PARTITION_KINDS[o[2]], feature_word(o[2], o[3]), o[4])
             for o in fr["others"]
         ]
         word = PARTITION_KINDS[fr["kind"]]
