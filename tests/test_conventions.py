@@ -175,6 +175,7 @@ SERVICES = {
     # the Learn section: lessons, the build-your-own-tree challenge, questions, scores
     "engine.teaching.challenge",
     "engine.teaching.glossary",
+    "engine.teaching.growth",
     "engine.teaching.lessons",
     "engine.teaching.predict",
     "engine.teaching.quiz",
