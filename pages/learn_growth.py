@@ -16,7 +16,14 @@ from engine.figures.growth import (
 from engine.figures.tree import tree_figure
 from engine.teaching import growth
 from engine.teaching.datasets import bundled
-from pages._shared import current_dataset, dataset_caption, dataset_digest, md, require_entrypoint
+from pages._shared import (
+    current_dataset,
+    dataset_caption,
+    dataset_digest,
+    md,
+    require_entrypoint,
+    shown_figure,
+)
 
 require_entrypoint("pages/learn_growth.py")
 st.title("Watch a tree grow")
@@ -154,7 +161,7 @@ def _cart_details(step) -> None:
 
 def _cart_scan(step) -> None:
     st.plotly_chart(
-        cart_scan_figure(step, feature_names=names_of, criterion=CRITERION),
+        shown_figure(cart_scan_figure(step, feature_names=names_of, criterion=CRITERION)),
         key="learn_gr_scan_view",
     )
     if task == "regression":
@@ -182,14 +189,18 @@ def _cit_details(step) -> None:
             "Adjusted p-value: 1 - (1 - p)^m over the m features tested (partykit's "
             "Bonferroni-type adjustment); it is compared with alpha itself, on the same scale."
         )
-        st.plotly_chart(cit_tests_figure(step, feature_names=names_of), key="learn_gr_tests_view")
+        st.plotly_chart(
+            shown_figure(cit_tests_figure(step, feature_names=names_of)), key="learn_gr_tests_view"
+        )
     else:
         st.plotly_chart(
-            threshold_statistic_figure(
-                rec,
-                feature_name=names_of[step.feature],
-                title=f"Stage B at node {step.tree_node}: every cut point on "
-                f"{names_of[step.feature]} (the largest statistic wins)",
+            shown_figure(
+                threshold_statistic_figure(
+                    rec,
+                    feature_name=names_of[step.feature],
+                    title=f"Stage B at node {step.tree_node}: every cut point on "
+                    f"{names_of[step.feature]} (the largest statistic wins)",
+                )
             ),
             key="learn_gr_cuts_view",
         )
@@ -213,7 +224,7 @@ def _partition_details(step) -> None:
         },
         hide_index=True,
     )
-    st.plotly_chart(partition_gains_figure(step), key="learn_gr_gains_view")
+    st.plotly_chart(shown_figure(partition_gains_figure(step)), key="learn_gr_gains_view")
 
 
 names_of = list(grown.feature_names) + ([target] if method == "Partition Tree" else [])
@@ -248,11 +259,13 @@ def stepper() -> None:
         root, _ = growth.partial_tree(grown.final, [])
         st.info("The root holds every row. Press **Step** (or **Play**) to examine it.")
         st.plotly_chart(
-            tree_figure(
-                root,
-                feature_names=names_of,
-                class_names=classes if task == "classification" else None,
-                title="The tree before any step: the root",
+            shown_figure(
+                tree_figure(
+                    root,
+                    feature_names=names_of,
+                    class_names=classes if task == "classification" else None,
+                    title="The tree before any step: the root",
+                )
             ),
             key="learn_gr_tree_view",
         )
@@ -269,7 +282,9 @@ def stepper() -> None:
         else:
             _cit_details(step)
     with right:
-        st.plotly_chart(growth_tree_figure(step, class_names=classes), key="learn_gr_tree_view")
+        st.plotly_chart(
+            shown_figure(growth_tree_figure(step, class_names=classes)), key="learn_gr_tree_view"
+        )
     if method == "CART":
         _cart_scan(step)
     if pos >= n_steps:
