@@ -203,3 +203,40 @@ def split_strategies_snippet(meta: dict) -> str:
         Code ending with ``result`` (:class:`engine.compare.CompareResult`).
     """
     return _plan_snippet(meta, "# one CART per split strategy: (registry key, parameters, label)")
+
+
+def conditional_inference_snippet(meta: dict) -> str:
+    """The Conditional inference page's tree (CIT) as code.
+
+    Parameters
+    ----------
+    meta : dict
+        The run's meta: ``recipe``, ``task``, ``params`` (the estimator's keyword
+        arguments) and ``seed``.
+
+    Returns
+    -------
+    str
+        Code ending with ``model`` fitted on every row, its root's feature and p-value
+        printed.
+    """
+    name = (
+        "ConditionalInferenceTreeClassifier"
+        if meta.get("task") == "classification"
+        else "ConditionalInferenceTreeRegressor"
+    )
+    params = dict(meta.get("params") or {})
+    params["categorical_features"] = _Code("categorical")
+    params["random_state"] = int(meta.get("seed", 0))
+    return (
+        dataset_code(meta.get("recipe"))
+        + "\n"
+        + f"from engine.cit import {name}\n\n"
+        + "# categorical features are split by category sets\n"
+        + "categorical = ds.is_categorical if ds.is_categorical.any() else None\n"
+        + f"model = {_call(name, [], params)}\n"
+        + "model.fit(ds.X, ds.y)\n"
+        + "root = model.tree_.feature[0]  # -2: the root is a leaf\n"
+        + 'print("root feature", ds.feature_names[root] if root >= 0 else None, '
+        + '"p-value", model.p_value_selector_[0])\n'
+    )

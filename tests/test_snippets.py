@@ -71,7 +71,7 @@ def test_an_uploaded_file_name_or_column_never_becomes_code():
     recipe = {
         "source": "upload",
         "name": evil,
-        "target": "y\")\nimport os",
+        "target": 'y")\nimport os',
         "parse": {"sep": ";", "decimal": ",", "thousands": None, "encoding": "utf-8"},
     }
     code = dataset_code(recipe)
@@ -82,10 +82,12 @@ def test_an_uploaded_file_name_or_column_never_becomes_code():
     ]
     calls = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)]
     assert sorted(calls) == ["load_csv", "make_dataset"]
-    assert 'load_csv("your_file.csv", sep=\';\', decimal=\',\'' in code.replace("\n", "")
+    assert "load_csv(\"your_file.csv\", sep=';', decimal=','" in code.replace("\n", "")
     assert "put its path here" in code
     # the target is a string constant of make_dataset, exactly as given
-    make = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.func.id == "make_dataset")
+    make = next(
+        n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.func.id == "make_dataset"
+    )
     assert make.args[1].value == recipe["target"]
 
 
@@ -133,9 +135,7 @@ def _same_summary(page_result, snippet_result, metrics):
     assert list(mine.index) == list(page.index)
     for metric in metrics:
         np.testing.assert_allclose(mine[metric], page[metric], rtol=0, atol=1e-9)
-        np.testing.assert_allclose(
-            mine[metric + "_std"], page[metric + "_std"], rtol=0, atol=1e-9
-        )
+        np.testing.assert_allclose(mine[metric + "_std"], page[metric + "_std"], rtol=0, atol=1e-9)
 
 
 @pytest.mark.slow
@@ -164,3 +164,21 @@ def test_split_strategies_snippet_gets_the_pages_cross_validation_scores(app):
     _same_summary(
         app.session_state["ss_job"].result, run_snippet(code)["result"], ["accuracy", "log_loss"]
     )
+
+
+@pytest.mark.slow
+def test_conditional_inference_snippet_grows_the_pages_tree(app):
+    app.session_state["ci_n_trees"] = 10
+    app.switch_page("pages/conditional_inference.py").run()  # fits on open
+    _finish(app, "ci_job")
+    app.number_input(key="ci_msl").set_value(30)  # away from its default (7)
+    app.button(key="ci_run").click().run()
+    _finish(app, "ci_job")
+    page = app.session_state["ci_job"].result["tree"]
+    code = page_snippet(app)
+    assert "min_samples_leaf=30" in code
+    model = run_snippet(code)["model"]
+    assert model.tree_.node_count == page.tree_.node_count
+    np.testing.assert_array_equal(model.tree_.feature, page.tree_.feature)
+    np.testing.assert_allclose(model.tree_.threshold, page.tree_.threshold, rtol=0, atol=1e-12)
+    assert model.p_value_selector_[0] == pytest.approx(page.p_value_selector_[0], abs=1e-12)
