@@ -38,9 +38,23 @@ class _Code(str):
         return str(self)
 
 
+def _value(value):
+    """``value`` with numpy scalars as Python numbers and tuples / lists / dicts walked, so
+    its repr is plain Python (``0.5``, not ``np.float64(0.5)``)."""
+    if isinstance(value, _Code):
+        return value
+    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
+        return value.item()
+    if isinstance(value, dict):
+        return {_value(k): _value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_value(v) for v in value)
+    return value
+
+
 def _call(name: str, args: list[str], kwargs: dict, indent: str = "    ") -> str:
     """``name(arg, key=repr(value), ...)``, one argument a line when it is long."""
-    parts = list(args) + [f"{key}={value!r}" for key, value in kwargs.items()]
+    parts = list(args) + [f"{key}={_value(value)!r}" for key, value in kwargs.items()]
     one_line = f"{name}({', '.join(parts)})"
     if len(one_line) <= 88:
         return one_line
@@ -154,7 +168,7 @@ def _plan_snippet(meta: dict, comment: str) -> str:
         "",
         comment,
         "models = [",
-        *[f"    {entry!r}," for entry in models],
+        *[f"    {_value(entry)!r}," for entry in models],
         "]",
         "plan = "
         + _call(
@@ -239,4 +253,64 @@ def conditional_inference_snippet(meta: dict) -> str:
         + "root = model.tree_.feature[0]  # -2: the root is a leaf\n"
         + 'print("root feature", ds.feature_names[root] if root >= 0 else None, '
         + '"p-value", model.p_value_selector_[0])\n'
+    )
+
+
+def conditional_density_snippet(meta: dict) -> str:
+    """The Conditional density page's grown Partition Tree (or Forest) as code.
+
+    Parameters
+    ----------
+    meta : dict
+        The run's meta: ``recipe``, ``task``, ``kind`` ('tree' / 'forest'),
+        ``tree_params`` / ``forest_params``, ``test_fraction``, ``val_fraction``,
+        ``val_every``, ``floor`` and ``seed``.
+
+    Returns
+    -------
+    str
+        Code ending with ``model`` grown on the training rows as the page grows it (split
+        by split, the validation rows choosing its size) and its test NLL
+        (``scores.nll``) printed.
+    """
+    seed = int(meta.get("seed", 0))
+    kind = str(meta.get("kind", "tree"))
+    params = dict(meta["forest_params"] if kind == "forest" else meta["tree_params"])
+    split = _call(
+        "split_rows",
+        ["ds.n_samples", "ds.y"],
+        {
+            "test_fraction": float(meta["test_fraction"]),
+            "val_fraction": float(meta["val_fraction"]),
+            "seed": seed,
+            "stratify": meta.get("task") == "classification",
+            "class_names": _Code("None if ds.classes_ is None else [str(c) for c in ds.classes_]"),
+        },
+    )
+    make = _call(
+        "make_model",
+        [repr(kind), "ds.task", "params"],
+        {
+            "categorical": _Code("ds.is_categorical if ds.is_categorical.any() else None"),
+            "random_state": seed,
+        },
+    )
+    grow = {"floor": float(meta["floor"])}
+    if kind == "tree":
+        grow = {"val_every": int(meta.get("val_every", 1)), **grow}
+    steps = _call("model.fit_steps", ["X_train", "y_train", "X_val", "y_val"], grow)
+    return (
+        dataset_code(meta.get("recipe"))
+        + "\n"
+        + "from engine.partition.service import holdout_scores, make_model, split_rows\n\n"
+        + "# the seeded train / validation / test rows\n"
+        + f"train, val, test, note = {split}\n"
+        + f"params = {_value(params)!r}\n"
+        + f"model = {make}\n"
+        + "X_train, y_train = ds.X[train], ds.y[train]\n"
+        + "X_val, y_val = (ds.X[val], ds.y[val]) if len(val) else (None, None)\n"
+        + f"for step in {steps}:\n"
+        + "    pass  # one split (a forest: one tree) per step, as the page grows it\n"
+        + f"scores = holdout_scores(model, ds.X[test], ds.y[test], {float(meta['floor'])!r})\n"
+        + 'print("test NLL", scores.nll)\n'
     )

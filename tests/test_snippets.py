@@ -182,3 +182,31 @@ def test_conditional_inference_snippet_grows_the_pages_tree(app):
     np.testing.assert_array_equal(model.tree_.feature, page.tree_.feature)
     np.testing.assert_allclose(model.tree_.threshold, page.tree_.threshold, rtol=0, atol=1e-12)
     assert model.p_value_selector_[0] == pytest.approx(page.p_value_selector_[0], abs=1e-12)
+
+
+@pytest.mark.slow
+def test_conditional_density_snippet_gets_the_pages_test_nll(app):
+    app.switch_page("pages/conditional_density.py").run()
+    app.slider(key="pt_test_frac").set_value(0.3)  # away from its default (0.2)
+    app.number_input(key="pt_min_xy").set_value(5)  # away from its default (1)
+    app.button(key="pt_run").click().run()
+    _finish(app, "pt_job")
+    meta = app.session_state["pt_job_meta"]
+    page_model = app.session_state["pt_job"].result["model"]
+    from engine.partition.service import holdout_scores
+
+    page_nll = holdout_scores(
+        page_model, meta["X"][meta["test"]], meta["y"][meta["test"]], meta["floor"]
+    ).nll
+    code = page_snippet(app)
+    assert "test_fraction=0.3" in code and "'min_samples_xy': 5" in code
+    namespace = run_snippet(code)
+    np.testing.assert_array_equal(namespace["test"], meta["test"])
+    assert namespace["scores"].nll == pytest.approx(page_nll, abs=1e-9)
+    assert namespace["model"].trace_ == page_model.trace_ or np.allclose(
+        np.asarray(namespace["model"].trace_, dtype=float),
+        np.asarray(page_model.trace_, dtype=float),
+        rtol=0,
+        atol=1e-9,
+        equal_nan=True,
+    )
