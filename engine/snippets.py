@@ -12,6 +12,10 @@ The pages and what their snippet leaves in the notebook's namespace:
 
 * :func:`optimal_shape_trees_snippet` -- ``ds``, ``split``, ``model`` (a fitted
   :class:`engine.literati.LiteratiClassifier`: ``model.upper_bound_`` is the objective).
+* :func:`conditional_density_snippet` -- ``ds``, ``train`` / ``val`` / ``test``,
+  ``model`` (a grown Partition Tree or Forest) and ``scores`` (its test NLL: ``scores.nll``).
+* :func:`conditional_inference_snippet` -- ``ds``, ``model`` (a fitted conditional
+  inference tree: ``model.tree_``, ``model.p_value_selector_``).
 * :func:`compare_snippet` and :func:`split_strategies_snippet` -- ``ds``, ``plan``,
   ``result`` (a :class:`engine.compare.CompareResult`: ``result.summary``).
 """
