@@ -16,6 +16,8 @@ The pages and what their snippet leaves in the notebook's namespace:
   ``model`` (a grown Partition Tree or Forest) and ``scores`` (its test NLL: ``scores.nll``).
 * :func:`conditional_inference_snippet` -- ``ds``, ``model`` (a fitted conditional
   inference tree: ``model.tree_``, ``model.p_value_selector_``).
+* :func:`feature_ranking_snippet` -- ``ds``, ``model`` (TreeLab arrays of the model trained
+  on the page) and ``explanation`` (``explanation.scores``: method -> attributions of ``x``).
 * :func:`compare_snippet` and :func:`split_strategies_snippet` -- ``ds``, ``plan``,
   ``result`` (a :class:`engine.compare.CompareResult`: ``result.summary``).
 """
@@ -317,4 +319,51 @@ def conditional_density_snippet(meta: dict) -> str:
         + "    pass  # one split (a forest: one tree) per step, as the page grows it\n"
         + f"scores = holdout_scores(model, ds.X[test], ds.y[test], {float(meta['floor'])!r})\n"
         + 'print("test NLL", scores.nll)\n'
+    )
+
+
+def feature_ranking_snippet(meta: dict) -> str:
+    """The Feature ranking page's attributions (TreeGrad) of one row, for a model trained
+    on the page, as code.
+
+    Parameters
+    ----------
+    meta : dict
+        ``recipe``, the model's ``kind``, ``depth``, ``leaves``, ``n_estimators``,
+        ``learning_rate``, ``test_size`` and ``seed``; ``x`` (the explained row's values as
+        shown, edits included), ``class_index`` and ``method_params``
+        (:class:`engine.treegrad.explain.MethodParams` fields).
+
+    Returns
+    -------
+    str
+        Code ending with ``explanation`` (its ``scores``: method label -> attributions).
+    """
+    fit = _call(
+        "fit_model",
+        ["ds"],
+        {
+            "kind": str(meta["kind"]),
+            "depth": int(meta["depth"]),
+            "leaves": int(meta["leaves"]),
+            "n_estimators": int(meta["n_estimators"]),
+            "learning_rate": float(meta["learning_rate"]),
+            "test_size": float(meta["test_size"]),
+            "random_state": int(meta.get("seed", 0)),
+        },
+    )
+    values = [_Code('float("nan")') if value != value else float(value) for value in meta["x"]]
+    params = _call("MethodParams", [], dict(meta.get("method_params") or {}))
+    return (
+        dataset_code(meta.get("recipe"))
+        + "\n"
+        + "import numpy as np\n\n"
+        + "from engine.treegrad.service import MethodParams, as_treelab, explain, fit_model\n\n"
+        + "# the model trained on the seeded training rows, in TreeLab's arrays\n"
+        + f"fitted, train, test, score, note = {fit}\n"
+        + "model = as_treelab(fitted)\n"
+        + f"x = np.array({_value(values)!r})  # the explained row, as shown\n"
+        + f"explanation = explain(model, x, {int(meta['class_index'])!r}, {params})\n"
+        + "for method, scores in explanation.scores.items():\n"
+        + "    print(method, dict(zip(ds.feature_names, scores.round(6))))\n"
     )

@@ -210,3 +210,18 @@ def test_conditional_density_snippet_gets_the_pages_test_nll(app):
         atol=1e-9,
         equal_nan=True,
     )
+
+
+@pytest.mark.slow
+def test_feature_ranking_snippet_gets_the_pages_attributions_of_the_row(app):
+    app.switch_page("pages/feature_ranking.py").run()  # explains the row on open
+    assert not app.exception, app.exception
+    app.number_input(key="tg_depth").set_value(3).run()  # away from its default (6)
+    assert not app.exception, app.exception
+    table = app.session_state["_result_panels"]["feature_ranking"].tables["scores"]
+    code = page_snippet(app)
+    assert "depth=3" in code
+    explanation = run_snippet(code)["explanation"]
+    assert list(explanation.scores) == [c for c in table.columns if c not in ("feature", "value")]
+    for method, scores in explanation.scores.items():  # the page's table is rounded to 6 places
+        np.testing.assert_allclose(scores, table[method], rtol=0, atol=5.1e-7)
