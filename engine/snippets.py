@@ -257,8 +257,8 @@ def conditional_inference_snippet(meta: dict) -> str:
         + f"model = {_call(name, [], params)}\n"
         + "model.fit(ds.X, ds.y)\n"
         + "root = model.tree_.feature[0]  # -2: the root is a leaf\n"
-        + 'print("root feature", ds.feature_names[root] if root >= 0 else None, '
-        + '"p-value", model.p_value_selector_[0])\n'
+        + "root_name = ds.feature_names[root] if root >= 0 else None\n"
+        + 'print("root feature", root_name, "p-value", model.p_value_selector_[0])\n'
     )
 
 
