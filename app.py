@@ -65,6 +65,9 @@ PAGES = {
             url_path="learn_challenge",
         ),
         st.Page(
+            "pages/learn_growth.py", title="Watch a tree grow", icon="🌱", url_path="learn_growth"
+        ),
+        st.Page(
             "pages/learn_predict.py",
             title="Predict, then reveal",
             icon="❓",

@@ -766,6 +766,9 @@ class ComparisonPlan:
     #: run id -> the rows (sorted indices) a model that cannot take missing values is
     #: fitted and scored on: the complete rows; a model not listed uses every row
     row_subsets: dict[str, np.ndarray] = field(default_factory=dict)
+    #: what :func:`plan_comparison` was called with, as JSON values: ``models`` (a list of
+    #: ``[key, params, label]``), ``n_splits``, ``random_state`` (for :mod:`engine.snippets`)
+    request: dict = field(default_factory=dict)
 
     @property
     def n_fits(self) -> int:
@@ -886,9 +889,19 @@ def plan_comparison(dataset, models, *, n_splits: int = 5, random_state: int = 0
                 f"is not defined: {covered}. {advice}"
             )
     row_subsets = _complete_row_subsets(dataset, estimators, folds, notes)
+    request = {
+        "models": [[key, _json_params(params), label] for _, key, params, label in entries],
+        "n_splits": int(n_splits),
+        "random_state": int(random_state),
+    }
     return ComparisonPlan(
-        task, dataset.X, dataset.y, n_classes, estimators, folds, notes, row_subsets
+        task, dataset.X, dataset.y, n_classes, estimators, folds, notes, row_subsets, request
     )
+
+
+def _json_params(params: dict) -> dict:
+    """``params`` with numpy scalars as Python numbers (JSON values)."""
+    return {str(k): v.item() if isinstance(v, np.generic) else v for k, v in params.items()}
 
 
 def _complete_row_subsets(dataset, estimators, folds, notes) -> dict[str, np.ndarray]:
@@ -1014,6 +1027,20 @@ def cross_validate_steps(ctx, plan: ComparisonPlan, *, refit: bool = True):
             if sum(client.nthreads().values()) > 1:
                 return (yield from _fan_out_steps(ctx, plan, refit, client))
     return (yield from _serial_steps(plan, refit))
+
+
+def run_comparison(plan: ComparisonPlan, *, refit: bool = True) -> CompareResult:
+    """Run a :class:`ComparisonPlan` here, fit after fit (no job, e.g. in a notebook).
+
+    The same rows and summary as :func:`cross_validate_steps` run as a job: each fit is
+    seeded by its estimator's ``random_state``.
+    """
+    steps = _serial_steps(plan, refit)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value
 
 
 def _fold_tasks(plan: ComparisonPlan) -> list[tuple]:

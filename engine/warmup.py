@@ -103,6 +103,10 @@ PAGE_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
         "prediction",
         ("tree.apply", "criteria", "candidates", "cart", "treegrad", "cit.asymptotic", "cit.tree"),
     ),
+    "learn_growth": (
+        "step-through growth",
+        ("tree.apply", "criteria", "cit.asymptotic", "cit.tree", "partition.estimators"),
+    ),
     "glossary": ("glossary", ()),
 }
 

@@ -156,7 +156,7 @@ def show_job_failure(snap, what: str, advice: str = MEMORY_ADVICE) -> None:
 
 def job_meta(ds) -> dict:
     """What a page must remember of the dataset a job ran on, to draw its results later."""
-    from pages._shared import dataset_caption
+    from pages._shared import dataset_caption, dataset_recipe
 
     return {
         "task": ds.task,
@@ -166,6 +166,7 @@ def job_meta(ds) -> dict:
         "X": ds.X,
         "target": ds.target,
         "caption": dataset_caption(ds),
+        "recipe": dataset_recipe(ds),  # the dataset as code (engine/snippets.py)
     }
 
 
@@ -628,6 +629,14 @@ class ResultPanel:
         """Record a message of the run (a warning, an automatic fix) for the report."""
         self.notes.append(str(text))
 
+    def snippet(self, code: str) -> None:
+        """Show ``code`` (engine calls that compute this result, :mod:`engine.snippets`) in
+        a "Reproduce in Python" expander, copyable, and keep it for the report."""
+        self.code = str(code)
+        with st.expander("Reproduce in Python"):
+            st.caption("The engine calls that compute this result in a notebook or a script.")
+            st.code(self.code, language="python")
+
     # -- exports ---------------------------------------------------------------------------
     def report_title(self) -> str:
         """'<page title> -- <dataset>' (e.g. 'Compare models -- iris')."""
@@ -871,7 +880,8 @@ def cv_job_panel(
         st.session_state.pop(ekey, None)
         job = Job(cross_validate_steps, plan, budget=float(budget), name=prefix)
         labels = {rid: label for rid, (label, _) in plan.estimators.items()}
-        return job, {**job_meta(ds), "labels": labels, "n_folds": len(plan.folds)}
+        meta = {**job_meta(ds), "labels": labels, "n_folds": len(plan.folds)}
+        return job, {**meta, "plan": getattr(plan, "request", None)}
 
     page_job.controls("Run", start, disabled=not can_run)
 

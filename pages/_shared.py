@@ -617,6 +617,43 @@ def current_dataset(*, allow_missing: bool = False):
     return ds
 
 
+def dataset_recipe(ds) -> dict:
+    """How the sidebar made ``ds``, as JSON values for a run's meta: the dataset (bundled
+    name, or an upload's file name and parse options) and every :func:`engine.data.make_dataset`
+    option, with the missing-value choice ``ds`` was made with (``'drop'`` where the page
+    left out rows with missing values).  :mod:`engine.snippets` writes it as code."""
+    option = st.session_state.get("ds")
+    if option is None or option not in dataset_options():
+        return None
+    df, report, _default, _key = current_frame(option)
+    left_out = left_out_columns(option)
+    task = st.session_state.get(f"task::{option}", "auto")
+    recipe = {
+        "source": "upload" if option.startswith(UPLOAD_PREFIX) else "bundled",
+        "name": option[len(UPLOAD_PREFIX) :] if option.startswith(UPLOAD_PREFIX) else option,
+        "target": str(ds.target),
+        "task": None if task == "auto" else str(task),
+        "categorical": [str(c) for c in st.session_state.get(f"categorical::{option}", ())],
+        "missing": str(ds.missing),
+        "features": (
+            [str(c) for c in df.columns if str(c) not in left_out and str(c) != ds.target]
+            if left_out
+            else None
+        ),
+        "max_categories": int(st.session_state.get(f"max_levels::{option}") or MAX_CATEGORIES),
+        "many_levels": str(st.session_state.get(f"many_levels::{option}", "other")),
+        "small_classes": str(st.session_state.get(f"small_classes::{option}", "keep")),
+    }
+    if recipe["source"] == "upload":
+        recipe["parse"] = {
+            "sep": report.delimiter,
+            "decimal": report.decimal,
+            "thousands": report.thousands,
+            "encoding": report.encoding,
+        }
+    return recipe
+
+
 def missing_values_message(ds) -> str:
     """What a page whose methods cannot route missing values yet says about ``ds``."""
     rows = int(np.isnan(ds.X).any(axis=1).sum())

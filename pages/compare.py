@@ -17,6 +17,7 @@ from engine.figures.compare import cv_summary_figure
 from engine.figures.tree import tree_figure
 from engine.images import available as images_available
 from engine.images import figure_png, tree_image_size
+from engine.snippets import compare_snippet
 from pages._shared import (
     PageJob,
     ResultPanel,
@@ -131,6 +132,8 @@ if meta["caption"] != dataset_caption(ds):
         "Press **Run** to compare the models on the active dataset."
     )
 st.markdown(f"On {meta['caption']}")
+if meta.get("plan"):
+    panel.snippet(compare_snippet(meta))
 n_planned = result.n_folds or meta.get("n_folds")
 st.caption(
     f"Mean over {folds_label(result.summary, n_planned)} (± std columns; the folds column "

@@ -35,6 +35,7 @@ from engine.partition.service import (
     slice_frame,
     split_rows,
 )
+from engine.snippets import conditional_density_snippet
 from pages._runs import keep_runs, restore_runs, result_only
 from pages._shared import (
     PageJob,
@@ -360,6 +361,9 @@ def start_growth():
         "forest_params": forest_params,
         "floor": float(floor),
         "seed": seed(),
+        "test_fraction": float(test_frac),
+        "val_fraction": float(val_frac),
+        "val_every": val_every,
         "run_id": st.session_state.get("_pt_runs", 0) + 1,
         "max_leaves": int(max_leaves),
         "n_estimators": int(n_est),
@@ -430,6 +434,8 @@ if snap.status in ("cancelled", "timeout"):
 
 # -- results ---------------------------------------------------------------------------------
 panel = ResultPanel("conditional_density", meta)
+if "test_fraction" in meta:  # a run stored before the snippets has no split fractions
+    panel.snippet(conditional_density_snippet(meta))
 names = meta["feature_names"]
 X, y = meta["X"], meta["y"]
 tr, va, te = meta["train"], meta["val"], meta["test"]

@@ -38,6 +38,7 @@ from engine.figures.cit import (
     top_k_figure,
 )
 from engine.jobs import Job
+from engine.snippets import conditional_inference_snippet
 from pages._runs import keep_runs, restore_runs, result_only
 from pages._shared import (
     PageJob,
@@ -614,6 +615,7 @@ def start_fit():
         "params": dict(params),
         "n_trees": int(n_trees),
         "ds_option": st.session_state.get("ds"),
+        "seed": seed(),
     }
     job = Job(
         fit_rankings_steps,
@@ -664,6 +666,8 @@ st.caption(f"Fitted on {meta['caption']}")
 if not running:
     keep_runs("conditional_inference", FIT, TOPK, BIAS)  # the fit, top-k and bias runs
 panel = ResultPanel("conditional_inference", meta)
+if "seed" in meta:  # a run stored before the snippets has no seed
+    panel.snippet(conditional_inference_snippet(meta))
 tree = labelled_tree(est, meta)
 names = meta["feature_names"]
 

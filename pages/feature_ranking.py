@@ -20,6 +20,7 @@ from engine.figures.treegrad import (
     runtime_figure,
 )
 from engine.jobs import Job
+from engine.snippets import feature_ranking_snippet
 from engine.tree import DumpLimits, TreeArrays, TreeEnsemble, load_model_dump
 from engine.treegrad import service
 from engine.treegrad.service import (
@@ -50,6 +51,7 @@ from pages._shared import (
     current_dataset,
     dataset_caption,
     dataset_digest,
+    dataset_recipe,
     md,
     remembered_models,
     require_entrypoint,
@@ -604,6 +606,24 @@ tabs = st.tabs(
     ["Attributions", "Insertion / deletion", "Ranker convergence", "Tree and gamma", "Numerics"]
 )
 panel = ResultPanel("feature_ranking", {"caption": dataset_caption(ds), "row": row})
+if source == "train":  # a remembered or uploaded model comes from elsewhere: no snippet
+    panel.snippet(
+        feature_ranking_snippet(
+            {
+                "recipe": dataset_recipe(ds),
+                "kind": kind,
+                "depth": int(depth),
+                "leaves": int(leaves),
+                "n_estimators": int(n_est),
+                "learning_rate": float(lr_gb),
+                "test_size": float(test_size),
+                "seed": seed(),
+                "x": [float(v) for v in x],
+                "class_index": int(ci),
+                "method_params": dataclasses.asdict(params),
+            }
+        )
+    )
 
 # -- attributions ----------------------------------------------------------------------------
 with tabs[0]:

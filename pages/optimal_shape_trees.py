@@ -34,6 +34,7 @@ from engine.literati.service import (
     training_errors,
     tree_counts,
 )
+from engine.snippets import optimal_shape_trees_snippet
 from pages._shared import (
     PageJob,
     ResultPanel,
@@ -373,6 +374,9 @@ def start_search():
         "cache": int(cache_size),
         "phases": [p for p, _ in ests],
         "seed": seed(),
+        "test_share": float(test_share),
+        "split_fraction": float(lam_frac),
+        "breakpoint_fraction": float(alpha_frac),
         "digest": dataset_digest(ds),
         "run": st.session_state["_lit_runs"],
     }
@@ -514,6 +518,8 @@ st.caption(
     f"{len(meta['te']):,} test rows (seed {meta['seed']})."
 )
 SEARCH.keep_run("optimal_shape_trees")
+if "test_share" in meta:  # a run stored before the snippets has no split shares
+    panel.snippet(optimal_shape_trees_snippet(meta))
 t_end = float(main.trace_["time"].iloc[-1]) if len(main.trace_) else 0.0
 ub, lb = float(main.upper_bound_), float(main.lower_bound_)
 # how the main search itself ended (the job may have been stopped later, in the baseline)

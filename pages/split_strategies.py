@@ -18,6 +18,7 @@ from engine.figures.splits import (
     threshold_scan_figure,
 )
 from engine.figures.tree import tree_figure
+from engine.snippets import split_strategies_snippet
 from pages._shared import (
     PROJECTION_KEY,
     PageJob,
@@ -353,6 +354,8 @@ panel.table(
 )
 panel.chart(strategy_tradeoff_figure(result.summary, meta["task"]), key="ss_tradeoff")
 CV_JOB.keep_run("split_strategies")
+if meta.get("plan"):
+    panel.snippet(split_strategies_snippet(meta))
 st.download_button(
     "Download per-fold results (CSV)",
     result.folds.to_csv(index=False).encode(),

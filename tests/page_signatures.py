@@ -49,6 +49,7 @@ FLOWS = {
     "learn": ("pages/learn.py", ("iris",), {}),
     "learn_challenge": ("pages/learn_challenge.py", ("iris", "penguins"), {}),
     "learn_predict": ("pages/learn_predict.py", ("iris", "diabetes", "penguins"), {}),
+    "learn_growth": ("pages/learn_growth.py", ("iris", "diabetes"), {}),
     "glossary": ("pages/learn_glossary.py", ("iris",), {}),
 }
 TIMEOUT = 180

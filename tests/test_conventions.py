@@ -159,6 +159,7 @@ SERVICES = {
     "engine.store",  # the run store: finished jobs' results as data on disk
     "engine.report",  # the self-contained HTML report
     "engine.images",  # PNG / SVG of figures (kaleido)
+    "engine.snippets",  # Reproduce in Python: a run's engine calls as code text
     "engine.cart.profile",
     "engine.cart.registration",
     "engine.cart.service",
@@ -175,6 +176,7 @@ SERVICES = {
     # the Learn section: lessons, the build-your-own-tree challenge, questions, scores
     "engine.teaching.challenge",
     "engine.teaching.glossary",
+    "engine.teaching.growth",
     "engine.teaching.lessons",
     "engine.teaching.predict",
     "engine.teaching.quiz",

@@ -91,3 +91,30 @@ def test_play_a_challenge_step(page: Page, app_url, tmp_path):
     ).to_be_visible()
     expect(page.get_by_role("heading", name="Score table (this session)")).to_be_visible()
     page.screenshot(path=tmp_path / "challenge_graded.png", full_page=True)
+
+
+@pytest.mark.slow
+def test_watch_a_tree_grow(page: Page, app_url, tmp_path):
+    """Step twice, back once, play until a step passes by itself, pause; then the
+    Partition Tree's first step."""
+    _open(page, app_url + "/learn_growth?ds=iris", "Press Step")
+    no_exception(page)
+    for _ in range(2):
+        page.get_by_role("button", name="Step", exact=True).click()
+        wait_idle(page)
+    expect(page.get_by_text("Step 2 of").first).to_be_visible()
+    page.get_by_role("button", name="Back", exact=True).click()
+    wait_idle(page)
+    expect(page.get_by_text("Step 1 of").first).to_be_visible()
+    page.get_by_role("button", name="Play", exact=True).click()
+    expect(page.get_by_text("Step 3 of").first).to_be_visible(timeout=30_000)
+    page.get_by_role("button", name="Pause", exact=True).click()
+    wait_idle(page)
+    no_exception(page)
+    expect(page.get_by_role("button", name="Play", exact=True)).to_be_visible()
+    page.screenshot(path=tmp_path / "growth_paused.png", full_page=True)
+    _pick(page, "Method", "Partition Tree")
+    page.get_by_role("button", name="Step", exact=True).click()
+    wait_idle(page)
+    no_exception(page)
+    expect(page.get_by_text("This leaf splits next").first).to_be_visible()

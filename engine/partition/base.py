@@ -510,7 +510,14 @@ class _TreeMixin:
         return self
 
     def fit_steps(
-        self, X, y, X_val=None, y_val=None, val_every: int = 1, floor: float = DEFAULT_FLOOR
+        self,
+        X,
+        y,
+        X_val=None,
+        y_val=None,
+        val_every: int = 1,
+        floor: float = DEFAULT_FLOOR,
+        frontier: list | None = None,
     ):
         """:meth:`fit` as a generator, one split per step (for live pages and jobs).
 
@@ -522,6 +529,8 @@ class _TreeMixin:
         after the last step the tree is pruned to the best validation size
         (``select_size``), so a consumer that runs the generator to its end gets that tree.
         Bad parameters raise ``InvalidParameterError`` at the first ``next``, as bad data.
+        ``frontier`` (optional list) collects, before each split, which leaf splits and the
+        other leaves' best gains (see :func:`engine.partition.growth.grow_steps`).
         """
         self._validate_params()
         X, yv = self._prepare(X, y)
@@ -538,6 +547,7 @@ class _TreeMixin:
             y_box=self.y_box_,
             params=self._grow_params(False),
             rng=check_random_state(self._seed()),
+            frontier=frontier,
         )
         rows = []
         while True:

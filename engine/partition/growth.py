@@ -270,7 +270,19 @@ def grow_tree(
             callback(build(), n_leaves, train_nll)
 
 
-def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: GrowParams, rng=None):
+def grow_steps(
+    X,
+    y,
+    *,
+    is_cat,
+    n_cats,
+    discrete_y,
+    n_classes,
+    y_box,
+    params: GrowParams,
+    rng=None,
+    frontier: list | None = None,
+):
     """:func:`grow_tree` as a generator: one split per step (for live pages).
 
     Yields ``(n_leaves, train_nll, build)`` once for the root (``n_leaves`` 1) and then
@@ -278,6 +290,13 @@ def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gr
     (a :class:`PartitionTreeArrays`, built only when called); returns the final tree.
     Closing the generator early leaves a valid smaller tree behind the last ``build``.
     ``train_nll`` is the growth objective: the empirical loss of the unnormalised cells.
+
+    ``frontier`` (optional, a list): before each split, one dict is appended saying why
+    that leaf splits next (the Learn section's step-through growth): ``node`` (its id),
+    ``gain``, ``kind``, ``feature``, ``threshold`` of the split taken, and ``others``: the
+    other leaves waiting in the heap, ``(node id, best gain, kind, feature, threshold)``
+    each, largest gain first.  Leaves whose search found no admissible split are not in
+    the heap.  The growth itself is unchanged.
     """
     rng = rng if rng is not None else np.random.RandomState(0)
     n = X.shape[0]
@@ -339,6 +358,21 @@ def grow_steps(X, y, *, is_cat, n_cats, discrete_y, n_classes, y_box, params: Gr
     n_leaves = 1
     while heap and n_leaves < params.max_leaves:
         _, _, node, (g, kind, f, t, mask, side) = heapq.heappop(heap)
+        if frontier is not None:
+            waiting = sorted(heap, key=lambda entry: (entry[0], entry[1]))
+            frontier.append(
+                dict(
+                    node=node.id,
+                    gain=float(g),
+                    kind=int(kind),
+                    feature=int(f),
+                    threshold=float(t),
+                    others=[
+                        (e[2].id, float(e[3][0]), int(e[3][1]), int(e[3][2]), float(e[3][3]))
+                        for e in waiting
+                    ],
+                )
+            )
         kids, n_miss = _children(node, kind, f, t, mask, side, X, y, goes, (lo, hi))
         rec = nodes[node.id]
         rec.update(

@@ -1,0 +1,272 @@
+"""Step-through growth (engine/teaching/growth.py, pages/learn_growth.py): the CART steps
+replay the fitted CARTClassifier / CARTRegressor exactly and their best decreases equal a
+brute force over every midpoint; the conditional inference steps are the fitted tree's;
+the Partition steps are grow_steps' sequence; the page steps, goes back, plays, pauses and
+switches method."""
+
+import numpy as np
+import pytest
+
+from engine.cart import CARTClassifier, CARTRegressor
+from engine.partition.growth import GrowParams, grow_steps
+from engine.teaching import growth
+from engine.teaching.datasets import bundled
+
+
+def _data(name, max_rows=growth.MAX_ROWS):
+    d = bundled(name)
+    return growth.prepare(
+        d.X,
+        d.y,
+        task=d.task,
+        feature_names=d.feature_names,
+        n_classes=len(d.class_names or ()),
+        max_rows=max_rows,
+    )
+
+
+def _brute_force_decrease(x, y, classification):
+    """Largest impurity decrease over every midpoint of ``x`` (plain Python loops)."""
+    values = sorted(set(x.tolist()))
+    best = -np.inf
+
+    def impurity(labels):
+        if classification:
+            _, counts = np.unique(labels, return_counts=True)
+            return 1.0 - sum((c / len(labels)) ** 2 for c in counts)
+        return float(np.var(labels))
+
+    parent = impurity(y)
+    for a, b in zip(values[:-1], values[1:], strict=True):
+        left = x <= (a + b) / 2
+        wl = left.mean()
+        best = max(best, parent - wl * impurity(y[left]) - (1 - wl) * impurity(y[~left]))
+    return best
+
+
+@pytest.mark.parametrize(
+    ("name", "depth"), [("iris", 3), ("iris", 5), ("wine", 4), ("diabetes", 4), ("bimodal", 3)]
+)
+def test_cart_steps_replay_the_fitted_tree(name, depth):
+    """Features, thresholds and children of the replayed tree equal CART's with the same
+    max_depth, node by node; one step per split, in pre-order; each step's tree has the
+    splits made so far (1 + 2k nodes after k splits)."""
+    data = _data(name)
+    grown = growth.cart_steps(data, max_depth=depth)
+    cls = CARTClassifier if data.task == "classification" else CARTRegressor
+    fitted = cls(max_depth=depth, random_state=0).fit(data.X, data.y).tree_
+    assert np.array_equal(grown.final.feature, fitted.feature)
+    assert np.array_equal(grown.final.threshold, fitted.threshold)
+    assert np.array_equal(grown.final.children_left, fitted.children_left)
+    assert np.array_equal(grown.final.children_right, fitted.children_right)
+    splits = [s for s in grown.steps if s.phase == "split"]
+    assert [s.node for s in splits] == list(np.flatnonzero(fitted.children_left >= 0))
+    for k, s in enumerate(splits, start=1):
+        assert s.feature == fitted.feature[s.node] and s.threshold == fitted.threshold[s.node]
+        assert s.tree.node_count == 1 + 2 * k
+        assert s.tree.feature[s.tree_node] == s.feature
+
+
+@pytest.mark.parametrize("name", ["iris", "diabetes"])
+def test_cart_best_decrease_equals_a_brute_force_at_every_step(name):
+    data = _data(name)
+    classification = data.task == "classification"
+    grown = growth.cart_steps(data, max_depth=3)
+    for s in grown.steps:
+        rows = grown.final.apply(data.X)  # leaves; the node's rows via its path
+        path_rows = np.ones(data.X.shape[0], dtype=bool)
+        tree = grown.final
+        v, node = 0, s.node
+        # walk from the root to the node, keeping the rows on the way
+        while v != node:
+            f, t = tree.feature[v], tree.threshold[v]
+            left = data.X[:, f] <= t
+            descendants = set()
+            stack = [tree.children_left[v]]
+            while stack:
+                u = stack.pop()
+                descendants.add(u)
+                if tree.children_left[u] >= 0:
+                    stack += [tree.children_left[u], tree.children_right[u]]
+            go_left = node in descendants
+            path_rows &= left if go_left else ~left
+            v = tree.children_left[v] if go_left else tree.children_right[v]
+        assert path_rows.sum() == s.n_samples
+        del rows
+        best_all = max(
+            _brute_force_decrease(data.X[path_rows, f], data.y[path_rows], classification)
+            for f in range(data.X.shape[1])
+        )
+        chosen = max(sc.best_decrease for sc in s.details["scans"] if sc.best >= 0)
+        assert s.details["decrease"] == pytest.approx(best_all, rel=1e-9, abs=1e-12)
+        assert chosen == pytest.approx(best_all, rel=1e-9, abs=1e-12)
+        for sc in s.details["scans"]:
+            if sc.best >= 0:
+                brute = _brute_force_decrease(
+                    data.X[path_rows, sc.feature], data.y[path_rows], classification
+                )
+                assert sc.best_decrease == pytest.approx(brute, rel=1e-9, abs=1e-12)
+
+
+def test_cart_ties_go_to_the_first_feature_as_the_builder():
+    """Two copies of a column: every split is on the first copy, as CARTClassifier."""
+    d = bundled("iris")
+    X = np.c_[d.X[:, 3], d.X[:, 3], d.X[:, 2]]
+    data = growth.prepare(X, d.y, task="classification", feature_names=["a", "b", "c"], n_classes=3)
+    grown = growth.cart_steps(data, max_depth=3)
+    fitted = CARTClassifier(max_depth=3).fit(data.X, data.y).tree_
+    assert np.array_equal(grown.final.feature, fitted.feature)
+    assert 1 not in set(grown.final.feature.tolist())
+
+
+@pytest.mark.parametrize("name", ["iris", "diabetes", "bimodal"])
+def test_cit_steps_are_the_fitted_trees(name):
+    data = _data(name)
+    grown = growth.cit_steps(data, max_depth=3)
+    est = growth.cit_estimator(data.task, max_depth=3).fit(data.X, data.y)
+    tested = [v for v, r in enumerate(est.node_records_) if "p_value_method" in r]
+    assert sorted({s.node for s in grown.steps}) == tested
+    for s in grown.steps:
+        rec = est.node_records_[s.node]
+        assert list(s.details["p_adjusted"]) == list(rec["p_values_adjusted"])
+        if s.phase == "split":
+            assert s.feature == est.tree_.feature[s.node]
+            assert s.threshold == est.tree_.threshold[s.node]
+        if s.phase in ("tests", "split"):
+            best = int(np.nanargmin(rec["p_values_adjusted"]))
+            assert rec["features"][best] == s.feature
+        if s.phase == "leaf":
+            assert est.tree_.children_left[s.node] == -1
+    phases = [s.phase for s in grown.steps]
+    assert phases.count("split") == int((est.tree_.children_left >= 0).sum())
+    if name == "bimodal":  # x says nothing about y's level: one test, a leaf
+        assert phases == ["leaf"] and "No significant feature" in grown.steps[0].reason
+
+
+@pytest.mark.parametrize("name", ["iris", "diabetes"])
+def test_partition_steps_follow_grow_steps(name):
+    """Node split at each step, its gain and the training log-loss equal grow_steps'
+    sequence with the estimator's inputs; the chosen leaf's gain is at least every waiting
+    leaf's."""
+    data = _data(name)
+    grown = growth.partition_steps(data, max_leaves=7)
+    est = growth.partition_estimator(data.task, max_leaves=7).fit(data.X, data.y)
+    params = GrowParams(max_leaves=7, min_volume_fraction=est._default_min_volume)
+    seq = list(
+        grow_steps(
+            data.X,
+            data.y.astype(np.float64),
+            is_cat=np.zeros(data.X.shape[1], bool),
+            n_cats=np.zeros(data.X.shape[1], np.int64),
+            discrete_y=data.task == "classification",
+            n_classes=data.n_classes,
+            y_box=est.y_box_,
+            params=params,
+            rng=np.random.RandomState(0),
+        )
+    )
+    assert len(grown.steps) == len(seq) - 1 == est.partition_tree_.n_leaves - 1
+    nll = [s[1] for s in seq]
+    final = seq[-1][2]()
+    for k, s in enumerate(grown.steps):
+        assert s.details["train_nll"] == (nll[k], nll[k + 1])
+        assert s.details["gain"] == pytest.approx(nll[k] - nll[k + 1], abs=1e-12)
+        assert s.details["gain"] == final.gain[s.node]
+        assert all(s.details["gain"] >= o[1] for o in s.details["others"])
+        assert s.tree.n_leaves == k + 2
+
+
+def test_prepare_subsamples_and_says_so():
+    rng = np.random.RandomState(1)
+    X = rng.rand(5000, 3)
+    data = growth.prepare(
+        X,
+        (X[:, 0] > 0.5).astype(int),
+        task="classification",
+        feature_names=["a", "b", "c"],
+        n_classes=2,
+        seed=3,
+    )
+    assert data.X.shape == (growth.MAX_ROWS, 3)
+    assert any("2,000 of the 5,000 rows" in n for n in data.notes)
+    again = growth.prepare(
+        X,
+        (X[:, 0] > 0.5).astype(int),
+        task="classification",
+        feature_names=["a", "b", "c"],
+        n_classes=2,
+        seed=3,
+    )
+    assert np.array_equal(data.X, again.X)
+    with pytest.raises(ValueError, match="categorical"):
+        growth.prepare(
+            X,
+            X[:, 0],
+            task="regression",
+            feature_names=["a", "b", "c"],
+            is_categorical=[True, True, True],
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# the page
+# ---------------------------------------------------------------------------------------
+
+
+def _pos(at):
+    return at.session_state["learn_gr_pos"]
+
+
+def _tree_nodes(at):
+    """Node markers of the tree figure (customdata of its node traces)."""
+    import base64
+
+    import plotly.io
+
+    ids = set()
+    traces = [
+        trace
+        for chart in at.get("plotly_chart")
+        for trace in plotly.io.from_json(chart.proto.spec).data
+    ]
+    for trace in traces:
+        if (getattr(trace, "meta", None) or {}).get("role") == "nodes":
+            data = trace.customdata
+            if isinstance(data, dict):  # plotly's typed array: {"dtype", "bdata"}
+                data = np.frombuffer(base64.b64decode(data["bdata"]), dtype=data["dtype"])
+            ids.update(int(v) for v in np.asarray(data).reshape(-1))
+    return len(ids)
+
+
+@pytest.mark.slow
+def test_page_steps_back_plays_pauses_and_switches_method(app):
+    app.switch_page("pages/learn_growth.py").run()
+    assert not app.exception, app.exception
+    app.selectbox(key="learn_gr_source").set_value("Iris (curated: classification)").run()
+    assert _pos(app) == 0
+    for k in range(1, 4):
+        app.button(key="learn_gr_step_btn").click().run()
+        assert not app.exception, app.exception
+        assert _pos(app) == k
+        assert _tree_nodes(app) == 1 + 2 * k  # every CART step on Iris splits
+    app.button(key="learn_gr_back_btn").click().run()
+    assert _pos(app) == 2 and _tree_nodes(app) == 5
+    app.button(key="learn_gr_play_btn").click().run()
+    assert not app.exception, app.exception
+    assert app.session_state["learn_gr_playing"]
+    assert app.button(key="learn_gr_play_btn").label == "Pause"
+    app.button(key="learn_gr_play_btn").click().run()
+    assert not app.session_state["learn_gr_playing"]
+    assert app.button(key="learn_gr_play_btn").label == "Play"
+    app.button(key="learn_gr_reset_btn").click().run()
+    assert _pos(app) == 0
+    for method in ("Conditional inference tree", "Partition Tree"):
+        app.selectbox(key="learn_gr_method").set_value(method).run()
+        assert not app.exception, app.exception
+        assert _pos(app) == 0
+        for _ in range(3):
+            app.button(key="learn_gr_step_btn").click().run()
+            assert not app.exception, app.exception
+        assert _pos(app) == 3
+    # Partition Tree: one split per step
+    assert _tree_nodes(app) == 7
