@@ -39,6 +39,10 @@ MAX_SIDE = 16000
 MAX_CONCURRENT = 2
 #: Seconds one render may take.
 TIMEOUT = 120.0
+#: kaleido's own timeout (starting the browser, a render); TreeLab's deadlines are above.
+BROWSER_TIMEOUT = 120.0
+#: Seconds allowed for closing the browser after a cancelled render.
+BROWSER_CLOSE_WAIT = 30.0
 FORMATS = ("png", "svg")
 
 _slots = threading.BoundedSemaphore(MAX_CONCURRENT)
@@ -130,7 +134,7 @@ def figure_image(
 
 
 def _kaleido_options() -> dict[str, Any]:
-    kopts: dict[str, Any] = {"mathjax": False, "timeout": TIMEOUT}
+    kopts: dict[str, Any] = {"mathjax": False, "timeout": BROWSER_TIMEOUT}
     path = browser_path()
     if path is not None:
         kopts["path"] = path
@@ -174,7 +178,9 @@ def _render_many(figures: Sequence, format: str) -> list[bytes | str]:
                 scale = 2 if format == "png" and max(width, height) * 2 <= 8000 else 1
                 opts = {"format": format, "width": width, "height": height, "scale": scale}
                 try:
-                    data = await session.calc_fig(fig, opts=opts)
+                    data = await asyncio.wait_for(session.calc_fig(fig, opts=opts), TIMEOUT)
+                except TimeoutError:
+                    out.append(f"rendering took more than {TIMEOUT:.0f} s")
                 except Exception as exc:  # one figure failing does not stop the others
                     out.append(str(_explain(exc)))
                 else:
@@ -184,20 +190,32 @@ def _render_many(figures: Sequence, format: str) -> list[bytes | str]:
     # a thread of its own: the caller may already run an event loop (Streamlit, tests)
     result: dict[str, Any] = {}
 
+    # The whole session has a deadline inside the event loop: when it passes, the render is
+    # cancelled, which closes the browser and ends the thread (none is left behind).
+    deadline = TIMEOUT * (1 + len(figures))
+
     def run() -> None:
         try:
-            result["images"] = asyncio.run(render())
+            result["images"] = asyncio.run(asyncio.wait_for(render(), deadline))
+        except TimeoutError:
+            result["error"] = ImageExportError(
+                f"rendering {len(figures)} figures took more than {deadline:.0f} s"
+            )
         except Exception as exc:  # the browser did not start
             result["error"] = exc
 
     with _slots:
         worker = threading.Thread(target=run, name="figure-images", daemon=True)
         worker.start()
-        worker.join(TIMEOUT * max(1, len(figures)))
+        # the loop's own deadline ends the thread; the extra wait covers closing the browser
+        worker.join(deadline + BROWSER_CLOSE_WAIT)
     if worker.is_alive():
         raise ImageExportError(f"rendering {len(figures)} figures took too long")
     if "error" in result:
-        raise _explain(result["error"]) from result["error"]
+        error = result["error"]
+        if isinstance(error, ImageExportError):
+            raise error
+        raise _explain(error) from error
     return result["images"]
 
 

@@ -5,14 +5,18 @@ the SVG (where Chromium wrote the measured box of every label) that no two label
 overlap; the same tree squeezed into 1200 px overlaps, so the check can fail.
 """
 
+import asyncio
+import io
 import re
 import struct
+import zipfile
 
 import plotly.graph_objects as go
 import pytest
 from sklearn.datasets import make_classification
 from sklearn.tree import DecisionTreeClassifier
 
+from engine import images
 from engine.figures.tree import tree_figure
 from engine.images import (
     DEBIAN_CHROMIUM,
@@ -171,3 +175,28 @@ def test_figures_zip_renders_each_figure_and_lists_what_it_could_not():
     assert svg_size(svgs.read("01-bars.svg")) == (500, 200)
     with pytest.raises(ValueError, match="no figure"):
         figures_zip([])
+
+
+@pytest.mark.skipif(browser_path() is None, reason="needs Chromium (apt-get install chromium)")
+def test_a_render_past_its_deadline_closes_the_browser_and_leaves_no_thread(monkeypatch):
+    """A render that hangs must end its thread (and so its browser) at the deadline, not
+    keep running behind the page: the deadline is enforced inside the render's event loop."""
+    import threading
+
+    import kaleido
+
+    async def hang(self, fig, opts=None, **kwargs):
+        await asyncio.sleep(600)
+
+    monkeypatch.setattr(images, "TIMEOUT", 1.0)
+    monkeypatch.setattr(kaleido.Kaleido, "calc_fig", hang)
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]))
+    try:
+        archive = images.figures_zip([("a", fig), ("b", fig)], "png")
+    except images.ImageExportError as exc:  # the whole session's deadline came first
+        assert "took more than" in str(exc)
+    else:  # each figure's own deadline
+        with zipfile.ZipFile(io.BytesIO(archive)) as opened:
+            assert opened.namelist() == ["problems.txt"]
+            assert opened.read("problems.txt").decode().count("took more than 1 s") == 2
+    assert not [t for t in threading.enumerate() if t.name == "figure-images"]
