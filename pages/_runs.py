@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -194,6 +195,14 @@ def restore_runs(page: str, *page_jobs) -> str | None:
                     f"({type(exc).__name__}: {md(exc)}); press **Run** to compute it again."
                 )
             else:
+                if not reopened and any(page_job.running for page_job in page_jobs):
+                    # this session's own job runs: reopen the run after it, not now
+                    return None
+                if not reopened:
+                    message = (
+                        f"Run `{run_id}` holds no result this page draws; press **Run** to "
+                        "compute one."
+                    )
                 for page_job, (job, meta) in reopened.items():
                     st.session_state[page_job.key] = job
                     st.session_state[page_job.meta_key] = meta
@@ -289,15 +298,17 @@ def keep_runs(page: str, *page_jobs, caption: bool = True) -> str | None:
     ]
     if not finished:
         return None
-    # the job objects themselves, not their id(): a new job may reuse a freed one's id
-    signature = tuple(page_job.job for page_job in finished)
+    # weak references to the job objects, not their id() (a new job may reuse a freed one's
+    # id) nor the jobs themselves (the session would hold every old result in memory)
+    jobs = tuple(page_job.job for page_job in finished)
     key = f"_run_saved::{page}"
     saved = st.session_state.get(key)
     if (
         saved is None
-        or len(saved[0]) != len(signature)
-        or any(a is not b for a, b in zip(saved[0], signature, strict=True))
+        or len(saved[0]) != len(jobs)
+        or any(ref() is not job for ref, job in zip(saved[0], jobs, strict=True))
     ):
+        signature = tuple(weakref.ref(job) for job in jobs)
         from_runs = {getattr(page_job.job, "run_id", None) for page_job in finished}
         if len(from_runs) == 1 and None not in from_runs:  # all reopened from one run
             saved = (signature, from_runs.pop(), None)

@@ -316,6 +316,18 @@ def test_a_stored_run_that_is_not_a_page_run_warns(warm_engine, store_folder, mo
     assert "cmp_job" not in at.session_state
 
 
+def test_a_run_with_no_result_this_page_draws_warns(warm_engine, store_folder, monkeypatch):
+    """A run of this page whose jobs are none of the page's (an empty or foreign job set):
+    a warning naming it, nothing reopened, no job (it was taken as reopened before)."""
+    run_id = RunStore(store_folder).save("compare", {"jobs": {}}, meta={"page": "compare"})
+    made = forbid_jobs(monkeypatch)
+    at = fresh_app(monkeypatch, "pages/compare.py", run_id)
+    texts = warnings_of(at)
+    assert len(texts) == 1 and run_id in texts[0] and "no result this page draws" in texts[0]
+    assert "cmp_job" not in at.session_state and not made
+    assert not [c.value for c in at.caption if "is kept" in c.value]
+
+
 @pytest.mark.slow
 def test_a_stopped_comparison_is_kept_with_the_folds_it_finished(app, store_folder, monkeypatch):
     """Stop keeps the finished folds; the run holds them (status 'cancelled') and a fresh
