@@ -44,10 +44,13 @@ the estimators are imported on first use, so the first page draws without waitin
 from __future__ import annotations
 
 import hashlib
+import logging
 import sys
 from collections.abc import Callable, Iterable
 
 import streamlit as st
+
+logger = logging.getLogger(__name__)
 
 # imported on first use (see the module docstring); tests substitute them here
 _LAZY = {
@@ -728,6 +731,24 @@ class ResultPanel:
             notes,
         )
 
+    def safe_report_html(self) -> str:
+        """:meth:`report_html`, or, when it fails, a short HTML page saying why (the
+        download runs after the click, where an exception would reach the browser)."""
+        import html
+
+        try:
+            return self.report_html()
+        except Exception as exc:  # noqa: BLE001 - a download must never show a traceback
+            logger.exception("report of %s could not be made", self.page)
+            reason = html.escape(f"{type(exc).__name__}: {exc}")
+            return (
+                "<!DOCTYPE html><html><head><meta charset='utf-8'><title>TreeLab report "
+                "not made</title></head><body><h1>The report could not be made</h1>"
+                f"<p>{reason}</p><p>The page's results are unchanged; the tables' CSV "
+                "downloads still work. Please report this with the page's link.</p>"
+                "</body></html>"
+            )
+
     def images_zip(self, format: str) -> bytes:
         """A zip of every recorded figure as ``format`` ('png' / 'svg') images.  When none
         can be made (no figure, no browser) the zip holds ``problems.txt`` saying why."""
@@ -738,7 +759,9 @@ class ResultPanel:
 
         try:
             return figures_zip(self.report_figures(), format)
-        except (ValueError, ImageExportError) as exc:
+        except Exception as exc:  # noqa: BLE001 - a download must never show a traceback
+            if not isinstance(exc, ValueError | ImageExportError):
+                logger.exception("figures of %s could not be rendered", self.page)
             buffer = io.BytesIO()
             with zipfile.ZipFile(buffer, "w") as archive:
                 archive.writestr("problems.txt", f"No image could be made: {exc}.\n")
@@ -755,7 +778,7 @@ class ResultPanel:
         stem = report_filename(self.report_title())[: -len(".html")]
         can_draw, why = images_status()
         self.export_files = {
-            f"{self.page}_report_dl": self.report_html,
+            f"{self.page}_report_dl": self.safe_report_html,
             f"{self.page}_png_dl": lambda: self.images_zip("png"),
             f"{self.page}_svg_dl": lambda: self.images_zip("svg"),
         }

@@ -163,6 +163,26 @@ def test_without_a_browser_the_image_buttons_say_why(app, monkeypatch):
     assert archive.read("problems.txt").startswith(b"No image could be made: ")
 
 
+def test_a_download_that_fails_unexpectedly_says_why_instead_of_raising(app, monkeypatch):
+    """The export callables run after the click, where an exception would reach the browser
+    as a traceback: a report or image failure of any kind gives a file saying why."""
+    import engine.report
+
+    run_feature_ranking(app)
+    panel = app.session_state["_result_panels"]["feature_ranking"]
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("figure 3 has no data")
+
+    monkeypatch.setattr(engine.report, "build_report", broken)
+    monkeypatch.setattr(images, "figures_zip", broken)
+    page = panel.export_files["feature_ranking_report_dl"]()
+    assert "The report could not be made" in page and "RuntimeError: figure 3 has no data" in page
+    archive = zipfile.ZipFile(io.BytesIO(panel.export_files["feature_ranking_png_dl"]()))
+    assert archive.namelist() == ["problems.txt"]
+    assert b"figure 3 has no data" in archive.read("problems.txt")
+
+
 @pytest.mark.skipif(not images.available(), reason="needs Chromium (apt-get install chromium)")
 def test_a_method_pages_figures_as_png_and_svg(app):
     """Literati's figures through the page's own image buttons: one image per recorded
