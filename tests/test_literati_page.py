@@ -407,6 +407,25 @@ def test_shape_grid_has_one_panel_per_split_node():
         shape_grid_figure(leaf, X[:, :1], y, {})
 
 
+@pytest.mark.slow
+def test_shape_grid_rows_leave_room_for_tick_labels_and_a_two_line_title():
+    """Two rows of panels (cols=2, three nodes): the gap between them is ROW_GAP_PX pixels,
+    in projection mode too (where panel titles wrap to two lines and overlapped the row
+    above's tick labels with a 12 % gap)."""
+    ROW_GAP_PX = 100
+    from engine.figures.style import projection_style
+
+    tree = make_shape_tree()
+    X, y = make_data(300, seed=6)
+    fig = shape_grid_figure(tree, X, y, rows_by_node(tree, X), cols=2)
+    for shown in (fig, projection_style(fig)):
+        margin = shown.layout.margin
+        plot_h = shown.layout.height - margin.t - margin.b
+        top_row, bottom_row = shown.layout.yaxis.domain, shown.layout.yaxis3.domain
+        gap_px = (top_row[0] - bottom_row[1]) * plot_h
+        assert gap_px >= ROW_GAP_PX - 1
+
+
 # -- the page in AppTest -----------------------------------------------------------------------
 PAGE = "pages/optimal_shape_trees.py"
 TIMEOUT = 120

@@ -56,6 +56,8 @@ GAP_FILL = "rgba(187, 85, 102, 0.16)"
 #: Breakpoint labels of a shape function closer than this fraction of the x-axis to the
 #: previous label are moved one line down (up to three lines).
 LABEL_GAP = 0.1
+#: Pixels between the rows of the shape-function grid (tick labels plus a two-line title).
+ROW_GAP_PX = 100
 #: Times below this are drawn at this value on the log-time axis (the first snapshot is
 #: often taken at t = 0).
 MIN_TIME = 1e-3
@@ -866,7 +868,7 @@ def shape_grid_figure(
     cols: int = 3,
     max_nodes: int = 15,
     n_bins: int = 24,
-    row_height: int = 250,
+    row_height: int = 280,
 ) -> go.Figure:
     """Small multiples: the shape function of every internal node (pre-order, at most
     ``max_nodes``), each as the class histogram of the node's rows with the intervals shaded
@@ -895,12 +897,16 @@ def shape_grid_figure(
     for v in chosen:
         u = node_breakpoints(tree, v)
         titles.append(f"node {v}: {_short_name(names[int(tree.feature[v])], 22)} (K = {u.size})")
+    height = int(150 + row_height * nrows)
+    plot_h = height - 190  # the plot area: height minus the top and bottom margins
     fig = make_subplots(
         rows=nrows,
         cols=ncols,
         subplot_titles=titles,
         horizontal_spacing=0.06,
-        vertical_spacing=min(0.12, 0.5 / nrows),
+        # a fixed gap in pixels between rows: the x tick labels of one row and a panel
+        # title of two lines (as projection mode wraps them) above the next
+        vertical_spacing=min(0.3, ROW_GAP_PX / plot_h) if nrows > 1 else 0.0,
     )
     shown_classes: set[int] = set()
     for i, v in enumerate(chosen):
@@ -976,8 +982,6 @@ def shape_grid_figure(
             marker=dict(symbol="square", size=14, color=SIDE_COLORS[side], opacity=0.5),
             hoverinfo="skip",
         )
-    height = int(150 + row_height * nrows)
-    plot_h = height - 190  # the plot area: height minus the top and bottom margins
     fig.update_layout(
         **base_layout(
             "Shape function of every split node (rows per bin stacked by class; shading: the side "
