@@ -412,7 +412,7 @@ def test_shape_grid_rows_leave_room_for_tick_labels_and_a_two_line_title():
     """Two rows of panels (cols=2, three nodes): the gap between them is ROW_GAP_PX pixels,
     in projection mode too (where panel titles wrap to two lines and overlapped the row
     above's tick labels with a 12 % gap)."""
-    ROW_GAP_PX = 100
+    from engine.figures.literati import ROW_GAP_PX
     from engine.figures.style import projection_style
 
     tree = make_shape_tree()
