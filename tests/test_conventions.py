@@ -157,6 +157,7 @@ SERVICES = {
     "engine.jobs",
     "engine.warmup",
     "engine.store",  # the run store: finished jobs' results as data on disk
+    "engine.run_format",  # the run store's file format (data only, never a pickle)
     "engine.report",  # the self-contained HTML report
     "engine.images",  # PNG / SVG of figures (kaleido)
     "engine.snippets",  # Reproduce in Python: a run's engine calls as code text
