@@ -68,6 +68,7 @@ from pages._jobs import (  # noqa: F401 (the page-job kit, re-exported for the p
     start_job,
     stop_page,
 )
+from pages._links import LinkParam, read_param
 
 UPLOAD_PREFIX = "upload:"
 #: Uploaded tables kept per browser session (the oldest is forgotten beyond this).
@@ -421,7 +422,8 @@ def sidebar() -> None:
         st.session_state["ds"] = pending
     elif "ds" in st.session_state and st.session_state["ds"] not in options:
         del st.session_state["ds"]  # never leave the widget on an option that is gone
-    _from_url("ds", bundled_datasets())
+    if "ds" not in st.session_state:
+        read_param(LinkParam("ds", "ds", str, options[0], options=tuple(bundled_datasets())))
     sb = st.sidebar
     sb.header("Dataset")
     option = sb.selectbox(
@@ -473,8 +475,7 @@ def sidebar() -> None:
         "use only complete rows. error: stop and say which columns have gaps. Rows without a target "
         "value are always dropped, and counted.",
     )
-    if "seed" not in st.session_state and str(st.query_params.get("seed", "")).isdigit():
-        st.session_state["seed"] = min(int(st.query_params["seed"]), 2**31 - 1)
+    read_param(LinkParam("seed", "seed", int, 0, low=0, high=2**31 - 1))
     value = sb.number_input(
         "Random seed",
         min_value=0,
