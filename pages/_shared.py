@@ -461,7 +461,6 @@ def sidebar() -> None:
         key=taskkey,
         horizontal=True,
         help="auto: text, yes/no or integer targets with at most 20 values are "
-        "classification; other numbers are regression.",
     )
     _to_url("target", target if bundled else None, default_target)
     _to_url("task", task if bundled else None, "auto")

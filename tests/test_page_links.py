@@ -27,7 +27,10 @@ def fresh_session(monkeypatch, query: dict, page: str | None = None) -> AppTest:
 
 
 def query_of(at) -> dict:
-    return {name: values[0] for name, values in at.query_params.items()}
+    return {
+        name: value if isinstance(value, str) else value[0]
+        for name, value in at.query_params.items()
+    }
 
 
 def warnings_of(at) -> list[str]:
