@@ -439,10 +439,8 @@ def sidebar() -> None:
     columns = [str(c) for c in df.columns]
     tkey, taskkey = f"target::{option}", f"task::{option}"
     if bundled:
-        if st.query_params.get("target") in columns and tkey not in st.session_state:
-            st.session_state[tkey] = st.query_params["target"]
-        if st.query_params.get("task") in TASK_OPTIONS and taskkey not in st.session_state:
-            st.session_state[taskkey] = st.query_params["task"]
+        read_param(LinkParam(tkey, "target", str, default_target, options=tuple(columns)))
+        read_param(LinkParam(taskkey, "task", str, "auto", options=TASK_OPTIONS))
     _choose_target(option, columns, default_target)
     target = sb.selectbox(
         "Target column",
@@ -460,7 +458,7 @@ def sidebar() -> None:
         TASK_OPTIONS,
         key=taskkey,
         horizontal=True,
-        help="auto: text, yes/no or integer targets with at most 20 values are "
+        help="auto: text, yes/no or integer targets with at most 20 values are ",
     )
     _to_url("target", target if bundled else None, default_target)
     _to_url("task", task if bundled else None, "auto")
@@ -487,8 +485,7 @@ def sidebar() -> None:
     )
     _to_url("seed", value, 0)
     sb.header("Display")
-    if PROJECTION_KEY not in st.session_state and st.query_params.get(PROJECTION_KEY) == "1":
-        st.session_state[PROJECTION_KEY] = True
+    read_param(LinkParam(PROJECTION_KEY, PROJECTION_KEY, bool, False))
     projection = sb.toggle(
         "Projection mode",
         key=PROJECTION_KEY,

@@ -122,3 +122,13 @@ def test_values_are_parsed_never_evaluated():
     choice = LinkParam("c", "c", str, "gini", options=("gini", "entropy"))
     assert parse_value(choice, "entropy") == ("entropy", None)
     assert parse_value(choice, "bad")[0] == "gini"
+
+
+def test_sidebar_target_task_and_projection_come_from_the_link(monkeypatch):
+    at = fresh_session(
+        monkeypatch, {"ds": "wine", "task": "regression", "projection": "1", "target": "nope"}
+    )
+    assert at.selectbox(key="ds").value == "wine"
+    assert at.radio(key="task::wine").value == "regression"
+    assert at.toggle(key="projection").value is True
+    assert any("target" in w and "nope" in w for w in warnings_of(at))
