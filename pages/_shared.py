@@ -329,13 +329,6 @@ def bring_back(option: str, column: str) -> None:
     st.session_state[key] = [c for c in left_out_columns(option) if c != column]
 
 
-def _from_url(key: str, allowed) -> None:
-    """On a session's first run, take ``key`` from the URL when it is an allowed value."""
-    value = st.query_params.get(key)
-    if key not in st.session_state and value is not None and value in allowed:
-        st.session_state[key] = value
-
-
 def _to_url(key: str, value, default) -> None:
     """Mirror a setting in the URL (dropped when it is the default) so links reproduce it."""
     if value == default or value is None:
