@@ -433,7 +433,10 @@ class SavedSettings:
     :meth:`restore` and :meth:`save` take a ``scope`` (e.g. the run the view widgets
     belong to): values saved under another scope are not restored.  ``per_dataset``: the
     keys (an entry ending in ``::`` is a prefix) whose values belong to one dataset;
-    :meth:`for_dataset` drops them, saved or current, when the dataset changes.
+    :meth:`for_dataset` drops them, saved or current, when the dataset changes.  ``link``:
+    the page's widgets mirrored in the URL (:class:`pages._links.LinkParam`); the page's
+    first :meth:`restore` of a session sets them from the link, :meth:`save` writes them
+    back, and :meth:`for_dataset` keeps the values that came from the link.
     """
 
     def __init__(
@@ -445,8 +448,11 @@ class SavedSettings:
         suffix: str | None = None,
         merge: bool = False,
         per_dataset: Iterable[str] = (),
+        link: Iterable = (),
     ) -> None:
         self.name = name
+        self.link = tuple(link)
+        self._from_link: dict = {}
         self.keys = tuple(keys)
         self.prefix = prefix
         self.suffix = suffix
@@ -464,6 +470,8 @@ class SavedSettings:
         if saved:
             values = {k: v for k, v in saved["values"].items() if not _matches(k, self.per_dataset)}
             st.session_state[self.name] = {"scope": saved.get("scope"), "values": values}
+        # values a link set in this run were chosen for the link's dataset: kept
+        st.session_state.update(self._from_link)
         return True
 
     def _wanted(self, key) -> bool:
@@ -480,11 +488,14 @@ class SavedSettings:
     def restore(self, scope=None) -> None:
         """Put back the saved values of widgets Streamlit dropped (before any is drawn)."""
         saved = st.session_state.get(self.name)
-        if not saved or saved.get("scope") != scope:
-            return
-        for key, value in saved["values"].items():
-            if key not in st.session_state:
-                st.session_state[key] = value
+        if saved and saved.get("scope") == scope:
+            for key, value in saved["values"].items():
+                if key not in st.session_state:
+                    st.session_state[key] = value
+        if self.link and scope is None:
+            from pages._links import apply_link
+
+            self._from_link = apply_link(self.name, self.link)
 
     def save(self, scope=None) -> None:
         """Remember the current values of the widgets."""
@@ -492,6 +503,10 @@ class SavedSettings:
         before = saved["values"] if self.merge and saved and saved.get("scope") == scope else {}
         now = {k: st.session_state[k] for k in list(st.session_state.keys()) if self._wanted(k)}
         st.session_state[self.name] = {"scope": scope, "values": before | now}
+        if self.link and scope is None:
+            from pages._links import mirror_link
+
+            mirror_link(self.link)
 
     def forget(self, prefix: str) -> None:
         """Drop the saved values of the keys starting with ``prefix``."""

@@ -68,6 +68,7 @@ from pages._jobs import (  # noqa: F401 (the page-job kit, re-exported for the p
     start_job,
     stop_page,
 )
+from pages._links import LinkParam, read_param
 
 UPLOAD_PREFIX = "upload:"
 #: Uploaded tables kept per browser session (the oldest is forgotten beyond this).
@@ -328,13 +329,6 @@ def bring_back(option: str, column: str) -> None:
     st.session_state[key] = [c for c in left_out_columns(option) if c != column]
 
 
-def _from_url(key: str, allowed) -> None:
-    """On a session's first run, take ``key`` from the URL when it is an allowed value."""
-    value = st.query_params.get(key)
-    if key not in st.session_state and value is not None and value in allowed:
-        st.session_state[key] = value
-
-
 def _to_url(key: str, value, default) -> None:
     """Mirror a setting in the URL (dropped when it is the default) so links reproduce it."""
     if value == default or value is None:
@@ -421,7 +415,8 @@ def sidebar() -> None:
         st.session_state["ds"] = pending
     elif "ds" in st.session_state and st.session_state["ds"] not in options:
         del st.session_state["ds"]  # never leave the widget on an option that is gone
-    _from_url("ds", bundled_datasets())
+    if "ds" not in st.session_state:
+        read_param(LinkParam("ds", "ds", str, options[0], options=tuple(bundled_datasets())))
     sb = st.sidebar
     sb.header("Dataset")
     option = sb.selectbox(
@@ -437,10 +432,8 @@ def sidebar() -> None:
     columns = [str(c) for c in df.columns]
     tkey, taskkey = f"target::{option}", f"task::{option}"
     if bundled:
-        if st.query_params.get("target") in columns and tkey not in st.session_state:
-            st.session_state[tkey] = st.query_params["target"]
-        if st.query_params.get("task") in TASK_OPTIONS and taskkey not in st.session_state:
-            st.session_state[taskkey] = st.query_params["task"]
+        read_param(LinkParam(tkey, "target", str, default_target, options=tuple(columns)))
+        read_param(LinkParam(taskkey, "task", str, "auto", options=TASK_OPTIONS))
     _choose_target(option, columns, default_target)
     target = sb.selectbox(
         "Target column",
@@ -458,8 +451,7 @@ def sidebar() -> None:
         TASK_OPTIONS,
         key=taskkey,
         horizontal=True,
-        help="auto: text, yes/no or integer targets with at most 20 values are "
-        "classification; other numbers are regression.",
+        help="auto: text, yes/no or integer targets with at most 20 values are ",
     )
     _to_url("target", target if bundled else None, default_target)
     _to_url("task", task if bundled else None, "auto")
@@ -473,8 +465,7 @@ def sidebar() -> None:
         "use only complete rows. error: stop and say which columns have gaps. Rows without a target "
         "value are always dropped, and counted.",
     )
-    if "seed" not in st.session_state and str(st.query_params.get("seed", "")).isdigit():
-        st.session_state["seed"] = min(int(st.query_params["seed"]), 2**31 - 1)
+    read_param(LinkParam("seed", "seed", int, 0, low=0, high=2**31 - 1))
     value = sb.number_input(
         "Random seed",
         min_value=0,
@@ -487,8 +478,7 @@ def sidebar() -> None:
     )
     _to_url("seed", value, 0)
     sb.header("Display")
-    if PROJECTION_KEY not in st.session_state and st.query_params.get(PROJECTION_KEY) == "1":
-        st.session_state[PROJECTION_KEY] = True
+    read_param(LinkParam(PROJECTION_KEY, PROJECTION_KEY, bool, False))
     projection = sb.toggle(
         "Projection mode",
         key=PROJECTION_KEY,

@@ -18,9 +18,11 @@ from engine.figures.tree import tree_figure
 from engine.images import available as images_available
 from engine.images import figure_png, tree_image_size
 from engine.snippets import compare_snippet
+from pages._links import LinkParam
 from pages._shared import (
     PageJob,
     ResultPanel,
+    SavedSettings,
     current_dataset,
     cv_job_panel,
     dataset_caption,
@@ -33,6 +35,13 @@ from pages._shared import (
 )
 
 require_entrypoint("pages/compare.py")
+#: The parameters in the page's link (the other ``cmp_`` widgets are kept by the app).
+SETTINGS = SavedSettings(
+    "_cmp_link",
+    keys=("cmp_budget",),
+    link=(LinkParam("cmp_budget", "budget", int, 120, low=5, high=3600),),
+)
+SETTINGS.restore()
 st.title("Compare models")
 st.markdown(
     "Cross-validate several tree models on the same folds of the active dataset: every model "
@@ -78,6 +87,7 @@ budget = st.number_input(
     key="cmp_budget",
     help="The job stops after this long and keeps the folds it finished.",
 )
+SETTINGS.save()
 
 params: dict[str, dict] = {}
 for spec in specs:

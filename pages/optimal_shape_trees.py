@@ -35,6 +35,7 @@ from engine.literati.service import (
     tree_counts,
 )
 from engine.snippets import optimal_shape_trees_snippet
+from pages._links import LinkParam
 from pages._shared import (
     PageJob,
     ResultPanel,
@@ -91,6 +92,13 @@ SETTINGS = SavedSettings(
         "lit_cache",
         "lit_k1",
         "lit_scope",
+    ),
+    link=(
+        LinkParam("lit_depth", "depth", int, 3, low=1, high=8),
+        LinkParam("lit_kmax", "kmax", int, 2, low=1, high=4),
+        LinkParam("lit_time", "time", float, 20.0, low=1.0, high=600.0),
+        LinkParam("lit_lambda", "lambda", float, 0.005, low=0.0, high=1.0),
+        LinkParam("lit_alpha", "alpha", float, 0.005, low=0.0, high=1.0),
     ),
 )
 SETTINGS.restore()

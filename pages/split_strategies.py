@@ -19,10 +19,12 @@ from engine.figures.splits import (
 )
 from engine.figures.tree import tree_figure
 from engine.snippets import split_strategies_snippet
+from pages._links import LinkParam
 from pages._shared import (
     PROJECTION_KEY,
     PageJob,
     ResultPanel,
+    SavedSettings,
     current_dataset,
     cv_job_panel,
     dataset_caption,
@@ -61,6 +63,17 @@ HELP = {
 }
 
 require_entrypoint("pages/split_strategies.py")
+#: The parameters in the page's link (the other ``ss_`` widgets are kept by the app).
+SETTINGS = SavedSettings(
+    "_ss_link",
+    keys=("ss_k", "ss_depth", "ss_msl"),
+    link=(
+        LinkParam("ss_k", "k", int, 0, low=0, high=256),
+        LinkParam("ss_depth", "depth", int, 3, low=1, high=6),
+        LinkParam("ss_msl", "min_leaf", int, 1, low=1, high=500),
+    ),
+)
+SETTINGS.restore()
 st.title("Split strategies")
 st.markdown(
     "A decision tree picks, at every node, the feature and **threshold** with the largest "
@@ -147,6 +160,7 @@ with st.expander("Parameters", expanded=True):
         key="ss_msl",
         help="Thresholds that leave fewer rows on a side are not candidates.",
     )
+SETTINGS.save()
 if not strategies:  # sections 2-3 need one; section 4 keeps its results (and Stop)
     st.info("Choose at least one strategy.")
 k_arg = int(k) or None

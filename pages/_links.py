@@ -1,0 +1,166 @@
+"""Page state in the link: widget values mirrored in the URL's query string.
+
+Each page declares its result-determining widgets once, as :class:`LinkParam` entries
+(widget key, short URL name, type, default, allowed values or range), in its
+:class:`pages._jobs.SavedSettings` (``link=``).  On the page's first run in a session the
+values in the URL are parsed and checked -- by type, range and options, never evaluated --
+and set on the widgets; every bad or unknown parameter is named in a warning with the value
+used instead.  After the widgets are drawn, their values go back into the URL (a value
+equal to its default is left out), so the address bar is always a link to the page as set.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Callable, Iterable
+
+import streamlit as st
+
+#: Query parameters that are not widgets: ``run`` reopens a stored run (pages/_runs.py).
+RESERVED_NAMES = frozenset({"run"})
+#: URL names of the sidebar's settings (pages/_shared.py ``sidebar``).
+SIDEBAR_NAMES = frozenset({"ds", "target", "task", "seed", "projection"})
+_INTEGER = re.compile(r"[+-]?\d{1,20}")
+_TRUE, _FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
+_READ = "_link_read::"
+
+
+@dataclasses.dataclass(frozen=True)
+class LinkParam:
+    """One widget mirrored in the URL.
+
+    Parameters
+    ----------
+    key : str
+        The widget's key in ``st.session_state``.
+    name : str
+        Its short name in the query string (``?depth=4``).
+    kind : type
+        ``int``, ``float``, ``bool`` or ``str``: how the text is parsed.
+    default : object
+        The widget's default; a value equal to it is left out of the URL.
+    options : tuple or callable, optional
+        The allowed values (or a function returning them, for options known only when the
+        page runs).
+    low, high : float, optional
+        The allowed range of a number (a value outside it is moved to the nearest bound).
+    """
+
+    key: str
+    name: str
+    kind: type
+    default: object
+    options: tuple | Callable[[], Iterable] | None = None
+    low: float | None = None
+    high: float | None = None
+
+    def allowed(self):
+        return tuple(self.options() if callable(self.options) else self.options or ())
+
+
+def format_value(param: LinkParam, value) -> str:
+    """``value`` as its text in the query string."""
+    if param.kind is bool:
+        return "1" if value else "0"
+    if param.kind is float:
+        return repr(float(value))
+    return str(value)
+
+
+def parse_value(param: LinkParam, text: str):
+    """``(value, problem)``: the value ``text`` stands for, and why it was not used as
+    written (``None`` when it was).  Never raises; a bad text gives the default."""
+    text = str(text).strip()
+    if param.kind is bool:
+        if text.lower() in _TRUE | _FALSE:
+            return text.lower() in _TRUE, None
+        return param.default, "is not 1 or 0"
+    if param.kind in (int, float):
+        if param.kind is int and _INTEGER.fullmatch(text):
+            value = int(text)
+        elif param.kind is float:
+            try:
+                value = float(text)
+            except ValueError:
+                return param.default, "is not a number"
+            if not math.isfinite(value):
+                return param.default, "is not a finite number"
+        else:
+            return param.default, "is not a whole number"
+        if param.low is not None and value < param.low:
+            return param.kind(param.low), f"is below the least allowed value {param.low:g}"
+        if param.high is not None and value > param.high:
+            return param.kind(param.high), f"is above the greatest allowed value {param.high:g}"
+        return value, None
+    allowed = param.allowed()
+    if allowed and text not in [str(option) for option in allowed]:
+        shown = ", ".join(str(option) for option in allowed[:12])
+        more = f" and {len(allowed) - 12} more" if len(allowed) > 12 else ""
+        return param.default, f"is not one of {shown}{more}"
+    return text, None
+
+
+def _warn(name: str, text: str, problem: str, used: str | None) -> None:
+    """A visible warning naming the parameter, its bad value and the value used instead
+    (``used`` is ``None`` when the parameter is ignored)."""
+    from pages._shared import md
+
+    instead = "it is ignored" if used is None else f"{md(used)} is used instead"
+    st.warning(f"**Link parameter {md(name)}:** the value '{md(text)}' {problem}; {instead}.")
+
+
+def read_param(param: LinkParam, *, force: bool = False) -> bool:
+    """Set the widget of ``param`` from the URL, warning about a bad value; True when the
+    URL had it.  Only when the widget has no value yet, unless ``force``."""
+    text = st.query_params.get(param.name)
+    if text is None or (param.key in st.session_state and not force):
+        return False
+    value, problem = parse_value(param, text)
+    if problem is not None:
+        _warn(param.name, text, problem, format_value(param, value))
+    st.session_state[param.key] = value
+    return True
+
+
+def apply_link(page: str, params: Iterable[LinkParam]) -> dict:
+    """On ``page``'s first run in this session, set its widgets from the URL.
+
+    Parameters
+    ----------
+    page : str
+        Names the page (the session remembers that its link was read).
+    params : iterable of LinkParam
+        The page's widgets in the URL.
+
+    Returns
+    -------
+    dict
+        The widget values set from the URL (key -> value); empty after the first run.
+    """
+    params = tuple(params)
+    if st.session_state.get(_READ + page):
+        return {}
+    st.session_state[_READ + page] = True
+    known = RESERVED_NAMES | SIDEBAR_NAMES | {p.name for p in params}
+    for name, text in list(st.query_params.to_dict().items()):
+        if name not in known:
+            _warn(name, text, "is for no setting of this page", None)
+            st.query_params.pop(name, None)
+    applied = {}
+    for param in params:
+        if read_param(param, force=True):
+            applied[param.key] = st.session_state[param.key]
+    return applied
+
+
+def mirror_link(params: Iterable[LinkParam]) -> None:
+    """Put the widgets' current values in the URL; a default value is left out."""
+    for param in params:
+        value = st.session_state.get(param.key)
+        text = None if value is None or value == param.default else format_value(param, value)
+        if text is None:
+            st.query_params.pop(param.name, None)
+        elif st.query_params.get(param.name) != text:
+            st.query_params[param.name] = text
