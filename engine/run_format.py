@@ -396,24 +396,8 @@ def _decode_index(node: dict, dec: _Decoder) -> pd.Index:
     return pd.Index(_decode_values(node["values"], dec), name=dec(node["name"]))
 
 
-register_type(
-    pd.Index,
-    "pandas.Index",
-    lambda obj, enc: _encode_index(obj, enc),
-    lambda node, dec: _decode_index(node, dec),
-)
-register_type(
-    pd.RangeIndex,
-    "pandas.RangeIndex",
-    lambda obj, enc: _encode_index(obj, enc),
-    lambda node, dec: _decode_index(node, dec),
-)
-register_type(
-    pd.MultiIndex,
-    "pandas.MultiIndex",
-    lambda obj, enc: _encode_index(obj, enc),
-    lambda node, dec: _decode_index(node, dec),
-)
+for _index_type in (pd.Index, pd.RangeIndex, pd.MultiIndex):
+    register_type(_index_type, f"pandas.{_index_type.__name__}", _encode_index, _decode_index)
 register_type(
     pd.Series,
     "pandas.Series",
