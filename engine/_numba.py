@@ -1,7 +1,8 @@
 """Numba conventions shared by every kernel of the engine (docs/spec.md section 0.5).
 
-* ``NUMBA_CACHE_DIR`` is set to a writable folder *before* numba is imported when the
-  package folder is read-only; otherwise ``cache=True`` makes the import fail with
+* ``NUMBA_CACHE_DIR`` is set *before* numba is imported, to a writable folder keyed on the
+  engine's kernel sources (:mod:`engine._cache_dir`): an edit of any kernel file gives a
+  new, empty cache, and a read-only package folder cannot make ``cache=True`` fail with
   ``RuntimeError: cannot cache function ...: no locator available``.
 * ``njit`` is ``numba.njit(cache=True, nogil=True)``: every kernel releases the GIL so a
   long call never freezes the Streamlit server, and is cached on disk across processes.
@@ -15,64 +16,20 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
-from pathlib import Path
 
-from engine._cache_dir import ensure_cache_dir as _ensure_cache_dir  # noqa: E402
+from engine._cache_dir import ensure_cache_dir as _ensure_cache_dir
 
+_NUMBA_IMPORTED_BEFORE = "numba" in sys.modules
 CACHE_DIR = _ensure_cache_dir()
 
-
-def _clear_stale_cache(package_dir: Path | None = None, cache_dir: str | None = None) -> bool:
-    """Drop every cached kernel of the engine when any engine source file changed.
-
-    numba keys a cached function on its *own* file only: after an edit of
-    ``criteria.py``, a kernel of ``cart.py`` that inlines a ``criteria`` kernel would load
-    its stale machine code.  A digest of the ``engine/**/*.py`` files that define kernels
-    (mention ``njit``) is kept beside the cache; when it differs, the engine's ``*.nbi``/``*.nbc`` files are deleted, so the next
-    call recompiles.  Installed copies that nobody edits keep their cache.  Returns True when
-    files were deleted.
-    """
-    import hashlib
-
-    package_dir = package_dir or Path(__file__).resolve().parent
-    if cache_dir is None:
-        cache_dir = CACHE_DIR
-    digest = hashlib.sha256()
-    for src in sorted(package_dir.rglob("*.py")):
-        text = src.read_bytes()
-        if b"njit" not in text:
-            continue  # no kernel here (figures, estimators' Python): no cached code depends on it
-        digest.update(src.relative_to(package_dir).as_posix().encode())
-        digest.update(text)
-    root = package_dir if cache_dir is None else Path(cache_dir)
-    stamp = (root / "__pycache__" if cache_dir is None else root) / "treelab-sources.sha256"
-    current = digest.hexdigest()
-    try:
-        if stamp.read_text().strip() == current:
-            return False
-    except OSError:
-        pass
-    removed = False
-    for cached in list(root.rglob("*.nbi")) + list(root.rglob("*.nbc")):
-        if cache_dir is None or package_dir.name in cached.as_posix():
-            try:
-                cached.unlink()
-                removed = True
-            except OSError:
-                pass
-    try:
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.write_text(current + "\n")
-    except OSError:
-        pass
-    return removed
-
-
-_clear_stale_cache()
-
 import numba  # noqa: E402  (must come after the cache folder is set)
+
+if _NUMBA_IMPORTED_BEFORE and CACHE_DIR:
+    # numba was imported first (by shap, or a notebook): it read NUMBA_CACHE_DIR then.
+    numba.core.config.reload_config()
 
 #: Process-wide lock for ``parallel=True`` kernels (see module docstring).
 PARALLEL_LOCK = threading.RLock()

@@ -240,16 +240,17 @@ def _marker(name: str):
     """Path of the file saying group ``name`` is in numba's cache for the current sources."""
     from pathlib import Path
 
-    from engine import _numba
+    from engine import _cache_dir, _numba
 
-    package_dir = Path(_numba.__file__).resolve().parent
-    folder = Path(_numba.CACHE_DIR) if _numba.CACHE_DIR else package_dir / "__pycache__"
-    return folder / "treelab-sources.sha256", folder / f"treelab-warm-{name}"
+    if _numba.CACHE_DIR is None:
+        raise OSError("no writable numba cache folder")
+    folder = Path(_numba.CACHE_DIR)
+    return folder / _cache_dir.STAMP_NAME, folder / f"treelab-warm-{name}"
 
 
 def in_cache(name: str) -> bool:
     """True when group ``name`` was compiled into numba's cache for the current sources
-    (a marker written by :func:`warm_groups`; numba drops stale caches at import)."""
+    (a marker written by :func:`warm_groups`; the cache folder is keyed on the sources: engine/_cache_dir.py)."""
     try:
         stamp, marker = _marker(name)
         return marker.read_text() == stamp.read_text()

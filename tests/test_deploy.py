@@ -95,8 +95,12 @@ def test_warmup_command_compiles_the_named_groups(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert [ln.split()[:2] for ln in proc.stdout.splitlines()] == [["compiled", "tree.apply"]]
-    assert list(tmp_path.rglob("*.nbi")) and list(tmp_path.rglob("*.nbc"))
+    # the cache folder is keyed on the engine's sources (engine/_cache_dir.py)
+    from engine._cache_dir import DIGEST_LENGTH, source_digest
+
+    folder = tmp_path / source_digest()[:DIGEST_LENGTH]
+    assert list(folder.rglob("*.nbi")) and list(folder.rglob("*.nbc"))
     # the marker that lets a later start load the group here without a compiler process
-    assert (tmp_path / "treelab-warm-tree.apply").read_text() == (
-        tmp_path / "treelab-sources.sha256"
+    assert (folder / "treelab-warm-tree.apply").read_text() == (
+        folder / "treelab-sources.sha256"
     ).read_text()

@@ -1,41 +1,114 @@
-"""engine/_numba.py: a change to any engine source drops the whole engine kernel cache."""
+"""engine/_cache_dir.py: the kernel cache lives in a folder keyed on the engine's sources."""
 
-from engine._numba import _clear_stale_cache
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
 
+from engine import _cache_dir
+from engine._cache_dir import (
+    DIGEST_LENGTH,
+    STAMP_NAME,
+    ensure_cache_dir,
+    prune_old_folders,
+    source_digest,
+)
 
-def _cache_files(root):
-    return sorted(p.name for p in root.rglob("*.nb*"))
-
-
-def test_stale_cache_is_cleared_only_after_a_source_change(tmp_path):
-    pkg = tmp_path / "engine"
-    (pkg / "__pycache__").mkdir(parents=True)
-    (pkg / "a.py").write_text("x = njit(1)\n")
-    (pkg / "b.py").write_text("y = njit(2)\n")
-    (pkg / "plots.py").write_text("z = 0\n")
-    (pkg / "__pycache__" / "a.f-1.py311.nbi").write_bytes(b"index")
-    (pkg / "__pycache__" / "a.f-1.py311.0.nbc").write_bytes(b"code")
-    assert _clear_stale_cache(pkg, None) is True  # no stamp yet: start clean
-    assert _cache_files(pkg) == []
-    (pkg / "__pycache__" / "a.f-1.py311.nbi").write_bytes(b"index")
-    assert _clear_stale_cache(pkg, None) is False  # unchanged sources keep the cache
-    assert _cache_files(pkg) == ["a.f-1.py311.nbi"]
-    (pkg / "plots.py").write_text("z = 1\n")  # a file without kernels: cache kept
-    assert _clear_stale_cache(pkg, None) is False
-    (pkg / "b.py").write_text("y = njit(3)\n")  # edit ANOTHER kernel file than the kernel's own
-    assert _clear_stale_cache(pkg, None) is True
-    assert _cache_files(pkg) == []
+ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_separate_cache_dir_only_loses_engine_files(tmp_path):
-    pkg = tmp_path / "src" / "engine"
-    pkg.mkdir(parents=True)
-    (pkg / "a.py").write_text("x = njit(1)\n")
-    cache = tmp_path / "cache"
-    (cache / "src_engine").mkdir(parents=True)
-    (cache / "other_pkg").mkdir()
-    (cache / "src_engine" / "a.f-1.nbi").write_bytes(b"i")
-    (cache / "other_pkg" / "z.g-1.nbi").write_bytes(b"i")
-    assert _clear_stale_cache(pkg, str(cache)) is True
-    assert _cache_files(cache) == ["z.g-1.nbi"]
-    assert (cache / "treelab-sources.sha256").exists()
+def _package(tmp_path):
+    package = tmp_path / "src" / "engine"
+    package.mkdir(parents=True)
+    (package / "a.py").write_text("x = njit(1)\n")
+    (package / "b.py").write_text("y = njit(2)\n")
+    (package / "plots.py").write_text("z = 0\n")
+    return package
+
+
+def test_the_digest_is_the_sha256_of_the_kernel_files_by_path_and_bytes(tmp_path):
+    package = _package(tmp_path)
+    expected = hashlib.sha256(b"a.pyx = njit(1)\nb.pyy = njit(2)\n").hexdigest()
+    assert source_digest(package) == expected
+
+
+def test_an_edit_of_another_kernel_file_moves_the_cache_but_a_plain_file_does_not(
+    tmp_path, monkeypatch
+):
+    package = _package(tmp_path)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    first = Path(ensure_cache_dir(package))
+    assert first.parent == tmp_path / "cache"
+    assert first.name == source_digest(package)[:DIGEST_LENGTH]
+    assert (first / STAMP_NAME).read_text().strip() == source_digest(package)
+    (first / "a.f-1.py311.nbi").write_bytes(b"index")
+
+    (package / "plots.py").write_text("z = 1\n")  # no kernel there: same folder
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    assert Path(ensure_cache_dir(package)) == first
+
+    (package / "b.py").write_text("y = njit(3)\n")  # a kernel file other than a.py's
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    second = Path(ensure_cache_dir(package))
+    assert second != first and second.parent == first.parent
+    assert list(second.rglob("*.nbi")) == []  # the new sources start from an empty cache
+    assert (first / "a.f-1.py311.nbi").exists()  # an older server may still be using it
+    assert os.environ["NUMBA_CACHE_DIR"] == str(second)
+
+
+def test_a_folder_already_keyed_on_the_current_sources_is_kept(tmp_path, monkeypatch):
+    """A Dask worker inherits the server's NUMBA_CACHE_DIR: no digest folder inside it."""
+    package = _package(tmp_path)
+    keyed = tmp_path / "cache" / source_digest(package)[:DIGEST_LENGTH]
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(keyed))
+    assert ensure_cache_dir(package) == str(keyed)
+
+
+def test_without_numba_cache_dir_a_working_copy_caches_under_its_pycache(tmp_path, monkeypatch):
+    package = _package(tmp_path)
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    folder = Path(ensure_cache_dir(package))
+    assert folder == package / "__pycache__" / "numba" / source_digest(package)[:DIGEST_LENGTH]
+
+
+def test_a_read_only_package_caches_in_the_users_cache_folder(tmp_path, monkeypatch):
+    package = _package(tmp_path)
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    monkeypatch.setattr(_cache_dir, "_writable", lambda folder: package not in folder.parents)
+    folder = Path(ensure_cache_dir(package))
+    assert folder.parent == tmp_path / "home-cache" / "treelab" / "numba"
+
+
+def test_older_folders_are_pruned_to_the_newest_few(tmp_path):
+    base = tmp_path / "cache"
+    names = [f"{index:016x}" for index in range(5)]
+    for age, name in enumerate(names):
+        (base / name).mkdir(parents=True)
+        os.utime(base / name, (1_000_000 - age * 100, 1_000_000 - age * 100))
+    (base / "not-a-digest").mkdir()
+    removed = prune_old_folders(base, current=names[0], keep=2)
+    assert sorted(path.name for path in removed) == names[3:]
+    assert sorted(path.name for path in base.iterdir()) == sorted(names[:3] + ["not-a-digest"])
+
+
+def test_the_engine_in_a_child_process_uses_the_same_folder(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    code = (
+        "import os, engine._numba as n; "
+        "print(n.CACHE_DIR); print(os.environ['NUMBA_CACHE_DIR']); "
+        "import numba.core.config as c; print(c.CACHE_DIR)"
+    )
+    first = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert first.returncode == 0, first.stderr[-2000:]
+    folder = first.stdout.split()[0]
+    assert Path(folder).parent == tmp_path
+    assert first.stdout.split() == [folder] * 3  # numba reads the keyed folder
+    env["NUMBA_CACHE_DIR"] = folder  # what a Dask worker started by that process inherits
+    second = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert second.stdout.split() == [folder] * 3
