@@ -360,3 +360,112 @@ def test_bad_input_messages():
     with pytest.raises(ValueError, match="has not run"):
         certify(_threshold_tree(None, 2), X, y, LiteratiClassifier())
     assert all_thresholds_feasible(100, 10) and not all_thresholds_feasible(10_000, 30)
+
+
+# ---------------------------------------------------------------------------------------
+# the page's "Certify a tree" section (AppTest)
+# ---------------------------------------------------------------------------------------
+
+PAGE = "pages/optimal_shape_trees.py"
+
+
+def _open_and_run(app, dataset="iris", depth=2, **widgets):
+    if dataset != app.selectbox(key="ds").value:
+        app.selectbox(key="ds").set_value(dataset).run()
+    app.switch_page(PAGE).run()
+    assert not app.exception, app.exception
+    app.slider(key="lit_depth").set_value(depth)
+    app.number_input(key="lit_time").set_value(10.0)
+    for key, value in widgets.items():
+        app.session_state[key] = value
+    app.button(key="lit_run").click().run()
+    assert app.session_state["lit_job"].join(120), "the search job did not finish"
+    app.run()
+    assert not app.exception, app.exception
+    return app.session_state["lit_job_meta"], app.session_state["_lit_results"][1]["models"]
+
+
+def _certificate_values(app):
+    for frame in app.dataframe:
+        value = frame.value
+        if list(value.columns) == ["quantity", "value"]:
+            return dict(zip(value["quantity"], value["value"], strict=True))
+    raise AssertionError("no certificate table on the page")
+
+
+def _view_key(app, name):
+    return f"lit_{name}{app.session_state['lit_job_meta']['run']}_view"
+
+
+@pytest.mark.slow
+def test_page_certifies_a_cart_tree_against_the_search(app):
+    """The section's numbers are the tree refitted here (scikit-learn, same depth, seed and
+    training rows) counted directly, and the search's bounds; switching the tree or the
+    bound's search redraws them."""
+    meta, models = _open_and_run(app)
+    assert any(h.value == "Certify a tree" for h in app.subheader)
+    X, y = meta["X"][meta["tr"]], meta["y"][meta["tr"]]
+    lam, alpha = meta["lam"], meta["alpha"]
+    sk = DecisionTreeClassifier(max_depth=2, random_state=meta["seed"]).fit(X, y)
+    expected, errors, n_splits = _direct_objective(sk, X, y, lam, alpha)
+    main = models["main"]
+    shown = _certificate_values(app)
+    assert shown["training errors (majority per leaf)"] == str(errors)
+    assert float(shown["objective"]) == pytest.approx(expected, abs=1e-6)
+    assert float(shown["lower bound (proven)"]) == pytest.approx(main.lower_bound_, abs=1e-6)
+    assert float(shown["upper bound (search's incumbent)"]) == pytest.approx(main.upper_bound_)
+    gap = float(shown["proven gap: at most this above optimal"])
+    assert gap == pytest.approx(expected - main.lower_bound_, abs=1e-6) and gap >= -1e-9
+    assert shown["search proved its optimum"] == "yes"
+    assert shown["splits with an equivalent candidate"] == f"{n_splits} of {n_splits}"
+    sentence = " ".join(s.value for s in app.success)
+    assert "scikit-learn's depth-2 CART tree makes" in sentence
+    assert f"{expected:.4g}" in sentence
+    # the K_max = 1 search's bound: at least the K_max = 2 one (a smaller space)
+    app.radio(key=_view_key(app, "certify_bound")).set_value("k1").run()
+    assert not app.exception, app.exception
+    k1 = _certificate_values(app)
+    assert float(k1["lower bound (proven)"]) == pytest.approx(models["k1"].lower_bound_, abs=1e-6)
+    assert models["k1"].lower_bound_ >= main.lower_bound_ - 1e-9
+    # the greedy shape tree lies in the search's space by construction
+    app.radio(key=_view_key(app, "certify_source")).set_value("greedy").run()
+    assert not app.exception, app.exception
+    greedy = _certificate_values(app)
+    assert greedy["bound covers this tree"] == "yes"
+    assert float(greedy["objective"]) >= float(greedy["lower bound (proven)"]) - 1e-9
+
+
+@pytest.mark.slow
+def test_page_says_when_a_tree_is_outside_the_candidate_space(app):
+    """With the root's candidates (B_0 = 2) CART's second-level split is no candidate:
+    the page says the bound is relative to the space and offers every threshold, whose
+    search covers the tree."""
+    meta, _ = _open_and_run(
+        app, lit_scope="the root's (counting, depth ≤ 3)", lit_bd="2", lit_k1=False
+    )
+    assert meta["scope"] == "root"
+    shown = _certificate_values(app)
+    assert shown["bound covers this tree"] == "no (relative to the space)"
+    assert any("outside that space" in w.value for w in app.warning)
+    splits = next(f.value for f in app.dataframe if "in the search's space" in f.value.columns)
+    assert any(v.startswith("no: no candidate between") for v in splits["in the search's space"])
+    button = next(b for b in app.button if b.label.startswith("Certify against every threshold"))
+    button.click().run()
+    assert not app.exception, app.exception
+    text = " ".join(m.value for m in app.markdown)
+    assert "With every threshold as a candidate:" in text
+    X, y = meta["X"][meta["tr"]], meta["y"][meta["tr"]]
+    sk = DecisionTreeClassifier(max_depth=2, random_state=meta["seed"]).fit(X, y)
+    wide = certify_tree(
+        sk,
+        X,
+        y,
+        split_penalty=meta["lam"],
+        breakpoint_penalty=meta["alpha"],
+        max_depth=2,
+        max_breakpoints=meta["kmax"],
+        candidate_leaves="all",
+        time_limit=10,
+    )
+    assert wide.in_space and wide.proven_optimal
+    assert f"{wide.lower_bound:.4g} (proven)" in text

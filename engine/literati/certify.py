@@ -51,6 +51,7 @@ __all__ = [
     "all_thresholds_feasible",
     "as_shape_tree",
     "certify",
+    "certify_bounds",
     "certify_tree",
     "check_splits",
     "tree_objective",
@@ -689,19 +690,64 @@ def certify(tree, X, y, search: LiteratiClassifier, name: str = "The tree") -> C
     """
     if not hasattr(search, "lower_bound_"):
         raise ValueError("The Literati search has not run: fit it (or finish it) first.")
+    n_features = getattr(search, "n_features_in_", None)
     Xa = np.asarray(X, dtype=np.float64)
-    if Xa.ndim != 2 or Xa.shape[1] != search.n_features_in_:
-        raise ValueError(
-            f"X must have the search's {search.n_features_in_} features; got shape {Xa.shape}."
-        )
+    if n_features is not None and (Xa.ndim != 2 or Xa.shape[1] != n_features):
+        raise ValueError(f"X must have the search's {n_features} features; got shape {Xa.shape}.")
+    return certify_bounds(
+        tree,
+        Xa,
+        y,
+        lower_bound=float(search.lower_bound_),
+        upper_bound=float(search.upper_bound_),
+        proven_optimal=bool(search.proven_optimal_),
+        split_penalty=float(search.split_penalty_),
+        breakpoint_penalty=float(search.breakpoint_penalty_),
+        name=name,
+        **_space_of(search),
+    )
+
+
+def certify_bounds(
+    tree,
+    X,
+    y,
+    *,
+    lower_bound: float,
+    upper_bound: float,
+    proven_optimal: bool,
+    max_depth: int,
+    max_breakpoints: int,
+    split_penalty: float,
+    breakpoint_penalty: float,
+    candidate_leaves,
+    candidate_scope: str = "state",
+    name: str = "The tree",
+) -> Certificate:
+    """:func:`certify` from a search's numbers: its bounds (``lower_bound``,
+    ``upper_bound``, ``proven_optimal``), penalties and candidate space (``max_depth``,
+    ``max_breakpoints``, ``candidate_leaves`` as B_d per depth with 0 or None = every
+    midpoint, ``candidate_scope``), e.g. for a search reopened from the run store.
+    ``X``, ``y``: the rows the search ran on.  Raises ``ValueError`` as :func:`certify`."""
+    Xa = np.asarray(X, dtype=np.float64)
     tree = as_shape_tree(tree)
-    lam, alpha = float(search.split_penalty_), float(search.breakpoint_penalty_)
+    lam, alpha = float(split_penalty), float(breakpoint_penalty)
     breakdown = tree_objective(tree, Xa, y, lam, alpha)
-    space = _space_of(search)
+    seq = (
+        list(candidate_leaves)
+        if isinstance(candidate_leaves, (list, tuple))
+        else [candidate_leaves]
+    )
+    space = {
+        "max_depth": int(max_depth),
+        "max_breakpoints": int(max_breakpoints),
+        "candidate_leaves": [0 if v is None else int(v) for v in seq],
+        "candidate_scope": str(candidate_scope),
+    }
     splits = check_splits(tree, Xa, y, **space)
     deep = breakdown["depth"] > space["max_depth"]
     in_space = all(s.in_space for s in splits) and not deep
-    lb, ub = float(search.lower_bound_), float(search.upper_bound_)
+    lb, ub = float(lower_bound), float(upper_bound)
     objective = float(breakdown["objective"])
     leaves = tuple(space["candidate_leaves"])
     all_cands = all(v == 0 for v in leaves) and space["candidate_scope"] == "state"
@@ -727,7 +773,7 @@ def certify(tree, X, y, search: LiteratiClassifier, name: str = "The tree") -> C
                 "A search with every threshold as a candidate (B_d = all) covers every "
                 "split that separates its rows."
             )
-    if not search.proven_optimal_:
+    if not proven_optimal:
         notes.append(
             f"The search stopped before proving its optimum (gap {ub - lb:.4g}); a longer "
             "run can only raise the lower bound and shrink this tree's proven gap."
@@ -743,7 +789,7 @@ def certify(tree, X, y, search: LiteratiClassifier, name: str = "The tree") -> C
         breakdown=breakdown,
         lower_bound=lb,
         upper_bound=ub,
-        proven_optimal=bool(search.proven_optimal_),
+        proven_optimal=bool(proven_optimal),
         gap=objective - lb,
         in_space=in_space,
         splits=tuple(splits),
