@@ -820,15 +820,19 @@ def certify_section(models: dict, meta: dict, panel) -> None:
     with left:
         panel.table(cert.table(), name="certificate", hide_index=True, width="stretch")
     with right:
-        st.markdown("**Its splits and the search's candidates**")
-        panel.table(
-            cert.splits_table(meta["feature_names"]),
-            name="certificate_splits",
-            hide_index=True,
-            width="stretch",
+        for note in cert.notes:
+            st.caption(note)
+        st.caption(
+            f"λ = {cert.split_penalty:.4g} per split and α = {cert.breakpoint_penalty:.4g} "
+            "per breakpoint, as in the run; the tree is fitted on the run's training rows."
         )
-    for note in cert.notes:
-        st.caption(note)
+    st.markdown("**Its splits and the search's candidates**")
+    panel.table(
+        cert.splits_table(meta["feature_names"]),
+        name="certificate_splits",
+        hide_index=True,
+        width="stretch",
+    )
     n_rows, n_features = len(meta["tr"]), meta["X"].shape[1]
     if not cert.in_space and not cert.all_candidates:
         if all_thresholds_feasible(n_rows, n_features):

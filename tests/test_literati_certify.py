@@ -411,11 +411,11 @@ def test_page_certifies_a_cart_tree_against_the_search(app):
     main = models["main"]
     shown = _certificate_values(app)
     assert shown["training errors (majority per leaf)"] == str(errors)
-    assert float(shown["objective"]) == pytest.approx(expected, abs=1e-6)
-    assert float(shown["lower bound (proven)"]) == pytest.approx(main.lower_bound_, abs=1e-6)
-    assert float(shown["upper bound (search's incumbent)"]) == pytest.approx(main.upper_bound_)
-    gap = float(shown["proven gap: at most this above optimal"])
-    assert gap == pytest.approx(expected - main.lower_bound_, abs=1e-6) and gap >= -1e-9
+    assert shown["objective"] == f"{expected:.4g}"
+    assert shown["lower bound (proven)"] == f"{main.lower_bound_:.4g}"
+    assert shown["upper bound (search's incumbent)"] == f"{main.upper_bound_:.4g}"
+    gap = expected - main.lower_bound_
+    assert shown["proven gap: at most this above optimal"] == f"{gap:.4g}" and gap >= -1e-9
     assert shown["search proved its optimum"] == "yes"
     assert shown["splits with an equivalent candidate"] == f"{n_splits} of {n_splits}"
     sentence = " ".join(s.value for s in app.success)
@@ -425,14 +425,14 @@ def test_page_certifies_a_cart_tree_against_the_search(app):
     app.radio(key=_view_key(app, "certify_bound")).set_value("k1").run()
     assert not app.exception, app.exception
     k1 = _certificate_values(app)
-    assert float(k1["lower bound (proven)"]) == pytest.approx(models["k1"].lower_bound_, abs=1e-6)
+    assert k1["lower bound (proven)"] == f"{models['k1'].lower_bound_:.4g}"
     assert models["k1"].lower_bound_ >= main.lower_bound_ - 1e-9
     # the greedy shape tree lies in the search's space by construction
     app.radio(key=_view_key(app, "certify_source")).set_value("greedy").run()
     assert not app.exception, app.exception
     greedy = _certificate_values(app)
     assert greedy["bound covers this tree"] == "yes"
-    assert float(greedy["objective"]) >= float(greedy["lower bound (proven)"]) - 1e-9
+    assert float(greedy["objective"]) >= float(greedy["lower bound (proven)"]) - 1e-3
 
 
 @pytest.mark.slow

@@ -612,19 +612,22 @@ class Certificate:
             verdict = f"it is exactly {self.gap:.4g} above optimal"
         else:
             verdict = f"it is at most {self.gap:.4g} above optimal"
+        if self.upper_bound < self.objective - _TOL and not self.proven_optimal:
+            verdict += f" (the search's best tree so far has {self.upper_bound:.4g})"
         return f"{head}; {space}: {verdict}."
 
     def table(self) -> pd.DataFrame:
-        """The certificate as a two-column table (quantity, value)."""
+        """The certificate as a two-column table (quantity, value; numbers as text, printed
+        with four significant digits like :meth:`sentence`)."""
         b = self.breakdown
         rows = [
             ("training errors (majority per leaf)", b["errors"]),
             ("splits", b["n_splits"]),
             ("breakpoints", b["n_breakpoints"]),
-            ("objective", round(self.objective, 6)),
-            ("lower bound (proven)", round(self.lower_bound, 6)),
-            ("upper bound (search's incumbent)", round(self.upper_bound, 6)),
-            ("proven gap: at most this above optimal", round(self.gap, 6)),
+            ("objective", f"{self.objective:.4g}"),
+            ("lower bound (proven)", f"{self.lower_bound:.4g}"),
+            ("upper bound (search's incumbent)", f"{self.upper_bound:.4g}"),
+            ("proven gap: at most this above optimal", f"{self.gap:.4g}"),
             ("search proved its optimum", "yes" if self.proven_optimal else "no"),
             (
                 "splits with an equivalent candidate",
