@@ -313,7 +313,11 @@ def test_certificate_outside_the_space_says_the_bound_is_relative():
     assert not cert.in_space
     assert "outside that space" in cert.sentence()
     assert any("relative to that space" in n for n in cert.notes)
-    assert "no (relative to the space)" in cert.table()["value"].tolist()
+    table = dict(zip(*cert.table().to_dict("list").values(), strict=True))
+    assert table["bound covers this tree"] == "no"
+    assert "proven gap: at most this above optimal" not in table
+    assert table["objective - lower bound (no proof: outside the space)"] == f"{cert.gap:.4g}"
+    assert "its split lies outside that space" in cert.sentence()
     # with every midpoint a candidate the same tree is covered
     cert_all = certify_tree(
         outside,
@@ -445,7 +449,8 @@ def test_page_says_when_a_tree_is_outside_the_candidate_space(app):
     )
     assert meta["scope"] == "root"
     shown = _certificate_values(app)
-    assert shown["bound covers this tree"] == "no (relative to the space)"
+    assert shown["bound covers this tree"] == "no"
+    assert "proven gap: at most this above optimal" not in shown
     assert any("outside that space" in w.value for w in app.warning)
     splits = next(f.value for f in app.dataframe if "in the search's space" in f.value.columns)
     assert any(v.startswith("no: no candidate between") for v in splits["in the search's space"])

@@ -596,10 +596,14 @@ class Certificate:
         space = f"among trees of {self.space_text()}, {kind} {self.lower_bound:.4g} (proven)"
         if not self.in_space:
             outside = sum(not s.in_space for s in self.splits)
-            tail = (
-                f"; {outside} of its splits lie outside that space, so the bound does not "
-                "cover this tree: "
-            )
+            n = len(self.splits)
+            if not outside:
+                what = f"it is deeper than {self.max_depth}, so it lies"
+            elif n == 1:
+                what = "its split lies"
+            else:
+                what = f"{outside} of its {n} splits {'lies' if outside == 1 else 'lie'}"
+            tail = f"; {what} outside that space, so the bound does not cover this tree: "
             if self.gap >= 0:
                 tail += f"it is {self.gap:.4g} above the bound of that space, not a proof of "
                 tail += "its distance from its own optimum"
@@ -627,13 +631,18 @@ class Certificate:
             ("objective", f"{self.objective:.4g}"),
             ("lower bound (proven)", f"{self.lower_bound:.4g}"),
             ("upper bound (search's incumbent)", f"{self.upper_bound:.4g}"),
-            ("proven gap: at most this above optimal", f"{self.gap:.4g}"),
+            (
+                "proven gap: at most this above optimal"
+                if self.in_space
+                else "objective - lower bound (no proof: outside the space)",
+                f"{self.gap:.4g}",
+            ),
             ("search proved its optimum", "yes" if self.proven_optimal else "no"),
             (
                 "splits with an equivalent candidate",
                 f"{sum(s.in_space for s in self.splits)} of {len(self.splits)}",
             ),
-            ("bound covers this tree", "yes" if self.in_space else "no (relative to the space)"),
+            ("bound covers this tree", "yes" if self.in_space else "no"),
         ]
         if b["own_errors"] != b["errors"]:
             rows.insert(1, ("errors with the tree's own leaf labels", b["own_errors"]))
