@@ -816,7 +816,7 @@ def certify_section(models: dict, meta: dict, panel) -> None:
             return
     cert = store[key]
     (st.success if cert.in_space else st.warning)(md(cert.sentence()))
-    left, right = st.columns([2, 3])
+    left, right = st.columns([5, 6])
     with left:
         panel.table(cert.table(), name="certificate", hide_index=True, width="stretch")
     with right:
@@ -850,7 +850,8 @@ def certify_section(models: dict, meta: dict, panel) -> None:
             if all_key in store:
                 wide = store[all_key]
                 st.markdown("**With every threshold as a candidate:** " + md(wide.sentence()))
-                panel.table(wide.table(), name="certificate_all", hide_index=True)
+                wide_left, _ = st.columns([5, 6])
+                panel.table(wide.table(), name="certificate_all", hide_index=True, where=wide_left)
         else:
             st.caption(
                 f"{n_rows:,} training rows × {n_features} features are too many to search "

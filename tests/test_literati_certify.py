@@ -316,7 +316,7 @@ def test_certificate_outside_the_space_says_the_bound_is_relative():
     table = dict(zip(*cert.table().to_dict("list").values(), strict=True))
     assert table["bound covers this tree"] == "no"
     assert "proven gap: at most this above optimal" not in table
-    assert table["objective - lower bound (no proof: outside the space)"] == f"{cert.gap:.4g}"
+    assert table["objective - bound (no proof: outside the space)"] == f"{cert.gap:.4g}"
     assert "its split lies outside that space" in cert.sentence()
     # with every midpoint a candidate the same tree is covered
     cert_all = certify_tree(

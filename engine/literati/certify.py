@@ -508,8 +508,7 @@ def _match(values: np.ndarray, left: np.ndarray, get_candidates):
             return (
                 gaps,
                 (),
-                f"no candidate between {a:.6g} and {b:.6g} among the search's "
-                f"{cands.size} for this node",
+                f"no candidate between {a:.6g} and {b:.6g} ({cands.size} at this node)",
             )
         found.append(float(hit[0]))
     return gaps, tuple(found), ""
@@ -634,7 +633,7 @@ class Certificate:
             (
                 "proven gap: at most this above optimal"
                 if self.in_space
-                else "objective - lower bound (no proof: outside the space)",
+                else "objective - bound (no proof: outside the space)",
                 f"{self.gap:.4g}",
             ),
             ("search proved its optimum", "yes" if self.proven_optimal else "no"),
