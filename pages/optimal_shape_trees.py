@@ -832,6 +832,11 @@ def certify_section(models: dict, meta: dict, panel) -> None:
         name="certificate_splits",
         hide_index=True,
         width="stretch",
+        column_config={
+            "node": st.column_config.NumberColumn(width="small"),
+            "depth": st.column_config.NumberColumn(width="small"),
+            "in the search's space": st.column_config.TextColumn(width="large"),
+        },
     )
     n_rows, n_features = len(meta["tr"]), meta["X"].shape[1]
     if not cert.in_space and not cert.all_candidates:

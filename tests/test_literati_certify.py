@@ -121,12 +121,49 @@ def test_objective_equals_direct_count(seed):
 
 
 def test_objective_relabels_leaves_of_a_tree_fitted_elsewhere():
+    """Literati's Err uses each leaf's majority on the given rows, not the tree's labels:
+    a tree fitted on other rows, and one whose leaves all say class 0."""
     X, y = _small_data(3, n=30)
     model = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X[:15], y[:15])
     expected, errors, _ = _direct_objective(model, X, y, 0.5, 0.5)
     got = tree_objective(model, X, y, 0.5, 0.5)
     assert got["objective"] == pytest.approx(expected)
     assert got["own_errors"] == int(np.sum(model.predict(X) != y)) >= errors
+    tree = _threshold_tree((0, 2.5, (1, 3.5, None, None), (1, 3.5, None, None)), 2)
+    got = tree_objective(tree, X, y, 0.5, 0.5)  # every leaf's value is uniform: label 0
+    leaf = 2 * (X[:, 0] > 2.5) + (X[:, 1] > 3.5)
+    majority = sum((leaf == v).sum() - np.bincount(y[leaf == v]).max() for v in range(4))
+    assert got["errors"] == majority < got["own_errors"] == int(np.sum(y != 0))
+    assert got["objective"] == pytest.approx(majority + 3)
+
+
+def test_treelab_cart_and_shape_trees_are_read_with_their_own_routing():
+    """TreeLab's CART (its tree_ is a TreeArrays) and a K_max = 2 greedy shape tree: the
+    objective is the majority count over the leaves their own ``apply`` reaches, with every
+    breakpoint priced."""
+    from engine.cart import CARTClassifier
+    from engine.literati import GreedyShapeTreeClassifier
+
+    X, y = _small_data(5, n=40, p=3)
+    lam, alpha = 0.6, 0.4
+    cart = CARTClassifier(max_depth=3, random_state=0).fit(X, y)
+    greedy = GreedyShapeTreeClassifier(
+        max_depth=2, max_breakpoints=2, split_penalty=lam, breakpoint_penalty=alpha
+    ).fit(X, y)
+    for model in (cart, greedy):
+        leaves = model.apply(X)
+        errors = sum(
+            (leaves == v).sum() - np.bincount(y[leaves == v]).max() for v in np.unique(leaves)
+        )
+        inner = np.flatnonzero(model.tree_.children_left != -1)
+        if model is greedy:
+            n_bp = int(model.tree_.bp_offsets[-1])
+        else:
+            n_bp = inner.size
+        got = tree_objective(model, X, y, lam, alpha)
+        assert (got["errors"], got["n_splits"], got["n_breakpoints"]) == (errors, inner.size, n_bp)
+        assert got["objective"] == pytest.approx(errors + lam * inner.size + alpha * n_bp)
+    assert greedy.objective_ == pytest.approx(tree_objective(greedy, X, y, lam, alpha)["objective"])
 
 
 # ---------------------------------------------------------------------------------------
@@ -178,6 +215,31 @@ def test_own_optimal_tree_has_gap_zero():
     assert cert.objective == pytest.approx(search.objective_)
     assert all(s.candidates for s in cert.splits)
     assert "gap 0" in cert.sentence()
+
+
+@pytest.mark.slow
+def test_own_shape_tree_with_two_breakpoints_has_gap_zero():
+    """K_max = 2 on the spec's sandwich (optimum 1.5 with breakpoints 3.5 and 7.5): the
+    search's own tree, a K = 2 shape, is certified with gap 0 and its breakpoints are
+    candidates."""
+    X = np.arange(12.0)[:, None]
+    y = np.array([0] * 4 + [1] * 4 + [0] * 4)
+    search = LiteratiClassifier(
+        max_depth=1,
+        max_breakpoints=2,
+        split_penalty=0.5,
+        breakpoint_penalty=0.5,
+        candidate_leaves=None,
+        time_limit=10,
+    ).fit(X, y)
+    cert = certify(search, X, y, search)
+    assert search.objective_ == pytest.approx(1.5)
+    assert cert.in_space and cert.gap == pytest.approx(0.0, abs=1e-9)
+    (s,) = cert.splits
+    assert s.gaps == ((3.0, 4.0), (7.0, 8.0)) and s.candidates == (3.5, 7.5)
+    # the same shape is outside a K_max = 1 space
+    (k1,) = check_splits(search, X, y, max_depth=1, max_breakpoints=1, candidate_leaves=None)
+    assert not k1.in_space and "more than K_max = 1" in k1.reason
 
 
 def _binarise(X):
