@@ -48,6 +48,7 @@ from pages._shared import (
     dataset_caption,
     dataset_digest,
     job_meta,
+    kernels_ready,
     md,
     remember_model,
     require_entrypoint,
@@ -806,6 +807,8 @@ def certify_section(models: dict, meta: dict, panel) -> None:
             horizontal=True,
             help="K_max = 1 bounds only threshold trees: a tighter bound for a CART tree.",
         )
+    if source == "cart" and not kernels_ready(["cart"], "TreeLab's CART"):
+        return
     store = st.session_state.setdefault("_lit_certificates", {})
     key = (meta.get("run", 0), meta["digest"], source, bound)
     if key not in store:

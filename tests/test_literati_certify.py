@@ -499,6 +499,16 @@ def test_page_certifies_a_cart_tree_against_the_search(app):
     greedy = _certificate_values(app)
     assert greedy["bound covers this tree"] == "yes"
     assert float(greedy["objective"]) >= float(greedy["lower bound (proven)"]) - 1e-3
+    # TreeLab's CART, refitted here with the run's depth and seed
+    from engine.cart import CARTClassifier
+
+    app.radio(key=_view_key(app, "certify_source")).set_value("cart").run()
+    assert not app.exception, app.exception
+    cart = CARTClassifier(max_depth=2, random_state=meta["seed"]).fit(X, y)
+    want = tree_objective(cart, X, y, lam, alpha)
+    shown = _certificate_values(app)
+    assert shown["objective"] == f"{want['objective']:.4g}"
+    assert shown["training errors (majority per leaf)"] == str(want["errors"])
 
 
 @pytest.mark.slow
