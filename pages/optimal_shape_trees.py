@@ -24,8 +24,10 @@ from engine.literati.service import (
     MIN_ROWS,
     MISSING_VALUES_CAPTION,
     all_thresholds_feasible,
+    certifiable,
     certificate_all_thresholds,
     certificate_for,
+    certificate_of_model,
     internal_nodes,
     literati_steps,
     node_rows,
@@ -51,6 +53,7 @@ from pages._shared import (
     kernels_ready,
     md,
     remember_model,
+    remembered_models,
     require_entrypoint,
     seed,
     show_job_failure,
@@ -774,7 +777,7 @@ elif tree_counts(main.tree_)[1] > tree_counts(main.tree_)[0]:
 
 
 # -- certify a tree (issue 18 point 3) -----------------------------------------------------
-def certify_section(models: dict, meta: dict, panel) -> None:
+def certify_section(models: dict, meta: dict, panel, ds) -> None:
     """ "Certify a tree": a tree of the same depth fitted on the run's training rows, its
     objective in Literati's terms against the search's proven lower bound."""
     st.subheader("Certify a tree")
@@ -786,14 +789,21 @@ def certify_section(models: dict, meta: dict, panel) -> None:
         "each split of the tree is checked for a candidate that splits the same rows."
     )
     c1, c2 = st.columns([3, 2])
+    # trees other pages fitted on this dataset (e.g. a conditional inference tree)
+    others = {
+        f"other::{label}": entry
+        for label, entry in remembered_models(ds).items()
+        if entry["source"] != "Optimal shape trees"
+        and meta["digest"] == dataset_digest(ds)
+        and certifiable(entry["model"])
+    }
+    labels = {k: f"{CERTIFY_SOURCES[k]}, depth {meta['depth']}" for k in CERTIFY_SOURCES}
+    labels["greedy"] = f"{CERTIFY_SOURCES['greedy']} (K_max = {meta['kmax']})"
+    labels |= {k: f"{k[7:]} (from {e['source']})" for k, e in others.items()}
     source = c1.radio(
         "Tree to certify",
-        list(CERTIFY_SOURCES),
-        format_func=lambda k: (
-            f"{CERTIFY_SOURCES[k]}, depth {meta['depth']}"
-            if k != "greedy"
-            else f"{CERTIFY_SOURCES[k]} (K_max = {meta['kmax']})"
-        ),
+        list(labels),
+        format_func=labels.get,
         key=view_key("certify_source"),
         horizontal=True,
     )
@@ -811,9 +821,16 @@ def certify_section(models: dict, meta: dict, panel) -> None:
         return
     store = st.session_state.setdefault("_lit_certificates", {})
     key = (meta.get("run", 0), meta["digest"], source, bound)
+    if source in others:
+        key += (id(others[source]["model"]),)  # a refit on that page is another tree
     if key not in store:
         try:
-            store[key] = certificate_for(source, models, meta, bound)
+            if source in others:
+                store[key] = certificate_of_model(
+                    others[source]["model"], source[7:], models, meta, bound
+                )
+            else:
+                store[key] = certificate_for(source, models, meta, bound)
         except (ValueError, RuntimeError) as exc:
             st.error(f"Could not certify the tree: {md(exc)}")
             return
@@ -842,7 +859,7 @@ def certify_section(models: dict, meta: dict, panel) -> None:
         },
     )
     n_rows, n_features = len(meta["tr"]), meta["X"].shape[1]
-    if not cert.in_space and not cert.all_candidates:
+    if not cert.in_space and not cert.all_candidates and source not in others:
         if all_thresholds_feasible(n_rows, n_features):
             seconds = min(float(meta["time_limit"]), 20.0)
             all_key = key + ("all",)
@@ -868,4 +885,4 @@ def certify_section(models: dict, meta: dict, panel) -> None:
             )
 
 
-certify_section(models, meta, panel)
+certify_section(models, meta, panel, ds)

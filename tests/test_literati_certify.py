@@ -546,3 +546,35 @@ def test_page_says_when_a_tree_is_outside_the_candidate_space(app):
     )
     assert wide.in_space and wide.proven_optimal
     assert f"{wide.lower_bound:.4g} (proven)" in text
+
+
+@pytest.mark.slow
+def test_page_certifies_a_tree_another_page_offered(app):
+    """A conditional inference tree the CIT page remembered for this dataset (fitted on
+    every row) is offered and certified on the run's training rows, leaves relabelled by
+    their majority there."""
+    from engine.cit import ConditionalInferenceTreeClassifier
+
+    meta, models = _open_and_run(app, lit_k1=False)
+    tree = ConditionalInferenceTreeClassifier(max_depth=2, random_state=0).fit(meta["X"], meta["y"])
+    label = "CIT, Iris, 3 leaves"
+    app.session_state["fitted_models"] = {
+        label: {
+            "model": tree,
+            "digest": meta["digest"],
+            "source": "Conditional inference (CIT / CIF)",
+            "meta": {},
+        }
+    }
+    app.run()
+    radio = app.radio(key=_view_key(app, "certify_source"))
+    assert any(label in str(o) for o in radio.options)
+    radio.set_value(f"other::{label}").run()
+    assert not app.exception, app.exception
+    X, y = meta["X"][meta["tr"]], meta["y"][meta["tr"]]
+    want = tree_objective(tree, X, y, meta["lam"], meta["alpha"])
+    shown = _certificate_values(app)
+    assert shown["objective"] == f"{want['objective']:.4g}"
+    assert shown["lower bound (proven)"] == f"{models['main'].lower_bound_:.4g}"
+    sentence = " ".join(s.value for s in [*app.success, *app.warning])
+    assert f"{label} makes {want['errors']} errors" in sentence

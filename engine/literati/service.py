@@ -18,7 +18,12 @@ import numpy as np
 import pandas as pd
 
 from engine.data import train_test_rows
-from engine.literati.certify import Certificate, all_thresholds_feasible, certify_bounds
+from engine.literati.certify import (
+    Certificate,
+    all_thresholds_feasible,
+    as_shape_tree,
+    certify_bounds,
+)
 from engine.literati.estimator import MISSING_VALUES_CAPTION, GreedyShapeTreeClassifier
 from engine.literati.shapes import (
     internal_nodes,
@@ -37,8 +42,10 @@ __all__ = [
     "STEP_SECONDS",
     "SearchSplit",
     "all_thresholds_feasible",
+    "certifiable",
     "certificate_all_thresholds",
     "certificate_for",
+    "certificate_of_model",
     "greedy_baseline",
     "internal_nodes",
     "literati_steps",
@@ -331,9 +338,30 @@ def certificate_for(source: str, models: dict, meta: dict, bound: str = "main") 
     with the search's proven lower bound and candidate space
     (:func:`engine.literati.certify.certify_bounds`).  Raises ``ValueError`` for an
     unknown ``source`` or ``bound``."""
+    model, name = _tree_to_certify(source, meta)
+    return certificate_of_model(model, name, models, meta, bound)
+
+
+def certifiable(model) -> bool:
+    """Whether ``model`` is one classification tree :func:`certificate_of_model` can read
+    (:func:`engine.literati.certify.as_shape_tree`), e.g. a tree another page offers."""
+    try:
+        as_shape_tree(model)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def certificate_of_model(
+    model, name: str, models: dict, meta: dict, bound: str = "main"
+) -> Certificate:
+    """:func:`certificate_for` of an already fitted tree ``model`` (named ``name`` in the
+    sentence), e.g. one fitted on another page on the same dataset: its objective counts
+    the run's training rows (each leaf relabelled by its majority there; the certificate
+    notes when its own labels make more errors).  Raises ``ValueError`` for an unknown
+    ``bound`` or a model that is not one classification tree over the run's features."""
     if bound not in models:
         raise ValueError(f"No search {bound!r} in this run; choose one of {list(models)}.")
-    model, name = _tree_to_certify(source, meta)
     search = models[bound]
     leaves = meta["leaves"] if "leaves" in meta else parse_candidate_leaves(meta["bd"])
     return certify_bounds(
