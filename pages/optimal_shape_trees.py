@@ -19,9 +19,15 @@ from engine.figures.literati import (
 from engine.jobs import Job
 from engine.literati import LiteratiClassifier
 from engine.literati.service import (
+    CERTIFY_SOURCES,
     JOB_SLACK,
     MIN_ROWS,
     MISSING_VALUES_CAPTION,
+    all_thresholds_feasible,
+    certifiable,
+    certificate_all_thresholds,
+    certificate_for,
+    certificate_of_model,
     internal_nodes,
     literati_steps,
     node_rows,
@@ -44,8 +50,10 @@ from pages._shared import (
     dataset_caption,
     dataset_digest,
     job_meta,
+    kernels_ready,
     md,
     remember_model,
+    remembered_models,
     require_entrypoint,
     seed,
     show_job_failure,
@@ -766,3 +774,115 @@ elif tree_counts(main.tree_)[1] > tree_counts(main.tree_)[0]:
         "each node by one threshold, which a node with several breakpoints does not "
         "have. Run with the K_max = 1 baseline to offer that tree."
     )
+
+
+# -- certify a tree (issue 18 point 3) -----------------------------------------------------
+def certify_section(models: dict, meta: dict, panel, ds) -> None:
+    """ "Certify a tree": a tree of the same depth fitted on the run's training rows, its
+    objective in Literati's terms against the search's proven lower bound."""
+    st.subheader("Certify a tree")
+    st.caption(
+        "How far from optimal is a tree you already have? Its objective on the training "
+        "rows (errors by each leaf's majority class + λ × splits + α × breakpoints; a "
+        "threshold split has one breakpoint) beside the search's proven lower bound. The "
+        "bound holds over the trees whose breakpoints are among the search's candidates: "
+        "each split of the tree is checked for a candidate that splits the same rows."
+    )
+    c1, c2 = st.columns([3, 2])
+    # trees other pages fitted on this dataset (e.g. a conditional inference tree)
+    others = {
+        f"other::{label}": entry
+        for label, entry in remembered_models(ds).items()
+        if entry["source"] != "Optimal shape trees"
+        and meta["digest"] == dataset_digest(ds)
+        and certifiable(entry["model"])
+    }
+    labels = {k: f"{CERTIFY_SOURCES[k]}, depth {meta['depth']}" for k in CERTIFY_SOURCES}
+    labels["greedy"] = f"{CERTIFY_SOURCES['greedy']} (K_max = {meta['kmax']})"
+    labels |= {k: f"{k[7:]} (from {e['source']})" for k, e in others.items()}
+    source = c1.radio(
+        "Tree to certify",
+        list(labels),
+        format_func=labels.get,
+        key=view_key("certify_source"),
+        horizontal=True,
+    )
+    bound = "main"
+    if "k1" in models:
+        bound = c2.radio(
+            "Lower bound from",
+            ["main", "k1"],
+            format_func={"main": f"K_max = {meta['kmax']}", "k1": "K_max = 1"}.get,
+            key=view_key("certify_bound"),
+            horizontal=True,
+            help="K_max = 1 bounds only threshold trees: a tighter bound for a CART tree.",
+        )
+    if source == "cart" and not kernels_ready(["cart"], "TreeLab's CART"):
+        return
+    store = st.session_state.setdefault("_lit_certificates", {})
+    key = (meta.get("run", 0), meta["digest"], source, bound)
+    if source in others:
+        key += (id(others[source]["model"]),)  # a refit on that page is another tree
+    if key not in store:
+        try:
+            if source in others:
+                store[key] = certificate_of_model(
+                    others[source]["model"], source[7:], models, meta, bound
+                )
+            else:
+                store[key] = certificate_for(source, models, meta, bound)
+        except (ValueError, RuntimeError) as exc:
+            st.error(f"Could not certify the tree: {md(exc)}")
+            return
+    cert = store[key]
+    (st.success if cert.in_space else st.warning)(md(cert.sentence()))
+    left, right = st.columns([5, 6])
+    with left:
+        panel.table(cert.table(), name="certificate", hide_index=True, width="stretch")
+    with right:
+        for note in cert.notes:
+            st.caption(note)
+        st.caption(
+            f"λ = {cert.split_penalty:.4g} per split and α = {cert.breakpoint_penalty:.4g} "
+            "per breakpoint, as in the run; the tree is fitted on the run's training rows."
+        )
+    st.markdown("**Its splits and the search's candidates**")
+    panel.table(
+        cert.splits_table(meta["feature_names"]),
+        name="certificate_splits",
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "node": st.column_config.NumberColumn(width="small"),
+            "depth": st.column_config.NumberColumn(width="small"),
+            "in the search's space": st.column_config.TextColumn(width="large"),
+        },
+    )
+    n_rows, n_features = len(meta["tr"]), meta["X"].shape[1]
+    if not cert.in_space and not cert.all_candidates and source not in others:
+        if all_thresholds_feasible(n_rows, n_features):
+            seconds = min(float(meta["time_limit"]), 20.0)
+            all_key = key + ("all",)
+            if st.button(
+                f"Certify against every threshold (a new search, B_d = all, {seconds:g} s)",
+                key=view_key("certify_all"),
+            ):
+                with st.spinner("Searching with every threshold as a candidate..."):
+                    try:
+                        store[all_key] = certificate_all_thresholds(source, meta, seconds)
+                    except (ValueError, RuntimeError) as exc:
+                        st.error(f"Could not certify the tree: {md(exc)}")
+            if all_key in store:
+                wide = store[all_key]
+                st.markdown("**With every threshold as a candidate:** " + md(wide.sentence()))
+                wide_left, _ = st.columns([5, 6])
+                panel.table(wide.table(), name="certificate_all", hide_index=True, where=wide_left)
+        else:
+            st.caption(
+                f"{n_rows:,} training rows × {n_features} features are too many to search "
+                "with every threshold as a candidate here: the bound stays relative to the "
+                "run's candidates."
+            )
+
+
+certify_section(models, meta, panel, ds)

@@ -170,6 +170,7 @@ SERVICES = {
     "engine.cit.steps",
     "engine.cit.topk",
     "engine.literati.service",
+    "engine.literati.certify",  # certify any tree against a search's proven bound
     "engine.partition.explore",
     "engine.partition.service",
     "engine.treegrad.explain",

@@ -897,6 +897,8 @@ def _warmup() -> None:
         est.predict_proba(X)
         est.tree_.apply(X)
     shape_route(X[:, 0], [0.0, 1.0])
+    # one feature's candidates called from Python (engine/literati/certify.py)
+    kernels.uni_thresholds(np.ascontiguousarray(np.sort(X[:, 0])), y, 3, 4)
     # the parallel depth-2 block: the searches above are below _D2_PAR_MIN and use the
     # one-thread block, so compile the parallel one here (par_min = 0), not in a user's run
     XT = np.ascontiguousarray(X.T)

@@ -18,6 +18,12 @@ import numpy as np
 import pandas as pd
 
 from engine.data import train_test_rows
+from engine.literati.certify import (
+    Certificate,
+    all_thresholds_feasible,
+    as_shape_tree,
+    certify_bounds,
+)
 from engine.literati.estimator import MISSING_VALUES_CAPTION, GreedyShapeTreeClassifier
 from engine.literati.shapes import (
     internal_nodes,
@@ -28,11 +34,18 @@ from engine.literati.shapes import (
 )
 
 __all__ = [
+    "CERTIFY_SOURCES",
+    "Certificate",
     "MISSING_VALUES_CAPTION",
     "JOB_SLACK",
     "MIN_ROWS",
     "STEP_SECONDS",
     "SearchSplit",
+    "all_thresholds_feasible",
+    "certifiable",
+    "certificate_all_thresholds",
+    "certificate_for",
+    "certificate_of_model",
     "greedy_baseline",
     "internal_nodes",
     "literati_steps",
@@ -286,3 +299,125 @@ def search_results(searches: dict, meta: dict, status: str) -> dict:
         float("nan"),
     )
     return {"models": models, "table": pd.DataFrame(rows), "status": status, "warnings": warnings}
+
+
+# -- certify a tree (issue 18 point 3; engine/literati/certify.py) ---------------------------
+
+#: The trees the page can certify: key -> what the selector shows.
+CERTIFY_SOURCES = {
+    "sklearn": "scikit-learn CART",
+    "cart": "TreeLab CART",
+    "greedy": "greedy shape tree",
+}
+
+
+def _tree_to_certify(source: str, meta: dict):
+    """``(fitted model, name for the sentence)`` of ``source`` (a :data:`CERTIFY_SOURCES`
+    key) on the run's training rows, depth D, seeded."""
+    X, y = meta["X"][meta["tr"]], meta["y"][meta["tr"]]
+    depth = int(meta["depth"])
+    if source == "sklearn":
+        from sklearn.tree import DecisionTreeClassifier
+
+        model = DecisionTreeClassifier(max_depth=depth, random_state=meta["seed"]).fit(X, y)
+        return model, f"scikit-learn's depth-{depth} CART tree"
+    if source == "cart":
+        from engine.cart.estimator import CARTClassifier
+
+        model = CARTClassifier(max_depth=depth, random_state=meta["seed"]).fit(X, y)
+        return model, f"TreeLab's depth-{depth} CART tree"
+    if source == "greedy":
+        return greedy_baseline(meta), f"The greedy shape tree (K_max = {meta['kmax']})"
+    raise ValueError(f"Unknown tree to certify {source!r}; choose one of {list(CERTIFY_SOURCES)}.")
+
+
+def certificate_for(source: str, models: dict, meta: dict, bound: str = "main") -> Certificate:
+    """Certify the page's ``source`` tree (:data:`CERTIFY_SOURCES`) against the finished
+    search ``models[bound]`` (``"main"``, or ``"k1"`` for the K_max = 1 baseline): the
+    tree is fitted on the run's training rows with depth D and compared on those rows
+    with the search's proven lower bound and candidate space
+    (:func:`engine.literati.certify.certify_bounds`).  Raises ``ValueError`` for an
+    unknown ``source`` or ``bound``."""
+    model, name = _tree_to_certify(source, meta)
+    return certificate_of_model(model, name, models, meta, bound)
+
+
+def certifiable(model) -> bool:
+    """Whether ``model`` is one classification tree :func:`certificate_of_model` can read
+    (:func:`engine.literati.certify.as_shape_tree`), e.g. a tree another page offers."""
+    try:
+        as_shape_tree(model)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def certificate_of_model(
+    model, name: str, models: dict, meta: dict, bound: str = "main"
+) -> Certificate:
+    """:func:`certificate_for` of an already fitted tree ``model`` (named ``name`` in the
+    sentence), e.g. one fitted on another page on the same dataset: its objective counts
+    the run's training rows (each leaf relabelled by its majority there; the certificate
+    notes when its own labels make more errors).  Raises ``ValueError`` for an unknown
+    ``bound`` or a model that is not one classification tree over the run's features."""
+    if bound not in models:
+        raise ValueError(f"No search {bound!r} in this run; choose one of {list(models)}.")
+    search = models[bound]
+    leaves = meta["leaves"] if "leaves" in meta else parse_candidate_leaves(meta["bd"])
+    return certify_bounds(
+        model,
+        meta["X"][meta["tr"]],
+        meta["y"][meta["tr"]],
+        lower_bound=float(search.lower_bound_),
+        upper_bound=float(search.upper_bound_),
+        proven_optimal=bool(search.proven_optimal_),
+        max_depth=int(meta["depth"]),
+        max_breakpoints=int(meta["kmax"]) if bound == "main" else 1,
+        split_penalty=float(meta["lam"]),
+        breakpoint_penalty=float(meta["alpha"]),
+        candidate_leaves=leaves,
+        candidate_scope=meta.get("scope", "state"),
+        name=name,
+    )
+
+
+def certificate_all_thresholds(
+    source: str, meta: dict, time_limit: float, max_breakpoints: int | None = None
+) -> Certificate:
+    """Certify the page's ``source`` tree against a new search with every midpoint as a
+    candidate (B_d = all, so every split that separates its rows is in the space), the
+    run's D, lambda, alpha and ``max_breakpoints`` (default the run's K_max), for at most
+    ``time_limit`` seconds.  Raises ``ValueError`` when the training rows are too many
+    for that (:func:`engine.literati.certify.all_thresholds_feasible`)."""
+    from engine.literati.estimator import LiteratiClassifier
+
+    X, y = meta["X"][meta["tr"]], meta["y"][meta["tr"]]
+    if not all_thresholds_feasible(*X.shape):
+        raise ValueError(
+            f"{X.shape[0]:,} training rows x {X.shape[1]} features are too many to search "
+            "with every threshold as a candidate here; certify against the run's candidates."
+        )
+    model, name = _tree_to_certify(source, meta)
+    k = int(meta["kmax"]) if max_breakpoints is None else int(max_breakpoints)
+    search = LiteratiClassifier(
+        max_depth=int(meta["depth"]),
+        max_breakpoints=k,
+        split_penalty=float(meta["lam"]),
+        breakpoint_penalty=float(meta["alpha"]),
+        candidate_leaves=None,
+        time_limit=float(time_limit),
+    ).fit(X, y)
+    return certify_bounds(
+        model,
+        X,
+        y,
+        lower_bound=float(search.lower_bound_),
+        upper_bound=float(search.upper_bound_),
+        proven_optimal=bool(search.proven_optimal_),
+        max_depth=int(meta["depth"]),
+        max_breakpoints=k,
+        split_penalty=float(meta["lam"]),
+        breakpoint_penalty=float(meta["alpha"]),
+        candidate_leaves=None,
+        name=name,
+    )

@@ -1,0 +1,855 @@
+"""Certify any tree: its objective in Literati's terms against a search's proven lower bound.
+
+A tree from elsewhere (scikit-learn's ``DecisionTreeClassifier``, TreeLab's
+``CARTClassifier``, a ``pystreed.STreeDClassifier`` fitted on 0/1 threshold columns, or
+Literati's own trees) is read as a shape tree: a threshold split ``x_j <= t`` is a shape
+function with ``K = 1`` breakpoint.  On the training rows its objective is Literati's
+(docs/spec.md section 1)::
+
+    Err(T) + sum over internal nodes v of (lambda + alpha * K_v)
+
+with ``Err`` the training rows that disagree with the majority class of their leaf.  A
+Literati search of the same depth on the same rows proves a lower bound ``LB`` on every
+tree **of its candidate space** (depth <= D, K_v <= K_max, each breakpoint one of the
+candidates of the node's data state), so ``objective - LB`` bounds how far the tree is
+from the optimum of that space.
+
+What the bound covers.  A split only matters through the partition of the rows reaching
+the node: a threshold anywhere between the same two adjacent distinct values of those rows
+partitions them the same way.  :func:`check_splits` maps every split of the tree to that
+partition and says whether the search's candidates for the same data state contain an
+equivalent shape (a candidate in every gap where the partition changes side).  When every
+split has one (and the tree is no deeper than D), the tree's objective is at least the
+objective of a tree in the search's space, so ``LB <= objective`` is proven.  Otherwise the
+bound is relative to the candidate space: the tree may even beat it, and the certificate
+says so.  With every midpoint as a candidate (``candidate_leaves=None``) every split that
+separates the rows reaching it is in the space; :func:`all_thresholds_feasible` says when
+the data are small enough to offer that.
+
+Public names: :func:`as_shape_tree`, :func:`tree_objective`, :func:`check_splits`,
+:func:`certify`, :func:`certify_tree`, :func:`all_thresholds_feasible`,
+:class:`SplitCheck`, :class:`Certificate`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from engine.literati import _kernels as kernels
+from engine.literati.estimator import LiteratiClassifier, encode_missing
+from engine.literati.shapes import goes_left, internal_nodes, node_breakpoints
+from engine.tree import TREE_LEAF, TreeArrays
+
+__all__ = [
+    "ALL_THRESHOLDS_MAX_CELLS",
+    "Certificate",
+    "SplitCheck",
+    "all_thresholds_feasible",
+    "as_shape_tree",
+    "certify",
+    "certify_bounds",
+    "certify_tree",
+    "check_splits",
+    "tree_objective",
+]
+
+#: Largest ``rows x features`` for which :func:`all_thresholds_feasible` offers every
+#: midpoint as a candidate (the search's states then list every distinct value's gap).
+ALL_THRESHOLDS_MAX_CELLS = 20_000
+
+_TOL = 1e-9
+
+
+# ---------------------------------------------------------------------------------------
+# import
+# ---------------------------------------------------------------------------------------
+
+
+def as_shape_tree(model, binarisation=None) -> TreeArrays:
+    """The fitted classification tree of ``model`` as a :class:`engine.tree.TreeArrays`
+    whose splits are shape functions (a threshold split is ``K = 1``).
+
+    Parameters
+    ----------
+    model : TreeArrays or fitted estimator
+        A :class:`TreeArrays` (returned as is); an estimator whose ``tree_`` is a
+        :class:`TreeArrays` (TreeLab's ``CARTClassifier``, ``LiteratiClassifier``,
+        ``GreedyShapeTreeClassifier``); a scikit-learn ``DecisionTreeClassifier``
+        (through :func:`engine.tree.from_sklearn`, which keeps scikit-learn's float32
+        comparison); or a ``pystreed.STreeDClassifier`` fitted on 0/1 columns, with
+        ``binarisation``.
+    binarisation : sequence of (int, float), optional
+        For a pystreed tree only: column ``c`` of the 0/1 matrix it was fitted on is
+        ``x[feature] <= threshold`` with ``(feature, threshold) = binarisation[c]``.
+
+    Returns
+    -------
+    TreeArrays
+        A classification tree over the original features.
+
+    Raises
+    ------
+    TypeError
+        ``model`` is none of the above.
+    ValueError
+        The model is not fitted, is a regression tree, or is a pystreed tree without
+        ``binarisation`` (or one naming a column it does not have).
+    """
+    if isinstance(model, TreeArrays):
+        tree = model
+    elif hasattr(model, "get_tree") and hasattr(model, "optimization_task"):
+        tree = _from_pystreed(model, binarisation)
+    elif isinstance(getattr(model, "tree_", None), TreeArrays):
+        tree = model.tree_
+    elif hasattr(model, "tree_") and hasattr(model.tree_, "children_left"):
+        from engine.tree import from_sklearn
+
+        tree = from_sklearn(model)
+    elif hasattr(model, "fit") and not hasattr(model, "tree_"):
+        raise ValueError(f"{type(model).__name__} is not fitted: call fit before certifying it.")
+    else:
+        raise TypeError(
+            "Certify a TreeArrays, a fitted scikit-learn DecisionTreeClassifier, a TreeLab "
+            "CARTClassifier, a Literati or greedy shape tree, or a pystreed "
+            f"STreeDClassifier; got {type(model).__name__}."
+        )
+    if not isinstance(tree, TreeArrays) or tree.task != "classification":
+        raise ValueError("Only classification trees can be certified (Literati counts errors).")
+    return tree
+
+
+def _from_pystreed(model, binarisation) -> TreeArrays:
+    """A pystreed accuracy tree on 0/1 columns ``x[f] <= t`` as a threshold tree: pystreed
+    sends 0 left, i.e. ``x[f] > t``, so its children are swapped."""
+    if binarisation is None:
+        raise ValueError(
+            "A pystreed tree is fitted on 0/1 columns: pass binarisation=[(feature, "
+            "threshold), ...] so that column c is x[feature] <= threshold."
+        )
+    try:
+        root = model.get_tree()
+    except Exception as exc:  # noqa: BLE001 -- pystreed raises its own types
+        raise ValueError(f"The pystreed tree could not be read: {exc}") from exc
+    classes = np.asarray(model.classes_) if hasattr(model, "classes_") else None
+    nodes: list = []
+
+    def visit(node) -> int:
+        i = len(nodes)
+        nodes.append(None)
+        if node.is_leaf_node():
+            nodes[i] = ("leaf", int(node.label))
+            return i
+        column = int(node.feature)
+        if not 0 <= column < len(binarisation):
+            raise ValueError(
+                f"The pystreed tree splits on column {column}, but binarisation names "
+                f"{len(binarisation)} columns."
+            )
+        left = visit(node.right_child)  # column == 1: x <= t
+        right = visit(node.left_child)
+        nodes[i] = ("split", column, left, right)
+        return i
+
+    visit(root)
+    labels = [nd[1] for nd in nodes if nd[0] == "leaf"]
+    n_classes = len(classes) if classes is not None else max(labels) + 1
+    if classes is None:
+        classes = np.arange(n_classes)
+    m = len(nodes)
+    cl = np.full(m, TREE_LEAF, dtype=np.int64)
+    cr = np.full(m, TREE_LEAF, dtype=np.int64)
+    feat = np.full(m, -2, dtype=np.int64)
+    thr = np.full(m, -2.0)
+    val = np.zeros((m, 1, n_classes))
+    n_features = 1 + max(int(f) for f, _ in binarisation)
+    for i, nd in enumerate(nodes):
+        if nd[0] == "leaf":
+            val[i, 0, nd[1]] = 1.0
+        else:
+            f, t = binarisation[nd[1]]
+            feat[i], thr[i] = int(f), float(t)
+            cl[i], cr[i] = nd[2], nd[3]
+            val[i, 0, :] = 1.0 / n_classes
+    ones = np.ones(m, dtype=np.int64)
+    return TreeArrays(
+        cl,
+        cr,
+        feat,
+        thr,
+        np.zeros(m),
+        ones,
+        ones.astype(np.float64),
+        val,
+        task="classification",
+        n_features=n_features,
+        classes_=classes,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# routing, objective
+# ---------------------------------------------------------------------------------------
+
+
+def _node_goes_left(tree: TreeArrays, node: int, col: np.ndarray) -> np.ndarray:
+    """bool: which values ``col`` of ``node``'s feature go left, exactly as the tree routes
+    (scikit-learn's float32 comparison for imported trees, shapes, category sets, NaN)."""
+    has_shape = tree.bp_offsets is not None and tree.bp_offsets[node + 1] > tree.bp_offsets[node]
+    if has_shape or tree.category_set(node) is not None:
+        return goes_left(tree, node, col)
+    threshold = tree.routing_arrays()[3][node]
+    with np.errstate(invalid="ignore"):
+        left = col <= threshold
+    if tree.missing_go_to_left is not None:
+        left = np.where(np.isnan(col), bool(tree.missing_go_to_left[node]), left)
+    return left
+
+
+def _node_rows(tree: TreeArrays, X: np.ndarray) -> dict[int, np.ndarray]:
+    """node id -> int64 indices of the rows of ``X`` that reach it (every node)."""
+    out = {0: np.arange(X.shape[0], dtype=np.int64)}
+    stack = [0]
+    while stack:
+        v = stack.pop()
+        if tree.children_left[v] == TREE_LEAF:
+            continue
+        rows = out[v]
+        left = _node_goes_left(tree, v, X[rows, tree.feature[v]])
+        a, b = int(tree.children_left[v]), int(tree.children_right[v])
+        out[a], out[b] = rows[left], rows[~left]
+        stack += [b, a]
+    return out
+
+
+def _codes(y, tree: TreeArrays | None = None):
+    y = np.asarray(y).reshape(-1)
+    classes, codes = np.unique(y, return_inverse=True)
+    return classes, codes.astype(np.int64)
+
+
+def tree_objective(tree, X, y, split_penalty: float, breakpoint_penalty: float) -> dict:
+    """Literati's objective of ``tree`` on the rows ``(X, y)``.
+
+    Parameters
+    ----------
+    tree : TreeArrays or fitted tree model
+        Read with :func:`as_shape_tree`.
+    X : array-like of shape (n_samples, n_features)
+        Rows (float64; NaN only for a tree with a rule for missing values).
+    y : array-like of shape (n_samples,)
+        Class labels.
+    split_penalty, breakpoint_penalty : float
+        lambda and alpha, in misclassified rows.
+
+    Returns
+    -------
+    dict
+        ``errors`` (rows that disagree with their leaf's majority class on these rows:
+        Literati's ``Err``), ``own_errors`` (rows that disagree with the tree's own leaf
+        labels; larger when the tree was fitted on other rows or weights), ``n_splits``,
+        ``n_breakpoints`` (sum of ``K_v``, 1 for a threshold split), ``split_cost``,
+        ``breakpoint_cost``, ``objective`` and ``own_objective`` (the same with
+        ``own_errors``), ``depth``, ``max_k`` (largest ``K_v``, 0 for a leaf).
+
+    Raises
+    ------
+    ValueError
+        Bad ``X`` (as :meth:`TreeArrays.check_X`) or ``y`` of another length.
+    """
+    tree = as_shape_tree(tree)
+    Xc = tree.check_X(X)
+    classes, codes = _codes(y)
+    if codes.shape[0] != Xc.shape[0]:
+        raise ValueError(f"X has {Xc.shape[0]} rows but y has {codes.shape[0]} labels.")
+    rows = _node_rows(tree, Xc)
+    C = classes.shape[0]
+    y_arr = np.asarray(y).reshape(-1)
+    errors = own_errors = 0
+    for v, idx in rows.items():
+        if tree.children_left[v] != TREE_LEAF or idx.size == 0:
+            continue
+        counts = np.bincount(codes[idx], minlength=C)
+        errors += int(idx.size - counts.max())
+        label = tree.classes_[int(np.argmax(tree.value[v, 0, :]))]
+        own_errors += int(np.sum(y_arr[idx] != label))
+    inner = internal_nodes(tree)
+    ks = [int(node_breakpoints(tree, v).size) for v in inner]
+    n_splits, n_bp = len(inner), int(sum(ks))
+    lam, alpha = float(split_penalty), float(breakpoint_penalty)
+    cost = lam * n_splits + alpha * n_bp
+    return {
+        "errors": errors,
+        "own_errors": own_errors,
+        "n_splits": n_splits,
+        "n_breakpoints": n_bp,
+        "split_cost": lam * n_splits,
+        "breakpoint_cost": alpha * n_bp,
+        "objective": errors + cost,
+        "own_objective": own_errors + cost,
+        "depth": tree.max_depth,
+        "max_k": max(ks, default=0),
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# candidate space
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SplitCheck:
+    """One split of a certified tree, mapped to the partition of the rows reaching it.
+
+    Attributes
+    ----------
+    node : int
+        Node id in the tree.
+    depth : int
+        Its depth (root = 0); the search's candidates at this depth use ``B_depth``.
+    feature : int
+        Its feature (column of ``X``).
+    breakpoints : tuple of float
+        Its breakpoints (``(threshold,)`` for a threshold split).
+    rows, rows_left : int
+        Training rows reaching the node and those it sends left.
+    gaps : tuple of (float, float)
+        For each place where the partition changes side along the feature's sorted
+        values: the two adjacent distinct values ``(a, b)`` of the node's rows around it
+        (any breakpoint ``a <= u < b`` gives the same partition); NaN stands for
+        "missing".  Empty when the split sends every row one way.
+    candidates : tuple of float
+        An equivalent candidate of the search for each gap (same order), or empty when
+        the split is not in the search's space.
+    in_space : bool
+        True when an equivalent shape (a candidate in every gap, at most ``K_max`` of
+        them) is in the search's candidate space for this data state.
+    reason : str
+        Why not (empty when ``in_space``).
+    """
+
+    node: int
+    depth: int
+    feature: int
+    breakpoints: tuple
+    rows: int
+    rows_left: int
+    gaps: tuple
+    candidates: tuple
+    in_space: bool
+    reason: str
+
+
+def _space_of(search) -> dict:
+    """The candidate space of a fitted :class:`LiteratiClassifier` (or its parameters)."""
+    return {
+        "max_depth": int(search.max_depth),
+        "max_breakpoints": int(search.max_breakpoints),
+        "candidate_leaves": list(search.candidate_leaves_),
+        "candidate_scope": str(getattr(search, "candidate_scope", "state")),
+    }
+
+
+def check_splits(
+    tree,
+    X,
+    y,
+    *,
+    max_depth: int,
+    max_breakpoints: int,
+    candidate_leaves,
+    candidate_scope: str = "state",
+) -> list[SplitCheck]:
+    """For every split of ``tree`` (pre-order): the partition of the training rows it
+    makes, and whether a shape with the same partition is in Literati's candidate space.
+
+    The search's candidates for a data state at depth ``d`` on a column are the
+    thresholds of a univariate CART with at most ``B_d`` leaves on the state's rows
+    (every midpoint when ``B_d`` is 0 or None; with ``candidate_scope='root'`` the root's
+    candidates on all rows), on the columns of :func:`engine.literati.estimator.encode_missing`
+    when ``X`` has NaN.  A split is in the space when, on one of its feature's columns, the
+    rows it sends left form a union of alternating intervals of the rows' sorted values (or
+    the mirror image: the children swapped, same objective) with ``1 <= K' <= K_max``
+    changes, each gap holding a candidate.  Splits below depth ``max_depth - 1`` are not.
+
+    Parameters
+    ----------
+    tree : TreeArrays or fitted tree model
+        Read with :func:`as_shape_tree`.
+    X, y : array-like
+        The training rows the search ran on, ``(n, p)`` and ``(n,)``.
+    max_depth, max_breakpoints : int
+        The search's D and K_max.
+    candidate_leaves : int, None or sequence
+        The search's B_d per depth (the last repeats; 0 or None = every midpoint).
+    candidate_scope : {'state', 'root'}
+        The search's candidate scope.
+
+    Returns
+    -------
+    list of SplitCheck
+
+    Raises
+    ------
+    ValueError
+        Bad ``X`` or ``y`` (as :func:`tree_objective`).
+    """
+    tree = as_shape_tree(tree)
+    Xc = tree.check_X(X)
+    _, codes = _codes(y)
+    if codes.shape[0] != Xc.shape[0]:
+        raise ValueError(f"X has {Xc.shape[0]} rows but y has {codes.shape[0]} labels.")
+    C = int(codes.max()) + 1 if codes.size else 1
+    seq = (
+        list(candidate_leaves)
+        if isinstance(candidate_leaves, (list, tuple))
+        else [candidate_leaves]
+    )
+    leaves = [0 if v is None else int(v) for v in seq] or [0]
+    X_search, source, _ = encode_missing(np.ascontiguousarray(Xc, dtype=np.float64))
+    rows = _node_rows(tree, Xc)
+    depth_of = tree.depth
+    root_cands: dict[int, np.ndarray] = {}
+
+    def candidates(column: int, idx: np.ndarray, depth: int) -> np.ndarray:
+        if candidate_scope == "root":
+            if column not in root_cands:
+                root_cands[column] = candidates_of(column, np.arange(Xc.shape[0]), 0)
+            return root_cands[column]
+        return candidates_of(column, idx, depth)
+
+    def candidates_of(column: int, idx: np.ndarray, depth: int) -> np.ndarray:
+        values = X_search[idx, column]
+        order = np.argsort(values, kind="mergesort")
+        b = leaves[min(depth, len(leaves) - 1)]
+        return kernels.uni_thresholds(
+            np.ascontiguousarray(values[order]), np.ascontiguousarray(codes[idx][order]), C, b
+        )
+
+    out = []
+    for v in internal_nodes(tree):
+        idx = rows[v]
+        left_child = rows[int(tree.children_left[v])]
+        left = np.zeros(Xc.shape[0], dtype=bool)
+        left[left_child] = True
+        left = left[idx]
+        j = int(tree.feature[v])
+        depth = int(depth_of[v])
+        best = None  # (in_space, gaps, cands, reason)
+        for column in np.flatnonzero(source == j):
+            found = _match(
+                X_search[idx, column], left, lambda c=column, i=idx, d=depth: candidates(c, i, d)
+            )
+            gaps, cands, reason = found
+            original = Xc[idx, j]  # "missing" is encoded below / above: report it as NaN
+            gaps = tuple((_nan_if_fake(a, original), _nan_if_fake(b, original)) for a, b in gaps)
+            if not reason and len(gaps) > max_breakpoints:
+                reason = (
+                    f"needs {len(gaps)} breakpoints on these rows, more than K_max = "
+                    f"{max_breakpoints}"
+                )
+            ok = not reason
+            if best is None or (ok and not best[0]):
+                best = (ok, gaps, cands if ok else (), reason)
+        if depth >= max_depth:
+            best = (False, best[1], (), f"deeper than the search's depth {max_depth}")
+        out.append(
+            SplitCheck(
+                node=int(v),
+                depth=depth,
+                feature=j,
+                breakpoints=tuple(float(u) for u in node_breakpoints(tree, v)),
+                rows=int(idx.size),
+                rows_left=int(left.sum()),
+                gaps=best[1],
+                candidates=best[2],
+                in_space=best[0],
+                reason=best[3],
+            )
+        )
+    return out
+
+
+def _nan_if_fake(value: float, original: np.ndarray) -> float:
+    """The encoded stand-in for "missing" (outside the observed values) as NaN."""
+    observed = original[~np.isnan(original)]
+    if np.isnan(original).any() and (
+        observed.size == 0 or value < observed.min() or value > observed.max()
+    ):
+        return math.nan
+    return float(value)
+
+
+def _match(values: np.ndarray, left: np.ndarray, get_candidates):
+    """``(gaps, candidates, reason)`` for the partition ``left`` of rows with ``values``
+    on one column: the gaps where the side changes along the sorted distinct values, an
+    equivalent candidate in each, or the reason there is none."""
+    distinct, group = np.unique(values, return_inverse=True)
+    side_sum = np.bincount(group, weights=left.astype(np.float64), minlength=distinct.size)
+    size = np.bincount(group, minlength=distinct.size)
+    if np.any((side_sum > 0) & (side_sum < size)):
+        return (), (), "splits rows with equal values apart (not a shape on this column)"
+    side = side_sum > 0
+    change = np.flatnonzero(side[1:] != side[:-1])
+    gaps = tuple((float(distinct[i]), float(distinct[i + 1])) for i in change)
+    if not gaps:
+        return (), (), "sends every row reaching it the same way"
+    cands = np.asarray(get_candidates(), dtype=np.float64)
+    # gap index of each candidate: distinct values <= it (a <= u < b -> index of a + 1)
+    where = np.searchsorted(distinct, cands, side="right")
+    found = []
+    for i in change:
+        hit = cands[where == i + 1]
+        if hit.size == 0:
+            a, b = distinct[i], distinct[i + 1]
+            return (
+                gaps,
+                (),
+                f"no candidate between {a:.6g} and {b:.6g} ({cands.size} at this node)",
+            )
+        found.append(float(hit[0]))
+    return gaps, tuple(found), ""
+
+
+# ---------------------------------------------------------------------------------------
+# the certificate
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """How far a tree is proven to be from Literati's optimum on the same rows.
+
+    Attributes
+    ----------
+    name : str
+        What the tree is ("scikit-learn's depth-3 tree").
+    objective : float
+        The tree's objective, ``errors + lambda * splits + alpha * breakpoints``, with
+        ``errors`` by the majority class of each leaf on the training rows.
+    breakdown : dict
+        :func:`tree_objective`'s dict.
+    lower_bound, upper_bound : float
+        The search's proven lower bound and its incumbent's objective (equal when proven).
+    proven_optimal : bool
+        Whether the search proved its incumbent optimal (then ``lower_bound`` is the
+        optimum of its space).
+    gap : float
+        ``objective - lower_bound``: the tree is at most this much above the optimum of
+        the search's space (a proof when ``in_space``).
+    in_space : bool
+        Every split has an equivalent shape in the search's candidate space and the tree
+        is no deeper than the search: ``lower_bound <= objective`` is then proven.
+    splits : tuple of SplitCheck
+        One per split (:func:`check_splits`).
+    max_depth, max_breakpoints : int
+        The search's D and K_max.
+    split_penalty, breakpoint_penalty : float
+        lambda and alpha.
+    candidate_leaves : tuple
+        The search's B_d per depth (0 = every midpoint).
+    all_candidates : bool
+        Every midpoint was a candidate at every depth.
+    notes : tuple of str
+        Caveats the page shows under the sentence (leaf labels, space, time limit).
+    """
+
+    name: str
+    objective: float
+    breakdown: dict
+    lower_bound: float
+    upper_bound: float
+    proven_optimal: bool
+    gap: float
+    in_space: bool
+    splits: tuple
+    max_depth: int
+    max_breakpoints: int
+    split_penalty: float
+    breakpoint_penalty: float
+    candidate_leaves: tuple
+    all_candidates: bool
+    notes: tuple = field(default=())
+
+    @property
+    def relative_gap(self) -> float:
+        """``gap / objective`` (0 when the objective is 0)."""
+        return self.gap / self.objective if self.objective > 0 else 0.0
+
+    def space_text(self) -> str:
+        """The search's space in words ("depth 3, at most 2 breakpoints per split, on the
+        search's candidates")."""
+        k = self.max_breakpoints
+        shape = "threshold splits" if k == 1 else f"at most {k} breakpoints per split"
+        cands = "every threshold" if self.all_candidates else "these candidates"
+        return f"depth {self.max_depth}, {shape}, on {cands}"
+
+    def sentence(self) -> str:
+        """One sentence: the tree's errors and objective, the proven bound, the gap."""
+        b = self.breakdown
+        head = f"{self.name} makes {b['errors']} errors (objective {self.objective:.4g})"
+        kind = "the optimum is" if self.proven_optimal else "no tree does better than"
+        space = f"among trees of {self.space_text()}, {kind} {self.lower_bound:.4g} (proven)"
+        if not self.in_space:
+            outside = sum(not s.in_space for s in self.splits)
+            n = len(self.splits)
+            if not outside:
+                what = f"it is deeper than {self.max_depth}, so it lies"
+            elif n == 1:
+                what = "its split lies"
+            else:
+                what = f"{outside} of its {n} splits {'lies' if outside == 1 else 'lie'}"
+            tail = f"; {what} outside that space, so the bound does not cover this tree: "
+            if self.gap >= 0:
+                tail += f"it is {self.gap:.4g} above the bound of that space, not a proof of "
+                tail += "its distance from its own optimum"
+            else:
+                tail += f"it beats every tree of that space by {-self.gap:.4g}"
+            return head + "; " + space + tail + "."
+        if self.gap <= _TOL * max(1.0, abs(self.objective)):
+            verdict = "it is optimal (gap 0)" if self.proven_optimal else "it is optimal"
+        elif self.proven_optimal:
+            verdict = f"it is exactly {self.gap:.4g} above optimal"
+        else:
+            verdict = f"it is at most {self.gap:.4g} above optimal"
+        if self.upper_bound < self.objective - _TOL and not self.proven_optimal:
+            verdict += f" (the search's best tree so far has {self.upper_bound:.4g})"
+        return f"{head}; {space}: {verdict}."
+
+    def table(self) -> pd.DataFrame:
+        """The certificate as a two-column table (quantity, value; numbers as text, printed
+        with four significant digits like :meth:`sentence`)."""
+        b = self.breakdown
+        rows = [
+            ("training errors (majority per leaf)", b["errors"]),
+            ("splits", b["n_splits"]),
+            ("breakpoints", b["n_breakpoints"]),
+            ("objective", f"{self.objective:.4g}"),
+            ("lower bound (proven)", f"{self.lower_bound:.4g}"),
+            ("upper bound (search's incumbent)", f"{self.upper_bound:.4g}"),
+            (
+                "proven gap: at most this above optimal"
+                if self.in_space
+                else "objective - bound (no proof: outside the space)",
+                f"{self.gap:.4g}",
+            ),
+            ("search proved its optimum", "yes" if self.proven_optimal else "no"),
+            (
+                "splits with an equivalent candidate",
+                f"{sum(s.in_space for s in self.splits)} of {len(self.splits)}",
+            ),
+            ("bound covers this tree", "yes" if self.in_space else "no"),
+        ]
+        if b["own_errors"] != b["errors"]:
+            rows.insert(1, ("errors with the tree's own leaf labels", b["own_errors"]))
+        return pd.DataFrame({"quantity": [r[0] for r in rows], "value": [str(r[1]) for r in rows]})
+
+    def splits_table(self, feature_names=None) -> pd.DataFrame:
+        """One row per split: node, depth, feature, breakpoints, rows, the partition's gap
+        and the equivalent candidate, or why it is outside the search's space."""
+        out = []
+        for s in self.splits:
+            name = feature_names[s.feature] if feature_names is not None else f"x{s.feature}"
+            gap = "; ".join(f"{_fmt(a)} .. {_fmt(b)}" for a, b in s.gaps) or "-"
+            out.append(
+                {
+                    "node": s.node,
+                    "depth": s.depth,
+                    "feature": name,
+                    "breakpoints": ", ".join(f"{u:.6g}" for u in s.breakpoints),
+                    "rows (left / all)": f"{s.rows_left} / {s.rows}",
+                    "same partition between": gap,
+                    "equivalent candidate": ", ".join(f"{c:.6g}" for c in s.candidates) or "-",
+                    "in the search's space": "yes" if s.in_space else f"no: {s.reason}",
+                }
+            )
+        return pd.DataFrame(out)
+
+
+def _fmt(value: float) -> str:
+    return "missing" if math.isnan(value) else f"{value:.6g}"
+
+
+def certify(tree, X, y, search: LiteratiClassifier, name: str = "The tree") -> Certificate:
+    """Certify ``tree`` against a finished Literati search on the same training rows.
+
+    Parameters
+    ----------
+    tree : TreeArrays or fitted tree model
+        Read with :func:`as_shape_tree`.
+    X, y : array-like
+        The training rows the search ran on, ``(n, p)`` float and ``(n,)``.
+    search : LiteratiClassifier
+        Fitted (``fit``, or ``finish()`` of a :class:`engine.literati.LiteratiSearch`):
+        its ``lower_bound_``, ``upper_bound_``, ``proven_optimal_``, penalties and
+        candidate space are used.
+    name : str
+        What the tree is, for :meth:`Certificate.sentence`.
+
+    Returns
+    -------
+    Certificate
+
+    Raises
+    ------
+    ValueError
+        ``search`` is not fitted, ``X`` does not have its number of features or rows of
+        the wrong shape, ``y`` of another length.
+    """
+    if not hasattr(search, "lower_bound_"):
+        raise ValueError("The Literati search has not run: fit it (or finish it) first.")
+    n_features = getattr(search, "n_features_in_", None)
+    Xa = np.asarray(X, dtype=np.float64)
+    if n_features is not None and (Xa.ndim != 2 or Xa.shape[1] != n_features):
+        raise ValueError(f"X must have the search's {n_features} features; got shape {Xa.shape}.")
+    return certify_bounds(
+        tree,
+        Xa,
+        y,
+        lower_bound=float(search.lower_bound_),
+        upper_bound=float(search.upper_bound_),
+        proven_optimal=bool(search.proven_optimal_),
+        split_penalty=float(search.split_penalty_),
+        breakpoint_penalty=float(search.breakpoint_penalty_),
+        name=name,
+        **_space_of(search),
+    )
+
+
+def certify_bounds(
+    tree,
+    X,
+    y,
+    *,
+    lower_bound: float,
+    upper_bound: float,
+    proven_optimal: bool,
+    max_depth: int,
+    max_breakpoints: int,
+    split_penalty: float,
+    breakpoint_penalty: float,
+    candidate_leaves,
+    candidate_scope: str = "state",
+    name: str = "The tree",
+) -> Certificate:
+    """:func:`certify` from a search's numbers: its bounds (``lower_bound``,
+    ``upper_bound``, ``proven_optimal``), penalties and candidate space (``max_depth``,
+    ``max_breakpoints``, ``candidate_leaves`` as B_d per depth with 0 or None = every
+    midpoint, ``candidate_scope``), e.g. for a search reopened from the run store.
+    ``X``, ``y``: the rows the search ran on.  Raises ``ValueError`` as :func:`certify`."""
+    Xa = np.asarray(X, dtype=np.float64)
+    tree = as_shape_tree(tree)
+    lam, alpha = float(split_penalty), float(breakpoint_penalty)
+    breakdown = tree_objective(tree, Xa, y, lam, alpha)
+    seq = (
+        list(candidate_leaves)
+        if isinstance(candidate_leaves, (list, tuple))
+        else [candidate_leaves]
+    )
+    space = {
+        "max_depth": int(max_depth),
+        "max_breakpoints": int(max_breakpoints),
+        "candidate_leaves": [0 if v is None else int(v) for v in seq],
+        "candidate_scope": str(candidate_scope),
+    }
+    splits = check_splits(tree, Xa, y, **space)
+    deep = breakdown["depth"] > space["max_depth"]
+    in_space = all(s.in_space for s in splits) and not deep
+    lb, ub = float(lower_bound), float(upper_bound)
+    objective = float(breakdown["objective"])
+    leaves = tuple(space["candidate_leaves"])
+    all_cands = all(v == 0 for v in leaves) and space["candidate_scope"] == "state"
+    notes = []
+    if breakdown["own_errors"] != breakdown["errors"]:
+        notes.append(
+            f"With its own leaf labels the tree makes {breakdown['own_errors']} errors "
+            f"(objective {breakdown['own_objective']:.4g}); Literati's objective relabels "
+            "each leaf with its majority class on the training rows."
+        )
+    if not in_space:
+        if deep:
+            notes.append(
+                f"The tree has depth {breakdown['depth']}, deeper than the search's "
+                f"{space['max_depth']}."
+            )
+        notes.append(
+            "The lower bound holds over the search's candidate space only; this tree is "
+            "outside it, so the bound is relative to that space, not a proof about the tree."
+        )
+        if not all_cands:
+            notes.append(
+                "A search with every threshold as a candidate (B_d = all) covers every "
+                "split that separates its rows."
+            )
+    if not proven_optimal:
+        notes.append(
+            f"The search stopped before proving its optimum (gap {ub - lb:.4g}); a longer "
+            "run can only raise the lower bound and shrink this tree's proven gap."
+        )
+    if in_space and objective < lb - 1e-6 * max(1.0, abs(lb)):  # pragma: no cover - a bug
+        raise RuntimeError(
+            f"Internal error: a tree in the search's space has objective {objective} below "
+            f"the proven lower bound {lb}."
+        )
+    return Certificate(
+        name=name,
+        objective=objective,
+        breakdown=breakdown,
+        lower_bound=lb,
+        upper_bound=ub,
+        proven_optimal=bool(proven_optimal),
+        gap=objective - lb,
+        in_space=in_space,
+        splits=tuple(splits),
+        max_depth=space["max_depth"],
+        max_breakpoints=space["max_breakpoints"],
+        split_penalty=lam,
+        breakpoint_penalty=alpha,
+        candidate_leaves=leaves,
+        all_candidates=all_cands,
+        notes=tuple(notes),
+    )
+
+
+def all_thresholds_feasible(n_samples: int, n_features: int) -> bool:
+    """Whether to offer every midpoint as a candidate: ``n_samples * n_features`` is at
+    most :data:`ALL_THRESHOLDS_MAX_CELLS`."""
+    return int(n_samples) * int(n_features) <= ALL_THRESHOLDS_MAX_CELLS
+
+
+def certify_tree(
+    tree,
+    X,
+    y,
+    *,
+    split_penalty: float,
+    breakpoint_penalty: float,
+    max_depth: int | None = None,
+    max_breakpoints: int = 1,
+    candidate_leaves=(8, 4),
+    time_limit: float = 20.0,
+    name: str = "The tree",
+) -> Certificate:
+    """Run a Literati search on ``(X, y)`` and certify ``tree`` against it.
+
+    ``max_depth`` defaults to the tree's depth (at least 1, at most 8);
+    ``candidate_leaves='all'`` (or None) makes every midpoint a candidate, so every split
+    that separates the rows reaching it is in the search's space (slower on large data:
+    :func:`all_thresholds_feasible`).  Other parameters as :class:`LiteratiClassifier`
+    and :func:`certify`.  Raises ``ValueError`` as those.
+    """
+    shape_tree = as_shape_tree(tree)
+    depth = max(1, min(8, shape_tree.max_depth)) if max_depth is None else int(max_depth)
+    leaves = None if candidate_leaves == "all" else candidate_leaves
+    search = LiteratiClassifier(
+        max_depth=depth,
+        max_breakpoints=max_breakpoints,
+        split_penalty=split_penalty,
+        breakpoint_penalty=breakpoint_penalty,
+        candidate_leaves=leaves,
+        time_limit=time_limit,
+    ).fit(X, y)
+    return certify(shape_tree, X, y, search, name=name)

@@ -1,0 +1,580 @@
+"""Certify any tree (issue 18 point 3): an imported tree's objective in Literati's terms
+against the proven lower bound of a search on the same rows and candidates."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_iris
+from sklearn.tree import DecisionTreeClassifier
+
+from engine.literati import LiteratiClassifier
+from engine.literati.certify import (
+    all_thresholds_feasible,
+    as_shape_tree,
+    certify,
+    certify_tree,
+    check_splits,
+    tree_objective,
+)
+from engine.tree import TREE_LEAF, TreeArrays
+
+# ---------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------
+
+
+def _direct_objective(model, X, y, lam, alpha):
+    """Brute-force count with scikit-learn's own routing: every leaf predicts the majority
+    of the training rows it receives; each split costs lambda + alpha (K = 1)."""
+    leaves = model.apply(X.astype(np.float32))
+    errors = 0
+    for leaf in np.unique(leaves):
+        labels = y[leaves == leaf]
+        errors += labels.size - np.bincount(labels).max()
+    t = model.tree_
+    n_splits = int(np.sum(t.children_left != -1))
+    return errors + (lam + alpha) * n_splits, errors, n_splits
+
+
+def _threshold_tree(spec, n_features, n_classes=2):
+    """A TreeArrays from nested tuples ``(feature, threshold, left, right)``; a leaf is
+    ``None``."""
+    cl, cr, feat, thr = [], [], [], []
+
+    def add(node):
+        i = len(cl)
+        cl.append(TREE_LEAF)
+        cr.append(TREE_LEAF)
+        feat.append(-2)
+        thr.append(-2.0)
+        if node is not None:
+            f, t, left, right = node
+            feat[i], thr[i] = f, t
+            cl[i] = add(left)
+            cr[i] = add(right)
+        return i
+
+    add(spec)
+    m = len(cl)
+    ones = np.ones(m, dtype=np.int64)
+    return TreeArrays(
+        np.array(cl),
+        np.array(cr),
+        np.array(feat),
+        np.array(thr),
+        np.zeros(m),
+        ones,
+        ones.astype(float),
+        np.full((m, 1, n_classes), 1.0 / n_classes),
+        task="classification",
+        n_features=n_features,
+        classes_=np.arange(n_classes),
+    )
+
+
+def _random_tree(rng, X, depth):
+    """A random threshold tree: random feature, threshold uniform over the feature's
+    range widened by one on each side (so some splits send every row one way)."""
+    if depth == 0 or rng.random() < 0.2:
+        return None
+    f = int(rng.integers(X.shape[1]))
+    lo, hi = X[:, f].min() - 1, X[:, f].max() + 1
+    return (
+        f,
+        float(rng.uniform(lo, hi)),
+        _random_tree(rng, X, depth - 1),
+        _random_tree(rng, X, depth - 1),
+    )
+
+
+def _small_data(seed, n=14, p=2):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 6, size=(n, p)).astype(float)
+    y = ((X[:, 0] > 2) ^ (X[:, 1] > 3) ^ (rng.random(n) < 0.15)).astype(np.int64)
+    return X, y
+
+
+# ---------------------------------------------------------------------------------------
+# objective
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_objective_equals_direct_count(seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(40, 3)).round(2)
+    y = rng.integers(0, 3, size=40)
+    lam, alpha = 0.7, 0.3
+    for depth in (1, 2, 3):
+        model = DecisionTreeClassifier(max_depth=depth, random_state=seed).fit(X, y)
+        expected, errors, n_splits = _direct_objective(model, X, y, lam, alpha)
+        got = tree_objective(model, X, y, lam, alpha)
+        assert got["objective"] == pytest.approx(expected)
+        assert (got["errors"], got["n_splits"], got["n_breakpoints"]) == (
+            errors,
+            n_splits,
+            n_splits,
+        )
+        # fitted on these rows, its own labels are the majority labels
+        assert got["own_errors"] == int(np.sum(model.predict(X) != y))
+
+
+def test_objective_relabels_leaves_of_a_tree_fitted_elsewhere():
+    """Literati's Err uses each leaf's majority on the given rows, not the tree's labels:
+    a tree fitted on other rows, and one whose leaves all say class 0."""
+    X, y = _small_data(3, n=30)
+    model = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X[:15], y[:15])
+    expected, errors, _ = _direct_objective(model, X, y, 0.5, 0.5)
+    got = tree_objective(model, X, y, 0.5, 0.5)
+    assert got["objective"] == pytest.approx(expected)
+    assert got["own_errors"] == int(np.sum(model.predict(X) != y)) >= errors
+    tree = _threshold_tree((0, 2.5, (1, 3.5, None, None), (1, 3.5, None, None)), 2)
+    got = tree_objective(tree, X, y, 0.5, 0.5)  # every leaf's value is uniform: label 0
+    leaf = 2 * (X[:, 0] > 2.5) + (X[:, 1] > 3.5)
+    majority = sum((leaf == v).sum() - np.bincount(y[leaf == v]).max() for v in range(4))
+    assert got["errors"] == majority < got["own_errors"] == int(np.sum(y != 0))
+    assert got["objective"] == pytest.approx(majority + 3)
+
+
+def test_treelab_cart_and_shape_trees_are_read_with_their_own_routing():
+    """TreeLab's CART (its tree_ is a TreeArrays) and a K_max = 2 greedy shape tree: the
+    objective is the majority count over the leaves their own ``apply`` reaches, with every
+    breakpoint priced."""
+    from engine.cart import CARTClassifier
+    from engine.literati import GreedyShapeTreeClassifier
+
+    X, y = _small_data(5, n=40, p=3)
+    lam, alpha = 0.6, 0.4
+    cart = CARTClassifier(max_depth=3, random_state=0).fit(X, y)
+    greedy = GreedyShapeTreeClassifier(
+        max_depth=2, max_breakpoints=2, split_penalty=lam, breakpoint_penalty=alpha
+    ).fit(X, y)
+    for model in (cart, greedy):
+        leaves = model.apply(X)
+        errors = sum(
+            (leaves == v).sum() - np.bincount(y[leaves == v]).max() for v in np.unique(leaves)
+        )
+        inner = np.flatnonzero(model.tree_.children_left != -1)
+        if model is greedy:
+            n_bp = int(model.tree_.bp_offsets[-1])
+        else:
+            n_bp = inner.size
+        got = tree_objective(model, X, y, lam, alpha)
+        assert (got["errors"], got["n_splits"], got["n_breakpoints"]) == (errors, inner.size, n_bp)
+        assert got["objective"] == pytest.approx(errors + lam * inner.size + alpha * n_bp)
+    assert greedy.objective_ == pytest.approx(tree_objective(greedy, X, y, lam, alpha)["objective"])
+
+
+# ---------------------------------------------------------------------------------------
+# the bound
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(3))
+def test_lower_bound_at_most_every_imported_tree(seed):
+    """All midpoints, K_max = 2: every random threshold tree of depth <= 2 (splits that
+    separate nothing included) and scikit-learn's trees stay at or above the proven bound,
+    and every split that separates its rows is in the space."""
+    X, y = _small_data(seed)
+    lam, alpha = 0.5, 0.25
+    search = LiteratiClassifier(
+        max_depth=2,
+        max_breakpoints=2,
+        split_penalty=lam,
+        breakpoint_penalty=alpha,
+        candidate_leaves=None,
+        time_limit=30,
+    ).fit(X, y)
+    assert search.proven_optimal_
+    rng = np.random.default_rng(100 + seed)
+    trees = [_threshold_tree(_random_tree(rng, X, 2), 2) for _ in range(150)]
+    trees += [
+        DecisionTreeClassifier(max_depth=d, random_state=r).fit(X, y)
+        for d in (1, 2)
+        for r in range(3)
+    ]
+    for tree in trees:
+        cert = certify(tree, X, y, search)
+        assert cert.lower_bound <= cert.objective + 1e-9
+        for s in cert.splits:
+            assert s.in_space == (0 < s.rows_left < s.rows), s
+
+
+@pytest.mark.slow
+def test_own_optimal_tree_has_gap_zero():
+    X, y = load_iris(return_X_y=True)
+    search = LiteratiClassifier(
+        max_depth=2, max_breakpoints=1, split_penalty=0.5, breakpoint_penalty=0.5, time_limit=30
+    ).fit(X, y)
+    assert search.proven_optimal_
+    cert = certify(search, X, y, search, name="Literati's tree")
+    assert cert.in_space and cert.proven_optimal
+    assert cert.gap == pytest.approx(0.0, abs=1e-9)
+    assert cert.objective == pytest.approx(search.objective_)
+    assert all(s.candidates for s in cert.splits)
+    assert "gap 0" in cert.sentence()
+
+
+@pytest.mark.slow
+def test_own_shape_tree_with_two_breakpoints_has_gap_zero():
+    """K_max = 2 on the spec's sandwich (optimum 1.5 with breakpoints 3.5 and 7.5): the
+    search's own tree, a K = 2 shape, is certified with gap 0 and its breakpoints are
+    candidates."""
+    X = np.arange(12.0)[:, None]
+    y = np.array([0] * 4 + [1] * 4 + [0] * 4)
+    search = LiteratiClassifier(
+        max_depth=1,
+        max_breakpoints=2,
+        split_penalty=0.5,
+        breakpoint_penalty=0.5,
+        candidate_leaves=None,
+        time_limit=10,
+    ).fit(X, y)
+    cert = certify(search, X, y, search)
+    assert search.objective_ == pytest.approx(1.5)
+    assert cert.in_space and cert.gap == pytest.approx(0.0, abs=1e-9)
+    (s,) = cert.splits
+    assert s.gaps == ((3.0, 4.0), (7.0, 8.0)) and s.candidates == (3.5, 7.5)
+    # the same shape is outside a K_max = 1 space
+    (k1,) = check_splits(search, X, y, max_depth=1, max_breakpoints=1, candidate_leaves=None)
+    assert not k1.in_space and "more than K_max = 1" in k1.reason
+
+
+def _binarise(X):
+    cols, spec = [], []
+    for j in range(X.shape[1]):
+        v = np.unique(X[:, j])
+        for t in v[:-1] / 2 + v[1:] / 2:
+            cols.append((X[:, j] <= t).astype(np.int64))
+            spec.append((j, float(t)))
+    return np.column_stack(cols), spec
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(3))
+def test_sklearn_tree_is_no_better_than_pystreed_optimum(seed):
+    """pystreed's optimum on the all-midpoints binarisation is the optimal threshold tree
+    (K_max = 1); scikit-learn's tree of the same depth is at or above it, the imported
+    pystreed tree equals it, and a proven K_max = 1 search certifies the pystreed tree
+    with gap 0."""
+    pystreed = pytest.importorskip("pystreed")
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 8, size=(60, 3)).astype(float)
+    y = ((X[:, 0] + rng.integers(0, 4, 60) > 5) ^ (X[:, 2] > 4)).astype(np.int64)
+    D, cost = 2, 1.0
+    Xb, spec = _binarise(X)
+    m = pystreed.STreeDClassifier(
+        optimization_task="cost-complex-accuracy",
+        max_depth=D,
+        cost_complexity=cost / len(y),
+        time_limit=60,
+    ).fit(Xb, y)
+    optimum = float((m.predict(Xb) != y).sum() + cost * (m.get_n_leaves() - 1))
+    sk = DecisionTreeClassifier(max_depth=D, random_state=0).fit(X, y)
+    assert tree_objective(sk, X, y, cost / 2, cost / 2)["objective"] >= optimum - 1e-9
+    imported = as_shape_tree(m, binarisation=spec)
+    assert tree_objective(imported, X, y, cost / 2, cost / 2)["objective"] == pytest.approx(optimum)
+    search = LiteratiClassifier(
+        max_depth=D,
+        max_breakpoints=1,
+        split_penalty=cost / 2,
+        breakpoint_penalty=cost / 2,
+        candidate_leaves=None,
+        time_limit=30,
+    ).fit(X, y)
+    cert = certify(imported, X, y, search, name="pystreed's tree")
+    assert cert.in_space and cert.proven_optimal
+    assert cert.gap == pytest.approx(0.0, abs=1e-9)
+    cert_sk = certify(sk, X, y, search)
+    assert cert_sk.in_space and cert_sk.gap >= -1e-9
+
+
+# ---------------------------------------------------------------------------------------
+# the candidate space
+# ---------------------------------------------------------------------------------------
+
+
+def test_threshold_maps_to_the_partition_and_its_candidate():
+    x = np.arange(12.0)
+    X = x[:, None]
+    y = np.array([0] * 4 + [1] * 4 + [0] * 4)
+    tree = _threshold_tree((0, 3.2, None, None), 1)
+    (s,) = check_splits(tree, X, y, max_depth=1, max_breakpoints=1, candidate_leaves=None)
+    assert s.in_space and s.gaps == ((3.0, 4.0),) and s.candidates == (3.5,)
+    assert (s.rows, s.rows_left) == (12, 4)
+
+
+def test_thresholds_outside_the_candidate_space_are_reported():
+    x = np.arange(12.0)
+    X = x[:, None]
+    y = np.array([0] * 4 + [1] * 4 + [0] * 4)
+    # B_0 = 2: one candidate per feature, the best gini split of the root's rows
+    (only,) = [
+        c
+        for s in check_splits(
+            _threshold_tree((0, 3.5, None, None), 1),
+            X,
+            y,
+            max_depth=1,
+            max_breakpoints=1,
+            candidate_leaves=2,
+        )
+        for c in s.candidates
+    ] or [None]
+    assert only in (3.5, 7.5)
+    other = 1.5  # between 1 and 2: not the one candidate
+    (s,) = check_splits(
+        _threshold_tree((0, other, None, None), 1),
+        X,
+        y,
+        max_depth=1,
+        max_breakpoints=1,
+        candidate_leaves=2,
+    )
+    assert not s.in_space and s.gaps == ((1.0, 2.0),) and s.candidates == ()
+    assert "no candidate between 1 and 2" in s.reason
+    # a split that separates nothing, and one below the search's depth
+    (s,) = check_splits(
+        _threshold_tree((0, 20.0, None, None), 1),
+        X,
+        y,
+        max_depth=1,
+        max_breakpoints=1,
+        candidate_leaves=None,
+    )
+    assert not s.in_space and "same way" in s.reason
+    checks = check_splits(
+        _threshold_tree((0, 3.5, (0, 1.5, None, None), None), 1),
+        X,
+        y,
+        max_depth=1,
+        max_breakpoints=1,
+        candidate_leaves=None,
+    )
+    assert [c.in_space for c in checks] == [True, False]
+    assert "deeper" in checks[1].reason
+
+
+@pytest.mark.slow
+def test_certificate_outside_the_space_says_the_bound_is_relative():
+    x = np.arange(12.0)
+    X = x[:, None]
+    y = np.array([0] * 4 + [1] * 4 + [0] * 4)
+    search = LiteratiClassifier(
+        max_depth=1,
+        max_breakpoints=1,
+        split_penalty=0.5,
+        breakpoint_penalty=0.5,
+        candidate_leaves=2,
+        time_limit=10,
+    ).fit(X, y)
+    outside = _threshold_tree((0, 1.5, None, None), 1)
+    cert = certify(outside, X, y, search, name="A hand-made tree")
+    assert not cert.in_space
+    assert "outside that space" in cert.sentence()
+    assert any("relative to that space" in n for n in cert.notes)
+    table = dict(zip(*cert.table().to_dict("list").values(), strict=True))
+    assert table["bound covers this tree"] == "no"
+    assert "proven gap: at most this above optimal" not in table
+    assert table["objective - bound (no proof: outside the space)"] == f"{cert.gap:.4g}"
+    assert "its split lies outside that space" in cert.sentence()
+    # with every midpoint a candidate the same tree is covered
+    cert_all = certify_tree(
+        outside,
+        X,
+        y,
+        split_penalty=0.5,
+        breakpoint_penalty=0.5,
+        candidate_leaves="all",
+        time_limit=10,
+    )
+    assert cert_all.in_space and cert_all.all_candidates and cert_all.gap >= 0
+    # the sandwich's K_max = 1, D = 1 optimum is 4.0 (docs/spec.md): 4 errors + 1
+    assert cert_all.lower_bound == pytest.approx(4.0)
+    assert cert_all.objective == pytest.approx(4 + 1)
+
+
+@pytest.mark.slow
+def test_missing_values_splits_map_to_the_encoded_columns():
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 6, size=(30, 2)).astype(float)
+    y = ((X[:, 0] > 2) ^ (rng.random(30) < 0.1)).astype(np.int64)
+    X[rng.random((30, 2)) < 0.2] = np.nan
+    search = LiteratiClassifier(
+        max_depth=2,
+        max_breakpoints=1,
+        split_penalty=0.5,
+        breakpoint_penalty=0.5,
+        candidate_leaves=None,
+        time_limit=30,
+    ).fit(X, y)
+    for r in range(3):
+        sk = DecisionTreeClassifier(max_depth=2, random_state=r).fit(X, y)
+        cert = certify(sk, X, y, search)
+        assert all(s.in_space for s in cert.splits if 0 < s.rows_left < s.rows)
+        assert cert.lower_bound <= cert.objective + 1e-9
+
+
+def test_bad_input_messages():
+    X, y = _small_data(0)
+    with pytest.raises(ValueError, match="not fitted"):
+        as_shape_tree(DecisionTreeClassifier())
+    with pytest.raises(TypeError, match="Certify a TreeArrays"):
+        as_shape_tree(object())
+    with pytest.raises(ValueError, match="has not run"):
+        certify(_threshold_tree(None, 2), X, y, LiteratiClassifier())
+    assert all_thresholds_feasible(100, 10) and not all_thresholds_feasible(10_000, 30)
+
+
+# ---------------------------------------------------------------------------------------
+# the page's "Certify a tree" section (AppTest)
+# ---------------------------------------------------------------------------------------
+
+PAGE = "pages/optimal_shape_trees.py"
+
+
+def _open_and_run(app, dataset="iris", depth=2, **widgets):
+    if dataset != app.selectbox(key="ds").value:
+        app.selectbox(key="ds").set_value(dataset).run()
+    app.switch_page(PAGE).run()
+    assert not app.exception, app.exception
+    app.slider(key="lit_depth").set_value(depth)
+    app.number_input(key="lit_time").set_value(10.0)
+    for key, value in widgets.items():
+        app.session_state[key] = value
+    app.button(key="lit_run").click().run()
+    assert app.session_state["lit_job"].join(120), "the search job did not finish"
+    app.run()
+    assert not app.exception, app.exception
+    return app.session_state["lit_job_meta"], app.session_state["_lit_results"][1]["models"]
+
+
+def _certificate_values(app):
+    for frame in app.dataframe:
+        value = frame.value
+        if list(value.columns) == ["quantity", "value"]:
+            return dict(zip(value["quantity"], value["value"], strict=True))
+    raise AssertionError("no certificate table on the page")
+
+
+def _view_key(app, name):
+    return f"lit_{name}{app.session_state['lit_job_meta']['run']}_view"
+
+
+@pytest.mark.slow
+def test_page_certifies_a_cart_tree_against_the_search(app):
+    """The section's numbers are the tree refitted here (scikit-learn, same depth, seed and
+    training rows) counted directly, and the search's bounds; switching the tree or the
+    bound's search redraws them."""
+    meta, models = _open_and_run(app)
+    assert any(h.value == "Certify a tree" for h in app.subheader)
+    X, y = meta["X"][meta["tr"]], meta["y"][meta["tr"]]
+    lam, alpha = meta["lam"], meta["alpha"]
+    sk = DecisionTreeClassifier(max_depth=2, random_state=meta["seed"]).fit(X, y)
+    expected, errors, n_splits = _direct_objective(sk, X, y, lam, alpha)
+    main = models["main"]
+    shown = _certificate_values(app)
+    assert shown["training errors (majority per leaf)"] == str(errors)
+    assert shown["objective"] == f"{expected:.4g}"
+    assert shown["lower bound (proven)"] == f"{main.lower_bound_:.4g}"
+    assert shown["upper bound (search's incumbent)"] == f"{main.upper_bound_:.4g}"
+    gap = expected - main.lower_bound_
+    assert shown["proven gap: at most this above optimal"] == f"{gap:.4g}" and gap >= -1e-9
+    assert shown["search proved its optimum"] == "yes"
+    assert shown["splits with an equivalent candidate"] == f"{n_splits} of {n_splits}"
+    sentence = " ".join(s.value for s in app.success)
+    assert "scikit-learn's depth-2 CART tree makes" in sentence
+    assert f"{expected:.4g}" in sentence
+    # the K_max = 1 search's bound: at least the K_max = 2 one (a smaller space)
+    app.radio(key=_view_key(app, "certify_bound")).set_value("k1").run()
+    assert not app.exception, app.exception
+    k1 = _certificate_values(app)
+    assert k1["lower bound (proven)"] == f"{models['k1'].lower_bound_:.4g}"
+    assert models["k1"].lower_bound_ >= main.lower_bound_ - 1e-9
+    # the greedy shape tree lies in the search's space by construction
+    app.radio(key=_view_key(app, "certify_source")).set_value("greedy").run()
+    assert not app.exception, app.exception
+    greedy = _certificate_values(app)
+    assert greedy["bound covers this tree"] == "yes"
+    assert float(greedy["objective"]) >= float(greedy["lower bound (proven)"]) - 1e-3
+    # TreeLab's CART, refitted here with the run's depth and seed
+    from engine.cart import CARTClassifier
+
+    app.radio(key=_view_key(app, "certify_source")).set_value("cart").run()
+    assert not app.exception, app.exception
+    cart = CARTClassifier(max_depth=2, random_state=meta["seed"]).fit(X, y)
+    want = tree_objective(cart, X, y, lam, alpha)
+    shown = _certificate_values(app)
+    assert shown["objective"] == f"{want['objective']:.4g}"
+    assert shown["training errors (majority per leaf)"] == str(want["errors"])
+
+
+@pytest.mark.slow
+def test_page_says_when_a_tree_is_outside_the_candidate_space(app):
+    """With the root's candidates (B_0 = 2) CART's second-level split is no candidate:
+    the page says the bound is relative to the space and offers every threshold, whose
+    search covers the tree."""
+    meta, _ = _open_and_run(
+        app, lit_scope="the root's (counting, depth ≤ 3)", lit_bd="2", lit_k1=False
+    )
+    assert meta["scope"] == "root"
+    shown = _certificate_values(app)
+    assert shown["bound covers this tree"] == "no"
+    assert "proven gap: at most this above optimal" not in shown
+    assert any("outside that space" in w.value for w in app.warning)
+    splits = next(f.value for f in app.dataframe if "in the search's space" in f.value.columns)
+    assert any(v.startswith("no: no candidate between") for v in splits["in the search's space"])
+    button = next(b for b in app.button if b.label.startswith("Certify against every threshold"))
+    button.click().run()
+    assert not app.exception, app.exception
+    text = " ".join(m.value for m in app.markdown)
+    assert "With every threshold as a candidate:" in text
+    X, y = meta["X"][meta["tr"]], meta["y"][meta["tr"]]
+    sk = DecisionTreeClassifier(max_depth=2, random_state=meta["seed"]).fit(X, y)
+    wide = certify_tree(
+        sk,
+        X,
+        y,
+        split_penalty=meta["lam"],
+        breakpoint_penalty=meta["alpha"],
+        max_depth=2,
+        max_breakpoints=meta["kmax"],
+        candidate_leaves="all",
+        time_limit=10,
+    )
+    assert wide.in_space and wide.proven_optimal
+    assert f"{wide.lower_bound:.4g} (proven)" in text
+
+
+@pytest.mark.slow
+def test_page_certifies_a_tree_another_page_offered(app):
+    """A conditional inference tree the CIT page remembered for this dataset (fitted on
+    every row) is offered and certified on the run's training rows, leaves relabelled by
+    their majority there."""
+    from engine.cit import ConditionalInferenceTreeClassifier
+
+    meta, models = _open_and_run(app, lit_k1=False)
+    tree = ConditionalInferenceTreeClassifier(max_depth=2, random_state=0).fit(meta["X"], meta["y"])
+    label = "CIT, Iris, 3 leaves"
+    app.session_state["fitted_models"] = {
+        label: {
+            "model": tree,
+            "digest": meta["digest"],
+            "source": "Conditional inference (CIT / CIF)",
+            "meta": {},
+        }
+    }
+    app.run()
+    radio = app.radio(key=_view_key(app, "certify_source"))
+    assert any(label in str(o) for o in radio.options)
+    radio.set_value(f"other::{label}").run()
+    assert not app.exception, app.exception
+    X, y = meta["X"][meta["tr"]], meta["y"][meta["tr"]]
+    want = tree_objective(tree, X, y, meta["lam"], meta["alpha"])
+    shown = _certificate_values(app)
+    assert shown["objective"] == f"{want['objective']:.4g}"
+    assert shown["lower bound (proven)"] == f"{models['main'].lower_bound_:.4g}"
+    sentence = " ".join(s.value for s in [*app.success, *app.warning])
+    assert f"{label} makes {want['errors']} errors" in sentence
