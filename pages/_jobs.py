@@ -279,8 +279,11 @@ class PageJob:
 
     def launch(self, job, meta: dict | None = None):
         """Start ``job`` (:func:`start_job`) and keep it, with ``meta`` when given."""
+        from pages._runs import LAUNCH_QUERY
+
         started = start_job(job)
         st.session_state[self.key] = started
+        st.session_state[LAUNCH_QUERY + self.prefix] = st.query_params.to_dict()
         if meta is not None:
             st.session_state[self.meta_key] = meta
         return started
@@ -496,6 +499,17 @@ class SavedSettings:
             from pages._links import apply_link
 
             self._from_link = apply_link(self.name, self.link)
+
+    def read_link(self, params: Iterable) -> None:
+        """Declare the page's link parameters once its dataset is known (their options or
+        keys depend on it: the task, the number of features) and, on the page's first run
+        of the session, set the widgets from the URL (:func:`pages._links.apply_link`).
+        Call it after :meth:`restore`, before the widgets are drawn; :meth:`save` then
+        writes their values back into the URL."""
+        from pages._links import apply_link
+
+        self.link = tuple(params)
+        self._from_link = apply_link(self.name, self.link)
 
     def save(self, scope=None) -> None:
         """Remember the current values of the widgets."""

@@ -455,6 +455,7 @@ def sidebar() -> None:
     )
     _to_url("target", target if bundled else None, default_target)
     _to_url("task", task if bundled else None, "auto")
+    read_param(LinkParam("missing", "missing", str, "keep", options=tuple(MISSING_OPTIONS)))
     sb.selectbox(
         MISSING_LABEL,
         list(MISSING_OPTIONS),
@@ -465,6 +466,7 @@ def sidebar() -> None:
         "use only complete rows. error: stop and say which columns have gaps. Rows without a target "
         "value are always dropped, and counted.",
     )
+    _to_url("missing", st.session_state.get("missing"), next(iter(MISSING_OPTIONS)))
     read_param(LinkParam("seed", "seed", int, 0, low=0, high=2**31 - 1))
     value = sb.number_input(
         "Random seed",

@@ -42,7 +42,7 @@ from engine.treegrad.service import (
     path_table,
     runtime_vs_leaves_steps,
 )
-from pages._links import LinkParam
+from pages._link_params import feature_ranking_link
 from pages._runs import keep_runs, restore_runs
 from pages._shared import (
     PROJECTION_KEY,
@@ -83,10 +83,7 @@ SETTINGS = SavedSettings(
     prefix="tg_",
     merge=True,
     per_dataset=("tg_class", "tg_row", "tg_edit_feature", "tg_topk", "tg_batch"),
-    link=(
-        LinkParam("tg_test", "test", float, 0.25, low=0.1, high=0.5),
-        LinkParam("tg_depth", "depth", int, 6, low=0, high=60),
-    ),
+    link=feature_ranking_link(),
 )
 SETTINGS.restore()
 

@@ -19,9 +19,9 @@ def fresh_session(monkeypatch, query: dict, page: str | None = None) -> AppTest:
     monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
     at.query_params.update(query)
+    if page is not None:  # the link opens that page (not the Data page first)
+        at.switch_page(page)
     at.run()
-    if page is not None:
-        at.switch_page(page).run()
     assert not at.exception, at.exception
     return at
 
