@@ -184,7 +184,7 @@ def warn_param(name: str, text: str, problem: str, used: str | None) -> None:
         instead = "it is ignored"
     else:
         instead = f"{md(used) if used else 'nothing'} is used instead"
-    st.warning(f"**Link parameter {md(name)}:** the value '{md(text)}' {problem}; {instead}.")
+    st.warning(f"**Link parameter {md(name)}:** the value '{md(text)}' {md(problem)}; {instead}.")
 
 
 def read_param(param: LinkParam, *, force: bool = False) -> bool:
