@@ -632,6 +632,7 @@ class ResultPanel:
         self.figures: dict[str, object] = {}
         self.tables: dict[str, object] = {}
         self.notes: list[str] = []
+        self.code: str | None = None  # the page's "Reproduce in Python" (:meth:`snippet`)
         #: download-button key -> the callable that makes its file (run on click)
         self.export_files: dict[str, Callable[[], bytes | str]] = {}
         #: the page's widget values now (the report's page settings: its callable runs
@@ -758,6 +759,7 @@ class ResultPanel:
             tables,
             self.report_figures(),
             notes,
+            code=self.code,
         )
 
     def safe_report_html(self) -> str:
