@@ -25,6 +25,8 @@ SIDEBAR_NAMES = frozenset({"ds", "target", "task", "missing", "seed", "projectio
 _INTEGER = re.compile(r"[+-]?\d{1,20}")
 _TRUE, _FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
 _READ = "_link_read::"
+#: Session-state keys: the page the session opened on, and whether it is still shown.
+_LANDING, _ON_LANDING = "_link_landing", "_link_on_landing"
 #: Longest free text taken from a link (a longer one is cut and the cut reported).
 MAX_TEXT = 200
 #: Separator of the items of a list parameter (``?models=cart,cit``).
@@ -200,8 +202,22 @@ def read_param(param: LinkParam, *, force: bool = False) -> bool:
     return True
 
 
+def note_page(page: str) -> None:
+    """Record the page shown in this run (app.py, before the sidebar): while the session
+    is still on the page its link opened, an unknown parameter is the link's and is warned
+    about; after a switch to another page, the names of the page left behind that are
+    still in the URL are dropped without a word."""
+    landing = st.session_state.setdefault(_LANDING, page)
+    on_landing = st.session_state.get(_ON_LANDING, True) and page == landing
+    st.session_state[_ON_LANDING] = on_landing
+
+
 def apply_link(page: str, params: Iterable[LinkParam]) -> dict:
     """On ``page``'s first run in this session, set its widgets from the URL.
+
+    A name of the URL that is not a parameter of the page (nor the sidebar's, nor
+    ``run``) is dropped; it is named in a warning when the page is the one the session's
+    link opened (:func:`note_page`), not after a switch from another page.
 
     Parameters
     ----------
@@ -220,9 +236,11 @@ def apply_link(page: str, params: Iterable[LinkParam]) -> dict:
         return {}
     st.session_state[_READ + page] = True
     known = RESERVED_NAMES | SIDEBAR_NAMES | {p.name for p in params}
+    opened_here = st.session_state.get(_ON_LANDING, True)
     for name, text in list(st.query_params.to_dict().items()):
         if name not in known:
-            warn_param(name, text, "is for no setting of this page", None)
+            if opened_here:  # else another page's setting, left in the URL by the switch
+                warn_param(name, text, "is for no setting of this page", None)
             st.query_params.pop(name, None)
     applied = {}
     for param in params:

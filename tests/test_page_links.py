@@ -23,6 +23,8 @@ def fresh_session(monkeypatch, query: dict, page: str | None = None) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
     if page in CUSTOM_URL_PATHS:  # AppTest finds it only after a first run (its docs)
         at.run()
+        for key in ("_link_landing", "_link_on_landing"):  # the link opens that page
+            del at.session_state[key]
     at.query_params.update(query)
     if page is not None:  # the link opens that page (not the Data page first)
         at.switch_page(page)
