@@ -161,8 +161,22 @@ def conditional_inference_link(task: str, n_features: int) -> tuple[LinkParam, .
     ]
     if clf:
         params += [
-            LinkParam("ci_selector_clf", "selector", str, "mc", options=("mc", "mi")),
-            LinkParam("ci_splitter_clf", "splitter", str, "gini", options=("gini", "entropy")),
+            LinkParam(
+                "ci_selector_clf",
+                "selector",
+                str,
+                "mc",
+                options=("mc", "mi"),
+                doc="selector, stage A (regression: `pc`)",
+            ),
+            LinkParam(
+                "ci_splitter_clf",
+                "splitter",
+                str,
+                "gini",
+                options=("gini", "entropy"),
+                doc="splitter, stage B (regression: `mse`)",
+            ),
         ]
     else:
         params += [
@@ -176,28 +190,73 @@ def conditional_inference_link(task: str, n_features: int) -> tuple[LinkParam, .
         LinkParam("ci_adj_spl", "bonferroni_b", bool, True, doc="Bonferroni in stage B"),
         LinkParam("ci_es_sel", "stopping_a", bool, True, doc="adaptive stopping A"),
         LinkParam("ci_es_spl", "stopping_b", bool, True, doc="adaptive stopping B"),
-        LinkParam("ci_b_sel_preset", "perm_a", str, "auto", options=CI_PRESETS),
+        LinkParam(
+            "ci_b_sel_preset",
+            "perm_a",
+            str,
+            "auto",
+            options=CI_PRESETS,
+            doc="permutations, stage A",
+        ),
         LinkParam("ci_b_sel", "b_a", int, 99, low=1, high=100_000, doc="fixed B, stage A"),
-        LinkParam("ci_b_spl_preset", "perm_b", str, "auto", options=CI_PRESETS),
+        LinkParam(
+            "ci_b_spl_preset",
+            "perm_b",
+            str,
+            "auto",
+            options=CI_PRESETS,
+            doc="permutations, stage B",
+        ),
         LinkParam("ci_b_spl", "b_b", int, 99, low=1, high=100_000, doc="fixed B, stage B"),
         LinkParam("ci_muting", "muting", bool, False, doc="feature muting"),
         LinkParam("ci_fscan", "feature_scan", bool, True, doc="feature scanning"),
         LinkParam("ci_tscan", "threshold_scan", bool, True, doc="threshold scanning"),
-        LinkParam("ci_max_features", "max_features", str, "all", options=("all", "sqrt", "log2")),
+        LinkParam(
+            "ci_max_features",
+            "max_features",
+            str,
+            "all",
+            options=("all", "sqrt", "log2"),
+            doc="features per node",
+        ),
         LinkParam(
             "ci_tmethod",
             "thresholds",
             str,
             "exact",
             options=("exact", "histogram", "percentile", "random"),
+            doc="threshold candidates",
         ),
-        LinkParam("ci_mt_kind", "k_kind", str, "sqrt", options=("sqrt", "log2", "fixed k")),
+        LinkParam(
+            "ci_mt_kind",
+            "k_kind",
+            str,
+            "sqrt",
+            options=("sqrt", "log2", "fixed k"),
+            doc="number k of candidates",
+        ),
         LinkParam("ci_mt_k", "k", int, 256, low=1, high=10_000, doc="fixed k"),
-        LinkParam("ci_min_dec", "min_decrease", float, 0.0, low=0.0, high=1e6),
+        LinkParam(
+            "ci_min_dec",
+            "min_decrease",
+            float,
+            0.0,
+            low=0.0,
+            high=1e6,
+            doc="min. impurity decrease",
+        ),
         LinkParam("ci_max_depth", "max_depth", int, 0, low=0, high=50, doc="0 = none"),
-        LinkParam("ci_mss", "min_split", int, 20, low=2, high=100_000),
-        LinkParam("ci_msl", "min_leaf", int, 7, low=1, high=100_000),
-        LinkParam("ci_min_frac", "min_fraction", float, 0.01, low=0.0, high=0.49),
+        LinkParam("ci_mss", "min_split", int, 20, low=2, high=100_000, doc="min. rows to split"),
+        LinkParam("ci_msl", "min_leaf", int, 7, low=1, high=100_000, doc="min. rows per leaf"),
+        LinkParam(
+            "ci_min_frac",
+            "min_fraction",
+            float,
+            0.01,
+            low=0.0,
+            high=0.49,
+            doc="min. child fraction",
+        ),
         LinkParam("ci_n_trees", "trees", int, 50, low=5, high=500, doc="trees in the forests"),
         LinkParam(
             f"ci_learner_{task}",
@@ -266,8 +325,17 @@ def feature_ranking_link() -> tuple[LinkParam, ...]:
             doc="curves of a boosted classifier",
         ),
         LinkParam("tg_norm", "normalise", bool, False, doc="scale each method"),
-        LinkParam("tg_mode", "curves", str, "sample", options=("sample", "batch")),
-        LinkParam("tg_heat", "heat", str, "Ranker Adam", options=("Ranker Adam", "Ranker GA")),
+        LinkParam(
+            "tg_mode", "curves", str, "sample", options=("sample", "batch"), doc="curves for"
+        ),
+        LinkParam(
+            "tg_heat",
+            "heat",
+            str,
+            "Ranker Adam",
+            options=("Ranker Adam", "Ranker GA"),
+            doc="heat map of",
+        ),
         LinkParam(
             "tg_num_depths",
             "depths",
@@ -308,7 +376,15 @@ def conditional_density_link(task: str) -> tuple[LinkParam, ...]:
     leaves = MAX_LEAVES_REG if regression else MAX_LEAVES_CLF
     return (
         LinkParam("pt_kind", "model", str, "tree", options=("tree", "forest"), doc="model"),
-        LinkParam(f"pt_max_leaves_{task}", "max_leaves", int, leaves, low=2, high=4096),
+        LinkParam(
+            f"pt_max_leaves_{task}",
+            "max_leaves",
+            int,
+            leaves,
+            low=2,
+            high=4096,
+            doc=f"maximum leaves (default {MAX_LEAVES_CLF} classification, {MAX_LEAVES_REG} regression)",
+        ),
         LinkParam("pt_max_depth", "max_depth", int, 0, low=0, high=100, doc="0 = unlimited"),
         LinkParam("pt_min_xy", "min_xy", int, 1, low=0, high=10_000, doc="min rows per cell"),
         LinkParam("pt_min_x", "min_x", int, 1, low=1, high=10_000, doc="min rows per X set"),
@@ -324,8 +400,24 @@ def conditional_density_link(task: str) -> tuple[LinkParam, ...]:
         ),
         LinkParam("pt_bexp", "expansion", float, 0.1, low=0.0, high=2.0, doc="boundary f"),
         LinkParam("pt_n_estimators", "trees", int, 50, low=1, high=500, doc="forest: trees"),
-        LinkParam("pt_max_samples", "bootstrap", float, 0.8, low=0.05, high=1.0),
-        LinkParam("pt_max_features", "features", float, 0.8, low=0.05, high=1.0),
+        LinkParam(
+            "pt_max_samples",
+            "bootstrap",
+            float,
+            0.8,
+            low=0.05,
+            high=1.0,
+            doc="forest: bootstrap fraction",
+        ),
+        LinkParam(
+            "pt_max_features",
+            "features",
+            float,
+            0.8,
+            low=0.05,
+            high=1.0,
+            doc="forest: feature fraction",
+        ),
         LinkParam(
             "pt_aggregation",
             "aggregation",
@@ -335,7 +427,9 @@ def conditional_density_link(task: str) -> tuple[LinkParam, ...]:
             doc="forest aggregation",
         ),
         LinkParam("pt_test_frac", "test", float, 0.2, low=0.1, high=0.5, doc="test fraction"),
-        LinkParam("pt_val_frac", "validation", float, 0.2, low=0.0, high=0.5),
+        LinkParam(
+            "pt_val_frac", "validation", float, 0.2, low=0.0, high=0.5, doc="validation fraction"
+        ),
         LinkParam("pt_keep_best", "keep_best", bool, True, doc="keep the best validation size"),
         LinkParam("pt_floor", "floor", float, 1e-9, options=DENSITY_FLOORS, doc="density floor"),
         LinkParam("pt_budget", "budget", int, 120, low=5, high=3600, doc="time budget (s)"),
@@ -375,8 +469,22 @@ def data_link(option: str | None, numeric_columns=()) -> tuple[LinkParam, ...]:
             high=MAX_LEVEL_CAP,
             doc="most levels of a categorical column",
         ),
-        LinkParam(f"many_levels::{option}", "many_levels", str, many[0], options=many),
-        LinkParam(f"small_classes::{option}", "small_classes", str, small[0], options=small),
+        LinkParam(
+            f"many_levels::{option}",
+            "many_levels",
+            str,
+            many[0],
+            options=many,
+            doc="columns with more levels",
+        ),
+        LinkParam(
+            f"small_classes::{option}",
+            "small_classes",
+            str,
+            small[0],
+            options=small,
+            doc="classes with fewer than 2 rows",
+        ),
     )
 
 
@@ -447,6 +555,19 @@ def glossary_link() -> tuple[LinkParam, ...]:
     return (LinkParam("learn_gl_query", "q", str, "", doc="search text"),)
 
 
+def _stable(params: tuple[LinkParam, ...]) -> tuple[LinkParam, ...]:
+    """Compare's parameters in an order that does not depend on which method package
+    registered its models first: the models' options and their parameters by name."""
+    import dataclasses
+
+    head, models = params[:3], params[3:]
+    head = tuple(
+        dataclasses.replace(p, options=tuple(sorted(p.allowed()))) if p.kind is list else p
+        for p in head
+    )
+    return head + tuple(sorted(models, key=lambda p: p.name))
+
+
 def declared_links() -> dict[str, tuple[LinkParam, ...]]:
     """Every page's parameters (url path -> params), both tasks' variants merged by name;
     for the docs table and its test."""
@@ -466,7 +587,7 @@ def declared_links() -> dict[str, tuple[LinkParam, ...]]:
         "feature_ranking": feature_ranking_link(),
         "conditional_inference": merged(*(conditional_inference_link(t, 50) for t in TASKS)),
         "split_strategies": merged(*(split_strategies_link(t) for t in TASKS)),
-        "compare": merged(*(compare_link(t) for t in TASKS)),
+        "compare": _stable(merged(*(compare_link(t) for t in TASKS))),
         "data": data_link("iris"),
         "learn": learn_link(tuple(LESSONS), next(iter(LESSONS)), 9),
         "learn_challenge": (),
@@ -474,3 +595,63 @@ def declared_links() -> dict[str, tuple[LinkParam, ...]]:
         "learn_predict": learn_predict_link(),
         "glossary": glossary_link(),
     }
+
+
+#: The pages' names in the docs table (url path -> title in the navigation).
+PAGE_NAMES = {
+    "optimal_shape_trees": "Optimal shape trees",
+    "conditional_density": "Conditional density",
+    "feature_ranking": "Feature ranking",
+    "conditional_inference": "Conditional inference",
+    "split_strategies": "Split strategies",
+    "compare": "Compare",
+    "data": "Data",
+    "learn": "Lessons",
+    "learn_challenge": "Build your own tree",
+    "learn_growth": "Watch a tree grow",
+    "learn_predict": "Predict, then reveal",
+    "glossary": "Glossary",
+}
+
+
+def _allowed_text(param: LinkParam) -> str:
+    from pages._links import MAX_TEXT, format_item
+
+    codes = list(param.codes())
+    if param.kind is list:
+        return "comma-separated, of: " + (
+            ", ".join(f"`{c}`" for c in codes) if codes else "the page's list"
+        )
+    if param.kind is bool:
+        return "`1` or `0`"
+    if codes:
+        return " / ".join(f"`{c}`" for c in codes)
+    if param.kind is str:
+        return f"text, at most {MAX_TEXT} characters"
+    low, high = (format_item(param.kind(v)) for v in (param.low, param.high))
+    return f"{'whole number' if param.kind is int else 'number'} {low} to {high}"
+
+
+def link_table() -> str:
+    """The Markdown table of every page's link parameters (docs/deploy.md, between its
+    ``link-parameters`` markers; ``python -m pages._link_params`` prints it)."""
+    from pages._links import format_value
+
+    rows = ["| Page | Parameter | Sets | Allowed | Default |", "|---|---|---|---|---|"]
+    for name, doc in SIDEBAR:
+        rows.append(f"| sidebar | `{name}` | {doc} | see the sidebar | |")
+    for page, params in declared_links().items():
+        if not params:
+            rows.append(f"| {PAGE_NAMES[page]} | none of its own | | | |")
+        for param in params:
+            default = format_value(param, param.default)
+            doc = (param.doc or param.key).replace("|", "/")
+            allowed = _allowed_text(param).replace("|", "/")
+            shown = f"`{default}`" if default else "(empty)"
+            rows.append(f"| {PAGE_NAMES[page]} | `{param.name}` | {doc} | {allowed} | {shown} |")
+    rows.append("| any | `run` | a stored run | a run id | none |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    print(link_table(), end="")

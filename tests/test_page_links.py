@@ -278,3 +278,16 @@ def test_a_bad_missing_value_choice_is_named(monkeypatch):
     at = fresh_session(monkeypatch, {"missing": "maybe"})
     assert at.selectbox(key="missing").value == "keep"
     assert any("missing" in w and "maybe" in w for w in link_warnings(at))
+
+
+def test_the_docs_list_every_declared_parameter():
+    """docs/deploy.md holds the table generated from the declarations, as it is now."""
+    from pages._link_params import declared_links, link_table
+
+    doc = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
+    begin, end = "<!-- link-parameters:begin -->\n", "<!-- link-parameters:end -->"
+    shown = doc[doc.index(begin) + len(begin) : doc.index(end)]
+    assert shown == link_table(), "run `python -m pages._link_params` and paste its table"
+    for page, params in declared_links().items():
+        for param in params:
+            assert f"`{param.name}`" in shown, (page, param.name)
