@@ -147,7 +147,7 @@ def conditional_inference_link(task: str, n_features: int) -> tuple[LinkParam, .
     from engine.cit.service import CART, CIF, CIT, RF
     from engine.cit.topk import CLASSIFICATION_LEARNERS, REGRESSION_LEARNERS
 
-    methods = (CIT, CIF, CART, RF)
+    methods = {"CIT": CIT, "CIF": CIF, "CART": CART, "RF": RF}  # URL code -> label
 
     clf = task == "classification"
     ks = [k for k in (1, 2, 3, 5, 10, 20, 50) if k <= n_features]
@@ -280,7 +280,7 @@ def conditional_inference_link(task: str, n_features: int) -> tuple[LinkParam, .
             "ci_topk_methods",
             "methods",
             list,
-            list(methods),
+            list(methods.values()),
             options=methods,
             doc="top-k methods",
         ),
