@@ -511,6 +511,19 @@ class SavedSettings:
         self.link = tuple(params)
         self._from_link = apply_link(self.name, self.link)
 
+    def link_fixed(self, key: str, used, why: str) -> None:
+        """Say that the value the link gave widget ``key`` cannot be used here (``why``,
+        e.g. "is not a test row of this split") and ``used`` is shown instead; nothing
+        when the value did not come from the link in this run.  Call it where the page
+        replaces a value its widget cannot take."""
+        from pages._links import format_value, warn_param
+
+        param = next((p for p in self.link if p.key == key), None)
+        if param is None or key not in self._from_link:
+            return
+        value = self._from_link.pop(key)
+        warn_param(param.name, format_value(param, value), why, format_value(param, used))
+
     def save(self, scope=None) -> None:
         """Remember the current values of the widgets."""
         saved = st.session_state.get(self.name)

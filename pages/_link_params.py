@@ -310,6 +310,16 @@ def feature_ranking_link() -> tuple[LinkParam, ...]:
         LinkParam("tg_leaves", "leaves", int, 0, low=0, high=100_000, doc="max leaves"),
         LinkParam("tg_trees", "trees", int, 50, low=1, high=500, doc="trees"),
         LinkParam("tg_gblr", "boost_lr", float, 0.1, low=0.01, high=1.0, doc="learning rate"),
+        LinkParam(
+            "tg_class",
+            "class",
+            int,
+            -1,
+            low=-1,
+            high=10_000,
+            doc="class explained, from 0 (-1: the predicted class)",
+        ),
+        LinkParam("tg_row", "row", int, None, low=0, high=2**31 - 1, doc="sample: a test row"),
         LinkParam("tg_alpha", "beta_alpha", int, 4, low=1, high=64, doc="Beta alpha"),
         LinkParam("tg_beta", "beta_beta", int, 1, low=1, high=64, doc="Beta beta"),
         LinkParam("tg_p", "p", float, 0.3, low=0.0, high=1.0, doc="weighted Banzhaf p"),
@@ -324,10 +334,14 @@ def feature_ranking_link() -> tuple[LinkParam, ...]:
             options=("probability", "game"),
             doc="curves of a boosted classifier",
         ),
+        LinkParam(
+            "tg_topk", "features_shown", int, None, low=1, high=100_000, doc="features shown"
+        ),
         LinkParam("tg_norm", "normalise", bool, False, doc="scale each method"),
         LinkParam(
             "tg_mode", "curves", str, "sample", options=("sample", "batch"), doc="curves for"
         ),
+        LinkParam("tg_batch", "batch", int, None, low=1, high=500, doc="rows in the batch"),
         LinkParam(
             "tg_heat",
             "heat",
@@ -648,6 +662,8 @@ def link_table() -> str:
             doc = (param.doc or param.key).replace("|", "/")
             allowed = _allowed_text(param).replace("|", "/")
             shown = f"`{default}`" if default else "(empty)"
+            if param.default is None:
+                shown = "the dataset's"
             rows.append(f"| {PAGE_NAMES[page]} | `{param.name}` | {doc} | {allowed} | {shown} |")
     rows.append("| any | `run` | a stored run | a run id | none |")
     return "\n".join(rows) + "\n"

@@ -197,7 +197,11 @@ def read_param(param: LinkParam, *, force: bool = False) -> bool:
         return False
     value, problem = parse_value(param, text)
     if problem is not None:
-        warn_param(param.name, text, problem, format_value(param, value))
+        used = "the page's default" if value is None else format_value(param, value)
+        warn_param(param.name, text, problem, used)
+    if value is None:  # a default the page works out (the dataset's first test row...)
+        st.session_state.pop(param.key, None)
+        return False
     st.session_state[param.key] = value
     return True
 

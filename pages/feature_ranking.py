@@ -359,6 +359,9 @@ if classification:
         class_names = [str(k) for k in range(n_out)]
     opts = [PREDICTED, *range(n_out)]
     if st.session_state.get("tg_class") not in opts:
+        SETTINGS.link_fixed(
+            "tg_class", PREDICTED, f"is not a class of this model (0 to {n_out - 1})"
+        )
         st.session_state["tg_class"] = PREDICTED
     cls_choice = st.selectbox(
         "Explain the output for class",
@@ -375,6 +378,7 @@ st.subheader("2. Sample")
 test_rows = [int(r) for r in te_idx]
 y_lab = ds.target_labels()
 if st.session_state.get("tg_row") not in test_rows:
+    SETTINGS.link_fixed("tg_row", test_rows[0], "is not a test row of this split")
     st.session_state["tg_row"] = test_rows[0]
 
 
@@ -633,6 +637,7 @@ with tabs[0]:
     top_k = n
     if n > 1:
         if not 1 <= st.session_state.get("tg_topk", 1) <= n:
+            SETTINGS.link_fixed("tg_topk", min(n, 15), f"is more than the {n} features")
             st.session_state["tg_topk"] = min(n, 15)
         top_k = c1.slider(
             "Features shown",
@@ -847,6 +852,7 @@ with tabs[1]:
         max_batch = min(500, n_test)
         # the kept value may come from a dataset with more test rows
         if not 1 <= st.session_state.get("tg_batch", 1) <= max_batch:
+            SETTINGS.link_fixed("tg_batch", min(50, max_batch), f"is more than {max_batch} rows")
             st.session_state["tg_batch"] = min(50, max_batch)
         if max_batch > 1:
             size = cA.slider(

@@ -182,6 +182,10 @@ def iris_links() -> dict:
     }
 
 
+#: Feature ranking's widgets whose values depend on the model and its test split.
+OF_THE_SPLIT = ("tg_row", "tg_class", "tg_topk", "tg_batch")
+
+
 def link_warnings(at) -> list[str]:
     return [w for w in warnings_of(at) if "Link parameter" in w]
 
@@ -193,8 +197,8 @@ def test_every_declared_parameter_round_trips(warm_engine, monkeypatch, page):
     every widget to them, warns about none, and mirrors every one back into the URL."""
     from pages._links import format_value
 
-    params = iris_links()[page]
-    assert params or page == "pages/data.py"
+    params = [p for p in iris_links()[page] if p.key not in OF_THE_SPLIT]
+    assert params
     values = {param.key: other_value(param) for param in params}
     query = {param.name: format_value(param, values[param.key]) for param in params}
     at = fresh_session(monkeypatch, {"ds": "iris", **query}, page)
@@ -291,3 +295,29 @@ def test_the_docs_list_every_declared_parameter():
     for page, params in declared_links().items():
         for param in params:
             assert f"`{param.name}`" in shown, (page, param.name)
+
+
+@pytest.mark.slow
+def test_feature_rankings_sample_row_and_class_round_trip(warm_engine, monkeypatch):
+    """The row, the class explained and the features shown depend on the split and the
+    model: a link's values that fit are set; a row outside the test split, a class the
+    model does not have and too many features are each named with the value used."""
+    page = "pages/feature_ranking.py"
+    first = fresh_session(monkeypatch, {"ds": "iris"}, page)
+    rows = [label.split()[1] for label in first.selectbox(key="tg_row").options]  # "row 9 (..."
+    row = int(rows[3])
+    query = {"ds": "iris", "row": str(row), "class": "2", "features_shown": "2"}
+    at = fresh_session(monkeypatch, query, page)
+    assert not link_warnings(at)
+    assert at.session_state["tg_row"] == row and at.session_state["tg_class"] == 2
+    assert at.session_state["tg_topk"] == 2
+    mirrored = query_of(at)
+    assert mirrored["row"] == str(row) and mirrored["class"] == "2"
+    train_row = next(r for r in range(150) if str(r) not in rows)
+    bad = {"ds": "iris", "row": str(train_row), "class": "7", "features_shown": "9"}
+    at = fresh_session(monkeypatch, bad, page)
+    texts = link_warnings(at)
+    assert any(f"'{train_row}' is not a test row" in w for w in texts), texts
+    assert any("'7' is not a class of this model (0 to 2); \\-1 is used" in w for w in texts), texts
+    assert any("'9' is more than the 4 features; 4 is used" in w for w in texts), texts
+    assert at.session_state["tg_row"] == int(rows[0]) and at.session_state["tg_class"] == -1
