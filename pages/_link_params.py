@@ -145,7 +145,7 @@ def conditional_inference_link(task: str, n_features: int) -> tuple[LinkParam, .
     """The Conditional inference page (pages/conditional_inference.py) for a ``task``
     dataset with ``n_features`` features (the top-k values go up to it)."""
     from engine.cit.service import CART, CIF, CIT, RF
-    from engine.cit.topk import CLASSIFICATION_LEARNERS, REGRESSION_LEARNERS
+    from engine.cit.service import CLASSIFICATION_LEARNERS, REGRESSION_LEARNERS
 
     methods = {"CIT": CIT, "CIF": CIF, "CART": CART, "RF": RF}  # URL code -> label
 
@@ -459,8 +459,7 @@ def data_link(option: str | None, numeric_columns=()) -> tuple[LinkParam, ...]:
     """The Data page (pages/data.py): the column roles of the sidebar's bundled dataset
     ``option`` (``numeric_columns``: the numeric features that may be marked categorical).
     An uploaded file's settings are not in links (``option`` None: no parameter)."""
-    from engine.data import MAX_CATEGORIES
-    from engine.data.validation import MANY_LEVEL_CHOICES, SMALL_CLASS_CHOICES
+    from engine.data import MANY_LEVEL_CHOICES, MAX_CATEGORIES, SMALL_CLASS_CHOICES
 
     if option is None:
         return ()
