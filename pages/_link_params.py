@@ -144,8 +144,7 @@ CI_PRESETS = ("auto", "minimum", "maximum", "fixed B")
 def conditional_inference_link(task: str, n_features: int) -> tuple[LinkParam, ...]:
     """The Conditional inference page (pages/conditional_inference.py) for a ``task``
     dataset with ``n_features`` features (the top-k values go up to it)."""
-    from engine.cit.service import CART, CIF, CIT, RF
-    from engine.cit.service import CLASSIFICATION_LEARNERS, REGRESSION_LEARNERS
+    from engine.cit.service import CART, CIF, CIT, CLASSIFICATION_LEARNERS, REGRESSION_LEARNERS, RF
 
     methods = {"CIT": CIT, "CIF": CIF, "CART": CART, "RF": RF}  # URL code -> label
 
