@@ -83,7 +83,7 @@ SETTINGS = SavedSettings(
     prefix="tg_",
     merge=True,
     per_dataset=("tg_class", "tg_row", "tg_edit_feature", "tg_topk", "tg_batch"),
-    link=feature_ranking_link(),
+    # link: read after the dataset caption (SETTINGS.read_link), so its warnings show there
 )
 SETTINGS.restore()
 
@@ -129,6 +129,7 @@ if ds is None:
     stop_page(*JOBS)
 st.markdown(dataset_caption(ds))
 st.caption(MISSING_VALUES_CAPTION)
+SETTINGS.read_link(feature_ranking_link())
 if ds.n_samples < 10:
     st.error(
         f"This dataset has {ds.n_samples} rows; a train/test split needs at least 10. "

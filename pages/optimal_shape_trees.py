@@ -93,7 +93,7 @@ SETTINGS = SavedSettings(
         "lit_k1",
         "lit_scope",
     ),
-    link=optimal_shape_trees_link(),
+    # link: read after the dataset caption (SETTINGS.read_link), so its warnings show there
 )
 SETTINGS.restore()
 #: The candidate scopes, as the page names them.
@@ -143,6 +143,7 @@ if ds is None:
     stop_page(SEARCH)
 st.markdown(dataset_caption(ds))
 st.caption(MISSING_VALUES_CAPTION)
+SETTINGS.read_link(optimal_shape_trees_link())
 if ds.task != "classification":
     option = st.session_state.get("ds")
     st.error(
