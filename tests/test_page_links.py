@@ -226,6 +226,7 @@ def test_regression_keys_of_conditional_density_round_trip(warm_engine, monkeypa
     assert query_of(at)["max_leaves"] == "33"
 
 
+@pytest.mark.slow  # a whole-page run
 def test_a_list_parameter_names_each_bad_item(warm_engine, monkeypatch):
     at = fresh_session(
         monkeypatch,
@@ -239,6 +240,7 @@ def test_a_list_parameter_names_each_bad_item(warm_engine, monkeypatch):
     assert query_of(at)["strategies"] == "quantile,random"
 
 
+@pytest.mark.slow  # a whole-page run
 def test_a_bad_list_item_on_the_data_page_is_named(warm_engine, monkeypatch):
     query = {"categorical": "petal width (cm),species,zzz"}
     at = fresh_session(monkeypatch, query, "pages/data.py")
@@ -257,6 +259,7 @@ LEARN_PAGES = [
 ]
 
 
+@pytest.mark.slow  # a whole-page run
 @pytest.mark.parametrize("page", LEARN_PAGES)
 def test_data_and_learn_pages_name_an_unknown_parameter(warm_engine, monkeypatch, page):
     at = fresh_session(monkeypatch, {"colour": "red"}, page)
@@ -264,6 +267,7 @@ def test_data_and_learn_pages_name_an_unknown_parameter(warm_engine, monkeypatch
     assert "colour" not in query_of(at)
 
 
+@pytest.mark.slow  # a whole-page run
 def test_a_learn_link_opens_the_lesson_and_step(warm_engine, monkeypatch):
     from engine.teaching.lessons import LESSONS
 
@@ -278,6 +282,7 @@ def test_a_learn_link_opens_the_lesson_and_step(warm_engine, monkeypatch):
     assert bad.radio(key=f"learn_step::{second}").value == 0
 
 
+@pytest.mark.slow  # a whole-page run
 def test_a_bad_missing_value_choice_is_named(monkeypatch):
     at = fresh_session(monkeypatch, {"missing": "maybe"})
     assert at.selectbox(key="missing").value == "keep"
