@@ -11,6 +11,8 @@ import streamlit as st
 
 st.set_page_config(page_title="TreeLab", page_icon="🌳", layout="wide")
 
+from pages._links import note_page  # noqa: E402
+from pages._runs import forget_loaded_run, open_run_link  # noqa: E402
 from pages._shared import (  # noqa: E402
     engine_gate,
     keep_widget_state,
@@ -79,6 +81,8 @@ PAGES = {
 
 navigation = st.navigation(PAGES)
 page_key = navigation.url_path or "data"  # the default page's url_path is ""
+note_page(page_key)  # the page the link opened, or another one switched to
+open_run_link(page_key)  # ?run=<id>: the run's parameters into the URL, before any widget
 keep_widget_state()
 sidebar()
 resume_intended_page()
@@ -86,4 +90,5 @@ try:
     if engine_gate(page_key, navigation.title):
         navigation.run()
 finally:  # also after a page's st.stop() / st.rerun()
+    forget_loaded_run()
     start_engine(page_key)

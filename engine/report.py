@@ -42,6 +42,8 @@ table.result thead th { position: sticky; top: 0; background: #f6f6f6; }
 .figure { margin: 8px 0 24px; }
 .note { color: #555; font-size: 0.9rem; }
 ul.notes li { margin: 2px 0; }
+pre.code { background: #f6f8fa; border: 1px solid #e1e4e8; padding: 12px 16px;
+       overflow-x: auto; font-size: 0.85rem; line-height: 1.4; }
 """
 
 
@@ -125,6 +127,7 @@ def build_report(
     figures: Mapping[str, Any] | Sequence[Any] = (),
     notes: Iterable[str] = (),
     *,
+    code: str | None = None,
     max_table_rows: int = MAX_TABLE_ROWS,
     generated: _datetime.datetime | None = None,
 ) -> str:
@@ -145,6 +148,9 @@ def build_report(
         and animation frames are kept (``auto_play`` off).
     notes : iterable of str
         Messages for the reader (warnings of the run, automatic fixes...).
+    code : str, optional
+        Python code that computes the same result with the engine
+        (:mod:`engine.snippets`), shown as "Reproduce in Python" after the parameters.
     generated : datetime, optional
         The time stamp shown (default: now, UTC).
 
@@ -183,6 +189,14 @@ def build_report(
         "<h2>Parameters</h2>",
         _facts(dict(params)),
     ]
+    if code:
+        parts.append("<h2>Reproduce in Python</h2>")
+        parts.append(
+            '<p class="note">The engine calls that compute this result in a notebook or a '
+            "script, with TreeLab's <code>engine</code> package installed (<code>pip install "
+            ".</code> in a TreeLab checkout).</p>"
+        )
+        parts.append(f'<pre class="code"><code class="language-python">{_text(code)}</code></pre>')
     if note_list:
         parts.append("<h2>Notes</h2><ul class='notes'>")
         parts.extend(f"<li>{_text(n)}</li>" for n in note_list)

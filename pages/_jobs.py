@@ -279,8 +279,11 @@ class PageJob:
 
     def launch(self, job, meta: dict | None = None):
         """Start ``job`` (:func:`start_job`) and keep it, with ``meta`` when given."""
+        from pages._runs import LAUNCH_QUERY
+
         started = start_job(job)
         st.session_state[self.key] = started
+        st.session_state[LAUNCH_QUERY + self.prefix] = st.query_params.to_dict()
         if meta is not None:
             st.session_state[self.meta_key] = meta
         return started
@@ -497,6 +500,30 @@ class SavedSettings:
 
             self._from_link = apply_link(self.name, self.link)
 
+    def read_link(self, params: Iterable) -> None:
+        """Declare the page's link parameters once its dataset is known (their options or
+        keys depend on it: the task, the number of features) and, on the page's first run
+        of the session, set the widgets from the URL (:func:`pages._links.apply_link`).
+        Call it after :meth:`restore`, before the widgets are drawn; :meth:`save` then
+        writes their values back into the URL."""
+        from pages._links import apply_link
+
+        self.link = tuple(params)
+        self._from_link = apply_link(self.name, self.link)
+
+    def link_fixed(self, key: str, used, why: str) -> None:
+        """Say that the value the link gave widget ``key`` cannot be used here (``why``,
+        e.g. "is not a test row of this split") and ``used`` is shown instead; nothing
+        when the value did not come from the link in this run.  Call it where the page
+        replaces a value its widget cannot take."""
+        from pages._links import format_value, warn_param
+
+        param = next((p for p in self.link if p.key == key), None)
+        if param is None or key not in self._from_link:
+            return
+        value = self._from_link.pop(key)
+        warn_param(param.name, format_value(param, value), why, format_value(param, used))
+
     def save(self, scope=None) -> None:
         """Remember the current values of the widgets."""
         saved = st.session_state.get(self.name)
@@ -618,6 +645,7 @@ class ResultPanel:
         self.figures: dict[str, object] = {}
         self.tables: dict[str, object] = {}
         self.notes: list[str] = []
+        self.code: str | None = None  # the page's "Reproduce in Python" (:meth:`snippet`)
         #: download-button key -> the callable that makes its file (run on click)
         self.export_files: dict[str, Callable[[], bytes | str]] = {}
         #: the page's widget values now (the report's page settings: its callable runs
@@ -744,6 +772,7 @@ class ResultPanel:
             tables,
             self.report_figures(),
             notes,
+            code=self.code,
         )
 
     def safe_report_html(self) -> str:

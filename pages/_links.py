@@ -21,10 +21,16 @@ import streamlit as st
 #: Query parameters that are not widgets: ``run`` reopens a stored run (pages/_runs.py).
 RESERVED_NAMES = frozenset({"run"})
 #: URL names of the sidebar's settings (pages/_shared.py ``sidebar``).
-SIDEBAR_NAMES = frozenset({"ds", "target", "task", "seed", "projection"})
+SIDEBAR_NAMES = frozenset({"ds", "target", "task", "missing", "seed", "projection"})
 _INTEGER = re.compile(r"[+-]?\d{1,20}")
 _TRUE, _FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
 _READ = "_link_read::"
+#: Session-state keys: the page the session opened on, and whether it is still shown.
+_LANDING, _ON_LANDING = "_link_landing", "_link_on_landing"
+#: Longest free text taken from a link (a longer one is cut and the cut reported).
+MAX_TEXT = 200
+#: Separator of the items of a list parameter (``?models=cart,cit``).
+LIST_SEPARATOR = ","
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,12 +44,17 @@ class LinkParam:
     name : str
         Its short name in the query string (``?depth=4``).
     kind : type
-        ``int``, ``float``, ``bool`` or ``str``: how the text is parsed.
+        ``int``, ``float``, ``bool``, ``str`` or ``list``: how the text is parsed.  A
+        ``list`` (a multiselect) is written as comma-separated items, each one of
+        ``options``.
     default : object
         The widget's default; a value equal to it is left out of the URL.
-    options : tuple or callable, optional
+    options : tuple, dict or callable, optional
         The allowed values (or a function returning them, for options known only when the
-        page runs).
+        page runs).  A dict maps each value's short text in the URL to the widget's value
+        (a radio whose options are long labels: ``{"root": "the root's (counting)"}``).
+    doc : str, optional
+        What the parameter sets, for the list in docs/deploy.md (defaults to the key).
     low, high : float, optional
         The allowed range of a number (a value outside it is moved to the nearest bound).
     """
@@ -55,24 +66,68 @@ class LinkParam:
     options: tuple | Callable[[], Iterable] | None = None
     low: float | None = None
     high: float | None = None
+    doc: str = ""
 
-    def allowed(self):
-        return tuple(self.options() if callable(self.options) else self.options or ())
+    def codes(self) -> dict:
+        """URL text -> widget value of every allowed value (empty: any value of the kind)."""
+        options = self.options() if callable(self.options) else self.options
+        if isinstance(options, dict):
+            return {str(text): value for text, value in options.items()}
+        return {format_item(value): value for value in options or ()}
+
+    def allowed(self) -> tuple:
+        """The allowed widget values (empty: any value of the kind)."""
+        return tuple(self.codes().values())
+
+
+def format_item(value) -> str:
+    """One value (or list item) as URL text."""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _shown(texts) -> str:
+    texts = list(texts)
+    more = f" and {len(texts) - 12} more" if len(texts) > 12 else ""
+    return ", ".join(texts[:12]) + more
 
 
 def format_value(param: LinkParam, value) -> str:
     """``value`` as its text in the query string."""
+    if param.kind is list:
+        return LIST_SEPARATOR.join(_code(param, item) for item in value or ())
     if param.kind is bool:
         return "1" if value else "0"
     if param.kind is float:
         return repr(float(value))
-    return str(value)
+    return _code(param, value)
+
+
+def _code(param: LinkParam, value) -> str:
+    """The URL text of one allowed value (its short code when ``options`` is a dict)."""
+    options = param.options() if callable(param.options) else param.options
+    if isinstance(options, dict):
+        for text, option in options.items():
+            if option == value:
+                return str(text)
+    return format_item(value)
 
 
 def parse_value(param: LinkParam, text: str):
     """``(value, problem)``: the value ``text`` stands for, and why it was not used as
     written (``None`` when it was).  Never raises; a bad text gives the default."""
     text = str(text).strip()
+    if param.kind is list:
+        return _parse_list(param, text)
+    options = param.options() if callable(param.options) else param.options
+    if isinstance(options, dict):  # short codes for the widget's values
+        codes = param.codes()
+        if text not in codes:
+            return param.default, f"is not one of {_shown(codes)}"
+        return codes[text], None
     if param.kind is bool:
         if text.lower() in _TRUE | _FALSE:
             return text.lower() in _TRUE, None
@@ -93,22 +148,45 @@ def parse_value(param: LinkParam, text: str):
             return param.kind(param.low), f"is below the least allowed value {param.low:g}"
         if param.high is not None and value > param.high:
             return param.kind(param.high), f"is above the greatest allowed value {param.high:g}"
+        codes = param.codes()
+        if codes and value not in codes.values():
+            return param.default, f"is not one of {_shown(codes)}"
         return value, None
-    allowed = param.allowed()
-    if allowed and text not in [str(option) for option in allowed]:
-        shown = ", ".join(str(option) for option in allowed[:12])
-        more = f" and {len(allowed) - 12} more" if len(allowed) > 12 else ""
-        return param.default, f"is not one of {shown}{more}"
+    codes = param.codes()
+    if codes:
+        if text not in codes:
+            return param.default, f"is not one of {_shown(codes)}"
+        return codes[text], None
+    if len(text) > MAX_TEXT:
+        return text[:MAX_TEXT], f"is longer than {MAX_TEXT} characters (it is cut there)"
     return text, None
 
 
-def _warn(name: str, text: str, problem: str, used: str | None) -> None:
+def _parse_list(param: LinkParam, text: str):
+    """A comma-separated list: each item one of the options, repeats dropped; the bad items
+    are named and left out (all bad: the default)."""
+    codes = param.codes()
+    items = [item.strip() for item in text.split(LIST_SEPARATOR) if item.strip()]
+    bad = [item for item in items if item not in codes]
+    good = list(dict.fromkeys(codes[item] for item in items if item in codes))
+    if not bad:
+        return good, None
+    value = good if good else list(param.default)
+    named = ", ".join(f"'{item}'" for item in bad)
+    word = "item" if len(bad) == 1 else "items"
+    return value, f"has the {word} {named}, not among {_shown(codes)}"
+
+
+def warn_param(name: str, text: str, problem: str, used: str | None) -> None:
     """A visible warning naming the parameter, its bad value and the value used instead
     (``used`` is ``None`` when the parameter is ignored)."""
     from pages._shared import md
 
-    instead = "it is ignored" if used is None else f"{md(used)} is used instead"
-    st.warning(f"**Link parameter {md(name)}:** the value '{md(text)}' {problem}; {instead}.")
+    if used is None:
+        instead = "it is ignored"
+    else:
+        instead = f"{md(used) if used else 'nothing'} is used instead"
+    st.warning(f"**Link parameter {md(name)}:** the value '{md(text)}' {md(problem)}; {instead}.")
 
 
 def read_param(param: LinkParam, *, force: bool = False) -> bool:
@@ -119,13 +197,31 @@ def read_param(param: LinkParam, *, force: bool = False) -> bool:
         return False
     value, problem = parse_value(param, text)
     if problem is not None:
-        _warn(param.name, text, problem, format_value(param, value))
+        used = "the page's default" if value is None else format_value(param, value)
+        warn_param(param.name, text, problem, used)
+    if value is None:  # a default the page works out (the dataset's first test row...)
+        st.session_state.pop(param.key, None)
+        return False
     st.session_state[param.key] = value
     return True
 
 
+def note_page(page: str) -> None:
+    """Record the page shown in this run (app.py, before the sidebar): while the session
+    is still on the page its link opened, an unknown parameter is the link's and is warned
+    about; after a switch to another page, the names of the page left behind that are
+    still in the URL are dropped without a word."""
+    landing = st.session_state.setdefault(_LANDING, page)
+    on_landing = st.session_state.get(_ON_LANDING, True) and page == landing
+    st.session_state[_ON_LANDING] = on_landing
+
+
 def apply_link(page: str, params: Iterable[LinkParam]) -> dict:
     """On ``page``'s first run in this session, set its widgets from the URL.
+
+    A name of the URL that is not a parameter of the page (nor the sidebar's, nor
+    ``run``) is dropped; it is named in a warning when the page is the one the session's
+    link opened (:func:`note_page`), not after a switch from another page.
 
     Parameters
     ----------
@@ -144,9 +240,11 @@ def apply_link(page: str, params: Iterable[LinkParam]) -> dict:
         return {}
     st.session_state[_READ + page] = True
     known = RESERVED_NAMES | SIDEBAR_NAMES | {p.name for p in params}
+    opened_here = st.session_state.get(_ON_LANDING, True)
     for name, text in list(st.query_params.to_dict().items()):
         if name not in known:
-            _warn(name, text, "is for no setting of this page", None)
+            if opened_here:  # else another page's setting, left in the URL by the switch
+                warn_param(name, text, "is for no setting of this page", None)
             st.query_params.pop(name, None)
     applied = {}
     for param in params:
@@ -155,11 +253,18 @@ def apply_link(page: str, params: Iterable[LinkParam]) -> dict:
     return applied
 
 
+def _same(param: LinkParam, value, default) -> bool:
+    if param.kind is list:
+        return isinstance(value, list | tuple) and list(value) == list(default or ())
+    return value == default
+
+
 def mirror_link(params: Iterable[LinkParam]) -> None:
     """Put the widgets' current values in the URL; a default value is left out."""
     for param in params:
         value = st.session_state.get(param.key)
-        text = None if value is None or value == param.default else format_value(param, value)
+        same = _same(param, value, param.default)
+        text = None if value is None or same else format_value(param, value)
         if text is None:
             st.query_params.pop(param.name, None)
         elif st.query_params.get(param.name) != text:

@@ -253,10 +253,68 @@ def _stored_jobs(run, page_jobs) -> dict:
     return out
 
 
+#: The run the app loaded to put its parameters in the URL, kept for :func:`restore_runs`.
+_LOADED = "_run_loaded"
+#: Session-state key prefix: the run ids whose parameters were already put in the URL.
+_QUERIED = "_run_query::"
+#: Session-state key prefix of the URL a page job was started with (``PageJob.launch``).
+LAUNCH_QUERY = "_link_query::"
+
+
+def open_run_link(page: str) -> None:
+    """Before the sidebar and the page draw (app.py): when the URL names a run of ``page``
+    (``?run=<id>``), put the parameters the run was made with into the URL, so the sidebar
+    and the page set their widgets from them (:mod:`pages._links`) and show the run's
+    settings, not their defaults.  A parameter of the URL that differs from the run's is
+    named in a warning with the run's value, which is used.  Once per run id and session;
+    a run that cannot be loaded is left to :func:`restore_runs`, which says why."""
+    from pages._link_params import SIDEBAR, declared_links
+    from pages._links import warn_param
+
+    run_id = st.query_params.get(RUN_KEY)
+    if run_id is None or st.session_state.get(_QUERIED + run_id):
+        return
+    st.session_state[_QUERIED + run_id] = True
+    try:
+        run = _load(run_id)
+    except Exception:  # noqa: BLE001 - restore_runs reports it on the page
+        return
+    if run.kind != page:
+        return
+    st.session_state[_LOADED] = run  # restore_runs reopens it without reading it again
+    stored = run.meta.get("query") if isinstance(run.meta, dict) else None
+    if not isinstance(stored, dict):
+        return
+    stored = {str(k): str(v) for k, v in stored.items() if k != RUN_KEY}
+    declared = {name for name, _ in SIDEBAR}
+    declared |= {p.name for p in declared_links().get(page, ())}
+    for name, text in list(st.query_params.to_dict().items()):
+        if name == RUN_KEY or (name not in stored and name not in declared):
+            continue  # an unknown name: the page's link check warns about it
+        wanted = stored.get(name)
+        if wanted != text:
+            used = "its default" if wanted is None else wanted
+            warn_param(name, text, f"differs from the one run {run_id} was made with", used)
+        if wanted is None:
+            st.query_params.pop(name, None)
+    for name, text in stored.items():
+        if st.query_params.get(name) != text:
+            st.query_params[name] = text
+
+
+def forget_loaded_run() -> None:
+    """Drop the run :func:`open_run_link` loaded when no page reopened it (app.py, after
+    every run), so the session does not hold its result."""
+    st.session_state.pop(_LOADED, None)
+
+
 def _load(run_id: str):
     from engine.store import RunStoreError, check_run_id
 
     check_run_id(run_id)
+    loaded = st.session_state.pop(_LOADED, None)
+    if loaded is not None and loaded.run_id == run_id:
+        return loaded
     store = run_store()
     if isinstance(store, str):
         raise RunStoreError(store)
@@ -318,6 +376,7 @@ def keep_runs(page: str, *page_jobs, caption: bool = True) -> str | None:
     _, run_id, problem = saved
     if run_id is not None:
         st.session_state[_state_key(page)] = (run_id, None)
+        st.session_state[_QUERIED + run_id] = True  # its parameters are the page's already
         st.session_state.setdefault(_OWNERS, {})[run_id] = page
         if st.query_params.get(RUN_KEY) != run_id:
             st.query_params[RUN_KEY] = run_id
@@ -333,7 +392,12 @@ def _save(page: str, finished) -> tuple[str | None, str | None]:
     store = run_store()
     if isinstance(store, str):
         return None, store
-    query = {k: v for k, v in st.query_params.to_dict().items() if k != RUN_KEY}
+    # the URL a job was started with (the last listed of those kept): the parameters it ran
+    # with, though the widgets may have been moved since; else the current URL
+    launched = [st.session_state.get(LAUNCH_QUERY + page_job.prefix) for page_job in finished]
+    launched = [query for query in launched if query is not None]
+    query = launched[-1] if launched else st.query_params.to_dict()
+    query = {k: v for k, v in query.items() if k != RUN_KEY}
     started = time.perf_counter()
     try:
         jobs = {}

@@ -224,6 +224,10 @@ def dataset_title(option: str) -> str:
     return str(bundled_datasets().get(option, {}).get("title", option))
 
 
+#: Session-state key: upload option -> the missing-value tokens it was read with.
+UPLOAD_NA = "upload_na"
+
+
 def add_upload(name: str, content: bytes, **options) -> str:
     """Parse an upload and make it the active dataset.
 
@@ -264,6 +268,13 @@ def add_upload(name: str, content: bytes, **options) -> str:
         forgotten.append(oldest[len(UPLOAD_PREFIX) :])
     st.session_state["uploads"] = uploads
     st.session_state["upload_bytes"] = {o: sizes[o] for o in uploads if o in sizes}
+    # the missing-value tokens it was read with, for the snippet (None: the engine's own)
+    na_values = {**st.session_state.get(UPLOAD_NA, {}), option: parse_options[4]}
+    st.session_state[UPLOAD_NA] = {
+        o: list(na_values[o]) if na_values.get(o) is not None else None
+        for o in uploads
+        if o in na_values
+    }
     st.session_state["_uploads_forgotten"] = forgotten
     st.session_state["_pending_ds"] = option
     return option
@@ -455,6 +466,7 @@ def sidebar() -> None:
     )
     _to_url("target", target if bundled else None, default_target)
     _to_url("task", task if bundled else None, "auto")
+    read_param(LinkParam("missing", "missing", str, "keep", options=tuple(MISSING_OPTIONS)))
     sb.selectbox(
         MISSING_LABEL,
         list(MISSING_OPTIONS),
@@ -465,6 +477,7 @@ def sidebar() -> None:
         "use only complete rows. error: stop and say which columns have gaps. Rows without a target "
         "value are always dropped, and counted.",
     )
+    _to_url("missing", st.session_state.get("missing"), next(iter(MISSING_OPTIONS)))
     read_param(LinkParam("seed", "seed", int, 0, low=0, high=2**31 - 1))
     value = sb.number_input(
         "Random seed",
@@ -641,6 +654,9 @@ def dataset_recipe(ds) -> dict:
             "thousands": report.thousands,
             "encoding": report.encoding,
         }
+        na_values = st.session_state.get(UPLOAD_NA, {}).get(option)
+        if na_values is not None and list(na_values) != list(DEFAULT_NA_VALUES):
+            recipe["parse"]["na_values"] = [str(token) for token in na_values]
     return recipe
 
 

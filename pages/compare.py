@@ -18,7 +18,7 @@ from engine.figures.tree import tree_figure
 from engine.images import available as images_available
 from engine.images import figure_png, tree_image_size
 from engine.snippets import compare_snippet
-from pages._links import LinkParam
+from pages._link_params import compare_link
 from pages._shared import (
     PageJob,
     ResultPanel,
@@ -36,11 +36,7 @@ from pages._shared import (
 
 require_entrypoint("pages/compare.py")
 #: The parameters in the page's link (the other ``cmp_`` widgets are kept by the app).
-SETTINGS = SavedSettings(
-    "_cmp_link",
-    keys=("cmp_budget",),
-    link=(LinkParam("cmp_budget", "budget", int, 120, low=5, high=3600),),
-)
+SETTINGS = SavedSettings("_cmp_link", keys=("cmp_budget",))
 SETTINGS.restore()
 st.title("Compare models")
 st.markdown(
@@ -66,6 +62,7 @@ st.markdown(dataset_caption(ds))
 st.caption(MISSING_VALUES_CAPTION)
 
 specs = available_models(ds.task)
+SETTINGS.read_link(compare_link(ds.task))
 labels = {s.key: s.label for s in specs}
 chosen = st.multiselect(
     "Models",

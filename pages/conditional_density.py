@@ -36,6 +36,7 @@ from engine.partition.service import (
     split_rows,
 )
 from engine.snippets import conditional_density_snippet
+from pages._link_params import DENSITY_FLOORS, conditional_density_link
 from pages._runs import keep_runs, restore_runs, result_only
 from pages._shared import (
     PageJob,
@@ -53,7 +54,7 @@ from pages._shared import (
 )
 
 P = "pt_"
-FLOORS = [1e-15, 1e-12, 1e-9, 1e-6, 1e-4, 1e-3]
+FLOORS = list(DENSITY_FLOORS)
 
 require_entrypoint("pages/conditional_density.py")
 st.title("Conditional density (Partition Tree)")
@@ -103,6 +104,7 @@ if ds is None:
 st.markdown(dataset_caption(ds))
 st.caption(MISSING_VALUES_NOTE)
 task = ds.task
+SETTINGS.read_link(conditional_density_link(task))
 if ds.n_samples < 20:
     st.error(
         f"This dataset has {ds.n_samples} rows; the page needs at least 20 (train, "

@@ -39,7 +39,7 @@ from engine.figures.cit import (
 )
 from engine.jobs import Job
 from engine.snippets import conditional_inference_snippet
-from pages._links import LinkParam
+from pages._link_params import conditional_inference_link
 from pages._runs import keep_runs, restore_runs, result_only
 from pages._shared import (
     PageJob,
@@ -120,11 +120,6 @@ SETTINGS = SavedSettings(
         "ci_topk_methods",
         "ci_n_noise",
     ),
-    link=(
-        LinkParam("ci_max_depth", "max_depth", int, 0, low=0, high=50),
-        LinkParam("ci_mss", "min_split", int, 20, low=2, high=100_000),
-        LinkParam("ci_msl", "min_leaf", int, 7, low=1, high=100_000),
-    ),
 )
 #: The page's jobs: the fit (tree, then the rankings' models), top-k, selection bias.  A
 #: callback cannot interrupt a fit, so Stop does not wait for them to end.
@@ -190,6 +185,9 @@ if ds.n_samples < 10:
         "Pick a larger dataset or drop fewer rows."
     )
     stop_page(FIT, TOPK, BIAS)
+
+
+SETTINGS.read_link(conditional_inference_link(ds.task, ds.n_features))
 
 
 def apply_procedure() -> None:

@@ -8,6 +8,8 @@ import streamlit as st
 
 from engine.data import DEFAULT_NA_VALUES, MAX_CATEGORIES, DataError
 from engine.figures.data import feature_distribution_figure, target_distribution_figure
+from pages._link_params import MAX_LEVEL_CAP, data_link
+from pages._links import apply_link, mirror_link
 from pages._shared import (
     LEVEL_CAP_LABEL,
     MANY_LEVEL_CHOICES,
@@ -46,7 +48,6 @@ ENCODINGS = {"auto": None, "UTF-8": "utf-8", "Windows-1252": "cp1252", "Latin-1"
 #: '#N/A' are missing, not a category or stray text).
 DEFAULT_NA = ", ".join(t for t in DEFAULT_NA_VALUES if t and "," not in t)
 #: Highest level cap the page offers (a level per row of a large table is an identifier).
-MAX_LEVEL_CAP = 10_000
 
 
 def _on_upload() -> None:
@@ -237,6 +238,9 @@ numeric_features = [
     for c in others
     if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
 ]
+bundled = not option.startswith(UPLOAD_PREFIX)
+LINK = data_link(option if bundled else None, numeric_features)
+apply_link("data", LINK)
 roles = st.columns(2)
 roles[0].multiselect(
     "Treat these numeric columns as categorical",
@@ -278,6 +282,7 @@ levels[2].radio(
     help="A stratified train/test split needs 2 rows per class. Keep such a class (the "
     "pages then split without stratification and say so) or drop its rows.",
 )
+mirror_link(LINK)
 st.caption("Target, task and missing-value handling are in the sidebar.")
 
 ds = current_dataset(allow_missing=True)

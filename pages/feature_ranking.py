@@ -42,7 +42,7 @@ from engine.treegrad.service import (
     path_table,
     runtime_vs_leaves_steps,
 )
-from pages._links import LinkParam
+from pages._link_params import feature_ranking_link
 from pages._runs import keep_runs, restore_runs
 from pages._shared import (
     PROJECTION_KEY,
@@ -83,10 +83,7 @@ SETTINGS = SavedSettings(
     prefix="tg_",
     merge=True,
     per_dataset=("tg_class", "tg_row", "tg_edit_feature", "tg_topk", "tg_batch"),
-    link=(
-        LinkParam("tg_test", "test", float, 0.25, low=0.1, high=0.5),
-        LinkParam("tg_depth", "depth", int, 6, low=0, high=60),
-    ),
+    # link: read after the dataset caption (SETTINGS.read_link), so its warnings show there
 )
 SETTINGS.restore()
 
@@ -132,6 +129,7 @@ if ds is None:
     stop_page(*JOBS)
 st.markdown(dataset_caption(ds))
 st.caption(MISSING_VALUES_CAPTION)
+SETTINGS.read_link(feature_ranking_link())
 if ds.n_samples < 10:
     st.error(
         f"This dataset has {ds.n_samples} rows; a train/test split needs at least 10. "
@@ -362,6 +360,9 @@ if classification:
         class_names = [str(k) for k in range(n_out)]
     opts = [PREDICTED, *range(n_out)]
     if st.session_state.get("tg_class") not in opts:
+        SETTINGS.link_fixed(
+            "tg_class", PREDICTED, f"is not a class of this model (0 to {n_out - 1})"
+        )
         st.session_state["tg_class"] = PREDICTED
     cls_choice = st.selectbox(
         "Explain the output for class",
@@ -378,6 +379,7 @@ st.subheader("2. Sample")
 test_rows = [int(r) for r in te_idx]
 y_lab = ds.target_labels()
 if st.session_state.get("tg_row") not in test_rows:
+    SETTINGS.link_fixed("tg_row", test_rows[0], "is not a test row of this split")
     st.session_state["tg_row"] = test_rows[0]
 
 
@@ -636,6 +638,7 @@ with tabs[0]:
     top_k = n
     if n > 1:
         if not 1 <= st.session_state.get("tg_topk", 1) <= n:
+            SETTINGS.link_fixed("tg_topk", min(n, 15), f"is more than the {n} features")
             st.session_state["tg_topk"] = min(n, 15)
         top_k = c1.slider(
             "Features shown",
@@ -850,6 +853,7 @@ with tabs[1]:
         max_batch = min(500, n_test)
         # the kept value may come from a dataset with more test rows
         if not 1 <= st.session_state.get("tg_batch", 1) <= max_batch:
+            SETTINGS.link_fixed("tg_batch", min(50, max_batch), f"is more than {max_batch} rows")
             st.session_state["tg_batch"] = min(50, max_batch)
         if max_batch > 1:
             size = cA.slider(

@@ -6,6 +6,8 @@ import streamlit as st
 from engine.figures.teaching import step_figure
 from engine.teaching.glossary import lookup
 from engine.teaching.lessons import LESSONS, check_answer, compute_step
+from pages._link_params import learn_link
+from pages._links import apply_link, mirror_link, parse_value
 from pages._shared import md, require_entrypoint, shown_figure
 from pages._teaching import SKIPPED, score_panel, scoreboard
 
@@ -19,6 +21,12 @@ st.markdown(
 score_slot = st.container()
 
 ids = list(LESSONS)
+# the step's widget belongs to the lesson: the lesson the link names (or the one shown)
+wanted = st.session_state.get("learn_lesson")
+if wanted not in LESSONS:
+    link_lesson = learn_link(tuple(ids), ids[0], 1)[0]
+    wanted = parse_value(link_lesson, st.query_params.get("lesson", ids[0]))[0]
+apply_link("learn", learn_link(tuple(ids), wanted, len(LESSONS[wanted].steps)))
 lesson_id = st.selectbox(
     "Lesson",
     ids,
@@ -39,6 +47,7 @@ index = st.radio(
     key=step_key,
 )
 step = lesson.steps[index]
+mirror_link(learn_link(tuple(ids), lesson.id, len(lesson.steps)))
 key = f"{lesson.id}/{step.id}"
 
 st.header(f"Step {index + 1} of {len(lesson.steps)}: {step.title}")

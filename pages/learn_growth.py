@@ -16,6 +16,8 @@ from engine.figures.growth import (
 from engine.figures.tree import tree_figure
 from engine.teaching import growth
 from engine.teaching.datasets import bundled
+from pages._link_params import GROWTH_SOURCES, learn_growth_link
+from pages._links import apply_link, mirror_link
 from pages._shared import (
     current_dataset,
     dataset_caption,
@@ -26,6 +28,8 @@ from pages._shared import (
 )
 
 require_entrypoint("pages/learn_growth.py")
+LINK = learn_growth_link()
+apply_link("learn_growth", LINK)
 st.title("Watch a tree grow")
 st.markdown(
     "Step through how a tree is built, one node at a time. **CART** scans every threshold "
@@ -35,11 +39,7 @@ st.markdown(
     "best-first: of all the leaves, the one whose best split gains most splits next."
 )
 
-SOURCES = {
-    "the sidebar's dataset": None,
-    "Iris (curated: classification)": "iris",
-    "Diabetes (curated: regression)": "diabetes",
-}
+SOURCES = {label: None if code == "sidebar" else code for code, label in GROWTH_SOURCES.items()}
 #: Seconds between two steps while playing.
 SPEEDS = {"slow (3 s)": 3.0, "normal (1.5 s)": 1.5, "fast (0.5 s)": 0.5}
 
@@ -51,6 +51,7 @@ if method == "Partition Tree":
 else:
     cap = c3.slider("Deepest level", 1, 5, 3, key="learn_gr_depth")
 speed = c4.selectbox("Speed while playing", list(SPEEDS), index=1, key="learn_gr_speed")
+mirror_link(LINK)
 
 if SOURCES[source] is None:
     ds = current_dataset()

@@ -6,6 +6,8 @@ import streamlit as st
 from engine.data import DataError
 from engine.figures.teaching import step_figure
 from engine.teaching import predict
+from pages._link_params import PREDICT_KINDS, learn_predict_link
+from pages._links import apply_link, mirror_link
 from pages._shared import (
     current_dataset,
     dataset_caption,
@@ -17,6 +19,8 @@ from pages._shared import (
 from pages._teaching import SKIPPED, score_panel, scoreboard
 
 require_entrypoint("pages/learn_predict.py")
+LINK = learn_predict_link()
+apply_link("learn_predict", LINK)
 st.title("Predict, then reveal")
 st.markdown(
     "Questions about **your** dataset (the one chosen in the sidebar). Answer first; then "
@@ -29,11 +33,7 @@ if ds is None:
     st.stop()
 st.markdown(dataset_caption(ds))
 
-KINDS = {
-    "root": "Which feature will the root split on?",
-    "top": "Which feature ranks first for a row?",
-    "p": "Is this p-value significant at alpha?",
-}
+KINDS = PREDICT_KINDS
 kind = st.radio(
     "Question", list(KINDS), format_func=KINDS.get, horizontal=True, key="learn_pr_kind"
 )
@@ -79,6 +79,7 @@ elif kind == "p":
     alpha = float(
         st.select_slider("alpha", [0.001, 0.01, 0.05, 0.1], value=0.05, key="learn_pr_alpha")
     )
+mirror_link(LINK)
 try:
     with st.spinner("Fitting (the answer is hidden until you answer)..."):
         q = _question(kind, digest, row, alpha, ds)

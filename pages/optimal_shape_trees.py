@@ -41,7 +41,7 @@ from engine.literati.service import (
     tree_counts,
 )
 from engine.snippets import optimal_shape_trees_snippet
-from pages._links import LinkParam
+from pages._link_params import LITERATI_SCOPES, optimal_shape_trees_link
 from pages._shared import (
     PageJob,
     ResultPanel,
@@ -101,17 +101,11 @@ SETTINGS = SavedSettings(
         "lit_k1",
         "lit_scope",
     ),
-    link=(
-        LinkParam("lit_depth", "depth", int, 3, low=1, high=8),
-        LinkParam("lit_kmax", "kmax", int, 2, low=1, high=4),
-        LinkParam("lit_time", "time", float, 20.0, low=1.0, high=600.0),
-        LinkParam("lit_lambda", "lambda", float, 0.005, low=0.0, high=1.0),
-        LinkParam("lit_alpha", "alpha", float, 0.005, low=0.0, high=1.0),
-    ),
+    # link: read after the dataset caption (SETTINGS.read_link), so its warnings show there
 )
 SETTINGS.restore()
 #: The candidate scopes, as the page names them.
-SCOPES = {"each state's own (paper)": "state", "the root's (counting, depth ≤ 3)": "root"}
+SCOPES = {label: code for code, label in LITERATI_SCOPES.items()}
 #: What a result's caption adds after B_d for each scope.
 SCOPE_NOTE = {"state": "", "root": "; every state uses the root's candidates (B_0)"}
 
@@ -157,6 +151,7 @@ if ds is None:
     stop_page(SEARCH)
 st.markdown(dataset_caption(ds))
 st.caption(MISSING_VALUES_CAPTION)
+SETTINGS.read_link(optimal_shape_trees_link())
 if ds.task != "classification":
     option = st.session_state.get("ds")
     st.error(

@@ -19,7 +19,7 @@ from engine.figures.splits import (
 )
 from engine.figures.tree import tree_figure
 from engine.snippets import split_strategies_snippet
-from pages._links import LinkParam
+from pages._link_params import SPLIT_DEFAULTS, split_strategies_link
 from pages._shared import (
     PROJECTION_KEY,
     PageJob,
@@ -39,17 +39,7 @@ from pages._shared import (
     stop_page,
 )
 
-DEFAULTS = {
-    "classification": [
-        "exhaustive",
-        "quantile",
-        "random",
-        "dics_paper",
-        "class_centroid",
-        "kde_valley",
-    ],
-    "regression": ["exhaustive", "quantile", "random", "kmeans1d", "kde_valley"],
-}
+DEFAULTS = SPLIT_DEFAULTS
 HELP = {
     "exhaustive": "every midpoint between consecutive distinct values (classic CART)",
     "quantile": "k quantiles of the node's values (default k = 16)",
@@ -66,11 +56,15 @@ require_entrypoint("pages/split_strategies.py")
 #: The parameters in the page's link (the other ``ss_`` widgets are kept by the app).
 SETTINGS = SavedSettings(
     "_ss_link",
-    keys=("ss_k", "ss_depth", "ss_msl"),
-    link=(
-        LinkParam("ss_k", "k", int, 0, low=0, high=256),
-        LinkParam("ss_depth", "depth", int, 3, low=1, high=6),
-        LinkParam("ss_msl", "min_leaf", int, 1, low=1, high=500),
+    keys=(
+        "ss_strategies",
+        "ss_k",
+        "ss_criterion",
+        "ss_depth",
+        "ss_msl",
+        "ss_cv_depth",
+        "ss_cv_folds",
+        "ss_cv_budget",
     ),
 )
 SETTINGS.restore()
@@ -111,6 +105,7 @@ if not continuous:
     stop_page(CV_JOB)
 
 available = list(strategies_for(ds.task))
+SETTINGS.read_link(split_strategies_link(ds.task))
 with st.expander("Parameters", expanded=True):
     c1, c2 = st.columns([3, 1])
     strategies = c1.multiselect(

@@ -137,6 +137,11 @@ def test_every_method_page_offers_a_self_contained_report_of_what_it_drew(app, p
     assert f"<title>{html.escape(title, quote=True)}</title>" in page_html
     assert f"<dt>{PARAMETER[page]}</dt>" in page_html
     assert "<dt>_" not in page_html  # bookkeeping of the page is not a parameter
+    # the page's "Reproduce in Python" snippet, as shown, after the parameters
+    assert panel.code and "import " in panel.code
+    code_block = f'<code class="language-python">{html.escape(panel.code, quote=True)}</code>'
+    assert code_block in page_html
+    assert page_html.index("<h2>Parameters</h2>") < page_html.index("<h2>Reproduce in Python")
     if page == "optimal_shape_trees":  # the page's widgets, read when the panel was drawn
         assert "<dt>page setting depth</dt><dd>3</dd>" in page_html
     if page == "optimal_shape_trees":  # the gap curve replays the incumbents in the report

@@ -9,6 +9,9 @@ from streamlit.testing.v1 import AppTest
 from pages._links import LinkParam, parse_value
 from tests.conftest import APPTEST_TIMEOUT, ROOT
 
+#: Pages whose url_path is not their file name (app.py).
+CUSTOM_URL_PATHS = ("pages/learn_glossary.py",)
+
 
 def fresh_session(monkeypatch, query: dict, page: str | None = None) -> AppTest:
     """A new browser session opened with ``query`` (then ``page``, when given)."""
@@ -18,10 +21,14 @@ def fresh_session(monkeypatch, query: dict, page: str | None = None) -> AppTest:
 
     monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
+    if page in CUSTOM_URL_PATHS:  # AppTest finds it only after a first run (its docs)
+        at.run()
+        for key in ("_link_landing", "_link_on_landing"):  # the link opens that page
+            del at.session_state[key]
     at.query_params.update(query)
+    if page is not None:  # the link opens that page (not the Data page first)
+        at.switch_page(page)
     at.run()
-    if page is not None:
-        at.switch_page(page).run()
     assert not at.exception, at.exception
     return at
 
@@ -132,3 +139,190 @@ def test_sidebar_target_task_and_projection_come_from_the_link(monkeypatch):
     assert at.radio(key="task::wine").value == "regression"
     assert at.toggle(key="projection").value is True
     assert any("target" in w and "nope" in w for w in warnings_of(at))
+
+
+# -- every declared parameter -------------------------------------------------------------------
+def other_value(param: LinkParam):
+    """A value of ``param`` other than its default (cheap: the lowest number of the range, a
+    single item, another option)."""
+    options = param.allowed()
+    if param.kind is list:
+        first = [options[0]]
+        return first if list(param.default) != first else [options[-1]]
+    if param.kind is bool:
+        return not param.default
+    if options:
+        return next(option for option in options if option != param.default)
+    if param.kind is str:
+        return {"bd": "6, 3", "q": "gini"}[param.name]
+    low = param.low if param.low is not None else 0
+    value = param.kind(low)
+    return value if value != param.default else param.kind(param.high)
+
+
+IRIS_FEATURES = ("sepal length (cm)", "sepal width (cm)", "petal length (cm)", "petal width (cm)")
+
+
+def iris_links() -> dict:
+    """page script -> its parameters on the default dataset (iris: classification, 4
+    features), as the page declares them."""
+    from pages import _link_params as links
+
+    return {
+        "pages/optimal_shape_trees.py": links.optimal_shape_trees_link(),
+        "pages/split_strategies.py": links.split_strategies_link("classification"),
+        "pages/compare.py": links.compare_link("classification"),
+        "pages/conditional_inference.py": links.conditional_inference_link("classification", 4),
+        "pages/feature_ranking.py": links.feature_ranking_link(),
+        "pages/conditional_density.py": links.conditional_density_link("classification"),
+        "pages/data.py": links.data_link("iris", IRIS_FEATURES),
+        "pages/learn_growth.py": links.learn_growth_link(),
+        "pages/learn_predict.py": links.learn_predict_link(),
+        "pages/learn_glossary.py": links.glossary_link(),
+    }
+
+
+#: Feature ranking's widgets whose values depend on the model and its test split.
+OF_THE_SPLIT = ("tg_row", "tg_class", "tg_topk", "tg_batch")
+
+
+def link_warnings(at) -> list[str]:
+    return [w for w in warnings_of(at) if "Link parameter" in w]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", list(iris_links()))
+def test_every_declared_parameter_round_trips(warm_engine, monkeypatch, page):
+    """All of the page's parameters at non-default values in the URL: a fresh session sets
+    every widget to them, warns about none, and mirrors every one back into the URL."""
+    from pages._links import format_value
+
+    params = [p for p in iris_links()[page] if p.key not in OF_THE_SPLIT]
+    assert params
+    values = {param.key: other_value(param) for param in params}
+    query = {param.name: format_value(param, values[param.key]) for param in params}
+    at = fresh_session(monkeypatch, {"ds": "iris", **query}, page)
+    assert not link_warnings(at)
+    for param in params:
+        assert at.session_state[param.key] == values[param.key], param.name
+    mirrored = query_of(at)
+    for param in params:
+        assert mirrored.get(param.name) == query[param.name], param.name
+
+
+@pytest.mark.slow
+def test_regression_keys_of_conditional_density_round_trip(warm_engine, monkeypatch):
+    """The leaf budget and volume fraction have one widget per task: a regression dataset's
+    link sets the regression widgets."""
+    at = fresh_session(
+        monkeypatch,
+        {"ds": "diabetes", "max_leaves": "33", "min_volume": "0.25", "model": "forest"},
+        "pages/conditional_density.py",
+    )
+    assert not link_warnings(at)
+    assert at.number_input(key="pt_max_leaves_regression").value == 33
+    assert at.number_input(key="pt_mvf_regression").value == 0.25
+    assert at.radio(key="pt_kind").value == "forest"
+    assert query_of(at)["max_leaves"] == "33"
+
+
+@pytest.mark.slow  # a whole-page run
+def test_a_list_parameter_names_each_bad_item(warm_engine, monkeypatch):
+    at = fresh_session(
+        monkeypatch,
+        {"strategies": "quantile,nope,random,worse"},
+        "pages/split_strategies.py",
+    )
+    assert at.multiselect(key="ss_strategies").value == ["quantile", "random"]
+    (warning,) = link_warnings(at)
+    assert "strategies" in warning and "'nope', 'worse'" in warning
+    assert "quantile,random is used instead" in warning
+    assert query_of(at)["strategies"] == "quantile,random"
+
+
+@pytest.mark.slow  # a whole-page run
+def test_a_bad_list_item_on_the_data_page_is_named(warm_engine, monkeypatch):
+    query = {"categorical": "petal width (cm),species,zzz"}
+    at = fresh_session(monkeypatch, query, "pages/data.py")
+    assert at.multiselect(key="categorical::iris").value == ["petal width (cm)"]
+    (warning,) = link_warnings(at)
+    assert "'species', 'zzz'" in warning and "petal width (cm) is used instead" in warning
+
+
+LEARN_PAGES = [
+    "pages/learn.py",
+    "pages/learn_challenge.py",
+    "pages/learn_growth.py",
+    "pages/learn_predict.py",
+    "pages/learn_glossary.py",
+    "pages/data.py",
+]
+
+
+@pytest.mark.slow  # a whole-page run
+@pytest.mark.parametrize("page", LEARN_PAGES)
+def test_data_and_learn_pages_name_an_unknown_parameter(warm_engine, monkeypatch, page):
+    at = fresh_session(monkeypatch, {"colour": "red"}, page)
+    assert any("colour" in w and "red" in w and "ignored" in w for w in link_warnings(at))
+    assert "colour" not in query_of(at)
+
+
+@pytest.mark.slow  # a whole-page run
+def test_a_learn_link_opens_the_lesson_and_step(warm_engine, monkeypatch):
+    from engine.teaching.lessons import LESSONS
+
+    second = list(LESSONS)[1]
+    at = fresh_session(monkeypatch, {"lesson": second, "step": "2"}, "pages/learn.py")
+    assert not link_warnings(at)
+    assert at.selectbox(key="learn_lesson").value == second
+    assert at.radio(key=f"learn_step::{second}").value == 1
+    assert query_of(at)["step"] == "2" and query_of(at)["lesson"] == second
+    bad = fresh_session(monkeypatch, {"lesson": second, "step": "99"}, "pages/learn.py")
+    assert any("step" in w and "99" in w for w in link_warnings(bad))
+    assert bad.radio(key=f"learn_step::{second}").value == 0
+
+
+@pytest.mark.slow  # a whole-page run
+def test_a_bad_missing_value_choice_is_named(monkeypatch):
+    at = fresh_session(monkeypatch, {"missing": "maybe"})
+    assert at.selectbox(key="missing").value == "keep"
+    assert any("missing" in w and "maybe" in w for w in link_warnings(at))
+
+
+def test_the_docs_list_every_declared_parameter():
+    """docs/deploy.md holds the table generated from the declarations, as it is now."""
+    from pages._link_params import declared_links, link_table
+
+    doc = (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")
+    begin, end = "<!-- link-parameters:begin -->\n", "<!-- link-parameters:end -->"
+    shown = doc[doc.index(begin) + len(begin) : doc.index(end)]
+    assert shown == link_table(), "run `python -m pages._link_params` and paste its table"
+    for page, params in declared_links().items():
+        for param in params:
+            assert f"`{param.name}`" in shown, (page, param.name)
+
+
+@pytest.mark.slow
+def test_feature_rankings_sample_row_and_class_round_trip(warm_engine, monkeypatch):
+    """The row, the class explained and the features shown depend on the split and the
+    model: a link's values that fit are set; a row outside the test split, a class the
+    model does not have and too many features are each named with the value used."""
+    page = "pages/feature_ranking.py"
+    first = fresh_session(monkeypatch, {"ds": "iris"}, page)
+    rows = [label.split()[1] for label in first.selectbox(key="tg_row").options]  # "row 9 (..."
+    row = int(rows[3])
+    query = {"ds": "iris", "row": str(row), "class": "2", "features_shown": "2"}
+    at = fresh_session(monkeypatch, query, page)
+    assert not link_warnings(at)
+    assert at.session_state["tg_row"] == row and at.session_state["tg_class"] == 2
+    assert at.session_state["tg_topk"] == 2
+    mirrored = query_of(at)
+    assert mirrored["row"] == str(row) and mirrored["class"] == "2"
+    train_row = next(r for r in range(150) if str(r) not in rows)
+    bad = {"ds": "iris", "row": str(train_row), "class": "7", "features_shown": "9"}
+    at = fresh_session(monkeypatch, bad, page)
+    texts = link_warnings(at)
+    assert any(f"'{train_row}' is not a test row" in w for w in texts), texts
+    assert any("'7' is not a class of this model (0 to 2); \\-1 is used" in w for w in texts), texts
+    assert any("'9' is more than the 4 features; 4 is used" in w for w in texts), texts
+    assert at.session_state["tg_row"] == int(rows[0]) and at.session_state["tg_class"] == -1

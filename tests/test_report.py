@@ -65,6 +65,14 @@ def test_user_text_is_escaped_and_tables_are_bounded():
     assert report_filename("Compare -- iris / <run>") == "treelab-compare-iris-run.html"
 
 
+def test_the_snippet_is_shown_as_escaped_code():
+    code = 'from engine import x\nprint(x < 3 and "<b>")\n'
+    page = build_report("t", {}, {"depth": 3}, [], [], code=code)
+    assert "<h2>Reproduce in Python</h2>" in page
+    assert "print(x &lt; 3 and &quot;&lt;b&gt;&quot;)" in page and "<b>" not in page
+    assert "Reproduce in Python" not in build_report("t", {}, {}, [], [])
+
+
 def _method_figures():
     """Real figures of four methods, built from their engine results."""
     from sklearn.ensemble import GradientBoostingClassifier

@@ -51,8 +51,7 @@ def fresh_app(monkeypatch, page: str, link: str | dict) -> AppTest:
     monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
     at.query_params.update(link if isinstance(link, dict) else {"run": link})
-    at.run()
-    at.switch_page(page).run()
+    at.switch_page(page).run()  # the link opens that page
     assert not at.exception, at.exception
     return at
 
@@ -389,3 +388,40 @@ def test_a_store_that_cannot_open_says_so_and_the_result_stays(app, store_folder
     caption = next(c.value for c in app.caption if c.value.startswith("Not kept"))
     assert "TREELAB_RUN_EXPIRY_DAYS must be a number of days" in caption
     assert "kept in this session only" in caption
+
+
+@pytest.mark.slow
+def test_a_reopened_run_shows_the_parameters_it_was_made_with(app, store_folder, monkeypatch):
+    """``?run=<id>`` alone: the widgets show the run's parameters (those of the URL it was
+    started with, not the ones moved after Run), and the URL holds them again; a link
+    whose parameter differs from the run's gets a warning naming it and the run's value."""
+    app.switch_page("pages/split_strategies.py").run()
+    app.multiselect(key="ss_strategies").set_value(["exhaustive", "quantile"])
+    app.slider(key="ss_cv_depth").set_value(4)
+    app.slider(key="ss_cv_folds").set_value(3)
+    app.number_input(key="seed").set_value(3)
+    app.run()
+    app.button(key="ss_run").click().run()
+    app.slider(key="ss_cv_depth").set_value(9).run()  # moved after Run: not the run's
+    assert app.session_state["ss_job"].join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    run_id = app.query_params["run"]
+    stored = RunStore(store_folder).load(run_id).meta["query"]
+    assert stored["cv_depth"] == "4" and stored["strategies"] == "exhaustive,quantile"
+
+    made = forbid_jobs(monkeypatch)
+    again = fresh_app(monkeypatch, "pages/split_strategies.py", run_id)
+    assert not made and not warnings_of(again)
+    assert again.slider(key="ss_cv_depth").value == 4
+    assert again.slider(key="ss_cv_folds").value == 3
+    assert again.multiselect(key="ss_strategies").value == ["exhaustive", "quantile"]
+    assert again.number_input(key="seed").value == 3
+    query = dict(again.query_params)
+    assert query["cv_depth"] == "4" and query["seed"] == "3" and query["run"] == run_id
+
+    clash = fresh_app(monkeypatch, "pages/split_strategies.py", {"run": run_id, "cv_depth": "7"})
+    assert clash.slider(key="ss_cv_depth").value == 4
+    assert any("cv" in w and "'7'" in w and "4 is used" in w for w in warnings_of(clash)), (
+        warnings_of(clash)
+    )

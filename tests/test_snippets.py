@@ -225,3 +225,51 @@ def test_feature_ranking_snippet_gets_the_pages_attributions_of_the_row(app):
     assert list(explanation.scores) == [c for c in table.columns if c not in ("feature", "value")]
     for method, scores in explanation.scores.items():  # the page's table is rounded to 6 places
         np.testing.assert_allclose(scores, table[method], rtol=0, atol=5.1e-7)
+
+
+# -- an upload's own missing-value tokens --------------------------------------------------
+UPLOAD = b"size;colour;label\n1,5;red;a\nMISSING;blue;b\n2,5;-;a\n3,0;red;b\n4,5;??;a\n0,5;blue;b\n"
+
+
+def _upload_recipe() -> dict:
+    """Upload ``UPLOAD`` in a session with the tokens 'MISSING' and '??' (not '-'), as the
+    Data page does, and return the run's dataset recipe."""
+    from streamlit.testing.v1 import AppTest
+
+    def script():
+        import streamlit as st
+
+        from pages._shared import add_upload, current_dataset, dataset_recipe
+        from tests.test_snippets import UPLOAD
+
+        option = add_upload("gaps.csv", UPLOAD, sep=";", decimal=",", na_values=["MISSING", "??"])
+        st.session_state["ds"] = option
+        st.session_state[f"target::{option}"] = "label"
+        st.session_state["missing"] = "keep"
+        st.session_state["recipe"] = dataset_recipe(current_dataset(allow_missing=True))
+
+    at = AppTest.from_function(script, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, at.exception
+    return at.session_state["recipe"]
+
+
+def test_an_uploads_missing_value_tokens_are_in_the_snippet(tmp_path):
+    """The snippet reads the CSV with the page's tokens: 'MISSING' and '??' are missing,
+    '-' (a missing value by the engine's default) is a category, as on the page."""
+    from engine.data import load_csv
+
+    recipe = _upload_recipe()
+    assert recipe["parse"]["na_values"] == ["MISSING", "??"]
+    code = dataset_code(recipe)
+    assert "na_values=['MISSING', '??']" in code.replace("\n", "").replace("    ", "")
+    path = tmp_path / "gaps.csv"
+    path.write_bytes(UPLOAD)
+    namespace = run_snippet(code.replace('"your_file.csv"', repr(str(path))))
+    df = namespace["df"]
+    page_df, _ = load_csv(UPLOAD, sep=";", decimal=",", na_values=["MISSING", "??"])
+    assert df.equals(page_df)
+    assert df["size"].isna().tolist() == [False, True, False, False, False, False]
+    assert df["colour"].tolist()[2] == "-" and df["colour"].isna().tolist()[4]
+    default_df, _ = load_csv(UPLOAD, sep=";", decimal=",")
+    assert not default_df["colour"].equals(df["colour"])  # the tokens change the table
