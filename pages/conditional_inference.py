@@ -39,6 +39,7 @@ from engine.figures.cit import (
 )
 from engine.jobs import Job
 from engine.snippets import conditional_inference_snippet
+from engine.teaching import predict
 from pages._links import LinkParam
 from pages._runs import keep_runs, restore_runs, result_only
 from pages._shared import (
@@ -57,6 +58,7 @@ from pages._shared import (
     show_job_failure,
     stop_page,
 )
+from pages._teaching import PredictFirst
 
 TITLE = "Conditional inference (CIT / CIF)"
 METHODS = (CIT, CIF, CART, RF)
@@ -566,6 +568,27 @@ if not ctree and not es_sel and b_root * m_root * ds.n_samples > HEAVY_WORK:
 
 digest = dataset_digest(ds)
 
+# -- predict first (optional): the root's feature, a p-value's significance -----------------
+#: The key of the fit these settings make (the tree depends on the data, parameters, seed).
+predict_key = predict.result_key(digest, params, seed())
+PREDICT = PredictFirst("ci", what="the tree")
+if PREDICT.asking(predict_key):
+    with PREDICT.box:
+        asked = st.selectbox(
+            "Feature asked about in the p-value question",
+            ds.feature_names,
+            key="ci_predict_feature",
+            help="The second question asks whether this feature's p-value at the root is "
+            "below alpha (stage A's level).",
+        )
+    PREDICT.ask(
+        [
+            predict.root_split_question(ds.feature_names, model="the conditional inference tree"),
+            predict.significance_question(asked, params["alpha_selector"], adjusted=bool(adj_sel)),
+        ],
+        predict_key,
+    )
+
 
 # -- job helper --------------------------------------------------------------------------
 def draw_progress(snap) -> None:
@@ -622,6 +645,7 @@ def start_fit():
         "n_trees": int(n_trees),
         "ds_option": st.session_state.get("ds"),
         "seed": seed(),
+        "predict_key": predict_key,
     }
     job = Job(
         fit_rankings_steps,
@@ -668,6 +692,14 @@ if not fit or fit.get("tree") is None:
 if meta["params"] != params or meta["n_trees"] != int(n_trees):
     st.caption("The parameters changed since this fit; press **Fit** to refit.")
 est = fit["tree"]
+if meta.get("predict_key"):  # a run stored before the questions has none
+
+    def page_answer(question):
+        if question.kind == "root":
+            return predict.root_split_answer(est.tree_, meta["feature_names"])
+        return predict.significance_answer(est, meta["feature_names"], question.subject)
+
+    PREDICT.reveal(meta["predict_key"], page_answer)
 st.caption(f"Fitted on {meta['caption']}")
 if not running:
     keep_runs("conditional_inference", FIT, TOPK, BIAS)  # the fit, top-k and bias runs

@@ -21,6 +21,7 @@ from engine.figures.treegrad import (
 )
 from engine.jobs import Job
 from engine.snippets import feature_ranking_snippet
+from engine.teaching import predict
 from engine.tree import DumpLimits, TreeArrays, TreeEnsemble, load_model_dump
 from engine.treegrad import service
 from engine.treegrad.service import (
@@ -61,6 +62,7 @@ from pages._shared import (
     shown_figure,
     stop_page,
 )
+from pages._teaching import PredictFirst
 
 PREDICTED = -1
 #: The what-if editor's code and label of a missing value (a row's own missing value).
@@ -594,6 +596,20 @@ n_nodes = sum(t.node_count for t in (model.trees if isinstance(model, TreeEnsemb
 curve_work = n_nodes * 2 * (n + 1) * (6 + len(PAPER_BETAS) + int(n_random))
 sync_curves = curve_work < SYNC_CURVE_WORK
 param_values = dataclasses.astuple(params)
+
+# -- predict first (optional): which feature ranks first ------------------------------------
+#: The key of the attributions these settings give (model, sample, class, method parameters).
+predict_key = predict.result_key(model_key, x.tobytes().hex(), int(ci), param_values)
+PREDICT = PredictFirst("tg", what="the attributions")
+if PREDICT.asking(predict_key):
+    with PREDICT.box:
+        method_asked = st.selectbox(
+            "Method asked about",
+            params.labels(),
+            key="tg_predict_method",
+            help="The question asks which feature this attribution method ranks first.",
+        )
+    PREDICT.ask([predict.first_rank_question(names, method_asked)], predict_key)
 try:
     ex = sample_explanation(model_key, x.tobytes(), int(ci), param_values)
     cs_one = (
@@ -607,6 +623,11 @@ except ValueError as exc:
     st.error(f"Cannot compute the attributions: {md(exc)}")
     stop_page(*JOBS)
 
+PREDICT.reveal(
+    predict_key,
+    lambda question: predict.first_rank_answer(ex.scores, names, question.subject),
+    stop=lambda: stop_page(*JOBS),
+)
 tabs = st.tabs(
     ["Attributions", "Insertion / deletion", "Ranker convergence", "Tree and gamma", "Numerics"]
 )

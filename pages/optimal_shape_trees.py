@@ -35,6 +35,7 @@ from engine.literati.service import (
     tree_counts,
 )
 from engine.snippets import optimal_shape_trees_snippet
+from engine.teaching import predict
 from pages._links import LinkParam
 from pages._shared import (
     PageJob,
@@ -52,6 +53,7 @@ from pages._shared import (
     shown_figure,
     stop_page,
 )
+from pages._teaching import PredictFirst
 
 PAPER = "https://arxiv.org/abs/2609.09299"
 
@@ -340,6 +342,25 @@ if np.any(ds.is_categorical):
     )
 
 
+# -- predict first (optional): the root's feature -------------------------------------------
+#: The key of the search these settings make (the tree depends on the data and all of them).
+predict_key = predict.result_key(
+    dataset_digest(ds),
+    int(depth),
+    int(kmax),
+    float(lam),
+    float(alpha),
+    bd_text.strip(),
+    scope,
+    float(time_limit),
+    int(cache_size),
+    float(test_share),
+    seed(),
+)
+PREDICT = PredictFirst("lit", what="the tree")
+PREDICT.ask([predict.root_split_question(ds.feature_names, model="Literati's tree")], predict_key)
+
+
 # -- run / stop --------------------------------------------------------------------------
 def start_search():
     """The search job (not started) and its meta: what the results are drawn from."""
@@ -387,6 +408,7 @@ def start_search():
         "breakpoint_fraction": float(alpha_frac),
         "digest": dataset_digest(ds),
         "run": st.session_state["_lit_runs"],
+        "predict_key": predict_key,
     }
     st.session_state.pop("_lit_results", None)
     return job, meta
@@ -438,6 +460,9 @@ def draw_live(snap) -> None:
         ),
         key="lit_live_gap",
     )
+    if PREDICT.asking(meta.get("predict_key", "")):
+        st.caption("The incumbent tree is hidden until you lock in your answer (Predict first).")
+        return
     # the incumbent as it changes (the worker swaps in a new immutable tree object)
     inc = latest["searches"][phase].incumbent()
     if inc is not None and inc.node_count > 1:
@@ -514,6 +539,11 @@ if meta["caption"] != dataset_caption(ds):
     st.info(
         "These results are for the dataset the search ran on, not the active one. Press "
         "**Run** to search on the active dataset."
+    )
+if meta.get("predict_key"):  # a run stored before the questions has none
+    PREDICT.reveal(
+        meta["predict_key"],
+        lambda question: predict.root_split_answer(main.tree_, meta["feature_names"]),
     )
 st.subheader("Result")
 panel = ResultPanel("optimal_shape_trees", meta)
