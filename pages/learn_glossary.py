@@ -2,12 +2,15 @@
 
 import streamlit as st
 
-from engine.teaching.glossary import GLOSSARY, sorted_terms
+from engine.teaching.glossary import GLOSSARY, anchor, sorted_terms
 from pages._shared import md, require_entrypoint
 
 require_entrypoint("pages/learn_glossary.py")
 st.title("Glossary")
-st.markdown("The terms the lessons, the challenge and the method pages use, in plain words.")
+st.markdown(
+    "The terms the lessons, the challenge and the method pages use, in plain words. The "
+    "help texts and captions of the method pages link here, to the term they use."
+)
 query = st.text_input("Search", key="learn_gl_query", placeholder="e.g. impurity, p-value")
 wanted = query.strip().lower()
 shown = [
@@ -15,5 +18,6 @@ shown = [
 ]
 if not shown:
     st.info(md(f"No term matches '{query}'. Clear the search to see every term."))
-for term in shown:
-    st.markdown(f"**{md(term)}**: {md(GLOSSARY[term])}")
+for term in shown:  # each term a heading with its anchor: glossary#<anchor> opens at it
+    st.subheader(md(term), anchor=anchor(term))
+    st.markdown(md(GLOSSARY[term]))

@@ -10,6 +10,7 @@ path-dependent game, and the page's own revealed figures.
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -234,3 +235,87 @@ def _arr(v):
 
         return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
     return np.asarray(v)
+
+
+# -- glossary links from the method pages' help texts and captions ------------------------------
+def test_link_terms_links_the_first_use_of_each_term():
+    from engine.teaching.glossary import GLOSSARY, LINKED_FORMS, anchor, glossary_links, link_terms
+
+    assert set(LINKED_FORMS.values()) <= set(GLOSSARY)
+    text = (
+        "Compare p-values with alpha / m (Bonferroni); a p-value of 0.04; the upper bound "
+        "and the gap. Gini impurity, then impurity; `gap` in code, [Shapley](https://x.org) "
+        "kept, $p$ too; Banzhaf values."
+    )
+    out = link_terms(text)
+    assert glossary_links(out) == [
+        "p-value",
+        "bonferroni",
+        "upper-bound",
+        "gap",
+        "gini-impurity",
+        "impurity",
+        "banzhaf-value",
+    ]
+    assert "[p-values](glossary#p-value)" in out and "a p-value of" in out  # first use only
+    assert "`gap`" in out and "[Shapley](https://x.org)" in out  # code and links left alone
+    assert "[Banzhaf values](glossary#banzhaf-value)" in out  # plural kept as written
+    # nothing but the links was changed
+    assert re.sub(r"\[([^\]]*)\]\(glossary#[a-z0-9-]+\)", r"\1", out) == text
+    assert link_terms(None) is None and link_terms("no terms here") == "no terms here"
+    assert anchor("Gini impurity") == "gini-impurity" and anchor("AUC") == "auc"
+
+
+WIDGETS = (
+    "button",
+    "checkbox",
+    "multiselect",
+    "number_input",
+    "radio",
+    "select_slider",
+    "selectbox",
+    "slider",
+    "text_input",
+    "toggle",
+)
+
+
+def _texts(app):
+    """Every widget help text and caption the page drew."""
+    helps = [w.help for kind in WIDGETS for w in app.get(kind) if getattr(w, "help", None)]
+    return helps, [c.value for c in app.caption]
+
+
+@pytest.mark.slow
+def test_method_pages_link_their_terms_to_existing_glossary_anchors(app):
+    from engine.jobs import Job
+    from engine.teaching.glossary import GLOSSARY, anchor, glossary_links
+
+    anchors = {anchor(t) for t in GLOSSARY}
+    app.selectbox(key="ds").set_value("iris").run()
+    linked = {}
+    for page in (
+        CIT_PAGE,
+        LIT_PAGE,
+        TG_PAGE,
+        "pages/conditional_density.py",
+        "pages/split_strategies.py",
+    ):
+        app.switch_page(page).run()
+        for job in [v for v in app.session_state.values() if isinstance(v, Job)]:
+            job.join(TIMEOUT)
+        app.run()
+        assert not app.exception, app.exception
+        helps, captions = _texts(app)
+        found = [a for text in helps + captions for a in glossary_links(text)]
+        assert set(found) <= anchors, (page, set(found) - anchors)
+        linked[page] = (helps, captions)
+    # the terms the issue names are linked where the pages use them
+    cit_helps = " ".join(linked[CIT_PAGE][0])
+    assert "glossary#p-value" in cit_helps and "glossary#bonferroni" in cit_helps
+    tg_helps = " ".join(linked[TG_PAGE][0])
+    assert "glossary#banzhaf-value" in tg_helps
+    lit_helps = " ".join(linked[LIT_PAGE][0] + linked[LIT_PAGE][1])
+    assert "glossary#breakpoint" in lit_helps
+    unlinked = [p for p, (h, c) in linked.items() if not glossary_links(" ".join(h + c))]
+    assert not unlinked, {p: linked[p] for p in unlinked}  # every page links some term
