@@ -239,7 +239,14 @@ def _arr(v):
 
 # -- glossary links from the method pages' help texts and captions ------------------------------
 def test_link_terms_links_the_first_use_of_each_term():
-    from engine.teaching.glossary import GLOSSARY, LINKED_FORMS, anchor, glossary_links, link_terms
+    from engine.teaching.glossary import (
+        GLOSSARY,
+        LINKED_FORMS,
+        anchor,
+        glossary_links,
+        link_terms,
+        unlink_terms,
+    )
 
     assert set(LINKED_FORMS.values()) <= set(GLOSSARY)
     text = (
@@ -262,6 +269,7 @@ def test_link_terms_links_the_first_use_of_each_term():
     assert "[Banzhaf values](glossary#banzhaf-value)" in out  # plural kept as written
     # nothing but the links was changed
     assert re.sub(r"\[([^\]]*)\]\(glossary#[a-z0-9-]+\)", r"\1", out) == text
+    assert unlink_terms(out) == text
     assert link_terms(None) is None and link_terms("no terms here") == "no terms here"
     assert anchor("Gini impurity") == "gini-impurity" and anchor("AUC") == "auc"
 

@@ -270,3 +270,14 @@ def link_terms(text: str | None) -> str | None:
 def glossary_links(text: str | None) -> list[str]:
     """The glossary anchors ``text`` links to (``[...](glossary#<anchor>)``), in order."""
     return _LINK.findall(text or "")
+
+
+_LINKED_TEXT = re.compile(r"\[([^\]]*)\]\(" + re.escape(GLOSSARY_PAGE) + r"#[a-z0-9\-]+\)")
+
+
+def unlink_terms(text: str | None) -> str | None:
+    """``text`` with its glossary links turned back into their words: the inverse of
+    :func:`link_terms` (``unlink_terms(link_terms(t)) == t``)."""
+    if not isinstance(text, str):
+        return text
+    return _LINKED_TEXT.sub(r"\1", text)
