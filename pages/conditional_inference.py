@@ -44,6 +44,7 @@ from engine.teaching.glossary import link_terms
 from pages._links import LinkParam
 from pages._runs import keep_runs, restore_runs, result_only
 from pages._shared import (
+    PROJECTION_KEY,
     PageJob,
     ResultPanel,
     SavedSettings,
@@ -1007,7 +1008,10 @@ else:
     )
     nulls = rec.get("nulls", {})
     options = [int(f) for f in table.loc[table["status"] == "tested", "index"] if f in nulls]
-    c1, c2 = st.columns(2)
+    # side by side; one above the other in projection mode (half the width cut the titles)
+    c1, c2 = (
+        (st.container(), st.container()) if st.session_state.get(PROJECTION_KEY) else st.columns(2)
+    )
     with c1:
         if asymptotic:
             st.caption(
