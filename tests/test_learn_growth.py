@@ -400,3 +400,42 @@ def test_page_steps_back_plays_pauses_and_switches_method(app):
         assert _pos(app) == 3
     # Partition Tree: one split per step
     assert _tree_nodes(app) == 7
+
+
+@pytest.mark.slow
+def test_page_grows_cart_with_entropy_on_categorical_features(app):
+    """Penguins in the sidebar: CART keeps island and sex, splits them into category sets
+    named by their labels, with the entropy criterion; the page's final tree is
+    CARTClassifier's with the same criterion on the page's rows."""
+    app.session_state["missing"] = "drop"
+    app.selectbox(key="ds").set_value("penguins").run()
+    app.switch_page("pages/learn_growth.py").run()
+    assert not app.exception, app.exception
+    app.selectbox(key="learn_gr_source").set_value("the sidebar's dataset").run()
+    app.radio(key="learn_gr_criterion").set_value("entropy").run()
+    assert not app.exception, app.exception
+    assert not any("categorical feature(s) left out" in i.value for i in app.info)
+    grown = next(iter(app.session_state["_learn_gr_growths"].values()))
+    assert grown.params["criterion"] == "entropy"
+    data_cat = grown.final.categories
+    fitted = CARTClassifier(
+        max_depth=3,
+        criterion="entropy",
+        categorical_features=[c is not None for c in data_cat],
+        random_state=0,
+    )
+    # the page's rows: penguins without missing values (every row, under MAX_ROWS)
+    ds = _penguins()
+    tree = fitted.fit(ds.X, ds.y).tree_
+    _same_tree(grown.final, tree)
+    steps = [s for s in grown.steps if s.phase == "split"]
+    k = next(i for i, s in enumerate(grown.steps, start=1) if s in steps and data_cat[s.feature])
+    for _ in range(k):
+        app.button(key="learn_gr_step_btn").click().run()
+        assert not app.exception, app.exception
+    step = grown.steps[k - 1]
+    labels = data_cat[step.feature]
+    shown = [m.value for m in app.success]
+    assert any(" in {" in v and any(label in v for label in labels) for v in shown), shown
+    table = next(d.value for d in app.dataframe if "best split" in d.value.columns)
+    assert table.loc[table["chosen"], "best split"].iloc[0].startswith("in {")

@@ -62,7 +62,8 @@ class GrowthData:
     only with ``keep_categorical``), ``y`` int64 class codes or float64 values,
     ``feature_names`` the p names, ``columns`` their indices in the original table,
     ``notes`` what :func:`prepare` changed (sentences for the page), ``is_categorical``
-    bool (p,) (``None``: every feature is continuous).
+    bool (p,) (``None``: every feature is continuous), ``categories`` the labels of each
+    kept feature's codes (``None`` for a numeric one; ``None`` overall when unknown).
     """
 
     X: np.ndarray
@@ -73,6 +74,7 @@ class GrowthData:
     columns: tuple[int, ...]
     notes: tuple[str, ...] = ()
     is_categorical: np.ndarray | None = None
+    categories: tuple | None = None
 
 
 def prepare(
@@ -86,6 +88,7 @@ def prepare(
     max_rows: int = MAX_ROWS,
     seed: int = 0,
     keep_categorical: bool = False,
+    categories=None,
 ) -> GrowthData:
     """The rows and features a step-through growth uses.
 
@@ -93,7 +96,9 @@ def prepare(
     ``keep_categorical`` (CART splits them into two sets of categories; the other
     growths would threshold the codes as numbers) and, above ``max_rows`` rows, a
     subsample drawn without replacement by ``numpy.random.RandomState(seed)`` (kept in
-    the table's row order).  Every change is stated in ``notes``.
+    the table's row order).  Every change is stated in ``notes``.  ``categories``: the
+    labels of a categorical column's codes, by column index (a dict, as
+    :attr:`engine.data.Dataset.categories`, or a list with ``None`` for numeric columns).
 
     Raises
     ------
@@ -126,6 +131,10 @@ def prepare(
             f"Grown on a random subsample of {max_rows:,} of the {n:,} rows (seed {seed}), "
             "so that every step is instant."
         )
+    labels = None
+    if categories is not None:
+        get = categories.get if isinstance(categories, dict) else dict(enumerate(categories)).get
+        labels = [None if get(j) is None else [str(c) for c in get(j)] for j in range(X.shape[1])]
     Xs = np.ascontiguousarray(X[np.ix_(rows, keep)])
     ys = y[rows].astype(np.int64 if task == "classification" else np.float64)
     return GrowthData(
@@ -137,6 +146,7 @@ def prepare(
         columns=tuple(int(j) for j in keep),
         notes=tuple(notes),
         is_categorical=cat[keep].copy() if cat[keep].any() else None,
+        categories=None if labels is None else tuple(labels[int(j)] for j in keep),
     )
 
 
@@ -279,6 +289,7 @@ def partial_tree(tree: TreeArrays, split_nodes) -> tuple[TreeArrays, dict[int, i
         missing_go_to_left=None
         if tree.missing_go_to_left is None
         else np.where(split, tree.missing_go_to_left[idx], 0).astype(np.uint8),
+        categories=tree.categories,
     )
     return part, new
 
@@ -573,7 +584,8 @@ def cart_steps(
             done.append(v)
             s = next(sc for sc in rec["scans"] if sc.feature == rec["feature"])
             if rec["left_set"] is not None:
-                rule = f"{names[rec['feature']]} in {{{category_list(rec['left_set'])}}}"
+                labels = None if data.categories is None else data.categories[rec["feature"]]
+                rule = f"{names[rec['feature']]} in {{{category_list(rec['left_set'], labels)}}}"
             else:
                 rule = f"{names[rec['feature']]} <= {rec['threshold']:.4g}"
             impurity_name = (
@@ -656,6 +668,9 @@ def _cart_tree(nodes, data, classification, class_names) -> TreeArrays:
         feature_names=list(data.feature_names),
         cat_offsets=cat_offsets,
         cat_values=cat_values,
+        categories=None
+        if data.categories is None or data.is_categorical is None
+        else list(data.categories),
     )
 
 
