@@ -83,7 +83,9 @@ class PredictFirst:
 
     def ask(self, questions, key: str) -> None:
         """Draw ``questions`` (for the settings whose result key is ``key``) and the
-        **Lock in** button, or the answers already locked in for them."""
+        **Lock in** button, or the answers already locked in for them, or why nothing is
+        asked (the result was shown already).  ``questions`` may be ``None`` when
+        :meth:`asking` is false."""
         if not self.enabled:
             return
         with self.box:

@@ -626,6 +626,7 @@ digest = dataset_digest(ds)
 #: The key of the fit these settings make (the tree depends on the data, parameters, seed).
 predict_key = predict.result_key(digest, params, seed())
 PREDICT = PredictFirst("ci", what="the tree")
+questions = None  # drawn only while no answer is locked in and the result is unseen
 if PREDICT.asking(predict_key):
     with PREDICT.box:
         asked = st.selectbox(
@@ -637,13 +638,11 @@ if PREDICT.asking(predict_key):
                 "below alpha (stage A's level)."
             ),
         )
-    PREDICT.ask(
-        [
-            predict.root_split_question(ds.feature_names, model="the conditional inference tree"),
-            predict.significance_question(asked, params["alpha_selector"], adjusted=bool(adj_sel)),
-        ],
-        predict_key,
-    )
+    questions = [
+        predict.root_split_question(ds.feature_names, model="the conditional inference tree"),
+        predict.significance_question(asked, params["alpha_selector"], adjusted=bool(adj_sel)),
+    ]
+PREDICT.ask(questions, predict_key)  # or what is locked in, or why nothing is asked
 
 
 # -- job helper --------------------------------------------------------------------------

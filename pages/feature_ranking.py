@@ -626,6 +626,7 @@ param_values = dataclasses.astuple(params)
 #: The key of the attributions these settings give (model, sample, class, method parameters).
 predict_key = predict.result_key(model_key, x.tobytes().hex(), int(ci), param_values)
 PREDICT = PredictFirst("tg", what="the attributions")
+questions = None  # drawn only while no answer is locked in and the result is unseen
 if PREDICT.asking(predict_key):
     with PREDICT.box:
         method_asked = st.selectbox(
@@ -634,7 +635,8 @@ if PREDICT.asking(predict_key):
             key="tg_predict_method",
             help=link_terms("The question asks which feature this attribution method ranks first."),
         )
-    PREDICT.ask([predict.first_rank_question(names, method_asked)], predict_key)
+    questions = [predict.first_rank_question(names, method_asked)]
+PREDICT.ask(questions, predict_key)  # or what is locked in, or why nothing is asked
 try:
     ex = sample_explanation(model_key, x.tobytes(), int(ci), param_values)
     cs_one = (

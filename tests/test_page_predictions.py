@@ -96,6 +96,8 @@ def test_scoreboard_takes_the_answer_check_of_a_tie():
 
 # -- the pages in AppTest ----------------------------------------------------------------------
 def _page_attempts(app, page):
+    if "learn_scoreboard" not in app.session_state:
+        return []  # nothing answered in this session yet
     board = app.session_state["learn_scoreboard"]
     return [a for k, a in board.attempts.items() if k.startswith(f"page/{page}/")]
 
@@ -327,3 +329,28 @@ def test_method_pages_link_their_terms_to_existing_glossary_anchors(app):
     assert "glossary#breakpoint" in lit_helps
     unlinked = [p for p, (h, c) in linked.items() if not glossary_links(" ".join(h + c))]
     assert not unlinked, {p: linked[p] for p in unlinked}  # every page links some term
+
+
+@pytest.mark.slow
+def test_predict_first_asks_nothing_about_a_result_already_shown(app):
+    """Mode off: the tree is shown.  Turned on afterwards: the expander says the result was
+    seen and asks nothing, the tree stays; a changed parameter asks again and hides the
+    new fit until the answer is locked in."""
+    app.session_state["ci_n_trees"] = 10
+    app.selectbox(key="ds").set_value("iris").run()
+    app.switch_page(CIT_PAGE).run()
+    assert app.session_state["ci_job"].join(TIMEOUT)
+    app.run()
+    assert "2. The tree" in [h.value for h in app.subheader]
+    app.toggle(key="ci_predict_on").set_value(True).run()
+    assert not app.exception, app.exception
+    assert any("already seen the tree" in c.value for c in app.caption)
+    assert not [s for s in app.selectbox if s.key == "ci_predict_root"]
+    assert "2. The tree" in [h.value for h in app.subheader] and not _hidden(app)
+    app.number_input(key="ci_max_depth").set_value(2).run()
+    assert [s for s in app.selectbox if s.key == "ci_predict_root"]
+    app.button(key="ci_run").click().run()
+    assert app.session_state["ci_job"].join(TIMEOUT)
+    app.run()
+    assert _hidden(app) and "2. The tree" not in [h.value for h in app.subheader]
+    assert not _page_attempts(app, "ci")  # nothing scored before an answer
