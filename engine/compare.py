@@ -652,6 +652,25 @@ def folds_label(summary: pd.DataFrame, n_folds: int | None = None) -> str:
     return f"{ran} of {n_folds} folds"
 
 
+#: What a summary table shows where a model ran one fold (no standard deviation).
+NO_SPREAD = "\u2014"
+
+
+def shown_summary(summary: pd.DataFrame, decimals: int = 4) -> pd.DataFrame:
+    """A cross-validation summary for display: numbers rounded to ``decimals``, and the
+    missing standard deviations of a model with one fold shown as :data:`NO_SPREAD`.
+
+    The ``*_std`` columns become object columns (numbers and the dash), so no string is
+    filled into a float column (pandas 4 will refuse that).  ``summary`` is not changed.
+    """
+    shown = summary.round(decimals)
+    for column in shown.columns:
+        if str(column).endswith("_std"):
+            values = shown[column].astype(object)
+            shown[column] = values.where(shown[column].notna(), NO_SPREAD)
+    return shown
+
+
 def tree_size(estimator) -> tuple[int, int]:
     """(number of leaves, maximum depth) of a fitted tree model; summed leaves / max depth
     over the trees of an ensemble; (-1, -1) when the model has no trees we can read."""

@@ -960,9 +960,11 @@ def cv_job_panel(
             f"fits, {snap.elapsed:.1f} s",
         )
         if latest["rows"]:
+            from engine.compare import shown_summary
+
             summary = summarise(latest["rows"], page_job.meta["task"]).summary
             st.dataframe(  # a model with 1 fold so far has no spread
-                summary.round(4).fillna({c: "—" for c in summary if c.endswith("_std")}),
+                shown_summary(summary),
                 hide_index=True,
                 width="stretch",
             )

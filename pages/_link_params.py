@@ -528,7 +528,7 @@ GROWTH_SOURCES = {
 
 def learn_growth_link() -> tuple[LinkParam, ...]:
     """The Watch a tree grow page (pages/learn_growth.py)."""
-    from engine.teaching.growth import METHODS
+    from engine.teaching.growth import CART_CRITERIA, METHODS
 
     methods = tuple(METHODS)
     return (
@@ -543,6 +543,14 @@ def learn_growth_link() -> tuple[LinkParam, ...]:
         LinkParam("learn_gr_method", "method", str, methods[0], options=methods, doc="method"),
         LinkParam("learn_gr_leaves", "leaves", int, 8, low=2, high=16, doc="most leaves"),
         LinkParam("learn_gr_depth", "depth", int, 3, low=1, high=5, doc="deepest level"),
+        LinkParam(
+            "learn_gr_criterion",
+            "criterion",
+            str,
+            "gini",
+            options=tuple(CART_CRITERIA),
+            doc="CART's impurity on a classification target: gini or entropy",
+        ),
     )
 
 

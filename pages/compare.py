@@ -12,6 +12,7 @@ from engine.compare import (
     available_models,
     folds_label,
     plan_comparison,
+    shown_summary,
 )
 from engine.figures.compare import cv_summary_figure
 from engine.figures.tree import tree_figure
@@ -148,9 +149,8 @@ st.caption(
     "on; — where a model has 1 fold: no spread); "
     f"finished in {snap.elapsed:.1f} s."
 )
-no_spread = {c: "—" for c in result.summary if c.endswith("_std")}  # 1 fold: no std
-panel.table(
-    result.summary.drop(columns=["key"], errors="ignore").round(4).fillna(no_spread),
+panel.table(  # a model with 1 fold: no std
+    shown_summary(result.summary.drop(columns=["key"], errors="ignore")),
     name="summary",
     hide_index=True,
     width="stretch",

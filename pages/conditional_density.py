@@ -36,6 +36,7 @@ from engine.partition.service import (
     split_rows,
 )
 from engine.snippets import conditional_density_snippet
+from engine.teaching.glossary import link_terms
 from pages._link_params import DENSITY_FLOORS, conditional_density_link
 from pages._runs import keep_runs, restore_runs, result_only
 from pages._shared import (
@@ -102,7 +103,7 @@ ds = current_dataset(allow_missing=True)
 if ds is None:
     stop_page(GROWTH, COMPARISON)
 st.markdown(dataset_caption(ds))
-st.caption(MISSING_VALUES_NOTE)
+st.caption(link_terms(MISSING_VALUES_NOTE))
 task = ds.task
 SETTINGS.read_link(conditional_density_link(task))
 if ds.n_samples < 20:
@@ -121,8 +122,10 @@ with st.expander("Parameters", expanded=True):
         key=P + "kind",
         horizontal=True,
         format_func={"tree": "Partition Tree", "forest": "Partition Forest"}.get,
-        help="A single tree (grown split by split), or a forest of trees on "
-        "bootstrap samples (grown tree by tree).",
+        help=link_terms(
+            "A single tree (grown split by split), or a forest of trees on "
+            "bootstrap samples (grown tree by tree)."
+        ),
     )
     default_leaves = MAX_LEAVES_CLF if task == "classification" else MAX_LEAVES_REG
     max_leaves = c2.number_input(
@@ -132,9 +135,11 @@ with st.expander("Parameters", expanded=True):
         default_leaves,
         step=1,
         key=f"{P}max_leaves_{task}",
-        help="Leaf budget of the best-first growth (k splits give k + 1 leaves). Regression "
-        f"default {MAX_LEAVES_REG}, classification {MAX_LEAVES_CLF} (it usually stops "
-        "earlier: no split with positive gain is left).",
+        help=link_terms(
+            "Leaf budget of the best-first growth (k splits give k + 1 leaves). Regression "
+            f"default {MAX_LEAVES_REG}, classification {MAX_LEAVES_CLF} (it usually stops "
+            "earlier: no split with positive gain is left)."
+        ),
     )
     max_depth = c3.number_input(
         "Maximum depth (0 = unlimited)",
@@ -143,7 +148,7 @@ with st.expander("Parameters", expanded=True):
         0,
         step=1,
         key=P + "max_depth",
-        help="Depth limit of every tree.",
+        help=link_terms("Depth limit of every tree."),
     )
     min_xy = c4.number_input(
         "Min rows per cell (XY set)",
@@ -152,8 +157,10 @@ with st.expander("Parameters", expanded=True):
         1,
         step=1,
         key=P + "min_xy",
-        help="A split is refused if a child cell would hold fewer training rows (x in A_X and "
-        "y in A_Y) than this.",
+        help=link_terms(
+            "A split is refused if a child cell would hold fewer training rows (x in A_X and "
+            "y in A_Y) than this."
+        ),
     )
     c1, c2, c3, c4 = st.columns(4)
     min_x = c1.number_input(
@@ -163,7 +170,7 @@ with st.expander("Parameters", expanded=True):
         1,
         step=1,
         key=P + "min_x",
-        help="Minimum rows whose x lies in a child's feature region, whatever their y.",
+        help=link_terms("Minimum rows whose x lies in a child's feature region, whatever their y."),
     )
     min_y = c2.number_input(
         "Min rows per Y set",
@@ -172,7 +179,7 @@ with st.expander("Parameters", expanded=True):
         1,
         step=1,
         key=P + "min_y",
-        help="Minimum rows whose y lies in a child's target interval (or class set).",
+        help=link_terms("Minimum rows whose y lies in a child's target interval (or class set)."),
     )
     regression = task == "regression"
     mvf = c3.number_input(
@@ -184,8 +191,10 @@ with st.expander("Parameters", expanded=True):
         format="%.3f",
         key=f"{P}mvf_{task}",
         disabled=not regression,
-        help="A y-split is refused when a child's y-interval is narrower than this fraction "
-        "of the whole y range (stops needle-thin spikes). Regression only.",
+        help=link_terms(
+            "A y-split is refused when a child's y-interval is narrower than this fraction "
+            "of the whole y range (stops needle-thin spikes). Regression only."
+        ),
     )
     bexp = c4.number_input(
         "Boundary expansion f",
@@ -196,8 +205,10 @@ with st.expander("Parameters", expanded=True):
         format="%.3f",
         key=P + "bexp",
         disabled=not regression,
-        help="The density lives on [min y - d, max y + d] with d = f x (max - min) / 2; a test "
-        "y outside this box has density 0 (counted as out of support). Regression only.",
+        help=link_terms(
+            "The density lives on [min y - d, max y + d] with d = f x (max - min) / 2; a test "
+            "y outside this box has density 0 (counted as out of support). Regression only."
+        ),
     )
     if kind == "forest":
         c1, c2, c3, c4 = st.columns(4)
@@ -208,7 +219,7 @@ with st.expander("Parameters", expanded=True):
             50,
             step=1,
             key=P + "n_estimators",
-            help="Number of trees in the forest.",
+            help=link_terms("Number of trees in the forest."),
         )
         max_samples = c2.number_input(
             "Bootstrap fraction",
@@ -217,8 +228,9 @@ with st.expander("Parameters", expanded=True):
             0.8,
             step=0.05,
             key=P + "max_samples",
-            help="Each tree is grown on this fraction of the training rows, drawn with "
-            "replacement.",
+            help=link_terms(
+                "Each tree is grown on this fraction of the training rows, drawn with replacement."
+            ),
         )
         max_features = c3.number_input(
             "Feature fraction per split",
@@ -227,8 +239,10 @@ with st.expander("Parameters", expanded=True):
             0.8,
             step=0.05,
             key=P + "max_features",
-            help="Each split searches a random fraction of the features (redrawn per split); "
-            "the target is always searched.",
+            help=link_terms(
+                "Each split searches a random fraction of the features (redrawn per split); "
+                "the target is always searched."
+            ),
         )
         aggregation = c4.selectbox(
             "Aggregation",
@@ -238,8 +252,10 @@ with st.expander("Parameters", expanded=True):
                 "unnormalised": "average densities, then normalise (paper)",
                 "normalised": "average normalised slices (alternative)",
             }.get,
-            help="The paper averages the trees' unnormalised densities and normalises once; "
-            "averaging each tree's normalised slice is a different estimator.",
+            help=link_terms(
+                "The paper averages the trees' unnormalised densities and normalises once; "
+                "averaging each tree's normalised slice is a different estimator."
+            ),
         )
     else:
         n_est, max_samples, max_features, aggregation = 50, 0.8, 0.8, "unnormalised"
@@ -251,8 +267,10 @@ with st.expander("Parameters", expanded=True):
         0.2,
         step=0.05,
         key=P + "test_frac",
-        help="Rows held out for the slices' default x and for the "
-        "comparison (split with the sidebar's seed).",
+        help=link_terms(
+            "Rows held out for the slices' default x and for the "
+            "comparison (split with the sidebar's seed)."
+        ),
     )
     val_frac = c2.slider(
         "Validation fraction",
@@ -261,15 +279,19 @@ with st.expander("Parameters", expanded=True):
         0.2,
         step=0.05,
         key=P + "val_frac",
-        help="Share of the remaining rows used only for the validation curve "
-        "while growing (not for training).",
+        help=link_terms(
+            "Share of the remaining rows used only for the validation curve "
+            "while growing (not for training)."
+        ),
     )
     keep_best = c2.checkbox(
         "Keep the best validation size",
         True,
         key=P + "keep_best",
-        help="The tree grows to the leaf budget, then keeps the number of leaves with the "
-        "lowest validation NLL (the star on the growth curve). Trees only.",
+        help=link_terms(
+            "The tree grows to the leaf budget, then keeps the number of leaves with the "
+            "lowest validation NLL (the star on the growth curve). Trees only."
+        ),
     )
     floor = c3.select_slider(
         "Density floor",
@@ -277,9 +299,11 @@ with st.expander("Parameters", expanded=True):
         value=1e-9,
         key=P + "floor",
         format_func=lambda v: f"{v:g}",
-        help="A test y outside the model's support has density 0 and log 0 = -inf; the NLL "
-        "uses max(density, floor) so averages stay finite. Such rows are counted as "
-        "'out of support'.",
+        help=link_terms(
+            "A test y outside the model's support has density 0 and log 0 = -inf; the NLL "
+            "uses max(density, floor) so averages stay finite. Such rows are counted as "
+            "'out of support'."
+        ),
     )
     budget = c4.number_input(
         "Time budget (seconds)",
@@ -288,7 +312,7 @@ with st.expander("Parameters", expanded=True):
         120,
         step=5,
         key=P + "budget",
-        help="The growth stops after this long and keeps the model so far.",
+        help=link_terms("The growth stops after this long and keeps the model so far."),
     )
 
 SETTINGS.save()
@@ -490,47 +514,63 @@ if meta["caption"] != dataset_caption(ds):
         "to grow one on the current dataset."
     )
 st.caption(
-    f"Grown on {meta['caption']} Split (seed {meta['seed']}): {len(tr)} train, "
-    f"{len(va)} validation, {len(te)} test rows."
+    link_terms(
+        f"Grown on {meta['caption']} Split (seed {meta['seed']}): {len(tr)} train, "
+        f"{len(va)} validation, {len(te)} test rows."
+    )
 )
 if meta.get("split_note"):
     st.info(meta["split_note"])
 m1, m2, m3, m4, m5 = st.columns(5)
 if forest:
-    m1.metric("Trees", len(model.trees_), help="Trees grown (Stop keeps those finished).")
+    m1.metric(
+        "Trees", len(model.trees_), help=link_terms("Trees grown (Stop keeps those finished).")
+    )
 else:
     kept, grown = model.partition_tree_.n_leaves, model.n_leaves_grown_
     m1.metric(
         "Leaves",
         kept if kept == grown else f"{kept} of {grown}",
-        help="Cells of the partition"
-        + (f"; kept at the best validation NLL of the {grown} grown." if kept < grown else "."),
+        help=link_terms(
+            "Cells of the partition"
+            + (f"; kept at the best validation NLL of the {grown} grown." if kept < grown else ".")
+        ),
     )
 m2.metric(
     "Test log-loss" if discrete else "Test NLL",
     f"{nll_test:.4f}",
-    help="Mean of -log p(y | x) over the test rows, density floored at "
-    f"{mfloor:g}"
-    + ("" if discrete else "; nats per row, per unit of y: compare models only on the same y scale")
-    + ".",
+    help=link_terms(
+        "Mean of -log p(y | x) over the test rows, density floored at "
+        f"{mfloor:g}"
+        + (
+            ""
+            if discrete
+            else "; nats per row, per unit of y: compare models only on the same y scale"
+        )
+        + "."
+    ),
 )
 m3.metric(
     "Test rows out of support",
     n_out,
-    help="Test y outside the model's y box (or a class unseen in training): density 0, "
-    "floored in the NLL.",
+    help=link_terms(
+        "Test y outside the model's y box (or a class unseen in training): density 0, "
+        "floored in the NLL."
+    ),
 )
 m4.metric(
     "Test rows at the floor",
     n_floored,
-    help=f"Test rows whose density (or probability) is below the floor {mfloor:g}, so "
-    "the NLL counts the floor for them: the rows out of support, rows in empty "
-    "cells, and rows whose density is small because of the units of the target.",
+    help=link_terms(
+        f"Test rows whose density (or probability) is below the floor {mfloor:g}, so "
+        "the NLL counts the floor for them: the rows out of support, rows in empty "
+        "cells, and rows whose density is small because of the units of the target."
+    ),
 )
 m5.metric(
     "Fit time (s)",
     f"{res['fit_seconds']:.2f}",
-    help="Wall-clock time of the growth, including the validation NLL at each step.",
+    help=link_terms("Wall-clock time of the growth, including the validation NLL at each step."),
 )
 if (msg := floor_warning()) is not None:
     st.warning(msg)
@@ -550,17 +590,23 @@ if not discrete:
     s1.metric(
         "Test CRPS",
         f"{sc['crps']:.4g}",
-        help="Mean continuous ranked probability score, in units of y (lower is better).",
+        help=link_terms(
+            "Mean continuous ranked probability score, in units of y (lower is better)."
+        ),
     )
     s2.metric(
         "Mean pinball loss",
         f"{sc['pinball']:.4g}",
-        help="Quantile loss at levels 0.05, 0.10, ..., 0.95, in units of y (lower is better).",
+        help=link_terms(
+            "Quantile loss at levels 0.05, 0.10, ..., 0.95, in units of y (lower is better)."
+        ),
     )
     s3.metric(
         "PIT KS distance",
         f"{sc['pit_ks']:.3f}",
-        help="Kolmogorov-Smirnov distance of the PIT values F(y | x) from uniform: 0 = calibrated.",
+        help=link_terms(
+            "Kolmogorov-Smirnov distance of the PIT values F(y | x) from uniform: 0 = calibrated."
+        ),
     )
     panel.chart(pit_figure({"test rows": pit_histogram(sc["pit"])}), key=P + "pit_fig")
 unit = "n_trees" if forest else "n_leaves"
@@ -577,9 +623,11 @@ st.download_button(
 # -- what-if slices --------------------------------------------------------------------------
 st.subheader("Conditional density p(y | x): what if?")
 st.caption(
-    "Pick a test row: the sliders take its feature values. Move a slider to ask "
-    "'what if this feature were different?' -- the density redraws. Pin an x to keep "
-    "its curve for comparison."
+    link_terms(
+        "Pick a test row: the sliders take its feature values. Move a slider to ask "
+        "'what if this feature were different?' -- the density redraws. Pin an x to keep "
+        "its curve for comparison."
+    )
 )
 run_id = meta["run_id"]
 imp = np.asarray(model.feature_importances_)
@@ -616,7 +664,7 @@ row = st.selectbox(
     list(te),
     key=P + "row_view",
     format_func=lambda i: f"row {i} ({target} = {y_text(i)})",
-    help="The default x: a row the model has not seen.",
+    help=link_terms("The default x: a row the model has not seen."),
 )
 lo_all, hi_all = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
 # a missing value of the chosen row is shown at its column's median (the sliders need a
@@ -669,8 +717,10 @@ with st.expander(f"Feature values x ({d} feature{'s' if d != 1 else ''})", expan
             x[j] = col.slider(names[j], lo, hi, step=step, key=key, format="%.5g")
 if np.isnan(X[row]).any():
     st.caption(
-        "This row has missing values: the sliders show them at the column's median, and "
-        "the density drawn is for those values."
+        link_terms(
+            "This row has missing values: the sliders show them at the column's median, and "
+            "the density drawn is for those values."
+        )
     )
 edited = not np.allclose(x, row_values(row))
 b1, b2, b3, _ = st.columns([1.3, 1, 1.2, 4])
@@ -690,7 +740,7 @@ overlay = st.multiselect(
     key=P + "overlay_view",
     max_selections=6,
     format_func=lambda i: f"row {i} ({target} = {y_text(i)})",
-    help="Their densities are drawn beside the current x.",
+    help=link_terms("Their densities are drawn beside the current x."),
 )
 
 save_view()
@@ -703,19 +753,23 @@ if discrete:
     panel.chart(class_proba_figure(classes, slices, target=target), key=P + "slice_fig")
     top = classes[int(np.argmax(slices[0]["proba"]))]
     st.caption(
-        f"Most probable {target} for {current_label}: **{top}** "
-        f"(P = {slices[0]['proba'].max():.3f}); true {target} of row {row}: "
-        f"**{classes[int(y[row])]}**."
+        link_terms(
+            f"Most probable {target} for {current_label}: **{top}** "
+            f"(P = {slices[0]['proba'].max():.3f}); true {target} of row {row}: "
+            f"**{classes[int(y[row])]}**."
+        )
     )
 else:
     panel.chart(slice_figure(slices, target=target, y_range=model.y_box_), key=P + "slice_fig")
     mean = float(model.predict(x.reshape(1, -1))[0])
     dens_true = float(model.density(x.reshape(1, -1), np.array([y[row]]))[0])
     st.caption(
-        f"Dashed lines: the true {target} of each test row shown (an edited x keeps "
-        f"the true {target} of its row). Mean of the density for "
-        f"{current_label}: **{mean:.4g}**; density at the true {target} of row {row} "
-        f"({y[row]:.4g}): **{dens_true:.4g}** per unit of {target}."
+        link_terms(
+            f"Dashed lines: the true {target} of each test row shown (an edited x keeps "
+            f"the true {target} of its row). Mean of the density for "
+            f"{current_label}: **{mean:.4g}**; density at the true {target} of row {row} "
+            f"({y[row]:.4g}): **{dens_true:.4g}** per unit of {target}."
+        )
     )
 st.download_button(
     "Download slices (CSV)",
@@ -734,7 +788,7 @@ j = fc1.selectbox(
     order,
     key=P + "feature_view",
     format_func=lambda k: f"{names[k]} (importance {imp[k]:.3f})",
-    help="Sorted by the summed log-loss gains of the splits on it.",
+    help=link_terms("Sorted by the summed log-loss gains of the splits on it."),
 )
 tree_idx = 0
 if forest:
@@ -745,7 +799,7 @@ if forest:
             len(model.trees_) - 1,
             0,
             key=P + "tree_view",
-            help="The cells figure shows one tree's partition.",
+            help=link_terms("The cells figure shows one tree's partition."),
         )
     )
 save_view()
@@ -795,13 +849,15 @@ panel.chart(
     key=P + "cells_fig",
 )
 st.caption(
-    "Shaded boxes: the leaves of the partition that the line through the current x "
-    f"(all features fixed except {names[j]}) meets, darker = denser; hover a box for "
-    "its counts. Grey dots: training rows"
-    + (
-        " (their other features differ, so a dot need not sit in the box drawn around it)."
-        if len(names) > 1
-        else "."
+    link_terms(
+        "Shaded boxes: the leaves of the partition that the line through the current x "
+        f"(all features fixed except {names[j]}) meets, darker = denser; hover a box for "
+        "its counts. Grey dots: training rows"
+        + (
+            " (their other features differ, so a dot need not sit in the box drawn around it)."
+            if len(names) > 1
+            else "."
+        )
     )
 )
 
@@ -817,12 +873,14 @@ baselines = (
     "random forest fitted to the squared out-of-bag residuals)"
 )
 st.caption(
-    "On the training rows of the split above, fits the Partition Tree and the "
-    "Partition Forest (the parameters of the grown model; the forest settings of the "
-    f"parameter panel) and as baselines {baselines}. Then scores the test rows: "
-    + ("log-loss" if discrete else "NLL in nats per unit of y")
-    + f" (probabilities / densities floored at {mfloor:g}), test rows out of support, "
-    "fit time in seconds."
+    link_terms(
+        "On the training rows of the split above, fits the Partition Tree and the "
+        "Partition Forest (the parameters of the grown model; the forest settings of the "
+        f"parameter panel) and as baselines {baselines}. Then scores the test rows: "
+        + ("log-loss" if discrete else "NLL in nats per unit of y")
+        + f" (probabilities / densities floored at {mfloor:g}), test rows out of support, "
+        "fit time in seconds."
+    )
 )
 
 

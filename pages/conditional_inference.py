@@ -39,9 +39,12 @@ from engine.figures.cit import (
 )
 from engine.jobs import Job
 from engine.snippets import conditional_inference_snippet
+from engine.teaching import predict
+from engine.teaching.glossary import link_terms
 from pages._link_params import conditional_inference_link
 from pages._runs import keep_runs, restore_runs, result_only
 from pages._shared import (
+    PROJECTION_KEY,
     PageJob,
     ResultPanel,
     SavedSettings,
@@ -57,6 +60,7 @@ from pages._shared import (
     show_job_failure,
     stop_page,
 )
+from pages._teaching import PredictFirst
 
 TITLE = "Conditional inference (CIT / CIF)"
 METHODS = (CIT, CIF, CART, RF)
@@ -177,7 +181,7 @@ ds = current_dataset(allow_missing=True)
 if ds is None:
     stop_page(FIT, TOPK, BIAS)
 st.markdown(dataset_caption(ds))
-st.caption(MISSING_VALUES_CAPTION)
+st.caption(link_terms(MISSING_VALUES_CAPTION))
 clf = ds.task == "classification"
 if ds.n_samples < 10:
     st.error(
@@ -202,10 +206,12 @@ procedure = st.radio(
     key="ci_procedure",
     horizontal=True,
     on_change=apply_procedure,
-    help="ctree: R partykit's defaults (asymptotic tests, minimum 20 rows to split and 7 per "
-    "leaf, no feature muting); fast on large tables. CIT paper: Monte Carlo permutation "
-    "tests of the feature and of every threshold (min. 2 rows to split, 1 per leaf, feature "
-    "muting); slower, p-values floored at 1/(B+1). Choosing one sets those parameters.",
+    help=link_terms(
+        "ctree: R partykit's defaults (asymptotic tests, minimum 20 rows to split and 7 per "
+        "leaf, no feature muting); fast on large tables. CIT paper: Monte Carlo permutation "
+        "tests of the feature and of every threshold (min. 2 rows to split, 1 per leaf, feature "
+        "muting); slower, p-values floored at 1/(B+1). Choosing one sets those parameters."
+    ),
 )
 ctree = procedure == "ctree"
 
@@ -217,19 +223,23 @@ with st.expander(f"Parameters ({procedure} procedure)", expanded=False):
             "Test statistic (stage A)",
             ["quadratic", "maximum"],
             key="ci_teststat",
-            help="Form of the standardised linear statistic of each feature and the target "
-            "(ctree's teststat): quadratic (chi-square p-value, degrees of freedom = rank "
-            "of its covariance) or maximum (largest standardised entry, multivariate normal "
-            "p-value). For a numeric feature the quadratic statistic is (n - 1) eta^2 "
-            "(classes) or (n - 1) r^2 (numeric target).",
+            help=link_terms(
+                "Form of the standardised linear statistic of each feature and the target "
+                "(ctree's teststat): quadratic (chi-square p-value, degrees of freedom = rank "
+                "of its covariance) or maximum (largest standardised entry, multivariate normal "
+                "p-value). For a numeric feature the quadratic statistic is (n - 1) eta^2 "
+                "(classes) or (n - 1) r^2 (numeric target)."
+            ),
         )
         splitstat = c[1].selectbox(
             "Split statistic (stage B)",
             ["quadratic", "maximum"],
             key="ci_splitstat",
-            help="The cut point of the chosen feature with the largest two-sample statistic "
-            "in this form (ctree's splitstat); categorical features: the best split of "
-            "their categories into two groups. No test in stage B.",
+            help=link_terms(
+                "The cut point of the chosen feature with the largest two-sample statistic "
+                "in this form (ctree's splitstat); categorical features: the best split of "
+                "their categories into two groups. No test in stage B."
+            ),
         )
         selector = splitter = None
     elif clf:
@@ -237,31 +247,37 @@ with st.expander(f"Parameters ({procedure} procedure)", expanded=False):
             "Selector (stage A)",
             ["mc", "mi"],
             key="ci_selector_clf",
-            help="Association of a feature with the class. mc: correlation ratio "
-            "sqrt(between-class / total sum of squares); mi: mutual information of the "
-            "binned feature and the class. Categorical features always use mutual "
-            "information of their categories.",
+            help=link_terms(
+                "Association of a feature with the class. mc: correlation ratio "
+                "sqrt(between-class / total sum of squares); mi: mutual information of the "
+                "binned feature and the class. Categorical features always use mutual "
+                "information of their categories."
+            ),
         )
         splitter = c[1].selectbox(
             "Splitter (stage B)",
             ["gini", "entropy"],
             key="ci_splitter_clf",
-            help="Impurity of the children; stage B tests the weighted "
-            "child impurity of each threshold.",
+            help=link_terms(
+                "Impurity of the children; stage B tests the weighted "
+                "child impurity of each threshold."
+            ),
         )
     else:
         selector = c[0].selectbox(
             "Selector (stage A)",
             ["pc"],
             key="ci_selector_reg",
-            help="pc: |Pearson correlation| of the feature and the target. Categorical "
-            "features use the correlation ratio of the target across their categories.",
+            help=link_terms(
+                "pc: |Pearson correlation| of the feature and the target. Categorical "
+                "features use the correlation ratio of the target across their categories."
+            ),
         )
         splitter = c[1].selectbox(
             "Splitter (stage B)",
             ["mse"],
             key="ci_splitter_reg",
-            help="Squared error of the children.",
+            help=link_terms("Squared error of the children."),
         )
     alpha_sel = c[2].number_input(
         "alpha (stage A)",
@@ -271,10 +287,12 @@ with st.expander(f"Parameters ({procedure} procedure)", expanded=False):
         step=0.01,
         format="%.4f",
         key="ci_alpha_sel",
-        help="Level of the feature-selection test. A node splits only when the best "
-        "feature's p-value is below alpha (adjusted for the number of features tested when "
-        "Bonferroni is on: ctree compares 1 - (1 - p)^m with alpha, the paper p with "
-        "alpha / m). Smaller alpha: smaller trees.",
+        help=link_terms(
+            "Level of the feature-selection test. A node splits only when the best "
+            "feature's p-value is below alpha (adjusted for the number of features tested when "
+            "Bonferroni is on: ctree compares 1 - (1 - p)^m with alpha, the paper p with "
+            "alpha / m). Smaller alpha: smaller trees."
+        ),
     )
     alpha_spl = c[3].number_input(
         "alpha (stage B)",
@@ -285,40 +303,46 @@ with st.expander(f"Parameters ({procedure} procedure)", expanded=False):
         format="%.4f",
         key="ci_alpha_spl",
         disabled=ctree,
-        help="Level of the threshold test (divided by the number of candidate thresholds "
-        "when Bonferroni is on).",
+        help=link_terms(
+            "Level of the threshold test (divided by the number of candidate thresholds "
+            "when Bonferroni is on)."
+        ),
     )
     c = st.columns(4)
     adj_sel = c[0].checkbox(
         "Bonferroni in stage A",
         True,
         key="ci_adj_sel",
-        help="Adjust for the m features tested at the node (controls the chance of any "
-        "false split at a node): ctree compares 1 - (1 - p)^m with alpha, the paper p with "
-        "alpha / m.",
+        help=link_terms(
+            "Adjust for the m features tested at the node (controls the chance of any "
+            "false split at a node): ctree compares 1 - (1 - p)^m with alpha, the paper p with "
+            "alpha / m."
+        ),
     )
     adj_spl = c[1].checkbox(
         "Bonferroni in stage B",
         True,
         key="ci_adj_spl",
         disabled=ctree,
-        help="Compare p-values with alpha / |C|, |C| = candidate thresholds.",
+        help=link_terms("Compare p-values with alpha / |C|, |C| = candidate thresholds."),
     )
     es_sel = c[2].checkbox(
         "Adaptive stopping (stage A)",
         True,
         key="ci_es_sel",
         disabled=ctree,
-        help="Stop permuting once a Beta-CDF rule is 95% sure whether p is "
-        "below the level (almost always the same decisions, far fewer "
-        "permutations).",
+        help=link_terms(
+            "Stop permuting once a Beta-CDF rule is 95% sure whether p is "
+            "below the level (almost always the same decisions, far fewer "
+            "permutations)."
+        ),
     )
     es_spl = c[3].checkbox(
         "Adaptive stopping (stage B)",
         True,
         key="ci_es_spl",
         disabled=ctree,
-        help="The same rule for the threshold tests.",
+        help=link_terms("The same rule for the threshold tests."),
     )
     c = st.columns(4)
     preset_help = (
@@ -328,7 +352,11 @@ with st.expander(f"Parameters ({procedure} procedure)", expanded=False):
         "in citrees). More permutations: more precise p-values, slower fits."
     )
     pre_sel = c[0].selectbox(
-        "Permutations (stage A)", PRESETS, key="ci_b_sel_preset", help=preset_help, disabled=ctree
+        "Permutations (stage A)",
+        PRESETS,
+        key="ci_b_sel_preset",
+        help=link_terms(preset_help),
+        disabled=ctree,
     )
     b_sel = c[1].number_input(
         "Fixed B (stage A)",
@@ -338,10 +366,14 @@ with st.expander(f"Parameters ({procedure} procedure)", expanded=False):
         step=1,
         key="ci_b_sel",
         disabled=ctree or pre_sel != "fixed B",
-        help="Used when 'fixed B' is chosen.",
+        help=link_terms("Used when 'fixed B' is chosen."),
     )
     pre_spl = c[2].selectbox(
-        "Permutations (stage B)", PRESETS, key="ci_b_spl_preset", help=preset_help, disabled=ctree
+        "Permutations (stage B)",
+        PRESETS,
+        key="ci_b_spl_preset",
+        help=link_terms(preset_help),
+        disabled=ctree,
     )
     b_spl = c[3].number_input(
         "Fixed B (stage B)",
@@ -351,38 +383,46 @@ with st.expander(f"Parameters ({procedure} procedure)", expanded=False):
         step=1,
         key="ci_b_spl",
         disabled=ctree or pre_spl != "fixed B",
-        help="Used when 'fixed B' is chosen.",
+        help=link_terms("Used when 'fixed B' is chosen."),
     )
     c = st.columns(4)
     muting = c[0].checkbox(
         "Feature muting",
         False,
         key="ci_muting",
-        help="A feature that is not significant at a node is not tested "
-        "again below it (subtree-local).",
+        help=link_terms(
+            "A feature that is not significant at a node is not tested "
+            "again below it (subtree-local)."
+        ),
     )
     fscan = c[1].checkbox(
         "Feature scanning",
         True,
         key="ci_fscan",
         disabled=ctree,
-        help="Test features in decreasing order of their raw statistic and "
-        "stop at the first significant one (needs adaptive stopping to "
-        "pay off).",
+        help=link_terms(
+            "Test features in decreasing order of their raw statistic and "
+            "stop at the first significant one (needs adaptive stopping to "
+            "pay off)."
+        ),
     )
     tscan = c[2].checkbox(
         "Threshold scanning",
         True,
         key="ci_tscan",
         disabled=ctree,
-        help="Test thresholds from the best raw impurity and stop at the first significant one.",
+        help=link_terms(
+            "Test thresholds from the best raw impurity and stop at the first significant one."
+        ),
     )
     max_features = c[3].selectbox(
         "Features per node",
         ["all", "sqrt", "log2"],
         key="ci_max_features",
-        help="Features drawn (without replacement) for stage A at "
-        "each node of the tree. The forest always uses sqrt.",
+        help=link_terms(
+            "Features drawn (without replacement) for stage A at "
+            "each node of the tree. The forest always uses sqrt."
+        ),
     )
     c = st.columns(4)
     tmethod = c[0].selectbox(
@@ -390,19 +430,23 @@ with st.expander(f"Parameters ({procedure} procedure)", expanded=False):
         ["exact", "histogram", "percentile", "random"],
         key="ci_tmethod",
         disabled=ctree,
-        help="exact: every midpoint between distinct values; histogram: edges of k equal-"
-        "width bins; percentile: k percentiles; random: k midpoints at random. Features "
-        "with at most 4 values always use every midpoint.",
+        help=link_terms(
+            "exact: every midpoint between distinct values; histogram: edges of k equal-"
+            "width bins; percentile: k percentiles; random: k midpoints at random. Features "
+            "with at most 4 values always use every midpoint."
+        ),
     )
     mt_kind = c[1].selectbox(
         "Number k of candidates",
         ["sqrt", "log2", "fixed k"],
         key="ci_mt_kind",
         disabled=ctree or tmethod == "exact",
-        help="k for histogram / percentile / random: sqrt or log2 of the "
-        "number of distinct values at the node, or a fixed k (the "
-        "paper uses 256), capped at the number of midpoints as in "
-        "citrees.",
+        help=link_terms(
+            "k for histogram / percentile / random: sqrt or log2 of the "
+            "number of distinct values at the node, or a fixed k (the "
+            "paper uses 256), capped at the number of midpoints as in "
+            "citrees."
+        ),
     )
     mt_k = c[2].number_input(
         "Fixed k",
@@ -421,7 +465,9 @@ with st.expander(f"Parameters ({procedure} procedure)", expanded=False):
         step=0.01,
         format="%.4f",
         key="ci_min_dec",
-        help="A significant split is still refused when it lowers the impurity by less than this.",
+        help=link_terms(
+            "A significant split is still refused when it lowers the impurity by less than this."
+        ),
     )
     c = st.columns(5)
     max_depth = c[0].number_input(
@@ -431,7 +477,7 @@ with st.expander(f"Parameters ({procedure} procedure)", expanded=False):
         0,
         step=1,
         key="ci_max_depth",
-        help="Stop splitting at this depth; 0: the tests decide.",
+        help=link_terms("Stop splitting at this depth; 0: the tests decide."),
     )
     mss = c[1].number_input(
         "Min. rows to split",
@@ -440,7 +486,7 @@ with st.expander(f"Parameters ({procedure} procedure)", expanded=False):
         20,
         step=1,
         key="ci_mss",
-        help="Nodes with fewer rows are leaves (ctree's minsplit 20; the paper 2).",
+        help=link_terms("Nodes with fewer rows are leaves (ctree's minsplit 20; the paper 2)."),
     )
     msl = c[2].number_input(
         "Min. rows per leaf",
@@ -449,8 +495,10 @@ with st.expander(f"Parameters ({procedure} procedure)", expanded=False):
         7,
         step=1,
         key="ci_msl",
-        help="Split points that leave fewer rows on a side are not candidates (ctree's "
-        "minbucket 7; the paper 1).",
+        help=link_terms(
+            "Split points that leave fewer rows on a side are not candidates (ctree's "
+            "minbucket 7; the paper 1)."
+        ),
     )
     min_frac = c[3].number_input(
         "Min. child fraction",
@@ -460,8 +508,10 @@ with st.expander(f"Parameters ({procedure} procedure)", expanded=False):
         step=0.01,
         format="%.3f",
         key="ci_min_frac",
-        help="A child keeps at least this fraction of its parent's rows (ctree's minprob "
-        "0.01; the paper 0).",
+        help=link_terms(
+            "A child keeps at least this fraction of its parent's rows (ctree's minprob "
+            "0.01; the paper 0)."
+        ),
     )
     n_trees = c[4].number_input(
         "Trees in the forests",
@@ -470,8 +520,10 @@ with st.expander(f"Parameters ({procedure} procedure)", expanded=False):
         50,
         step=5,
         key="ci_n_trees",
-        help="Trees of the conditional inference forest and of the "
-        "random forest used for the rankings.",
+        help=link_terms(
+            "Trees of the conditional inference forest and of the "
+            "random forest used for the rankings."
+        ),
     )
 
 params = dict(
@@ -533,19 +585,23 @@ if ctree:
         else f"compared with alpha = {params['alpha_selector']:.3g} (no adjustment)"
     )
     st.caption(
-        f"**Running: ctree.** At the root: {drawn} features tested with **asymptotic "
-        f"p-values** ({params['teststat']} statistic, "
-        + ("chi-square" if params["teststat"] == "quadratic" else "multivariate normal")
-        + f" limit; no permutations, no floor), {adjusted}; the split point is the cut with "
-        f"the largest {params['splitter']} two-sample statistic."
+        link_terms(
+            f"**Running: ctree.** At the root: {drawn} features tested with **asymptotic "
+            f"p-values** ({params['teststat']} statistic, "
+            + ("chi-square" if params["teststat"] == "quadratic" else "multivariate normal")
+            + f" limit; no permutations, no floor), {adjusted}; the split point is the cut with "
+            f"the largest {params['splitter']} two-sample statistic."
+        )
     )
 else:
     st.caption(
-        f"**Running: the CIT paper's permutation tests.** At the root: {drawn} features "
-        f"tested at level {a_root:.3g}, up to {b_root:,} permutations each"
-        + (" (adaptive stopping usually needs far fewer)" if es_sel else "")
-        + f". Monte Carlo p-values cannot go below 1/(B+1) = {1 / (b_root + 1):.2g}, so "
-        "they do not rank strong associations; ctree's asymptotic p-values do."
+        link_terms(
+            f"**Running: the CIT paper's permutation tests.** At the root: {drawn} features "
+            f"tested at level {a_root:.3g}, up to {b_root:,} permutations each"
+            + (" (adaptive stopping usually needs far fewer)" if es_sel else "")
+            + f". Monte Carlo p-values cannot go below 1/(B+1) = {1 / (b_root + 1):.2g}, so "
+            "they do not rank strong associations; ctree's asymptotic p-values do."
+        )
     )
 if not ctree and not es_sel and 1.0 / (b_root + 1) >= a_root:
     st.warning(
@@ -563,6 +619,28 @@ if not ctree and not es_sel and b_root * m_root * ds.n_samples > HEAVY_WORK:
     )
 
 digest = dataset_digest(ds)
+
+# -- predict first (optional): the root's feature, a p-value's significance -----------------
+#: The key of the fit these settings make (the tree depends on the data, parameters, seed).
+predict_key = predict.result_key(digest, params, seed())
+PREDICT = PredictFirst("ci", what="the tree")
+questions = None  # drawn only while no answer is locked in and the result is unseen
+if PREDICT.asking(predict_key):
+    with PREDICT.box:
+        asked = st.selectbox(
+            "Feature asked about in the p-value question",
+            ds.feature_names,
+            key="ci_predict_feature",
+            help=link_terms(
+                "The second question asks whether this feature's p-value at the root is "
+                "below alpha (stage A's level)."
+            ),
+        )
+    questions = [
+        predict.root_split_question(ds.feature_names, model="the conditional inference tree"),
+        predict.significance_question(asked, params["alpha_selector"], adjusted=bool(adj_sel)),
+    ]
+PREDICT.ask(questions, predict_key)  # or what is locked in, or why nothing is asked
 
 
 # -- job helper --------------------------------------------------------------------------
@@ -585,7 +663,7 @@ def job_controls(
     page_job.controls(
         label,
         start,
-        help=help_text,
+        help=link_terms(help_text),
         columns=(1.4, 1, 5),
         on_error=lambda exc: st.error(str(exc)),
     )
@@ -620,6 +698,7 @@ def start_fit():
         "n_trees": int(n_trees),
         "ds_option": st.session_state.get("ds"),
         "seed": seed(),
+        "predict_key": predict_key,
     }
     job = Job(
         fit_rankings_steps,
@@ -664,9 +743,17 @@ if not fit or fit.get("tree") is None:
         st.info("Press **Fit** to grow the tree.")
     st.stop()
 if meta["params"] != params or meta["n_trees"] != int(n_trees):
-    st.caption("The parameters changed since this fit; press **Fit** to refit.")
+    st.caption(link_terms("The parameters changed since this fit; press **Fit** to refit."))
 est = fit["tree"]
-st.caption(f"Fitted on {meta['caption']}")
+if meta.get("predict_key"):  # a run stored before the questions has none
+
+    def page_answer(question):
+        if question.kind == "root":
+            return predict.root_split_answer(est.tree_, meta["feature_names"])
+        return predict.significance_answer(est, meta["feature_names"], question.subject)
+
+    PREDICT.reveal(meta["predict_key"], page_answer)
+st.caption(link_terms(f"Fitted on {meta['caption']}"))
 if not running:
     keep_runs("conditional_inference", FIT, TOPK, BIAS)  # the fit, top-k and bias runs
 panel = ResultPanel("conditional_inference", meta)
@@ -769,7 +856,7 @@ def node_label(v: int) -> str:
 
 
 st.subheader("3. Why this node split (or did not)")
-st.caption("Click a node in the tree, or choose it here.")
+st.caption(link_terms("Click a node in the tree, or choose it here."))
 node = st.selectbox("Node", nodes, key="ci_node_view", format_func=node_label)
 st.session_state["_ci_node"] = node
 rec = est.node_records_[node]
@@ -844,25 +931,33 @@ else:
             "index": None,
             "statistic": number(
                 format="%.4f",
-                help="ctree's quadratic / maximum statistic (asymptotic tests) or the raw "
-                "selector statistic (permutation tests).",
+                help=(
+                    "ctree's quadratic / maximum statistic (asymptotic tests) or the raw "
+                    "selector statistic (permutation tests)."
+                ),
             ),
             "p-value": number(
-                help="Asymptotic p-value (chi-square or multivariate normal limit) or Monte "
-                "Carlo permutation p-value (1 + #{T_b >= T}) / (B + 1); unadjusted; —: "
-                "not tested.",
+                help=(
+                    "Asymptotic p-value (chi-square or multivariate normal limit) or Monte "
+                    "Carlo permutation p-value (1 + #{T_b >= T}) / (B + 1); unadjusted; —: "
+                    "not tested."
+                ),
             ),
             adj_name: number(
-                help="1 - (1 - p)^m (partykit's adjustment) or min(1, m p), m = features "
-                "drawn at the node; significant when below the level alpha beside it.",
+                help=(
+                    "1 - (1 - p)^m (partykit's adjustment) or min(1, m p), m = features "
+                    "drawn at the node; significant when below the level alpha beside it."
+                ),
             ),
             "level alpha": number(
                 format="%.3g",
-                help=f"The level the {decided} column is compared with: significant when "
-                "below it. Under Bonferroni, m p < alpha is the same test as p < alpha / m.",
+                help=(
+                    f"The level the {decided} column is compared with: significant when "
+                    "below it. Under Bonferroni, m p < alpha is the same test as p < alpha / m."
+                ),
             ),
             "permutations": number(
-                help="Permutations run (adaptive stopping ends early once the decision is clear)."
+                help=("Permutations run (adaptive stopping ends early once the decision is clear).")
             ),
             "status": st.column_config.TextColumn(width="medium"),
         },
@@ -875,26 +970,30 @@ else:
             f" and {len(floored) - 4} more" if len(floored) > 4 else ""
         )
         st.caption(
-            f"p = {floor:.3g} for {which} is the **permutation floor** 1/(B+1) with B = "
-            + " or ".join(f"{b:,}" for b in b_values)
-            + ": none of the B shuffled targets gave a statistic as large as the observed "
-            "one, and a Monte Carlo p-value (1 + #{T_b >= T}) / (B + 1) cannot go lower. The "
-            "true p-value is smaller still; only more permutations (Permutations B) can "
-            "show how small"
-            + (
-                f". Adjusted for the {rec['n_tested']} features, the floor is "
-                f"{min(1.0, rec['n_tested'] * floor):.3g}."
-                if adjusted
-                else "."
+            link_terms(
+                f"p = {floor:.3g} for {which} is the **permutation floor** 1/(B+1) with B = "
+                + " or ".join(f"{b:,}" for b in b_values)
+                + ": none of the B shuffled targets gave a statistic as large as the observed "
+                "one, and a Monte Carlo p-value (1 + #{T_b >= T}) / (B + 1) cannot go lower. The "
+                "true p-value is smaller still; only more permutations (Permutations B) can "
+                "show how small"
+                + (
+                    f". Adjusted for the {rec['n_tested']} features, the floor is "
+                    f"{min(1.0, rec['n_tested'] * floor):.3g}."
+                    if adjusted
+                    else "."
+                )
             )
         )
     st.caption(
-        "Status: *tested*; *scan stopped*: drawn, but feature scanning stopped at an "
-        "earlier significant feature (statistic only; turn scanning off to test every "
-        "feature); *not in pool*: muted by an ancestor's test, constant at this node, or "
-        "not drawn (features per node). Categorical features use another statistic "
-        "(mutual information or the correlation ratio of y), so compare p-values, not "
-        "statistics, across feature types."
+        link_terms(
+            "Status: *tested*; *scan stopped*: drawn, but feature scanning stopped at an "
+            "earlier significant feature (statistic only; turn scanning off to test every "
+            "feature); *not in pool*: muted by an ancestor's test, constant at this node, or "
+            "not drawn (features per node). Categorical features use another statistic "
+            "(mutual information or the correlation ratio of y), so compare p-values, not "
+            "statistics, across feature types."
+        )
     )
     st.download_button(
         "Download this node's tests (CSV)",
@@ -906,18 +1005,23 @@ else:
     )
     nulls = rec.get("nulls", {})
     options = [int(f) for f in table.loc[table["status"] == "tested", "index"] if f in nulls]
-    c1, c2 = st.columns(2)
+    # side by side; one above the other in projection mode (half the width cut the titles)
+    c1, c2 = (
+        (st.container(), st.container()) if st.session_state.get(PROJECTION_KEY) else st.columns(2)
+    )
     with c1:
         if asymptotic:
             st.caption(
-                "Asymptotic tests have no permutation null distribution: the p-value is the "
-                + (
-                    "chi-square tail of the quadratic statistic (degrees of freedom = rank of "
-                    "its covariance)."
-                    if rec.get("teststat") == "quadratic"
-                    else "multivariate normal tail of the maximum statistic."
+                link_terms(
+                    "Asymptotic tests have no permutation null distribution: the p-value is the "
+                    + (
+                        "chi-square tail of the quadratic statistic (degrees of freedom = rank of "
+                        "its covariance)."
+                        if rec.get("teststat") == "quadratic"
+                        else "multivariate normal tail of the maximum statistic."
+                    )
+                    + " Choose the CIT paper's procedure to see permutation nulls."
                 )
-                + " Choose the CIT paper's procedure to see permutation nulls."
             )
         elif options:
             if st.session_state.get("ci_null_feature_view") not in options:
@@ -929,8 +1033,10 @@ else:
                 options,
                 key="ci_null_feature_view",
                 format_func=lambda j: names[j],
-                help="The feature's selector statistic under permutations of "
-                "the target at this node.",
+                help=link_terms(
+                    "The feature's selector statistic under permutations of "
+                    "the target at this node."
+                ),
             )
             st.session_state["_ci_null_feature"] = f
             row = table[table["index"] == f].iloc[0]
@@ -981,26 +1087,30 @@ else:
             cats = meta["categories"][int(tree.feature[node])]
             left = ", ".join(md(cats[c]) for c in rec["chosen_categories"])
             st.caption(
-                f"Stage B: the split of the categories into two groups with the largest "
-                f"{rec['split_statistic']} statistic ({rec['split_statistic_value']:.4g}) "
-                f"sends {{{left}}} left."
+                link_terms(
+                    f"Stage B: the split of the categories into two groups with the largest "
+                    f"{rec['split_statistic']} statistic ({rec['split_statistic_value']:.4g}) "
+                    f"sends {{{left}}} left."
+                )
             )
         elif rec.get("p_values"):
-            st.caption(f"Stage B did not run here: {why_leaf(node)}.")
+            st.caption(link_terms(f"Stage B did not run here: {why_leaf(node)}."))
 
 # -- 4. rankings -------------------------------------------------------------------------------
 st.subheader("4. Feature rankings: CIT, CIF, CART, random forest")
 imps = {m: fit["importances"][m] for m in METHODS if m in fit["importances"]}
 if running:
-    st.caption("The forests are still being fitted; the table fills in as they finish.")
+    st.caption(link_terms("The forests are still being fitted; the table fills in as they finish."))
 rank = rankings_table(imps, names)
 st.caption(
-    "Normalised importances (each method sums to 1). CIT / CIF: impurity decrease of "
-    "the significant splits (not weighted by node size); CART / random forest: "
-    "scikit-learn's mean decrease in impurity (fully grown trees; categorical codes "
-    "treated as numbers). Fit times: "
-    + ", ".join(f"{m} {s:.2f} s" for m, s in fit["seconds"].items())
-    + "."
+    link_terms(
+        "Normalised importances (each method sums to 1). CIT / CIF: impurity decrease of "
+        "the significant splits (not weighted by node size); CART / random forest: "
+        "scikit-learn's mean decrease in impurity (fully grown trees; categorical codes "
+        "treated as numbers). Fit times: "
+        + ", ".join(f"{m} {s:.2f} s" for m, s in fit["seconds"].items())
+        + "."
+    )
 )
 panel.chart(rankings_figure(rank, list(imps)), key="ci_rank_fig")
 shown_rank = rank.round(4)
@@ -1018,22 +1128,28 @@ st.download_button(
 unused = [m for m, v in imps.items() if not np.any(np.asarray(v) > 0)]
 if unused:
     st.caption(
-        f"{' and '.join(unused)} {'has' if len(unused) == 1 else 'have'} no split, so "
-        "all importances are 0 and there is no ranking (a top-k run would keep the "
-        "features in column order)."
+        link_terms(
+            f"{' and '.join(unused)} {'has' if len(unused) == 1 else 'have'} no split, so "
+            "all importances are 0 and there is no ranking (a top-k run would keep the "
+            "features in column order)."
+        )
     )
 if any(rank[f"{m} rank"].isna().any() for m in imps if m not in unused):
     st.caption(
-        "A rank is *not used* where the method gives the feature no importance (it never "
-        "splits on it)."
+        link_terms(
+            "A rank is *not used* where the method gives the feature no importance (it never "
+            "splits on it)."
+        )
     )
 
 # -- 5. top-k ------------------------------------------------------------------------------------
 st.subheader("5. What the top-k features buy downstream")
 st.caption(
-    "For each k, a fixed learner is trained on the k top-ranked features of each method "
-    "and scored by cross-validation (features standardised on the training fold). The "
-    "paper's protocol re-ranks on every training fold."
+    link_terms(
+        "For each k, a fixed learner is trained on the k top-ranked features of each method "
+        "and scored by cross-validation (features standardised on the training fold). The "
+        "paper's protocol re-ranks on every training fold."
+    )
 )
 learners = CLASSIFICATION_LEARNERS if clf else REGRESSION_LEARNERS
 metric = "balanced accuracy" if clf else "R²"
@@ -1042,10 +1158,12 @@ learner = c[0].selectbox(
     "Learner",
     learners,
     key=f"ci_learner_{ds.task}",
-    help="The CIT paper's benchmark learners: logistic: logistic "
-    "regression (balanced class weights); svm / svr: RBF support "
-    "vector machine (C = 1); knn: 5 nearest neighbours, "
-    "distance-weighted; ridge: ridge regression (alpha = 1).",
+    help=link_terms(
+        "The CIT paper's benchmark learners: logistic: logistic "
+        "regression (balanced class weights); svm / svr: RBF support "
+        "vector machine (C = 1); knn: 5 nearest neighbours, "
+        "distance-weighted; ridge: ridge regression (alpha = 1)."
+    ),
 )
 k_all = [k for k in (1, 2, 3, 5, 10, 20, 50) if k <= ds.n_features]
 if ds.n_features not in k_all:
@@ -1055,16 +1173,18 @@ ks = c[1].multiselect(
     k_all,
     default=[k for k in (1, 2, 3, 5, 10) if k in k_all] or k_all[:1],
     key="ci_ks_view",
-    help="Numbers of top-ranked features to keep.",
+    help=link_terms("Numbers of top-ranked features to keep."),
 )
 folds = c[2].slider("Folds", 2, 10, 5, key="ci_folds")
 rerank = c[3].checkbox(
     "Re-rank on every training fold",
     True,
     key="ci_rerank",
-    help="The paper's protocol (honest, slower: every method is refitted "
-    "per fold). Off: use the rankings above, fitted on all rows "
-    "(optimistic, fast).",
+    help=link_terms(
+        "The paper's protocol (honest, slower: every method is refitted "
+        "per fold). Off: use the rankings above, fitted on all rows "
+        "(optimistic, fast)."
+    ),
 )
 topk_methods = st.multiselect(
     "Methods", list(METHODS), default=list(METHODS), key="ci_topk_methods"
@@ -1123,14 +1243,16 @@ if tjob is not None:
     tres = tjob.snapshot().latest if trunning else finished_result(tjob, "The top-k run")
     tmeta = TOPK.meta
     if tres and tres.get("curves"):
-        st.caption(f"Results for {tmeta['caption'].rstrip('.')}; learner {tmeta['learner']}.")
+        st.caption(
+            link_terms(f"Results for {tmeta['caption'].rstrip('.')}; learner {tmeta['learner']}.")
+        )
         partial = [
             f"{m} ({len(cv['scores'])} of {tmeta['folds']} folds)"
             for m, cv in tres["curves"].items()
             if not cv.get("complete", True)
         ]
         if partial:
-            st.caption("Not every fold finished: " + ", ".join(partial) + ".")
+            st.caption(link_terms("Not every fold finished: " + ", ".join(partial) + "."))
         for note in tres.get("notes", []):
             st.info(note)
         panel.chart(top_k_figure(tres["curves"], metric=tmeta["metric"]), key="ci_topk_fig")
@@ -1153,10 +1275,12 @@ else:
 # -- 6. selection bias ------------------------------------------------------------------------
 st.subheader("6. CART's selection bias, live")
 st.caption(
-    "Adds pure-noise features (continuous uniform: every value distinct) to the current "
-    "data and fits a fully grown CART and the conditional inference tree with the "
-    "parameters above. CART's greedy search finds spurious splits among many distinct "
-    "values, so noise collects importance; the tests give it (almost) none."
+    link_terms(
+        "Adds pure-noise features (continuous uniform: every value distinct) to the current "
+        "data and fits a fully grown CART and the conditional inference tree with the "
+        "parameters above. CART's greedy search finds spurious splits among many distinct "
+        "values, so noise collects importance; the tests give it (almost) none."
+    )
 )
 n_noise = st.number_input("Noise features to add", 1, 200, 10, step=1, key="ci_n_noise")
 save_settings()
@@ -1191,7 +1315,9 @@ if bjob is not None and not brunning:
         k = bmeta["n_noise"]
         bnames = bmeta["names"] + [f"noise {i + 1}" for i in range(k)]
         is_noise = np.r_[np.zeros(len(bmeta["names"]), bool), np.ones(k, bool)]
-        st.caption(f"Results for {bmeta['caption'].rstrip('.')}, plus {k} noise features.")
+        st.caption(
+            link_terms(f"Results for {bmeta['caption'].rstrip('.')}, plus {k} noise features.")
+        )
         share = {m: float(v[is_noise].sum()) for m, v in bres["importances"].items()}
         st.markdown(
             " · ".join(f"**{m}** puts {s:.0%} of its importance on noise" for m, s in share.items())

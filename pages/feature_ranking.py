@@ -21,6 +21,8 @@ from engine.figures.treegrad import (
 )
 from engine.jobs import Job
 from engine.snippets import feature_ranking_snippet
+from engine.teaching import predict
+from engine.teaching.glossary import link_terms
 from engine.tree import DumpLimits, TreeArrays, TreeEnsemble, load_model_dump
 from engine.treegrad import service
 from engine.treegrad.service import (
@@ -61,6 +63,7 @@ from pages._shared import (
     shown_figure,
     stop_page,
 )
+from pages._teaching import PredictFirst
 
 PREDICTED = -1
 #: The what-if editor's code and label of a missing value (a row's own missing value).
@@ -128,7 +131,7 @@ ds = current_dataset(allow_missing=True)
 if ds is None:
     stop_page(*JOBS)
 st.markdown(dataset_caption(ds))
-st.caption(MISSING_VALUES_CAPTION)
+st.caption(link_terms(MISSING_VALUES_CAPTION))
 SETTINGS.read_link(feature_ranking_link())
 if ds.n_samples < 10:
     st.error(
@@ -191,9 +194,11 @@ source = st.radio(
         "remembered": f"A model fitted on another page ({len(remembered)})",
         "upload": "Upload an XGBoost / LightGBM dump",
     }[s],
-    help="Models fitted on other pages (e.g. Compare) on this same dataset are offered "
-    "here. Uploads: XGBoost's model JSON or UBJSON (save_model('model.json')) or "
-    "LightGBM's dump_model() as JSON; never a pickle.",
+    help=link_terms(
+        "Models fitted on other pages (e.g. Compare) on this same dataset are offered "
+        "here. Uploads: XGBoost's model JSON or UBJSON (save_model('model.json')) or "
+        "LightGBM's dump_model() as JSON; never a pickle."
+    ),
 )
 c = st.columns(6)
 test_size = c[5].slider(
@@ -203,7 +208,9 @@ test_size = c[5].slider(
     0.25,
     0.05,
     key="tg_test",
-    help="Share of rows held out (seeded split); samples are picked among these test rows.",
+    help=link_terms(
+        "Share of rows held out (seeded split); samples are picked among these test rows."
+    ),
 )
 if source == "upload":
     upload = st.file_uploader(
@@ -213,14 +220,18 @@ if source == "upload":
         # UPLOADED instead)
         key="model_dump_upload",
         max_upload_size=DEFAULT_LIMITS.max_bytes // 2**20,
-        help="Trained on this dataset's columns, in the same order. Limits: "
-        f"{DEFAULT_LIMITS.max_bytes // 2**20} MiB, {DEFAULT_LIMITS.max_trees:,} trees, "
-        f"{DEFAULT_LIMITS.max_nodes:,} nodes.",
+        help=link_terms(
+            "Trained on this dataset's columns, in the same order. Limits: "
+            f"{DEFAULT_LIMITS.max_bytes // 2**20} MiB, {DEFAULT_LIMITS.max_trees:,} trees, "
+            f"{DEFAULT_LIMITS.max_nodes:,} nodes."
+        ),
     )
     if upload is not None:
         st.session_state[UPLOADED] = (upload.name, upload.getvalue())
     elif UPLOADED in st.session_state:
-        st.caption(f"Using the model uploaded earlier: {md(st.session_state[UPLOADED][0])}.")
+        st.caption(
+            link_terms(f"Using the model uploaded earlier: {md(st.session_state[UPLOADED][0])}.")
+        )
     if UPLOADED not in st.session_state:
         st.info(
             "Upload a model trained on this dataset: in Python, "
@@ -250,7 +261,7 @@ elif source == "remembered":
         "Fitted model",
         list(remembered),
         key="tg_remembered_view",
-        help="Models are offered only for the dataset they were fitted on.",
+        help=link_terms("Models are offered only for the dataset they were fitted on."),
     )
     entry = remembered[label]
     raw_model = entry["model"]
@@ -272,7 +283,7 @@ else:
         6,
         step=1,
         key="tg_depth",
-        help="Deeper trees use more features per path; 0 grows out.",
+        help=link_terms("Deeper trees use more features per path; 0 grows out."),
     )
     leaves = c[2].number_input(
         "Max leaves (0 = none)",
@@ -281,7 +292,7 @@ else:
         0,
         step=8,
         key="tg_leaves",
-        help="Caps the number of leaves per tree (best-first growth).",
+        help=link_terms("Caps the number of leaves per tree (best-first growth)."),
     )
     n_est = c[3].number_input(
         "Trees",
@@ -291,7 +302,7 @@ else:
         step=10,
         key="tg_trees",
         disabled=kind == "tree",
-        help="Number of trees of a forest or boosting model.",
+        help=link_terms("Number of trees of a forest or boosting model."),
     )
     lr_gb = c[4].number_input(
         "Learning rate",
@@ -301,7 +312,7 @@ else:
         step=0.05,
         key="tg_gblr",
         disabled=kind not in ("boosting", "xgboost", "lightgbm"),
-        help="Boosting shrinkage.",
+        help=link_terms("Boosting shrinkage."),
     )
     if leaves == 1:
         st.error("Max leaves must be 0 (no limit) or at least 2.")
@@ -342,12 +353,14 @@ if summary["n_features"] != ds.n_features:
     stop_page(*JOBS)
 is_boost = isinstance(model, TreeEnsemble) and model.kind == "boosting"
 st.caption(
-    f"{summary['trees']} tree(s), {summary['leaves']:,} leaves, max depth "
-    f"{summary['max_depth']}; {score_txt}."
-    + (
-        " Categorical features are split on their integer codes (label order)."
-        if ds.is_categorical.any()
-        else ""
+    link_terms(
+        f"{summary['trees']} tree(s), {summary['leaves']:,} leaves, max depth "
+        f"{summary['max_depth']}; {score_txt}."
+        + (
+            " Categorical features are split on their integer codes (label order)."
+            if ds.is_categorical.any()
+            else ""
+        )
     )
 )
 
@@ -371,8 +384,10 @@ if classification:
         format_func=lambda k: (
             "the predicted class of each sample" if k == PREDICTED else class_names[k]
         ),
-        help="Attributions explain one output: the class probability (tree, forest) or the "
-        "class's raw log-odds score (gradient boosting).",
+        help=link_terms(
+            "Attributions explain one output: the class probability (tree, forest) or the "
+            "class's raw log-odds score (gradient boosting)."
+        ),
     )
 
 st.subheader("2. Sample")
@@ -393,7 +408,7 @@ row = c1.selectbox(
     test_rows,
     key="tg_row",
     format_func=lambda r: f"row {r} (target {fmt_target(y_lab[r])})",
-    help="A held-out row; edit its feature values below (what-if).",
+    help=link_terms("A held-out row; edit its feature values below (what-if)."),
 )
 x0 = ds.X[row].copy()
 n = ds.n_features
@@ -433,16 +448,18 @@ else:
         value=None,
         format="%.6g",
         placeholder=MISSING_LABEL,
-        help=(
-            f"Training range {observed.min():.4g} .. {observed.max():.4g}. "
-            if observed.size
-            else ""
-        )
-        + "Values outside it follow the outermost branch."
-        + (
-            " This row's value is missing: leave the box empty to keep it so."
-            if row_missing
-            else ""
+        help=link_terms(
+            (
+                f"Training range {observed.min():.4g} .. {observed.max():.4g}. "
+                if observed.size
+                else ""
+            )
+            + "Values outside it follow the outermost branch."
+            + (
+                " This row's value is missing: leave the box empty to keep it so."
+                if row_missing
+                else ""
+            )
         ),
     )
 x = x0.copy()
@@ -501,11 +518,19 @@ with st.expander("Method parameters", expanded=False):
         4,
         step=1,
         key="tg_alpha",
-        help="Integer >= 1. Beta(16,1) weights small coalitions, "
-        "(1,16) large ones; (1,1) is Shapley.",
+        help=link_terms(
+            "Integer >= 1. Beta(16,1) weights small coalitions, "
+            "(1,16) large ones; (1,1) is Shapley."
+        ),
     )
     beta = c[1].number_input(
-        "Beta beta", 1, 64, 1, step=1, key="tg_beta", help="Integer >= 1 (Kwon & Zou's convention)."
+        "Beta beta",
+        1,
+        64,
+        1,
+        step=1,
+        key="tg_beta",
+        help=link_terms("Integer >= 1 (Kwon & Zou's convention)."),
     )
     p = c[2].slider(
         "Weighted Banzhaf p",
@@ -514,7 +539,7 @@ with st.expander("Method parameters", expanded=False):
         0.3,
         0.05,
         key="tg_p",
-        help="Each other feature is present with probability p (0.5 = Banzhaf).",
+        help=link_terms("Each other feature is present with probability p (0.5 = Banzhaf)."),
     )
     lr = c[3].number_input(
         "Ranker learning rate",
@@ -523,7 +548,7 @@ with st.expander("Method parameters", expanded=False):
         5.0,
         step=0.5,
         key="tg_lr",
-        help="Step size of gradient ascent / Adam (paper: 5).",
+        help=link_terms("Step size of gradient ascent / Adam (paper: 5)."),
     )
     steps = c[4].number_input(
         "Ranker steps T",
@@ -532,7 +557,7 @@ with st.expander("Method parameters", expanded=False):
         100,
         step=10,
         key="tg_steps",
-        help="Iterations (paper: 100). T = 1 gives the Banzhaf value.",
+        help=link_terms("Iterations (paper: 100). T = 1 gives the Banzhaf value."),
     )
     n_random = c[5].number_input(
         "Random rankings",
@@ -541,7 +566,7 @@ with st.expander("Method parameters", expanded=False):
         16,
         step=4,
         key="tg_nrandom",
-        help="Random orderings averaged for the baseline curve (0 hides it).",
+        help=link_terms("Random orderings averaged for the baseline curve (0 hides it)."),
     )
 params = MethodParams(int(alpha), int(beta), float(p), float(lr), int(steps))
 SETTINGS.save()
@@ -556,8 +581,10 @@ if is_boost and classification:
             "probability": "probability (softmax/sigmoid, as the paper)",
             "game": "raw score (the attributed game)",
         }.get,
-        help="Boosting attributions are on the raw score; the paper scores the rankings on "
-        "the predicted probability, computed on the same feature subsets.",
+        help=link_terms(
+            "Boosting attributions are on the raw score; the paper scores the rankings on "
+            "the predicted probability, computed on the same feature subsets."
+        ),
     )
 curve_label = f"P({cname})" if curve_output == "probability" else game_label
 
@@ -596,6 +623,22 @@ n_nodes = sum(t.node_count for t in (model.trees if isinstance(model, TreeEnsemb
 curve_work = n_nodes * 2 * (n + 1) * (6 + len(PAPER_BETAS) + int(n_random))
 sync_curves = curve_work < SYNC_CURVE_WORK
 param_values = dataclasses.astuple(params)
+
+# -- predict first (optional): which feature ranks first ------------------------------------
+#: The key of the attributions these settings give (model, sample, class, method parameters).
+predict_key = predict.result_key(model_key, x.tobytes().hex(), int(ci), param_values)
+PREDICT = PredictFirst("tg", what="the attributions")
+questions = None  # drawn only while no answer is locked in and the result is unseen
+if PREDICT.asking(predict_key):
+    with PREDICT.box:
+        method_asked = st.selectbox(
+            "Method asked about",
+            params.labels(),
+            key="tg_predict_method",
+            help=link_terms("The question asks which feature this attribution method ranks first."),
+        )
+    questions = [predict.first_rank_question(names, method_asked)]
+PREDICT.ask(questions, predict_key)  # or what is locked in, or why nothing is asked
 try:
     ex = sample_explanation(model_key, x.tobytes(), int(ci), param_values)
     cs_one = (
@@ -609,6 +652,11 @@ except ValueError as exc:
     st.error(f"Cannot compute the attributions: {md(exc)}")
     stop_page(*JOBS)
 
+PREDICT.reveal(
+    predict_key,
+    lambda question: predict.first_rank_answer(ex.scores, names, question.subject),
+    stop=lambda: stop_page(*JOBS),
+)
 tabs = st.tabs(
     ["Attributions", "Insertion / deletion", "Ranker convergence", "Tree and gamma", "Numerics"]
 )
@@ -646,7 +694,7 @@ with tabs[0]:
             n,
             min(n, 15),
             key="tg_topk",
-            help="Features with the largest |attribution| over all methods.",
+            help=link_terms("Features with the largest |attribution| over all methods."),
         )
     normalise = c2.toggle("Scale each method by its max |value|", key="tg_norm")
     value_label = f"contribution to {game_label}"
@@ -663,11 +711,13 @@ with tabs[0]:
     )
     sh = ex.scores["Shapley"]
     st.caption(
-        f"Shapley efficiency: f(\u2205) + \u03a3\u03c6 = {float(ex.f_empty):.6g} + "
-        f"{float(sh.sum()):.6g} = {float(ex.f_empty + sh.sum()):.6g}; f(all features) = "
-        f"{float(ex.f_full):.6g}. Hatched bars are negative. Ranker scores are the running mean of "
-        "the symmetric gradient, so they rank features; their size is not an additive "
-        "share."
+        link_terms(
+            f"Shapley efficiency: f(\u2205) + \u03a3\u03c6 = {float(ex.f_empty):.6g} + "
+            f"{float(sh.sum()):.6g} = {float(ex.f_empty + sh.sum()):.6g}; f(all features) = "
+            f"{float(ex.f_full):.6g}. Hatched bars are negative. Ranker scores are the running mean of "
+            "the symmetric gradient, so they rank features; their size is not an additive "
+            "share."
+        )
     )
     # the heat map beside its explanation; above it in projection mode (too narrow)
     c1, c2 = (
@@ -689,9 +739,11 @@ with tabs[0]:
     )
     if unused:
         c2.caption(
-            f"{len(unused)} feature(s) score 0 for every method (never on this "
-            f"sample's relevant paths): {', '.join(unused[:12])}"
-            + ("..." if len(unused) > 12 else "")
+            link_terms(
+                f"{len(unused)} feature(s) score 0 for every method (never on this "
+                f"sample's relevant paths): {', '.join(unused[:12])}"
+                + ("..." if len(unused) > 12 else "")
+            )
         )
     panel.table(
         table.round(6),
@@ -795,19 +847,21 @@ with tabs[1]:
         }.get,
     )
     st.caption(
-        "Insert features one by one in each method's ranking order (insertion: start from no "
-        "feature, f(\u2205), end at the prediction) or delete them (deletion: start at the "
-        "prediction). A good ranking makes insertion rise fast (high AUC) and deletion fall fast "
-        "(low AUC); AUC is the mean of the n + 1 points. Shapley-type values rank by *average* "
-        "marginal effect; the Ranker maximises (f(S) - f(N\\S))/2 over coalitions directly, "
-        "which is aimed at ins - del on the attributed game (compare in the table; on another "
-        "scale, such as boosting's probability, or with few relevant features, linear "
-        "attributions can match it). "
-        + (
-            "The black dashed curves are the best achievable values of any ranking (brute force "
-            "over all subsets of each size)."
-            if n <= 12
-            else f"(Brute-force best envelopes need at most 12 features; this dataset has {n}.)"
+        link_terms(
+            "Insert features one by one in each method's ranking order (insertion: start from no "
+            "feature, f(\u2205), end at the prediction) or delete them (deletion: start at the "
+            "prediction). A good ranking makes insertion rise fast (high AUC) and deletion fall fast "
+            "(low AUC); AUC is the mean of the n + 1 points. Shapley-type values rank by *average* "
+            "marginal effect; the Ranker maximises (f(S) - f(N\\S))/2 over coalitions directly, "
+            "which is aimed at ins - del on the attributed game (compare in the table; on another "
+            "scale, such as boosting's probability, or with few relevant features, linear "
+            "attributions can match it). "
+            + (
+                "The black dashed curves are the best achievable values of any ranking (brute force "
+                "over all subsets of each size)."
+                if n <= 12
+                else f"(Brute-force best envelopes need at most 12 features; this dataset has {n}.)"
+            )
         )
     )
     if mode == "sample" and cs_one is not None:
@@ -815,9 +869,11 @@ with tabs[1]:
     elif mode == "sample":
         one_key = (model_key, x.tobytes(), int(ci), param_values, curve_output, int(n_random))
         st.caption(
-            f"This model has {n_nodes:,} nodes: the {2 * (n + 1)} curve points of "
-            f"{6 + len(PAPER_BETAS) + int(n_random)} rankings take a few seconds, so they "
-            "run in the background. Press Run (again after an edit)."
+            link_terms(
+                f"This model has {n_nodes:,} nodes: the {2 * (n + 1)} curve points of "
+                f"{6 + len(PAPER_BETAS) + int(n_random)} rankings take a few seconds, so they "
+                "run in the background. Press Run (again after an edit)."
+            )
         )
 
         def start_one():
@@ -843,8 +899,10 @@ with tabs[1]:
         if out is not None and isinstance(out[0], CurveSet):
             if not other_dataset(out[1], "curves") and out[1].get("key") != one_key:
                 st.caption(
-                    "These curves are for the sample as it was when Run was pressed; "
-                    "press Run to update them."
+                    link_terms(
+                        "These curves are for the sample as it was when Run was pressed; "
+                        "press Run to update them."
+                    )
                 )
             show_curves(out[0], curve_label, "tg_one", f"treegrad_curves_row{row}.csv")
     else:
@@ -862,16 +920,18 @@ with tabs[1]:
                 max_batch,
                 min(50, max_batch),
                 key="tg_batch",
-                help="The first rows of the seeded test split.",
+                help=link_terms("The first rows of the seeded test split."),
             )
         else:
             size = 1
-            cA.caption("The test split has a single row: the batch is that row.")
+            cA.caption(link_terms("The test split has a single row: the batch is that row."))
         cB.caption(
-            "The batch runs in the background (Stop keeps the finished rows). Each row "
-            "is explained at the chosen class"
-            + (" (its own predicted class)" if cls_choice == PREDICTED else "")
-            + "; what-if edits apply to the single sample only."
+            link_terms(
+                "The batch runs in the background (Stop keeps the finished rows). Each row "
+                "is explained at the chosen class"
+                + (" (its own predicted class)" if cls_choice == PREDICTED else "")
+                + "; what-if edits apply to the single sample only."
+            )
         )
 
         def start_batch():
@@ -937,7 +997,9 @@ with tabs[1]:
                 cls_choice,
             ):
                 st.caption(
-                    "These curves were computed with other settings; press Run to update them."
+                    link_terms(
+                        "These curves were computed with other settings; press Run to update them."
+                    )
                 )
             render_batch(res)
             per_row = res.per_row_auc
@@ -964,12 +1026,14 @@ with tabs[2]:
         key="tg_ranker_fig",
     )
     st.caption(
-        "z_i is the probability that feature i is *present*; the Ranker starts at "
-        "z = 0.5 (its first step's gradient is the Banzhaf value) and climbs J(z) = "
-        "(fbar(z) - fbar(1 - z))/2, the multilinear extension of f(S) - f(N\\S). Adam's "
-        "first step is about lr \u00b7 sign(gradient), so it jumps to a vertex of the "
-        "cube at once; plain gradient ascent moves in proportion to the gradient, whose "
-        "size depends on the output's units."
+        link_terms(
+            "z_i is the probability that feature i is *present*; the Ranker starts at "
+            "z = 0.5 (its first step's gradient is the Banzhaf value) and climbs J(z) = "
+            "(fbar(z) - fbar(1 - z))/2, the multilinear extension of f(S) - f(N\\S). Adam's "
+            "first step is about lr \u00b7 sign(gradient), so it jumps to a vertex of the "
+            "cube at once; plain gradient ascent moves in proportion to the gradient, whose "
+            "size depends on the output's units."
+        )
     )
 
 # -- tree ------------------------------------------------------------------------------------
@@ -990,8 +1054,10 @@ with tabs[3]:
                 1,
                 step=1,
                 key="tg_tree_view",
-                help="The game averages (forest) or sums (boosting) the "
-                "trees; each has its own path and gammas.",
+                help=link_terms(
+                    "The game averages (forest) or sums (boosting) the "
+                    "trees; each has its own path and gammas."
+                ),
             )
         )
         k_tree = ids[pos - 1]
@@ -1017,13 +1083,15 @@ with tabs[3]:
         key="tg_tree_fig",
     )
     st.caption(
-        "\u03b3 on an edge = cover(parent) / cover(child) where the sample takes the "
-        "edge, 0 where it does not. A leaf's factor for feature j is "
-        "(1 - z_j + z_j \u00b7 \u03b3_j), \u03b3_j the product over the path's edges on "
-        "j: z_j = 0 removes j (the leaf keeps its cover share), z_j = 1 keeps it (the "
-        "leaf counts only if the sample reaches it). Hover a node for the \u03b3 of "
-        "its incoming edge; the whole path is listed below (also past collapsed "
-        "subtrees)."
+        link_terms(
+            "\u03b3 on an edge = cover(parent) / cover(child) where the sample takes the "
+            "edge, 0 where it does not. A leaf's factor for feature j is "
+            "(1 - z_j + z_j \u00b7 \u03b3_j), \u03b3_j the product over the path's edges on "
+            "j: z_j = 0 removes j (the leaf keeps its cover share), z_j = 1 keeps it (the "
+            "leaf counts only if the sample reaches it). Hover a node for the \u03b3 of "
+            "its incoming edge; the whole path is listed below (also past collapsed "
+            "subtrees)."
+        )
     )
     edges = path_table(tree, x, names)
     panel.table(

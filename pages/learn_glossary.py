@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from engine.teaching.glossary import GLOSSARY, sorted_terms
+from engine.teaching.glossary import GLOSSARY, anchor, sorted_terms
 from pages._link_params import glossary_link
 from pages._links import apply_link, mirror_link
 from pages._shared import md, require_entrypoint
@@ -11,7 +11,10 @@ require_entrypoint("pages/learn_glossary.py")
 LINK = glossary_link()
 apply_link("glossary", LINK)
 st.title("Glossary")
-st.markdown("The terms the lessons, the challenge and the method pages use, in plain words.")
+st.markdown(
+    "The terms the lessons, the challenge and the method pages use, in plain words. The "
+    "help texts and captions of the method pages link here, to the term they use."
+)
 query = st.text_input("Search", key="learn_gl_query", placeholder="e.g. impurity, p-value")
 mirror_link(LINK)
 wanted = query.strip().lower()
@@ -20,5 +23,6 @@ shown = [
 ]
 if not shown:
     st.info(md(f"No term matches '{query}'. Clear the search to see every term."))
-for term in shown:
-    st.markdown(f"**{md(term)}**: {md(GLOSSARY[term])}")
+for term in shown:  # each term a heading with its anchor: glossary#<anchor> opens at it
+    st.subheader(md(term), anchor=anchor(term))
+    st.markdown(md(GLOSSARY[term]))

@@ -16,6 +16,7 @@ from engine.figures.growth import (
 from engine.figures.tree import tree_figure
 from engine.teaching import growth
 from engine.teaching.datasets import bundled
+from engine.teaching.glossary import link_terms
 from pages._link_params import GROWTH_SOURCES, learn_growth_link
 from pages._links import apply_link, mirror_link
 from pages._shared import (
@@ -61,6 +62,7 @@ if SOURCES[source] is None:
     X, y, task, names = ds.X, ds.y, ds.task, list(ds.feature_names)
     classes = None if ds.classes_ is None else [str(c) for c in ds.classes_]
     categorical, target, digest = ds.is_categorical, ds.target, dataset_digest(ds)
+    category_labels = ds.categories
 else:
     lesson_data = bundled(SOURCES[source])
     st.caption(md(lesson_data.description))
@@ -68,6 +70,7 @@ else:
     names, target = list(lesson_data.feature_names), lesson_data.target
     classes = None if lesson_data.class_names is None else list(lesson_data.class_names)
     categorical, digest = None, f"curated:{SOURCES[source]}"
+    category_labels = None
 
 try:
     data = growth.prepare(
@@ -77,6 +80,8 @@ try:
         feature_names=names,
         is_categorical=categorical,
         n_classes=len(classes or ()),
+        keep_categorical=method == "CART",  # CART splits categories into two sets
+        categories=category_labels,
     )
 except ValueError as exc:
     st.error(md(exc))
@@ -84,13 +89,29 @@ except ValueError as exc:
 for note in data.notes:
     st.info(md(note))
 
-key = f"{digest}:{method}:{cap}"
+criterion = "gini"
+if method == "CART" and task == "classification":
+    criterion = st.radio(
+        "Impurity",
+        list(growth.CART_CRITERIA),
+        format_func={"gini": "Gini impurity", "entropy": "entropy (bits)"}.get,
+        horizontal=True,
+        key="learn_gr_criterion",
+        help=link_terms(
+            "What CART's impurity decrease measures: Gini impurity (the chance two random "
+            "rows of the node disagree) or entropy (bits of uncertainty about the class)."
+        ),
+    )
+mirror_link(LINK)
+key = f"{digest}:{method}:{cap}:{criterion}"
 store = st.session_state.setdefault("_learn_gr_growths", {})
 if key not in store:
     with st.spinner(f"Growing the {method}..."):
         try:
             store.clear()  # one growth per session: the steps of the current settings
-            store[key] = growth.grow(method, data, cap=cap, class_names=classes, target=target)
+            store[key] = growth.grow(
+                method, data, cap=cap, class_names=classes, target=target, criterion=criterion
+            )
         except ValueError as exc:
             st.error(md(exc))
             st.stop()
@@ -134,7 +155,19 @@ def _toggle_play() -> None:
     st.session_state["_learn_gr_tick"] = time.monotonic()
 
 
-CRITERION = "Gini" if task == "classification" else "squared error"
+CRITERION = (
+    {"gini": "Gini", "entropy": "entropy"}[criterion]
+    if task == "classification"
+    else "squared error"
+)
+
+
+def _where(scan, i: int) -> str:
+    """Candidate ``i`` of ``scan``: a threshold, or the category set going left."""
+    if not scan.categorical:
+        return f"<= {scan.thresholds[i]:.4g}"
+    labels = None if data.categories is None else data.categories[scan.feature]
+    return "in {" + growth.category_list(scan.left_sets[i], labels) + "}"
 
 
 def _cart_details(step) -> None:
@@ -143,17 +176,17 @@ def _cart_details(step) -> None:
         {
             "feature": [names_of[s.feature] for s in scans],
             "candidates": [int(s.thresholds.size) for s in scans],
-            "best threshold": [s.best_threshold if s.best >= 0 else None for s in scans],
+            "best split": [_where(s, s.best) if s.best >= 0 else None for s in scans],
             "best decrease": [round(s.best_decrease, 6) if s.best >= 0 else None for s in scans],
             "chosen": [s.feature == step.feature for s in scans],
         },
         hide_index=True,
     )
-    with st.expander("Every candidate threshold (the whole scan)"):
+    with st.expander("Every candidate split (the whole scan)"):
         st.dataframe(
             {
                 "feature": [names_of[s.feature] for s in scans for _ in s.thresholds],
-                "threshold": np.concatenate([s.thresholds for s in scans]),
+                "split": [_where(s, i) for s in scans for i in range(s.thresholds.size)],
                 "impurity decrease": np.concatenate([s.decreases for s in scans]),
             },
             hide_index=True,
@@ -162,7 +195,11 @@ def _cart_details(step) -> None:
 
 def _cart_scan(step) -> None:
     st.plotly_chart(
-        shown_figure(cart_scan_figure(step, feature_names=names_of, criterion=CRITERION)),
+        shown_figure(
+            cart_scan_figure(
+                step, feature_names=names_of, criterion=CRITERION, categories=data.categories
+            )
+        ),
         key="learn_gr_scan_view",
     )
     if task == "regression":

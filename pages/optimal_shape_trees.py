@@ -41,6 +41,8 @@ from engine.literati.service import (
     tree_counts,
 )
 from engine.snippets import optimal_shape_trees_snippet
+from engine.teaching import predict
+from engine.teaching.glossary import link_terms
 from pages._link_params import LITERATI_SCOPES, optimal_shape_trees_link
 from pages._shared import (
     PageJob,
@@ -60,6 +62,7 @@ from pages._shared import (
     shown_figure,
     stop_page,
 )
+from pages._teaching import PredictFirst
 
 PAPER = "https://arxiv.org/abs/2609.09299"
 
@@ -150,7 +153,7 @@ ds = current_dataset(allow_missing=True)
 if ds is None:
     stop_page(SEARCH)
 st.markdown(dataset_caption(ds))
-st.caption(MISSING_VALUES_CAPTION)
+st.caption(link_terms(MISSING_VALUES_CAPTION))
 SETTINGS.read_link(optimal_shape_trees_link())
 if ds.task != "classification":
     option = st.session_state.get("ds")
@@ -168,7 +171,11 @@ if ds.task != "classification":
             args=(option,),
         )
     else:
-        st.caption(f"{md(ds.target)} has {n_values} distinct values: too many to use as classes.")
+        st.caption(
+            link_terms(
+                f"{md(ds.target)} has {n_values} distinct values: too many to use as classes."
+            )
+        )
     stop_page(SEARCH)
 if ds.n_samples < MIN_ROWS:
     st.error(
@@ -192,9 +199,11 @@ with st.expander("Parameters", expanded=True):
         8,
         3,
         key="lit_depth",
-        help="Levels of questions from the root to a leaf. Depth 2-3 is usually proven "
-        "optimal within seconds; deeper trees grow the search space fast, and the search "
-        "then returns its best tree at the time limit with the remaining gap.",
+        help=link_terms(
+            "Levels of questions from the root to a leaf. Depth 2-3 is usually proven "
+            "optimal within seconds; deeper trees grow the search space fast, and the search "
+            "then returns its best tree at the time limit with the remaining gap."
+        ),
     )
     kmax = c2.slider(
         "Breakpoints per node K_max",
@@ -202,9 +211,11 @@ with st.expander("Parameters", expanded=True):
         4,
         2,
         key="lit_kmax",
-        help="Most breakpoints one node's shape function may use. K = 1 is a plain threshold "
-        "x ≤ t; K = 2 sends a middle range one way and both ends the other; K = 3, 4 "
-        "alternate further (left, right, left, ...).",
+        help=link_terms(
+            "Most breakpoints one node's shape function may use. K = 1 is a plain threshold "
+            "x ≤ t; K = 2 sends a middle range one way and both ends the other; K = 3, 4 "
+            "alternate further (left, right, left, ...)."
+        ),
     )
     time_limit = c3.number_input(
         "Time limit (seconds)",
@@ -213,9 +224,11 @@ with st.expander("Parameters", expanded=True):
         20.0,
         step=1.0,
         key="lit_time",
-        help="The search stops here and returns its incumbent with the gap to the lower "
-        "bound. It is checked inside the search's inner loops, so it holds within a "
-        "fraction of a second.",
+        help=link_terms(
+            "The search stops here and returns its incumbent with the gap to the lower "
+            "bound. It is checked inside the search's inner loops, so it holds within a "
+            "fraction of a second."
+        ),
     )
     c4, c5, c6 = st.columns(3)
     lam_frac = c4.number_input(
@@ -226,8 +239,10 @@ with st.expander("Parameters", expanded=True):
         step=0.001,
         format="%.4f",
         key="lit_lambda",
-        help="Price of each internal node, as a fraction of the training rows: 0.005 with "
-        "1,000 rows costs 5 misclassified rows per split. Larger: smaller trees.",
+        help=link_terms(
+            "Price of each internal node, as a fraction of the training rows: 0.005 with "
+            "1,000 rows costs 5 misclassified rows per split. Larger: smaller trees."
+        ),
     )
     alpha_frac = c5.number_input(
         "Breakpoint penalty α (fraction of training rows)",
@@ -237,8 +252,10 @@ with st.expander("Parameters", expanded=True):
         step=0.001,
         format="%.4f",
         key="lit_alpha",
-        help="Price of each breakpoint of a shape function, as a fraction of the training "
-        "rows. A node with K breakpoints costs λ + α·K; larger α: fewer breakpoints.",
+        help=link_terms(
+            "Price of each breakpoint of a shape function, as a fraction of the training "
+            "rows. A node with K breakpoints costs λ + α·K; larger α: fewer breakpoints."
+        ),
     )
     test_share = c6.slider(
         "Test share",
@@ -247,19 +264,23 @@ with st.expander("Parameters", expanded=True):
         0.25,
         step=0.05,
         key="lit_test",
-        help="Rows held out (stratified by class, shuffled with the sidebar seed) to measure "
-        "test accuracy; the search sees only the training rows.",
+        help=link_terms(
+            "Rows held out (stratified by class, shuffled with the sidebar seed) to measure "
+            "test accuracy; the search sees only the training rows."
+        ),
     )
     c7, c8, c9 = st.columns(3)
     bd_text = c7.text_input(
         "Candidate breakpoints B_d per depth",
         "8, 4",
         key="lit_bd",
-        help="At every data state, each feature's candidate breakpoints are the thresholds "
-        "of a one-feature CART with at most B_d leaves fitted on that state's rows. Give "
-        "one number per depth from the root (the last repeats below): '8, 4' = 8 at the "
-        "root, 4 below. 'all' = every midpoint between distinct values: the exact "
-        "(slowest) search. Optimality is proven among these candidates.",
+        help=link_terms(
+            "At every data state, each feature's candidate breakpoints are the thresholds "
+            "of a one-feature CART with at most B_d leaves fitted on that state's rows. Give "
+            "one number per depth from the root (the last repeats below): '8, 4' = 8 at the "
+            "root, 4 below. 'all' = every midpoint between distinct values: the exact "
+            "(slowest) search. Optimality is proven among these candidates."
+        ),
     )
     cache_size = c8.number_input(
         "Cache size (states)",
@@ -268,29 +289,35 @@ with st.expander("Parameters", expanded=True):
         10_000,
         step=1_000,
         key="lit_cache",
-        help="Most search states kept in memory (least recently used are evicted, never "
-        "those on the incumbent or the current path). An evicted state restarts from "
-        "its lower bound when reached again: memory stays bounded, work may repeat.",
+        help=link_terms(
+            "Most search states kept in memory (least recently used are evicted, never "
+            "those on the incumbent or the current path). An evicted state restarts from "
+            "its lower bound when reached again: memory stays bounded, work may repeat."
+        ),
     )
     run_k1 = c9.checkbox(
         "Baseline: the same search with K_max = 1",
         True,
         key="lit_k1",
-        help="After the main search, the same search with plain threshold splits only "
-        "(K_max = 1) and the same time limit, on the same split: what do shape "
-        "functions buy? Skipped when K_max is already 1.",
+        help=link_terms(
+            "After the main search, the same search with plain threshold splits only "
+            "(K_max = 1) and the same time limit, on the same split: what do shape "
+            "functions buy? Skipped when K_max is already 1."
+        ),
     )
     scope_label = st.radio(
         "Candidates of the states below the root",
         list(SCOPES),
         key="lit_scope",
         horizontal=True,
-        help="Each state's own (the paper's space): every data state fits its own "
-        "one-feature CARTs (B_d leaves) for its candidates. The root's: every state reuses "
-        "the root's candidates (B_0), so a depth-2 tree is solved exactly from class "
-        "counts in time linear in the rows (about a second at 200,000 rows); a different "
-        "candidate space, so the optimum can differ. Depth 1 to 3 (at depth 3 the "
-        "search expands the root and counts every depth-2 subtree); no greedy start.",
+        help=link_terms(
+            "Each state's own (the paper's space): every data state fits its own "
+            "one-feature CARTs (B_d leaves) for its candidates. The root's: every state reuses "
+            "the root's candidates (B_0), so a depth-2 tree is solved exactly from class "
+            "counts in time linear in the rows (about a second at 200,000 rows); a different "
+            "candidate space, so the optimum can differ. Depth 1 to 3 (at depth 3 the "
+            "search expands the root and counts every depth-2 subtree); no greedy start."
+        ),
     )
 
 SETTINGS.save()
@@ -329,18 +356,41 @@ if split.note:
 n_train = tr_idx.size
 lam, alpha = split.split_penalty, split.breakpoint_penalty
 st.caption(
-    f"With {n_train:,} training rows: **λ = {lam:.4g}** and **α = {alpha:.4g}** misclassified "
-    f"rows. A plain threshold split costs **λ_r = λ + α = {lam + alpha:.4g}**; each extra "
-    f"breakpoint costs α = {alpha:.4g}, so a K = 2 node costs {lam + 2 * alpha:.4g}. A split "
-    f"pays off only when it removes more errors than it costs. {te_idx.size:,} rows are held "
-    "out for testing."
+    link_terms(
+        f"With {n_train:,} training rows: **λ = {lam:.4g}** and **α = {alpha:.4g}** misclassified "
+        f"rows. A plain threshold split costs **λ_r = λ + α = {lam + alpha:.4g}**; each extra "
+        f"breakpoint costs α = {alpha:.4g}, so a K = 2 node costs {lam + 2 * alpha:.4g}. A split "
+        f"pays off only when it removes more errors than it costs. {te_idx.size:,} rows are held "
+        "out for testing."
+    )
 )
 if np.any(ds.is_categorical):
     st.caption(
-        "Categorical features are searched as their category codes in order (as the "
-        "figures show them); a shape function with several breakpoints can still group "
-        "non-adjacent categories."
+        link_terms(
+            "Categorical features are searched as their category codes in order (as the "
+            "figures show them); a shape function with several breakpoints can still group "
+            "non-adjacent categories."
+        )
     )
+
+
+# -- predict first (optional): the root's feature -------------------------------------------
+#: The key of the search these settings make (the tree depends on the data and all of them).
+predict_key = predict.result_key(
+    dataset_digest(ds),
+    int(depth),
+    int(kmax),
+    float(lam),
+    float(alpha),
+    bd_text.strip(),
+    scope,
+    float(time_limit),
+    int(cache_size),
+    float(test_share),
+    seed(),
+)
+PREDICT = PredictFirst("lit", what="the tree")
+PREDICT.ask([predict.root_split_question(ds.feature_names, model="Literati's tree")], predict_key)
 
 
 # -- run / stop --------------------------------------------------------------------------
@@ -390,6 +440,7 @@ def start_search():
         "breakpoint_fraction": float(alpha_frac),
         "digest": dataset_digest(ds),
         "run": st.session_state["_lit_runs"],
+        "predict_key": predict_key,
     }
     st.session_state.pop("_lit_results", None)
     return job, meta
@@ -441,6 +492,13 @@ def draw_live(snap) -> None:
         ),
         key="lit_live_gap",
     )
+    if PREDICT.asking(meta.get("predict_key", "")):
+        st.caption(
+            link_terms(
+                "The incumbent tree is hidden until you lock in your answer (Predict first)."
+            )
+        )
+        return
     # the incumbent as it changes (the worker swaps in a new immutable tree object)
     inc = latest["searches"][phase].incumbent()
     if inc is not None and inc.node_count > 1:
@@ -518,15 +576,22 @@ if meta["caption"] != dataset_caption(ds):
         "These results are for the dataset the search ran on, not the active one. Press "
         "**Run** to search on the active dataset."
     )
+if meta.get("predict_key"):  # a run stored before the questions has none
+    PREDICT.reveal(
+        meta["predict_key"],
+        lambda question: predict.root_split_answer(main.tree_, meta["feature_names"]),
+    )
 st.subheader("Result")
 panel = ResultPanel("optimal_shape_trees", meta)
 st.markdown(f"On {meta['caption']}")
 st.caption(
-    f"Run with D = {meta['depth']}, K_max = {meta['kmax']}, λ = {meta['lam']:.4g}, "
-    f"α = {meta['alpha']:.4g}, B_d = {meta['bd']}{SCOPE_NOTE[meta.get('scope', 'state')]}, "
-    f"time limit {meta['time_limit']:g} s, "
-    f"cache {meta['cache']:,} states, {len(meta['tr']):,} training / "
-    f"{len(meta['te']):,} test rows (seed {meta['seed']})."
+    link_terms(
+        f"Run with D = {meta['depth']}, K_max = {meta['kmax']}, λ = {meta['lam']:.4g}, "
+        f"α = {meta['alpha']:.4g}, B_d = {meta['bd']}{SCOPE_NOTE[meta.get('scope', 'state')]}, "
+        f"time limit {meta['time_limit']:g} s, "
+        f"cache {meta['cache']:,} states, {len(meta['tr']):,} training / "
+        f"{len(meta['te']):,} test rows (seed {meta['seed']})."
+    )
 )
 SEARCH.keep_run("optimal_shape_trees")
 if "test_share" in meta:  # a run stored before the snippets has no split shares
@@ -604,7 +669,7 @@ with right:
     )
 st.markdown("**Baselines on the same split**")
 if "k1" in meta["phases"] and "k1" not in models:
-    st.caption("The K_max = 1 baseline did not run: the search was stopped before it.")
+    st.caption(link_terms("The K_max = 1 baseline did not run: the search was stopped before it."))
 for msg in res.get("warnings", []):
     st.warning(msg)
 # Objective and lower bound printed here, like the metrics above: the browser's %.4g rounds
@@ -624,14 +689,16 @@ panel.table(
     | {"seconds": st.column_config.NumberColumn(format="%.4g")},
 )
 st.caption(
-    "Objective = training errors + λ × splits + α × breakpoints, the same for every row. "
-    "The greedy shape tree grows top-down among Literati's own candidate breakpoints; "
-    "it is the search's first upper bound (the search is seeded with it), so Literati "
-    "with the same K_max can only improve on it (unless the time limit ran out while "
-    "the search was still growing it). CART is greedy and picks thresholds "
-    "among all midpoints, so its objective can even fall below Literati's lower bound "
-    "when Literati searches fewer candidates (B_d); with B_d = 'all' it cannot. "
-    "Literati's seconds count search time only."
+    link_terms(
+        "Objective = training errors + λ × splits + α × breakpoints, the same for every row. "
+        "The greedy shape tree grows top-down among Literati's own candidate breakpoints; "
+        "it is the search's first upper bound (the search is seeded with it), so Literati "
+        "with the same K_max can only improve on it (unless the time limit ran out while "
+        "the search was still growing it). CART is greedy and picks thresholds "
+        "among all midpoints, so its objective can even fall below Literati's lower bound "
+        "when Literati searches fewer candidates (B_d); with B_d = 'all' it cannot. "
+        "Literati's seconds count search time only."
+    )
 )
 
 # gap chart (main search or the baseline)
@@ -672,8 +739,10 @@ if len(incumbents) > 1:
         format_func=lambda i: (
             f"#{i + 1} at {incumbents[i]['time']:.2f} s (UB {incumbents[i]['ub']:.4g})"
         ),
-        help="Every tree the search held as its best so far, in order; the last is the "
-        "result. Slide back to see how the anytime search improved it.",
+        help=link_terms(
+            "Every tree the search held as its best so far, in order; the last is the "
+            "result. Slide back to see how the anytime search improved it."
+        ),
     )
 inc = incumbents[pick]
 tree = labelled(inc["tree"])
@@ -682,10 +751,12 @@ n_split, n_bp = tree_counts(tree)
 # training errors of this incumbent: majority class of the leaf each row reaches by shape routing
 err = training_errors(tree, X_tr, y_tr)
 st.caption(
-    f"Incumbent #{pick + 1} of {len(incumbents)}, found at {inc['time']:.2f} s: "
-    f"{plural(err, 'training error')}, {plural(n_split, 'split')}, "
-    f"{plural(n_bp, 'breakpoint')}, objective "
-    f"{objective_of(err, n_split, n_bp, meta['lam'], meta['alpha']):.4g}."
+    link_terms(
+        f"Incumbent #{pick + 1} of {len(incumbents)}, found at {inc['time']:.2f} s: "
+        f"{plural(err, 'training error')}, {plural(n_split, 'split')}, "
+        f"{plural(n_bp, 'breakpoint')}, objective "
+        f"{objective_of(err, n_split, n_bp, meta['lam'], meta['alpha']):.4g}."
+    )
 )
 fig = shape_tree_figure(
     tree,
@@ -762,12 +833,16 @@ if st.session_state.get("_lit_remembered") is not job and meta["digest"] == data
     st.session_state["_lit_offered"] = offered
 offered = st.session_state.get("_lit_offered") or []
 if offered:
-    st.caption("Offered to the other pages (e.g. Feature ranking): " + "; ".join(offered) + ".")
+    st.caption(
+        link_terms("Offered to the other pages (e.g. Feature ranking): " + "; ".join(offered) + ".")
+    )
 elif tree_counts(main.tree_)[1] > tree_counts(main.tree_)[0]:
     st.caption(
-        "This tree is not offered to the Feature ranking page: its explanations route "
-        "each node by one threshold, which a node with several breakpoints does not "
-        "have. Run with the K_max = 1 baseline to offer that tree."
+        link_terms(
+            "This tree is not offered to the Feature ranking page: its explanations route "
+            "each node by one threshold, which a node with several breakpoints does not "
+            "have. Run with the K_max = 1 baseline to offer that tree."
+        )
     )
 
 

@@ -19,6 +19,7 @@ from engine.figures.splits import (
 )
 from engine.figures.tree import tree_figure
 from engine.snippets import split_strategies_snippet
+from engine.teaching.glossary import link_terms
 from pages._link_params import SPLIT_DEFAULTS, split_strategies_link
 from pages._shared import (
     PROJECTION_KEY,
@@ -94,7 +95,7 @@ ds = current_dataset(allow_missing=True)
 if ds is None:
     stop_page(CV_JOB)
 st.markdown(dataset_caption(ds))
-st.caption(service.MISSING_VALUES_NOTE)
+st.caption(link_terms(service.MISSING_VALUES_NOTE))
 continuous = [j for j in range(ds.n_features) if not ds.is_categorical[j]]
 if not continuous:
     st.warning(
@@ -114,7 +115,7 @@ with st.expander("Parameters", expanded=True):
         default=[s for s in DEFAULTS[ds.task] if s in available],
         key="ss_strategies",
         format_func=lambda s: s,
-        help="; ".join(f"{s}: {HELP[s]}" for s in available) + ".",
+        help=link_terms("; ".join(f"{s}: {HELP[s]}" for s in available) + "."),
     )
     k = c2.number_input(
         "Candidates k (0 = default)",
@@ -123,11 +124,13 @@ with st.expander("Parameters", expanded=True):
         0,
         step=1,
         key="ss_k",
-        help="The strategy's k: quantiles, histogram bins, random draws or "
-        "kmeans1d clusters; 0 uses each strategy's default. exhaustive, "
-        "class_centroid and kde_valley have no k. In the whole-tree "
-        "comparison dics_paper samples k dictionary entries per node; the "
-        "node view shows its whole dictionary.",
+        help=link_terms(
+            "The strategy's k: quantiles, histogram bins, random draws or "
+            "kmeans1d clusters; 0 uses each strategy's default. exhaustive, "
+            "class_centroid and kde_valley have no k. In the whole-tree "
+            "comparison dics_paper samples k dictionary entries per node; the "
+            "node view shows its whole dictionary."
+        ),
     )
     c3, c4, c5 = st.columns(3)
     criterion = "squared_error"
@@ -136,7 +139,7 @@ with st.expander("Parameters", expanded=True):
             "Impurity",
             ["gini", "entropy"],
             key="ss_criterion",
-            help="Gini impurity or entropy (log-loss) of the class mix.",
+            help=link_terms("Gini impurity or entropy (log-loss) of the class mix."),
         )
     depth = c4.slider(
         "Depth of the tree used to pick a node",
@@ -144,7 +147,7 @@ with st.expander("Parameters", expanded=True):
         6,
         3,
         key="ss_depth",
-        help="An exhaustive CART of this depth is drawn below; click a node.",
+        help=link_terms("An exhaustive CART of this depth is drawn below; click a node."),
     )
     min_leaf = c5.number_input(
         "Minimum rows per leaf",
@@ -153,7 +156,7 @@ with st.expander("Parameters", expanded=True):
         1,
         step=1,
         key="ss_msl",
-        help="Thresholds that leave fewer rows on a side are not candidates.",
+        help=link_terms("Thresholds that leave fewer rows on a side are not candidates."),
     )
 SETTINGS.save()
 if not strategies:  # sections 2-3 need one; section 4 keeps its results (and Stop)
@@ -182,7 +185,7 @@ panel = ResultPanel("split_strategies", {"caption": dataset_caption(ds)})
 class_names = None if ds.classes_ is None else [str(c) for c in ds.classes_]
 
 st.subheader("1. Pick a node")
-st.caption("Click a node in the tree (or choose it below). The root holds every row.")
+st.caption(link_terms("Click a node in the tree (or choose it below). The root holds every row."))
 fig = tree_figure(
     tree,
     feature_names=ds.feature_names,
@@ -220,7 +223,10 @@ fkey = f"ss_feature::{node}"
 if st.session_state.get(fkey) not in names:
     st.session_state[fkey] = ds.feature_names[used] if used in continuous else names[0]
 fname = c2.selectbox(
-    "Feature", names, key=fkey, help="Defaults to the feature the exhaustive tree splits on here."
+    "Feature",
+    names,
+    key=fkey,
+    help=link_terms("Defaults to the feature the exhaustive tree splits on here."),
 )
 j = ds.feature_names.index(fname)
 
@@ -268,10 +274,12 @@ def node_sections() -> None:
     elif any(r.fallback for r in profile.results.values()):
         fell = ", ".join(s for s, r in profile.results.items() if r.fallback)
         st.caption(
-            f"No candidate of their own on this feature at this node (or none allowed by "
-            f"the minimum rows per leaf): {fell}. Shown with the 16-quantile fallback the "
-            "tree builder uses (for dics_paper the builder falls back only when no feature "
-            "has a dictionary candidate at the node)."
+            link_terms(
+                f"No candidate of their own on this feature at this node (or none allowed by "
+                f"the minimum rows per leaf): {fell}. Shown with the 16-quantile fallback the "
+                "tree builder uses (for dics_paper the builder falls back only when no feature "
+                "has a dictionary candidate at the node)."
+            )
         )
     panel.chart(candidates_figure(profile, class_names=class_names), key="ss_cand_fig")
     panel.chart(gain_curve_figure(profile), key="ss_gain_fig")
@@ -289,9 +297,11 @@ def node_sections() -> None:
 
     st.subheader("3. Threshold scan (teaching mode)")
     st.caption(
-        "Press Play: a threshold sweeps the feature; rows left of the line go to the left "
-        "child. Underneath, the impurity decrease of that split is traced; its peak is the "
-        "exhaustive choice."
+        link_terms(
+            "Press Play: a threshold sweeps the feature; rows left of the line go to the left "
+            "child. Underneath, the impurity decrease of that split is traced; its peak is the "
+            "exhaustive choice."
+        )
     )
     panel.chart(threshold_scan_figure(profile, class_names=class_names), key="ss_scan_fig")
 
@@ -300,12 +310,19 @@ node_sections()
 
 st.subheader("4. Whole trees under cross-validation")
 st.caption(
-    "Grow a tree with each strategy on the same folds: accuracy (or R²), thresholds "
-    "evaluated and fit time. Runs in the background; Stop keeps the finished folds."
+    link_terms(
+        "Grow a tree with each strategy on the same folds: accuracy (or R²), thresholds "
+        "evaluated and fit time. Runs in the background; Stop keeps the finished folds."
+    )
 )
 c1, c2, c3 = st.columns(3)
 cv_depth = c1.slider(
-    "Tree depth", 1, 20, 8, key="ss_cv_depth", help="The DICS paper compares trees of depth 8."
+    "Tree depth",
+    1,
+    20,
+    8,
+    key="ss_cv_depth",
+    help=link_terms("The DICS paper compares trees of depth 8."),
 )
 folds = folds_slider(c2, "ss_cv_folds", ds)
 budget = c3.number_input("Time budget (seconds)", 5, 3600, 120, step=5, key="ss_cv_budget")
@@ -332,15 +349,17 @@ result, meta = cv_job_panel(
     can_run=bool(strategies),
     idle_text="Press **Run** to compare whole trees.",
 )
-st.caption(f"Results for {meta['caption']}")
+st.caption(link_terms(f"Results for {meta['caption']}"))
 panel.meta = meta
 metric = "accuracy" if meta["task"] == "classification" else "r2"
 from engine.compare import folds_label  # noqa: E402 (loaded with the job's results)
 
 n_planned = result.n_folds or meta.get("n_folds")
 st.caption(
-    f"Mean over {folds_label(result.summary, n_planned)} (the folds column counts each "
-    "model's finished folds; — in a std column where a model has 1 fold: no spread)."
+    link_terms(
+        f"Mean over {folds_label(result.summary, n_planned)} (the folds column counts each "
+        "model's finished folds; — in a std column where a model has 1 fold: no spread)."
+    )
 )
 cols = [
     "model",

@@ -37,6 +37,7 @@ from engine.figures.cit import (
     threshold_statistic_figure,
     top_k_figure,
 )
+from engine.teaching.glossary import unlink_terms
 
 
 def drive(gen):
@@ -487,7 +488,9 @@ def check_node_table(app, est, node):
         tested["significant"].to_numpy(bool),
         (tested[decided] < tested["level alpha"]).to_numpy(bool),
     )
-    floor_notes = [c.value for c in app.caption if "permutation floor" in c.value]
+    floor_notes = [
+        unlink_terms(c.value) for c in app.caption if "permutation floor" in unlink_terms(c.value)
+    ]
     floored = [
         names[f]
         for f, p, b in zip(rec["features"], rec["p_values"], rec["n_permutations"], strict=True)
@@ -540,7 +543,7 @@ def test_page_classification(app):
     app.selectbox(key="ci_tmethod").set_value("random").run()
     app.selectbox(key="ci_mt_kind").set_value("fixed k").run()
     assert not app.exception and not app.error
-    assert any("parameters changed since this fit" in c.value for c in app.caption)
+    assert any("parameters changed since this fit" in unlink_terms(c.value) for c in app.caption)
 
 
 @pytest.mark.slow
@@ -553,7 +556,7 @@ def test_page_runs_ctree_by_default_and_says_so(app):
     assert app.radio(key="ci_procedure").value == "ctree"
     assert est.p_value == "asymptotic" and est.splitter == "quadratic"
     assert (est.min_samples_split, est.min_samples_leaf) == (20, 7)
-    text = " ".join(c.value for c in app.caption)
+    text = " ".join(unlink_terms(c.value) for c in app.caption)
     assert "Running: ctree." in text and "asymptotic p-values" in text
     assert "1/(B+1)" not in text
     check_node_table(app, est, 0)
@@ -565,12 +568,12 @@ def test_page_runs_ctree_by_default_and_says_so(app):
     assert "largest statistic" in fig.proto.spec
     stats = np.asarray(rec["candidate_threshold_statistics"])
     assert rec["chosen_threshold"] == rec["candidate_thresholds"][int(np.argmax(stats))]
-    assert any("no permutation null distribution" in c.value for c in app.caption)
+    assert any("no permutation null distribution" in unlink_terms(c.value) for c in app.caption)
     # the paper's procedure: its caption names the Monte Carlo floor
     use_procedure(app, "paper")
     app.run()
     assert not app.exception, app.exception
-    text = " ".join(c.value for c in app.caption)
+    text = " ".join(unlink_terms(c.value) for c in app.caption)
     assert "Running: the CIT paper's permutation tests." in text
     b = re.search(r"up to ([\d,]+) permutations", text).group(1).replace(",", "")
     floor = re.search(r"1/\(B\+1\) = ([0-9.e-]+)", text).group(1)
@@ -595,7 +598,7 @@ def test_page_regression_and_top_k(app):
     top = frame(app, "k")
     assert list(top["k"]) == [1, 3] and {"CIT", "CART"} <= set(top.columns)
     assert (top["CIT"] > 0).all()  # R^2 of ridge on the top features of diabetes
-    assert not any("Not every fold finished" in c.value for c in app.caption)
+    assert not any("Not every fold finished" in unlink_terms(c.value) for c in app.caption)
     # a run stopped after one fold says so
     from engine.jobs import Job
 
@@ -621,7 +624,9 @@ def test_page_regression_and_top_k(app):
     assert job.join(TIMEOUT)
     app.session_state["ci_topk_job"] = job
     app.run()
-    assert any("Not every fold finished: CIT (1 of 2 folds)" in c.value for c in app.caption)
+    assert any(
+        "Not every fold finished: CIT (1 of 2 folds)" in unlink_terms(c.value) for c in app.caption
+    )
 
 
 @pytest.mark.slow
@@ -735,12 +740,16 @@ def test_page_root_caption_counts_the_features_drawn(app):
     # With 'Features per node' sqrt the caption said "13 features tested at level 0.00385"
     # on wine, while the tree draws ceil(sqrt(13)) = 4 and tests them at 0.05 / 4.
     open_page(app, "wine", "paper")
-    assert any("At the root: 13 features tested at level 0.00385" in c.value for c in app.caption)
+    assert any(
+        "At the root: 13 features tested at level 0.00385" in unlink_terms(c.value)
+        for c in app.caption
+    )
     app.selectbox(key="ci_max_features").set_value("sqrt").run()
     assert not app.exception, app.exception
     assert any(
-        "At the root: 4 of 13 features tested at level 0.0125" in c.value for c in app.caption
-    ), [c.value for c in app.caption]
+        "At the root: 4 of 13 features tested at level 0.0125" in unlink_terms(c.value)
+        for c in app.caption
+    ), [unlink_terms(c.value) for c in app.caption]
     app.button(key="ci_run").click().run()
     assert app.session_state["ci_job"].join(TIMEOUT)
     rec = app.session_state["ci_job"].result["tree"].node_records_[0]
@@ -759,14 +768,14 @@ def test_page_root_caption_counts_the_permutations_adaptive_stopping_runs(app):
     assert any(
         "At the root: 13 features tested at level 0.00385, up to 260 permutations" in c.value
         for c in app.caption
-    ), [c.value for c in app.caption]
+    ), [unlink_terms(c.value) for c in app.caption]
     app.button(key="ci_run").click().run()
     assert app.session_state["ci_job"].join(TIMEOUT)
     rec = app.session_state["ci_job"].result["tree"].node_records_[0]
     assert max(rec["n_permutations"]) == 260
     app.session_state["ci_es_sel"] = False  # without it B x 13 it is
     app.run()
-    assert any("up to 13 permutations each." in c.value for c in app.caption)
+    assert any("up to 13 permutations each." in unlink_terms(c.value) for c in app.caption)
 
 
 @pytest.mark.slow
@@ -821,7 +830,7 @@ def test_page_ranks_nothing_when_the_trees_cannot_split(app):
     # a feature a method never used has no rank: "not used", not "None"
     assert (ranks["CIT rank"] == "not used").all() and (ranks["CIF rank"] == "not used").all()
     assert ranks["CART rank"].str.isdigit().any()
-    assert any("CIT and CIF have no split" in c.value for c in app.caption)
+    assert any("CIT and CIF have no split" in unlink_terms(c.value) for c in app.caption)
     # and the message names the rule that stopped the root (it listed three possible ones)
     assert any(
         "178 rows, fewer than twice the min. rows per leaf (2 x 100000)" in i.value

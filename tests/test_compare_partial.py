@@ -41,3 +41,21 @@ def test_folds_label_names_the_folds_that_ran():
     assert folds_label(three) == "3 folds"
     one = summarise(_rows("A", [0.8]), "classification").summary
     assert folds_label(one, 5) == "1 of 5 folds"
+
+
+def test_shown_summary_dashes_the_missing_spread_without_a_pandas_warning():
+    import warnings
+
+    from engine.compare import NO_SPREAD, shown_summary
+
+    rows = _rows("A", [0.8]) + _rows("B", [0.61234567, 0.7, 0.9])
+    summary = summarise(rows, "classification", complete=False, n_folds=5).summary
+    before = summary.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the Pandas4Warning of fillna("—") on a float column
+        shown = shown_summary(summary).set_index("model")
+    assert shown.loc["A", "accuracy_std"] == NO_SPREAD
+    assert shown.loc["A", "log_loss_std"] == NO_SPREAD
+    assert shown.loc["B", "accuracy_std"] == round(np.std([0.61234567, 0.7, 0.9]), 4)
+    assert shown.loc["B", "accuracy"] == round(np.mean([0.61234567, 0.7, 0.9]), 4)
+    assert summary.equals(before)  # the summary itself is not changed

@@ -259,3 +259,36 @@ def test_projection_style_darkens_grey_text_and_keeps_chosen_colours():
     # heatmap text: plotly's contrasting colour (no colour set), bounded to fit its cell
     assert styled.data[1].textfont.color is None
     assert styled.data[1].textfont.size == pytest.approx(13.8)
+
+
+def test_projection_style_keeps_a_raised_legend_below_the_title():
+    """Compare's legend sits above the panel titles (y = 1.1 of the plot): in projection mode
+    the top margin holds the title, then the legend rows, then that raised gap, so the
+    legend no longer covers the title (seen at 1280 x 720)."""
+    import pandas as pd
+
+    from engine.figures.compare import cv_summary_figure
+    from engine.figures.style import _legend_rows, projection_style
+
+    summary = pd.DataFrame(
+        {
+            "model": ["Decision tree (scikit-learn CART)", "Random forest (scikit-learn)"]
+            + ["Gradient boosting (scikit-learn)"],
+            "accuracy": [0.9, 0.95, 0.93],
+            "accuracy_std": [0.02, 0.01, 0.03],
+            "log_loss": [2.0, 0.1, 0.3],
+            "log_loss_std": [1.0, 0.05, 0.1],
+            "fit_seconds": [0.01, 1.2, 1.7],
+            "n_leaves": [9, 700, 1900],
+            "folds": [5, 5, 5],
+        }
+    )
+    fig = projection_style(cv_summary_figure(summary, "classification", 5))
+    layout = fig.layout
+    plot_height = layout.height - layout.margin.t - layout.margin.b
+    legend_bottom = (layout.legend.y - 1.0) * plot_height  # px above the plot's top
+    rows = _legend_rows(fig)
+    assert rows >= 1
+    legend_top = legend_bottom + 28 * rows
+    title_bottom = layout.margin.t - 24 - 1.45 * layout.title.font.size  # px above the plot
+    assert legend_top <= title_bottom + 1e-6

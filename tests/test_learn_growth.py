@@ -108,6 +108,136 @@ def test_cart_best_decrease_equals_a_brute_force_at_every_step(name):
                 assert sc.best_decrease == pytest.approx(brute, rel=1e-9, abs=1e-12)
 
 
+def _penguins():
+    from engine.data import load_bundled, make_dataset
+
+    df, _, entry = load_bundled("penguins")
+    return make_dataset(df, entry["target"], missing="drop")
+
+
+def _penguin_problems():
+    """(X, y, task, is_categorical, n_classes) on penguins: species (3 classes), sex from
+    the rest (2 classes, island categorical), body mass from the rest (regression)."""
+    ds = _penguins()
+    sex, mass = ds.feature_names.index("sex"), ds.feature_names.index("body_mass_g")
+    X2, c2 = np.delete(ds.X, sex, axis=1), np.delete(ds.is_categorical, sex)
+    X3, c3 = np.delete(ds.X, mass, axis=1), np.delete(ds.is_categorical, mass)
+    return {
+        "species": (ds.X, ds.y, "classification", ds.is_categorical, 3),
+        "sex": (X2, ds.X[:, sex].astype(np.int64), "classification", c2, 2),
+        "mass": (X3, ds.X[:, mass], "regression", c3, 0),
+    }
+
+
+def _same_tree(grown, fitted):
+    """Node by node: feature, threshold (NaN at categorical splits), children, left
+    category sets."""
+    assert np.array_equal(grown.feature, fitted.feature)
+    assert np.array_equal(grown.threshold, fitted.threshold, equal_nan=True)
+    assert np.array_equal(grown.children_left, fitted.children_left)
+    assert np.array_equal(grown.children_right, fitted.children_right)
+    for v in range(fitted.node_count):
+        mine = grown.cat_values[grown.cat_offsets[v] : grown.cat_offsets[v + 1]]
+        theirs = fitted.cat_values[fitted.cat_offsets[v] : fitted.cat_offsets[v + 1]]
+        assert mine.tolist() == theirs.tolist(), v
+
+
+@pytest.mark.parametrize("problem", ["species", "sex", "mass"])
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+@pytest.mark.parametrize("depth", [2, 4])
+def test_cart_steps_replay_categorical_splits_and_entropy(problem, criterion, depth):
+    """Categorical features split into two sets of categories, Gini or entropy: the replay
+    equals CARTClassifier / CARTRegressor node by node, category sets included."""
+    X, y, task, cat, k = _penguin_problems()[problem]
+    if task == "regression" and criterion == "entropy":
+        pytest.skip("regression has one criterion, squared error")
+    names = [f"f{j}" for j in range(X.shape[1])]
+    data = growth.prepare(
+        X,
+        y,
+        task=task,
+        feature_names=names,
+        is_categorical=cat,
+        n_classes=k,
+        keep_categorical=True,
+    )
+    assert data.X.shape[1] == X.shape[1] and data.is_categorical.tolist() == cat.tolist()
+    grown = growth.cart_steps(data, max_depth=depth, criterion=criterion)
+    if task == "classification":
+        est = CARTClassifier(max_depth=depth, criterion=criterion, categorical_features=cat)
+    else:
+        est = CARTRegressor(max_depth=depth, categorical_features=cat)
+    fitted = est.set_params(random_state=0).fit(data.X, data.y).tree_
+    _same_tree(grown.final, fitted)
+    cat_splits = [s for s in grown.steps if s.phase == "split" and cat[s.feature]]
+    # species and mass split on island or sex; sex (binary) scans island's sets only
+    assert cat_splits or problem == "sex", "no categorical split: nothing tested"
+    for s in cat_splits:
+        scan = next(sc for sc in s.details["scans"] if sc.feature == s.feature)
+        assert scan.categorical and np.isnan(s.threshold)
+        left = fitted.cat_values[fitted.cat_offsets[s.node] : fitted.cat_offsets[s.node + 1]]
+        assert scan.best_left_set == tuple(left.tolist())
+        assert " in {" in s.reason
+
+
+def _entropy(labels):
+    _, counts = np.unique(labels, return_counts=True)
+    p = counts / labels.size
+    return float(-(p * np.log2(p)).sum())
+
+
+def test_cart_entropy_decrease_and_category_sets_equal_a_brute_force_at_the_root():
+    """At the root of species on penguins: every numeric feature's best entropy decrease
+    is the brute force over its midpoints, and the categorical feature's best is the
+    brute force over every subset of its categories (a 3-category feature: the scanned
+    prefixes cover every split into two sets)."""
+    from itertools import combinations
+
+    X, y, task, cat, k = _penguin_problems()["species"]
+    data = growth.prepare(
+        X,
+        y,
+        task=task,
+        feature_names=[f"f{j}" for j in range(X.shape[1])],
+        is_categorical=cat,
+        n_classes=k,
+        keep_categorical=True,
+    )
+    root = growth.cart_steps(data, max_depth=1, criterion="entropy").steps[0]
+    parent = _entropy(y)
+    for sc in root.details["scans"]:
+        x = data.X[:, sc.feature]
+        if cat[sc.feature]:
+            codes = np.unique(x).astype(int).tolist()
+            subsets = [c for r in range(1, len(codes)) for c in combinations(codes, r)]
+        else:
+            values = np.unique(x)
+            subsets = [(a + b) / 2 for a, b in zip(values[:-1], values[1:], strict=True)]
+        best = -np.inf
+        for sub in subsets:
+            left = np.isin(x, sub) if cat[sc.feature] else x <= sub
+            wl = left.mean()
+            best = max(best, parent - wl * _entropy(y[left]) - (1 - wl) * _entropy(y[~left]))
+        assert sc.best_decrease == pytest.approx(best, rel=1e-9), sc.feature
+
+
+def test_cart_category_sets_hold_only_the_features_own_codes():
+    """CART's stored left sets name only codes of the split feature (the kernel's mask row
+    kept a code 2 from island's scan in a split on sex, a 2-category feature)."""
+    X, y, task, cat, _ = _penguin_problems()["mass"]
+    tree = CARTRegressor(max_depth=4, categorical_features=cat, random_state=0).fit(X, y).tree_
+    n_codes = [int(X[:, j].max()) + 1 if cat[j] else 0 for j in range(X.shape[1])]
+    for v in range(tree.node_count):
+        left = tree.cat_values[tree.cat_offsets[v] : tree.cat_offsets[v + 1]]
+        if left.size:
+            assert left.max() < n_codes[tree.feature[v]], (v, left)
+
+
+def test_cart_steps_refuse_an_unknown_criterion():
+    with pytest.raises(ValueError, match="criterion"):
+        growth.cart_steps(_data("iris"), criterion="log_loss")
+
+
 def test_cart_ties_go_to_the_first_feature_as_the_builder():
     """Two copies of a column: every split is on the first copy, as CARTClassifier."""
     d = bundled("iris")
@@ -270,3 +400,42 @@ def test_page_steps_back_plays_pauses_and_switches_method(app):
         assert _pos(app) == 3
     # Partition Tree: one split per step
     assert _tree_nodes(app) == 7
+
+
+@pytest.mark.slow
+def test_page_grows_cart_with_entropy_on_categorical_features(app):
+    """Penguins in the sidebar: CART keeps island and sex, splits them into category sets
+    named by their labels, with the entropy criterion; the page's final tree is
+    CARTClassifier's with the same criterion on the page's rows."""
+    app.session_state["missing"] = "drop"
+    app.selectbox(key="ds").set_value("penguins").run()
+    app.switch_page("pages/learn_growth.py").run()
+    assert not app.exception, app.exception
+    app.selectbox(key="learn_gr_source").set_value("the sidebar's dataset").run()
+    app.radio(key="learn_gr_criterion").set_value("entropy").run()
+    assert not app.exception, app.exception
+    assert not any("categorical feature(s) left out" in i.value for i in app.info)
+    grown = next(iter(app.session_state["_learn_gr_growths"].values()))
+    assert grown.params["criterion"] == "entropy"
+    data_cat = grown.final.categories
+    fitted = CARTClassifier(
+        max_depth=3,
+        criterion="entropy",
+        categorical_features=[c is not None for c in data_cat],
+        random_state=0,
+    )
+    # the page's rows: penguins without missing values (every row, under MAX_ROWS)
+    ds = _penguins()
+    tree = fitted.fit(ds.X, ds.y).tree_
+    _same_tree(grown.final, tree)
+    steps = [s for s in grown.steps if s.phase == "split"]
+    k = next(i for i, s in enumerate(grown.steps, start=1) if s in steps and data_cat[s.feature])
+    for _ in range(k):
+        app.button(key="learn_gr_step_btn").click().run()
+        assert not app.exception, app.exception
+    step = grown.steps[k - 1]
+    labels = data_cat[step.feature]
+    shown = [m.value for m in app.success]
+    assert any(" in {" in v and any(label in v for label in labels) for v in shown), shown
+    table = next(d.value for d in app.dataframe if "best split" in d.value.columns)
+    assert table.loc[table["chosen"], "best split"].iloc[0].startswith("in {")

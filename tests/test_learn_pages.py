@@ -197,14 +197,18 @@ def test_predict_then_reveal_on_the_sidebar_dataset(app, kind):
 
 
 def test_glossary_page_lists_and_searches(app):
-    from engine.teaching.glossary import GLOSSARY
+    from engine.teaching.glossary import GLOSSARY, anchor
 
     app.switch_page("pages/learn_glossary.py").run()
     assert not app.exception
-    text = " ".join(m.value for m in app.markdown)
-    assert all(term in text for term in GLOSSARY)
+    # every term a heading with its own anchor (the method pages' links open at it)
+    headings = {h.value: h.anchor for h in app.subheader}
+    assert headings == {term: anchor(term) for term in GLOSSARY}
+    assert len(set(headings.values())) == len(GLOSSARY)
+    text = " ".join(m.value for m in app.markdown).replace("\\", "")  # md() escapes
+    assert all(GLOSSARY[term] in text for term in GLOSSARY)
     app.text_input(key="learn_gl_query").input("Bonferroni").run()
-    text = " ".join(m.value for m in app.markdown)
-    assert "**Bonferroni**" in text and "**leaf**" not in text
+    shown = [h.value for h in app.subheader]
+    assert "Bonferroni" in shown and "leaf" not in shown
     app.text_input(key="learn_gl_query").input("zzzz").run()
     assert app.info and "No term matches" in app.info[0].value

@@ -28,6 +28,7 @@ from engine.literati.shapes import (
     shape_goes_left,
     shape_intervals,
 )
+from engine.teaching.glossary import unlink_terms
 from engine.tree import TreeArrays
 
 
@@ -506,7 +507,9 @@ def test_page_runs_a_search_and_reports_it_against_the_baselines(app):
         app.select_slider(key=_view(app, "snap")).set_value(0).run()
         assert not app.exception
         first = main.incumbents_[0]
-        assert any(f"Incumbent #1 of {len(main.incumbents_)}" in c.value for c in app.caption)
+        assert any(
+            f"Incumbent #1 of {len(main.incumbents_)}" in unlink_terms(c.value) for c in app.caption
+        )
         assert first["ub"] >= main.objective_
         app.select_slider(key=_view(app, "snap")).set_value(len(main.incumbents_) - 1).run()
     # every split node's shape function can be drawn
@@ -572,7 +575,7 @@ def test_the_greedy_shape_tree_baseline_is_the_searchs_first_upper_bound(app):
     leaf_err = len(tr) - np.bincount(y[tr]).max()
     assert main.incumbents_[0]["ub"] == pytest.approx(min(greedy.objective_, leaf_err))
     assert float(main.trace_["ub"].iloc[0]) == pytest.approx(min(greedy.objective_, leaf_err))
-    assert any("first upper bound" in c.value for c in app.caption)
+    assert any("first upper bound" in unlink_terms(c.value) for c in app.caption)
 
 
 @pytest.mark.slow
@@ -698,11 +701,11 @@ def test_a_new_run_shows_its_own_last_incumbent(app):
     n_first = len(app.session_state["_lit_results"][1]["models"]["main"].incumbents_)
     assert n_first > 1
     app.select_slider(key=_view(app, "snap")).set_value(0).run()
-    assert any(f"Incumbent #1 of {n_first}" in c.value for c in app.caption)
+    assert any(f"Incumbent #1 of {n_first}" in unlink_terms(c.value) for c in app.caption)
     _run(app, depth=4, time_limit=10.0, lit_lambda=0.002, lit_alpha=0.002)
     n = len(app.session_state["_lit_results"][1]["models"]["main"].incumbents_)
-    assert any(f"Incumbent #{n} of {n}," in c.value for c in app.caption), [
-        c.value for c in app.caption
+    assert any(f"Incumbent #{n} of {n}," in unlink_terms(c.value) for c in app.caption), [
+        unlink_terms(c.value) for c in app.caption
     ]
 
 

@@ -30,6 +30,7 @@ from engine.partition.explore import (
     slice_frame,
     split_rows,
 )
+from engine.teaching.glossary import unlink_terms
 from tests.conftest import APPTEST_TIMEOUT as TIMEOUT
 
 
@@ -448,7 +449,7 @@ def test_page_classification_with_categorical_features_and_forest(app):
     app.selectbox(key="ds").set_value("iris").run()
     assert not app.exception, app.exception
     assert any("another dataset" in i.value for i in app.info)
-    assert any("Palmer penguins" in c.value for c in app.caption)
+    assert any("Palmer penguins" in unlink_terms(c.value) for c in app.caption)
 
 
 @pytest.mark.slow
@@ -548,7 +549,7 @@ def test_page_new_model_tells_the_browser_its_row_and_feature(app, monkeypatch):
     assert feature_box.value == first_feature and feature_box.proto.set_value
     overlay = app.multiselect(key="pt_overlay_view")
     assert overlay.value == [] and overlay.proto.set_value
-    assert any(f"for row {meta['test'][0]}:" in c.value for c in app.caption)
+    assert any(f"for row {meta['test'][0]}:" in unlink_terms(c.value) for c in app.caption)
 
 
 @pytest.mark.slow

@@ -329,3 +329,32 @@ def test_tradeoff_labels_of_close_points_go_to_different_places():
         "top center",
         "bottom center",
     ]
+
+
+def test_threshold_scan_row_counts_stay_inside_the_plot():
+    """The "n rows | m rows" label of the threshold line stands right of it in the left
+    third of the range and left of it in the right third, in every frame (a centred label
+    at the first threshold was cut at the plot's left edge); the slider's value sits at
+    its right end, away from the Play / Pause buttons."""
+    from sklearn.datasets import load_iris
+
+    from engine.cart.profile import split_profile
+
+    X, y = load_iris(return_X_y=True)
+    profile = split_profile(X, y, 2, ["exhaustive"], task="classification", n_classes=3)
+    fig = threshold_scan_figure(profile)
+    t = profile.curve_thresholds
+    low, high = t[0], t[-1]
+    for frame in fig.frames:
+        x = frame.data[0].x[0]
+        where = (x - low) / (high - low)
+        side = frame.data[0].textposition
+        if where < 1 / 3:
+            assert side == "top right", (x, side)
+        elif where > 2 / 3:
+            assert side == "top left", (x, side)
+        else:
+            assert side == "top center", (x, side)
+    line = next(tr for tr in fig.data if tr.name == "threshold")
+    assert line.textposition == fig.frames[0].data[0].textposition == "top right"
+    assert fig.layout.sliders[0].currentvalue.xanchor == "right"

@@ -219,7 +219,7 @@ def build_tree(
             rng,
         )
     )
-    cat_offsets, cat_values = _category_sets(cl, feat, is_cat, cmask)
+    cat_offsets, cat_values = _category_sets(cl, feat, is_cat, cmask, n_cats)
     return GrownTree(
         task=task,
         n_features=p,
@@ -290,14 +290,19 @@ def _node_values(stats: np.ndarray, task: str) -> np.ndarray:
     )
 
 
-def _category_sets(cl, feat, is_cat, cmask):
+def _category_sets(cl, feat, is_cat, cmask, n_cats):
     """The left category sets of the categorical splits in CSR form ``(offsets, values)``,
-    or ``(None, None)`` without categorical features."""
+    or ``(None, None)`` without categorical features.
+
+    Only the split feature's own codes ``0..n_cats[f]-1`` are read: the kernel clears a
+    mask row up to the scanned feature's number of categories, so the entries beyond
+    it can hold another feature's earlier scan (a "sex in {0, 2}" left set seen when the
+    step-through growth replayed a regression tree on penguins)."""
     if not is_cat.any():
         return None, None
     split_cat = (cl != TREE_LEAF) & is_cat[np.where(feat >= 0, feat, 0)]
     sets = [
-        np.flatnonzero(cmask[i]) if split_cat[i] else np.empty(0, np.int64)
+        np.flatnonzero(cmask[i][: int(n_cats[feat[i]])]) if split_cat[i] else np.empty(0, np.int64)
         for i in range(cl.shape[0])
     ]
     cat_offsets = np.zeros(cl.shape[0] + 1, dtype=np.int64)

@@ -42,13 +42,25 @@ def growth_tree_figure(
     return fig
 
 
-def cart_scan_figure(step, *, feature_names: Sequence[str], criterion: str) -> go.Figure:
+def cart_scan_figure(
+    step, *, feature_names: Sequence[str], criterion: str, categories=None
+) -> go.Figure:
     """Impurity decrease against the threshold, one panel per feature (the
     :data:`MAX_SCAN_PANELS` features with the largest best decrease, in column order), every
     candidate a marker; each panel's best candidate ringed and the chosen split a star.
+    A categorical feature's candidates are its left category sets, numbered in scan order
+    (the hover names the set).
 
-    ``criterion``: the impurity's short name for the axes (``'Gini'``, ``'squared
-    error'``)."""
+    ``criterion``: the impurity's short name for the axes (``'Gini'``, ``'entropy'``,
+    ``'squared error'``); ``categories``: per feature, the labels of its codes (or None)."""
+
+    def set_text(s, left) -> str:
+        labels = None if categories is None else categories[s.feature]
+        return "{" + ", ".join(str(labels[c]) if labels else str(c) for c in left) + "}"
+
+    def where(s) -> str:
+        return set_text(s, s.best_left_set) if s.categorical else f"{s.best_threshold:.4g}"
+
     scans = [s for s in step.details["scans"] if s.best >= 0]
     if not scans:
         fig = go.Figure()
@@ -67,23 +79,32 @@ def cart_scan_figure(step, *, feature_names: Sequence[str], criterion: str) -> g
         vertical_spacing=min(0.2, 0.6 / n_rows),
         horizontal_spacing=0.1,
         subplot_titles=[
-            f"{feature_names[s.feature]}: best {s.best_decrease:.3g} at {s.best_threshold:.4g}"
-            for s in shown
+            f"{feature_names[s.feature]}: best {s.best_decrease:.3g} at {where(s)}" for s in shown
         ],
     )
     for i, s in enumerate(shown):
         row, col = i // n_cols + 1, i % n_cols + 1
         name = feature_names[s.feature]
+        if s.categorical:  # candidates numbered in scan order, the set in the hover
+            xs = np.arange(1, len(s.left_sets) + 1, dtype=np.float64)
+            hover = [f"{name} in {set_text(s, left)}" for left in s.left_sets]
+            template = "%{text}<br>decrease %{y:.4g}<extra></extra>"
+            best_x = float(s.best + 1)
+        else:
+            xs, hover = s.thresholds, None
+            template = f"{name} <= %{{x:.4g}}<br>decrease %{{y:.4g}}<extra></extra>"
+            best_x = s.best_threshold
         fig.add_trace(
             go.Scatter(
-                x=s.thresholds,
+                x=xs,
                 y=s.decreases,
-                mode="lines+markers",
+                text=hover,
+                mode="lines+markers" if not s.categorical else "markers",
                 line={"color": colours[s.feature], "width": 2},
-                marker={"size": 5},
+                marker={"size": 5 if not s.categorical else 9, "color": colours[s.feature]},
                 name=name,
                 showlegend=False,
-                hovertemplate=f"{name} <= %{{x:.4g}}<br>decrease %{{y:.4g}}<extra></extra>",
+                hovertemplate=template,
             ),
             row=row,
             col=col,
@@ -91,7 +112,7 @@ def cart_scan_figure(step, *, feature_names: Sequence[str], criterion: str) -> g
         chosen = s.feature == step.feature
         fig.add_trace(
             go.Scatter(
-                x=[s.best_threshold],
+                x=[best_x],
                 y=[s.best_decrease],
                 mode="markers",
                 marker={
@@ -103,16 +124,24 @@ def cart_scan_figure(step, *, feature_names: Sequence[str], criterion: str) -> g
                 name="chosen split" if chosen else "best on this feature",
                 legendgroup="chosen" if chosen else "best",
                 showlegend=chosen or (i == 0 and not chosen),
-                hovertemplate=f"{name} <= %{{x:.4g}}<br>decrease %{{y:.4g}}<extra></extra>",
+                hovertemplate=f"best: {where(s)}<br>decrease %{{y:.4g}}<extra></extra>",
             ),
             row=row,
             col=col,
         )
-        fig.update_xaxes(title_text=f"threshold on {name}", row=row, col=col)
+        fig.update_xaxes(
+            title_text=f"category set of {name} (candidate no.)"
+            if s.categorical
+            else f"threshold on {name}",
+            row=row,
+            col=col,
+        )
+        if s.categorical:
+            fig.update_xaxes(dtick=1, row=row, col=col)
         fig.update_yaxes(title_text=f"{criterion} decrease", row=row, col=col)
     fig.update_annotations(font_size=13)
     n_all = sum(s.thresholds.size for s in scans)
-    title = f"Node {step.tree_node}: {criterion} decrease at all {n_all} candidate thresholds" + (
+    title = f"Node {step.tree_node}: {criterion} decrease at all {n_all} candidate splits" + (
         f" ({len(shown)} of {len(scans)} features drawn)" if len(shown) < len(scans) else ""
     )
     fig.update_layout(

@@ -827,13 +827,15 @@ def shape_tree_figure(
             continue
         j = int(tree.feature[v])
         cats = tree.categories[j] if tree.categories is not None else None
+        # beside the edge at 70 % of its length, clear of the parent's two-line label
+        # (at 60 % "<= 1.55 or > 1.75" ran into "L 1.55 R 1.75 L" at 1280 x 720)
         for child, side, pos in (
-            (tree.children_left[v], "left", "top left"),
-            (tree.children_right[v], "right", "top right"),
+            (tree.children_left[v], "left", "middle left"),
+            (tree.children_right[v], "right", "middle right"),
         ):
             (xa, ya), (xb, yb) = coords[v], coords[int(child)]
-            lx.append(xa + 0.6 * (xb - xa))
-            ly.append(ya + 0.6 * (yb - ya))
+            lx.append(xa + 0.7 * (xb - xa))
+            ly.append(ya + 0.7 * (yb - ya))
             if tree.category_set(v) is not None:
                 lt.append("True" if side == "left" else "False")
             else:

@@ -270,6 +270,15 @@ def gain_curve_figure(profile, *, units: str = "") -> go.Figure:
     return fig
 
 
+def _text_side(t, i) -> str:
+    """Where the row counts stand beside the threshold line ``t[i]``: to its right in the
+    left third of the range, to its left in the right third, centred between (a centred
+    label at the edge was cut: "ow | 149 rows" at 1280 x 720)."""
+    low, high = float(t[0]), float(t[-1])
+    where = (float(t[i]) - low) / (high - low) if high > low else 0.5
+    return "top right" if where < 1 / 3 else "top left" if where > 2 / 3 else "top center"
+
+
 def _scan_frames(t, g, idx, animated, ymax, split_text):
     """One animation frame and one slider step per threshold index in ``idx``: the line
     over the histogram, the curve traced so far and the current point."""
@@ -282,7 +291,12 @@ def _scan_frames(t, g, idx, animated, ymax, split_text):
                 name=name,
                 traces=animated,
                 data=[
-                    go.Scatter(x=[t[i], t[i]], y=[0, ymax * 1.05], text=split_text(i)),
+                    go.Scatter(
+                        x=[t[i], t[i]],
+                        y=[0, ymax * 1.05],
+                        text=split_text(i),
+                        textposition=_text_side(t, i),
+                    ),
                     go.Scatter(x=t[: i + 1], y=g[: i + 1]),
                     go.Scatter(x=[t[i]], y=[g[i]]),
                 ],
@@ -379,7 +393,7 @@ def threshold_scan_figure(
         y=[0, ymax * 1.05],
         mode="lines+text",
         text=split_text(first),
-        textposition="top center",
+        textposition=_text_side(t, first),
         line=dict(color="black", width=3),
         name="threshold",
         row=1,
@@ -430,7 +444,8 @@ def threshold_scan_figure(
                 x=0.18,
                 len=0.82,
                 y=-0.08,
-                currentvalue=dict(prefix="threshold = "),
+                # at the slider's right end: on the left the Pause button covered it
+                currentvalue=dict(prefix="threshold = ", xanchor="right"),
             )
         ],
     )

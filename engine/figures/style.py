@@ -177,6 +177,14 @@ def projection_style(figure: go.Figure) -> go.Figure:
     # already (then 15 % more, for the larger text)
     grown = min(grown, max(PROJECTION_MAX_HEIGHT, 1.15 * (layout.height or 0)))
     height = int(grown + extra_top)
+    bottom = max(margin.b if margin.b is not None else 60, 90)
+    legend = layout.legend
+    if _legend_rows(fig) and legend.y is not None and legend.y > 1.02:
+        # a legend placed higher than just above the plot (above panel titles: y = 1.1) sits
+        # (y - 1) plot heights higher: the margin takes that too, or the legend covers the
+        # title (Compare's chart).  top = needed + gap (height - top - bottom), solved.
+        gap = float(legend.y) - 1.0
+        top = int(max(top, (needed + gap * (height - bottom)) / (1.0 + gap)))
     if title_lines > 1:  # plotly puts the first line at y: move it down to keep it all in
         title_y = layout.title.y if layout.title.y is not None else 0.98
         layout.title.y = title_y - extra_top / height
@@ -185,7 +193,7 @@ def projection_style(figure: go.Figure) -> go.Figure:
         height=height,
         margin={
             "t": top,
-            "b": max(margin.b if margin.b is not None else 60, 90),
+            "b": bottom,
             "l": max(margin.l if margin.l is not None else 60, 20),
         },
     )

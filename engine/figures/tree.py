@@ -252,12 +252,14 @@ def _add_edges(fig, splits, xs, ys, cl, cr, labels_on) -> None:
     ey: list[float | None] = []
     lab_x, lab_y, lab_t, lab_pos = [], [], [], []
     for v in splits:
-        for child, text, pos in ((cl[v], "True", "top left"), (cr[v], "False", "top right")):
+        # beside the edge at 70 % of its length: clear of the parent's label below the
+        # parent (a rule and a p-value, two lines, covered labels at 60 %) and of the child
+        for child, text, pos in ((cl[v], "True", "middle left"), (cr[v], "False", "middle right")):
             ex += [xs[v], xs[child], None]
             ey += [ys[v], ys[child], None]
             if labels_on or v == 0:
-                lab_x.append(xs[v] + 0.6 * (xs[child] - xs[v]))
-                lab_y.append(ys[v] + 0.6 * (ys[child] - ys[v]))
+                lab_x.append(xs[v] + 0.7 * (xs[child] - xs[v]))
+                lab_y.append(ys[v] + 0.7 * (ys[child] - ys[v]))
                 lab_t.append(text)
                 lab_pos.append(pos)
     fig.add_trace(

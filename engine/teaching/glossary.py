@@ -1,8 +1,15 @@
 """The glossary of the Learn section: the terms the lessons, the challenge and the method
 pages use, each in two or three plain sentences (``GLOSSARY``: term -> definition, in
-alphabetical order), and :func:`lookup` (case-insensitive, plural-tolerant)."""
+alphabetical order), and :func:`lookup` (case-insensitive, plural-tolerant).
+
+Each term has an anchor on the glossary page (:func:`anchor`); :func:`link_terms` turns the
+technical terms of a help text or caption (``LINKED_FORMS``) into Markdown links to them,
+and :func:`glossary_links` lists the anchors a text links to.
+"""
 
 from __future__ import annotations
+
+import re
 
 GLOSSARY: dict[str, str] = {
     "AUC": (
@@ -169,3 +176,108 @@ def lookup(term: str) -> tuple[str, str] | None:
 def sorted_terms() -> list[str]:
     """The glossary's terms in case-insensitive alphabetical order."""
     return sorted(GLOSSARY, key=str.lower)
+
+
+#: The glossary page's URL path (``app.py``); links are relative to the app's base path.
+GLOSSARY_PAGE = "glossary"
+
+#: The words of a help text or caption that link to a glossary term: surface form (as
+#: written, matched case-insensitively, a plural ``s`` tolerated) -> glossary term.  Only
+#: technical terms: "depth", "root" or "leaf" in a widget's help would only add noise.
+LINKED_FORMS: dict[str, str] = {
+    "Gini impurity": "Gini impurity",
+    "impurity decrease": "impurity decrease",
+    "impurity": "impurity",
+    "candidate threshold": "candidate threshold",
+    "threshold": "threshold",
+    "p-value": "p-value",
+    "Bonferroni": "Bonferroni",
+    "permutation test": "permutation test",
+    "Shapley value": "Shapley value",
+    "Shapley": "Shapley value",
+    "Banzhaf value": "Banzhaf value",
+    "Banzhaf": "Banzhaf value",
+    "multilinear extension": "multilinear extension",
+    "upper bound": "upper bound",
+    "lower bound": "lower bound",
+    "gap": "gap",
+    "breakpoint": "breakpoint",
+    "shape function": "shape function",
+    "insertion curve": "insertion curve",
+    "deletion curve": "deletion curve",
+    "AUC": "AUC",
+    "negative log-likelihood": "negative log-likelihood",
+    "NLL": "negative log-likelihood",
+    "conditional density": "conditional density",
+    "selection bias": "selection bias",
+    "coalition": "coalition",
+    "quantile": "quantile",
+    "heteroscedastic": "heteroscedastic",
+}
+
+# spans left alone: Markdown links, inline code, LaTeX, URLs
+_PROTECTED = re.compile(r"\[[^\]]*\]\([^)]*\)|`[^`]*`|\$[^$]*\$|https?://\S+")
+_FORMS = re.compile(
+    r"(?<![\w\-/#\[])("
+    + "|".join(re.escape(f) for f in sorted(LINKED_FORMS, key=len, reverse=True))
+    + r")(s|es)?(?![\w\-])",
+    re.IGNORECASE,
+)
+_LINK = re.compile(r"\]\(" + re.escape(GLOSSARY_PAGE) + r"#([a-z0-9\-]+)\)")
+
+
+def anchor(term: str) -> str:
+    """The anchor of ``term`` on the glossary page: lower case, runs of other characters
+    than letters and digits turned into one hyphen (``"Gini impurity"`` ->
+    ``"gini-impurity"``, ``"p-value"`` -> ``"p-value"``)."""
+    return re.sub(r"[^a-z0-9]+", "-", term.lower()).strip("-")
+
+
+def term_link(term: str, text: str | None = None) -> str:
+    """A Markdown link to ``term`` on the glossary page, showing ``text`` (default the
+    term).  Raises ``KeyError`` for a term not in :data:`GLOSSARY`."""
+    if term not in GLOSSARY:
+        raise KeyError(f"{term!r} is not a glossary term")
+    return f"[{text or term}]({GLOSSARY_PAGE}#{anchor(term)})"
+
+
+def link_terms(text: str | None) -> str | None:
+    """``text`` (Markdown) with the first occurrence of each technical glossary term
+    (:data:`LINKED_FORMS`) made a link to the glossary page, as written; links, inline
+    code, LaTeX and URLs are left alone.  ``None`` (or anything not a string) is returned
+    as is."""
+    if not isinstance(text, str) or not text:
+        return text
+    done: set[str] = set()
+
+    def one(match: re.Match) -> str:
+        word = match.group(0)
+        term = LINKED_FORMS[next(f for f in LINKED_FORMS if f.lower() == match.group(1).lower())]
+        if term in done:
+            return word
+        done.add(term)
+        return term_link(term, word)
+
+    parts, last = [], 0
+    for protected in _PROTECTED.finditer(text):
+        parts.append(_FORMS.sub(one, text[last : protected.start()]))
+        parts.append(protected.group(0))
+        last = protected.end()
+    parts.append(_FORMS.sub(one, text[last:]))
+    return "".join(parts)
+
+
+def glossary_links(text: str | None) -> list[str]:
+    """The glossary anchors ``text`` links to (``[...](glossary#<anchor>)``), in order."""
+    return _LINK.findall(text or "")
+
+
+_LINKED_TEXT = re.compile(r"\[([^\]]*)\]\(" + re.escape(GLOSSARY_PAGE) + r"#[a-z0-9\-]+\)")
+
+
+def unlink_terms(text: str | None) -> str | None:
+    """``text`` with its glossary links turned back into their words: the inverse of
+    :func:`link_terms` (``unlink_terms(link_terms(t)) == t``)."""
+    if not isinstance(text, str):
+        return text
+    return _LINKED_TEXT.sub(r"\1", text)

@@ -33,7 +33,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.cart.builder import presort
-from engine.criteria import EPSILON, GINI, class_impurity, squared_error
+from engine.criteria import (
+    ENTROPY,
+    EPSILON,
+    GINI,
+    class_children_proxy,
+    class_impurity,
+    squared_error,
+    squared_error_proxy,
+)
 from engine.tree import TREE_LEAF, TREE_UNDEFINED, TreeArrays
 
 #: Rows a growth is computed on (a seeded subsample above): every step stays instant.
@@ -42,15 +50,20 @@ MAX_ROWS = 2000
 METHODS = ("CART", "Conditional inference tree", "Partition Tree")
 #: Partition Tree node kinds (engine.partition.growth), as words.
 PARTITION_KINDS = {1: "X split", 2: "X split (categories)", 3: "Y split", 4: "Y split (classes)"}
+#: CART's classification criteria the growth replays, by name (regression: squared error).
+CART_CRITERIA = {"gini": GINI, "entropy": ENTROPY}
 
 
 @dataclass(frozen=True, eq=False)
 class GrowthData:
     """The rows a growth runs on.
 
-    ``X`` float64 (n, p) C-contiguous (continuous features only), ``y`` int64 class codes
-    or float64 values, ``feature_names`` the p names, ``columns`` their indices in the
-    original table, ``notes`` what :func:`prepare` changed (sentences for the page).
+    ``X`` float64 (n, p) C-contiguous (categorical features as their codes 0..c-1, kept
+    only with ``keep_categorical``), ``y`` int64 class codes or float64 values,
+    ``feature_names`` the p names, ``columns`` their indices in the original table,
+    ``notes`` what :func:`prepare` changed (sentences for the page), ``is_categorical``
+    bool (p,) (``None``: every feature is continuous), ``categories`` the labels of each
+    kept feature's codes (``None`` for a numeric one; ``None`` overall when unknown).
     """
 
     X: np.ndarray
@@ -60,6 +73,8 @@ class GrowthData:
     n_classes: int
     columns: tuple[int, ...]
     notes: tuple[str, ...] = ()
+    is_categorical: np.ndarray | None = None
+    categories: tuple | None = None
 
 
 def prepare(
@@ -72,24 +87,30 @@ def prepare(
     n_classes: int = 0,
     max_rows: int = MAX_ROWS,
     seed: int = 0,
+    keep_categorical: bool = False,
+    categories=None,
 ) -> GrowthData:
     """The rows and features a step-through growth uses.
 
-    Keeps the continuous columns (categorical codes would be thresholded as numbers) and,
-    above ``max_rows`` rows, a subsample drawn without replacement by
-    ``numpy.random.RandomState(seed)`` (kept in the table's row order).  Every change is
-    stated in ``notes``.
+    Keeps the continuous columns, and the categorical ones (codes 0..c-1) only with
+    ``keep_categorical`` (CART splits them into two sets of categories; the other
+    growths would threshold the codes as numbers) and, above ``max_rows`` rows, a
+    subsample drawn without replacement by ``numpy.random.RandomState(seed)`` (kept in
+    the table's row order).  Every change is stated in ``notes``.  ``categories``: the
+    labels of a categorical column's codes, by column index (a dict, as
+    :attr:`engine.data.Dataset.categories`, or a list with ``None`` for numeric columns).
 
     Raises
     ------
     ValueError
-        No continuous feature, fewer than 2 rows, or missing values in ``X``.
+        No feature left, fewer than 2 rows, or missing values in ``X``.
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     names = [str(n) for n in feature_names]
     cat = np.zeros(X.shape[1], bool) if is_categorical is None else np.asarray(is_categorical)
-    keep = np.flatnonzero(~cat.astype(bool))
+    cat = cat.astype(bool)
+    keep = np.arange(X.shape[1]) if keep_categorical else np.flatnonzero(~cat)
     notes = []
     if keep.size == 0:
         raise ValueError("every feature is categorical: the step-through growth splits numbers")
@@ -110,6 +131,10 @@ def prepare(
             f"Grown on a random subsample of {max_rows:,} of the {n:,} rows (seed {seed}), "
             "so that every step is instant."
         )
+    labels = None
+    if categories is not None:
+        get = categories.get if isinstance(categories, dict) else dict(enumerate(categories)).get
+        labels = [None if get(j) is None else [str(c) for c in get(j)] for j in range(X.shape[1])]
     Xs = np.ascontiguousarray(X[np.ix_(rows, keep)])
     ys = y[rows].astype(np.int64 if task == "classification" else np.float64)
     return GrowthData(
@@ -120,6 +145,8 @@ def prepare(
         n_classes=int(n_classes) if task == "classification" else 0,
         columns=tuple(int(j) for j in keep),
         notes=tuple(notes),
+        is_categorical=cat[keep].copy() if cat[keep].any() else None,
+        categories=None if labels is None else tuple(labels[int(j)] for j in keep),
     )
 
 
@@ -130,17 +157,29 @@ def prepare(
 
 @dataclass(frozen=True, eq=False)
 class FeatureScan:
-    """Every candidate threshold of one feature at one CART node.
+    """Every candidate split of one feature at one CART node.
 
-    ``thresholds`` float64 (m,) ascending midpoints; ``decreases`` the impurity decrease
-    ``i(t) - W_L/W i(L) - W_R/W i(R)`` at each (not weighted by the node's share);
-    ``best`` the index of the feature's best candidate (-1 when none: a constant feature).
+    ``thresholds`` float64 (m,) ascending midpoints (a categorical feature: NaN, its
+    candidates are ``left_sets``, the category codes going left, in scan order);
+    ``decreases`` the impurity decrease ``i(t) - W_L/W i(L) - W_R/W i(R)`` at each (not
+    weighted by the node's share); ``best`` the index of the feature's best candidate
+    (-1 when none: a constant feature).
     """
 
     feature: int
     thresholds: np.ndarray
     decreases: np.ndarray
     best: int
+    left_sets: tuple[tuple[int, ...], ...] | None = None
+
+    @property
+    def categorical(self) -> bool:
+        return self.left_sets is not None
+
+    @property
+    def best_left_set(self) -> tuple[int, ...] | None:
+        """The category codes the best candidate sends left (None: numeric or no split)."""
+        return self.left_sets[self.best] if self.left_sets is not None and self.best >= 0 else None
 
     @property
     def best_threshold(self) -> float:
@@ -250,6 +289,7 @@ def partial_tree(tree: TreeArrays, split_nodes) -> tuple[TreeArrays, dict[int, i
         missing_go_to_left=None
         if tree.missing_go_to_left is None
         else np.where(split, tree.missing_go_to_left[idx], 0).astype(np.uint8),
+        categories=tree.categories,
     )
     return part, new
 
@@ -279,15 +319,106 @@ def _node_statistics(y_rows: np.ndarray, classification: bool, n_classes: int) -
     )
 
 
-def _impurity(stats: np.ndarray, classification: bool) -> float:
+def _impurity(stats: np.ndarray, classification: bool, criterion: int = GINI) -> float:
     if classification:
-        return float(class_impurity(stats, stats.sum(), GINI))
+        return float(class_impurity(stats, stats.sum(), criterion))
     return float(squared_error(stats[0], stats[1], stats[2]))
+
+
+def _scan_entropy(xs_f, y_f, stats, n_classes, min_leaf):
+    """:func:`_scan` for the entropy criterion: the builder's proxy
+    (:func:`engine.criteria.class_children_proxy`) at every admissible position, in its
+    floating-point arithmetic."""
+    n = xs_f.size
+    p = np.arange(1, n)
+    ok = (p >= min_leaf) & (p <= n - min_leaf) & (xs_f[1:] > xs_f[:-1])
+    pos = p[ok]
+    onehot = np.zeros((n, n_classes))
+    onehot[np.arange(n), y_f] = 1.0
+    lefts = np.cumsum(onehot, axis=0)
+    w_node = float(n)
+    parent = _impurity(stats, True, ENTROPY)
+    proxy = np.empty(pos.size)
+    decrease = np.empty(pos.size)
+    for i, q in enumerate(pos):
+        left = np.ascontiguousarray(lefts[q - 1])
+        w_left = float(q)
+        proxy[i] = class_children_proxy(left, w_left, stats, w_node, ENTROPY)
+        imp_left = class_impurity(left, w_left, ENTROPY)
+        imp_right = class_impurity(stats - left, w_node - w_left, ENTROPY)
+        decrease[i] = (
+            parent - ((w_node - w_left) / w_node) * imp_right - (w_left / w_node) * imp_left
+        )
+    return pos, _midpoints(xs_f[pos - 1], xs_f[pos]), proxy, decrease
+
+
+def _scan_categorical(codes, y_f, stats, classification, n_classes, min_leaf, criterion):
+    """Every candidate left set of a categorical feature at a node, as the builder scans
+    them (engine.cart._split_kernels._scan_categorical without missing values): the
+    present categories sorted (stably) by the class-1 share (binary), the mean target
+    (regression) or each class's share in turn (multiclass), every proper prefix a
+    candidate.  Returns ``(left_sets, proxies, decreases)`` in scan order."""
+    n = codes.size
+    n_cat = int(codes.max()) + 1
+    width = n_classes if classification else 3
+    cat_stats = np.zeros((n_cat, width))
+    cat_n = np.zeros(n_cat, dtype=np.int64)
+    for c, yy in zip(codes.astype(np.int64).tolist(), y_f.tolist(), strict=True):
+        cat_n[c] += 1
+        if classification:
+            cat_stats[c, yy] += 1.0
+        else:  # summed in the node's row order of this feature, as the builder sums
+            cat_stats[c, 0] += 1.0
+            cat_stats[c, 1] += yy
+            cat_stats[c, 2] += yy * yy
+    present = np.flatnonzero(cat_n > 0)
+    w_node = float(n)
+    parent = _impurity(stats, classification, criterion)
+    lo = max(min_leaf, 1)
+    orders = range(n_classes) if classification and n_classes > 2 else [None]
+    sets, proxies, decreases = [], [], []
+    for o in orders:
+        if classification:
+            cls = 1 if n_classes == 2 else o
+            if n_classes > 2 and stats[cls] <= 0.0:
+                continue
+            keys = cat_stats[present, cls] / cat_n[present]
+        else:
+            keys = cat_stats[present, 1] / cat_n[present]
+        perm = np.argsort(keys, kind="stable")
+        left = np.zeros(width)
+        s_left = 0.0
+        n_left = 0
+        for j in range(present.size - 1):
+            c = present[perm[j]]
+            n_left += int(cat_n[c])
+            if classification:
+                left = left + cat_stats[c]
+            else:
+                s_left += cat_stats[c, 1]
+            if n_left < lo or n - n_left < lo:
+                continue
+            w_left = float(n_left)
+            if classification:
+                proxy = class_children_proxy(left, w_left, stats, w_node, criterion)
+                imp_left = class_impurity(left, w_left, criterion)
+                imp_right = class_impurity(stats - left, w_node - w_left, criterion)
+            else:
+                proxy = squared_error_proxy(s_left, w_left, stats[1], w_node)
+                chosen = np.isin(codes, present[perm[: j + 1]])
+                imp_left = float(np.var(y_f[chosen]))
+                imp_right = float(np.var(y_f[~chosen]))
+            sets.append(tuple(sorted(int(k) for k in present[perm[: j + 1]])))
+            proxies.append(float(proxy))
+            decreases.append(
+                parent - ((w_node - w_left) / w_node) * imp_right - (w_left / w_node) * imp_left
+            )
+    return sets, np.array(proxies, dtype=np.float64), np.array(decreases, dtype=np.float64)
 
 
 def _scan(xs_f, y_f, stats, classification, n_classes, min_leaf):
     """Positions, thresholds, proxies and decreases of every admissible split of one
-    sorted feature segment (the builder's exhaustive scan)."""
+    sorted feature segment (the builder's exhaustive scan, Gini or squared error)."""
     n = xs_f.size
     p = np.arange(1, n)
     ok = (p >= min_leaf) & (p <= n - min_leaf) & (xs_f[1:] > xs_f[:-1])
@@ -323,7 +454,12 @@ def _scan(xs_f, y_f, stats, classification, n_classes, min_leaf):
 
 
 def cart_steps(
-    data: GrowthData, *, max_depth: int = 3, min_samples_leaf: int = 1, class_names=None
+    data: GrowthData,
+    *,
+    max_depth: int = 3,
+    min_samples_leaf: int = 1,
+    class_names=None,
+    criterion: str = "gini",
 ) -> Growth:
     """CART's depth-first growth on ``data``, one step per node where a split is searched.
 
@@ -332,9 +468,20 @@ def cart_steps(
     ``improvement`` (weighted by the node's share of the rows, scikit-learn's
     ``impurity_improvement``), ``counts`` (classification) or ``mean``.  Nodes that are
     leaves before any search (depth ``max_depth``, too few rows, pure) get no step;
-    ``reason`` of a leaf step says why no split was made.  Criterion: Gini
-    (classification) or squared error (regression); exhaustive thresholds.
+    ``reason`` of a leaf step says why no split was made.  Criterion: ``criterion``
+    (``'gini'`` or ``'entropy'``, classification) or squared error (regression);
+    exhaustive thresholds; a categorical feature (``data.is_categorical``) is split into
+    two sets of categories as :class:`engine.cart.CARTClassifier` does.
+
+    Raises
+    ------
+    ValueError
+        For a criterion other than ``'gini'`` or ``'entropy'``.
     """
+    if criterion not in CART_CRITERIA:
+        raise ValueError(f"criterion must be 'gini' or 'entropy', got {criterion!r}")
+    crit = CART_CRITERIA[criterion]
+    is_cat = np.zeros(data.X.shape[1], bool) if data.is_categorical is None else data.is_categorical
     classification = data.task == "classification"
     K = max(data.n_classes, 1)
     X, y = data.X, data.y
@@ -352,7 +499,7 @@ def cart_steps(
         node_id = len(nodes)
         ord0 = order[0][mask[order[0]]]
         stats = _node_statistics(y[ord0], classification, K)
-        impurity = _impurity(stats, classification)
+        impurity = _impurity(stats, classification, crit)
         nn = int(mask.sum())
         nodes.append(
             dict(
@@ -364,6 +511,7 @@ def cart_steps(
                 threshold=float(TREE_UNDEFINED),
                 left=TREE_LEAF,
                 right=TREE_LEAF,
+                left_set=None,
             )
         )
         if parent >= 0:
@@ -371,37 +519,58 @@ def cart_steps(
         if depth >= max_depth or nn < min_split or impurity <= EPSILON:
             continue
         scans = []
-        best = (-np.inf, -1, -1, np.nan, np.nan)  # proxy, feature, position, threshold, decr.
+        # proxy, feature, position, threshold, decrease, left set (categorical)
+        best = (-np.inf, -1, -1, np.nan, np.nan, None)
         for f in range(p):
             ord_f = order[f][mask[order[f]]]
             xs_f = X[ord_f, f]
             if xs_f[0] == xs_f[-1]:
-                scans.append(FeatureScan(f, np.empty(0), np.empty(0), -1))
+                scans.append(
+                    FeatureScan(f, np.empty(0), np.empty(0), -1, () if is_cat[f] else None)
+                )
                 continue
-            pos, thr, proxy, decrease = _scan(xs_f, y[ord_f], stats, classification, K, min_leaf)
+            if is_cat[f]:
+                sets, proxy, decrease = _scan_categorical(
+                    xs_f, y[ord_f], stats, classification, K, min_leaf, crit
+                )
+                i = int(np.argmax(proxy)) if proxy.size else -1
+                scans.append(FeatureScan(f, np.full(len(sets), np.nan), decrease, i, tuple(sets)))
+                if i >= 0 and proxy[i] > best[0]:
+                    best = (proxy[i], f, -1, np.nan, float(decrease[i]), sets[i])
+                continue
+            if classification and crit == ENTROPY:
+                pos, thr, proxy, decrease = _scan_entropy(xs_f, y[ord_f], stats, K, min_leaf)
+            else:
+                pos, thr, proxy, decrease = _scan(
+                    xs_f, y[ord_f], stats, classification, K, min_leaf
+                )
             i = int(np.argmax(proxy)) if pos.size else -1
             scans.append(FeatureScan(f, thr, decrease, i))
             if i >= 0 and proxy[i] > best[0]:
-                best = (proxy[i], f, int(pos[i]), float(thr[i]), float(decrease[i]))
+                best = (proxy[i], f, int(pos[i]), float(thr[i]), float(decrease[i]), None)
         record = dict(node=node_id, depth=depth, n=nn, scans=scans)
         records.append(record)
-        _, f, pos, thr, decrease = best
+        _, f, pos, thr, decrease, left_set = best
         if f < 0:
             record.update(phase="leaf", reason="No admissible threshold (min_samples_leaf).")
             continue
-        goes_left = mask & (X[:, f] <= thr)
+        if left_set is not None:
+            goes_left = mask & np.isin(X[:, f], np.asarray(left_set, dtype=np.float64))
+        else:
+            goes_left = mask & (X[:, f] <= thr)
         goes_right = mask & ~goes_left
         left_stats = _node_statistics(y[order[0][goes_left[order[0]]]], classification, K)
         right_stats = _node_statistics(y[order[0][goes_right[order[0]]]], classification, K)
         wl, wr = float(goes_left.sum()), float(goes_right.sum())
         w_node = float(nn)
-        imp_l, imp_r = _impurity(left_stats, classification), _impurity(right_stats, classification)
+        imp_l = _impurity(left_stats, classification, crit)
+        imp_r = _impurity(right_stats, classification, crit)
         improvement = (w_node / w_root) * (impurity - (wr / w_node) * imp_r - (wl / w_node) * imp_l)
         if improvement + EPSILON < 0.0:
             record.update(phase="leaf", reason="The best split does not lower the impurity.")
             continue
-        nodes[node_id].update(feature=f, threshold=thr)
-        record.update(phase="split", feature=f, threshold=thr, decrease=decrease)
+        nodes[node_id].update(feature=f, threshold=thr, left_set=left_set)
+        record.update(phase="split", feature=f, threshold=thr, decrease=decrease, left_set=left_set)
         record["improvement"] = improvement
         stack.append((goes_right, depth + 1, node_id, False))
         stack.append((goes_left, depth + 1, node_id, True))
@@ -414,11 +583,20 @@ def cart_steps(
         if rec["phase"] == "split":
             done.append(v)
             s = next(sc for sc in rec["scans"] if sc.feature == rec["feature"])
+            if rec["left_set"] is not None:
+                labels = None if data.categories is None else data.categories[rec["feature"]]
+                rule = f"{names[rec['feature']]} in {{{category_list(rec['left_set'], labels)}}}"
+            else:
+                rule = f"{names[rec['feature']]} <= {rec['threshold']:.4g}"
+            impurity_name = (
+                ("Gini impurity" if crit == GINI else "entropy")
+                if classification
+                else "squared error"
+            )
             reason = (
                 f"Best of {sum(sc.thresholds.size for sc in rec['scans'])} candidate "
-                f"thresholds on {sum(sc.best >= 0 for sc in rec['scans'])} features: "
-                f"{names[rec['feature']]} <= {rec['threshold']:.4g} lowers the "
-                f"{'Gini impurity' if classification else 'squared error'} by "
+                f"splits on {sum(sc.best >= 0 for sc in rec['scans'])} features: "
+                f"{rule} lowers the {impurity_name} by "
                 f"{rec['decrease']:.4g} (the best on this feature, of {s.thresholds.size})."
             )
         else:
@@ -452,11 +630,22 @@ def cart_steps(
         final,
         names,
         data.task,
-        {"max_depth": int(max_depth), "min_samples_leaf": min_leaf},
+        {"max_depth": int(max_depth), "min_samples_leaf": min_leaf, "criterion": criterion},
     )
 
 
+def category_list(codes, labels=None) -> str:
+    """Category ``codes`` as a comma-separated list of their ``labels`` (default the codes
+    themselves), for a rule ``feature in {...}``."""
+    return ", ".join(str(labels[int(c)]) if labels is not None else str(int(c)) for c in codes)
+
+
 def _cart_tree(nodes, data, classification, class_names) -> TreeArrays:
+    cat_offsets = cat_values = None
+    if data.is_categorical is not None:  # left category sets in CSR (empty: numeric / leaf)
+        sets = [np.asarray(nd["left_set"] or (), dtype=np.int64) for nd in nodes]
+        cat_offsets = np.r_[0, np.cumsum([a.size for a in sets])].astype(np.int64)
+        cat_values = np.concatenate(sets).astype(np.int64)
     stats = np.array([nd["stats"] for nd in nodes])
     if classification:
         value = stats / stats.sum(axis=1, keepdims=True)
@@ -477,6 +666,11 @@ def _cart_tree(nodes, data, classification, class_names) -> TreeArrays:
         n_features=data.X.shape[1],
         classes_=classes,
         feature_names=list(data.feature_names),
+        cat_offsets=cat_offsets,
+        cat_values=cat_values,
+        categories=None
+        if data.categories is None or data.is_categorical is None
+        else list(data.categories),
     )
 
 
@@ -734,9 +928,18 @@ def partition_steps(data: GrowthData, *, max_leaves: int = 8, target: str = "y")
     )
 
 
-def grow(method: str, data: GrowthData, *, cap: int, class_names=None, target: str = "y"):
+def grow(
+    method: str,
+    data: GrowthData,
+    *,
+    cap: int,
+    class_names=None,
+    target: str = "y",
+    criterion: str = "gini",
+):
     """The steps of ``method`` (one of :data:`METHODS`) with its size cap (depth for CART
-    and the conditional inference tree, leaves for the Partition Tree).
+    and the conditional inference tree, leaves for the Partition Tree); ``criterion``
+    is CART's (``'gini'`` or ``'entropy'``, classification).
 
     Raises
     ------
@@ -744,7 +947,7 @@ def grow(method: str, data: GrowthData, *, cap: int, class_names=None, target: s
         For an unknown method.
     """
     if method == "CART":
-        return cart_steps(data, max_depth=cap, class_names=class_names)
+        return cart_steps(data, max_depth=cap, class_names=class_names, criterion=criterion)
     if method == "Conditional inference tree":
         return cit_steps(data, max_depth=cap, class_names=class_names)
     if method == "Partition Tree":

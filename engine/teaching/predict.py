@@ -252,3 +252,164 @@ def p_value_significant(
         figures=[],
         table=shown,
     )
+
+
+# ---------------------------------------------------------------------------------------
+# questions on a method page, answered by the page's own result
+# ---------------------------------------------------------------------------------------
+#: The option of a root question for a tree whose root does not split.
+NO_SPLIT = "none: the root stays a leaf"
+
+
+@dataclass(frozen=True)
+class PageQuestion:
+    """A question a method page asks before it shows its result (Conditional inference,
+    Optimal shape trees, Feature ranking); the page's own result answers it.
+
+    ``kind`` is ``"root"`` (which feature the root splits on), ``"significant"`` (is a
+    feature's adjusted p-value at the root below alpha) or ``"first"`` (which feature an
+    attribution method ranks first); ``subject`` is the feature (``"significant"``) or the
+    method (``"first"``) asked about; ``options`` are the answers offered.
+    """
+
+    kind: str
+    prompt: str
+    options: tuple[str, ...]
+    subject: str = ""
+
+    def key(self, page: str, result_key: str) -> str:
+        """The question's key in the session :class:`~engine.teaching.quiz.Scoreboard`:
+        the page, the kind, the subject and the result it is asked about."""
+        return f"page/{page}/{self.kind}/{self.subject}/{result_key}"
+
+
+@dataclass(frozen=True)
+class PageAnswer:
+    """What a page's result answers to a :class:`PageQuestion`: ``answer`` (the options
+    that are right, joined by " or " when tied), ``accepted`` (those options) and an
+    ``explanation`` read off the result."""
+
+    answer: str
+    accepted: tuple[str, ...]
+    explanation: str
+
+    def correct(self, chosen: str) -> bool:
+        """Whether ``chosen`` is one of the right options."""
+        return chosen in self.accepted
+
+
+def result_key(*parts) -> str:
+    """A short stable key (16 hex digits) for a result made from ``parts`` (the dataset
+    digest, the parameters, the seed...): the same settings give the same key, so an
+    answer locked before a fit is matched with that fit's result.  ``parts`` must have a
+    deterministic ``repr`` (numbers, strings, tuples, lists, dicts)."""
+    import hashlib
+
+    return hashlib.sha1(repr(parts).encode()).hexdigest()[:16]
+
+
+def root_split_question(feature_names, *, model: str = "the tree") -> PageQuestion:
+    """Which feature will ``model``'s root split on?  Options: every feature, then
+    :data:`NO_SPLIT`."""
+    names = tuple(str(n) for n in feature_names)
+    if not names:
+        raise ValueError("a root question needs at least one feature")
+    return PageQuestion(
+        "root", f"Which feature will the root of {model} split on?", (*names, NO_SPLIT)
+    )
+
+
+def significance_question(feature: str, alpha: float, *, adjusted: bool = True) -> PageQuestion:
+    """Is ``feature``'s p-value at the root of a conditional inference tree below
+    ``alpha``?  (``adjusted``: the p-value adjusted for the number of features tested, as
+    the tree compares it.)  Options: Yes, No."""
+    if not 0.0 < float(alpha) < 1.0:
+        raise ValueError(f"alpha must be between 0 and 1 (exclusive), not {alpha}")
+    which = "adjusted p-value" if adjusted else "p-value"
+    return PageQuestion(
+        "significant",
+        f"At the root, is {feature}'s {which} significant at alpha = {float(alpha):g}?",
+        (YES, NO),
+        subject=str(feature),
+    )
+
+
+def first_rank_question(feature_names, method: str) -> PageQuestion:
+    """Which feature will ``method`` (an attribution method: Shapley, Banzhaf, Ranker...)
+    rank first, i.e. give the largest attribution?  Options: every feature."""
+    names = tuple(str(n) for n in feature_names)
+    if not names:
+        raise ValueError("a ranking question needs at least one feature")
+    return PageQuestion(
+        "first",
+        f"Which feature will {method} rank first (the largest attribution)?",
+        names,
+        subject=str(method),
+    )
+
+
+def root_split_answer(tree, feature_names) -> PageAnswer:
+    """The answer to :func:`root_split_question` from a fitted tree
+    (:class:`engine.tree.TreeArrays`: ``feature``, ``threshold``, ``children_left``)."""
+    names = [str(n) for n in feature_names]
+    if tree.node_count <= 1 or int(tree.children_left[0]) < 0:
+        return PageAnswer(NO_SPLIT, (NO_SPLIT,), "The root did not split: the tree is one leaf.")
+    f = int(tree.feature[0])
+    rows = int(tree.n_node_samples[0]) if hasattr(tree, "n_node_samples") else None
+    on = f" of its {rows:,} rows" if rows is not None else ""
+    return PageAnswer(names[f], (names[f],), f"The root splits{on} on {names[f]}.")
+
+
+def significance_answer(est, feature_names, feature: str) -> PageAnswer:
+    """The answer to :func:`significance_question` from a fitted conditional inference
+    tree (its root's stage-A records, :func:`engine.cit.report.node_feature_table`): Yes
+    exactly when the feature was tested at the root and its adjusted p-value is below the
+    level.  A feature not tested there (not drawn, or scanning stopped before it) is No."""
+    from engine.cit.report import node_feature_table
+
+    table = node_feature_table(est, 0, [str(n) for n in feature_names])
+    alpha = float(est.alpha_selector)
+    if table.empty:
+        return PageAnswer(NO, (NO,), "The root ran no test (too few rows, or a pure node).")
+    row = table[table["feature"] == str(feature)]
+    if row.empty or not np.isfinite(float(row["p_bonferroni"].iloc[0])):
+        return PageAnswer(NO, (NO,), f"{feature} was not tested at the root.")
+    p = float(row["p_value"].iloc[0])
+    p_adj = float(row["p_bonferroni"].iloc[0])
+    level = float(row["alpha"].iloc[0])
+    significant = bool(p_adj < level)
+    tested = int(np.isfinite(table["p_bonferroni"].to_numpy(float)).sum())
+    adjusted = f", adjusted for the {tested} features tested {p_adj:.3g}" if p_adj != p else ""
+    answer = YES if significant else NO
+    return PageAnswer(
+        answer,
+        (answer,),
+        f"{feature}: p-value {p:.3g}{adjusted}, which is "
+        f"{'below' if significant else 'not below'} alpha = {alpha:g}.",
+    )
+
+
+def first_rank_answer(scores, feature_names, method: str) -> PageAnswer:
+    """The answer to :func:`first_rank_question` from a sample's attributions (``scores``:
+    method name -> ``(n_features,)`` float array): the feature with the largest value
+    (ties within 1e-9 of the largest |value| all count as right)."""
+    names = [str(n) for n in feature_names]
+    if method not in scores:
+        raise ValueError(f"no attributions by {method!r} (have {', '.join(scores)})")
+    values = np.asarray(scores[method], dtype=np.float64)
+    top = float(values.max())
+    tol = 1e-9 * max(float(np.abs(values).max()), 1e-300)
+    tied = [j for j in np.argsort(-values, kind="stable") if values[j] >= top - tol]
+    accepted = tuple(names[j] for j in tied)
+    second = [j for j in np.argsort(-values, kind="stable") if j not in tied]
+    then = f"; next {names[second[0]]} ({values[second[0]]:.4g})" if second else ""
+    lead = (
+        f"{accepted[0]} ranks first"
+        if len(accepted) == 1
+        else f"{len(accepted)} features tie for first ({', '.join(accepted)})"
+    )
+    return PageAnswer(
+        " or ".join(accepted),
+        accepted,
+        f"By {method}, {lead} with {top:.4g}{then}.",
+    )

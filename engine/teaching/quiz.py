@@ -31,11 +31,17 @@ class Scoreboard:
 
     attempts: dict[str, Attempt] = field(default_factory=dict)
 
-    def record(self, key: str, prompt: str, chosen: str, answer: str) -> Attempt:
+    def record(
+        self, key: str, prompt: str, chosen: str, answer: str, correct: bool | None = None
+    ) -> Attempt:
         """Record an answer; returns the attempt that counts (the first one for ``key``:
-        answering again after the reveal changes nothing)."""
+        answering again after the reveal changes nothing).
+
+        ``correct`` defaults to ``chosen == answer``; a question with several right
+        options (a tie) passes it (``answer`` then names them all)."""
         if key not in self.attempts:
-            self.attempts[key] = Attempt(key, prompt, chosen, answer, chosen == answer)
+            right = chosen == answer if correct is None else bool(correct)
+            self.attempts[key] = Attempt(key, prompt, chosen, answer, right)
         return self.attempts[key]
 
     def answered(self, key: str) -> bool:
