@@ -153,7 +153,9 @@ ESTIMATORS = {
 #: what the pages call: model registry, jobs, each method's page computations.
 SERVICES = {
     "engine.cluster",
-    "engine.compare",
+    "engine.compare",  # k-fold cross-validation of the registered models
+    "engine.model_registry",  # ModelSpec / ParamSpec, register_model, available_models
+    "engine.baseline_models",  # the scikit-learn, XGBoost and LightGBM entries
     "engine.jobs",
     "engine.warmup",
     "engine.store",  # the run store: finished jobs' results as data on disk
@@ -169,6 +171,7 @@ SERVICES = {
     "engine.cit.service",
     "engine.cit.steps",
     "engine.cit.topk",
+    "engine.literati.registration",
     "engine.literati.service",
     "engine.partition.explore",
     "engine.partition.service",
