@@ -156,7 +156,9 @@ SERVICES = {
     "engine.compare",  # k-fold cross-validation of the registered models
     "engine.model_registry",  # ModelSpec / ParamSpec, register_model, available_models
     "engine.baseline_models",  # the scikit-learn, XGBoost and LightGBM entries
-    "engine.jobs",
+    "engine.jobs",  # Job (the thread runner), JobSlots
+    "engine.job_context",  # JobContext, drive_steps, ProgressRecorder (both runners)
+    "engine.dask_runner",  # Job's Dask runner (worker and client sides)
     "engine.warmup",
     "engine.store",  # the run store: finished jobs' results as data on disk
     "engine.run_format",  # the run store's file format (data only, never a pickle)
