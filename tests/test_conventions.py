@@ -140,6 +140,8 @@ ESTIMATORS = {
     "engine.cit.forest",
     "engine.literati.greedy",
     "engine.literati.search",
+    "engine.literati.expansion",
+    "engine.literati.states",
     "engine.literati.shapes",
     "engine.literati.estimator",
     "engine.partition.growth",
