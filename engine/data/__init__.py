@@ -39,7 +39,9 @@ Design choices worth knowing:
 Modules: :mod:`engine.data.parsing` (:func:`load_csv`, :class:`ParseReport`),
 :mod:`engine.data.sniffing` (bytes, encoding, delimiter and number format before parsing),
 :mod:`engine.data.values` (recognising what cells hold),
-:mod:`engine.data.validation` (:func:`make_dataset`, :class:`Dataset`),
+:mod:`engine.data.validation` (:func:`make_dataset`; its options in
+:mod:`engine.data.options`, the columns read by :mod:`engine.data.columns` and encoded by
+:mod:`engine.data.encoding`), :mod:`engine.data.dataset` (:class:`Dataset`),
 :mod:`engine.data.splitting` (:func:`train_test_rows`),
 :mod:`engine.data.bundled` (the bundled datasets), :mod:`engine.data.errors`
 (:class:`DataError`).
