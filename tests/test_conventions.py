@@ -143,6 +143,7 @@ ESTIMATORS = {
     "engine.literati.expansion",
     "engine.literati.states",
     "engine.literati.shapes",
+    "engine.literati.anytime",
     "engine.literati.estimator",
     "engine.partition.growth",
     "engine.partition.base",
