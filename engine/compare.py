@@ -1,12 +1,9 @@
-"""Model registry and k-fold cross-validation for the Compare page (docs/spec.md section 6).
+"""K-fold cross-validation for the Compare page (docs/spec.md section 6).
 
-Each method registers a :class:`ModelSpec` (a label, the tasks it handles, its tunable
-parameters and a factory returning an unfitted scikit-learn-compatible estimator) with
-:func:`register_model`.  A parameter's widget range and choices are read from the
-estimator's scikit-learn constraint table (``_parameter_constraints``) by
-:func:`param_spec`, and :func:`register_model` refuses a spec whose widget could send a value
-that table refuses (:func:`check_model_spec`), so the page and the estimators cannot
-disagree.  :func:`plan_comparison` validates a request and
+The models it can compare are in the model registry (:mod:`engine.model_registry`:
+:class:`ModelSpec`, :class:`ParamSpec`, :func:`register_model`, :func:`available_models`,
+re-exported here; the baselines' entries in :mod:`engine.baseline_models`, Literati's in
+:mod:`engine.literati.registration`).  :func:`plan_comparison` validates a request and
 :func:`cross_validate_steps` is its step generator for
 :class:`engine.jobs.Job`: one step fits and scores one model on one fold, so progress is
 live and Stop keeps every fold finished so far.
@@ -29,25 +26,58 @@ from __future__ import annotations
 import os
 import time
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from numbers import Integral
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from sklearn.metrics import accuracy_score, log_loss, mean_squared_error, r2_score
 from sklearn.model_selection import KFold, StratifiedKFold
-from sklearn.utils._param_validation import (
-    Interval,
-    InvalidParameterError,
-    Options,
-    make_constraint,
+
+# The registry and its entries, in the order the page lists them: the baselines, Literati,
+# then (on first use, load_methods) the other method packages.
+from engine import baseline_models  # noqa: F401 (registers the scikit-learn and booster models)
+from engine.baseline_models import booster_estimator
+from engine.literati import registration as _literati_registration  # noqa: F401 (registers)
+from engine.model_registry import (
+    METHOD_MODULES,
+    REGISTRY,
+    TASKS,
+    ModelSpec,
+    ParamSpec,
+    available_models,
+    check_model_spec,
+    load_methods,
+    param_spec,
+    register_model,
 )
 
-from engine.literati.estimator import GreedyShapeTreeClassifier, LiteratiClassifier
+__all__ = [
+    "METHOD_MODULES",
+    "MISSING_VALUES_CAPTION",
+    "REGISTRY",
+    "TASKS",
+    "CompareResult",
+    "ComparisonPlan",
+    "ModelSpec",
+    "ParamSpec",
+    "available_models",
+    "booster_estimator",
+    "check_model_spec",
+    "cross_validate_steps",
+    "folds_label",
+    "handles_missing",
+    "load_methods",
+    "make_folds",
+    "missing_values_note",
+    "param_spec",
+    "plan_comparison",
+    "register_model",
+    "run_comparison",
+    "summarise",
+    "tree_size",
+]
 
-TASKS = ("classification", "regression")
 #: One sentence the Compare page shows on how it treats missing values.
 MISSING_VALUES_CAPTION = (
     "Missing values: a model that routes them itself (TreeLab's trees, scikit-learn's "
@@ -55,568 +85,6 @@ MISSING_VALUES_CAPTION = (
     "a model that cannot (scikit-learn's gradient boosting) on the rows without a missing "
     "value, in the same folds, and the results say so (the rows column counts the rows "
     "each model used)."
-)
-
-
-@dataclass(frozen=True)
-class ParamSpec:
-    """One tunable parameter shown on the Compare page.
-
-    ``kind`` is 'int', 'float', 'int_or_none' (0 in the widget means ``None``) or 'choice'.
-    """
-
-    name: str
-    default: Any
-    kind: str = "int"
-    low: float | None = None
-    high: float | None = None
-    choices: tuple = ()
-    help: str = ""
-
-    def validate(self, value):
-        """Return ``value`` cast to the parameter's type; ValueError naming it if invalid."""
-        if self.kind == "choice":
-            if value not in self.choices:
-                raise ValueError(f"{self.name} must be one of {list(self.choices)}, got {value!r}")
-            return value
-        if self.kind == "int_or_none" and (value is None or value == 0):
-            return None
-        try:
-            cast = float(value) if self.kind == "float" else int(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"{self.name} must be a number, got {value!r}") from None
-        if self.low is not None and cast < self.low or self.high is not None and cast > self.high:
-            raise ValueError(f"{self.name} must be between {self.low} and {self.high}, got {cast}")
-        return cast
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A model the Compare page can cross-validate.
-
-    ``build(task, random_state, **params)`` returns an unfitted estimator with
-    ``fit``/``predict`` (and ``predict_proba`` for classification).
-    """
-
-    key: str
-    label: str
-    build: Callable[..., Any]
-    tasks: tuple[str, ...] = TASKS
-    params: tuple[ParamSpec, ...] = ()
-    description: str = ""
-    family: str = "scikit-learn"
-
-    def make(self, task: str, random_state: int = 0, **params):
-        """Build the estimator with validated parameters (defaults for missing ones)."""
-        if task not in self.tasks:
-            raise ValueError(
-                f"{self.label} does not support {task}; it supports {list(self.tasks)}"
-            )
-        known = {p.name: p for p in self.params}
-        unknown = set(params) - set(known)
-        if unknown:
-            raise ValueError(
-                f"{self.label}: unknown parameter(s) {sorted(unknown)}; known: {sorted(known)}"
-            )
-        values = {p.name: p.validate(params.get(p.name, p.default)) for p in self.params}
-        return self.build(task, random_state, **values)
-
-
-def _table_entry(estimator, name: str) -> list:
-    """The constraints of parameter ``name`` in ``estimator``'s (class or instance)
-    scikit-learn table, as constraint objects; ValueError when there is none."""
-    table = getattr(estimator, "_parameter_constraints", None)
-    label = getattr(estimator, "__name__", type(estimator).__name__)
-    if not isinstance(table, dict) or name not in table:
-        raise ValueError(f"{label} has no constraint for a parameter {name!r}")
-    return [make_constraint(c) for c in table[name]]
-
-
-def _closed_bound(interval: Interval, side: str):
-    """The interval's bound on ``side`` as a value a widget can take (an open integer
-    bound moved by one), or None when it is infinite or open on the reals."""
-    value = interval.left if side == "left" else interval.right
-    if value is None or not np.isfinite(value):
-        return None
-    closed = interval.closed in ("both", side)
-    if closed:
-        return value
-    if interval.type is Integral:
-        return value + 1 if side == "left" else value - 1
-    return None
-
-
-def param_spec(
-    estimator,
-    name: str,
-    default,
-    *,
-    kind: str | None = None,
-    low=None,
-    high=None,
-    choices: tuple | None = None,
-    help: str = "",
-) -> ParamSpec:
-    """A :class:`ParamSpec` whose kind, range and choices come from the constraint table
-    (``_parameter_constraints``, scikit-learn's format) of ``estimator`` (class or
-    instance).
-
-    ``kind`` (default: inferred) is 'choice' when the table lists string options and no
-    interval, else 'int' / 'float' from its interval's type, 'int_or_none' when None is
-    allowed too (the widget's 0 means None); give 'int_or_none' for a parameter whose 0
-    the model's build function maps to a default, or 'choice' to offer only the options
-    of a table that also has an interval.  ``low`` / ``high`` default to the interval's
-    bounds and, when given (a widget needs a finite range), must lie inside it;
-    ``choices`` default to the table's options (sorted) and, when given, must be among
-    them.  Raises ValueError when a bound cannot be derived or is outside the table.
-    """
-    constraints = _table_entry(estimator, name)
-    label = getattr(estimator, "__name__", type(estimator).__name__)
-    intervals = [c for c in constraints if isinstance(c, Interval)]
-    options = [o for c in constraints if isinstance(c, Options) for o in c.options]
-    allows_none = any(c.is_satisfied_by(None) for c in constraints)
-    if kind is None:
-        if options and not intervals:
-            kind = "choice"
-        elif intervals:
-            integral = any(c.type is Integral for c in intervals)
-            kind = ("int_or_none" if allows_none else "int") if integral else "float"
-        else:
-            raise ValueError(f"{label}.{name}: the table has no interval or options")
-    if kind == "choice":
-        if choices is None:
-            choices = tuple(sorted(options))
-        refused = [c for c in choices if not any(k.is_satisfied_by(c) for k in constraints)]
-        if refused:
-            raise ValueError(f"{label}.{name}: choices {refused} are not allowed by its table")
-        return ParamSpec(name, default, "choice", choices=tuple(choices), help=help)
-    want = Integral if kind in ("int", "int_or_none") else None
-    interval = next((c for c in intervals if want is None or c.type is want), None)
-    if interval is None:
-        raise ValueError(f"{label}.{name}: the table has no interval for a {kind!r} widget")
-    cast = float if kind == "float" else int
-    bounds = {}
-    for side, given in (("left", low), ("right", high)):
-        if given is None:
-            given = _closed_bound(interval, side)
-            if given is None:
-                raise ValueError(
-                    f"{label}.{name}: the table's interval {interval} has no finite closed "
-                    f"{side} bound; give {'low' if side == 'left' else 'high'} for the widget"
-                )
-        elif not interval.is_satisfied_by(cast(given)) and not (
-            kind == "int_or_none" and side == "left" and given == 0
-        ):
-            raise ValueError(f"{label}.{name}: widget bound {given!r} is outside {interval}")
-        bounds[side] = cast(given)
-    if kind == "int_or_none":
-        bounds["left"] = 0  # the widget's 0 stands for None
-    return ParamSpec(name, default, kind, bounds["left"], bounds["right"], help=help)
-
-
-def _probe_values(param: ParamSpec) -> list:
-    """The values a widget of ``param`` can send at its edges: every choice, or the
-    default, the range's ends (and 1, the first value after the None of 'int_or_none')."""
-    if param.kind == "choice":
-        return list(param.choices)
-    values = [param.default, param.low, param.high]
-    if param.kind == "int_or_none" and param.high is not None and param.high >= 1:
-        values.append(1)
-    return [v for v in values if v is not None]
-
-
-def check_model_spec(spec: ModelSpec) -> None:
-    """Check that the Compare page's widgets for ``spec`` cannot send a value its
-    estimators' constraint tables refuse.
-
-    For every task and parameter, each value of :func:`_probe_values` is cast by the
-    :class:`ParamSpec`, turned into an estimator by ``spec.build`` and checked with the
-    estimator's ``_validate_params`` (scikit-learn's constraint table; estimators without
-    one are not checked).  A value the build function itself refuses with a ValueError
-    (e.g. a strategy that needs class labels, for regression) is the build's deliberate
-    refusal and is skipped.  Raises ValueError listing every disagreement, a ParamSpec
-    whose default is outside its range, or a parameter no built estimator has.
-    """
-    problems = []
-    for param in spec.params:
-        known = False
-        for value in _probe_values(param):
-            try:
-                cast = param.validate(value)
-            except ValueError as exc:
-                problems.append(f"{param.name}={value!r}: {exc}")
-                continue
-            for task in spec.tasks:
-                try:
-                    est = spec.make(task, 0, **{param.name: cast})
-                except InvalidParameterError as exc:
-                    problems.append(f"{param.name}={cast!r} ({task}): {exc}")
-                    continue
-                except ValueError:
-                    continue  # the build function's own refusal for this task
-                known = known or param.name in est.get_params(deep=False)
-                if not hasattr(est, "_parameter_constraints"):
-                    continue
-                try:
-                    est._validate_params()
-                except InvalidParameterError as exc:
-                    problems.append(f"{param.name}={cast!r} ({task}): {exc}")
-        if not known and not any(p.startswith(f"{param.name}=") for p in problems):
-            problems.append(f"{param.name}: no estimator built by {spec.key!r} has it")
-    if problems:
-        raise ValueError(
-            f"Model {spec.key!r}: its parameter widgets disagree with its estimators' "
-            "constraint tables: " + "; ".join(problems)
-        )
-
-
-REGISTRY: dict[str, ModelSpec] = {}
-
-
-def register_model(spec: ModelSpec) -> ModelSpec:
-    """Add ``spec`` to the registry (a later registration with the same key replaces it).
-
-    Raises ValueError (from :func:`check_model_spec`) when a parameter widget of ``spec``
-    could send a value its estimators' constraint tables refuse.
-    """
-    check_model_spec(spec)
-    REGISTRY[spec.key] = spec
-    return spec
-
-
-#: Method packages that register models, in the order their models are listed.
-METHOD_MODULES = (
-    "engine.cit",
-    "engine.literati",
-    "engine.partition",
-    "engine.treegrad",
-    "engine.cart",
-)
-
-
-def load_methods() -> None:
-    """Import every method package so that its models are registered (``import engine`` is
-    lazy, so nothing else guarantees it)."""
-    import importlib
-
-    for module in METHOD_MODULES:
-        importlib.import_module(module)
-
-
-def available_models(task: str) -> list[ModelSpec]:
-    """The registered models that handle ``task``, in registration order."""
-    if task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
-    load_methods()
-    return [s for s in REGISTRY.values() if task in s.tasks]
-
-
-# -- scikit-learn baselines -----------------------------------------------------------------
-def _sk_tree(task, random_state, max_depth, min_samples_leaf, criterion):
-    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
-
-    if task == "classification":
-        crit = criterion if criterion in ("gini", "entropy") else "gini"
-        return DecisionTreeClassifier(
-            max_depth=max_depth,
-            min_samples_leaf=min_samples_leaf,
-            criterion=crit,
-            random_state=random_state,
-        )
-    return DecisionTreeRegressor(
-        max_depth=max_depth, min_samples_leaf=min_samples_leaf, random_state=random_state
-    )
-
-
-def _sk_forest(task, random_state, n_estimators, max_depth):
-    from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
-
-    cls = RandomForestClassifier if task == "classification" else RandomForestRegressor
-    return cls(n_estimators=n_estimators, max_depth=max_depth, random_state=random_state)
-
-
-def _sk_boosting(task, random_state, n_estimators, max_depth, learning_rate):
-    from sklearn.ensemble import GradientBoostingClassifier, GradientBoostingRegressor
-
-    cls = GradientBoostingClassifier if task == "classification" else GradientBoostingRegressor
-    return cls(
-        n_estimators=n_estimators,
-        max_depth=max_depth,
-        learning_rate=learning_rate,
-        random_state=random_state,
-    )
-
-
-_DEPTH_HELP = "Maximum depth of a tree; 0 means unlimited (grow until leaves are pure)."
-register_model(
-    ModelSpec(
-        key="sklearn_tree",
-        label="Decision tree (scikit-learn CART)",
-        build=_sk_tree,
-        params=(
-            ParamSpec("max_depth", 5, "int_or_none", 0, 50, help=_DEPTH_HELP),
-            ParamSpec(
-                "min_samples_leaf",
-                1,
-                "int",
-                1,
-                1000,
-                help="Minimum number of training rows in a leaf.",
-            ),
-            ParamSpec(
-                "criterion",
-                "gini",
-                "choice",
-                choices=("gini", "entropy"),
-                help="Impurity for classification (regression always uses squared error).",
-            ),
-        ),
-        description="Greedy CART with exhaustive thresholds (Breiman et al. 1984).",
-    )
-)
-register_model(
-    ModelSpec(
-        key="sklearn_forest",
-        label="Random forest (scikit-learn)",
-        build=_sk_forest,
-        params=(
-            ParamSpec("n_estimators", 100, "int", 1, 1000, help="Number of trees."),
-            ParamSpec("max_depth", 0, "int_or_none", 0, 50, help=_DEPTH_HELP),
-        ),
-        description="Bagged CART trees with random feature subsets (Breiman 2001).",
-    )
-)
-register_model(
-    ModelSpec(
-        key="sklearn_boosting",
-        label="Gradient boosting (scikit-learn)",
-        build=_sk_boosting,
-        params=(
-            ParamSpec("n_estimators", 100, "int", 1, 1000, help="Number of boosting stages."),
-            ParamSpec("max_depth", 3, "int", 1, 20, help="Depth of each regression tree."),
-            ParamSpec(
-                "learning_rate",
-                0.1,
-                "float",
-                1e-4,
-                1.0,
-                help="Shrinkage applied to each tree's contribution.",
-            ),
-        ),
-        description="Stage-wise additive regression trees (Friedman 2001).",
-    )
-)
-
-
-# -- XGBoost and LightGBM (when installed; explained through engine.tree.from_xgboost/lightgbm)
-def _xgboost(task, random_state, n_estimators, max_depth, learning_rate):
-    import xgboost
-
-    cls = xgboost.XGBClassifier if task == "classification" else xgboost.XGBRegressor
-    # one thread: the fits of a comparison already run in parallel (one per worker)
-    return cls(
-        n_estimators=n_estimators,
-        max_depth=max_depth,
-        learning_rate=learning_rate,
-        random_state=random_state,
-        n_jobs=1,
-    )
-
-
-def _lightgbm(task, random_state, n_estimators, num_leaves, learning_rate):
-    import lightgbm
-
-    cls = lightgbm.LGBMClassifier if task == "classification" else lightgbm.LGBMRegressor
-    return cls(
-        n_estimators=n_estimators,
-        num_leaves=num_leaves,
-        learning_rate=learning_rate,
-        random_state=random_state,
-        n_jobs=1,
-        verbose=-1,
-    )
-
-
-def booster_estimator(
-    library: str,
-    task: str,
-    *,
-    n_estimators: int,
-    max_depth: int,
-    max_leaves: int,
-    learning_rate: float,
-    random_state: int,
-):
-    """An unfitted XGBoost or LightGBM model (one thread) with the Feature ranking page's
-    knobs: ``max_depth`` / ``max_leaves`` 0 mean no limit (XGBoost then grows loss-guided,
-    LightGBM keeps its 31 leaves when both are 0).  ``library``: 'xgboost' | 'lightgbm';
-    ``task``: 'classification' | 'regression'.  Raises ``ValueError`` for another library.
-    """
-    clf = task == "classification"
-    if library == "xgboost":
-        import xgboost
-
-        cls = xgboost.XGBClassifier if clf else xgboost.XGBRegressor
-        return cls(
-            n_estimators=n_estimators,
-            max_depth=max_depth,
-            max_leaves=max_leaves,
-            grow_policy="lossguide" if max_depth == 0 else "depthwise",
-            learning_rate=learning_rate,
-            random_state=random_state,
-            n_jobs=1,
-        )
-    if library == "lightgbm":
-        import lightgbm
-
-        cls = lightgbm.LGBMClassifier if clf else lightgbm.LGBMRegressor
-        return cls(
-            n_estimators=n_estimators,
-            max_depth=max_depth or -1,
-            num_leaves=max_leaves or (31 if max_depth == 0 else min(2**max_depth, 131072)),
-            learning_rate=learning_rate,
-            random_state=random_state,
-            n_jobs=1,
-            verbose=-1,
-        )
-    raise ValueError(f"library must be 'xgboost' or 'lightgbm', got {library!r}")
-
-
-def _installed(module: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(module) is not None
-
-
-_BOOST_TREES = ParamSpec("n_estimators", 100, "int", 1, 1000, help="Number of boosting rounds.")
-_BOOST_RATE = ParamSpec(
-    "learning_rate", 0.1, "float", 1e-3, 1.0, help="Shrinkage of each tree's contribution."
-)
-if _installed("xgboost"):
-    register_model(
-        ModelSpec(
-            key="xgboost",
-            label="XGBoost",
-            build=_xgboost,
-            params=(
-                _BOOST_TREES,
-                ParamSpec("max_depth", 6, "int", 1, 20, help="Depth of each tree."),
-                _BOOST_RATE,
-            ),
-            description="Second-order gradient boosting with regularised leaves (Chen & "
-            "Guestrin 2016); missing values go to each split's learned default side.",
-            family="XGBoost",
-        )
-    )
-if _installed("lightgbm"):
-    register_model(
-        ModelSpec(
-            key="lightgbm",
-            label="LightGBM",
-            build=_lightgbm,
-            params=(
-                _BOOST_TREES,
-                ParamSpec("num_leaves", 31, "int", 2, 4096, help="Leaves of each tree."),
-                _BOOST_RATE,
-            ),
-            description="Histogram gradient boosting grown leaf-wise (Ke et al. 2017); "
-            "missing values go to each split's learned default side.",
-            family="LightGBM",
-        )
-    )
-
-
-# -- TreeLab's Literati (registered here, before the method packages, to keep its place) ---
-_LITERATI_CANDIDATES = {"8,4": (8, 4), "16,8": (16, 8), "4": 4, "all": None}
-
-
-def _literati(task, random_state, max_depth, max_breakpoints, time_limit, candidate_leaves):
-    return LiteratiClassifier(
-        max_depth=max_depth,
-        max_breakpoints=max_breakpoints,
-        time_limit=time_limit,
-        candidate_leaves=_LITERATI_CANDIDATES[candidate_leaves],
-        random_state=random_state,
-    )
-
-
-def _shape_tree_params(estimator, leaves_help: str) -> tuple[ParamSpec, ...]:
-    """Depth, K_max and B_d widgets of a shape tree (ranges from ``estimator``'s table)."""
-    return (
-        param_spec(estimator, "max_depth", 3, help="Maximum depth D of the tree."),
-        param_spec(
-            estimator,
-            "max_breakpoints",
-            2,
-            help="K_max: breakpoints per node's shape function (1 = plain thresholds).",
-        ),
-        ParamSpec(
-            "candidate_leaves",
-            "8,4",
-            "choice",
-            choices=tuple(_LITERATI_CANDIDATES),
-            help=leaves_help,
-        ),
-    )
-
-
-_LITERATI_DEPTH, _LITERATI_KMAX, _LITERATI_LEAVES = _shape_tree_params(
-    LiteratiClassifier,
-    "B_d per depth (root first, the last repeats): leaves of the one-feature CART giving "
-    "each state's candidate breakpoints; 'all' = every midpoint (exact, slowest).",
-)
-register_model(
-    ModelSpec(
-        key="treelab_literati",
-        label="Literati optimal shape tree (TreeLab)",
-        build=_literati,
-        tasks=("classification",),
-        params=(
-            _LITERATI_DEPTH,
-            _LITERATI_KMAX,
-            param_spec(
-                LiteratiClassifier,
-                "time_limit",
-                5.0,
-                low=0.5,
-                high=600.0,
-                help="Seconds per fit; the search returns its best tree at the limit "
-                "(every fold and the refit get this budget).",
-            ),
-            _LITERATI_LEAVES,
-        ),
-        description="Anytime AO* search for the optimal shape generalized tree: errors + "
-        "0.005 n per split and per breakpoint (Literati, arXiv 2609.09299).",
-        family="TreeLab",
-    )
-)
-
-
-def _greedy_shape(task, random_state, max_depth, max_breakpoints, candidate_leaves):
-    return GreedyShapeTreeClassifier(
-        max_depth=max_depth,
-        max_breakpoints=max_breakpoints,
-        candidate_leaves=_LITERATI_CANDIDATES[candidate_leaves],
-        random_state=random_state,
-    )
-
-
-register_model(
-    ModelSpec(
-        key="treelab_greedy_shape",
-        label="Greedy shape tree (TreeLab)",
-        build=_greedy_shape,
-        tasks=("classification",),
-        params=_shape_tree_params(
-            GreedyShapeTreeClassifier,
-            "B_d per depth (root first, the last repeats): leaves of the one-feature CART "
-            "giving each node's candidate breakpoints; 'all' = every midpoint.",
-        ),
-        description="Greedy top-down shape tree in Literati's candidate space (least gini "
-        "impurity per node), pruned by errors + 0.005 n per split and per breakpoint; "
-        "the tree Literati's search starts from.",
-        family="TreeLab",
-    )
 )
 
 

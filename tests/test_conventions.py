@@ -140,7 +140,10 @@ ESTIMATORS = {
     "engine.cit.forest",
     "engine.literati.greedy",
     "engine.literati.search",
+    "engine.literati.expansion",
+    "engine.literati.states",
     "engine.literati.shapes",
+    "engine.literati.anytime",
     "engine.literati.estimator",
     "engine.partition.growth",
     "engine.partition.base",
@@ -153,8 +156,12 @@ ESTIMATORS = {
 #: what the pages call: model registry, jobs, each method's page computations.
 SERVICES = {
     "engine.cluster",
-    "engine.compare",
-    "engine.jobs",
+    "engine.compare",  # k-fold cross-validation of the registered models
+    "engine.model_registry",  # ModelSpec / ParamSpec, register_model, available_models
+    "engine.baseline_models",  # the scikit-learn, XGBoost and LightGBM entries
+    "engine.jobs",  # Job (the thread runner), JobSlots
+    "engine.job_context",  # JobContext, drive_steps, ProgressRecorder (both runners)
+    "engine.dask_runner",  # Job's Dask runner (worker and client sides)
     "engine.warmup",
     "engine.store",  # the run store: finished jobs' results as data on disk
     "engine.run_format",  # the run store's file format (data only, never a pickle)
@@ -169,6 +176,7 @@ SERVICES = {
     "engine.cit.service",
     "engine.cit.steps",
     "engine.cit.topk",
+    "engine.literati.registration",
     "engine.literati.service",
     "engine.literati.certify",  # certify any tree against a search's proven bound
     "engine.partition.explore",

@@ -742,14 +742,14 @@ def test_depth3_equals_brute_force_with_and_without_the_depth2_kernel(seed, k, m
     depth-2 kernel; the same search with the kernel's scans cut into tiny chunks, with that
     kernel switched off (states with two levels left searched as graph nodes too) and the
     brute force must agree."""
-    from engine.literati import search
+    from engine.literati import expansion  # the search's state expansion reads both
 
     X, y = _random_data(200 + seed, 9, 2, 2, levels=4)
     kw = dict(max_depth=3, max_breakpoints=k, split_penalty=0.2, breakpoint_penalty=0.15)
     with_kernel = _exact(**kw).fit(X, y)
-    monkeypatch.setattr(search, "_D2_WORK", 1)  # kernel scans in chunks of 4 solves
+    monkeypatch.setattr(expansion, "_D2_WORK", 1)  # kernel scans in chunks of 4 solves
     chunked = _exact(**kw).fit(X, y)
-    monkeypatch.setattr(search, "KERNEL_DEPTH", 1)
+    monkeypatch.setattr(expansion, "KERNEL_DEPTH", 1)
     graph_only = _exact(**kw).fit(X, y)
     expected = brute_force(X, y, 3, k, 0.2, 0.15)
     for est in (with_kernel, chunked, graph_only):

@@ -254,51 +254,80 @@ def split_profile(
         K = max(int(n_classes or 2), 2) if task == "classification" else 8
         dictionary = dics_dictionary(X, K, random_state=random_state, features=cont)
     for s in strategies:
-        # without the fallback first, to tell the strategy's own candidates from quantile's
+        profile.results[s] = _strategy_result(
+            s,
+            x,
+            yv,
+            task=task,
+            criterion=criterion,
+            n_classes=n_classes,
+            k=k,
+            min_samples_leaf=min_samples_leaf,
+            random_state=random_state,
+            feature_dictionary=dictionary.feature(feature) if s == "dics_paper" else None,
+        )
+    return profile
+
+
+def _strategy_result(
+    s,
+    x,
+    yv,
+    *,
+    task,
+    criterion,
+    n_classes,
+    k,
+    min_samples_leaf,
+    random_state,
+    feature_dictionary,
+) -> StrategyResult:
+    """Strategy ``s`` at one node's feature values ``x``: its candidates (``quantile``'s
+    when it finds none and may fall back), their gains and the best one."""
+    # without the fallback first, to tell the strategy's own candidates from quantile's
+    t = candidate_thresholds(
+        x,
+        yv,
+        s,
+        k=None if s == "exhaustive" else k,
+        random_state=random_state,
+        task=task,
+        n_classes=n_classes,
+        min_samples_leaf=min_samples_leaf,
+        fallback=False,
+        dictionary=feature_dictionary,
+    )
+    fell_back = False
+    if t.size == 0 and s not in NO_FALLBACK:
         t = candidate_thresholds(
             x,
             yv,
-            s,
-            k=None if s == "exhaustive" else k,
-            random_state=random_state,
+            "quantile",
+            k=FALLBACK_Q,
             task=task,
             n_classes=n_classes,
             min_samples_leaf=min_samples_leaf,
-            fallback=False,
-            dictionary=dictionary.feature(feature) if s == "dics_paper" else None,
         )
-        fell_back = False
-        if t.size == 0 and s not in NO_FALLBACK:
-            t = candidate_thresholds(
-                x,
-                yv,
-                "quantile",
-                k=FALLBACK_Q,
-                task=task,
-                n_classes=n_classes,
-                min_samples_leaf=min_samples_leaf,
-            )
-            fell_back = t.size > 0
-        g, _ = (
-            threshold_gains(
-                x,
-                yv,
-                t,
-                criterion,
-                n_classes=n_classes,
-                min_samples_leaf=min_samples_leaf,
-            )
-            if t.size
-            else (np.empty(0), None)
+        fell_back = t.size > 0
+    g, _ = (
+        threshold_gains(
+            x,
+            yv,
+            t,
+            criterion,
+            n_classes=n_classes,
+            min_samples_leaf=min_samples_leaf,
         )
-        ok = np.isfinite(g)
-        if ok.any():
-            i = int(np.flatnonzero(ok)[np.argmax(g[ok])])
-            bt, bg = float(t[i]), float(g[i])
-        else:
-            bt = bg = float("nan")
-        profile.results[s] = StrategyResult(s, t, g, bt, bg, fell_back)
-    return profile
+        if t.size
+        else (np.empty(0), None)
+    )
+    ok = np.isfinite(g)
+    if ok.any():
+        i = int(np.flatnonzero(ok)[np.argmax(g[ok])])
+        bt, bg = float(t[i]), float(g[i])
+    else:
+        bt = bg = float("nan")
+    return StrategyResult(s, t, g, bt, bg, fell_back)
 
 
 def strategy_models(strategies, **params) -> list[tuple[str, dict, str]]:

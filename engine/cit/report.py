@@ -90,6 +90,28 @@ def node_feature_table(
     adjust = bool(getattr(est, "adjust_alpha_selector", True))
     chosen = int(est.tree_.feature[int(node)])
     asymptotic = rec.get("p_value_method") == "asymptotic"
+    rows = _tested_rows(rec, names, chosen, level, m_t, adjust, asymptotic)
+    if include_untested:
+        rows += _untested_rows(rec, names, level)
+    df = pd.DataFrame(rows, columns=cols)
+    # the nominal level, on the scale of p_bonferroni: p_bonferroni < alpha is the decision
+    # (min(1, m p) < alpha exactly when p < alpha / m)
+    nominal = getattr(est, "alpha_selector", None)
+    if nominal is None:
+        nominal = level * m_t if adjust and not asymptotic else level
+    df.insert(cols.index("level") + 1, "alpha", float(nominal))
+    permutations = df["permutations"].to_numpy(float)
+    df["at_floor"] = (permutations > 0) & np.isclose(
+        df["p_value"].to_numpy(float), 1.0 / (permutations + 1.0), rtol=1e-9, atol=0.0
+    )
+    df["_s"] = -df["statistic"].fillna(-np.inf)
+    df = df.sort_values(["p_value", "_s", "index"], na_position="last", kind="stable")
+    return df.drop(columns="_s").reset_index(drop=True)
+
+
+def _tested_rows(rec, names, chosen, level, m_t, adjust, asymptotic) -> list[dict]:
+    """:func:`node_feature_table` rows of the features tested at the node (``rec``: its
+    record), with their adjusted p-value and decision."""
     rows = []
     for i, (f, s, pv, b) in enumerate(
         zip(rec["features"], rec["statistics"], rec["p_values"], rec["n_permutations"], strict=True)
@@ -114,57 +136,51 @@ def node_feature_table(
                 status=TESTED,
             )
         )
-    if include_untested:
-        seen = set(int(f) for f in rec["features"])
-        cand = rec.get("candidates", [])
-        cstat = rec.get("candidate_statistics", [np.nan] * len(cand))
-        for f, s in zip(cand, cstat, strict=True):
-            if int(f) not in seen:
-                seen.add(int(f))
-                rows.append(
-                    dict(
-                        feature=names[f],
-                        index=int(f),
-                        statistic=float(s),
-                        p_value=np.nan,
-                        p_bonferroni=np.nan,
-                        level=level,
-                        permutations=0,
-                        significant=False,
-                        chosen=False,
-                        status=NOT_TESTED,
-                    )
+    return rows
+
+
+def _untested_rows(rec, names, level) -> list[dict]:
+    """:func:`node_feature_table` rows of the features without a p-value at the node: the
+    candidates scanning stopped before (with their statistic), then those not in the
+    node's pool."""
+    rows = []
+    seen = set(int(f) for f in rec["features"])
+    cand = rec.get("candidates", [])
+    cstat = rec.get("candidate_statistics", [np.nan] * len(cand))
+    for f, s in zip(cand, cstat, strict=True):
+        if int(f) not in seen:
+            seen.add(int(f))
+            rows.append(
+                dict(
+                    feature=names[f],
+                    index=int(f),
+                    statistic=float(s),
+                    p_value=np.nan,
+                    p_bonferroni=np.nan,
+                    level=level,
+                    permutations=0,
+                    significant=False,
+                    chosen=False,
+                    status=NOT_TESTED,
                 )
-        for f in range(len(names)):
-            if f not in seen:
-                rows.append(
-                    dict(
-                        feature=names[f],
-                        index=f,
-                        statistic=np.nan,
-                        p_value=np.nan,
-                        p_bonferroni=np.nan,
-                        level=level,
-                        permutations=0,
-                        significant=False,
-                        chosen=False,
-                        status=NOT_IN_POOL,
-                    )
+            )
+    for f in range(len(names)):
+        if f not in seen:
+            rows.append(
+                dict(
+                    feature=names[f],
+                    index=f,
+                    statistic=np.nan,
+                    p_value=np.nan,
+                    p_bonferroni=np.nan,
+                    level=level,
+                    permutations=0,
+                    significant=False,
+                    chosen=False,
+                    status=NOT_IN_POOL,
                 )
-    df = pd.DataFrame(rows, columns=cols)
-    # the nominal level, on the scale of p_bonferroni: p_bonferroni < alpha is the decision
-    # (min(1, m p) < alpha exactly when p < alpha / m)
-    nominal = getattr(est, "alpha_selector", None)
-    if nominal is None:
-        nominal = level * m_t if adjust and not asymptotic else level
-    df.insert(cols.index("level") + 1, "alpha", float(nominal))
-    permutations = df["permutations"].to_numpy(float)
-    df["at_floor"] = (permutations > 0) & np.isclose(
-        df["p_value"].to_numpy(float), 1.0 / (permutations + 1.0), rtol=1e-9, atol=0.0
-    )
-    df["_s"] = -df["statistic"].fillna(-np.inf)
-    df = df.sort_values(["p_value", "_s", "index"], na_position="last", kind="stable")
-    return df.drop(columns="_s").reset_index(drop=True)
+            )
+    return rows
 
 
 def threshold_table(est, node: int) -> pd.DataFrame:

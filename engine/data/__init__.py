@@ -36,10 +36,13 @@ Design choices worth knowing:
 * :func:`train_test_rows` is the one seeded train/test split: stratified when it can be,
   else plain with a note saying why.
 
-Modules: :mod:`engine.data.parsing` (:func:`load_csv`, :class:`ParseReport`),
+Modules: :mod:`engine.data.parsing` (:func:`load_csv`; its columns cleaned by
+:mod:`engine.data.cleaning`), :mod:`engine.data.parse_report` (:class:`ParseReport`),
 :mod:`engine.data.sniffing` (bytes, encoding, delimiter and number format before parsing),
 :mod:`engine.data.values` (recognising what cells hold),
-:mod:`engine.data.validation` (:func:`make_dataset`, :class:`Dataset`),
+:mod:`engine.data.validation` (:func:`make_dataset`; its options in
+:mod:`engine.data.options`, the columns read by :mod:`engine.data.columns` and encoded by
+:mod:`engine.data.encoding`), :mod:`engine.data.dataset` (:class:`Dataset`),
 :mod:`engine.data.splitting` (:func:`train_test_rows`),
 :mod:`engine.data.bundled` (the bundled datasets), :mod:`engine.data.errors`
 (:class:`DataError`).

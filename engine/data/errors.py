@@ -53,3 +53,7 @@ def _inf_error(infs: list[tuple[str, int]]) -> DataError:
         f"Columns {parts}{more} have infinite values (inf or -inf); replace them or "
         "remove those rows."
     )
+
+
+def _rows(n: int) -> str:
+    return f"{n:,} row{'s' if n != 1 else ''}"

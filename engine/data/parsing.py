@@ -1,7 +1,9 @@
 """CSV parsing: :func:`load_csv` turns bytes, a path or a file object into a DataFrame plus a
 :class:`ParseReport` (encoding, delimiter, decimal mark and thousands separator detected;
 per-column types; stray texts read as missing; empty rows and columns removed).  See
-:mod:`engine.data` for the design choices."""
+:mod:`engine.data` for the design choices.  The bytes are sniffed by
+:mod:`engine.data.sniffing`, the columns cleaned by :mod:`engine.data.cleaning`, and the
+report is :mod:`engine.data.parse_report`'s."""
 
 from __future__ import annotations
 
@@ -9,7 +11,6 @@ import csv
 import io
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,9 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
+from engine.data.cleaning import COERCE_MIN_FRACTION, clean_columns, is_integral
 from engine.data.errors import DataError, _file_label, _inf_error, _names, _q
+from engine.data.parse_report import ParseReport
 from engine.data.sniffing import (
     DELIMITER_NAMES,
     decode_text,
@@ -31,13 +34,18 @@ from engine.data.sniffing import (
     sniff_sample,
 )
 from engine.data.values import (
-    TRUE_SPELLINGS,
-    boolean_spellings,
-    has_leading_zero_codes,
     identifier_columns,
-    parse_dates,
-    parse_unit_numbers,
 )
+
+__all__ = [
+    "COERCE_MIN_FRACTION",
+    "DEFAULT_NA_VALUES",
+    "MAX_BYTES",
+    "MAX_COLUMNS",
+    "MAX_ROWS",
+    "ParseReport",
+    "load_csv",
+]
 
 #: Largest number of data rows :func:`load_csv` accepts by default.
 MAX_ROWS = 200_000
@@ -46,9 +54,7 @@ MAX_ROWS = 200_000
 MAX_COLUMNS = 2_000
 #: Largest file size in bytes :func:`load_csv` accepts by default (50 MiB).
 MAX_BYTES = 50 * 2**20
-#: Share of the non-missing values of a text column that must parse as numbers for the
-#: column to be read as numeric (the rest become missing and are reported).
-COERCE_MIN_FRACTION = 0.8
+
 
 #: Cell texts read as missing (matched exactly by pandas, and case-insensitively after
 #: stripping spaces for text columns).  Includes pandas' own default tokens.
@@ -79,340 +85,6 @@ DEFAULT_NA_VALUES: tuple[str, ...] = (
     "#DIV/0!",
     "#VALUE!",
 )
-
-_TEXT_CATEGORY_LIMIT = 50  # ParseReport: 'categorical' up to this many distinct values
-
-
-@dataclass
-class ParseReport:
-    """What :func:`load_csv` detected and changed while reading a file.
-
-    Attributes:
-        delimiter: the field separator used (one of ``, ; \\t |`` or the one given).
-        encoding: the text encoding used (``'utf-8'``, ``'utf-8-sig'`` when a BOM was
-            stripped, ``'utf-16'``, ``'cp1252'``, ``'latin-1'`` or the one given).
-        decimal: the decimal mark used (``'.'`` or ``','``).
-        thousands: the thousands separator used, or ``None``.
-        n_rows: data rows in the returned frame (after dropping all-empty rows).
-        n_columns: columns in the returned frame (after dropping all-empty columns).
-        dtypes: per kept column, one of ``'numeric'`` (float), ``'integer'`` (whole
-            numbers), ``'boolean'`` (true/false), ``'categorical'`` (text with few distinct
-            values), ``'text'`` (text with many distinct values) or ``'date'``.
-        coerced: per column that contained stray text (numbers, amounts or dates with a
-            few cells that are not), ``{'count': int, 'examples': list[str]}``: how many
-            cells were read as missing and the first (up to 3) distinct such texts.
-        missing: per kept column, the number of missing cells (NaN/NaT) after parsing.
-        dropped_columns: names of the all-empty columns that were removed.
-        file_columns: every column name of the file's header, in order, removed ones
-            included (blank names as renamed, see :attr:`changes`); the last one is the
-            usual target.
-        dropped_rows: number of all-empty rows that were removed.
-        identifiers: per column that looks like a row identifier (names, IDs, row
-            numbers, free text), the reason in words; :func:`engine.data.make_dataset`
-            leaves these out of the features unless they are asked for.
-        units: per column read as numbers with a unit, the unit (``'%'`` or a currency
-            mark such as ``'$'``); ``'22%'`` is 22 and ``'$1,204.50'`` is 1204.5.
-        codes: per whole-number column kept as text because it has leading zeros, an
-            example cell (``'04521'``).
-        dates: per date column, the format read (``'day/month/year'``).
-        booleans: per yes/no column whose spellings were changed, ``{spelling: count}``
-            of the spellings in the file.
-        changes: every automatic change, in order, as ``{'column': str or None,
-            'change': str, 'count': int, 'message': str}`` (``count`` cells or rows).
-        warnings: plain-language notes for the user: the ``message`` of every change,
-            and the detections.
-    """
-
-    delimiter: str
-    encoding: str
-    decimal: str
-    thousands: str | None
-    n_rows: int
-    n_columns: int
-    dtypes: dict[str, str] = field(default_factory=dict)
-    coerced: dict[str, dict] = field(default_factory=dict)
-    missing: dict[str, int] = field(default_factory=dict)
-    dropped_columns: list[str] = field(default_factory=list)
-    file_columns: list[str] = field(default_factory=list)
-    dropped_rows: int = 0
-    identifiers: dict[str, str] = field(default_factory=dict)
-    units: dict[str, str] = field(default_factory=dict)
-    codes: dict[str, str] = field(default_factory=dict)
-    dates: dict[str, str] = field(default_factory=dict)
-    booleans: dict[str, dict] = field(default_factory=dict)
-    changes: list[dict] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    def record(self, column: str | None, change: str, count: int, message: str) -> None:
-        """Add an automatic change to :attr:`changes` and its message to :attr:`warnings`."""
-        self.changes.append(
-            {"column": column, "change": change, "count": int(count), "message": message}
-        )
-        self.warnings.append(message)
-
-    def notes(self) -> dict[str, str]:
-        """Per column, a short note on what was recognised (for :meth:`to_frame`)."""
-        out: dict[str, list[str]] = {}
-        for name, unit in self.units.items():
-            out.setdefault(name, []).append("percent" if unit == "%" else f"amounts in {unit}")
-        for name in self.codes:
-            out.setdefault(name, []).append("codes with leading zeros")
-        for name, fmt in self.dates.items():
-            out.setdefault(name, []).append(f"dates ({fmt})")
-        for name in self.booleans:
-            out.setdefault(name, []).append("yes/no spellings unified")
-        for name in self.identifiers:
-            out.setdefault(name, []).append("identifier (left out)")
-        return {k: "; ".join(v) for k, v in out.items()}
-
-    def to_frame(self) -> pd.DataFrame:
-        """One row per column of the file, for display.
-
-        Columns: ``column`` (str), ``dtype`` (str; ``'empty (removed)'`` for dropped
-        columns), ``missing`` (int), ``coerced`` (int: stray texts read as missing),
-        ``examples`` (str: those texts, comma-separated) and ``note`` (str: unit, codes,
-        date format, identifier; see :meth:`notes`).
-        """
-        notes = self.notes()
-        rows = []
-        for name, kind in self.dtypes.items():
-            info = self.coerced.get(name, {})
-            rows.append(
-                {
-                    "column": name,
-                    "dtype": kind,
-                    "missing": int(self.missing.get(name, 0)),
-                    "coerced": int(info.get("count", 0)),
-                    "examples": ", ".join(repr(e) for e in info.get("examples", [])),
-                    "note": notes.get(name, ""),
-                }
-            )
-        for name in self.dropped_columns:
-            rows.append(
-                {
-                    "column": name,
-                    "dtype": "empty (removed)",
-                    "missing": self.n_rows,
-                    "coerced": 0,
-                    "examples": "",
-                    "note": "",
-                }
-            )
-        return pd.DataFrame(
-            rows, columns=["column", "dtype", "missing", "coerced", "examples", "note"]
-        )
-
-
-def _is_integral(values: np.ndarray) -> bool:
-    finite = values[np.isfinite(values)]
-    return bool(finite.size) and bool(np.all(finite == np.round(finite)))
-
-
-def _normalise_numbers(s: pd.Series, decimal: str, thousands: str | None) -> pd.Series:
-    """Make text numbers in ``s`` readable by pd.to_numeric ('1.234,5' -> '1234.5')."""
-    if thousands:
-        s = s.str.replace(thousands, "", regex=False)
-    if decimal != ".":
-        s = s.where(~s.str.contains(".", regex=False))
-        s = s.str.replace(decimal, ".", regex=False)
-    return s
-
-
-def _numbers(text: pd.Series, decimal: str, thousands: str | None) -> pd.Series:
-    """``text`` read as numbers (float64, NaN where a cell is not one), each distinct text
-    converted once."""
-    codes, uniques = pd.factorize(text)
-    distinct = pd.Series(np.asarray(uniques, dtype=object), dtype="str")
-    values = pd.to_numeric(_normalise_numbers(distinct, decimal, thousands), errors="coerce")
-    values = values.to_numpy(dtype="float64", na_value=np.nan)
-    out = np.full(len(text), np.nan)
-    out[codes >= 0] = values[codes[codes >= 0]]
-    return pd.Series(out, index=text.index)
-
-
-def _stray(bad: pd.Series) -> dict | None:
-    """``{'count', 'examples'}`` of the present cells read as missing, or ``None``."""
-    if not len(bad):
-        return None
-    examples = list(dict.fromkeys(bad.tolist()))[:3]
-    return {"count": int(len(bad)), "examples": [str(e) for e in examples]}
-
-
-def _text_cells(col: pd.Series, na_lower: frozenset[str]) -> pd.Series:
-    """The column as stripped strings, NaN where missing (a missing-value token in any
-    letter case counts as missing)."""
-    notna = col.notna()
-    text = col.astype("str").where(notna).str.strip()
-    return text.where(~text.str.lower().isin(na_lower) & notna)
-
-
-def _text_kind(text: pd.Series) -> str:
-    return "categorical" if text.nunique() <= _TEXT_CATEGORY_LIMIT else "text"
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
-
-
-def _clean_column(
-    name: str,
-    col: pd.Series,
-    raw: pd.Series | None,
-    na_lower: frozenset[str],
-    decimal: str,
-    thousands: str | None,
-    report: ParseReport,
-) -> tuple[pd.Series, str, dict | None]:
-    """Type one parsed column; record what was recognised in ``report``.
-
-    ``raw`` is the column's text as written, for whole-number columns (leading zeros are
-    lost once pandas reads them as numbers).  Returns ``(series, kind, coerced_info)``.
-    """
-    if ptypes.is_bool_dtype(col.dtype):
-        return col, "boolean", None
-    if ptypes.is_numeric_dtype(col.dtype):
-        if raw is not None:
-            codes = _text_cells(raw, na_lower)
-            example = has_leading_zero_codes(codes)
-            if example is not None:
-                _record_codes(report, name, codes, example)
-                return codes.astype("str"), _text_kind(codes), None
-        col = col.astype("float64") if col.dtype.kind not in "iu" else col
-        vals = col.to_numpy(dtype="float64", na_value=np.nan)
-        kind = "integer" if col.dtype.kind in "iu" or _is_integral(vals) else "numeric"
-        return col, kind, None
-
-    # object / str: Python bools with missing values, huge ints, or text
-    if col.notna().any() and ptypes.infer_dtype(col, skipna=True) == "boolean":
-        return col.astype("boolean"), "boolean", None
-    text = _text_cells(col, na_lower)
-    present = text.notna()
-    n_present = int(present.sum())
-    if n_present == 0:
-        return pd.Series(np.nan, index=col.index, dtype="float64"), "numeric", None
-
-    spellings = boolean_spellings(text)
-    if spellings is not None:
-        return _clean_booleans(name, text, spellings, report)
-
-    with_unit = parse_unit_numbers(text, decimal, thousands)
-    if with_unit is not None:
-        _record_unit(report, name, with_unit)
-        vals = with_unit.values.to_numpy()
-        return (
-            with_unit.values,
-            "integer" if _is_integral(vals) else "numeric",
-            _stray(with_unit.bad),
-        )
-
-    # mostly numbers -> numeric, stray texts -> NaN; codes with leading zeros stay text
-    nums = _numbers(text, decimal, thousands)
-    ok = nums.notna() & present
-    n_ok = int(ok.sum())
-    if n_ok and n_ok >= COERCE_MIN_FRACTION * n_present:
-        example = has_leading_zero_codes(text[ok])
-        if example is not None:
-            _record_codes(report, name, text, example)
-            return text.astype("str"), _text_kind(text), None
-        nums = nums.astype("float64").where(ok)
-        vals = nums.to_numpy(dtype="float64", na_value=np.nan)
-        kind = "integer" if _is_integral(vals) else "numeric"
-        return nums, kind, _stray(text[present & ~ok])
-
-    dates = parse_dates(text)
-    if dates is not None:
-        _record_dates(report, name, dates, n_present)
-        return dates.values, "date", _stray(dates.bad)
-
-    return text.astype("str"), _text_kind(text), None
-
-
-def _clean_booleans(name: str, text: pd.Series, spellings, report: ParseReport):
-    """A yes/no column: as written (two spellings), letter cases unified, or True/False."""
-    present = text.notna()
-    if spellings.kind == "as written":
-        return text.astype("str"), "categorical", None
-    report.booleans[name] = dict(spellings.counts)
-    if spellings.kind == "case":
-        out = text.replace(spellings.mapping)
-        n = sum(spellings.counts[s] for s in spellings.mapping)
-        pairs = ", ".join(f"{_q(a)} as {_q(b)}" for a, b in spellings.mapping.items())
-        report.record(
-            name,
-            "spellings unified",
-            n,
-            f"Column {_q(name)}: {_count(n, 'cell')} written in another letter case were "
-            f"read as the column's usual spelling ({pairs}).",
-        )
-        return out.astype("str"), "categorical", None
-    lowered = text.str.lower()
-    out = pd.Series(pd.NA, index=text.index, dtype="boolean")
-    out[present] = lowered[present].isin(TRUE_SPELLINGS)
-    if not out.isna().any():
-        out = out.astype(bool)
-    n_true = int(out.sum())
-    n_false = int(present.sum()) - n_true
-    shown = ", ".join(_q(s) for s in list(spellings.counts)[:8])
-    if len(spellings.counts) > 8:
-        shown += ", ..."
-    report.record(
-        name,
-        "yes/no spellings normalised",
-        int(present.sum()),
-        f"Column {_q(name)}: {len(spellings.counts)} spellings of yes/no ({shown}) were "
-        f"read as True ({n_true:,} cells) and False ({n_false:,} cells).",
-    )
-    return out, "boolean", None
-
-
-def _record_codes(report: ParseReport, name: str, codes: pd.Series, example: str) -> None:
-    report.codes[name] = example
-    n = int(codes.str.match(r"0\d").fillna(False).astype(bool).sum())
-    report.record(
-        name,
-        "codes kept as text",
-        n,
-        f"Column {_q(name)}: {_count(n, 'code')} with leading zeros such as {_q(example)} "
-        "were kept as text (a category), not read as numbers.",
-    )
-
-
-def _record_unit(report: ParseReport, name: str, found) -> None:
-    report.units[name] = found.unit
-    value = found.values[found.values.notna()]
-    idx = found.values.index[found.values.notna()]
-    shown = ""
-    if len(value):
-        first = float(found.values[idx[0]])
-        shown = f" ({_q(found.example)} is {first:g})" if found.example else ""
-    if found.unit == "%":
-        what, change = "percentages", "percent read as numbers"
-        tail = f" were read as numbers in percent{shown}."
-    else:
-        what, change = f"amounts in {found.unit}", f"amounts in {found.unit} read as numbers"
-        tail = f" were read as numbers{shown}; the unit is {found.unit}."
-    report.record(
-        name,
-        change,
-        found.n_with_unit,
-        f"Column {_q(name)}: {found.n_with_unit:,} {what} such as {_q(found.example)}{tail}",
-    )
-
-
-def _record_dates(report: ParseReport, name: str, dates, n_present: int) -> None:
-    report.dates[name] = dates.description
-    n = n_present - len(dates.bad)
-    ambiguous = (
-        " Every day is 12 or less, so the order is a guess: day first." if dates.ambiguous else ""
-    )
-    report.record(
-        name,
-        "dates",
-        n,
-        f"Column {_q(name)}: {_count(n, 'date')} ({dates.description}, such as "
-        f"{_q(dates.example)}) are used as numbers: days since 1970-01-01.{ambiguous} "
-        "Leave the column out on the Data page if the date should not be a feature.",
-    )
 
 
 def load_csv(
@@ -501,7 +173,7 @@ def load_csv(
     report = _new_report(delimiter, used_encoding, dec, thou, names, notes, renamed)
     na_lower = frozenset(v.strip().lower() for v in na_list)
     raw_text = _whole_number_text(text, df, names, delimiter, na_list, max_rows)
-    out, kinds = _clean_columns(df, names, raw_text, na_lower, dec, thou, report)
+    out, kinds = clean_columns(df, names, raw_text, na_lower, dec, thou, report)
     _check_infinite(out, names)
     out = _drop_empty(out, names, label, report)
     _leave_out_identifiers(out, report)
@@ -705,41 +377,6 @@ def _name_blank_columns(names: list[str]) -> list[tuple[int, str]]:
     return renamed
 
 
-def _clean_columns(
-    df: pd.DataFrame,
-    names: list[str],
-    raw: dict[str, pd.Series],
-    na_lower: frozenset[str],
-    dec: str,
-    thou: str | None,
-    report: ParseReport,
-) -> tuple[pd.DataFrame, dict[str, str]]:
-    """Every column through :func:`_clean_column`; stray texts read as missing are recorded
-    in ``report.coerced`` with a warning.  Returns the cleaned frame and each column's kind."""
-    cleaned: dict[str, pd.Series] = {}
-    kinds: dict[str, str] = {}
-    for col_name in names:
-        series, kind, info = _clean_column(
-            col_name, df[col_name], raw.get(col_name), na_lower, dec, thou, report
-        )
-        cleaned[col_name] = series
-        kinds[col_name] = kind
-        if info:
-            report.coerced[col_name] = info
-            ex = ", ".join(_q(e) for e in info["examples"])
-            n = info["count"]
-            noun = "a date" if kind == "date" else "a number"
-            nouns = "dates" if kind == "date" else "numbers"
-            if n == 1:
-                what = f"1 value is not {noun} ({ex}); it was read as missing."
-            else:
-                what = f"{n} values are not {nouns} (e.g. {ex}); they were read as missing."
-            report.record(
-                col_name, "stray text read as missing", n, f"Column {_q(col_name)}: {what}"
-            )
-    return pd.DataFrame(cleaned, index=df.index), kinds
-
-
 def _whole_number_text(
     text: str,
     df: pd.DataFrame,
@@ -755,7 +392,7 @@ def _whole_number_text(
         s = df[col_name]
         if ptypes.is_bool_dtype(s.dtype) or not ptypes.is_numeric_dtype(s.dtype):
             continue
-        if s.dtype.kind in "iu" or _is_integral(s.to_numpy(dtype="float64", na_value=np.nan)):
+        if s.dtype.kind in "iu" or is_integral(s.to_numpy(dtype="float64", na_value=np.nan)):
             wanted.append(i)
     if not wanted:
         return {}

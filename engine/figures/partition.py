@@ -264,32 +264,9 @@ def cells_figure(
     top = max(dens) if dens and max(dens) > 0 else 1.0
     cls_index = {str(k): i for i, k in enumerate(classes)} if discrete else {}
     fig = go.Figure()
-    shapes = []
-    hx, hy, ht = [], [], []
-    for c, d in zip(cells, dens, strict=True):
-        if discrete:
-            y_ints = [(cls_index[str(k)] - 0.45, cls_index[str(k)] + 0.45) for k in c["classes"]]
-        else:
-            y_ints = [(c["y_low"], c["y_high"])]
-        for x0, x1 in _x_intervals(c, feature_index, lo, hi, categories):
-            for y0, y1 in y_ints:
-                alpha = 0.08 + 0.55 * d / top
-                shapes.append(
-                    dict(
-                        type="rect",
-                        x0=x0,
-                        x1=x1,
-                        y0=y0,
-                        y1=y1,
-                        layer="below",
-                        line=dict(color="#0072B2", width=1),
-                        fillcolor=f"rgba(0,114,178,{alpha:.3f})",
-                    )
-                )
-                hx.append(0.5 * (x0 + x1))
-                hy.append(0.5 * (y0 + y1))
-                what = "mass / class" if discrete else "cell density"
-                ht.append(f"n_XY = {c['n_xy']:.0f}, n_X = {c['n_x']:.0f}<br>{what}: {d:.4g}")
+    shapes, hx, hy, ht = _cell_boxes(
+        cells, dens, top, cls_index, feature_index, lo, hi, categories, discrete
+    )
     # invisible markers at the cell centres carry the hover text of each box
     fig.add_scatter(
         x=hx,
@@ -349,6 +326,38 @@ def cells_figure(
     elif y_box is not None:
         fig.update_yaxes(range=list(y_box))
     return fig
+
+
+def _cell_boxes(cells, dens, top, cls_index, feature_index, lo, hi, categories, discrete):
+    """The rectangles of :func:`cells_figure` (shaded by density ``dens`` relative to
+    ``top``) and the centre and hover text of each: ``(shapes, hx, hy, ht)``."""
+    shapes = []
+    hx, hy, ht = [], [], []
+    for c, d in zip(cells, dens, strict=True):
+        if discrete:
+            y_ints = [(cls_index[str(k)] - 0.45, cls_index[str(k)] + 0.45) for k in c["classes"]]
+        else:
+            y_ints = [(c["y_low"], c["y_high"])]
+        for x0, x1 in _x_intervals(c, feature_index, lo, hi, categories):
+            for y0, y1 in y_ints:
+                alpha = 0.08 + 0.55 * d / top
+                shapes.append(
+                    dict(
+                        type="rect",
+                        x0=x0,
+                        x1=x1,
+                        y0=y0,
+                        y1=y1,
+                        layer="below",
+                        line=dict(color="#0072B2", width=1),
+                        fillcolor=f"rgba(0,114,178,{alpha:.3f})",
+                    )
+                )
+                hx.append(0.5 * (x0 + x1))
+                hy.append(0.5 * (y0 + y1))
+                what = "mass / class" if discrete else "cell density"
+                ht.append(f"n_XY = {c['n_xy']:.0f}, n_X = {c['n_x']:.0f}<br>{what}: {d:.4g}")
+    return shapes, hx, hy, ht
 
 
 def comparison_figure(table: pd.DataFrame, *, task: str) -> go.Figure:

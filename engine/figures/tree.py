@@ -557,21 +557,10 @@ def tree_figure(
     labels_on = n_visible <= MAX_LABELLED_NODES if show_labels is None else bool(show_labels)
     size, n_leaves_below = _subtree_sizes(tree)
 
-    def extra_for(node: int) -> str | None:
-        if node_extra is None:
-            return None
-        if isinstance(node_extra, Mapping):
-            return node_extra.get(node)
-        return node_extra[node] if node < len(node_extra) else None
-
     splits = [v for v in order if not is_leaf[v] and not collapsed[v]]
     leaves = [v for v in order if is_leaf[v]]
     folded = [v for v in order if collapsed[v]]
-    hover: dict[int, str] = {}
-    for v in order:
-        kind = "leaf" if is_leaf[v] else ("collapsed" if collapsed[v] else "split")
-        hidden = (int(size[v] - 1), int(n_leaves_below[v])) if collapsed[v] else None
-        hover[v] = _hover(tree, v, int(depth[v]), names, cnames, kind, hidden, extra_for(v))
+    hover = _node_hovers(tree, order, collapsed, names, cnames, node_extra, size, n_leaves_below)
 
     n_terminal = len(leaves) + len(folded)
     marker_size = 26 if n_terminal <= 16 else (16 if n_terminal <= 64 else 10)
@@ -601,6 +590,30 @@ def tree_figure(
         height,
     )
     return fig
+
+
+def _node_hovers(
+    tree, order, collapsed, names, cnames, node_extra, size, n_leaves_below
+) -> dict[int, str]:
+    """Hover text of every visible node of :func:`tree_figure` (``node_extra``: a mapping
+    or a sequence of extra lines by node id; ``size`` / ``n_leaves_below``: nodes and
+    leaves of each subtree)."""
+    depth = tree.depth
+    is_leaf = tree.children_left == TREE_LEAF
+
+    def extra_for(node: int) -> str | None:
+        if node_extra is None:
+            return None
+        if isinstance(node_extra, Mapping):
+            return node_extra.get(node)
+        return node_extra[node] if node < len(node_extra) else None
+
+    hover: dict[int, str] = {}
+    for v in order:
+        kind = "leaf" if is_leaf[v] else ("collapsed" if collapsed[v] else "split")
+        hidden = (int(size[v] - 1), int(n_leaves_below[v])) if collapsed[v] else None
+        hover[v] = _hover(tree, v, int(depth[v]), names, cnames, kind, hidden, extra_for(v))
+    return hover
 
 
 # ---------------------------------------------------------------------------------------

@@ -301,24 +301,10 @@ def grow_steps(
     rng = rng if rng is not None else np.random.RandomState(0)
     n = X.shape[0]
     n_total = float(n)
-    rows = np.arange(n, dtype=np.int64)
     in_xy = np.zeros(n)
     lo, hi = float(y_box[0]), float(y_box[1])
     min_width = params.min_volume_fraction * (hi - lo) if not discrete_y else 0.0
-    cont_all = np.flatnonzero(~np.asarray(is_cat, dtype=bool)).astype(np.int64)
-    cont_pos = np.full(X.shape[1], -1, dtype=np.int64)
-    cont_pos[cont_all] = np.arange(cont_all.shape[0])
-    presort = 0 < cont_all.shape[0] * n <= PRESORT_LIMIT
-    root = _Node(
-        rows,
-        rows,
-        rows,
-        lo,
-        hi,
-        np.ones(n_classes, dtype=bool) if discrete_y else None,
-        0,
-        presort_rows(X, rows, cont_all) if presort else None,
-    )
+    root, cont_pos = _root_node(X, is_cat, (lo, hi), discrete_y, n_classes)
     goes = np.zeros(n, dtype=bool)
     nodes: list[dict] = []
 
@@ -359,20 +345,7 @@ def grow_steps(
     while heap and n_leaves < params.max_leaves:
         _, _, node, (g, kind, f, t, mask, side) = heapq.heappop(heap)
         if frontier is not None:
-            waiting = sorted(heap, key=lambda entry: (entry[0], entry[1]))
-            frontier.append(
-                dict(
-                    node=node.id,
-                    gain=float(g),
-                    kind=int(kind),
-                    feature=int(f),
-                    threshold=float(t),
-                    others=[
-                        (e[2].id, float(e[3][0]), int(e[3][1]), int(e[3][2]), float(e[3][3]))
-                        for e in waiting
-                    ],
-                )
-            )
+            frontier.append(_frontier_entry(node, g, kind, f, t, heap))
         kids, n_miss = _children(node, kind, f, t, mask, side, X, y, goes, (lo, hi))
         rec = nodes[node.id]
         rec.update(
@@ -398,6 +371,45 @@ def grow_steps(
                 counter += 1
                 heapq.heappush(heap, (-kb[0], counter, kid, kb))
     return _finish(nodes, discrete_y, n_classes, (lo, hi), n, trace)
+
+
+def _root_node(X, is_cat, y_box, discrete_y, n_classes):
+    """The root of :func:`grow_steps` (every row; its continuous features presorted when
+    that fits :data:`PRESORT_LIMIT`) and each feature's position among the continuous ones
+    (-1 for a categorical feature)."""
+    n = X.shape[0]
+    rows = np.arange(n, dtype=np.int64)
+    cont_all = np.flatnonzero(~np.asarray(is_cat, dtype=bool)).astype(np.int64)
+    cont_pos = np.full(X.shape[1], -1, dtype=np.int64)
+    cont_pos[cont_all] = np.arange(cont_all.shape[0])
+    presort = 0 < cont_all.shape[0] * n <= PRESORT_LIMIT
+    root = _Node(
+        rows,
+        rows,
+        rows,
+        y_box[0],
+        y_box[1],
+        np.ones(n_classes, dtype=bool) if discrete_y else None,
+        0,
+        presort_rows(X, rows, cont_all) if presort else None,
+    )
+    return root, cont_pos
+
+
+def _frontier_entry(node, gain, kind, feature, threshold, heap) -> dict:
+    """Why ``node`` splits next (:func:`grow_steps`' ``frontier``): the split taken and the
+    other leaves waiting in ``heap``, largest gain first."""
+    waiting = sorted(heap, key=lambda entry: (entry[0], entry[1]))
+    return dict(
+        node=node.id,
+        gain=float(gain),
+        kind=int(kind),
+        feature=int(feature),
+        threshold=float(threshold),
+        others=[
+            (e[2].id, float(e[3][0]), int(e[3][1]), int(e[3][2]), float(e[3][3])) for e in waiting
+        ],
+    )
 
 
 def _children(node, kind, f, t, mask, side, X, y, goes, y_box) -> tuple[list, int]:
