@@ -46,12 +46,12 @@ def overrunning_fit(ctx, seconds=5.0):
     return "finished"
 
 
-def hog_between_steps(ctx, chunk_mib=40, steps=200):
+def hog_between_steps(ctx, chunk_mib=40, steps=200, pause=0.02):
     """Grows its memory step by step (the worker's guard stops it between steps)."""
     kept = []
     for i in range(steps):
         kept.append(np.ones(chunk_mib * 2**17))  # float64: chunk_mib MiB, touched
-        time.sleep(0.02)
+        time.sleep(pause)
         yield {"step": i, "mib": (i + 1) * chunk_mib}
     return len(kept)
 
@@ -345,6 +345,57 @@ def test_memory_guard_stops_a_job_between_steps(small_memory_cluster):
     assert "needed more than 700.0 MiB" in job.error
     assert job.result["mib"] >= 40  # the steps that finished
     assert _worker_pids(small_memory_cluster) == pids  # stopped in time: the worker lives
+
+
+def test_memory_guard_stops_a_fast_growing_job_before_the_nanny(small_memory_cluster):
+    """20 MiB steps with no pause (about 2 GB/s): with a read every 0.1 s the job grew about
+    200 MiB between reads, past the nanny's 95 %, and the worker was restarted; the guard
+    now reads at every step near the limit and stops the job with its worker alive."""
+    with small_memory_cluster.as_current():
+        pids = _worker_pids(small_memory_cluster)
+        job = Job(hog_between_steps, 20, 300, 0.0, budget=60, runner="dask").start()
+        assert job.join(60)
+    assert job.status == "error" and job.error_kind == "memory", job.error
+    assert _worker_pids(small_memory_cluster) == pids  # stopped in time: the worker lives
+
+
+def _simulate_guard(limit, start, step_bytes, step_seconds, steps=10_000):
+    """Run a MemoryGuard over a job that grows ``step_bytes`` every ``step_seconds``;
+    returns (memory when stopped or None, reads)."""
+    from engine.dask_runner import MemoryGuard
+    from engine.job_context import MemoryStop
+
+    clock = [0.0]
+    memory = [start]
+    guard = MemoryGuard(limit, read=lambda: memory[0], clock=lambda: clock[0])
+    for _ in range(steps):
+        memory[0] += step_bytes
+        clock[0] += step_seconds
+        try:
+            guard.check()
+        except MemoryStop:
+            return memory[0], guard.reads
+    return None, guard.reads
+
+
+@pytest.mark.parametrize("step_mib", [1, 5, 20, 30])
+def test_memory_guard_stops_within_one_step_of_the_line(step_mib):
+    """Whatever the growth rate, the guard stops the job at the first step past 90 % of the
+    limit, so below the nanny's 95 % when a step grows less than 5 % of the limit (35 MiB
+    of 700).  A read every 0.1 s stopped a 20 MiB-per-10-ms job up to 200 MiB past 90 %."""
+    limit = 700 * 2**20
+    stopped, reads = _simulate_guard(limit, 100 * 2**20, step_mib * 2**20, 0.01)
+    assert stopped is not None
+    assert 0.9 * limit < stopped <= 0.9 * limit + step_mib * 2**20
+    assert stopped < 0.95 * limit
+
+
+def test_memory_guard_reads_rarely_while_far_from_the_limit():
+    """Slow growth far below the line: about one read per 0.1 s, not one per step."""
+    limit = 700 * 2**20
+    stopped, reads = _simulate_guard(limit, 100 * 2**20, 1024, 0.001, steps=10_000)
+    assert stopped is None  # 10 MiB in 10 s: nowhere near the line
+    assert 95 <= reads <= 101  # 10 s of steps of 1 ms, a read every 0.1 s
 
 
 def test_memory_limit_inside_one_step_kills_only_that_worker(small_memory_cluster):
