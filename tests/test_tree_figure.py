@@ -368,3 +368,40 @@ def test_the_mirrored_and_the_category_set_forms_of_the_missing_split():
     assert labelled.rule(0, branch="right") == "feature_0 is missing"
     fewer = dataclasses.replace(cart, categories=[["red", "green", "blue", "grey"], None])
     assert fewer.rule(0) == "feature_0 in {red, green, blue}"
+
+
+def test_crowded_labels_at_one_depth_are_staggered_on_two_rows():
+    """Two long rules two leaves apart on a 12-leaf tree would overlap on one line (the
+    Compare page's wine tree: 'flavanoids <= 1.58' ran into 'color_intensity <= 5.815');
+    the second goes one row down, a third far enough right returns to the first row."""
+    import numpy as np
+
+    from engine.figures.tree import LABEL_CHAR_WIDTH, LABEL_PLOT_WIDTH, _label_rows
+
+    x = np.array([0.5, 2.5, 4.5, 9.0])
+    y = np.full(4, -4.0)
+    long = {0: "flavanoids <= 1.58", 1: "color_intensity <= 5.815", 2: "hue <= 0.9", 3: "ash"}
+    assert _label_rows(long, x, y, n_terminal=12) == {0: 0, 1: 1, 2: 0, 3: 0}
+    short = {0: "a <= 1", 1: "b <= 2", 2: "c <= 3", 3: "d"}
+    assert set(_label_rows(short, x, y, n_terminal=12).values()) == {0}
+    # the premise: at 12 leaves the two need more room than two leaves' width
+    unit = LABEL_PLOT_WIDTH / 12.6
+    assert 0.5 * LABEL_CHAR_WIDTH * (len(long[0]) + len(long[1])) + 8 > 2 * unit
+    # the same labels where a leaf is three times as wide: nothing moves
+    assert set(_label_rows(long, x, y, n_terminal=3).values()) == {0}
+
+
+def test_the_wine_tree_staggers_its_bottom_split_labels():
+    from sklearn.datasets import load_wine
+    from sklearn.tree import DecisionTreeClassifier
+
+    from engine import from_sklearn
+    from engine.figures.tree import tree_figure
+
+    data = load_wine()
+    model = DecisionTreeClassifier(max_depth=5, random_state=0).fit(data.data, data.target)
+    fig = tree_figure(from_sklearn(model), feature_names=list(data.feature_names))
+    labels = {a.text: a.yshift for a in fig.layout.annotations if a.xref == "x"}
+    # one of the two moved a row down
+    assert labels["flavanoids <= 1.58"] != labels["color_intensity <= 5.815"], labels
+    assert labels["proline <= 755"] == max(labels.values())  # the root keeps the first row

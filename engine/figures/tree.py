@@ -223,11 +223,46 @@ def _node_trace(
     )
 
 
+#: Assumed plot width (px) and text width per character (px, about that of the projection
+#: mode's 15.4 px labels) when estimating whether two labels collide.
+LABEL_PLOT_WIDTH = 800
+LABEL_CHAR_WIDTH = 8.0
+#: Extra downward shift (px) of a label moved to the second row: one projection-mode line.
+LABEL_ROW_SHIFT = 20
+
+
+def _label_rows(
+    labels: dict[int, str], x: np.ndarray, y: np.ndarray, n_terminal: int
+) -> dict[int, int]:
+    """Row 0 or 1 of every label: at each depth, left to right, a label that would touch
+    the label before it on row 0 goes to row 1 (its estimated width is its characters
+    times :data:`LABEL_CHAR_WIDTH` on a :data:`LABEL_PLOT_WIDTH` px plot)."""
+    unit = LABEL_PLOT_WIDTH / (max(n_terminal, 1) + 0.6)  # px per terminal node
+    rows: dict[int, int] = {}
+    levels: dict[float, list[int]] = {}
+    for node in labels:
+        levels.setdefault(float(y[node]), []).append(node)
+    for nodes in levels.values():
+        nodes.sort(key=lambda node: x[node])
+        right_edge = [-np.inf, -np.inf]  # px, of the last label on each row
+        for node in nodes:
+            half = 0.5 * LABEL_CHAR_WIDTH * len(labels[node]) + 4
+            centre = float(x[node]) * unit
+            row = 0 if centre - half > right_edge[0] else 1
+            if row == 1 and centre - half <= right_edge[1]:
+                row = 0  # both rows taken: keep the first (hover still has the text)
+            rows[node] = row
+            right_edge[row] = centre + half
+    return rows
+
+
 def _label_annotations(
-    labels: dict[int, str], x: np.ndarray, y: np.ndarray, marker_size: int
+    labels: dict[int, str], x: np.ndarray, y: np.ndarray, marker_size: int, n_terminal: int
 ) -> list[dict]:
     """Node labels as annotations under the markers, on a white box so that edges and the
-    highlighted path never make them unreadable (SVG text has no halo in every browser)."""
+    highlighted path never make them unreadable (SVG text has no halo in every browser);
+    neighbours that would touch are staggered on two rows (:func:`_label_rows`)."""
+    rows = _label_rows(labels, x, y, n_terminal)
     return [
         {
             "x": float(x[v]),
@@ -237,7 +272,7 @@ def _label_annotations(
             "text": text,
             "showarrow": False,
             "yanchor": "top",
-            "yshift": -(marker_size // 2 + 6),
+            "yshift": -(marker_size // 2 + 6) - LABEL_ROW_SHIFT * rows[v],
             "font": {"size": 11, "color": "#222222"},
             "bgcolor": "rgba(255,255,255,0.85)",
             "borderpad": 1,
@@ -457,8 +492,15 @@ def _tree_layout(
         )
         if folded:
             title += f" ({tree.node_count - n_visible} nodes collapsed)"
+    annotations = (
+        _label_annotations(node_labels, xs, ys, marker_size, n_terminal) if labels_on else []
+    )
     if height is None:
-        height = int(min(1600, max(420, 170 + 110 * vis_depth)))
+        # labels staggered on two rows need a taller level, or the second row meets the
+        # True / False labels of the edges below
+        staggered = any(a["yshift"] < -(marker_size // 2 + 6) for a in annotations)
+        per_level = 110 + (2 * LABEL_ROW_SHIFT if staggered else 0)
+        height = int(min(1600, max(420, 170 + per_level * vis_depth)))
     digest = hashlib.blake2b(digest_size=8)
     digest.update(tree.structure_digest().encode())
     digest.update(np.flatnonzero(collapsed).tobytes())
@@ -474,7 +516,7 @@ def _tree_layout(
         hoverlabel={"align": "left"},
         uirevision=digest.hexdigest(),
         clickmode="event",
-        annotations=_label_annotations(node_labels, xs, ys, marker_size) if labels_on else [],
+        annotations=annotations,
     )
 
 
