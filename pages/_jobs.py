@@ -524,6 +524,11 @@ class SavedSettings:
         value = self._from_link.pop(key)
         warn_param(param.name, format_value(param, value), why, format_value(param, used))
 
+    def take_from_link(self, key: str):
+        """The value the link gave widget ``key`` in this run (removed, so it is used
+        once), or ``None`` when the value did not come from the link."""
+        return self._from_link.pop(key, None)
+
     def save(self, scope=None) -> None:
         """Remember the current values of the widgets."""
         saved = st.session_state.get(self.name)

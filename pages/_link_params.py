@@ -319,6 +319,14 @@ def feature_ranking_link() -> tuple[LinkParam, ...]:
             doc="class explained, from 0 (-1: the predicted class)",
         ),
         LinkParam("tg_row", "row", int, None, low=0, high=2**31 - 1, doc="sample: a test row"),
+        LinkParam(
+            "tg_edits",
+            "edits",
+            str,
+            "",
+            doc="what-if edits of the row: `feature=value` items joined by `;`, a feature by "
+            "its column number from 0, a category by its code from 0, `na` for missing",
+        ),
         LinkParam("tg_alpha", "beta_alpha", int, 4, low=1, high=64, doc="Beta alpha"),
         LinkParam("tg_beta", "beta_beta", int, 1, low=1, high=64, doc="Beta beta"),
         LinkParam("tg_p", "p", float, 0.3, low=0.0, high=1.0, doc="weighted Banzhaf p"),
@@ -378,6 +386,66 @@ def feature_ranking_link() -> tuple[LinkParam, ...]:
 
 # -- Conditional density ----------------------------------------------------------------------
 DENSITY_FLOORS = (1e-15, 1e-12, 1e-9, 1e-6, 1e-4, 1e-3)
+
+
+#: The text of a missing category in the ``edits`` link parameter.
+EDIT_MISSING = "na"
+
+
+def format_edits(edits: dict[int, float | int | None]) -> str:
+    """The ``edits`` link text of the what-if edits ``{feature: value}`` (a category's code
+    as an int, ``None`` for a missing category): ``"2=1.5;4=na"``, features in order."""
+    items = []
+    for feature in sorted(edits):
+        value = edits[feature]
+        if value is None:
+            text = EDIT_MISSING
+        elif isinstance(value, int):
+            text = str(value)
+        else:
+            text = repr(float(value))
+        items.append(f"{feature}={text}")
+    return ";".join(items)
+
+
+def parse_edits(
+    text: str, n_features: int, categories: list[list[str] | None]
+) -> tuple[dict[int, float | int | None], list[tuple[str, str]]]:
+    """The what-if edits ``{feature: value}`` an ``edits`` link text stands for, and an
+    ``(item, problem)`` pair per item that could not be used (never raises, never
+    evaluates the text).
+
+    A numeric feature takes a finite number; a categorical one (``categories[j]`` not None)
+    a code ``0 .. len - 1`` or ``na`` (missing)."""
+    edits: dict[int, float | int | None] = {}
+    problems = []
+    for item in filter(None, (part.strip() for part in str(text).split(";"))):
+        feature_text, equals, value_text = item.partition("=")
+        feature_text, value_text = feature_text.strip(), value_text.strip()
+        if not equals or not feature_text.isdigit() or int(feature_text) >= n_features:
+            problems.append((item, f"names no feature (a column number 0 to {n_features - 1})"))
+            continue
+        feature = int(feature_text)
+        labels = categories[feature]
+        if labels is not None:
+            if value_text.lower() == EDIT_MISSING:
+                edits[feature] = None
+            elif value_text.isdigit() and int(value_text) < len(labels):
+                edits[feature] = int(value_text)
+            else:
+                problems.append(
+                    (item, f"is not a category code 0 to {len(labels) - 1} or {EDIT_MISSING}")
+                )
+            continue
+        try:
+            value = float(value_text)
+        except ValueError:
+            value = float("nan")
+        if value != value or value in (float("inf"), float("-inf")):
+            problems.append((item, "does not give a numeric feature a finite number"))
+            continue
+        edits[feature] = value
+    return edits, problems
 
 
 def conditional_density_link(task: str) -> tuple[LinkParam, ...]:

@@ -44,7 +44,8 @@ from engine.treegrad.service import (
     path_table,
     runtime_vs_leaves_steps,
 )
-from pages._link_params import feature_ranking_link
+from pages._link_params import feature_ranking_link, format_edits, parse_edits
+from pages._links import warn_param
 from pages._runs import keep_runs, restore_runs
 from pages._shared import (
     PROJECTION_KEY,
@@ -422,6 +423,17 @@ j_edit = c2.selectbox(
     key="tg_edit_feature",
     format_func=lambda j: names[j],
 )
+linked_edits = SETTINGS.take_from_link("tg_edits")
+if linked_edits:  # the what-if edits of a link, put in the editors before they are drawn
+    categories = [ds.categories[j] if ds.is_categorical[j] else None for j in range(n)]
+    edits, problems = parse_edits(linked_edits, n, categories)
+    for item, problem in problems:
+        warn_param("edits", item, problem, None)
+    for j, value in edits.items():
+        if value is None and not np.isnan(x0[j]):  # as the editor: missing only if it was
+            warn_param("edits", f"{j}=na", f"is not offered: {names[j]} is not missing", None)
+            continue
+        st.session_state[prefix + str(j)] = MISSING_CODE if value is None else value
 ekey = prefix + str(j_edit)
 row_missing = bool(np.isnan(x0[j_edit]))
 if ds.is_categorical[j_edit]:
@@ -468,6 +480,12 @@ for j in range(n):
     if v is not None:
         x[j] = np.nan if ds.is_categorical[j] and v == MISSING_CODE else float(v)
 edited = np.flatnonzero((x != x0) & ~(np.isnan(x) & np.isnan(x0)))
+st.session_state["tg_edits"] = format_edits(
+    {
+        int(j): (None if np.isnan(x[j]) else int(x[j])) if ds.is_categorical[j] else float(x[j])
+        for j in edited
+    }
+)
 
 
 def reset_edits(pfx: str = prefix) -> None:

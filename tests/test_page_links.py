@@ -182,8 +182,9 @@ def iris_links() -> dict:
     }
 
 
-#: Feature ranking's widgets whose values depend on the model and its test split.
-OF_THE_SPLIT = ("tg_row", "tg_class", "tg_topk", "tg_batch")
+#: Feature ranking's settings whose values depend on the model, its test split or the row
+#: (tested on their own).
+OF_THE_SPLIT = ("tg_row", "tg_class", "tg_topk", "tg_batch", "tg_edits")
 
 
 def link_warnings(at) -> list[str]:
@@ -326,3 +327,49 @@ def test_feature_rankings_sample_row_and_class_round_trip(warm_engine, monkeypat
     assert any("'7' is not a class of this model (0 to 2); \\-1 is used" in w for w in texts), texts
     assert any("'9' is more than the 4 features; 4 is used" in w for w in texts), texts
     assert at.session_state["tg_row"] == int(rows[0]) and at.session_state["tg_class"] == -1
+
+
+def test_what_if_edits_text_round_trips_and_names_each_bad_item():
+    from pages._link_params import format_edits, parse_edits
+
+    categories = [None, ["Biscoe", "Dream", "Torgersen"], None]
+    edits = {0: 50.5, 1: 2, 2: -1.25}
+    assert format_edits(edits) == "0=50.5;1=2;2=-1.25"
+    assert parse_edits(format_edits(edits), 3, categories) == (edits, [])
+    assert parse_edits("1=na", 3, categories) == ({1: None}, [])
+    parsed, problems = parse_edits("0=abc;1=3;7=1;x=2;2=inf;;0=1e3", 3, categories)
+    assert parsed == {0: 1000.0}
+    assert [item for item, _ in problems] == ["0=abc", "1=3", "7=1", "x=2", "2=inf"]
+    assert "category code 0 to 2 or na" in dict(problems)["1=3"]
+    assert parse_edits("0=__import__('os')", 3, categories)[0] == {}  # text, never code
+
+
+@pytest.mark.slow  # two whole-page runs
+def test_feature_rankings_what_if_edits_round_trip(warm_engine, monkeypatch):
+    """A link's what-if edits (a number, a category, a missing category) are put in the
+    row's editors: the page explains the edited row and mirrors the same edits back; a bad
+    item is named and left out."""
+    page = "pages/feature_ranking.py"
+    import pandas as pd
+
+    first = fresh_session(monkeypatch, {"ds": "penguins"}, page)
+    table = pd.read_csv(ROOT / "assets" / "datasets" / "penguins.csv")
+    rows = [int(label.split()[1]) for label in first.selectbox(key="tg_row").options]
+    row = next(r for r in rows if pd.notna(table.loc[r, "sex"]))  # a row whose sex is known
+    names = [first.selectbox(key="tg_edit_feature").format_func(j) for j in range(7)]
+    bill, island, sex = names.index("bill_length_mm"), names.index("island"), names.index("sex")
+    edits = {bill: 61.5, island: 1}
+    from pages._link_params import format_edits
+
+    text = format_edits(edits) + ";99=1"
+    at = fresh_session(monkeypatch, {"ds": "penguins", "row": str(row), "edits": text}, page)
+    warned = link_warnings(at)
+    assert len(warned) == 1 and "'99\\=1' names no feature" in warned[0], warned
+    what_if = " ".join(info.value for info in at.info if info.value.startswith("What-if"))
+    assert "**bill_length_mm**" in what_if and "61.5" in what_if, what_if
+    assert "**island**" in what_if and "Dream" in what_if, what_if
+    assert query_of(at)["edits"] == format_edits(edits)
+    # missing is offered only where the row's own value is missing (as in the editor)
+    at = fresh_session(monkeypatch, {"ds": "penguins", "row": str(row), "edits": f"{sex}=na"}, page)
+    assert any(f"'{sex}\\=na' is not offered: sex is not missing" in w for w in link_warnings(at))
+    assert "edits" not in query_of(at)
