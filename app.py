@@ -11,7 +11,7 @@ import streamlit as st
 
 st.set_page_config(page_title="TreeLab", page_icon="🌳", layout="wide")
 
-from pages._links import note_page  # noqa: E402
+from pages._links import note_page, show_link_warnings  # noqa: E402
 from pages._runs import forget_loaded_run, open_run_link  # noqa: E402
 from pages._shared import (  # noqa: E402
     engine_gate,
@@ -86,6 +86,7 @@ open_run_link(page_key)  # ?run=<id>: the run's parameters into the URL, before 
 keep_widget_state()
 sidebar()
 resume_intended_page()
+show_link_warnings(page_key)  # the link's warnings again when the page reruns by itself
 try:
     if engine_gate(page_key, navigation.title):
         navigation.run()

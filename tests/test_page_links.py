@@ -95,6 +95,21 @@ def test_a_bad_seed_is_named_with_the_value_used(monkeypatch):
     assert any("seed" in w and "abc" in w and "0 is used" in w for w in warnings_of(at))
 
 
+@pytest.mark.slow  # three whole-app runs
+def test_a_links_warnings_survive_a_rerun_until_a_setting_changes(monkeypatch):
+    """A page that reruns by itself (Conditional inference fits on arrival, its live view
+    reruns the page) must not wipe the link's warnings before they are read."""
+    at = fresh_session(monkeypatch, {"seed": "-5", "colour": "red"})
+    first = [w for w in warnings_of(at) if "Link parameter" in w]
+    assert any("seed" in w and "-5" in w for w in first)
+    assert any("colour" in w and "red" in w for w in first)
+    at.run()  # a rerun nobody asked for: the same warnings, once each
+    again = [w for w in warnings_of(at) if "Link parameter" in w]
+    assert sorted(again) == sorted(first)
+    at.number_input(key="seed").set_value(7).run()  # the user changes a setting
+    assert not [w for w in warnings_of(at) if "Link parameter" in w]
+
+
 def test_an_unknown_dataset_is_named_with_the_value_used(monkeypatch):
     at = fresh_session(monkeypatch, {"ds": "nope"})
     first = at.selectbox(key="ds").options[0]
