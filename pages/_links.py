@@ -22,7 +22,9 @@ import streamlit as st
 RESERVED_NAMES = frozenset({"run"})
 #: URL names of the sidebar's settings (pages/_shared.py ``sidebar``).
 SIDEBAR_NAMES = frozenset({"ds", "target", "task", "missing", "seed", "projection"})
-_INTEGER = re.compile(r"[+-]?\d{1,20}")
+_INTEGER = re.compile(r"[+-]?\d+")
+#: Digits beyond which a whole number is only compared with the bounds (never converted).
+_MAX_DIGITS = 20
 _TRUE, _FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
 _READ = "_link_read::"
 #: Session-state keys: the page the session opened on, and whether it is still shown.
@@ -137,7 +139,13 @@ def parse_value(param: LinkParam, text: str):
         return param.default, "is not 1 or 0"
     if param.kind in (int, float):
         if param.kind is int and _INTEGER.fullmatch(text):
-            value = int(text)
+            if len(text.lstrip("+-").lstrip("0")) > _MAX_DIGITS:  # beyond every bound
+                bound = param.low if text.startswith("-") else param.high
+                if bound is None:
+                    return param.default, "is too large"
+                value = -(10**_MAX_DIGITS) if text.startswith("-") else 10**_MAX_DIGITS
+            else:
+                value = int(text)
         elif param.kind is float:
             try:
                 value = float(text)

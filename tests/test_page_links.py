@@ -131,6 +131,16 @@ def test_an_unknown_parameter_is_named_and_dropped(warm_engine, monkeypatch):
     assert "colour" not in query_of(at)
 
 
+def test_a_whole_number_of_many_digits_is_moved_to_its_bound():
+    """More than 20 digits is still a whole number: above the range, not 'not a number'."""
+    param = LinkParam("x", "x", int, 5, low=2, high=10)
+    assert parse_value(param, "9" * 23) == (10, "is above the greatest allowed value 10")
+    assert parse_value(param, "-" + "9" * 5000) == (2, "is below the least allowed value 2")
+    assert parse_value(param, "0" * 30 + "7") == (7, None)
+    unbounded = LinkParam("y", "y", int, 5, low=0)
+    assert parse_value(unbounded, "9" * 30) == (5, "is too large")
+
+
 def test_values_are_parsed_never_evaluated():
     param = LinkParam("x", "x", int, 3, low=1, high=8)
     assert parse_value(param, "__import__('os')") == (3, "is not a whole number")
