@@ -578,3 +578,6 @@ def test_page_certifies_a_tree_another_page_offered(app):
     assert shown["lower bound (proven)"] == f"{models['main'].lower_bound_:.4g}"
     sentence = " ".join(s.value for s in [*app.success, *app.warning])
     assert f"{label} makes {want['errors']} errors" in sentence
+    captions = " ".join(c.value for c in app.caption)
+    assert "fitted on the Conditional inference (CIT / CIF) page" in captions
+    assert "fitted on the run's training rows" not in captions  # it was not
