@@ -420,6 +420,10 @@ def test_a_reopened_run_shows_the_parameters_it_was_made_with(app, store_folder,
     query = dict(again.query_params)
     assert query["cv_depth"] == "4" and query["seed"] == "3" and query["run"] == run_id
 
+    # the run's values written another way ('04', a space after the comma): no warning
+    alike = {"run": run_id, "cv_depth": "04", "strategies": "exhaustive, quantile"}
+    assert not warnings_of(fresh_app(monkeypatch, "pages/split_strategies.py", alike))
+
     clash = fresh_app(monkeypatch, "pages/split_strategies.py", {"run": run_id, "cv_depth": "7"})
     assert clash.slider(key="ss_cv_depth").value == 4
     assert any("cv" in w and "'7'" in w and "4 is used" in w for w in warnings_of(clash)), (
