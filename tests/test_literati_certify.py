@@ -479,6 +479,17 @@ def test_a_split_needing_more_breakpoints_than_it_is_charged_is_outside_the_spac
     assert not cert.in_space
 
 
+def test_a_huge_candidate_count_is_the_number_of_rows_as_in_the_search():
+    """B_d = 10**30 (a link's 'bd' can say so): the estimator caps it at the rows; the
+    check does the same instead of overflowing the kernel's int64."""
+    X, y = load_iris(return_X_y=True)
+    sk = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    space = {"max_depth": 2, "max_breakpoints": 2}
+    huge = check_splits(sk, X, y, candidate_leaves=(10**30, 10**30), **space)
+    rows = check_splits(sk, X, y, candidate_leaves=(150, 150), **space)
+    assert huge == rows and all(s.in_space for s in huge)
+
+
 def test_bad_input_messages():
     X, y = _small_data(0)
     with pytest.raises(ValueError, match="not fitted"):

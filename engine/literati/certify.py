@@ -409,7 +409,9 @@ def check_splits(
         if isinstance(candidate_leaves, (list, tuple))
         else [candidate_leaves]
     )
-    leaves = [0 if v is None else int(v) for v in seq] or [0]
+    # as the estimator: a B_d above the rows is the rows (a larger one would overflow)
+    most = max(int(Xc.shape[0]), 2)
+    leaves = [0 if v is None else min(int(v), most) for v in seq] or [0]
     X_search, source, _ = encode_missing(np.ascontiguousarray(Xc, dtype=np.float64))
     rows = _node_rows(tree, Xc)
     depth_of = tree.depth
