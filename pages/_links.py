@@ -178,14 +178,26 @@ def _parse_list(param: LinkParam, text: str):
     are named and left out (all bad: the default)."""
     codes = param.codes()
     items = [item.strip() for item in text.split(LIST_SEPARATOR) if item.strip()]
-    bad = [item for item in items if item not in codes]
+    bad = list(dict.fromkeys(item for item in items if item not in codes))
     good = list(dict.fromkeys(codes[item] for item in items if item in codes))
     if not bad:
         return good, None
     value = good if good else list(param.default)
-    named = ", ".join(f"'{item}'" for item in bad)
+    named = _shown(f"'{_cut(item)}'" for item in bad)
     word = "item" if len(bad) == 1 else "items"
     return value, f"has the {word} {named}, not among {_shown(codes)}"
+
+
+#: Longest text of a link's value quoted in a warning (a longer one is cut there).
+MAX_QUOTED = 80
+
+
+def _cut(text: str) -> str:
+    """``text`` as quoted in a warning: cut at :data:`MAX_QUOTED` characters, saying so."""
+    text = str(text)
+    if len(text) <= MAX_QUOTED:
+        return text
+    return f"{text[:MAX_QUOTED]}... ({len(text):,} characters)"
 
 
 def warn_param(name: str, text: str, problem: str, used: str | None) -> None:
@@ -196,8 +208,11 @@ def warn_param(name: str, text: str, problem: str, used: str | None) -> None:
     if used is None:
         instead = "it is ignored"
     else:
-        instead = f"{md(used) if used else 'nothing'} is used instead"
-    message = f"**Link parameter {md(name)}:** the value '{md(text)}' {md(problem)}; {instead}."
+        instead = f"{md(_cut(used)) if used else 'nothing'} is used instead"
+    message = (
+        f"**Link parameter {md(_cut(name))}:** the value '{md(_cut(text))}' {md(problem)}; "
+        f"{instead}."
+    )
     st.warning(message)
     kept = _kept()
     if message not in [m for _, m in kept["messages"]]:

@@ -141,6 +141,20 @@ def test_a_whole_number_of_many_digits_is_moved_to_its_bound():
     assert parse_value(unbounded, "9" * 30) == (5, "is too large")
 
 
+def test_a_very_long_link_value_is_quoted_cut_in_its_warning(monkeypatch):
+    """3,000 bad list items, a 5,000-character text: the warning stays a few lines."""
+    from pages._links import MAX_QUOTED
+
+    bad = ",".join(f"bogus{index}" for index in range(3000))
+    value, problem = parse_value(LinkParam("m", "m", list, ["a"], options=("a", "b")), bad)
+    assert value == ["a"] and "'bogus0'" in problem and "and 2988 more" in problem
+    assert len(problem) < 400
+    at = fresh_session(monkeypatch, {"seed": "9" * 5000, "ds": "x" * 5000})
+    shown = [w for w in warnings_of(at) if "Link parameter" in w]
+    assert len(shown) == 2 and all(len(w) < 2 * MAX_QUOTED + 300 for w in shown), shown
+    assert any("(5,000 characters)" in w and "seed" in w for w in shown)
+
+
 def test_values_are_parsed_never_evaluated():
     param = LinkParam("x", "x", int, 3, low=1, high=8)
     assert parse_value(param, "__import__('os')") == (3, "is not a whole number")
