@@ -82,6 +82,9 @@ PAGES = {
 navigation = st.navigation(PAGES)
 page_key = navigation.url_path or "data"  # the default page's url_path is ""
 note_page(page_key)  # the page the link opened, or another one switched to
+# a run loaded by an earlier run that no page reopened (the finally below cannot drop it
+# after a page's st.stop(): every st call there raises StopException again)
+forget_loaded_run()
 open_run_link(page_key)  # ?run=<id>: the run's parameters into the URL, before any widget
 keep_widget_state()
 sidebar()
@@ -90,6 +93,5 @@ show_link_warnings(page_key)  # the link's warnings again when the page reruns b
 try:
     if engine_gate(page_key, navigation.title):
         navigation.run()
-finally:  # also after a page's st.stop() / st.rerun()
-    forget_loaded_run()
+finally:  # also after a page's st.rerun() (not after st.stop(): st calls raise then)
     start_engine(page_key)

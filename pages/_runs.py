@@ -314,8 +314,9 @@ def open_run_link(page: str) -> None:
 
 
 def forget_loaded_run() -> None:
-    """Drop the run :func:`open_run_link` loaded when no page reopened it (app.py, after
-    every run), so the session does not hold its result."""
+    """Drop the run :func:`open_run_link` loaded when no page reopened it (app.py, at the
+    start of every run, before :func:`open_run_link`), so the session does not hold its
+    result."""
     st.session_state.pop(_LOADED, None)
 
 
