@@ -11,7 +11,7 @@ import streamlit as st
 
 st.set_page_config(page_title="TreeLab", page_icon="🌳", layout="wide")
 
-from pages._links import note_page  # noqa: E402
+from pages._links import note_page, show_link_warnings  # noqa: E402
 from pages._runs import forget_loaded_run, open_run_link  # noqa: E402
 from pages._shared import (  # noqa: E402
     engine_gate,
@@ -82,13 +82,16 @@ PAGES = {
 navigation = st.navigation(PAGES)
 page_key = navigation.url_path or "data"  # the default page's url_path is ""
 note_page(page_key)  # the page the link opened, or another one switched to
+# a run loaded by an earlier run that no page reopened (the finally below cannot drop it
+# after a page's st.stop(): every st call there raises StopException again)
+forget_loaded_run()
 open_run_link(page_key)  # ?run=<id>: the run's parameters into the URL, before any widget
 keep_widget_state()
 sidebar()
 resume_intended_page()
+show_link_warnings(page_key)  # the link's warnings again when the page reruns by itself
 try:
     if engine_gate(page_key, navigation.title):
         navigation.run()
-finally:  # also after a page's st.stop() / st.rerun()
-    forget_loaded_run()
+finally:  # also after a page's st.rerun() (not after st.stop(): st calls raise then)
     start_engine(page_key)

@@ -95,7 +95,9 @@ def ensure_cache_dir(package_dir: Path | None = None) -> str | None:
     """Point ``NUMBA_CACHE_DIR`` at ``<base>/<digest>`` for the current engine sources.
 
     Idempotent: a ``NUMBA_CACHE_DIR`` already ending in the current digest (set by this
-    function in a parent process, such as the server of a Dask worker) is kept as it is.
+    function in a parent process, such as the server of a Dask worker) is kept as it is;
+    one this function set for other sources (a folder named like a digest, holding
+    :data:`STAMP_NAME`) is replaced by the current sources' folder beside it.
     Writes the full digest to :data:`STAMP_NAME` in the folder.
 
     Returns
@@ -108,7 +110,12 @@ def ensure_cache_dir(package_dir: Path | None = None) -> str | None:
     digest = source_digest(package_dir)
     name = digest[:DIGEST_LENGTH]
     given = os.environ.get("NUMBA_CACHE_DIR")
-    if given and Path(given).name == name:
+    if given and (
+        Path(given).name == name
+        # set by this function for other sources (a Dask worker started by a server that
+        # runs older sources): its base, not a folder inside it
+        or (_DIGEST_FOLDER.fullmatch(Path(given).name) and (Path(given) / STAMP_NAME).is_file())
+    ):
         bases = [Path(given).parent]
     elif given:
         bases = [Path(given)]

@@ -516,13 +516,14 @@ class SavedSettings:
         e.g. "is not a test row of this split") and ``used`` is shown instead; nothing
         when the value did not come from the link in this run.  Call it where the page
         replaces a value its widget cannot take."""
-        from pages._links import format_value, warn_param
+        from pages._links import format_value, warn_param, watch_link_value
 
         param = next((p for p in self.link if p.key == key), None)
         if param is None or key not in self._from_link:
             return
         value = self._from_link.pop(key)
         warn_param(param.name, format_value(param, value), why, format_value(param, used))
+        watch_link_value(key, used)
 
     def take_from_link(self, key: str):
         """The value the link gave widget ``key`` in this run (removed, so it is used

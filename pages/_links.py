@@ -22,11 +22,16 @@ import streamlit as st
 RESERVED_NAMES = frozenset({"run"})
 #: URL names of the sidebar's settings (pages/_shared.py ``sidebar``).
 SIDEBAR_NAMES = frozenset({"ds", "target", "task", "missing", "seed", "projection"})
-_INTEGER = re.compile(r"[+-]?\d{1,20}")
+_INTEGER = re.compile(r"[+-]?\d+")
+#: Digits beyond which a whole number is only compared with the bounds (never converted).
+_MAX_DIGITS = 20
 _TRUE, _FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
 _READ = "_link_read::"
 #: Session-state keys: the page the session opened on, and whether it is still shown.
 _LANDING, _ON_LANDING = "_link_landing", "_link_on_landing"
+#: Session-state keys: the number of this script run, and the link's warnings kept to be
+#: shown again (:func:`show_link_warnings`).
+_RUN, _KEPT = "_link_run", "_link_warnings"
 #: Longest free text taken from a link (a longer one is cut and the cut reported).
 MAX_TEXT = 200
 #: Separator of the items of a list parameter (``?models=cart,cit``).
@@ -134,7 +139,13 @@ def parse_value(param: LinkParam, text: str):
         return param.default, "is not 1 or 0"
     if param.kind in (int, float):
         if param.kind is int and _INTEGER.fullmatch(text):
-            value = int(text)
+            if len(text.lstrip("+-").lstrip("0")) > _MAX_DIGITS:  # beyond every bound
+                bound = param.low if text.startswith("-") else param.high
+                if bound is None:
+                    return param.default, "is too large"
+                value = -(10**_MAX_DIGITS) if text.startswith("-") else 10**_MAX_DIGITS
+            else:
+                value = int(text)
         elif param.kind is float:
             try:
                 value = float(text)
@@ -167,14 +178,26 @@ def _parse_list(param: LinkParam, text: str):
     are named and left out (all bad: the default)."""
     codes = param.codes()
     items = [item.strip() for item in text.split(LIST_SEPARATOR) if item.strip()]
-    bad = [item for item in items if item not in codes]
+    bad = list(dict.fromkeys(item for item in items if item not in codes))
     good = list(dict.fromkeys(codes[item] for item in items if item in codes))
     if not bad:
         return good, None
     value = good if good else list(param.default)
-    named = ", ".join(f"'{item}'" for item in bad)
+    named = _shown(f"'{_cut(item)}'" for item in bad)
     word = "item" if len(bad) == 1 else "items"
     return value, f"has the {word} {named}, not among {_shown(codes)}"
+
+
+#: Longest text of a link's value quoted in a warning (a longer one is cut there).
+MAX_QUOTED = 80
+
+
+def _cut(text: str) -> str:
+    """``text`` as quoted in a warning: cut at :data:`MAX_QUOTED` characters, saying so."""
+    text = str(text)
+    if len(text) <= MAX_QUOTED:
+        return text
+    return f"{text[:MAX_QUOTED]}... ({len(text):,} characters)"
 
 
 def warn_param(name: str, text: str, problem: str, used: str | None) -> None:
@@ -185,8 +208,50 @@ def warn_param(name: str, text: str, problem: str, used: str | None) -> None:
     if used is None:
         instead = "it is ignored"
     else:
-        instead = f"{md(used) if used else 'nothing'} is used instead"
-    st.warning(f"**Link parameter {md(name)}:** the value '{md(text)}' {md(problem)}; {instead}.")
+        instead = f"{md(_cut(used)) if used else 'nothing'} is used instead"
+    message = (
+        f"**Link parameter {md(_cut(name))}:** the value '{md(_cut(text))}' {md(problem)}; "
+        f"{instead}."
+    )
+    st.warning(message)
+    kept = _kept()
+    if message not in [m for _, m in kept["messages"]]:
+        kept["messages"].append((st.session_state.get(_RUN, 0), message))
+
+
+def _kept() -> dict:
+    """The link's warnings of the landing page: ``messages`` (run number, text) and
+    ``values`` (widget key -> the value the link's fix gave it)."""
+    return st.session_state.setdefault(_KEPT, {"messages": [], "values": {}})
+
+
+def watch_link_value(key: str, value) -> None:
+    """The link's value for widget ``key`` was replaced by ``value`` (and warned about):
+    its warnings are shown again only while the widget still holds ``value``."""
+    _kept()["values"][key] = value
+
+
+def show_link_warnings(page: str) -> None:
+    """Show the link's warnings of earlier runs again (app.py, before the page draws): a
+    page that reruns by itself (a job it starts on arrival, its live view) would otherwise
+    wipe them before they are read.  They are shown while the session stays on the page
+    its link opened and every widget whose value a warning replaced still holds that
+    value; a change of one of them, or a switch to another page, ends them."""
+    kept = st.session_state.get(_KEPT)
+    if kept is None:
+        return
+    unchanged = all(
+        st.session_state.get(key, value) == value for key, value in kept["values"].items()
+    )
+    if not (st.session_state.get(_ON_LANDING) and page == st.session_state.get(_LANDING)):
+        unchanged = False
+    if not unchanged:
+        del st.session_state[_KEPT]
+        return
+    now = st.session_state.get(_RUN, 0)
+    for run, message in kept["messages"]:
+        if run < now:
+            st.warning(message)
 
 
 def read_param(param: LinkParam, *, force: bool = False) -> bool:
@@ -199,6 +264,8 @@ def read_param(param: LinkParam, *, force: bool = False) -> bool:
     if problem is not None:
         used = "the page's default" if value is None else format_value(param, value)
         warn_param(param.name, text, problem, used)
+        if value is not None:
+            watch_link_value(param.key, value)
     if value is None:  # a default the page works out (the dataset's first test row...)
         st.session_state.pop(param.key, None)
         return False
@@ -214,6 +281,7 @@ def note_page(page: str) -> None:
     landing = st.session_state.setdefault(_LANDING, page)
     on_landing = st.session_state.get(_ON_LANDING, True) and page == landing
     st.session_state[_ON_LANDING] = on_landing
+    st.session_state[_RUN] = st.session_state.get(_RUN, 0) + 1
 
 
 def apply_link(page: str, params: Iterable[LinkParam]) -> dict:

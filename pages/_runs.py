@@ -269,7 +269,7 @@ def open_run_link(page: str) -> None:
     named in a warning with the run's value, which is used.  Once per run id and session;
     a run that cannot be loaded is left to :func:`restore_runs`, which says why."""
     from pages._link_params import SIDEBAR, declared_links
-    from pages._links import warn_param
+    from pages._links import parse_value, warn_param
 
     run_id = st.query_params.get(RUN_KEY)
     if run_id is None or st.session_state.get(_QUERIED + run_id):
@@ -286,13 +286,24 @@ def open_run_link(page: str) -> None:
     if not isinstance(stored, dict):
         return
     stored = {str(k): str(v) for k, v in stored.items() if k != RUN_KEY}
-    declared = {name for name, _ in SIDEBAR}
-    declared |= {p.name for p in declared_links().get(page, ())}
+    params = {p.name: p for p in declared_links().get(page, ())}
+    declared = {name for name, _ in SIDEBAR} | set(params)
+
+    def same(name: str, text: str, wanted: str | None) -> bool:
+        """The two texts give the parameter the same value ('5' and '5.0', '04' and '4')."""
+        if wanted is None or name not in params:
+            return text == wanted
+        (value, problem), (run_value, run_problem) = (
+            parse_value(params[name], text),
+            parse_value(params[name], wanted),
+        )
+        return text == wanted or (problem is None and run_problem is None and value == run_value)
+
     for name, text in list(st.query_params.to_dict().items()):
         if name == RUN_KEY or (name not in stored and name not in declared):
             continue  # an unknown name: the page's link check warns about it
         wanted = stored.get(name)
-        if wanted != text:
+        if not same(name, text, wanted):
             used = "its default" if wanted is None else wanted
             warn_param(name, text, f"differs from the one run {run_id} was made with", used)
         if wanted is None:
@@ -303,8 +314,9 @@ def open_run_link(page: str) -> None:
 
 
 def forget_loaded_run() -> None:
-    """Drop the run :func:`open_run_link` loaded when no page reopened it (app.py, after
-    every run), so the session does not hold its result."""
+    """Drop the run :func:`open_run_link` loaded when no page reopened it (app.py, at the
+    start of every run, before :func:`open_run_link`), so the session does not hold its
+    result."""
     st.session_state.pop(_LOADED, None)
 
 

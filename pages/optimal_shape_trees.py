@@ -912,9 +912,16 @@ def certify_section(models: dict, meta: dict, panel, ds) -> None:
     with right:
         for note in cert.notes:
             st.caption(note)
+        if source in others:  # fitted there, on its own rows; counted here on the run's
+            fitted = (
+                f"the tree was fitted on the {others[source]['source']} page; its errors "
+                "are counted on the run's training rows"
+            )
+        else:
+            fitted = "the tree is fitted on the run's training rows"
         st.caption(
             f"λ = {cert.split_penalty:.4g} per split and α = {cert.breakpoint_penalty:.4g} "
-            "per breakpoint, as in the run; the tree is fitted on the run's training rows."
+            f"per breakpoint, as in the run; {fitted}."
         )
     st.markdown("**Its splits and the search's candidates**")
     panel.table(

@@ -13,6 +13,7 @@ from engine.literati.certify import (
     all_thresholds_feasible,
     as_shape_tree,
     certify,
+    certify_bounds,
     certify_tree,
     check_splits,
     tree_objective,
@@ -417,6 +418,78 @@ def test_missing_values_splits_map_to_the_encoded_columns():
         assert cert.lower_bound <= cert.objective + 1e-9
 
 
+def test_a_threshold_split_with_missing_values_is_one_breakpoint_on_its_column():
+    """With K_max = 2 both columns of a feature with NaN (missing lowest, missing highest)
+    match a threshold split; the one where it is a single breakpoint, as the tree is
+    charged, is the one reported (the other needs two)."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(60, 1))
+    y = (X[:, 0] > 0.2).astype(np.int64)
+    X[rng.random(60) < 0.25, 0] = np.nan
+    y[np.isnan(X[:, 0])] = 1  # missing rows with the high side
+    sk = DecisionTreeClassifier(max_depth=1, random_state=0).fit(X, y)
+    for missing_left in (False, True):
+        tree = as_shape_tree(sk)
+        tree.missing_go_to_left[0] = missing_left
+        (split,) = check_splits(tree, X, y, max_depth=1, max_breakpoints=2, candidate_leaves=None)
+        assert split.in_space
+        assert len(split.gaps) == 1 and len(split.candidates) == 1
+
+
+def test_a_split_needing_more_breakpoints_than_it_is_charged_is_outside_the_space():
+    """A category-set split {1} of codes 0, 1, 2 is charged one breakpoint (its
+    threshold), but its partition needs two in Literati's terms: the bound does not cover
+    it, even with K_max = 2 and every midpoint a candidate."""
+    X = np.repeat([0.0, 1.0, 2.0], 10)[:, None]
+    y = (X[:, 0] == 1).astype(np.int64)
+    m = 3
+    ones = np.ones(m, dtype=np.int64)
+    value = np.array([[[0.5, 0.5]], [[0.0, 1.0]], [[1.0, 0.0]]])
+    tree = TreeArrays(
+        np.array([1, TREE_LEAF, TREE_LEAF]),
+        np.array([2, TREE_LEAF, TREE_LEAF]),
+        np.array([0, -2, -2]),
+        np.array([0.5, -2.0, -2.0]),
+        np.zeros(m),
+        ones,
+        ones.astype(float),
+        value,
+        task="classification",
+        n_features=1,
+        classes_=np.arange(2),
+        cat_offsets=np.array([0, 1, 1, 1]),
+        cat_values=np.array([1]),
+    )
+    (split,) = check_splits(tree, X, y, max_depth=1, max_breakpoints=2, candidate_leaves=None)
+    assert not split.in_space and len(split.gaps) == 2
+    assert "more than the 1 its objective counts" in split.reason
+    cert = certify_bounds(
+        tree,
+        X,
+        y,
+        lower_bound=0.0,
+        upper_bound=0.0,
+        proven_optimal=True,
+        max_depth=1,
+        max_breakpoints=2,
+        split_penalty=0.5,
+        breakpoint_penalty=0.5,
+        candidate_leaves=None,
+    )
+    assert not cert.in_space
+
+
+def test_a_huge_candidate_count_is_the_number_of_rows_as_in_the_search():
+    """B_d = 10**30 (a link's 'bd' can say so): the estimator caps it at the rows; the
+    check does the same instead of overflowing the kernel's int64."""
+    X, y = load_iris(return_X_y=True)
+    sk = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    space = {"max_depth": 2, "max_breakpoints": 2}
+    huge = check_splits(sk, X, y, candidate_leaves=(10**30, 10**30), **space)
+    rows = check_splits(sk, X, y, candidate_leaves=(150, 150), **space)
+    assert huge == rows and all(s.in_space for s in huge)
+
+
 def test_bad_input_messages():
     X, y = _small_data(0)
     with pytest.raises(ValueError, match="not fitted"):
@@ -578,3 +651,6 @@ def test_page_certifies_a_tree_another_page_offered(app):
     assert shown["lower bound (proven)"] == f"{models['main'].lower_bound_:.4g}"
     sentence = " ".join(s.value for s in [*app.success, *app.warning])
     assert f"{label} makes {want['errors']} errors" in sentence
+    captions = " ".join(c.value for c in app.caption)
+    assert "fitted on the Conditional inference (CIT / CIF) page" in captions
+    assert "fitted on the run's training rows" not in captions  # it was not

@@ -65,6 +65,21 @@ def test_a_folder_already_keyed_on_the_current_sources_is_kept(tmp_path, monkeyp
     assert ensure_cache_dir(package) == str(keyed)
 
 
+def test_a_folder_keyed_on_older_sources_gives_its_sibling_not_a_folder_inside(
+    tmp_path, monkeypatch
+):
+    """A Dask worker started by a server that runs older sources inherits that server's
+    folder; the worker imports the current sources, whose folder sits beside it."""
+    package = _package(tmp_path)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    old = Path(ensure_cache_dir(package))
+    (package / "b.py").write_text("y = njit(3)\n")  # the sources change
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(old))  # what the old server's worker inherits
+    new = Path(ensure_cache_dir(package))
+    assert new == tmp_path / "cache" / source_digest(package)[:DIGEST_LENGTH]
+    assert new != old and not any(path.is_dir() for path in old.iterdir())
+
+
 def test_without_numba_cache_dir_a_working_copy_caches_under_its_pycache(tmp_path, monkeypatch):
     package = _package(tmp_path)
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)

@@ -95,6 +95,21 @@ def test_a_bad_seed_is_named_with_the_value_used(monkeypatch):
     assert any("seed" in w and "abc" in w and "0 is used" in w for w in warnings_of(at))
 
 
+@pytest.mark.slow  # three whole-app runs
+def test_a_links_warnings_survive_a_rerun_until_a_setting_changes(monkeypatch):
+    """A page that reruns by itself (Conditional inference fits on arrival, its live view
+    reruns the page) must not wipe the link's warnings before they are read."""
+    at = fresh_session(monkeypatch, {"seed": "-5", "colour": "red"})
+    first = [w for w in warnings_of(at) if "Link parameter" in w]
+    assert any("seed" in w and "-5" in w for w in first)
+    assert any("colour" in w and "red" in w for w in first)
+    at.run()  # a rerun nobody asked for: the same warnings, once each
+    again = [w for w in warnings_of(at) if "Link parameter" in w]
+    assert sorted(again) == sorted(first)
+    at.number_input(key="seed").set_value(7).run()  # the user changes a setting
+    assert not [w for w in warnings_of(at) if "Link parameter" in w]
+
+
 def test_an_unknown_dataset_is_named_with_the_value_used(monkeypatch):
     at = fresh_session(monkeypatch, {"ds": "nope"})
     first = at.selectbox(key="ds").options[0]
@@ -114,6 +129,30 @@ def test_an_unknown_parameter_is_named_and_dropped(warm_engine, monkeypatch):
     at = fresh_session(monkeypatch, {"colour": "red"}, "pages/split_strategies.py")
     assert any("colour" in w and "red" in w and "ignored" in w for w in warnings_of(at))
     assert "colour" not in query_of(at)
+
+
+def test_a_whole_number_of_many_digits_is_moved_to_its_bound():
+    """More than 20 digits is still a whole number: above the range, not 'not a number'."""
+    param = LinkParam("x", "x", int, 5, low=2, high=10)
+    assert parse_value(param, "9" * 23) == (10, "is above the greatest allowed value 10")
+    assert parse_value(param, "-" + "9" * 5000) == (2, "is below the least allowed value 2")
+    assert parse_value(param, "0" * 30 + "7") == (7, None)
+    unbounded = LinkParam("y", "y", int, 5, low=0)
+    assert parse_value(unbounded, "9" * 30) == (5, "is too large")
+
+
+def test_a_very_long_link_value_is_quoted_cut_in_its_warning(monkeypatch):
+    """3,000 bad list items, a 5,000-character text: the warning stays a few lines."""
+    from pages._links import MAX_QUOTED
+
+    bad = ",".join(f"bogus{index}" for index in range(3000))
+    value, problem = parse_value(LinkParam("m", "m", list, ["a"], options=("a", "b")), bad)
+    assert value == ["a"] and "'bogus0'" in problem and "and 2988 more" in problem
+    assert len(problem) < 400
+    at = fresh_session(monkeypatch, {"seed": "9" * 5000, "ds": "x" * 5000})
+    shown = [w for w in warnings_of(at) if "Link parameter" in w]
+    assert len(shown) == 2 and all(len(w) < 2 * MAX_QUOTED + 300 for w in shown), shown
+    assert any("(5,000 characters)" in w and "seed" in w for w in shown)
 
 
 def test_values_are_parsed_never_evaluated():

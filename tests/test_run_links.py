@@ -420,8 +420,31 @@ def test_a_reopened_run_shows_the_parameters_it_was_made_with(app, store_folder,
     query = dict(again.query_params)
     assert query["cv_depth"] == "4" and query["seed"] == "3" and query["run"] == run_id
 
+    # the run's values written another way ('04', a space after the comma): no warning
+    alike = {"run": run_id, "cv_depth": "04", "strategies": "exhaustive, quantile"}
+    assert not warnings_of(fresh_app(monkeypatch, "pages/split_strategies.py", alike))
+
     clash = fresh_app(monkeypatch, "pages/split_strategies.py", {"run": run_id, "cv_depth": "7"})
     assert clash.slider(key="ss_cv_depth").value == 4
     assert any("cv" in w and "'7'" in w and "4 is used" in w for w in warnings_of(clash)), (
         warnings_of(clash)
     )
+
+
+@pytest.mark.slow  # a whole-app run
+def test_a_loaded_run_no_page_reopened_is_dropped_even_after_st_stop(warm_engine, monkeypatch):
+    """The Optimal shape trees page stops on a regression target (st.stop()) before it
+    reopens anything: the run the app loaded for the link is not kept in the session."""
+    from streamlit.testing.v1 import app_test as app_test_module
+
+    from tests.conftest import _NavigationPagesManager
+
+    monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
+    at.query_params.update({"ds": "diabetes"})
+    at.switch_page("pages/optimal_shape_trees.py").run()
+    assert any("classification-only" in e.value for e in at.error)
+    at.session_state["_run_loaded"] = object()  # as open_run_link leaves it
+    at.run()
+    assert not at.exception, at.exception
+    assert "_run_loaded" not in at.session_state

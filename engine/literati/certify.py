@@ -326,7 +326,8 @@ class SplitCheck:
         the split is not in the search's space.
     in_space : bool
         True when an equivalent shape (a candidate in every gap, at most ``K_max`` of
-        them) is in the search's candidate space for this data state.
+        them, and no more than the breakpoints the tree's objective counts for the split)
+        is in the search's candidate space for this data state.
     reason : str
         Why not (empty when ``in_space``).
     """
@@ -408,7 +409,9 @@ def check_splits(
         if isinstance(candidate_leaves, (list, tuple))
         else [candidate_leaves]
     )
-    leaves = [0 if v is None else int(v) for v in seq] or [0]
+    # as the estimator: a B_d above the rows is the rows (a larger one would overflow)
+    most = max(int(Xc.shape[0]), 2)
+    leaves = [0 if v is None else min(int(v), most) for v in seq] or [0]
     X_search, source, _ = encode_missing(np.ascontiguousarray(Xc, dtype=np.float64))
     rows = _node_rows(tree, Xc)
     depth_of = tree.depth
@@ -438,6 +441,7 @@ def check_splits(
         left = left[idx]
         j = int(tree.feature[v])
         depth = int(depth_of[v])
+        charged = int(node_breakpoints(tree, v).size)  # the K_v its objective counts
         best = None  # (in_space, gaps, cands, reason)
         for column in np.flatnonzero(source == j):
             found = _match(
@@ -451,8 +455,15 @@ def check_splits(
                     f"needs {len(gaps)} breakpoints on these rows, more than K_max = "
                     f"{max_breakpoints}"
                 )
+            elif not reason and len(gaps) > charged:
+                # the equivalent shape costs more than the tree pays: no bound on the tree
+                reason = (
+                    f"needs {len(gaps)} breakpoints in the search's terms, more than the "
+                    f"{charged} its objective counts"
+                )
             ok = not reason
-            if best is None or (ok and not best[0]):
+            # of the columns (missing values lowest or highest), the fewest breakpoints
+            if best is None or (ok and (not best[0] or len(gaps) < len(best[1]))):
                 best = (ok, gaps, cands if ok else (), reason)
         if depth >= max_depth:
             best = (False, best[1], (), f"deeper than the search's depth {max_depth}")
