@@ -8,7 +8,7 @@ The folder is keyed on the engine's sources.  numba keys a cached kernel on its 
 file only: after an edit of ``criteria.py``, a kernel of ``cart/`` that inlines a
 ``criteria`` kernel would load its stale machine code.  So the cache lives in
 ``<base>/<digest>``, where ``<digest>`` is a SHA-256 prefix of every engine source file
-that defines kernels (mentions ``njit``).  Sources that change get a new, empty folder; a
+that defines kernels (calls ``njit`` or decorates with it).  Sources that change get a new, empty folder; a
 process started before the edit (a long-lived server, its Dask workers) keeps writing to
 the folder of the sources it runs, so it can never put old machine code where the new
 sources look.  ``<base>`` is ``NUMBA_CACHE_DIR`` when the user sets it, else
@@ -38,15 +38,15 @@ _DIGEST_FOLDER = re.compile(rf"[0-9a-f]{{{DIGEST_LENGTH}}}")
 def source_digest(package_dir: Path | None = None) -> str:
     """SHA-256 (hex, 64 characters) of the engine's kernel sources.
 
-    Every ``*.py`` file under ``package_dir`` (default: this package) that mentions
-    ``njit`` counts, by its relative path and bytes; other files (figures, the estimators'
-    Python) hold no cached code and do not count.
+    Every ``*.py`` file under ``package_dir`` (default: this package) that calls ``njit``
+    or decorates with it counts, by its relative path and bytes; other files (figures, the
+    estimators' Python, a docstring that only names it) hold no cached code.
     """
     package_dir = package_dir or Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for source in sorted(package_dir.rglob("*.py")):
         text = source.read_bytes()
-        if b"njit" not in text:
+        if b"@njit" not in text and b"njit(" not in text:  # not a word in a docstring
             continue
         digest.update(source.relative_to(package_dir).as_posix().encode())
         digest.update(text)

@@ -127,3 +127,12 @@ def test_the_engine_in_a_child_process_uses_the_same_folder(tmp_path):
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert second.stdout.split() == [folder] * 3
+
+
+def test_a_file_that_only_names_njit_in_its_text_does_not_count(tmp_path):
+    package = _package(tmp_path)
+    before = source_digest(package)
+    (package / "notes.py").write_text('"""The folder is keyed on files that use ``njit``."""\n')
+    assert source_digest(package) == before
+    (package / "kernel.py").write_text("@njit\ndef f(x):\n    return x\n")
+    assert source_digest(package) != before
