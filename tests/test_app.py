@@ -432,6 +432,7 @@ def test_missing_values_kept_on_the_data_page_and_explained_on_method_pages(app,
     from engine.cart.estimator import MISSING_VALUES_NOTE as CART_NOTE
     from engine.compare import MISSING_VALUES_CAPTION as COMPARE_NOTE
     from engine.partition.base import MISSING_VALUES_NOTE as PARTITION_NOTE
+    from engine.teaching.glossary import unlink_terms
     from engine.treegrad.service import MISSING_VALUES_CAPTION as TREEGRAD_NOTE
 
     routed = {
@@ -449,7 +450,8 @@ def test_missing_values_kept_on_the_data_page_and_explained_on_method_pages(app,
             for w in app.warning
         )
         assert not cannot and not app.error, page
-        assert any(c.value == routed[page] for c in app.caption), page
+        # the captions link their glossary terms (engine/teaching/glossary.py link_terms)
+        assert any(unlink_terms(c.value) == routed[page] for c in app.caption), page
     from engine.cit.tree import MISSING_VALUES_CAPTION as CIT_CAPTION
     from engine.literati.estimator import MISSING_VALUES_CAPTION as LITERATI_CAPTION
 
@@ -457,7 +459,9 @@ def test_missing_values_kept_on_the_data_page_and_explained_on_method_pages(app,
         app.switch_page(page).run()
         assert not app.exception, (page, app.exception)
         assert not any("cannot use missing values" in w.value for w in app.warning), page
-        assert any(c.value in (CIT_CAPTION, LITERATI_CAPTION) for c in app.caption), page
+        assert any(unlink_terms(c.value) in (CIT_CAPTION, LITERATI_CAPTION) for c in app.caption), (
+            page
+        )
     app.selectbox(key="missing").set_value("drop").run()
     app.switch_page("pages/data.py").run()
     assert any("Every row has a missing value" in e.value for e in app.error)
