@@ -93,5 +93,5 @@ show_link_warnings(page_key)  # the link's warnings again when the page reruns b
 try:
     if engine_gate(page_key, navigation.title):
         navigation.run()
-finally:  # also after a page's st.rerun() (not after st.stop(): st calls raise then)
+finally:  # also after a page's st.rerun() or st.stop() (start_engine calls no st function)
     start_engine(page_key)

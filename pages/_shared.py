@@ -109,19 +109,16 @@ def md(text) -> str:
 WARMUP_DELAY = 3.0
 
 
-@st.cache_resource(show_spinner=False)
-def _background_warmup(first: tuple[str, ...], delay: float) -> bool:
-    return warmup.start_background(first, delay=delay)
-
-
 def start_engine(page: str = "data", delay: float = WARMUP_DELAY) -> None:
     """Start compiling every kernel group in the background, once per server process.
 
     Called at the end of every run of ``app.py`` (so the first page is drawn first), and
     without delay by a page whose kernels are not ready; the groups of ``page`` are
-    prepared before the others.
+    prepared before the others.  Plain Python (no Streamlit call), so it also runs in
+    ``app.py``'s ``finally`` after a page's ``st.stop()``, where every Streamlit call
+    raises again; :func:`engine.warmup.start_background` starts once per process.
     """
-    _background_warmup(tuple(warmup.PAGE_GROUPS.get(page, ("", ()))[1]), float(delay))
+    warmup.start_background(tuple(warmup.PAGE_GROUPS.get(page, ("", ()))[1]), delay=float(delay))
 
 
 def engine_gate(page: str, title: str) -> bool:

@@ -202,3 +202,18 @@ def test_the_result_panel_records_what_the_page_drew(app):
     shown = app.dataframe[0].value
     assert list(shown["model"]) == list(panel.tables["summary"]["model"])
     assert shown["accuracy"].tolist() == panel.tables["summary"]["accuracy"].tolist()
+
+
+def test_the_engine_is_started_after_a_page_that_stops_early(app, monkeypatch):
+    """The idle Compare page ends with ``st.stop()``; ``app.py``'s ``finally`` still starts
+    the background warm-up with that page's groups first (a Streamlit-cached call there
+    raised StopException again and never ran)."""
+    monkeypatch.setattr(warmup, "_STATE", {g: "ready" for g in warmup.GROUPS})
+    calls = []
+    monkeypatch.setattr(
+        warmup, "start_background", lambda first=(), **kwargs: calls.append(first) or False
+    )
+    app.switch_page("pages/compare.py").run()
+    assert not app.exception
+    assert not app.button(key="cmp_run").disabled  # the page drew, then stopped idle
+    assert calls and calls[-1] == tuple(warmup.PAGE_GROUPS["compare"][1])
