@@ -23,7 +23,8 @@ from pages._shared import (  # noqa: E402
 
 PAGES = {
     "Explore": [
-        st.Page("pages/data.py", title="Data", icon="📄", url_path="data", default=True),
+        st.Page("pages/home.py", title="Start", icon="🏠", url_path="home", default=True),
+        st.Page("pages/data.py", title="Data", icon="📄", url_path="data"),
         st.Page("pages/compare.py", title="Compare models", icon="⚖️", url_path="compare"),
     ],
     "Methods": [
@@ -80,7 +81,7 @@ PAGES = {
 }
 
 navigation = st.navigation(PAGES)
-page_key = navigation.url_path or "data"  # the default page's url_path is ""
+page_key = navigation.url_path or "home"  # the default page's url_path is ""
 note_page(page_key)  # the page the link opened, or another one switched to
 # a run loaded by an earlier run that no page reopened (the finally below cannot drop it
 # after a page's st.stop(): every st call there raises StopException again)

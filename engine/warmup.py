@@ -76,6 +76,7 @@ GROUPS: dict[str, Group] = {
 #: Page (its ``url_path`` in app.py) -> (engine name shown while compiling, groups used by
 #: the page and its jobs).
 PAGE_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "home": ("home", ()),
     "data": ("data", ()),
     # the Compare page itself only draws trees; each model's groups gate its Run button
     "compare": ("Compare", ("tree.apply",)),

@@ -638,6 +638,11 @@ def learn_predict_link() -> tuple[LinkParam, ...]:
     )
 
 
+def home_link() -> tuple[LinkParam, ...]:
+    """The start page (pages/home.py): no parameters of its own (the sidebar's apply)."""
+    return ()
+
+
 def glossary_link() -> tuple[LinkParam, ...]:
     """The Glossary page (pages/learn_glossary.py): the search text."""
     return (LinkParam("learn_gl_query", "q", str, "", doc="search text"),)
@@ -670,6 +675,7 @@ def declared_links() -> dict[str, tuple[LinkParam, ...]]:
     from engine.teaching.lessons import LESSONS
 
     return {
+        "home": home_link(),
         "optimal_shape_trees": optimal_shape_trees_link(),
         "conditional_density": merged(*(conditional_density_link(t) for t in TASKS)),
         "feature_ranking": feature_ranking_link(),
@@ -687,6 +693,7 @@ def declared_links() -> dict[str, tuple[LinkParam, ...]]:
 
 #: The pages' names in the docs table (url path -> title in the navigation).
 PAGE_NAMES = {
+    "home": "Start",
     "optimal_shape_trees": "Optimal shape trees",
     "conditional_density": "Conditional density",
     "feature_ranking": "Feature ranking",

@@ -196,10 +196,12 @@ APPTEST_TIMEOUT = 120
 
 @pytest.fixture
 def app(warm_engine, monkeypatch):
-    """The whole app (``app.py`` with navigation) in AppTest, run once, on the Data page.
+    """The whole app (``app.py`` with navigation) in AppTest, run once, on the Data page
+    (the app opens on the Start page; ``start_page`` runs that one).
     Switch page with ``app.switch_page("pages/<page>.py").run()``."""
     monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
+    at.switch_page("pages/data.py")
     at.run()
     assert not at.exception, at.exception
     return at

@@ -23,6 +23,7 @@ os.environ["TREELAB_JOBS"] = "threads"
 
 #: Page -> (script, datasets to run it on, widget values set before pressing buttons).
 FLOWS = {
+    "home": ("pages/home.py", ("iris", "diabetes"), {}),
     "data": ("pages/data.py", ("iris", "diabetes", "penguins"), {}),
     "compare": (
         "pages/compare.py",

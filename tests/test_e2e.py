@@ -47,11 +47,16 @@ def upload(page: Page, path) -> None:
 
 @pytest.mark.slow
 def test_new_user_flow(page: Page, app_url, tmp_path):
-    page.goto(app_url)
-    expect(page.get_by_role("heading", name="Data").first).to_be_visible(timeout=60_000)
+    page.goto(app_url)  # the app opens on its Start page: text and links, no plot
+    expect(page.get_by_role("heading", name="TreeLab").first).to_be_visible(timeout=60_000)
     wait_idle(page)
     no_exception(page)
     expect(page.get_by_text("Iris").first).to_be_visible()
+    expect(page.get_by_test_id("stPlotlyChart")).to_have_count(0)
+    page.get_by_test_id("stMain").get_by_role("link", name="Data", exact=True).click()
+    expect(page.get_by_role("heading", name="Data").first).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    no_exception(page)
     # the first chart may take seconds: the browser loads plotly.js on first use
     expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=60_000)
     page.screenshot(path=tmp_path / "01_open.png", full_page=True)
@@ -162,7 +167,7 @@ def test_messy_csv_parse_report(page: Page, app_url, tmp_path, root):
     """Upload a messy shop export (codes with leading zeros, dates, percentages, dollar
     amounts, mixed yes/no spellings, an order ID and free-text comments): the parse report
     names every change, identifiers are left out with a button that brings them back."""
-    page.goto(app_url)
+    page.goto(app_url + "/data")
     expect(page.get_by_role("heading", name="Data").first).to_be_visible(timeout=60_000)
     wait_idle(page)
     upload(page, root / "tests" / "data" / "messy_shop.csv")

@@ -217,3 +217,25 @@ def test_the_engine_is_started_after_a_page_that_stops_early(app, monkeypatch):
     assert not app.exception
     assert not app.button(key="cmp_run").disabled  # the page drew, then stopped idle
     assert calls and calls[-1] == tuple(warmup.PAGE_GROUPS["compare"][1])
+
+
+def test_the_app_opens_on_the_start_page_with_a_link_to_every_page(warm_engine, monkeypatch):
+    """No page argument: the Start page draws the dataset in use and one link per page of
+    the navigation (the same scripts app.py routes to), and no plot."""
+    import re
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import app_test as app_test_module
+
+    from tests.conftest import APPTEST_TIMEOUT, ROOT, _NavigationPagesManager
+
+    monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT).run()
+    assert not at.exception
+    assert at.title[0].value == "TreeLab"
+    assert any("Iris" in m.value and "150 rows x 4 features" in m.value for m in at.markdown)
+    linked = {e.proto.page for e in at.get("page_link")}
+    url_paths = set(re.findall(r'url_path="([a-z_]+)"', Path(ROOT / "app.py").read_text()))
+    assert linked == url_paths - {"home"}
+    assert not at.get("plotly_chart")
