@@ -213,10 +213,34 @@ def warn_param(name: str, text: str, problem: str, used: str | None) -> None:
         f"**Link parameter {md(_cut(name))}:** the value '{md(_cut(text))}' {md(problem)}; "
         f"{instead}."
     )
-    st.warning(message)
+    _show(message)
     kept = _kept()
     if message not in [m for _, m in kept["messages"]]:
         kept["messages"].append((st.session_state.get(_RUN, 0), message))
+
+
+#: Session-state keys: the link's warnings of this run waiting for the page's title, and
+#: the run in which the page drew its title.
+_PENDING = "_link_pending"
+_TITLED = "_link_titled_run"
+
+
+def _show(message: str) -> None:
+    """Draw a link warning under the page's title: at once when the title is drawn in this
+    run, else kept until :func:`page_title` draws it (the sidebar and ``apply_link`` run
+    before the page's title)."""
+    if st.session_state.get(_TITLED) == st.session_state.get(_RUN, 0):
+        st.warning(message)
+    else:
+        st.session_state.setdefault(_PENDING, []).append(message)
+
+
+def page_title(title: str) -> None:
+    """The page's title, then the link's warnings of this run (every page's first line)."""
+    st.title(title)
+    st.session_state[_TITLED] = st.session_state.get(_RUN, 0)
+    for message in st.session_state.pop(_PENDING, []):
+        st.warning(message)
 
 
 def _kept() -> dict:
@@ -232,7 +256,7 @@ def watch_link_value(key: str, value) -> None:
 
 
 def show_link_warnings(page: str) -> None:
-    """Show the link's warnings of earlier runs again (app.py, before the page draws): a
+    """Show the link's warnings of earlier runs again (under the page's title): a
     page that reruns by itself (a job it starts on arrival, its live view) would otherwise
     wipe them before they are read.  They are shown while the session stays on the page
     its link opened and every widget whose value a warning replaced still holds that
@@ -251,7 +275,7 @@ def show_link_warnings(page: str) -> None:
     now = st.session_state.get(_RUN, 0)
     for run, message in kept["messages"]:
         if run < now:
-            st.warning(message)
+            _show(message)
 
 
 def read_param(param: LinkParam, *, force: bool = False) -> bool:
@@ -282,6 +306,7 @@ def note_page(page: str) -> None:
     on_landing = st.session_state.get(_ON_LANDING, True) and page == landing
     st.session_state[_ON_LANDING] = on_landing
     st.session_state[_RUN] = st.session_state.get(_RUN, 0) + 1
+    st.session_state.pop(_PENDING, None)  # a run that stopped before its title drew them
 
 
 def apply_link(page: str, params: Iterable[LinkParam]) -> dict:

@@ -68,7 +68,7 @@ from pages._jobs import (  # noqa: F401 (the page-job kit, re-exported for the p
     start_job,
     stop_page,
 )
-from pages._links import LinkParam, read_param
+from pages._links import LinkParam, page_title, read_param
 
 UPLOAD_PREFIX = "upload:"
 #: Uploaded tables kept per browser session (the oldest is forgotten beyond this).
@@ -129,7 +129,7 @@ def engine_gate(page: str, title: str) -> bool:
         return True
     warmup.request(warmup.page_groups(page))  # serve the page being waited on first
     start_engine(page, delay=0.0)
-    st.title(title)
+    page_title(title)
 
     @st.fragment(run_every=0.5)
     def compiling() -> None:

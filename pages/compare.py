@@ -20,6 +20,7 @@ from engine.images import available as images_available
 from engine.images import figure_png, tree_image_size
 from engine.snippets import compare_snippet
 from pages._link_params import compare_link
+from pages._links import page_title
 from pages._shared import (
     PageJob,
     ResultPanel,
@@ -39,7 +40,7 @@ require_entrypoint("pages/compare.py")
 #: The parameters in the page's link (the other ``cmp_`` widgets are kept by the app).
 SETTINGS = SavedSettings("_cmp_link", keys=("cmp_budget",))
 SETTINGS.restore()
-st.title("Compare models")
+page_title("Compare models")
 st.markdown(
     "Cross-validate several tree models on the same folds of the active dataset: every model "
     "is fitted on k-1 folds and scored on the held-out fold, k times. Classification reports "

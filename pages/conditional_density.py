@@ -38,6 +38,7 @@ from engine.partition.service import (
 from engine.snippets import conditional_density_snippet
 from engine.teaching.glossary import link_terms
 from pages._link_params import DENSITY_FLOORS, conditional_density_link
+from pages._links import page_title
 from pages._runs import keep_runs, restore_runs, result_only
 from pages._shared import (
     PageJob,
@@ -58,7 +59,7 @@ P = "pt_"
 FLOORS = list(DENSITY_FLOORS)
 
 require_entrypoint("pages/conditional_density.py")
-st.title("Conditional density (Partition Tree)")
+page_title("Conditional density (Partition Tree)")
 st.markdown(
     "A regression tree predicts one number per leaf; a **Partition Tree** predicts a whole "
     "distribution p(y | x). It cuts the joint space of features *and* target into boxes "

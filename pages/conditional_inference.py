@@ -42,6 +42,7 @@ from engine.snippets import conditional_inference_snippet
 from engine.teaching import predict
 from engine.teaching.glossary import link_terms
 from pages._link_params import conditional_inference_link
+from pages._links import page_title
 from pages._runs import keep_runs, restore_runs, result_only
 from pages._shared import (
     PROJECTION_KEY,
@@ -159,7 +160,7 @@ def save_settings() -> None:
     SETTINGS.save()
 
 
-st.title(TITLE)
+page_title(TITLE)
 st.markdown(
     "A **conditional inference tree** (Hothorn, Hornik & Zeileis 2006) splits a node only "
     "when a **test of independence** says the target depends on some feature. *Stage A* "

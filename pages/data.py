@@ -9,7 +9,7 @@ import streamlit as st
 from engine.data import DEFAULT_NA_VALUES, MAX_CATEGORIES, DataError
 from engine.figures.data import feature_distribution_figure, target_distribution_figure
 from pages._link_params import MAX_LEVEL_CAP, data_link
-from pages._links import apply_link, mirror_link
+from pages._links import apply_link, mirror_link, page_title
 from pages._shared import (
     LEVEL_CAP_LABEL,
     MANY_LEVEL_CHOICES,
@@ -77,7 +77,7 @@ def _on_upload() -> None:
 
 
 require_entrypoint("pages/data.py")
-st.title("Data")
+page_title("Data")
 st.markdown(
     "Pick a bundled dataset in the sidebar or upload your own CSV here. TreeLab reads the "
     "file as written, reports every change it made (values it could not read, units, "

@@ -45,7 +45,7 @@ from engine.treegrad.service import (
     runtime_vs_leaves_steps,
 )
 from pages._link_params import feature_ranking_link, format_edits, parse_edits
-from pages._links import warn_param
+from pages._links import page_title, warn_param
 from pages._runs import keep_runs, restore_runs
 from pages._shared import (
     PROJECTION_KEY,
@@ -92,7 +92,7 @@ SETTINGS = SavedSettings(
 SETTINGS.restore()
 
 
-st.title("Feature ranking (TreeGrad)")
+page_title("Feature ranking (TreeGrad)")
 st.markdown(
     "Which features made the model say this? Remove features from a sample and watch the "
     "prediction: for a tree, *removing* a feature means that at every split on it the sample "

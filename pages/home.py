@@ -9,7 +9,7 @@ import streamlit as st
 
 from engine import warmup
 from pages._link_params import home_link
-from pages._links import apply_link
+from pages._links import apply_link, page_title
 from pages._shared import current_dataset, dataset_caption, require_entrypoint
 
 #: (section, [(script, title, what the page shows)]) in the navigation's order.
@@ -92,7 +92,7 @@ SECTIONS = (
 
 require_entrypoint("pages/home.py")
 apply_link("home", home_link())
-st.title("TreeLab")
+page_title("TreeLab")
 st.markdown(
     "Explore decision-tree methods in the browser: load a table, pick a method, set its "
     "parameters and watch it work. Each method is checked against a reference "

@@ -7,12 +7,12 @@ from engine.figures.teaching import step_figure
 from engine.teaching.glossary import lookup
 from engine.teaching.lessons import LESSONS, check_answer, compute_step
 from pages._link_params import learn_link
-from pages._links import apply_link, mirror_link, parse_value
+from pages._links import apply_link, mirror_link, page_title, parse_value
 from pages._shared import md, require_entrypoint, shown_figure
 from pages._teaching import SKIPPED, score_panel, scoreboard
 
 require_entrypoint("pages/learn.py")
-st.title("Lessons")
+page_title("Lessons")
 st.markdown(
     "Short lessons on the ideas behind each method. Every step explains one point, asks you "
     "to **predict** what the engine will find, then **reveals** the live result on a "

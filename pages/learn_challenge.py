@@ -8,7 +8,7 @@ from engine.data import train_test_rows
 from engine.figures.teaching import split_preview_figure
 from engine.figures.tree import tree_figure
 from engine.teaching import challenge
-from pages._links import apply_link
+from pages._links import apply_link, page_title
 from pages._shared import (
     current_dataset,
     dataset_caption,
@@ -21,7 +21,7 @@ from pages._shared import (
 
 require_entrypoint("pages/learn_challenge.py")
 apply_link("learn_challenge", ())  # the tree is built by clicks: only unknown names warned
-st.title("Build your own tree")
+page_title("Build your own tree")
 st.markdown(
     "Grow a decision tree by hand: pick a **leaf** (in the list or by clicking it in the "
     "tree), a **feature** and a **threshold**; the class counts and the impurity decrease "

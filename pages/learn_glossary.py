@@ -4,13 +4,13 @@ import streamlit as st
 
 from engine.teaching.glossary import GLOSSARY, anchor, sorted_terms
 from pages._link_params import glossary_link
-from pages._links import apply_link, mirror_link
+from pages._links import apply_link, mirror_link, page_title
 from pages._shared import md, require_entrypoint
 
 require_entrypoint("pages/learn_glossary.py")
 LINK = glossary_link()
 apply_link("glossary", LINK)
-st.title("Glossary")
+page_title("Glossary")
 st.markdown(
     "The terms the lessons, the challenge and the method pages use, in plain words. The "
     "help texts and captions of the method pages link here, to the term they use."

@@ -18,7 +18,7 @@ from engine.teaching import growth
 from engine.teaching.datasets import bundled
 from engine.teaching.glossary import link_terms
 from pages._link_params import GROWTH_SOURCES, learn_growth_link
-from pages._links import apply_link, mirror_link
+from pages._links import apply_link, mirror_link, page_title
 from pages._shared import (
     current_dataset,
     dataset_caption,
@@ -31,7 +31,7 @@ from pages._shared import (
 require_entrypoint("pages/learn_growth.py")
 LINK = learn_growth_link()
 apply_link("learn_growth", LINK)
-st.title("Watch a tree grow")
+page_title("Watch a tree grow")
 st.markdown(
     "Step through how a tree is built, one node at a time. **CART** scans every threshold "
     "of every feature and keeps the largest impurity decrease; the **conditional inference "

@@ -7,7 +7,7 @@ from engine.data import DataError
 from engine.figures.teaching import step_figure
 from engine.teaching import predict
 from pages._link_params import PREDICT_KINDS, learn_predict_link
-from pages._links import apply_link, mirror_link
+from pages._links import apply_link, mirror_link, page_title
 from pages._shared import (
     current_dataset,
     dataset_caption,
@@ -21,7 +21,7 @@ from pages._teaching import SKIPPED, score_panel, scoreboard
 require_entrypoint("pages/learn_predict.py")
 LINK = learn_predict_link()
 apply_link("learn_predict", LINK)
-st.title("Predict, then reveal")
+page_title("Predict, then reveal")
 st.markdown(
     "Questions about **your** dataset (the one chosen in the sidebar). Answer first; then "
     "the page fits the model and shows what it found. Your first answer counts for the "

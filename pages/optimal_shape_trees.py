@@ -44,6 +44,7 @@ from engine.snippets import optimal_shape_trees_snippet
 from engine.teaching import predict
 from engine.teaching.glossary import link_terms
 from pages._link_params import LITERATI_SCOPES, optimal_shape_trees_link
+from pages._links import page_title
 from pages._shared import (
     PageJob,
     ResultPanel,
@@ -134,7 +135,7 @@ if SEARCH.restore_run("optimal_shape_trees"):  # ?run=<id>: the stored search, n
     st.session_state["_lit_runs"] = max(
         st.session_state.get("_lit_runs", 0), SEARCH.meta.get("run", 0)
     )
-st.title("Optimal shape trees (Literati)")
+page_title("Optimal shape trees (Literati)")
 st.markdown(
     "A classic decision tree asks one question per node: *is x ≤ t?* A **shape tree** lets "
     "each node use a step function of one feature with up to K_max breakpoints, so a node can "

@@ -21,6 +21,7 @@ from engine.figures.tree import tree_figure
 from engine.snippets import split_strategies_snippet
 from engine.teaching.glossary import link_terms
 from pages._link_params import SPLIT_DEFAULTS, split_strategies_link
+from pages._links import page_title
 from pages._shared import (
     PROJECTION_KEY,
     PageJob,
@@ -69,7 +70,7 @@ SETTINGS = SavedSettings(
     ),
 )
 SETTINGS.restore()
-st.title("Split strategies")
+page_title("Split strategies")
 st.markdown(
     "A decision tree picks, at every node, the feature and **threshold** with the largest "
     "impurity decrease. Classic CART tries every midpoint between distinct values; "

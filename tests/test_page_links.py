@@ -412,3 +412,14 @@ def test_feature_rankings_what_if_edits_round_trip(warm_engine, monkeypatch):
     at = fresh_session(monkeypatch, {"ds": "penguins", "row": str(row), "edits": f"{sex}=na"}, page)
     assert any(f"'{sex}\\=na' is not offered: sex is not missing" in w for w in link_warnings(at))
     assert "edits" not in query_of(at)
+
+
+@pytest.mark.parametrize("page", ["pages/home.py", "pages/data.py", "pages/learn.py"])
+def test_link_warnings_are_drawn_under_the_page_title(warm_engine, monkeypatch, page):
+    """The sidebar reads its parameters before the page draws; its warning still comes
+    right under the page's title, not above it."""
+    at = fresh_session(monkeypatch, {"seed": "abc"}, page)
+    nodes = [at.main.children[i] for i in sorted(at.main.children)]
+    assert nodes[0].type == "title"
+    assert nodes[1].type == "warning" and "Link parameter seed" in nodes[1].value
+    assert not any(n.type == "warning" and "seed" in n.value for n in nodes[2:])
