@@ -152,6 +152,35 @@ def _child_depth1(H, lo_hi, n_seg, off, C, K_max, lam, alpha, cnt, L, T, fw, gw,
 
 
 @njit
+def _cell_bound(W, tb, segs, n_seg, C, lr):
+    """Lower bound of the depth-1 value of the child made of the bin segments ``segs``
+    of the shape's feature: ``min(Err, lr + min_g sum_a W[a, g])`` (see
+    :func:`_scan_shapes`)."""
+    n = 0
+    mx = 0
+    for c in range(C):
+        total = 0
+        for t in range(n_seg):
+            for a in range(segs[t, 0], segs[t, 1]):
+                total += tb[a, c]
+        n += total
+        if total > mx:
+            mx = total
+    leaf = n - mx
+    if leaf <= lr:
+        return float(leaf)
+    best = leaf
+    for g in range(W.shape[1]):
+        s = 0
+        for t in range(n_seg):
+            for a in range(segs[t, 0], segs[t, 1]):
+                s += W[a, g]
+        if s < best:
+            best = s
+    return float(min(leaf, lr + best))
+
+
+@njit
 def _scan_shapes(H, j, off, C, K_max, lam, alpha, best, result, res_bp, ws_i, ws_f, cnt):
     """Every shape on feature ``j`` (``K <= K_max`` of its candidates) with exact depth-1
     children, from ``H``, the pair histogram of ``j`` (int32 ``(B + 1, p, B, C)``,
@@ -161,7 +190,13 @@ def _scan_shapes(H, j, off, C, K_max, lam, alpha, best, result, res_bp, ws_i, ws
     ``(3, K_max)`` the candidate indices of the shape's and the children's breakpoints.
     The right child is solved only when the shape's cost plus the left child's value is
     below ``best``.  Returns the new ``best``.  ``ws_i`` int64 ``(8 + 7 K_max + 2 C)`` and
-    ``ws_f`` float64 ``(2 K_max + 2 + p)`` are work arrays; ``cnt`` int64 ``(B, C)``."""
+    ``ws_f`` float64 ``(2 K_max + 2 + p)`` are work arrays; ``cnt`` int64 ``(B, C)``.
+
+    A shape is skipped when its cost plus its children's *cell bounds* reaches ``best``:
+    a child's depth-1 value is at least ``min(Err, lambda + alpha + min_g sum_a W[a, g])``
+    over the bins ``a`` of ``j`` in the child, ``W[a, g]`` being the errors of the rows in
+    bin ``a`` when every (bin of ``j``, bin of ``g``) cell predicts its own majority (no
+    split on ``g`` does better on those rows)."""
     p = H.shape[1]
     nc_j = off[j + 1] - off[j]
     if nc_j == 0:
@@ -178,6 +213,31 @@ def _scan_shapes(H, j, off, C, K_max, lam, alpha, best, result, res_bp, ws_i, ws
     fw = ws_f[0 : K_max + 1]
     gw = ws_f[K_max + 1 : 2 * K_max + 2]
     lbw = ws_f[2 * K_max + 2 : 2 * K_max + 2 + p]
+    lr = lam + alpha
+    # cell bound: W[a, g] = rows of j's bin a misclassified when every (bin of j, bin of g)
+    # cell predicts its majority; a child's depth-1 value is at least
+    # min(leaf error, lambda + alpha + min_g sum over its bins of j of W[a, g]) (a split on
+    # g errs on each bin a of j at least W[a, g]); class totals per bin of j in ``tb``
+    W = np.zeros((na, p), dtype=np.int64)
+    tb = np.zeros((na, C), dtype=np.int64)
+    for a in range(na):
+        for c in range(C):
+            total = 0
+            for b in range(off[1] - off[0] + 1):
+                total += H[a + 1, 0, b, c] - H[a, 0, b, c]
+            tb[a, c] = total
+        for g in range(p):
+            wg = 0
+            for b in range(off[g + 1] - off[g] + 1):
+                tcell = 0
+                mcell = 0
+                for c in range(C):
+                    v = H[a + 1, g, b, c] - H[a, g, b, c]
+                    tcell += v
+                    if v > mcell:
+                        mcell = v
+                wg += tcell - mcell
+            W[a, g] = wg
     for kk in range(1, min(K_max, nc_j) + 1):
         cost = lam + alpha * kk
         if not cost < best - _TIE:
@@ -200,11 +260,13 @@ def _scan_shapes(H, j, off, C, K_max, lam, alpha, best, result, res_bp, ws_i, ws
                     seg_right[n_right, 1] = hi
                     n_right += 1
                 lo = hi
-            if cost < best - _TIE:
+            lb_left = _cell_bound(W, tb, seg_left, n_left, C, lr)
+            lb_right = _cell_bound(W, tb, seg_right, n_right, C, lr)
+            if cost + lb_left + lb_right < best - _TIE:
                 v_left, f_left, k_left = _child_depth1(
                     H, seg_left, n_left, off, C, K_max, lam, alpha, cnt, L, T, fw, gw, lbw, bp_left
                 )
-                if cost + v_left < best - _TIE:
+                if cost + v_left + lb_right < best - _TIE:
                     v_right, f_right, k_right = _child_depth1(
                         H,
                         seg_right,
@@ -388,7 +450,8 @@ def class_bound(tot, C, d, lr):
 def _child_pairs(T, segs, n_seg, off, C, P):
     """Pair histograms of one child of a root shape on feature ``j`` (the child: the rows
     in ``j``'s bin segments ``segs[:n_seg]``, ``[lo, hi)`` pairs), from ``j``'s triple
-    histogram ``T`` (int32 ``(B_j + 2, p, B, p, B, C)``, cumulative over ``j``'s bins):
+    histogram ``T`` (int32 ``(B_j + 2, p, B, p, B, C)``, cumulative over ``j``'s bins; only
+    the entries with ``g >= f`` are filled, the others are read transposed):
     ``P[f, a, g, b, c]`` (int32 ``(p, B + 1, p, B, C)``) counts the child's rows of class
     ``c`` with ``f`` in a bin ``< a`` and ``g`` in bin ``b``, i.e. :func:`_scan_shapes`'s
     ``H`` for every feature ``f`` of the child."""
@@ -401,8 +464,12 @@ def _child_pairs(T, segs, n_seg, off, C, P):
                 for bg in range(nbg):
                     for c in range(C):
                         s = 0
-                        for t in range(n_seg):
-                            s += T[segs[t, 1], f, bf, g, bg, c] - T[segs[t, 0], f, bf, g, bg, c]
+                        if g >= f:
+                            for t in range(n_seg):
+                                s += T[segs[t, 1], f, bf, g, bg, c] - T[segs[t, 0], f, bf, g, bg, c]
+                        else:  # only g >= f is stored: the (g, f) entry
+                            for t in range(n_seg):
+                                s += T[segs[t, 1], g, bg, f, bf, c] - T[segs[t, 0], g, bg, f, bf, c]
                         P[f, bf + 1, g, bg, c] = P[f, bf, g, bg, c] + s
 
 
@@ -481,7 +548,7 @@ def _depth3_on_feature(
     otherwise.
 
     One pass over the rows (sorted by ``j``'s bin) builds ``j``'s triple histogram
-    ``T[a, f, b_f, g, b_g, c]`` (cumulative over ``j``'s bins: ``O(m p^2)`` time,
+    ``T[a, f, b_f, g, b_g, c]`` for ``g >= f`` (cumulative over ``j``'s bins: ``O(m p^2 / 2)`` time,
     ``O(B^3 p^2 C)`` memory); each root shape's two children are then solved from class
     counts (:func:`_depth2_child`), independent of ``m``.  Upper bounds passed down: a
     shape is skipped when its cost plus its children's class-count bounds reaches the
@@ -525,7 +592,7 @@ def _depth3_on_feature(
                 row[f] = bins[g0, f]
             for f in range(p):
                 bf = row[f]
-                for g in range(p):
+                for g in range(f, p):  # symmetric: the pairs g >= f only
                     T[a + 1, f, bf, g, row[g], c] += 1
     P = np.zeros((p, n_bins + 1, p, n_bins, C), dtype=np.int32)
     tot = np.zeros(C, dtype=np.int64)
