@@ -336,7 +336,8 @@ class StateExpansion:
         :class:`~engine.literati.greedy.GreedyTree` that :meth:`extract` routes) and, when
         created below a shape with a finite ``budget``, proves only that nothing below
         ``budget`` exists (the state's lower bound becomes ``budget``; a later visit scans
-        again without budget).  The state is solved when a scan without budget ends."""
+        again without budget).  The state is solved when a scan without budget ends.  No
+        chunk starts after the deadline (``timed_out`` is set)."""
         if st.solved:
             return
         sc = st.scan
@@ -350,6 +351,9 @@ class StateExpansion:
             # [next feature, -, scan budget, -, -, -, done]
             sc = [0, None, float(budget), None, None, None, False]
             st.scan = sc
+        if time.perf_counter() >= self.deadline:
+            self.timed_out = True  # the incumbent stands; a later deadline resumes the scan
+            return
         p = self.X.shape[1]
         m = st.idx.shape[0]
         threads = max(1, numba.get_num_threads())
