@@ -163,6 +163,21 @@ def test_root_scope_depth_three_kernel_equals_the_graph_search(monkeypatch, k, C
     assert tree_objective(kernel, X, y)[0] == pytest.approx(kernel.objective_)
 
 
+def test_root_scope_depth_three_at_its_time_limit_keeps_a_tree_of_the_space():
+    """A time limit that ends the search before the depth-3 scan: the incumbent is the
+    state's depth-2 optimum (the scan's seed), a valid tree with the objective reported,
+    above the proven optimum, and the lower bound stays below it."""
+    X, y = _data(80, 3000, 6, 3)
+    kw = dict(max_depth=3, max_breakpoints=2, split_penalty=2.0, breakpoint_penalty=1.0)
+    cut = _root(**kw).set_params(time_limit=1e-4).fit(X, y)
+    full = _root(**kw).fit(X, y)
+    depth2 = _root(**{**kw, "max_depth": 2}).fit(X, y)
+    assert not cut.proven_optimal_ and full.proven_optimal_
+    assert cut.objective_ == pytest.approx(depth2.objective_)
+    assert tree_objective(cut, X, y)[0] == pytest.approx(cut.objective_)
+    assert cut.lower_bound_ <= full.objective_ + 1e-9 <= cut.objective_ + 2e-9
+
+
 @pytest.mark.slow
 def test_root_scope_depth_three_equals_brute_force_on_sixty_rows():
     """Depth 3 on sixty rows (the row sets of the brute force's recursion are many)."""
