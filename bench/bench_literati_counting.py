@@ -1,5 +1,5 @@
-"""Benchmark: Literati depth 2 with ``candidate_scope='root'`` (the counting solver) from
-1,000 to 200,000 rows, against pystreed on the same binarisation, in one process.
+"""Benchmark: Literati depth 2 and 3 with ``candidate_scope='root'`` (the counting solvers)
+from 1,000 to 200,000 rows, against pystreed on the same binarisation, in one process.
 
 Run ``python bench/bench_literati_counting.py`` from the repository root (``--quick``: n up
 to 20,000).  Issue 20 point 3.
@@ -16,6 +16,10 @@ default top B_d: up to 7 thresholds per feature from a univariate CART on all ro
   binarisation's time is not counted.
 * **ours, K_max = 2, state scope** (the paper's space, every state its own CART
   candidates), up to 20,000 rows: what the counting solver replaces.
+
+Depth 3 (n = 2,000 to 50,000; ``run_depth3``): ours at K_max = 1 and 2 with the default
+time limit, pystreed ``max_depth=3`` at K_max = 1 on the same columns, and the graph search
+the depth-3 kernel replaced (forced), same limit.
 
 Time: best of ``--repeats`` runs (one above 20,000 rows) after a warm-up fit; the ratio is
 pystreed / ours at K_max = 1 (above 1: ours is faster).  Prints a markdown table with the
@@ -132,6 +136,90 @@ def run(sizes, repeats: int) -> str:
     return f"{head}\n" + "\n".join(rows) + f"\n\nMachine: {machine()}\n\n{load_note()}\n"
 
 
+DEPTH3_SIZES = (2_000, 5_000, 20_000, 50_000)
+
+
+def run_depth3(sizes, repeats: int) -> str:
+    """Depth 3, root scope: ours (the depth-3 counting kernel) at K_max = 1 and 2 within
+    the default time limit (20 s), pystreed at K_max = 1 on the same thresholds, and the
+    graph search the kernel replaces (the AO* root over depth-2 children counted one by
+    one, forced by ``expansion._D3_BYTES = 0``) with the same 20 s limit."""
+    from pystreed import STreeDClassifier
+    from sklearn.datasets import make_classification
+
+    from engine.literati import LiteratiClassifier, expansion
+    from engine.literati import _kernels as kernels
+
+    def ours(kmax):
+        return LiteratiClassifier(
+            max_depth=3, max_breakpoints=kmax, candidate_leaves=(LEAVES, 4), candidate_scope="root"
+        )
+
+    def graph(kmax, X, y):
+        kernel_bytes = expansion._D3_BYTES
+        expansion._D3_BYTES = 0
+        try:
+            t, m = _best_of(ours(kmax), X, y, 1)
+        finally:
+            expansion._D3_BYTES = kernel_bytes
+        return (
+            f"{t:.1f} ({'proven' if m.proven_optimal_ else f'not proven, LB {m.lower_bound_:.0f}'})"
+        )
+
+    X0, y0 = make_classification(300, 30, n_informative=10, random_state=1)
+    for kmax in (1, 2):
+        ours(kmax).fit(X0, y0)
+    X0, y0 = make_classification(2_000, 30, n_informative=10, random_state=1)
+    graph(1, X0, y0)
+    rows = []
+    for n in sizes:
+        X, y = make_classification(n, 30, n_informative=10, random_state=0)
+        X = np.ascontiguousarray(X)
+        reps = repeats if n <= 20_000 else 1
+        lam = alpha = 0.005 * n
+        t1, m1 = _best_of(ours(1), X, y, reps)
+        t2, m2 = _best_of(ours(2), X, y, reps)
+        XT = np.ascontiguousarray(X.T)
+        idx = np.arange(n, dtype=np.int64)
+        off, vals, _ = kernels.state_candidates(
+            XT, y.astype(np.int64), kernels.sort_orders(XT, idx), 2, LEAVES
+        )
+        Xb = _binarise(X, [vals[off[j] : off[j + 1]] for j in range(X.shape[1])])
+        streed = STreeDClassifier(
+            optimization_task="cost-complex-accuracy",
+            max_depth=3,
+            cost_complexity=(lam + alpha) / n,
+            time_limit=600,
+        )
+        ts, ms = _best_of(streed, Xb, y, reps)
+        s_obj = float((ms.predict(Xb) != y).sum() + (lam + alpha) * (ms.get_n_leaves() - 1))
+        same = "yes" if abs(s_obj - m1.objective_) < 1e-6 else f"no ({s_obj:.1f})"
+        g1 = graph(1, X, y) if n <= 20_000 else "not run"
+        g2 = graph(2, X, y) if n <= 5_000 else "not run"
+
+        def proof(m):
+            return "proven" if m.proven_optimal_ else f"not proven, LB {m.lower_bound_:.0f}"
+
+        rows.append(
+            f"| {n:,} | {t1:.2f} ({proof(m1)}) | {ts:.2f} | {ts / t1:.1f}x | {same} "
+            f"| {t2:.2f} ({proof(m2)}) | {m2.objective_:.1f} | {g1} | {g2} |"
+        )
+        print(rows[-1], flush=True)
+    return (
+        "Depth 3 on the same rows and candidates, `LiteratiClassifier(max_depth=3, "
+        "candidate_scope='root')` with its default time limit (20 s): one triple histogram "
+        "per root feature, every root shape's two depth-2 children solved from class counts "
+        "(`solve_depth3_counting`). pystreed: `max_depth=3` on the same 0/1 columns. 'Graph "
+        "search': the method it replaces (the AO* root with its depth-2 children counted one "
+        "by one), same 20 s limit, one run. Seconds, best of "
+        f"{repeats} up to 20,000 rows, then one run.\n\n"
+        "| n | ours K_max=1 (s) | pystreed K_max=1 (s) | pystreed / ours | same optimum "
+        "| ours K_max=2 (s) | K_max=2 objective | graph search K_max=1 (s) "
+        "| graph search K_max=2 (s) |\n"
+        "|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n up to 20,000")
@@ -141,7 +229,12 @@ def main() -> None:
     from _machine import load_note
 
     print(load_note())
+    sizes3 = [n for n in DEPTH3_SIZES if n <= 20_000] if args.quick else list(DEPTH3_SIZES)
+    depth3 = run_depth3(sizes3, args.repeats)
     markdown = run(sizes, args.repeats)
+    # the machine and load lines end the depth-2 table: the depth-3 table goes before them
+    table2, machine_lines = markdown.split("\n\nMachine: ", 1)
+    markdown = f"{table2}\n\n{depth3}\nMachine: {machine_lines}"
     print(markdown)
     if not args.quick:
         from _docs import update_benchmarks

@@ -960,3 +960,31 @@ def test_the_roots_candidates_solve_depth_two_by_counting_and_say_so(app):
     app.slider(key="lit_depth").set_value(4).run()
     assert any("depth 1 to 3" in e.value for e in app.error)
     assert app.button(key="lit_run").disabled
+
+
+@pytest.mark.slow
+def test_the_roots_candidates_prove_depth_three_on_the_page(app):
+    """Depth 3 with the root's candidates (the depth-3 counting kernel): the page's job
+    proves the same optimum as a direct fit, and its tree has the objective it reports."""
+    from engine.literati import LiteratiClassifier
+
+    _open(app)
+    scope = app.radio(key="lit_scope")
+    root_label = next(o for o in scope.options if "root" in o)
+    _run(app, depth=3, time_limit=20.0, lit_scope=root_label)
+    meta = app.session_state["lit_job_meta"]
+    assert meta["scope"] == "root"
+    main = app.session_state["_lit_results"][1]["models"]["main"]
+    X, y = meta["X"][meta["tr"]], meta["y"][meta["tr"]]
+    direct = LiteratiClassifier(
+        max_depth=3,
+        max_breakpoints=meta["kmax"],
+        split_penalty=meta["lam"],
+        breakpoint_penalty=meta["alpha"],
+        candidate_leaves=meta["leaves"],
+        candidate_scope="root",
+    ).fit(X, y)
+    assert main.proven_optimal_ and main.objective_ == pytest.approx(direct.objective_)
+    breakdown = main.objective_breakdown_
+    assert breakdown["errors"] == int(np.sum(main.predict(X) != y))
+    assert breakdown["objective"] == pytest.approx(main.objective_)

@@ -1,6 +1,6 @@
 """Literati with ``candidate_scope='root'`` (every data state uses the root's candidate
-breakpoints; the depth-2 counting solver of ``engine/literati/_counting_kernels.py``, below
-an AO*-expanded root at depth 3):
+breakpoints; the depth-2 and depth-3 counting solvers of
+``engine/literati/_counting_kernels.py``):
 exact against a brute force over the same candidates and against pystreed on the same
 binarisation (K_max = 1), with the tree it returns scoring its objective."""
 
@@ -14,17 +14,19 @@ import pytest
 from sklearn.utils._param_validation import InvalidParameterError
 
 from engine.literati import LiteratiClassifier
+from engine.literati import _kernels as kernels
 from engine.literati.estimator import encode_missing
 from tests.test_literati import _route, _sk_candidates, tree_objective
 
 
-def brute_force_root(X, y, depth, k_max, lam, alpha, leaves):
+def brute_force_root(X, y, depth, k_max, lam, alpha, leaves, cands=None):
     """Exact optimum over every tree of depth <= ``depth`` whose nodes use the root's
     candidates (scikit-learn's univariate CART with ``leaves`` leaves on all rows, snapped
-    to midpoints): recursion on (row set, depth) over every feature, K <= k_max and
-    K-subset of those candidates."""
+    to midpoints, unless ``cands``, a list of per-feature arrays, is given): recursion on
+    (row set, depth) over every feature, K <= k_max and K-subset of those candidates."""
     C = int(y.max()) + 1
-    cands = [_sk_candidates(X[:, j], y, leaves) for j in range(X.shape[1])]
+    if cands is None:
+        cands = [_sk_candidates(X[:, j], y, leaves) for j in range(X.shape[1])]
 
     @functools.cache
     def f(idx, d):
@@ -48,6 +50,18 @@ def brute_force_root(X, y, depth, k_max, lam, alpha, leaves):
         return best
 
     return f(tuple(range(len(y))), depth)
+
+
+def _engine_candidates(X, y, leaves):
+    """The root's candidates as the search computes them (``state_candidates`` on all
+    rows).  With three classes its univariate CART can break impurity ties differently
+    from scikit-learn's (``_sk_candidates``), so the depth-3 tests below give the brute
+    force these, which makes them a test of the solver, not of the candidates."""
+    XT = np.ascontiguousarray(X.T)
+    codes = np.ascontiguousarray(y, dtype=np.int64)
+    orders = kernels.sort_orders(XT, np.arange(X.shape[0], dtype=np.int64))
+    off, vals, _ = kernels.state_candidates(XT, codes, orders, int(codes.max()) + 1, leaves)
+    return [vals[off[j] : off[j + 1]] for j in range(X.shape[1])]
 
 
 def _data(seed, n, p, C):
@@ -94,9 +108,79 @@ def test_root_scope_equals_brute_force(seed, n, p, C, D, k, lam, alpha, leaves):
     assert recomputed == pytest.approx(expected)
 
 
+@pytest.mark.parametrize(
+    "seed,n,p,C,k,lam,alpha,leaves,nan_rows",
+    [
+        (50, 24, 3, 2, 1, 0.5, 0.5, 5, 0),
+        (51, 24, 3, 2, 2, 0.25, 0.5, 5, 0),
+        (52, 22, 3, 3, 1, 0.3, 0.2, 4, 0),
+        (53, 22, 2, 3, 2, 0.1, 0.3, 5, 0),
+        (54, 22, 3, 2, 2, 0.2, 0.2, 4, 4),
+        (55, 20, 2, 3, 1, 0.5, 0.0, 5, 3),
+        (56, 20, 2, 2, 2, 1.5, 0.5, 6, 0),
+    ],
+)
+def test_root_scope_depth_three_equals_brute_force(seed, n, p, C, k, lam, alpha, leaves, nan_rows):
+    """Depth 3: the counting kernel (a triple histogram per root feature, every root
+    shape's depth-2 children from class counts, bounds passed down), with NaN rows searched
+    on the extended columns of ``encode_missing``."""
+    X, y = _data(seed, n, p, C)
+    if nan_rows:
+        X[np.arange(nan_rows) * 3 + 1, 0] = np.nan
+    est = _root(
+        max_depth=3,
+        max_breakpoints=k,
+        split_penalty=lam,
+        breakpoint_penalty=alpha,
+        candidate_leaves=leaves,
+    ).fit(X, y)
+    X_search, _, _ = encode_missing(X)
+    cands = _engine_candidates(X_search, y, leaves)
+    expected = brute_force_root(X_search, y, 3, k, lam, alpha, leaves, cands)
+    assert est.proven_optimal_
+    assert est.objective_ == pytest.approx(expected)
+    assert est.lower_bound_ == pytest.approx(expected)
+    assert est.objective_breakdown_["errors"] == int(np.sum(est.predict(X) != y))
+    if not nan_rows:
+        assert tree_objective(est, X, y)[0] == pytest.approx(expected)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k,C", [(1, 2), (2, 3)])
+def test_root_scope_depth_three_kernel_equals_the_graph_search(monkeypatch, k, C):
+    """On 1,500 rows: the depth-3 counting kernel against the AO* search over the root's
+    shapes with every depth-2 child counted (the path taken when the triple histogram
+    does not fit, forced here), which the brute force checks on small sets."""
+    from engine.literati import expansion
+
+    X, y = _data(60 + k, 1500, 5, C)
+    kw = dict(max_depth=3, max_breakpoints=k, split_penalty=3.0, breakpoint_penalty=2.0)
+    kernel = _root(candidate_leaves=6, **kw).fit(X, y)
+    monkeypatch.setattr(expansion, "_D3_BYTES", 0)
+    graph = _root(candidate_leaves=6, **kw).fit(X, y)
+    assert kernel.proven_optimal_ and graph.proven_optimal_
+    assert kernel.objective_ == pytest.approx(graph.objective_)
+    assert tree_objective(kernel, X, y)[0] == pytest.approx(kernel.objective_)
+
+
+def test_root_scope_depth_three_at_its_time_limit_keeps_a_tree_of_the_space():
+    """A time limit that ends the search before the depth-3 scan: the incumbent is the
+    state's depth-2 optimum (the scan's seed), a valid tree with the objective reported,
+    above the proven optimum, and the lower bound stays below it."""
+    X, y = _data(80, 3000, 6, 3)
+    kw = dict(max_depth=3, max_breakpoints=2, split_penalty=2.0, breakpoint_penalty=1.0)
+    cut = _root(**kw).set_params(time_limit=1e-4).fit(X, y)
+    full = _root(**kw).fit(X, y)
+    depth2 = _root(**{**kw, "max_depth": 2}).fit(X, y)
+    assert not cut.proven_optimal_ and full.proven_optimal_
+    assert cut.objective_ == pytest.approx(depth2.objective_)
+    assert tree_objective(cut, X, y)[0] == pytest.approx(cut.objective_)
+    assert cut.lower_bound_ <= full.objective_ + 1e-9 <= cut.objective_ + 2e-9
+
+
 @pytest.mark.slow
 def test_root_scope_depth_three_equals_brute_force_on_sixty_rows():
-    """Depth 3: the AO* search over the root's shapes with every depth-2 child counted."""
+    """Depth 3 on sixty rows (the row sets of the brute force's recursion are many)."""
     X, y = _data(31, 60, 3, 2)
     kw = dict(max_depth=3, max_breakpoints=2, split_penalty=0.5, breakpoint_penalty=0.5)
     est = _root(candidate_leaves=4, **kw).fit(X, y)
@@ -164,6 +248,22 @@ def test_root_scope_kmax1_equals_pystreed_on_the_same_binarisation(seed):
     ).fit(X, y)
     assert est.proven_optimal_
     assert est.objective_ == pytest.approx(_pystreed_on(X, y, thresholds, 2, cost))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_root_scope_depth_three_kmax1_equals_pystreed_on_the_same_binarisation(seed):
+    X, y = _data(70 + seed, 3000, 5, 2 + seed)
+    leaves, cost = 8, [6.0, 10.0][seed]
+    thresholds = [_sk_candidates(X[:, j], y, leaves) for j in range(X.shape[1])]
+    est = _root(
+        max_depth=3,
+        max_breakpoints=1,
+        split_penalty=cost / 2,
+        breakpoint_penalty=cost / 2,
+        candidate_leaves=leaves,
+    ).fit(X, y)
+    assert est.proven_optimal_
+    assert est.objective_ == pytest.approx(_pystreed_on(X, y, thresholds, 3, cost))
 
 
 def test_root_scope_equals_state_scope_at_depth_one():

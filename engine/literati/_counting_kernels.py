@@ -47,12 +47,18 @@ def bin_rows(XT, off, vals):
 
 
 @njit
-def _child_depth1(H, lo_hi, n_seg, off, C, K_max, lam, alpha, cnt, L, T, fw, gw, out_bp):
-    """Depth-1 optimum of one child of a root shape, from the pair histogram ``H`` (int64
+def _child_depth1(H, lo_hi, n_seg, off, C, K_max, lam, alpha, cnt, L, T, fw, gw, lbw, out_bp):
+    """Depth-1 optimum of one child of a root shape, from the pair histogram ``H`` (int32
     ``(B + 1, p, B, C)``, cumulative over the root feature's bins: ``H[a]`` counts the rows
     in its bins ``< a``) and the child's ``n_seg`` segments of root bins ``lo_hi``
     (``[lo, hi)`` pairs).  Returns ``(value, feature, K)``: ``feature = -1`` for the leaf;
-    the breakpoints' candidate indices go to ``out_bp``."""
+    the breakpoints' candidate indices go to ``out_bp``.
+
+    Two passes: every feature's single-breakpoint optimum (a prefix scan) and its
+    *bin-wise bound* (every bin predicting its majority class: no shape on the feature,
+    whatever its K, misclassifies fewer rows), then the alternating DP (K >= 2) only on
+    the features whose bound ``lambda + alpha + bin-wise errors`` is below the best so far
+    (``lbw`` float64 ``(p,)`` work array)."""
     p = H.shape[1]
     # the child's class totals: feature 0's bins summed (every row is in one bin of it)
     for c in range(C):
@@ -79,37 +85,57 @@ def _child_depth1(H, lo_hi, n_seg, off, C, K_max, lam, alpha, cnt, L, T, fw, gw,
     best_dp = False  # the winner came from the class-pair DP (its breakpoints: at the end)
     if leaf <= lam + alpha or n < 2:
         return best, best_f, best_k
+    any_dp = False
     for f in range(p):
+        lbw[f] = np.inf
         nc = off[f + 1] - off[f]
         if nc == 0:
             continue
         nb = nc + 1
+        wise = 0
         for b in range(nb):
+            tb = 0
+            mb = 0
             for c in range(C):
                 total = 0
                 for s in range(n_seg):
                     total += H[lo_hi[s, 1], f, b, c] - H[lo_hi[s, 0], f, b, c]
                 cnt[b, c] = total
-        counts = cnt[:nb]
-        kk = min(K_max, nc)
-        if kk == 1:
-            e, pos = _best_k1(counts, C, L, T)
-            value = lam + alpha + e
-            if value < best - _TIE:
-                best = value
-                best_f = f
-                best_k = 1
-                best_dp = False
-                out_bp[0] = pos
-            continue
-        fbest, fcl, fcr, fk = best_alternating(counts, C, kk, lam, alpha, fw, gw)
-        if fbest < best - _TIE:
-            best = fbest
+                tb += total
+                if total > mb:
+                    mb = total
+            wise += tb - mb
+        e, pos = _best_k1(cnt[:nb], C, L, T)
+        value = lam + alpha + e
+        if value < best - _TIE:
+            best = value
             best_f = f
-            best_k = fk
-            best_cl = fcl
-            best_cr = fcr
-            best_dp = True
+            best_k = 1
+            best_dp = False
+            out_bp[0] = pos
+        if min(K_max, nc) >= 2:
+            lbw[f] = lam + alpha + wise
+            any_dp = True
+    if any_dp:
+        for f in range(p):
+            if not lbw[f] < best - _TIE:
+                continue
+            nc = off[f + 1] - off[f]
+            nb = nc + 1
+            for b in range(nb):
+                for c in range(C):
+                    total = 0
+                    for s in range(n_seg):
+                        total += H[lo_hi[s, 1], f, b, c] - H[lo_hi[s, 0], f, b, c]
+                    cnt[b, c] = total
+            fbest, fcl, fcr, fk = best_alternating(cnt[:nb], C, min(K_max, nc), lam, alpha, fw, gw)
+            if fbest < best - _TIE:
+                best = fbest
+                best_f = f
+                best_k = fk
+                best_cl = fcl
+                best_cr = fcr
+                best_dp = True
     if best_dp and best_f >= 0:
         # the breakpoints of the winner only (backtracking allocates: once per child)
         nb = off[best_f + 1] - off[best_f] + 1
@@ -126,47 +152,96 @@ def _child_depth1(H, lo_hi, n_seg, off, C, K_max, lam, alpha, cnt, L, T, fw, gw,
 
 
 @njit
-def _best_on_feature(j, y, idx, bins, off, C, K_max, lam, alpha, start_best, result, res_bp):
-    """Best root shape on feature ``j`` with exact depth-1 children; ``result`` float64
-    ``(6,)`` receives ``(value, K, left feature, left K, right feature, right K)`` when a
-    shape beats ``start_best`` (``result[0]`` stays ``inf`` otherwise) and ``res_bp`` int64
-    ``(3, K_max)`` the candidate indices of the root's and the children's breakpoints."""
-    p = bins.shape[1]
-    m = idx.shape[0]
+def _cell_bound(W, tb, segs, n_seg, C, lr):
+    """Lower bound of the depth-1 value of the child made of the bin segments ``segs``
+    of the shape's feature: ``min(Err, lr + min_g sum_a W[a, g])`` (see
+    :func:`_scan_shapes`)."""
+    n = 0
+    mx = 0
+    for c in range(C):
+        total = 0
+        for t in range(n_seg):
+            for a in range(segs[t, 0], segs[t, 1]):
+                total += tb[a, c]
+        n += total
+        if total > mx:
+            mx = total
+    leaf = n - mx
+    if leaf <= lr:
+        return float(leaf)
+    best = leaf
+    for g in range(W.shape[1]):
+        s = 0
+        for t in range(n_seg):
+            for a in range(segs[t, 0], segs[t, 1]):
+                s += W[a, g]
+        if s < best:
+            best = s
+    return float(min(leaf, lr + best))
+
+
+@njit
+def _scan_shapes(H, j, off, C, K_max, lam, alpha, best, result, res_bp, ws_i, ws_f, cnt):
+    """Every shape on feature ``j`` (``K <= K_max`` of its candidates) with exact depth-1
+    children, from ``H``, the pair histogram of ``j`` (int32 ``(B + 1, p, B, C)``,
+    cumulative over ``j``'s bins).  A shape is kept when its value is below ``best``
+    (strictly, by more than the tie tolerance): then ``result`` float64 ``(6,)`` receives
+    ``(value, K, left feature, left K, right feature, right K)`` and ``res_bp`` int64
+    ``(3, K_max)`` the candidate indices of the shape's and the children's breakpoints.
+    The right child is solved only when the shape's cost plus the left child's value is
+    below ``best``.  Returns the new ``best``.  ``ws_i`` int64 ``(8 + 7 K_max + 2 C)`` and
+    ``ws_f`` float64 ``(2 K_max + 2 + p)`` are work arrays; ``cnt`` int64 ``(B, C)``.
+
+    A shape is skipped when its cost plus its children's *cell bounds* reaches ``best``:
+    a child's depth-1 value is at least ``min(Err, lambda + alpha + min_g sum_a W[a, g])``
+    over the bins ``a`` of ``j`` in the child, ``W[a, g]`` being the errors of the rows in
+    bin ``a`` when every (bin of ``j``, bin of ``g``) cell predicts its own majority (no
+    split on ``g`` does better on those rows)."""
+    p = H.shape[1]
     nc_j = off[j + 1] - off[j]
-    result[0] = np.inf
     if nc_j == 0:
-        return
-    n_bins = 1
-    for f in range(p):
-        if off[f + 1] - off[f] + 1 > n_bins:
-            n_bins = off[f + 1] - off[f] + 1
+        return best
     na = nc_j + 1
-    # pair histogram of feature j, then cumulative over j's bins
-    H = np.zeros((na + 1, p, n_bins, C), dtype=np.int32)
-    for r in range(m):
-        g = idx[r]
-        a = bins[g, j] + 1
-        c = y[g]
-        for f in range(p):
-            H[a, f, bins[g, f], c] += 1
-    for a in range(1, na + 1):
-        for f in range(p):
-            for b in range(n_bins):
+    # work arrays carved from two flat buffers (no allocation per call)
+    comb = ws_i[0:K_max]
+    bp_left = ws_i[K_max : 2 * K_max]
+    bp_right = ws_i[2 * K_max : 3 * K_max]
+    seg_left = ws_i[3 * K_max : 5 * K_max + 2].reshape((K_max + 1, 2))
+    seg_right = ws_i[5 * K_max + 2 : 7 * K_max + 4].reshape((K_max + 1, 2))
+    L = ws_i[7 * K_max + 4 : 7 * K_max + 4 + C]
+    T = ws_i[7 * K_max + 4 + C : 7 * K_max + 4 + 2 * C]
+    fw = ws_f[0 : K_max + 1]
+    gw = ws_f[K_max + 1 : 2 * K_max + 2]
+    lbw = ws_f[2 * K_max + 2 : 2 * K_max + 2 + p]
+    lr = lam + alpha
+    # cell bound: W[a, g] = rows of j's bin a misclassified when every (bin of j, bin of g)
+    # cell predicts its majority; a child's depth-1 value is at least
+    # min(leaf error, lambda + alpha + min_g sum over its bins of j of W[a, g]) (a split on
+    # g errs on each bin a of j at least W[a, g]); class totals per bin of j in ``tb``
+    W = np.zeros((na, p), dtype=np.int64)
+    tb = np.zeros((na, C), dtype=np.int64)
+    for a in range(na):
+        for c in range(C):
+            total = 0
+            for b in range(off[1] - off[0] + 1):
+                total += H[a + 1, 0, b, c] - H[a, 0, b, c]
+            tb[a, c] = total
+        for g in range(p):
+            wg = 0
+            for b in range(off[g + 1] - off[g] + 1):
+                tcell = 0
+                mcell = 0
                 for c in range(C):
-                    H[a, f, b, c] += H[a - 1, f, b, c]
-    cnt = np.zeros((n_bins, C), dtype=np.int64)
-    L = np.zeros(C, dtype=np.int64)
-    T = np.zeros(C, dtype=np.int64)
-    fw = np.empty(K_max + 1, dtype=np.float64)
-    gw = np.empty(K_max + 1, dtype=np.float64)
-    bp_left = np.zeros(K_max, dtype=np.int64)
-    bp_right = np.zeros(K_max, dtype=np.int64)
-    seg_left = np.zeros((K_max + 1, 2), dtype=np.int64)
-    seg_right = np.zeros((K_max + 1, 2), dtype=np.int64)
-    comb = np.empty(K_max, dtype=np.int64)
-    best = start_best
+                    v = H[a + 1, g, b, c] - H[a, g, b, c]
+                    tcell += v
+                    if v > mcell:
+                        mcell = v
+                wg += tcell - mcell
+            W[a, g] = wg
     for kk in range(1, min(K_max, nc_j) + 1):
+        cost = lam + alpha * kk
+        if not cost < best - _TIE:
+            break
         for i in range(kk):
             comb[i] = i
         while True:
@@ -185,12 +260,13 @@ def _best_on_feature(j, y, idx, bins, off, C, K_max, lam, alpha, start_best, res
                     seg_right[n_right, 1] = hi
                     n_right += 1
                 lo = hi
-            cost = lam + alpha * kk
-            if cost < best - _TIE:
+            lb_left = _cell_bound(W, tb, seg_left, n_left, C, lr)
+            lb_right = _cell_bound(W, tb, seg_right, n_right, C, lr)
+            if cost + lb_left + lb_right < best - _TIE:
                 v_left, f_left, k_left = _child_depth1(
-                    H, seg_left, n_left, off, C, K_max, lam, alpha, cnt, L, T, fw, gw, bp_left
+                    H, seg_left, n_left, off, C, K_max, lam, alpha, cnt, L, T, fw, gw, lbw, bp_left
                 )
-                if cost + v_left < best - _TIE:
+                if cost + v_left + lb_right < best - _TIE:
                     v_right, f_right, k_right = _child_depth1(
                         H,
                         seg_right,
@@ -205,6 +281,7 @@ def _best_on_feature(j, y, idx, bins, off, C, K_max, lam, alpha, start_best, res
                         T,
                         fw,
                         gw,
+                        lbw,
                         bp_right,
                     )
                     value = cost + v_left + v_right
@@ -222,6 +299,56 @@ def _best_on_feature(j, y, idx, bins, off, C, K_max, lam, alpha, start_best, res
                             res_bp[2, i] = bp_right[i] if i < k_right else 0
             if not next_combination(comb, kk, nc_j):
                 break
+    return best
+
+
+@njit
+def _work_arrays(p, n_bins, C, K_max):
+    """The work arrays of :func:`_scan_shapes`: ``(ws_i, ws_f, cnt)``."""
+    ws_i = np.zeros(7 * K_max + 4 + 2 * C, dtype=np.int64)
+    ws_f = np.zeros(2 * K_max + 2 + p, dtype=np.float64)
+    cnt = np.zeros((n_bins, C), dtype=np.int64)
+    return ws_i, ws_f, cnt
+
+
+@njit
+def _max_bins(off):
+    n_bins = 1
+    for f in range(off.shape[0] - 1):
+        if off[f + 1] - off[f] + 1 > n_bins:
+            n_bins = off[f + 1] - off[f] + 1
+    return n_bins
+
+
+@njit
+def _best_on_feature(j, y, idx, bins, off, C, K_max, lam, alpha, start_best, result, res_bp):
+    """Best root shape on feature ``j`` with exact depth-1 children; ``result`` float64
+    ``(6,)`` receives ``(value, K, left feature, left K, right feature, right K)`` when a
+    shape beats ``start_best`` (``result[0]`` stays ``inf`` otherwise) and ``res_bp`` int64
+    ``(3, K_max)`` the candidate indices of the root's and the children's breakpoints."""
+    p = bins.shape[1]
+    m = idx.shape[0]
+    nc_j = off[j + 1] - off[j]
+    result[0] = np.inf
+    if nc_j == 0:
+        return
+    n_bins = _max_bins(off)
+    na = nc_j + 1
+    # pair histogram of feature j, then cumulative over j's bins
+    H = np.zeros((na + 1, p, n_bins, C), dtype=np.int32)
+    for r in range(m):
+        g = idx[r]
+        a = bins[g, j] + 1
+        c = y[g]
+        for f in range(p):
+            H[a, f, bins[g, f], c] += 1
+    for a in range(1, na + 1):
+        for f in range(p):
+            for b in range(n_bins):
+                for c in range(C):
+                    H[a, f, b, c] += H[a - 1, f, b, c]
+    ws_i, ws_f, cnt = _work_arrays(p, n_bins, C, K_max)
+    _scan_shapes(H, j, off, C, K_max, lam, alpha, start_best, result, res_bp, ws_i, ws_f, cnt)
 
 
 @njit(parallel=True)
@@ -284,3 +411,320 @@ def solve_depth2_counting(bins, y, idx, off, vals, C, K_max, lam, alpha, best, f
                     else:
                         bps[1 + side, i] = 0.0
     return best, n_shapes
+
+
+# ---------------------------------------------------------------------------------------
+# depth 3: a triple histogram per root feature, then depth-2 children from class counts
+# ---------------------------------------------------------------------------------------
+
+#: Values of the depth-3 result row (:func:`solve_depth3_counting`): the value, then
+#: ``(feature, K)`` of the 7 nodes of a depth-3 tree in heap order (node ``i``'s children
+#: are ``2 i + 1`` (left) and ``2 i + 2``; feature -1 = a leaf or no node).
+D3_RESULT = 15
+
+
+@njit
+def class_bound(tot, C, d, lr):
+    """Class-count lower bound of a state with class counts ``tot`` (int64 ``(C,)``) and
+    ``d`` levels left, ``lr = lambda + alpha``: a tree of ``L <= min(2^d, c)`` leaves
+    predicts at most ``L`` of the ``c`` classes present, misclassifying at least the
+    ``c - L`` smallest, and has ``L - 1`` splits of cost >= ``lr`` (the bound
+    :meth:`engine.literati.expansion.StateExpansion._class_lb` computes in Python)."""
+    vals = np.sort(tot[tot > 0])
+    c = vals.shape[0]
+    if c <= 1:
+        return 0.0
+    top = min(c, 1 << min(d, 30))
+    best = np.inf
+    for leaves in range(1, top + 1):
+        s = 0
+        for i in range(c - leaves):
+            s += vals[i]
+        v = (leaves - 1) * lr + s
+        if v < best:
+            best = v
+    return best
+
+
+@njit
+def _child_pairs(T, segs, n_seg, off, C, P):
+    """Pair histograms of one child of a root shape on feature ``j`` (the child: the rows
+    in ``j``'s bin segments ``segs[:n_seg]``, ``[lo, hi)`` pairs), from ``j``'s triple
+    histogram ``T`` (int32 ``(B_j + 2, p, B, p, B, C)``, cumulative over ``j``'s bins; only
+    the entries with ``g >= f`` are filled, the others are read transposed):
+    ``P[f, a, g, b, c]`` (int32 ``(p, B + 1, p, B, C)``) counts the child's rows of class
+    ``c`` with ``f`` in a bin ``< a`` and ``g`` in bin ``b``, i.e. :func:`_scan_shapes`'s
+    ``H`` for every feature ``f`` of the child."""
+    p = T.shape[1]
+    for f in range(p):
+        nbf = off[f + 1] - off[f] + 1
+        for bf in range(nbf):
+            for g in range(p):
+                nbg = off[g + 1] - off[g] + 1
+                for bg in range(nbg):
+                    for c in range(C):
+                        s = 0
+                        if g >= f:
+                            for t in range(n_seg):
+                                s += T[segs[t, 1], f, bf, g, bg, c] - T[segs[t, 0], f, bf, g, bg, c]
+                        else:  # only g >= f is stored: the (g, f) entry
+                            for t in range(n_seg):
+                                s += T[segs[t, 1], g, bg, f, bf, c] - T[segs[t, 0], g, bg, f, bf, c]
+                        P[f, bf + 1, g, bg, c] = P[f, bf, g, bg, c] + s
+
+
+@njit
+def _depth2_child(
+    T, cls, segs, n_seg, off, C, K_max, lam, alpha, budget, P, tot, r6, rbp, out, out_bp, ws
+):
+    """Depth-2 optimum of one child of a root shape (rows in the root feature's bin
+    segments ``segs[:n_seg]``) from the root feature's triple histogram ``T`` and class
+    counts per bin ``cls`` (int64 ``(B_j + 2, C)``, cumulative).  Returns the optimum when it
+    is below ``budget`` (then ``out`` float64 ``(7,)`` = ``(value, feature, K, left
+    feature, left K, right feature, right K)``, feature -1 = a leaf, and ``out_bp`` int64
+    ``(3, K_max)`` the candidate indices of its three nodes), else a value ``>= budget``
+    (the optimum is not below it)."""
+    ws_i, ws_f, cnt = ws
+    n = 0
+    mx = 0
+    for c in range(C):
+        total = 0
+        for t in range(n_seg):
+            total += cls[segs[t, 1], c] - cls[segs[t, 0], c]
+        tot[c] = total
+        n += total
+        if total > mx:
+            mx = total
+    leaf = float(n - mx)
+    out[0] = leaf
+    out[1] = -1.0
+    if leaf <= lam + alpha or n < 2:
+        return leaf
+    best = min(leaf, budget)
+    if not lam + alpha < best - _TIE:
+        return best
+    _child_pairs(T, segs, n_seg, off, C, P)
+    p = P.shape[0]
+    for f in range(p):
+        r6[0] = np.inf
+        value = _scan_shapes(P[f], f, off, C, K_max, lam, alpha, best, r6, rbp, ws_i, ws_f, cnt)
+        if r6[0] < np.inf:
+            best = value
+            out[0] = value
+            out[1] = f
+            for i in range(1, 6):
+                out[1 + i] = r6[i]
+            for s in range(3):
+                for i in range(K_max):
+                    out_bp[s, i] = rbp[s, i]
+    return best
+
+
+@njit
+def _store_child(out, out_bp, node, result, res_bp, K_max):
+    """Copy a child's depth-2 tree (``out``, ``out_bp`` of :func:`_depth2_child`) to the
+    heap-ordered nodes ``node``, ``2 node + 1``, ``2 node + 2`` of ``result``/``res_bp``."""
+    f = int(out[1])
+    nodes = (node, 2 * node + 1, 2 * node + 2)
+    for s in range(3):
+        i = nodes[s]
+        feat = f if s == 0 else (int(out[1 + 2 * s]) if f >= 0 else -1)
+        k = int(out[2 + 2 * s]) if feat >= 0 else 0
+        result[1 + 2 * i] = feat
+        result[2 + 2 * i] = k
+        for t in range(K_max):
+            res_bp[i, t] = out_bp[s, t] if t < k else 0
+
+
+@njit
+def _depth3_on_feature(
+    j, y, idx, bins, off, C, K_max, lam, alpha, start_best, shared, result, res_bp
+):
+    """Best depth-3 tree whose root shape is on feature ``j``, over the root's candidates:
+    ``result`` float64 ``(D3_RESULT,)`` and ``res_bp`` int64 ``(7, K_max)`` (candidate
+    indices per heap node) receive it when its value is below ``start_best`` and below
+    ``shared[0]`` (the best value any thread found so far; read and lowered without a lock:
+    a stale read only prunes less) plus the tie tolerance; ``result[0]`` stays ``inf``
+    otherwise.
+
+    One pass over the rows (sorted by ``j``'s bin) builds ``j``'s triple histogram
+    ``T[a, f, b_f, g, b_g, c]`` for ``g >= f`` (cumulative over ``j``'s bins: ``O(m p^2 / 2)`` time,
+    ``O(B^3 p^2 C)`` memory); each root shape's two children are then solved from class
+    counts (:func:`_depth2_child`), independent of ``m``.  Upper bounds passed down: a
+    shape is skipped when its cost plus its children's class-count bounds reaches the
+    incumbent, the left child is solved with the budget ``incumbent - cost - bound of the
+    right child`` and the right child with ``incumbent - cost - left child``."""
+    p = bins.shape[1]
+    m = idx.shape[0]
+    nc_j = off[j + 1] - off[j]
+    result[0] = np.inf
+    if nc_j == 0:
+        return
+    n_bins = _max_bins(off)
+    na = nc_j + 1
+    lr = lam + alpha
+    # the rows by j's bin (counting sort)
+    first = np.zeros(na + 1, dtype=np.int64)
+    for r in range(m):
+        first[bins[idx[r], j] + 1] += 1
+    for a in range(na):
+        first[a + 1] += first[a]
+    fill = first[:na].copy()
+    order = np.empty(m, dtype=np.int64)
+    for r in range(m):
+        a = bins[idx[r], j]
+        order[fill[a]] = idx[r]
+        fill[a] += 1
+    # triple histogram, one slab per bin of j, each starting as a copy of the one before
+    T = np.zeros((na + 1, p, n_bins, p, n_bins, C), dtype=np.int32)
+    flat = T.reshape((na + 1, p * n_bins * p * n_bins * C))
+    cls = np.zeros((na + 1, C), dtype=np.int64)
+    row = np.empty(p, dtype=np.int64)
+    for a in range(na):
+        flat[a + 1, :] = flat[a, :]
+        for c in range(C):
+            cls[a + 1, c] = cls[a, c]
+        for r in range(first[a], first[a + 1]):
+            g0 = order[r]
+            c = y[g0]
+            cls[a + 1, c] += 1
+            for f in range(p):
+                row[f] = bins[g0, f]
+            for f in range(p):
+                bf = row[f]
+                for g in range(f, p):  # symmetric: the pairs g >= f only
+                    T[a + 1, f, bf, g, row[g], c] += 1
+    P = np.zeros((p, n_bins + 1, p, n_bins, C), dtype=np.int32)
+    tot = np.zeros(C, dtype=np.int64)
+    r6 = np.zeros(6, dtype=np.float64)
+    rbp = np.zeros((3, K_max), dtype=np.int64)
+    out_l = np.zeros(7, dtype=np.float64)
+    out_r = np.zeros(7, dtype=np.float64)
+    bp_l = np.zeros((3, K_max), dtype=np.int64)
+    bp_r = np.zeros((3, K_max), dtype=np.int64)
+    ws = _work_arrays(p, n_bins, C, K_max)
+    seg_left = np.zeros((K_max + 1, 2), dtype=np.int64)
+    seg_right = np.zeros((K_max + 1, 2), dtype=np.int64)
+    comb = np.empty(K_max, dtype=np.int64)
+    best = start_best
+    for kk in range(1, min(K_max, nc_j) + 1):
+        cost = lam + alpha * kk
+        for i in range(kk):
+            comb[i] = i
+        while True:
+            bound = min(best - _TIE, shared[0] + _TIE)
+            if not cost < bound:
+                break
+            n_left = 0
+            n_right = 0
+            lo = 0
+            for t in range(kk + 1):
+                hi = comb[t] + 1 if t < kk else na
+                if t % 2 == 0:
+                    seg_left[n_left, 0] = lo
+                    seg_left[n_left, 1] = hi
+                    n_left += 1
+                else:
+                    seg_right[n_right, 0] = lo
+                    seg_right[n_right, 1] = hi
+                    n_right += 1
+                lo = hi
+            for c in range(C):
+                total = 0
+                for t in range(n_right):
+                    total += cls[seg_right[t, 1], c] - cls[seg_right[t, 0], c]
+                tot[c] = total
+            lb_right = class_bound(tot, C, 2, lr)
+            for c in range(C):
+                total = 0
+                for t in range(n_left):
+                    total += cls[seg_left[t, 1], c] - cls[seg_left[t, 0], c]
+                tot[c] = total
+            lb_left = class_bound(tot, C, 2, lr)
+            if cost + lb_left + lb_right < bound:
+                v_left = _depth2_child(
+                    T,
+                    cls,
+                    seg_left,
+                    n_left,
+                    off,
+                    C,
+                    K_max,
+                    lam,
+                    alpha,
+                    bound - cost - lb_right,
+                    P,
+                    tot,
+                    r6,
+                    rbp,
+                    out_l,
+                    bp_l,
+                    ws,
+                )
+                if cost + v_left + lb_right < bound:
+                    v_right = _depth2_child(
+                        T,
+                        cls,
+                        seg_right,
+                        n_right,
+                        off,
+                        C,
+                        K_max,
+                        lam,
+                        alpha,
+                        bound - cost - v_left,
+                        P,
+                        tot,
+                        r6,
+                        rbp,
+                        out_r,
+                        bp_r,
+                        ws,
+                    )
+                    value = cost + v_left + v_right
+                    if value < bound:
+                        best = value
+                        if value < shared[0]:
+                            shared[0] = value
+                        result[0] = value
+                        result[1] = j
+                        result[2] = kk
+                        for t in range(K_max):
+                            res_bp[0, t] = comb[t] if t < kk else 0
+                        _store_child(out_l, bp_l, 1, result, res_bp, K_max)
+                        _store_child(out_r, bp_r, 2, result, res_bp, K_max)
+            if not next_combination(comb, kk, nc_j):
+                break
+
+
+@njit(parallel=True)
+def solve_depth3_counting(
+    bins, y, idx, off, C, K_max, lam, alpha, best, features, results, res_bps
+):
+    """Depth-3 optimum of a data state over the root's candidates
+    (``candidate_scope='root'``), for the root shapes on ``features`` (int64 ``(q,)``; one
+    thread per feature): row ``t`` of ``results`` float64 ``(q, D3_RESULT)`` and
+    ``res_bps`` int64 ``(q, 7, K_max)`` receives the best tree with its root on
+    ``features[t]`` when it beats ``best`` (``results[t, 0] = inf`` otherwise; see
+    :func:`_depth3_on_feature`: only a tree within the tie tolerance of the best over all of
+    ``features`` is guaranteed to be reported).  ``bins`` int32 ``(n, p)`` are
+    :func:`bin_rows` of the candidates ``off``; ``idx`` int64 the state's rows.  Time
+    ``O(q m p^2)`` for the histograms plus a part independent of ``m``; memory per thread
+    ``O(B^3 p^2 C)`` int32 counts."""
+    shared = np.full(1, best)
+    for t in prange(features.shape[0]):
+        _depth3_on_feature(
+            features[t],
+            y,
+            idx,
+            bins,
+            off,
+            C,
+            K_max,
+            lam,
+            alpha,
+            best,
+            shared,
+            results[t],
+            res_bps[t],
+        )

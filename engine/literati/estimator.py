@@ -40,6 +40,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from engine._numba import call_parallel, register_warmup
 from engine.data import DataError
+from engine.literati import _counting_kernels as counting_kernels
 from engine.literati import _kernels as kernels
 from engine.literati.anytime import (
     TRACE_COLUMNS,
@@ -129,8 +130,9 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         'state' (the paper's space): every data state fits its own univariate CARTs for
         its candidates.  'root': every state uses the root's candidates (B_0 on all
         training rows), so a depth-2 problem is solved exactly from class counts in time
-        linear in n (:mod:`engine.literati._counting_kernels`, MurTree's depth-two idea;
-        at depth 3 the AO* search expands the root and counts every depth-2 child); a
+        linear in n (:mod:`engine.literati._counting_kernels`, MurTree's depth-two idea),
+        and a depth-3 problem from one triple histogram per root feature (one pass over
+        the rows, then every root shape's depth-2 children from class counts); a
         different candidate space, so its optimum may differ from 'state's.  Needs
         ``max_depth <= 3`` and a finite top ``candidate_leaves``; ``greedy_seed`` does
         not apply (the greedy tree picks each state's own candidates).
@@ -608,12 +610,32 @@ def _warmup() -> None:
         np.zeros((3, 2)),
         0,
     )
-    # candidate_scope='root': the counting solver and the parallel sort of large states
-    LiteratiClassifier(
-        max_depth=2,
-        max_breakpoints=2,
-        split_penalty=0.5,
-        breakpoint_penalty=0.5,
-        candidate_scope="root",
-    ).fit(X, y)
+    # candidate_scope='root': the depth-2 and depth-3 counting solvers and the parallel
+    # sort of large states
+    for depth in (2, 3):
+        LiteratiClassifier(
+            max_depth=depth,
+            max_breakpoints=2,
+            split_penalty=0.5,
+            breakpoint_penalty=0.5,
+            candidate_scope="root",
+        ).fit(X, y)
+    # the depth-3 kernel itself (the fit above may be settled by its depth-2 seed)
+    off, vals, _ = kernels.state_candidates(XT, y, o, 3, 4)
+    bins = call_parallel(counting_kernels.bin_rows, XT, off, vals)
+    call_parallel(
+        counting_kernels.solve_depth3_counting,
+        bins,
+        y,
+        np.arange(X.shape[0], dtype=np.int64),
+        off,
+        3,
+        2,
+        0.5,
+        0.5,
+        np.inf,
+        np.arange(X.shape[1], dtype=np.int64),
+        np.full((X.shape[1], counting_kernels.D3_RESULT), np.inf),
+        np.zeros((X.shape[1], 7, 2), dtype=np.int64),
+    )
     call_parallel(kernels.sort_orders_parallel, XT, np.arange(X.shape[0], dtype=np.int64))

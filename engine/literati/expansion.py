@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import time
 
+import numba
 import numpy as np
 
 from engine._numba import call_parallel
 from engine.literati import _counting_kernels as counting_kernels
 from engine.literati import _depth2_kernels as depth2_kernels
 from engine.literati import _kernels as kernels
-from engine.literati.greedy import greedy_shape_tree
+from engine.literati.greedy import GreedyTree, greedy_shape_tree
 from engine.literati.states import EPS, DataState, ShapeState, state_key
 
 #: Data states with this many levels left or fewer are solved by one kernel call (1: the
@@ -35,6 +36,13 @@ _D2_WORK = 4_000_000
 #: A two-level state with more shapes than this (all midpoints, K_max >= 2 on many rows) is
 #: searched as a graph node instead of by the depth-2 kernel (which lists all its shapes).
 _D2_MAX_SHAPES = 50_000
+
+#: Work of one depth-3 counting call in (row x feature x feature) units of triple-histogram
+#: counting: ``max(threads, _D3_WORK // (m p^2))`` root features per call.
+_D3_WORK = 20_000_000
+#: Largest triple histogram (bytes, one per thread) of the depth-3 counting kernel; above
+#: it, three-level states are searched as graph nodes over depth-2 children.
+_D3_BYTES = 256 << 20
 
 #: Earlier shapes per (state, feature) whose children bound a new shape's children
 #: (similarity bound, every midpoint a candidate).
@@ -129,6 +137,10 @@ class StateExpansion:
             st.solved = True
             self.solved_count += 1
             self.expanded += 1
+        elif d == 3 and self._d3_fits():
+            st.kind = "d3"
+            st.lb = max(self._class_lb(counts, d), hint)
+            self._solve_d3(st, budget)
         elif d == 2 and (
             self.candidate_scope == "root"
             or (KERNEL_DEPTH >= 2 and not force and self._d2_small(st))
@@ -206,6 +218,9 @@ class StateExpansion:
         (:data:`_D2_WORK`); exact once the scan completes with an
         infinite ``budget``; with a finite one it may end at a lower bound >= ``budget``
         (a later visit restarts it without budget)."""
+        if st.kind == "d3":
+            self._solve_d3(st, budget)
+            return
         if budget <= st.lb + EPS:
             return  # cannot matter on this path: keep the admissible bound, solve later
         sc = st.scan
@@ -301,6 +316,154 @@ class StateExpansion:
         st.solved = True
         st.scan = None
         self.solved_count += 1
+
+    def _d3_fits(self) -> bool:
+        """True when three-level states are solved by the depth-3 counting kernel
+        (``candidate_scope='root'`` and a triple histogram of at most :data:`_D3_BYTES`
+        per thread); otherwise they are searched as graph nodes over depth-2 children."""
+        if self.candidate_scope != "root":
+            return False
+        off = self._root_off
+        nb = int(np.max(np.diff(off))) + 1 if off.shape[0] > 1 else 1
+        p = self.X.shape[1]
+        return (nb + 1) * (p * nb) ** 2 * self.C * 4 <= _D3_BYTES
+
+    def _solve_d3(self, st: DataState, budget: float) -> None:
+        """Advance the depth-3 counting scan of a three-level state by one chunk of root
+        features (:func:`engine.literati._counting_kernels.solve_depth3_counting`, about
+        :data:`_D3_WORK` units of work per call).  The scan starts from the state's
+        depth-2 optimum (a tree of the space: the incumbent, kept as a
+        :class:`~engine.literati.greedy.GreedyTree` that :meth:`extract` routes) and, when
+        created below a shape with a finite ``budget``, proves only that nothing below
+        ``budget`` exists (the state's lower bound becomes ``budget``; a later visit scans
+        again without budget).  The state is solved when a scan without budget ends.  No
+        chunk starts after the deadline (``timed_out`` is set)."""
+        if st.solved:
+            return
+        sc = st.scan
+        if sc is None or sc[6]:
+            if sc is not None and budget <= st.lb + EPS:
+                return  # cannot matter on this path: keep the bound, scan again later
+            if st.sol is None:  # the depth-2 optimum seeds the incumbent
+                self._d3_seed(st)
+                if st.solved:
+                    return
+            # [next feature, -, scan budget, -, -, -, done]
+            sc = [0, None, float(budget), None, None, None, False]
+            st.scan = sc
+        if time.perf_counter() >= self.deadline:
+            self.timed_out = True  # the incumbent stands; a later deadline resumes the scan
+            return
+        p = self.X.shape[1]
+        m = st.idx.shape[0]
+        threads = max(1, numba.get_num_threads())
+        per = max(1, _D3_WORK // max(m * p * p, 1))
+        q = min(p - sc[0], max(threads, per - per % threads))
+        features = np.arange(sc[0], sc[0] + q, dtype=np.int64)
+        start = min(st.ub, sc[2])
+        results = np.full((q, counting_kernels.D3_RESULT), np.inf)
+        res_bps = np.zeros((q, 7, self.Kmax), dtype=np.int64)
+        call_parallel(
+            counting_kernels.solve_depth3_counting,
+            self._bins,
+            self.y,
+            st.idx,
+            self._root_off,
+            self.C,
+            self.Kmax,
+            self.lam,
+            self.alpha,
+            float(start),
+            features,
+            results,
+            res_bps,
+        )
+        self.expanded += 1
+        t = int(np.argmin(results[:, 0]))  # lowest feature first on ties
+        value = float(results[t, 0])
+        if value < st.ub - EPS:
+            feats = results[t, 1::2].astype(np.int64)
+            ks = results[t, 2::2].astype(np.int64)
+            bps = [
+                self._root_vals[self._root_off[f] + res_bps[t, i, : ks[i]]] if f >= 0 else None
+                for i, f in enumerate(feats)
+            ]
+            self._d3_incumbent(st, feats, ks, bps, value)
+        sc[0] += q
+        if sc[0] >= p:
+            sc[6] = True
+            if sc[2] >= st.ub - EPS:  # an exact scan: the incumbent is the optimum
+                st.lb = st.ub
+            else:  # nothing below the scan's budget
+                st.lb = max(st.lb, sc[2])
+            if st.lb >= st.ub - EPS:
+                st.lb = st.ub
+                st.solved = True
+                st.scan = None
+                self.solved_count += 1
+
+    def _d3_seed(self, st: DataState) -> None:
+        """The depth-2 optimum of a three-level state (the counting solver): its first
+        incumbent."""
+        feats = np.full(3, -1, dtype=np.int64)
+        ks = np.zeros(3, dtype=np.int64)
+        bps = np.zeros((3, self.Kmax))
+        best, _ = call_parallel(
+            counting_kernels.solve_depth2_counting,
+            self._bins,
+            self.y,
+            st.idx,
+            self._root_off,
+            self._root_vals,
+            self.C,
+            self.Kmax,
+            self.lam,
+            self.alpha,
+            float(st.err),
+            feats,
+            ks,
+            bps,
+        )
+        st.sol = True  # seeded
+        if best < st.ub - EPS:
+            heap = np.full(7, -1, dtype=np.int64)
+            heap_k = np.zeros(7, dtype=np.int64)
+            heap[:3], heap_k[:3] = feats, ks
+            self._d3_incumbent(
+                st, heap, heap_k, [bps[i, : ks[i]] if i < 3 else None for i in range(7)], best
+            )
+        if st.lb >= st.ub - EPS:
+            st.lb = st.ub
+            st.solved = True
+            self.solved_count += 1
+
+    @staticmethod
+    def _d3_incumbent(st: DataState, feats, ks, bps, value: float) -> None:
+        """Make the depth-3 tree in heap order (``feats[i]`` -1 = leaf, ``bps[i]`` the
+        breakpoint values of node ``i``) the state's incumbent (``st.greedy``, which
+        :meth:`extract` routes for a state that is not an expanded graph node)."""
+        tree = GreedyTree()
+
+        def add(i):
+            me = tree.n_nodes
+            f = int(feats[i]) if i < len(feats) else -1
+            leaf = f < 0
+            tree.feature.append(-2 if leaf else f)
+            tree.bps.append(None if leaf else np.ascontiguousarray(bps[i], dtype=np.float64))
+            tree.children.append(None)
+            tree.err.append(0.0)
+            tree.n.append(0)
+            if not leaf:
+                a = add(2 * i + 1)
+                b = add(2 * i + 2)
+                tree.children[me] = (a, b)
+            return me
+
+        add(0)
+        tree.objective = float(value)
+        st.greedy = tree
+        st.gub = float(value)
+        st.ub = float(value)
 
     # -- expansion ------------------------------------------------------------------
 

@@ -236,7 +236,7 @@ class AOStarSearch(StateExpansion):
                 if st.kind == "open":
                     self._expand_data(st)
                     break
-                if st.kind == "d2":  # scan unfinished, or stopped at a budget: go on
+                if st.kind in ("d2", "d3"):  # scan unfinished, or stopped at a budget: go on
                     fresh = st.scan is None or st.scan[6] or budget <= st.lb + EPS
                     self._solve_d2(st, np.inf if fresh else budget)
                     break
