@@ -44,6 +44,7 @@ Modules: :mod:`engine.data.parsing` (:func:`load_csv`; its columns cleaned by
 :mod:`engine.data.options`, the columns read by :mod:`engine.data.columns` and encoded by
 :mod:`engine.data.encoding`), :mod:`engine.data.dataset` (:class:`Dataset`),
 :mod:`engine.data.splitting` (:func:`train_test_rows`),
+:mod:`engine.data.subsample` (:func:`stratified_subsample`, :func:`subsample_dataset`),
 :mod:`engine.data.bundled` (the bundled datasets), :mod:`engine.data.errors`
 (:class:`DataError`).
 """
@@ -59,6 +60,7 @@ from engine.data.parsing import (
     load_csv,
 )
 from engine.data.splitting import RowSplit, train_test_rows
+from engine.data.subsample import Subsample, stratified_subsample, subsample_dataset
 from engine.data.validation import (
     DEFAULT_MISSING,
     LEVEL_CAP_LABEL,
@@ -79,6 +81,9 @@ from engine.data.validation import (
 )
 
 __all__ = [
+    "Subsample",
+    "stratified_subsample",
+    "subsample_dataset",
     "DATASETS_DIR",
     "DEFAULT_NA_VALUES",
     "MAX_BYTES",
