@@ -93,8 +93,16 @@ def test_subsample_dataset_keeps_matching_rows_and_says_so():
 
 
 def test_curves_are_the_least_squares_fit_of_the_bench_points():
-    # the slopes docs/benchmarks.md prints for the same points (2 decimals)
-    documented = {"cart": 1.02, "literati": 1.05, "partition": 1.07, "treegrad": 0.72, "cit": 0.94}
+    # the slopes docs/benchmarks.md prints for the same points (2 decimals; Literati's
+    # from its counting section's points, fitted the same way)
+    documented = {
+        "cart": 1.02,
+        "literati": 1.2,
+        "literati_root": 0.86,
+        "partition": 1.07,
+        "treegrad": 0.72,
+        "cit": 0.94,
+    }
     for method, (_, points) in MEASURED.items():
         curve = CURVES[method]
         assert round(curve.slope, 2) == documented[method]
