@@ -63,6 +63,7 @@ from pages._shared import (
     show_job_failure,
     shown_figure,
     stop_page,
+    subsample_meta,
 )
 from pages._teaching import PredictFirst
 
@@ -678,7 +679,9 @@ PREDICT.reveal(
 tabs = st.tabs(
     ["Attributions", "Insertion / deletion", "Ranker convergence", "Tree and gamma", "Numerics"]
 )
-panel = ResultPanel("feature_ranking", {"caption": dataset_caption(ds), "row": row})
+panel = ResultPanel(
+    "feature_ranking", {"caption": dataset_caption(ds), "row": row, **subsample_meta(ds)}
+)
 if source == "train":  # a remembered or uploaded model comes from elsewhere: no snippet
     panel.snippet(
         feature_ranking_snippet(
