@@ -1,0 +1,94 @@
+"""Pages on a large upload (issue 20 point 4): the sidebar's seeded stratified subsample,
+the caption every result carries while it is on, its link parameters, and a page's offer
+when its method would exceed its budget.  The thresholds are lowered so that a few
+thousand rows stand in for 200,000 (one slow test uses the real size)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import engine.scale
+import pages._scale
+from tests.conftest import APPTEST_TIMEOUT as TIMEOUT
+
+
+def csv_bytes(n: int, seed: int = 0) -> bytes:
+    """``n`` rows of 5 features and a three-class target (shares 60 / 30 / 10 %)."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(rng.normal(size=(n, 5)).round(3), columns=[f"x{j}" for j in range(5)])
+    frame["label"] = rng.choice(["common", "middle", "rare"], size=n, p=[0.6, 0.3, 0.1])
+    return frame.to_csv(index=False).encode()
+
+
+def dataset_line(at) -> str:
+    return next(m.value for m in at.markdown if "rows x" in m.value)
+
+
+def upload(at, n: int, name: str = "big.csv"):
+    at.file_uploader(key="uploader").set_value((name, csv_bytes(n), "text/csv")).run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.mark.slow  # whole-page runs
+def test_sidebar_subsample_is_offered_chosen_and_said_everywhere(app, monkeypatch):
+    monkeypatch.setattr(pages._scale, "SUBSAMPLE_FROM_ROWS", 2_000)
+    upload(app, 3_000)
+    toggle = app.toggle(key="subsample")
+    assert toggle.value is False  # offered, never on by itself
+    assert "3,000 rows x 5 features;" in dataset_line(app)
+    toggle.set_value(True).run()
+    app.number_input(key="subsample_rows").set_value(1_000).run()
+    line = dataset_line(app)
+    assert "1,000 rows x 5 features" in line
+    assert "on a seeded stratified subsample of 1,000 of 3,000 rows (seed 0)" in line
+    assert dict(app.query_params)["sub"] in ("1000", ["1000"])
+    # another seed, other rows; off again: every row, no note
+    app.number_input(key="subsample_seed").set_value(7).run()
+    assert "(seed 7)" in dataset_line(app)
+    app.toggle(key="subsample").set_value(False).run()
+    assert "3,000 rows x 5 features;" in dataset_line(app)
+    assert "sub" not in dict(app.query_params)
+    assert not app.exception
+
+
+@pytest.mark.slow  # whole-page runs
+def test_small_tables_get_no_offer(app):
+    upload(app, 300, "small.csv")
+    assert not [t for t in app.toggle if t.key == "subsample"]
+
+
+@pytest.mark.slow  # whole-page runs and a fit
+def test_a_page_offers_the_subsample_and_its_result_says_so(app, monkeypatch):
+    """A steep cost curve makes 3,000 rows exceed the Conditional inference fit's budget:
+    the page names the estimate and offers the subsample; once used, the fit's result
+    panel, its report notes and the run's meta say which rows it ran on."""
+    monkeypatch.setattr(pages._scale, "SUBSAMPLE_FROM_ROWS", 2_000)
+    steep = engine.scale.CostCurve("cit", "a steep test curve", 1e-4, 1.5, 200_000)
+    monkeypatch.setitem(engine.scale.CURVES, "cit", steep)
+    upload(app, 3_000)
+    app.switch_page("pages/conditional_inference.py").run()
+    assert not app.exception, app.exception
+    offer = [i.value for i in app.info if "time budget" in i.value]
+    assert offer and "3,000 rows x 5 features" in offer[0]
+    button = next(b for b in app.button if b.key == "ci_subsample_btn")
+    rows = engine.scale.rows_within("cit", 600.0 / (1 + 50), 5)
+    assert button.label == f"Use a subsample of {min(rows, 3_000):,} rows"
+    button.click().run()
+    assert app.toggle(key="subsample").value is True
+    assert app.number_input(key="subsample_rows").value == min(rows, 3_000)
+    app.button(key="ci_run").click().run()
+    job = app.session_state["ci_job"]
+    assert job.join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    note = f"on a seeded stratified subsample of {min(rows, 3_000):,} of 3,000 rows (seed 0)"
+    assert any(note in c.value for c in app.caption)
+    meta = app.session_state["ci_job_meta"]
+    assert meta["subsample"] == {
+        "rows": min(rows, 3_000),
+        "of": 3_000,
+        "seed": 0,
+        "strata": "class",
+    }
+    assert meta["recipe"]["subsample"]["rows"] == min(rows, 3_000)
