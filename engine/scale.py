@@ -33,6 +33,17 @@ MEASURED = {
             (200_000, 8.4),
         ),
     ),
+    "sklearn_tree": (
+        "scikit-learn DecisionTreeClassifier, depth 8",
+        (
+            (1_000, 0.0474),
+            (2_000, 0.201),
+            (5_000, 0.481),
+            (20_000, 2.16),
+            (50_000, 4.83),
+            (200_000, 36.9),
+        ),
+    ),
     "literati": (
         "Literati, depth 2, K_max 2, time to proof, each state's own candidates (the paper's)",
         ((1_000, 0.34), (5_000, 1.83), (20_000, 12.61)),

@@ -149,7 +149,7 @@ def scale_notice(
     *,
     budget: float,
     what: str,
-    repeats: int = 1,
+    repeats: float = 1,
     key: str,
     container=None,
     lower_bound: bool = False,
@@ -197,3 +197,27 @@ def scale_notice(
         args=(rows,),
     )
     return seconds
+
+
+def fit_within_budget(ds, kind: str, depth: int, n_trees: int) -> bool:
+    """Whether a page may fit a scikit-learn ``kind`` model ('tree', 'forest', 'boosting')
+    of ``depth`` (0: grown out) and ``n_trees`` trees on ``ds`` while it draws: yes when
+    the estimate (the scikit-learn tree curve, per tree and scaled by depth / 8, a grown-out
+    tree counted as depth 16) is under :data:`engine.scale.PAGE_BUDGET`; else the page
+    says so, offers the subsample (:func:`scale_notice`) and a checkbox to fit on every row
+    anyway (the page waits while it fits), and this returns that checkbox's value."""
+    trees = 1 if kind == "tree" else max(1, int(n_trees))
+    seconds = scale_notice(
+        ds,
+        "sklearn_tree",
+        budget=PAGE_BUDGET,
+        what=f"fitting the {kind} model while the page draws",
+        repeats=trees * (int(depth) or 16) / 8,
+        key="tg_subsample_btn",
+    )
+    if seconds < PAGE_BUDGET:
+        return True
+    return st.checkbox(
+        f"Fit on these {ds.n_samples:,} rows anyway ({format_seconds(seconds)}; the page waits)",
+        key="tg_fit_anyway",
+    )

@@ -71,6 +71,7 @@ from pages._jobs import (  # noqa: F401 (the page-job kit, re-exported for the p
 from pages._links import LinkParam, read_param
 from pages._scale import (  # noqa: F401 (scale_notice, subsample_meta: for the pages)
     apply_subsample,
+    fit_within_budget,
     scale_notice,
     sidebar_subsample,
     subsample_meta,

@@ -721,9 +721,11 @@ fit_seconds = scale_notice(  # one conditional inference tree per forest tree, a
     ds,
     "cit",
     budget=600.0,
-    what=f"the fit (the tree, then a forest of {int(n_trees)} conditional inference trees)",
+    what=f"the fit (the tree, then a forest of {int(n_trees)} conditional inference trees; "
+    "CART and the random forest beside them have no curve)",
     repeats=1 + int(n_trees),
     key="ci_subsample_btn",
+    lower_bound=True,
 )
 meta = st.session_state.get(FIT.meta_key)
 # a fit that would take longer than an in-page action waits for Fit (and the offer above)

@@ -56,6 +56,7 @@ from pages._shared import (
     dataset_caption,
     dataset_digest,
     dataset_recipe,
+    fit_within_budget,
     md,
     remembered_models,
     require_entrypoint,
@@ -318,6 +319,8 @@ else:
     )
     if leaves == 1:
         st.error("Max leaves must be 0 (no limit) or at least 2.")
+        stop_page(*JOBS)
+    if kind in MODEL_KINDS and not fit_within_budget(ds, kind, int(depth), int(n_est)):
         stop_page(*JOBS)
     try:
         raw_model, tr_idx, te_idx, score, rows_note = fit_model(

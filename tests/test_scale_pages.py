@@ -64,7 +64,7 @@ def test_a_page_offers_the_subsample_and_its_result_says_so(app, monkeypatch):
     the page names the estimate and offers the subsample; once used, the fit's result
     panel, its report notes and the run's meta say which rows it ran on."""
     monkeypatch.setattr(pages._scale, "SUBSAMPLE_FROM_ROWS", 2_000)
-    steep = engine.scale.CostCurve("cit", "a steep test curve", 1e-4, 1.5, 200_000)
+    steep = engine.scale.CostCurve("cit", "a steep test curve", 1e-2, 1.5, 200_000)
     monkeypatch.setitem(engine.scale.CURVES, "cit", steep)
     upload(app, 3_000)
     app.switch_page("pages/conditional_inference.py").run()
@@ -92,3 +92,23 @@ def test_a_page_offers_the_subsample_and_its_result_says_so(app, monkeypatch):
         "strata": "class",
     }
     assert meta["recipe"]["subsample"]["rows"] == min(rows, 3_000)
+
+
+@pytest.mark.slow  # whole-page runs
+def test_feature_ranking_waits_for_a_choice_before_a_long_in_page_fit(app, monkeypatch):
+    """The Feature ranking page fits its model while it draws: beyond 10 s (a steep curve
+    here) it fits nothing until the user takes the subsample or fits on every row."""
+    monkeypatch.setattr(pages._scale, "SUBSAMPLE_FROM_ROWS", 2_000)
+    steep = engine.scale.CostCurve("sklearn_tree", "a steep test curve", 1e-3, 1.5, 200_000)
+    monkeypatch.setitem(engine.scale.CURVES, "sklearn_tree", steep)
+    upload(app, 3_000)
+    app.switch_page("pages/feature_ranking.py").run()
+    assert not app.exception, app.exception
+    assert any("time budget of 10 s" in i.value for i in app.info)
+    anyway = app.checkbox(key="tg_fit_anyway")
+    assert anyway.value is False
+    assert not app.get("plotly_chart")  # nothing fitted, nothing drawn
+    anyway.check().run()
+    assert not app.exception, app.exception
+    assert app.get("plotly_chart")
+    assert not any("subsample of" in c.value for c in app.caption)
