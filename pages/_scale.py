@@ -176,13 +176,13 @@ def scale_notice(
     takes = "takes at least" if lower_bound else "takes"
     if seconds <= budget or full is not None:
         where.caption(
-            f"{what.capitalize()} {takes} {format_seconds(seconds)} at {at} {basis}; it runs "
+            f"{what[:1].upper() + what[1:]} {takes} {format_seconds(seconds)} at {at} {basis}; it runs "
             "as a background job with progress."
         )
         return seconds
     rows = min(rows_within(method, budget / repeats, ds.n_features), ds.n_samples)
     where.info(
-        f"**{what.capitalize()} would take {'at least ' if lower_bound else ''}"
+        f"**{what[:1].upper() + what[1:]} would take {'at least ' if lower_bound else ''}"
         f"{format_seconds(seconds)} at {at}** {basis}, "
         f"more than its time budget of {budget:.0f} s. A seeded stratified subsample of "
         f"{rows:,} rows {takes} "

@@ -698,7 +698,7 @@ def dataset_caption(ds) -> str:
     rows = f"{ds.n_samples:,} row" + ("s" if ds.n_samples != 1 else "")
     feats = f"{ds.n_features} feature" + ("s" if ds.n_features != 1 else "")
     note = subsample_note(ds)
-    sample = "" if note is None else f" ({note})"
+    sample = "" if note is None else f"; {note}"
     return (
         f"**{md(dataset_title(st.session_state['ds']))}** -- {rows} x {feats}{sample}; "
         f"target **{md(ds.target)}** ({kind})."

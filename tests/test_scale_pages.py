@@ -36,7 +36,7 @@ def test_sidebar_subsample_is_offered_chosen_and_said_everywhere(app, monkeypatc
     upload(app, 3_000)
     toggle = app.toggle(key="subsample")
     assert toggle.value is False  # offered, never on by itself
-    assert "3,000 rows x 5 features;" in dataset_line(app)
+    assert "3,000 rows x 5 features; target" in dataset_line(app)
     toggle.set_value(True).run()
     app.number_input(key="subsample_rows").set_value(1_000).run()
     line = dataset_line(app)
@@ -47,7 +47,8 @@ def test_sidebar_subsample_is_offered_chosen_and_said_everywhere(app, monkeypatc
     app.number_input(key="subsample_seed").set_value(7).run()
     assert "(seed 7)" in dataset_line(app)
     app.toggle(key="subsample").set_value(False).run()
-    assert "3,000 rows x 5 features;" in dataset_line(app)
+    assert "3,000 rows x 5 features; target" in dataset_line(app)
+    assert "subsample" not in dataset_line(app)
     assert "sub" not in dict(app.query_params)
     assert not app.exception
 
