@@ -994,6 +994,13 @@ def cv_job_panel(
             done / total,
             text=f"{latest['message']} -- {done}/{total} fits, {snap.elapsed:.1f} s{left}",
         )
+        if 0 < done < total and snap.elapsed / done * total > float(budget):
+            st.caption(
+                f"At this pace all {total} fits need more than the {float(budget):.0f} s "
+                "budget: the job will stop at it and keep the folds it finished. A seeded "
+                "stratified subsample (*Large data* in the sidebar, for tables above "
+                "20,000 rows) or fewer models or folds would finish."
+            )
         if latest["rows"]:
             from engine.compare import shown_summary
 
