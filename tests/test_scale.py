@@ -154,3 +154,22 @@ def test_format_seconds():
     assert format_seconds(42.4) == "about 42 s"
     assert format_seconds(600) == "about 10 min"
     assert format_seconds(7200) == "about 2.0 h"
+
+
+def test_snippet_rebuilds_the_same_subsample():
+    """Reproduce in Python: a run on a subsample writes the subsample_dataset call, and the
+    code run as written makes the same rows."""
+    from engine.data import load_bundled
+    from engine.snippets import dataset_code
+
+    df, _, entry = load_bundled("digits")
+    ds = make_dataset(df, entry["target"])
+    small = subsample_dataset(ds, 300, seed=5)
+    recipe = {"source": "bundled", "name": "digits", "target": entry["target"]}
+    recipe["subsample"] = small.subsample.as_dict()
+    code = dataset_code(recipe)
+    assert "subsample_dataset(ds, 300, seed=5)" in code
+    scope: dict = {}
+    exec(compile(code, "<snippet>", "exec"), scope)
+    assert np.array_equal(scope["ds"].X, small.X) and np.array_equal(scope["ds"].y, small.y)
+    assert "subsample" not in dataset_code({k: v for k, v in recipe.items() if k != "subsample"})

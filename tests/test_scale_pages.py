@@ -113,3 +113,29 @@ def test_feature_ranking_waits_for_a_choice_before_a_long_in_page_fit(app, monke
     assert not app.exception, app.exception
     assert app.get("plotly_chart")
     assert not any("subsample of" in c.value for c in app.caption)
+
+
+@pytest.mark.slow  # a 200,000-row upload (about half a minute)
+def test_a_200000_row_upload_gets_the_offer_with_the_measured_curves(app):
+    """At the row cap, with the real cost curves: the sidebar offers the subsample, and the
+    Feature ranking page, whose default model is fitted while it draws, fits nothing on
+    all rows without asking."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        rng.normal(size=(200_000, 30)).round(2), columns=[f"x{j}" for j in range(30)]
+    )
+    frame["label"] = np.where(frame["x0"] + frame["x1"] > 0, "yes", "no")
+    at = app
+    at.file_uploader(key="uploader").set_value(
+        ("cap.csv", frame.to_csv(index=False).encode(), "text/csv")
+    ).run()
+    assert not at.exception, at.exception
+    assert "200,000 rows x 30 features; target" in dataset_line(at)
+    assert at.toggle(key="subsample").value is False
+    at.switch_page("pages/feature_ranking.py").run()
+    assert not at.exception, at.exception
+    offer = next(i.value for i in at.info if "time budget of 10 s" in i.value)
+    assert "200,000 rows x 30 features" in offer
+    rows = engine.scale.rows_within("sklearn_tree", 10.0 / (6 / 8), 30)
+    assert any(b.label == f"Use a subsample of {rows:,} rows" for b in at.button)
+    assert not at.get("plotly_chart")
