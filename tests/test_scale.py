@@ -173,3 +173,21 @@ def test_snippet_rebuilds_the_same_subsample():
     exec(compile(code, "<snippet>", "exec"), scope)
     assert np.array_equal(scope["ds"].X, small.X) and np.array_equal(scope["ds"].y, small.y)
     assert "subsample" not in dataset_code({k: v for k, v in recipe.items() if k != "subsample"})
+
+
+def test_binned_counts_match_numpy_per_group_and_skip_missing():
+    from engine.data import binned_counts
+
+    rng = np.random.default_rng(2)
+    values = rng.normal(size=1_000)
+    values[::7] = np.nan
+    groups = rng.integers(0, 3, size=1_000)
+    edges, counts = binned_counts(values, groups, 3, nbins=12)
+    present = ~np.isnan(values)
+    assert np.allclose(edges, np.linspace(values[present].min(), values[present].max(), 13))
+    for k in range(3):
+        expected, _ = np.histogram(values[present & (groups == k)], bins=edges)
+        assert counts[k].tolist() == expected.tolist()
+    assert counts.sum() == present.sum()
+    edges, counts = binned_counts(np.full(5, 2.0), nbins=4)
+    assert counts.sum() == 5 and edges[0] < 2.0 < edges[-1]

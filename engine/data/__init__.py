@@ -49,6 +49,7 @@ Modules: :mod:`engine.data.parsing` (:func:`load_csv`; its columns cleaned by
 (:class:`DataError`).
 """
 
+from engine.data.binning import binned_counts
 from engine.data.bundled import DATASETS_DIR, bundled_datasets, load_bundled
 from engine.data.errors import DataError
 from engine.data.parsing import (
@@ -81,6 +82,7 @@ from engine.data.validation import (
 )
 
 __all__ = [
+    "binned_counts",
     "Subsample",
     "stratified_subsample",
     "subsample_dataset",
