@@ -77,7 +77,9 @@ def dataset_code(recipe: dict | None) -> str:
         ``source`` ('bundled' or 'upload'), ``name``, ``target`` and the
         :func:`engine.data.make_dataset` options (``task``, ``categorical``, ``missing``,
         ``features``, ``max_categories``, ``many_levels``, ``small_classes``); an upload
-        also has ``parse`` (``sep``, ``decimal``, ``thousands``, ``encoding``).
+        also has ``parse`` (``sep``, ``decimal``, ``thousands``, ``encoding``); a run on a
+        subsample has ``subsample`` (``rows``, ``of``, ``seed``:
+        :func:`engine.data.subsample_dataset`).
 
     Returns
     -------
@@ -106,6 +108,16 @@ def dataset_code(recipe: dict | None) -> str:
         if recipe.get(key) not in (None, []) and recipe.get(key) != _DATASET_DEFAULTS[key]
     }
     lines.append("ds = " + _call("make_dataset", ["df", repr(str(recipe["target"]))], options))
+    sample = recipe.get("subsample")
+    if sample:
+        lines[0] += ", subsample_dataset"
+        lines.append(
+            f"# a seeded stratified subsample of {int(sample['rows']):,} of "
+            f"{int(sample['of']):,} rows"
+        )
+        lines.append(
+            f"ds = subsample_dataset(ds, {int(sample['rows'])}, seed={int(sample['seed'])})"
+        )
     return "\n".join(lines) + "\n"
 
 

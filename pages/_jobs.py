@@ -159,9 +159,11 @@ def show_job_failure(snap, what: str, advice: str = MEMORY_ADVICE) -> None:
 
 def job_meta(ds) -> dict:
     """What a page must remember of the dataset a job ran on, to draw its results later."""
+    from pages._scale import subsample_meta
     from pages._shared import dataset_caption, dataset_recipe
 
     return {
+        **subsample_meta(ds),  # a subsample: every result on it says so (ResultPanel)
         "task": ds.task,
         "feature_names": list(ds.feature_names),
         "classes": None if ds.classes_ is None else [str(c) for c in ds.classes_],
@@ -660,6 +662,19 @@ class ResultPanel:
         st.session_state.setdefault(_PANELS, {})[page] = self
         if exports:
             self.exports()
+        self.subsample_caption()
+
+    def subsample_caption(self) -> None:
+        """A run on a subsample (its meta's ``subsample``) says so under the export row
+        and in the report: 'Every result below is on a seeded stratified subsample of N of
+        M rows (seed S).'"""
+        from pages._scale import meta_note
+
+        note = meta_note(self.meta)
+        if note is not None:
+            text = f"Every result below is {note}."
+            st.caption(text)
+            self.notes.append(text)
 
     def chart(self, figure, *, key: str, where=None, **kwargs):
         """Draw a plotly ``figure`` (``st.plotly_chart``, in ``where`` or the current
@@ -923,6 +938,7 @@ def cv_job_panel(
     budget: float,
     idle_text: str,
     can_run: bool = True,
+    estimate: dict | None = None,
 ):
     """Run / Stop buttons, live progress and the outcome of a cross-validation job
     (``page_job``: the page's :class:`PageJob` or its prefix).
@@ -932,8 +948,12 @@ def cv_job_panel(
     fragment polls it twice a second and the rest of the page is not drawn; afterwards this
     returns ``(result, meta)`` -- the :class:`engine.compare.CompareResult` (the finished
     folds after Stop or a spent budget) and :func:`job_meta` plus run labels -- or stops the
-    page when there is nothing to show.
+    page when there is nothing to show.  ``estimate``: the keyword arguments of
+    :func:`pages._scale.scale_notice` (method, what, repeats, key), which says before Run
+    how long the job takes at this size and offers a subsample beyond ``budget``; while it
+    runs, the progress line says how long the rest takes at the pace so far.
     """
+    from pages._scale import scale_notice
     from pages._shared import md
 
     this = sys.modules[__name__]  # looked up here so that tests can substitute them
@@ -956,15 +976,31 @@ def cv_job_panel(
         meta = {**job_meta(ds), "labels": labels, "n_folds": len(plan.folds)}
         return job, {**meta, "plan": getattr(plan, "request", None)}
 
+    if estimate is not None and not page_job.running:
+        scale_notice(ds, budget=float(budget), **estimate)
     page_job.controls("Run", start, disabled=not can_run)
 
     def draw(snap) -> None:
+        from engine.scale import format_seconds
+
         latest = snap.latest or {"completed": 0, "total": 1, "message": "starting...", "rows": []}
-        st.progress(
-            latest["completed"] / latest["total"],
-            text=f"{latest['message']} -- {latest['completed']}/{latest['total']} "
-            f"fits, {snap.elapsed:.1f} s",
+        done, total = latest["completed"], latest["total"]
+        left = (
+            f"; {format_seconds(snap.elapsed / done * (total - done))} left at this pace"
+            if 0 < done < total
+            else ""
         )
+        st.progress(
+            done / total,
+            text=f"{latest['message']} -- {done}/{total} fits, {snap.elapsed:.1f} s{left}",
+        )
+        if 0 < done < total and snap.elapsed / done * total > float(budget):
+            st.caption(
+                f"At this pace all {total} fits need more than the {float(budget):.0f} s "
+                "budget: the job will stop at it and keep the folds it finished. A seeded "
+                "stratified subsample (*Large data* in the sidebar, for tables above "
+                "20,000 rows) or fewer models or folds would finish."
+            )
         if latest["rows"]:
             from engine.compare import shown_summary
 

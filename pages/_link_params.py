@@ -22,6 +22,8 @@ SIDEBAR = (
     ("task", "auto, classification or regression"),
     ("missing", "rows with missing values: keep, drop or error"),
     ("seed", "the random seed"),
+    ("sub", "rows of the seeded stratified subsample, when it is on (pages/_scale.py)"),
+    ("sub_seed", "the subsample's seed"),
     ("projection", "projection mode (1 / 0)"),
 )
 #: Most folds of a cross-validation slider (pages/_shared.py ``folds_slider``).

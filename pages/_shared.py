@@ -69,6 +69,14 @@ from pages._jobs import (  # noqa: F401 (the page-job kit, re-exported for the p
     stop_page,
 )
 from pages._links import LinkParam, page_title, read_param
+from pages._scale import (  # noqa: F401 (scale_notice, subsample_meta: for the pages)
+    apply_subsample,
+    fit_within_budget,
+    scale_notice,
+    sidebar_subsample,
+    subsample_meta,
+    subsample_note,
+)
 
 UPLOAD_PREFIX = "upload:"
 #: Uploaded tables kept per browser session (the oldest is forgotten beyond this).
@@ -363,6 +371,7 @@ _KEPT_PREFIXES = (
     "tg_",
     "ci_",
     "learn_",
+    "subsample",
 )
 #: Keys under those prefixes that are not kept: buttons (cannot be set), the job itself, and
 #: result-view widgets whose bounds depend on the last result.
@@ -487,6 +496,7 @@ def sidebar() -> None:
         "result can be reproduced and shared by URL.",
     )
     _to_url("seed", value, 0)
+    sidebar_subsample(sb, len(df))
     sb.header("Display")
     read_param(LinkParam(PROJECTION_KEY, PROJECTION_KEY, bool, False))
     projection = sb.toggle(
@@ -563,6 +573,9 @@ def resume_intended_page() -> None:
 def current_dataset(*, allow_missing: bool = False):
     """The active :class:`engine.data.Dataset`, or ``None`` after showing why not.
 
+    While the sidebar's subsample is on (:mod:`pages._scale`), its seeded stratified
+    subsample of the prepared rows (``ds.subsample`` says which).
+
     ``allow_missing``: the page can use a dataset with missing values (NaN in ``X``, when
     the sidebar keeps rows with missing values).  Pages whose methods cannot do so yet
     leave it ``False``: they get ``None`` and a message saying what to choose instead
@@ -613,8 +626,8 @@ def current_dataset(*, allow_missing: bool = False):
             f"{ds.n_samples - complete.n_samples:,} rows with missing values are left out "
             "here (the pages whose trees route missing values keep them)."
         )
-        return complete
-    return ds
+        return apply_subsample(complete)
+    return apply_subsample(ds)
 
 
 def dataset_recipe(ds) -> dict:
@@ -644,6 +657,8 @@ def dataset_recipe(ds) -> dict:
         "many_levels": str(st.session_state.get(f"many_levels::{option}", "other")),
         "small_classes": str(st.session_state.get(f"small_classes::{option}", "keep")),
     }
+    if getattr(ds, "subsample", None) is not None:
+        recipe["subsample"] = ds.subsample.as_dict()
     if recipe["source"] == "upload":
         recipe["parse"] = {
             "sep": report.delimiter,
@@ -679,9 +694,11 @@ def dataset_caption(ds) -> str:
     )
     rows = f"{ds.n_samples:,} row" + ("s" if ds.n_samples != 1 else "")
     feats = f"{ds.n_features} feature" + ("s" if ds.n_features != 1 else "")
+    note = subsample_note(ds)
+    sample = "" if note is None else f"; {note}"
     return (
-        f"**{md(dataset_title(st.session_state['ds']))}** -- {rows} x {feats}; target "
-        f"**{md(ds.target)}** ({kind})."
+        f"**{md(dataset_title(st.session_state['ds']))}** -- {rows} x {feats}{sample}; "
+        f"target **{md(ds.target)}** ({kind})."
     )
 
 

@@ -130,6 +130,13 @@ result, meta = cv_job_panel(
     budget=budget,
     idle_text="Choose models and press **Run**.",
     can_run=bool(chosen) and ready,
+    estimate=dict(
+        method="cart",
+        what=f"the cross-validation ({n_splits} folds x {len(chosen)} models)",
+        repeats=max(1, n_splits * len(chosen)),
+        key="cmp_subsample_btn",
+        lower_bound=True,
+    ),
 )
 snap = CV_JOB.job.snapshot()
 

@@ -38,6 +38,7 @@ from engine.figures.cit import (
     top_k_figure,
 )
 from engine.jobs import Job
+from engine.scale import PAGE_BUDGET
 from engine.snippets import conditional_inference_snippet
 from engine.teaching import predict
 from engine.teaching.glossary import link_terms
@@ -57,6 +58,7 @@ from pages._shared import (
     md,
     remember_model,
     require_entrypoint,
+    scale_notice,
     seed,
     show_job_failure,
     stop_page,
@@ -716,8 +718,21 @@ def start_fit():
     return job, meta
 
 
+fit_seconds = scale_notice(  # one conditional inference tree per forest tree, and one
+    ds,
+    "cit",
+    budget=600.0,
+    what=f"the fit (the tree, then a forest of {int(n_trees)} conditional inference trees; "
+    "CART and the random forest beside them have no curve)",
+    repeats=1 + int(n_trees),
+    key="ci_subsample_btn",
+    lower_bound=True,
+)
 meta = st.session_state.get(FIT.meta_key)
-if FIT.job is None or (meta is not None and meta["digest"] != digest):
+# a fit that would take longer than an in-page action waits for Fit (and the offer above)
+if fit_seconds < PAGE_BUDGET and (
+    FIT.job is None or (meta is not None and meta["digest"] != digest)
+):
     # first visit, or another dataset: fit right away (the tree takes well under a second
     # on the bundled data; the forests follow in the background)
     if FIT.job is not None:

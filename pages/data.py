@@ -158,6 +158,12 @@ def _rows_line(report, ds) -> str:
         parts.append(f"{report.dropped_rows:,} empty rows removed while reading")
     for reason, n in ds.row_steps:
         parts.append(f"{n:,} dropped: {ROW_STEP_WORDS.get(reason, reason)}")
+    sample = ds.subsample
+    if sample is not None:  # the sidebar's subsample, the user's choice
+        parts.append(
+            f"{sample.total - sample.kept:,} not in the seeded stratified subsample "
+            f"(seed {sample.seed})"
+        )
     parts.append(f"**{ds.n_samples:,}** used")
     return "Rows: " + " → ".join(parts) + "."
 

@@ -56,6 +56,7 @@ from pages._shared import (
     dataset_caption,
     dataset_digest,
     dataset_recipe,
+    fit_within_budget,
     md,
     remembered_models,
     require_entrypoint,
@@ -63,6 +64,7 @@ from pages._shared import (
     show_job_failure,
     shown_figure,
     stop_page,
+    subsample_meta,
 )
 from pages._teaching import PredictFirst
 
@@ -317,6 +319,8 @@ else:
     )
     if leaves == 1:
         st.error("Max leaves must be 0 (no limit) or at least 2.")
+        stop_page(*JOBS)
+    if kind in MODEL_KINDS and not fit_within_budget(ds, kind, int(depth), int(n_est)):
         stop_page(*JOBS)
     try:
         raw_model, tr_idx, te_idx, score, rows_note = fit_model(
@@ -678,7 +682,9 @@ PREDICT.reveal(
 tabs = st.tabs(
     ["Attributions", "Insertion / deletion", "Ranker convergence", "Tree and gamma", "Numerics"]
 )
-panel = ResultPanel("feature_ranking", {"caption": dataset_caption(ds), "row": row})
+panel = ResultPanel(
+    "feature_ranking", {"caption": dataset_caption(ds), "row": row, **subsample_meta(ds)}
+)
 if source == "train":  # a remembered or uploaded model comes from elsewhere: no snippet
     panel.snippet(
         feature_ranking_snippet(

@@ -58,6 +58,7 @@ from pages._shared import (
     remember_model,
     remembered_models,
     require_entrypoint,
+    scale_notice,
     seed,
     show_job_failure,
     shown_figure,
@@ -447,6 +448,13 @@ def start_search():
     return job, meta
 
 
+scale_notice(  # measured at depth 2: a deeper search takes longer
+    ds,
+    "literati_root" if scope_label == LITERATI_SCOPES["root"] else "literati",
+    budget=float(time_limit),
+    what="proving a depth-2 tree optimal",
+    key="lit_subsample_btn",
+)
 SEARCH.controls("Run", start_search, disabled=bd_error is not None)
 
 PHASE_TITLE = {"main": "Literati search", "k1": "Baseline: Literati with K_max = 1"}

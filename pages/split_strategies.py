@@ -39,6 +39,7 @@ from pages._shared import (
     seed,
     shown_figure,
     stop_page,
+    subsample_meta,
 )
 
 DEFAULTS = SPLIT_DEFAULTS
@@ -182,7 +183,7 @@ def global_dictionary(_ds, key: str, random_state: int):
 
 tree = node_picker_tree(ds, digest, depth, criterion, int(min_leaf))
 #: The page's results: the node's candidates (sections 2-3), then the whole-tree comparison.
-panel = ResultPanel("split_strategies", {"caption": dataset_caption(ds)})
+panel = ResultPanel("split_strategies", {"caption": dataset_caption(ds), **subsample_meta(ds)})
 class_names = None if ds.classes_ is None else [str(c) for c in ds.classes_]
 
 st.subheader("1. Pick a node")
@@ -349,6 +350,12 @@ result, meta = cv_job_panel(
     budget=budget,
     can_run=bool(strategies),
     idle_text="Press **Run** to compare whole trees.",
+    estimate=dict(
+        method="cart",
+        what=f"growing {len(strategies)} trees on each of {folds} folds",
+        repeats=max(1, folds * len(strategies)),
+        key="ss_subsample_btn",
+    ),
 )
 st.caption(link_terms(f"Results for {meta['caption']}"))
 panel.meta = meta

@@ -163,6 +163,7 @@ SERVICES = {
     "engine.job_context",  # JobContext, drive_steps, ProgressRecorder (both runners)
     "engine.dask_runner",  # Job's Dask runner (worker and client sides)
     "engine.warmup",
+    "engine.scale",  # the measured cost curves: time estimates of a method at n rows
     "engine.store",  # the run store: finished jobs' results as data on disk
     "engine.run_format",  # the run store's file format (data only, never a pickle)
     "engine.report",  # the self-contained HTML report

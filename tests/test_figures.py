@@ -22,8 +22,15 @@ def test_class_histograms_partition_the_feature():
     fig = feature_distribution_figure(ds, "petal length (cm)")
     assert [t.name for t in fig.data] == list(ds.classes_)
     j = ds.feature_names.index("petal length (cm)")
+    # bin counts, not rows, are drawn: each class's bars count its rows in shared bins
+    x = ds.X[:, j]
+    edges = np.linspace(x.min(), x.max(), 31)
     for k, trace in enumerate(fig.data):
-        np.testing.assert_array_equal(trace.x, ds.X[ds.y == k, j])
+        expected, _ = np.histogram(x[ds.y == k], bins=edges)
+        np.testing.assert_array_equal(trace.y, expected)
+        np.testing.assert_allclose(trace.x, (edges[:-1] + edges[1:]) / 2)
+        np.testing.assert_allclose(trace.width, np.diff(edges))
+    assert sum(int(np.sum(t.y)) for t in fig.data) == ds.n_samples
     assert fig.layout.title.text and fig.layout.xaxis.title.text == "petal length (cm)"
     assert fig.layout.yaxis.title.text == "rows (count)"
 
@@ -44,7 +51,8 @@ def test_regression_scatter_and_target_histogram():
     fig = feature_distribution_figure(ds, 2)
     np.testing.assert_array_equal(fig.data[0].y, ds.y)
     hist = target_distribution_figure(ds)
-    np.testing.assert_array_equal(hist.data[0].x, ds.y)
+    expected, _ = np.histogram(ds.y, bins=np.linspace(ds.y.min(), ds.y.max(), 41))
+    np.testing.assert_array_equal(hist.data[0].y, expected)
     assert hist.layout.xaxis.title.text == ds.target
 
 

@@ -44,10 +44,12 @@ Modules: :mod:`engine.data.parsing` (:func:`load_csv`; its columns cleaned by
 :mod:`engine.data.options`, the columns read by :mod:`engine.data.columns` and encoded by
 :mod:`engine.data.encoding`), :mod:`engine.data.dataset` (:class:`Dataset`),
 :mod:`engine.data.splitting` (:func:`train_test_rows`),
+:mod:`engine.data.subsample` (:func:`stratified_subsample`, :func:`subsample_dataset`),
 :mod:`engine.data.bundled` (the bundled datasets), :mod:`engine.data.errors`
 (:class:`DataError`).
 """
 
+from engine.data.binning import binned_counts
 from engine.data.bundled import DATASETS_DIR, bundled_datasets, load_bundled
 from engine.data.errors import DataError
 from engine.data.parsing import (
@@ -59,6 +61,7 @@ from engine.data.parsing import (
     load_csv,
 )
 from engine.data.splitting import RowSplit, train_test_rows
+from engine.data.subsample import Subsample, stratified_subsample, subsample_dataset
 from engine.data.validation import (
     DEFAULT_MISSING,
     LEVEL_CAP_LABEL,
@@ -79,6 +82,10 @@ from engine.data.validation import (
 )
 
 __all__ = [
+    "binned_counts",
+    "Subsample",
+    "stratified_subsample",
+    "subsample_dataset",
     "DATASETS_DIR",
     "DEFAULT_NA_VALUES",
     "MAX_BYTES",

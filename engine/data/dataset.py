@@ -42,6 +42,9 @@ class Dataset:
             ``{'rows': int, 'groups': int, 'best': float}`` where ``best`` is the best
             training accuracy (classification) or R² (regression) any model can reach,
             each group predicting its most common class (its mean); else ``None``.
+        subsample: when the rows are a seeded stratified subsample of the prepared rows
+            (:func:`engine.data.subsample_dataset`), the :class:`engine.data.Subsample`
+            that made them (rows kept of rows total, seed); ``None`` for all rows.
 
     The arrays are shared, not copied: treat them as read-only.
     """
@@ -60,6 +63,7 @@ class Dataset:
     left_out: dict[str, str] = field(default_factory=dict)
     missing: str = "error"
     conflicts: dict | None = None
+    subsample: Any = None
 
     @property
     def n_samples(self) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from engine.data.binning import binned_counts
 from engine.figures.style import base_layout, palette
 
 MAX_POINTS = 5000  # scatter points drawn; more rows are subsampled (deterministically)
@@ -36,7 +37,8 @@ def feature_distribution_figure(
     units : str
         Optional unit appended to the axis label.
 
-    Classification: stacked histogram (continuous) or grouped bar of counts per category,
+    Classification: stacked histogram (continuous; its bin counts, not the rows, are in the
+    figure) or grouped bar of counts per category,
     one trace per class.  Regression: scatter of (feature, target), subsampled to
     ``MAX_POINTS`` rows, or a box per category for categorical features.
 
@@ -59,6 +61,9 @@ def feature_distribution_figure(
     fig = go.Figure()
     if dataset.task == "classification":
         colours = palette(len(dataset.classes_))
+        if not is_cat:  # counts per bin, not one value per row, go to the browser
+            edges, counts = binned_counts(x, dataset.y, len(dataset.classes_), nbins)
+            centres, widths = (edges[:-1] + edges[1:]) / 2, np.diff(edges)
         for k, cls in enumerate(dataset.classes_):
             xs = x[dataset.y == k]
             if is_cat:
@@ -71,13 +76,15 @@ def feature_distribution_figure(
                     hovertemplate=f"class {cls}<br>%{{x}}: %{{y}} rows<extra></extra>",
                 )
             else:
-                fig.add_histogram(
-                    x=xs,
+                fig.add_bar(
+                    x=centres,
+                    y=counts[k],
+                    width=widths,
+                    customdata=np.column_stack([edges[:-1], edges[1:]]),
                     name=str(cls),
                     marker_color=colours[k],
-                    nbinsx=nbins,
-                    bingroup=1,
-                    hovertemplate=f"class {cls}<br>{name} %{{x}}<br>%{{y}} rows<extra></extra>",
+                    hovertemplate=f"class {cls}<br>{name} %{{customdata[0]:.4g}} to "
+                    "%{customdata[1]:.4g}<br>%{y} rows<extra></extra>",
                 )
         fig.update_layout(
             **base_layout(
@@ -123,7 +130,8 @@ def feature_distribution_figure(
 
 
 def target_distribution_figure(dataset, *, nbins: int = 40) -> go.Figure:
-    """Bar chart of class counts (classification) or histogram of y (regression)."""
+    """Bar chart of class counts (classification) or histogram of y (regression; its
+    ``nbins`` bin counts, not the rows, are in the figure)."""
     fig = go.Figure()
     if dataset.task == "classification":
         counts = np.bincount(dataset.y, minlength=len(dataset.classes_))
@@ -143,12 +151,15 @@ def target_distribution_figure(dataset, *, nbins: int = 40) -> go.Figure:
             yaxis_title="rows (count)",
         )
     else:
-        fig.add_histogram(
-            x=dataset.y,
-            nbinsx=nbins,
+        edges, counts = binned_counts(dataset.y, nbins=nbins)
+        fig.add_bar(
+            x=(edges[:-1] + edges[1:]) / 2,
+            y=counts[0],
+            width=np.diff(edges),
+            customdata=np.column_stack([edges[:-1], edges[1:]]),
             marker_color=palette(1)[0],
             name="rows",
-            hovertemplate="%{x}: %{y} rows<extra></extra>",
+            hovertemplate="%{customdata[0]:.4g} to %{customdata[1]:.4g}: %{y} rows<extra></extra>",
         )
         fig.update_layout(
             **base_layout(f"Distribution of {dataset.target}", showlegend=False),

@@ -1,0 +1,223 @@
+"""Large uploads (issue 20 point 4): the sidebar's seeded stratified subsample and each
+page's time estimate from the measured cost curves (:mod:`engine.scale`).
+
+The subsample is the user's choice, never automatic: above :data:`SUBSAMPLE_FROM_ROWS`
+rows the sidebar offers it (*Large data*), and a page whose method would exceed its
+budget on all rows says so and offers it with one button (:func:`scale_notice`).  While
+it is on, :func:`apply_subsample` cuts the prepared dataset in
+:func:`pages._shared.current_dataset`, so every page, caption
+(:func:`pages._shared.dataset_caption`), run meta (``subsample``, :func:`subsample_meta`),
+report, stored run and snippet carries "on a seeded stratified subsample of N of M rows
+(seed S)"; the full data stays loaded, and turning it off uses every row again.  Its size
+and seed are in the link (``sub``, ``sub_seed``).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from engine.data import MAX_ROWS, subsample_dataset
+from engine.scale import CURVES, PAGE_BUDGET, estimate_seconds, format_seconds, rows_within
+from pages._links import LinkParam, read_param
+
+#: The sidebar offers a subsample for tables with more rows than this.
+SUBSAMPLE_FROM_ROWS = 20_000
+#: The subsample's rows unless the user or a page's offer says otherwise.
+DEFAULT_SUBSAMPLE_ROWS = 20_000
+#: Fewest rows a subsample may have.
+MIN_SUBSAMPLE_ROWS = 1_000
+#: Session-state keys of the sidebar's widgets.
+ON, ROWS, SEED = "subsample", "subsample_rows", "subsample_seed"
+
+
+def subsample_link() -> tuple[LinkParam, ...]:
+    """The sidebar's subsample settings in the URL: ``sub`` (rows; present while the
+    subsample is on) and ``sub_seed``."""
+    return (
+        LinkParam(
+            ROWS,
+            "sub",
+            int,
+            DEFAULT_SUBSAMPLE_ROWS,
+            low=MIN_SUBSAMPLE_ROWS,
+            high=MAX_ROWS,
+            doc="rows of the seeded stratified subsample (absent: all rows)",
+        ),
+        LinkParam(SEED, "sub_seed", int, 0, low=0, high=2**31 - 1, doc="the subsample's seed"),
+    )
+
+
+def _mirror(name: str, value, default) -> None:
+    if value is None or value == default:
+        st.query_params.pop(name, None)
+    elif st.query_params.get(name) != str(value):
+        st.query_params[name] = str(value)
+
+
+def sidebar_subsample(container, n_rows: int) -> None:
+    """The sidebar's *Large data* section for a table of ``n_rows`` rows: drawn when it has
+    more than :data:`SUBSAMPLE_FROM_ROWS` rows (or a link turned the subsample on)."""
+    rows_param, seed_param = subsample_link()
+    if ON not in st.session_state and read_param(rows_param):
+        st.session_state[ON] = True
+    read_param(seed_param)
+    if n_rows <= SUBSAMPLE_FROM_ROWS and not st.session_state.get(ON):
+        return
+    container.header("Large data")
+    on = container.toggle(
+        "Use a seeded stratified subsample",
+        key=ON,
+        help="Every page then works on the subsample's rows (stratified by class, or by "
+        "target quantile bins for regression) and every result says so. The full data "
+        "stays loaded: turn this off to use all rows again.",
+    )
+    rows = container.number_input(
+        "Rows in the subsample",
+        min_value=MIN_SUBSAMPLE_ROWS,
+        max_value=MAX_ROWS,
+        value=None if ROWS in st.session_state else DEFAULT_SUBSAMPLE_ROWS,
+        step=1_000,
+        key=ROWS,
+        disabled=not on,
+    )
+    seed = container.number_input(
+        "Subsample seed",
+        min_value=0,
+        max_value=2**31 - 1,
+        value=None if SEED in st.session_state else 0,
+        step=1,
+        key=SEED,
+        disabled=not on,
+    )
+    if on:
+        kept = min(int(rows), n_rows)
+        container.caption(f"{kept:,} of {n_rows:,} rows (seed {int(seed)}).")
+    else:
+        container.caption(
+            f"All {n_rows:,} rows are used; the pages say when a method would take longer "
+            "than its budget on them."
+        )
+    _mirror("sub", int(rows) if on else None, None)
+    _mirror("sub_seed", int(seed) if on else None, 0)
+
+
+def apply_subsample(ds):
+    """``ds`` cut to the sidebar's subsample while it is on and smaller than ``ds``; else
+    ``ds``.  Raises ValueError as :func:`engine.data.subsample_dataset`."""
+    if not st.session_state.get(ON):
+        return ds
+    rows = int(st.session_state.get(ROWS) or DEFAULT_SUBSAMPLE_ROWS)
+    if rows >= ds.n_samples:
+        return ds
+    return subsample_dataset(ds, rows, int(st.session_state.get(SEED) or 0))
+
+
+def subsample_note(ds) -> str | None:
+    """'on a seeded stratified subsample of N of M rows (seed S)' for a subsampled ``ds``,
+    else ``None``."""
+    sample = getattr(ds, "subsample", None)
+    return None if sample is None else sample.note()
+
+
+def subsample_meta(ds) -> dict:
+    """``{'subsample': {...}}`` for a run's meta on a subsampled ``ds`` (rows, of, seed,
+    strata), else ``{}``; :class:`pages._jobs.ResultPanel` writes its note under the
+    results and into the report."""
+    sample = getattr(ds, "subsample", None)
+    return {} if sample is None else {"subsample": sample.as_dict()}
+
+
+def meta_note(meta: dict) -> str | None:
+    """The subsample note of a run's ``meta`` (:func:`subsample_meta`), or ``None``."""
+    sample = (meta or {}).get("subsample")
+    if not sample:
+        return None
+    return (
+        f"on a seeded stratified subsample of {int(sample['rows']):,} of "
+        f"{int(sample['of']):,} rows (seed {int(sample['seed'])})"
+    )
+
+
+def _use_subsample(rows: int) -> None:
+    st.session_state[ON] = True
+    st.session_state[ROWS] = int(rows)
+
+
+def scale_notice(
+    ds,
+    method: str,
+    *,
+    budget: float,
+    what: str,
+    repeats: float = 1,
+    key: str,
+    container=None,
+    lower_bound: bool = False,
+) -> float:
+    """Say how long ``what`` takes on ``ds`` and offer a subsample when it would exceed
+    ``budget`` seconds (the page's job budget).
+
+    ``method`` names a cost curve of :mod:`engine.scale`; ``repeats`` multiplies it (folds
+    x models).  Nothing is drawn for an estimate under :data:`engine.scale.PAGE_BUDGET`.
+    Above the budget, an info box names the estimate and a button (``key``) turns the
+    sidebar's subsample on at the size that fits (:func:`engine.scale.rows_within`).
+    ``lower_bound``: the curve is a faster method's (Compare's models without a curve of
+    their own are timed as TreeLab's CART), so the text says "at least".  Returns the
+    estimate in seconds.
+    """
+    where = container or st
+    full = getattr(ds, "subsample", None)
+    seconds = repeats * estimate_seconds(method, ds.n_samples, ds.n_features)
+    if seconds < PAGE_BUDGET:
+        return seconds
+    curve = CURVES[method]
+    basis = f"from the measured cost curve ({curve.what}, benchmark machine; docs/benchmarks.md)"
+    at = f"{ds.n_samples:,} rows x {ds.n_features} features"
+    takes = "takes at least" if lower_bound else "takes"
+    if seconds <= budget or full is not None:
+        where.caption(
+            f"{what[:1].upper() + what[1:]} {takes} {format_seconds(seconds)} at {at} {basis}; it runs "
+            "as a background job with progress."
+        )
+        return seconds
+    rows = min(rows_within(method, budget / repeats, ds.n_features), ds.n_samples)
+    where.info(
+        f"**{what[:1].upper() + what[1:]} would take {'at least ' if lower_bound else ''}"
+        f"{format_seconds(seconds)} at {at}** {basis}, "
+        f"more than its time budget of {budget:.0f} s. A seeded stratified subsample of "
+        f"{rows:,} rows {takes} "
+        f"{format_seconds(repeats * estimate_seconds(method, rows, ds.n_features))}; "
+        "every result on it says so, and the full data stays loaded (turn it off under "
+        "*Large data* in the sidebar)."
+    )
+    where.button(
+        f"Use a subsample of {rows:,} rows",
+        key=key,
+        on_click=_use_subsample,
+        args=(rows,),
+    )
+    return seconds
+
+
+def fit_within_budget(ds, kind: str, depth: int, n_trees: int) -> bool:
+    """Whether a page may fit a scikit-learn ``kind`` model ('tree', 'forest', 'boosting')
+    of ``depth`` (0: grown out) and ``n_trees`` trees on ``ds`` while it draws: yes when
+    the estimate (the scikit-learn tree curve, per tree and scaled by depth / 8, a grown-out
+    tree counted as depth 16) is under :data:`engine.scale.PAGE_BUDGET`; else the page
+    says so, offers the subsample (:func:`scale_notice`) and a checkbox to fit on every row
+    anyway (the page waits while it fits), and this returns that checkbox's value."""
+    trees = 1 if kind == "tree" else max(1, int(n_trees))
+    seconds = scale_notice(
+        ds,
+        "sklearn_tree",
+        budget=PAGE_BUDGET,
+        what=f"fitting the {kind} model while the page draws",
+        repeats=trees * (int(depth) or 16) / 8,
+        key="tg_subsample_btn",
+    )
+    if seconds < PAGE_BUDGET:
+        return True
+    return st.checkbox(
+        f"Fit on these {ds.n_samples:,} rows anyway ({format_seconds(seconds)}; the page waits)",
+        key="tg_fit_anyway",
+    )

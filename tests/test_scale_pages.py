@@ -1,0 +1,141 @@
+"""Pages on a large upload (issue 20 point 4): the sidebar's seeded stratified subsample,
+the caption every result carries while it is on, its link parameters, and a page's offer
+when its method would exceed its budget.  The thresholds are lowered so that a few
+thousand rows stand in for 200,000 (one slow test uses the real size)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import engine.scale
+import pages._scale
+from tests.conftest import APPTEST_TIMEOUT as TIMEOUT
+
+
+def csv_bytes(n: int, seed: int = 0) -> bytes:
+    """``n`` rows of 5 features and a three-class target (shares 60 / 30 / 10 %)."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(rng.normal(size=(n, 5)).round(3), columns=[f"x{j}" for j in range(5)])
+    frame["label"] = rng.choice(["common", "middle", "rare"], size=n, p=[0.6, 0.3, 0.1])
+    return frame.to_csv(index=False).encode()
+
+
+def dataset_line(at) -> str:
+    return next(m.value for m in at.markdown if "rows x" in m.value)
+
+
+def upload(at, n: int, name: str = "big.csv"):
+    at.file_uploader(key="uploader").set_value((name, csv_bytes(n), "text/csv")).run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.mark.slow  # whole-page runs
+def test_sidebar_subsample_is_offered_chosen_and_said_everywhere(app, monkeypatch):
+    monkeypatch.setattr(pages._scale, "SUBSAMPLE_FROM_ROWS", 2_000)
+    upload(app, 3_000)
+    toggle = app.toggle(key="subsample")
+    assert toggle.value is False  # offered, never on by itself
+    assert "3,000 rows x 5 features; target" in dataset_line(app)
+    toggle.set_value(True).run()
+    app.number_input(key="subsample_rows").set_value(1_000).run()
+    line = dataset_line(app)
+    assert "1,000 rows x 5 features" in line
+    assert "on a seeded stratified subsample of 1,000 of 3,000 rows (seed 0)" in line
+    assert dict(app.query_params)["sub"] in ("1000", ["1000"])
+    # another seed, other rows; off again: every row, no note
+    app.number_input(key="subsample_seed").set_value(7).run()
+    assert "(seed 7)" in dataset_line(app)
+    app.toggle(key="subsample").set_value(False).run()
+    assert "3,000 rows x 5 features; target" in dataset_line(app)
+    assert "subsample" not in dataset_line(app)
+    assert "sub" not in dict(app.query_params)
+    assert not app.exception
+
+
+@pytest.mark.slow  # whole-page runs
+def test_small_tables_get_no_offer(app):
+    upload(app, 300, "small.csv")
+    assert not [t for t in app.toggle if t.key == "subsample"]
+
+
+@pytest.mark.slow  # whole-page runs and a fit
+def test_a_page_offers_the_subsample_and_its_result_says_so(app, monkeypatch):
+    """A steep cost curve makes 3,000 rows exceed the Conditional inference fit's budget:
+    the page names the estimate and offers the subsample; once used, the fit's result
+    panel, its report notes and the run's meta say which rows it ran on."""
+    monkeypatch.setattr(pages._scale, "SUBSAMPLE_FROM_ROWS", 2_000)
+    steep = engine.scale.CostCurve("cit", "a steep test curve", 1e-2, 1.5, 200_000)
+    monkeypatch.setitem(engine.scale.CURVES, "cit", steep)
+    upload(app, 3_000)
+    app.switch_page("pages/conditional_inference.py").run()
+    assert not app.exception, app.exception
+    offer = [i.value for i in app.info if "time budget" in i.value]
+    assert offer and "3,000 rows x 5 features" in offer[0]
+    button = next(b for b in app.button if b.key == "ci_subsample_btn")
+    rows = engine.scale.rows_within("cit", 600.0 / (1 + 50), 5)
+    assert button.label == f"Use a subsample of {min(rows, 3_000):,} rows"
+    button.click().run()
+    assert app.toggle(key="subsample").value is True
+    assert app.number_input(key="subsample_rows").value == min(rows, 3_000)
+    app.button(key="ci_run").click().run()
+    job = app.session_state["ci_job"]
+    assert job.join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    note = f"on a seeded stratified subsample of {min(rows, 3_000):,} of 3,000 rows (seed 0)"
+    assert any(note in c.value for c in app.caption)
+    meta = app.session_state["ci_job_meta"]
+    assert meta["subsample"] == {
+        "rows": min(rows, 3_000),
+        "of": 3_000,
+        "seed": 0,
+        "strata": "class",
+    }
+    assert meta["recipe"]["subsample"]["rows"] == min(rows, 3_000)
+
+
+@pytest.mark.slow  # whole-page runs
+def test_feature_ranking_waits_for_a_choice_before_a_long_in_page_fit(app, monkeypatch):
+    """The Feature ranking page fits its model while it draws: beyond 10 s (a steep curve
+    here) it fits nothing until the user takes the subsample or fits on every row."""
+    monkeypatch.setattr(pages._scale, "SUBSAMPLE_FROM_ROWS", 2_000)
+    steep = engine.scale.CostCurve("sklearn_tree", "a steep test curve", 1e-3, 1.5, 200_000)
+    monkeypatch.setitem(engine.scale.CURVES, "sklearn_tree", steep)
+    upload(app, 3_000)
+    app.switch_page("pages/feature_ranking.py").run()
+    assert not app.exception, app.exception
+    assert any("time budget of 10 s" in i.value for i in app.info)
+    anyway = app.checkbox(key="tg_fit_anyway")
+    assert anyway.value is False
+    assert not app.get("plotly_chart")  # nothing fitted, nothing drawn
+    anyway.check().run()
+    assert not app.exception, app.exception
+    assert app.get("plotly_chart")
+    assert not any("subsample of" in c.value for c in app.caption)
+
+
+@pytest.mark.slow  # a 200,000-row upload (about half a minute)
+def test_a_200000_row_upload_gets_the_offer_with_the_measured_curves(app):
+    """At the row cap, with the real cost curves: the sidebar offers the subsample, and the
+    Feature ranking page, whose default model is fitted while it draws, fits nothing on
+    all rows without asking."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        rng.normal(size=(200_000, 30)).round(2), columns=[f"x{j}" for j in range(30)]
+    )
+    frame["label"] = np.where(frame["x0"] + frame["x1"] > 0, "yes", "no")
+    at = app
+    at.file_uploader(key="uploader").set_value(
+        ("cap.csv", frame.to_csv(index=False).encode(), "text/csv")
+    ).run()
+    assert not at.exception, at.exception
+    assert "200,000 rows x 30 features; target" in dataset_line(at)
+    assert at.toggle(key="subsample").value is False
+    at.switch_page("pages/feature_ranking.py").run()
+    assert not at.exception, at.exception
+    offer = next(i.value for i in at.info if "time budget of 10 s" in i.value)
+    assert "200,000 rows x 30 features" in offer
+    rows = engine.scale.rows_within("sklearn_tree", 10.0 / (6 / 8), 30)
+    assert any(b.label == f"Use a subsample of {rows:,} rows" for b in at.button)
+    assert not at.get("plotly_chart")
