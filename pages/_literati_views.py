@@ -65,7 +65,8 @@ def _send_priority(search_job, phase: str) -> None:
 
 def _priority_controls(search_job, phase: str, nb, latest: dict) -> None:
     """The picker of the node to prioritise, its button and what has priority now."""
-    open_nodes = [p for p, exact in zip(nb.paths, nb.exact, strict=True) if not exact]
+    # the root is where the search starts anyway: below it, the nodes not proven yet
+    open_nodes = [p for p, exact in zip(nb.paths, nb.exact, strict=True) if p and not exact]
     active = latest.get("priority")
     options = ["__none__", *open_nodes]
     labels = {"__none__": "none (the search picks)"}
@@ -85,7 +86,7 @@ def _priority_controls(search_job, phase: str, nb, latest: dict) -> None:
             "Steerable search: the search expands this node's subtree first, until its "
             "bounds meet (it is proven optimal for its rows), then goes on from the root. "
             "It changes the order of the work, never the optimum. Nodes already proven are "
-            "not listed."
+            "not listed, nor the root (where the search starts anyway)."
         ),
     )
     c2.button(

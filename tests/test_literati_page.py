@@ -960,3 +960,57 @@ def test_the_roots_candidates_solve_depth_two_by_counting_and_say_so(app):
     app.slider(key="lit_depth").set_value(4).run()
     assert any("depth 1 to 3" in e.value for e in app.error)
     assert app.button(key="lit_run").disabled
+
+
+# -- where the gap lives (issue 18 point 2) -----------------------------------------------------
+@pytest.mark.slow
+def test_live_tree_shows_node_bounds_and_gives_a_node_priority(app):
+    """The live view rings the incumbent's nodes by gap share, lists the unproven nodes
+    below the root in "Give priority to node", and the button's message reaches the
+    running search (threads here; the browser test runs on Dask); the result keeps the
+    final incumbent's bounds."""
+    import time
+
+    from engine.literati.node_bounds import path_label
+
+    _open(app, "breast_cancer")
+    app.slider(key="lit_depth").set_value(4)
+    app.number_input(key="lit_time").set_value(30.0)
+    app.button(key="lit_run").click().run()
+    job = app.session_state["lit_job"]
+    picker = None
+    for _ in range(60):  # until the live view lists a node to prioritise
+        time.sleep(0.5)
+        app.run()
+        assert not app.exception, app.exception
+        found = [s for s in app.selectbox if s.label == "Give priority to node"]
+        if found and len(found[0].options) > 1:
+            picker = found[0]
+            break
+    assert picker is not None, "no unproven node below the root was offered"
+    latest = job.snapshot().latest
+    nb = latest["snap"]["nodes"]
+    assert nb.share[0] == pytest.approx(1.0) and nb.own_share.sum() == pytest.approx(1.0)
+    tree_spec = app.get("plotly_chart")[1].proto.spec
+    assert "gap share (ring)" in tree_spec and "remaining" in tree_spec
+    # the options: every unproven node but the root, labelled with its bounds
+    wanted = [p for p, e in zip(nb.paths, nb.exact, strict=True) if p and not e]
+    offered = [o for o in picker.options if "node " in o]
+    assert offered and all(path_label(p) in " ".join(offered) for p in wanted[:1])
+    picker.set_value(picker.options[1]).run()
+    app.button(key="lit_priority_btn").click().run()
+    assert not app.exception, app.exception
+    for _ in range(40):
+        trace = job.snapshot().latest["trace"]
+        if (trace["event"] == "priority").any():
+            break
+        time.sleep(0.25)
+    rows = trace[trace["event"] == "priority"]
+    assert len(rows) == 1 and rows["priority"].iloc[0] in wanted
+    app.run()
+    assert any("Priority" in c.value for c in app.caption)
+    app.button(key="lit_stop").click().run()
+    assert job.finished
+    main = app.session_state["_lit_results"][1]["models"]["main"]
+    assert main.node_bounds_.node_count == main.tree_.node_count
+    assert "gap share (ring)" in app.get("plotly_chart")[1].proto.spec

@@ -289,7 +289,7 @@ def _add_gap_rings(fig: go.Figure, coords: dict, nb, priority_path: str | None) 
                     name="has priority in the search",
                     marker=dict(
                         symbol="star-diamond-open",
-                        size=50,
+                        size=46,
                         color=PRIORITY_COLOR,
                         line=dict(width=3, color=PRIORITY_COLOR),
                     ),
