@@ -1014,3 +1014,52 @@ def test_live_tree_shows_node_bounds_and_gives_a_node_priority(app):
     main = app.session_state["_lit_results"][1]["models"]["main"]
     assert main.node_bounds_.node_count == main.tree_.node_count
     assert "gap share (ring)" in app.get("plotly_chart")[1].proto.spec
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_browser_sees_the_per_node_bounds_of_a_running_search(page, app_url):
+    """On the app's Dask runner: a depth-4 search on breast_cancer draws the incumbent with
+    a gap-share ring per node (LB and UB in its data), the priority picker lists nodes with
+    their bounds, and a node given priority is named on the page."""
+    from playwright.sync_api import expect
+
+    from tests.test_e2e import no_exception, wait_idle
+
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(app_url + "/optimal_shape_trees?ds=breast_cancer&depth=4")
+    expect(page.get_by_role("heading", name="Optimal shape trees (Literati)")).to_be_visible(
+        timeout=60_000
+    )
+    wait_idle(page)
+    no_exception(page)
+    box = page.get_by_role("spinbutton", name="Time limit (seconds)")
+    box.fill("30")
+    box.press("Enter")
+    wait_idle(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    rings = (
+        "() => { for (const c of document.querySelectorAll('.js-plotly-plot')) {"
+        " for (const t of (c._fullData || [])) { if (t.name === 'gap share (ring)')"
+        " return t._length; } } return 0; }"
+    )
+    expect(page.get_by_text("Give priority to node")).to_be_visible(timeout=120_000)
+    count = 0
+    for _ in range(100):
+        count = page.evaluate(rings)
+        if count:
+            break
+        page.wait_for_timeout(200)
+    assert count >= 3, "no gap-share rings on the live tree"
+    picker = page.get_by_test_id("stSelectbox").filter(has_text="Give priority to node")
+    picker.click(force=True)
+    options = page.get_by_role("option", name=re.compile(r"node \d+, root → [LR].* LB .* UB "))
+    if options.count() == 0:  # everything below the root already proven: nothing to steer
+        pytest.skip("the search proved every subtree before the picker was read")
+    options.first.click()
+    page.get_by_role("button", name="Give priority", exact=True).click()
+    expect(page.get_by_text(re.compile(r"Priority(:| for) root → "))).to_be_visible(timeout=30_000)
+    page.get_by_role("button", name="Stop").click()
+    expect(page.get_by_role("heading", name="Result")).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    no_exception(page)
