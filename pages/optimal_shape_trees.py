@@ -684,6 +684,8 @@ if final_bounds is not None:
             )
         )
     )
+    with st.expander("Bounds of every node (objective units)"):
+        panel.table(final_bounds.table(), name="node_bounds", hide_index=True, width="stretch")
 event = panel.chart(fig, on_select="rerun", selection_mode="points", key=view_key("tree"))
 inner = internal_nodes(tree)
 if not inner:
