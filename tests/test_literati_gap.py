@@ -238,3 +238,32 @@ def test_priority_reaches_the_running_job(runner):
     assert any("unknown message" in m for m in latest["ignored"])
     with pytest.raises(TypeError, match="dict of str keys"):
         job.send({"path": object()})
+
+
+def test_tree_figure_rings_nodes_by_gap_share_and_marks_the_priority():
+    from engine.figures.literati import shape_tree_figure
+
+    X, y = _data()
+    search = _estimator().start(X, y)
+    for _ in range(3):
+        search.step(max_seconds=0.0)
+    nb = search.node_bounds()
+    tree = search.incumbent()
+    path = nb.paths[-1]
+    fig = shape_tree_figure(tree, node_bounds=nb, priority_path=path)
+    rings = next(t for t in fig.data if (t.meta or {}).get("role") == "gap")
+    ids = rings.customdata[:, 0].astype(int)
+    assert sorted(ids.tolist()) == list(range(tree.node_count))
+    assert np.allclose(rings.marker.color, 100 * nb.share[ids])
+    assert np.allclose(rings.customdata[:, 1], nb.lower[ids])
+    assert np.allclose(rings.customdata[:, 2], nb.upper[ids])
+    assert (rings.marker.cmin, rings.marker.cmax) == (0.0, 100.0)
+    assert "gap (%)" in rings.marker.colorbar.title.text
+    star = next(t for t in fig.data if t.name == "has priority in the search")
+    at = {}
+    for t in fig.data:
+        if (t.meta or {}).get("role") == "nodes":
+            at |= {int(c): (x, yy) for c, x, yy in zip(t.customdata, t.x, t.y, strict=True)}
+    assert (star.x[0], star.y[0]) == at[nb.node_of_path(path)]
+    plain = shape_tree_figure(tree)
+    assert not any((t.meta or {}).get("role") == "gap" for t in plain.data)
