@@ -97,14 +97,16 @@ def _priority_controls(search_job, phase: str, nb, latest: dict) -> None:
         width="stretch",
     )
     sent = st.session_state.get(PRIORITY_SENT)
+    trace = latest["trace"]
+    if active is None and len(trace) and trace["priority"].iloc[-1]:
+        active = str(trace["priority"].iloc[-1])  # the trace's last row holds it
     if active is not None:
         st.caption(
             f"**Priority:** {path_label(active)} — the search works in that subtree until it is "
             "proven; the trace records it (event *priority*)."
         )
     elif sent is not None and sent[0] == id(search_job.job) and sent[2] != "__none__":
-        ended = latest["trace"]
-        done = (ended["event"] == "priority_end") & (ended["priority"] == sent[2])
+        done = (trace["event"] == "priority_end") & (trace["priority"] == sent[2])
         st.caption(
             f"Priority for {path_label(sent[2])} "
             + ("ended: that subtree is proven." if done.any() else "sent; waiting for the search.")
