@@ -267,3 +267,24 @@ def test_tree_figure_rings_nodes_by_gap_share_and_marks_the_priority():
     assert (star.x[0], star.y[0]) == at[nb.node_of_path(path)]
     plain = shape_tree_figure(tree)
     assert not any((t.meta or {}).get("role") == "gap" for t in plain.data)
+
+
+@pytest.mark.parametrize("case", ["missing values", "root candidates"])
+def test_identities_hold_with_missing_values_and_the_root_scope(case):
+    """The shares add up as defined mid-search, and every node is exact once proven, with
+    NaN rows (extra search columns) and with the counting solver's root candidates."""
+    X, y = _data(2)
+    kw = {}
+    if case == "missing values":
+        X = X.copy()
+        X[::5, 0] = np.nan
+    else:
+        kw = dict(max_depth=3, candidate_scope="root")
+    search = _estimator(**kw).start(X, y)
+    while not search.step(max_seconds=0.0):
+        _check_identities(search, search.node_bounds())
+    est = search.finish()
+    assert est.proven_optimal_
+    nb = est.node_bounds_
+    assert nb.exact.all() and not nb.share.any()
+    assert np.array_equal(nb.lower, nb.upper)
