@@ -274,6 +274,7 @@ def _add_gap_rings(fig: go.Figure, coords: dict, nb, priority_path: str | None) 
                     ticksuffix=" %",
                 ),
             ),
+            hoverlabel=dict(bgcolor="white", bordercolor="#444444", font=dict(color="#222222")),
             showlegend=False,
             meta={"role": "gap"},
         )
