@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from engine.figures.literati import gap_figure, shape_tree_figure
@@ -202,6 +203,31 @@ def draw_live(snap, search_job, predict) -> None:
         )
     )
     _priority_controls(search_job, phase, nb, latest)
+    frontier = row.get("frontier") or []
+    if frontier:
+        names = meta["feature_names"]
+        st.caption(
+            link_terms(
+                "Where the lower bound lives: the root's splits with the lowest bounds. The "
+                "search proves no more than the least of them for the root until it raises "
+                "that split's bound or prunes it."
+            )
+        )
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "root split on": [names[f["feature"]] for f in frontier],
+                    "breakpoints": [
+                        ", ".join(f"{b:.4g}" for b in f["breakpoints"]) for f in frontier
+                    ],
+                    "its lower bound": [round(f["lower"], 4) for f in frontier],
+                    "its best tree (UB)": [round(f["upper"], 4) for f in frontier],
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+            key="lit_live_frontier",
+        )
 
 
 def certify_section(models: dict, meta: dict, panel, ds, view_key) -> None:

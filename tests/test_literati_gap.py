@@ -288,3 +288,28 @@ def test_identities_hold_with_missing_values_and_the_root_scope(case):
     nb = est.node_bounds_
     assert nb.exact.all() and not nb.share.any()
     assert np.array_equal(nb.lower, nb.upper)
+
+
+def test_lower_bound_frontier_holds_the_root_bound():
+    """The frontier lists the root's open splits by lower bound: sorted, the least equal to
+    the least over the root's action table, each below its own UB, and the root's LB at
+    least the least of them (its bound is the larger of that and its class-count bound)."""
+    X, y = _data()
+    search = _estimator().start(X, y)
+    seen = 0
+    while not search.step(max_seconds=0.0):
+        frontier = search.lower_bound_frontier(count=4)
+        root = search.engine.root
+        if not frontier:
+            continue
+        seen += 1
+        bounds = [f["lower"] for f in frontier]
+        assert bounds == sorted(bounds) and len(frontier) <= 4
+        assert root.lb >= min(bounds[0], root.ub) - 1e-9  # the splits' part of the LB
+        alive = search.engine.lr + root.a_lb[root.a_alive]
+        assert bounds[0] == pytest.approx(alive.min())
+        for f in frontier:
+            assert f["lower"] <= f["upper"] + 1e-9
+            assert 0 <= f["feature"] < X.shape[1] and 1 <= len(f["breakpoints"]) <= 2
+    assert seen > 0
+    assert search.lower_bound_frontier() == []  # proven: nothing holds the bound any more

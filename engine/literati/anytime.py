@@ -261,11 +261,13 @@ class LiteratiSearch:
         return False
 
     def snapshot(self) -> dict:
-        """The latest trace row (keys as :data:`TRACE_COLUMNS`) plus ``done`` and
-        ``nodes``, the incumbent's per-node bounds (:meth:`node_bounds`)."""
+        """The latest trace row (keys as :data:`TRACE_COLUMNS`) plus ``done``, ``nodes``,
+        the incumbent's per-node bounds (:meth:`node_bounds`), and ``frontier``, the root's
+        splits holding its lower bound (:meth:`lower_bound_frontier`)."""
         row = dict(self._rows[-1])
         row["done"] = self.done
         row["nodes"] = self.node_bounds()
+        row["frontier"] = self.lower_bound_frontier()
         return row
 
     def node_bounds(self) -> NodeBounds:
@@ -274,6 +276,38 @@ class LiteratiSearch:
         node ids as in :meth:`incumbent`.  The root's bounds are the trace's ``lb`` and
         ``ub``."""
         return self._tracker.bounds(self.engine._cache, self._rows[-1]["lb"])
+
+    def lower_bound_frontier(self, count: int = 5) -> list[dict]:
+        """Where the root's lower bound lives: the root's open split actions with the lowest
+        lower bounds, lowest first (at most ``count``).  The bound the search proves for the
+        root through its splits is the least of them, so it rises only when the search
+        raises that split's bound or prunes it; the root's LB is the larger of that and the
+        bound the root started with (its class-count bound).
+
+        Each item: ``feature`` (column of ``X``), ``breakpoints`` (list of float; a
+        shape's refinements add more), ``lower`` (the split's lower bound, lambda + alpha
+        and its shape's bound, objective units), ``upper`` (its best tree so far).  Empty
+        when the root is solved or was solved in one kernel scan (depth 2 or less)."""
+        root = self.engine.root
+        with self._lock:
+            if root.solved or root.kind != "expanded" or root.a_lb is None:
+                return []
+            bound = self.engine.lr + np.where(root.a_alive, root.a_lb, np.inf)
+            order = np.argsort(bound, kind="stable")[: max(int(count), 0)]
+            out = []
+            for i in order:
+                h = root.shapes[int(i)]
+                if h is None or not np.isfinite(bound[i]):
+                    continue
+                out.append(
+                    {
+                        "feature": int(self.source[h.j]),
+                        "breakpoints": [float(v) for v in h.bpv],
+                        "lower": float(bound[i]),
+                        "upper": float(self.engine.lr + root.a_ub[i]),
+                    }
+                )
+            return out
 
     def prioritise(self, path: str | None) -> None:
         """Give the subtree at ``path`` of the incumbent tree priority (``""`` the root,
