@@ -206,11 +206,13 @@ def draw_live(snap, search_job, predict) -> None:
     frontier = row.get("frontier") or []
     if frontier:
         names = meta["feature_names"]
+        first = frontier[0]
         st.caption(
             link_terms(
                 "Where the lower bound lives: the root's splits with the lowest bounds. The "
                 "search proves no more than the least of them for the root until it raises "
-                "that split's bound or prunes it."
+                f"that split's bound or prunes it; {first['tied']:,} of the {first['open']:,} "
+                f"root splits not pruned are at the least bound {first['lower']:.4g}."
             )
         )
         st.dataframe(

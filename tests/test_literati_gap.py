@@ -308,6 +308,8 @@ def test_lower_bound_frontier_holds_the_root_bound():
         assert root.lb >= min(bounds[0], root.ub) - 1e-9  # the splits' part of the LB
         alive = search.engine.lr + root.a_lb[root.a_alive]
         assert bounds[0] == pytest.approx(alive.min())
+        assert frontier[0]["open"] == alive.size
+        assert frontier[0]["tied"] == int(np.sum(alive <= alive.min() + 1e-9))
         for f in frontier:
             assert f["lower"] <= f["upper"] + 1e-9
             assert 0 <= f["feature"] < X.shape[1] and 1 <= len(f["breakpoints"]) <= 2

@@ -286,7 +286,9 @@ class LiteratiSearch:
 
         Each item: ``feature`` (column of ``X``), ``breakpoints`` (list of float; a
         shape's refinements add more), ``lower`` (the split's lower bound, lambda + alpha
-        and its shape's bound, objective units), ``upper`` (its best tree so far).  Empty
+        and its shape's bound, objective units), ``upper`` (its best tree so far),
+        ``tied`` (how many root splits not pruned share the least bound: all of them must rise
+        before the root's bound does), ``open`` (root splits not pruned).  Empty
         when the root is solved or was solved in one kernel scan (depth 2 or less)."""
         root = self.engine.root
         with self._lock:
@@ -294,6 +296,9 @@ class LiteratiSearch:
                 return []
             bound = self.engine.lr + np.where(root.a_alive, root.a_lb, np.inf)
             order = np.argsort(bound, kind="stable")[: max(int(count), 0)]
+            least = float(bound[order[0]]) if order.size else np.inf
+            tied = int(np.sum(bound <= least + 1e-9))
+            n_open = int(np.sum(np.isfinite(bound)))
             out = []
             for i in order:
                 h = root.shapes[int(i)]
@@ -305,6 +310,8 @@ class LiteratiSearch:
                         "breakpoints": [float(v) for v in h.bpv],
                         "lower": float(bound[i]),
                         "upper": float(self.engine.lr + root.a_ub[i]),
+                        "tied": tied,
+                        "open": n_open,
                     }
                 )
             return out
