@@ -12,7 +12,6 @@ import pandas as pd
 import streamlit as st
 
 from engine.figures.literati import gap_figure, shape_tree_figure
-from engine.literati.node_bounds import path_label
 from engine.literati.service import (
     CERTIFY_SOURCES,
     all_thresholds_feasible,
@@ -20,6 +19,7 @@ from engine.literati.service import (
     certificate_all_thresholds,
     certificate_for,
     certificate_of_model,
+    path_label,
     priority_message,
     tree_counts,
 )

@@ -25,6 +25,7 @@ from engine.literati.certify import (
     certify_bounds,
 )
 from engine.literati.estimator import MISSING_VALUES_CAPTION, GreedyShapeTreeClassifier
+from engine.literati.node_bounds import NodeBounds, path_label
 from engine.literati.shapes import (
     internal_nodes,
     node_breakpoints,
@@ -39,6 +40,7 @@ __all__ = [
     "MISSING_VALUES_CAPTION",
     "JOB_SLACK",
     "MIN_ROWS",
+    "NodeBounds",
     "STEP_SECONDS",
     "SearchSplit",
     "all_thresholds_feasible",
@@ -53,6 +55,7 @@ __all__ = [
     "node_rows",
     "objective_of",
     "parse_candidate_leaves",
+    "path_label",
     "priority_message",
     "rows_by_node",
     "search_results",
