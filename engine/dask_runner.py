@@ -20,6 +20,7 @@ import threading
 import time
 import traceback
 import uuid
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from engine.job_context import JobContext, MemoryStop, ProgressRecorder, drive_steps
@@ -211,8 +212,10 @@ def _run_on_worker(key: str, payload, budget, max_history: int, flush_interval: 
         return {"status": "error", "error_kind": "lost", "rerun": True}
     started.set()
     queue = Queue(key + "-progress")
+    inbox = Queue(key + "-inbox")  # the page's messages (Job.send), plain data
     cancel = Event(key + "-cancel")
     local_cancel = threading.Event()
+    local_inbox: deque = deque()
     state = _WorkerState(max_history)
     memory_limit = getattr(getattr(worker, "memory_manager", None), "memory_limit", None)
 
@@ -239,6 +242,10 @@ def _run_on_worker(key: str, payload, budget, max_history: int, flush_interval: 
                     local_cancel.set()
             except Exception:  # noqa: BLE001 - scheduler busy or gone: retry later
                 time.sleep(wait)
+            try:
+                local_inbox.extend(m for m in inbox.get(batch=True) if isinstance(m, dict))
+            except Exception:  # noqa: BLE001 - scheduler busy or gone: retry later
+                pass
             if local_cancel.is_set():
                 stop_pump.wait(flush_interval)  # the event stays set: do not spin on it
             msg = None if stop_pump.is_set() else state.delta()
@@ -263,7 +270,7 @@ def _run_on_worker(key: str, payload, budget, max_history: int, flush_interval: 
     try:
         fn, args, kwargs = cloudpickle.loads(payload)
         deadline = float("inf") if budget is None else state.t0 + budget
-        ctx = JobContext(deadline=deadline, cancel_event=local_cancel)
+        ctx = JobContext(deadline=deadline, cancel_event=local_cancel, inbox=local_inbox)
         status, result, error, tb = drive_steps(fn, args, kwargs, ctx, record)
         if status == "error":
             kind = "exception"
@@ -275,10 +282,11 @@ def _run_on_worker(key: str, payload, budget, max_history: int, flush_interval: 
         stop_pump.set()
         pump_thread.join(5)
     data = _final_message(state, status, result, error, kind, tb)
-    try:
-        queue.close()
-    except Exception:  # noqa: BLE001
-        pass
+    for q in (queue, inbox):
+        try:
+            q.close()
+        except Exception:  # noqa: BLE001
+            pass
     try:
         Event(key + "-ended").set()
     except Exception:  # noqa: BLE001
@@ -314,6 +322,7 @@ class DaskRun:
         self.client = None
         self.future = None
         self.queue = None
+        self.inbox = None
         self.cancel_event = None
         self.started_info: dict | None = None
         self.cancel_at: float | None = None
@@ -335,6 +344,7 @@ class DaskRun:
             self.client = get_client()
             payload = cloudpickle.dumps((job.fn, job.args, job.kwargs))
             self.queue = Queue(self.key + "-progress", client=self.client)
+            self.inbox = Queue(self.key + "-inbox", client=self.client)
             self.cancel_event = Event(self.key + "-cancel", client=self.client)
             if len(payload) > 2**20:  # big inputs go to a worker directly, not via the scheduler
                 payload = self.client.scatter(payload, hash=False)
@@ -367,6 +377,14 @@ class DaskRun:
             target=self._monitor, name=f"treelab-monitor-{job.name}", daemon=True
         )
         self.thread.start()
+
+    def send(self, message: dict) -> None:
+        """Put ``message`` (plain data, checked by :meth:`engine.jobs.Job.send`) into the
+        job's inbox queue; the worker's pump thread hands it to the generator."""
+        try:
+            self.inbox.put(message)
+        except Exception:  # noqa: BLE001 - the monitor notices a dead cluster itself
+            logger.warning("job %s: could not send a message", self.job.name, exc_info=True)
 
     def request_cancel(self) -> None:
         if self.cancel_at is not None:
@@ -542,11 +560,12 @@ class DaskRun:
             except Exception:  # noqa: BLE001
                 pass
         for _ in range(2 if worker_died else 1):
-            try:
-                if self.queue is not None:
-                    self.queue.close()
-            except Exception:  # noqa: BLE001
-                pass
+            for queue in (self.queue, self.inbox):
+                try:
+                    if queue is not None:
+                        queue.close()
+                except Exception:  # noqa: BLE001
+                    pass
         self.future = None
 
 

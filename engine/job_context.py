@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,10 +28,24 @@ class JobContext:
         ``time.monotonic()`` value after which the job must stop (``inf`` without budget).
     cancel_event : threading.Event
         Set when the user presses Stop.
+    inbox : collections.deque
+        Messages the page sent to the running job (:meth:`engine.jobs.Job.send`), oldest
+        first; read them with :meth:`messages`.
     """
 
     deadline: float
     cancel_event: threading.Event = field(default_factory=threading.Event)
+    inbox: deque = field(default_factory=deque)
+
+    def messages(self) -> list[dict]:
+        """The messages sent to the job since the last call, oldest first (each a dict of
+        plain values, as :meth:`engine.jobs.Job.send` checked it); empty when none."""
+        out = []
+        while True:
+            try:
+                out.append(self.inbox.popleft())
+            except IndexError:
+                return out
 
     def should_stop(self) -> bool:
         """True when the job was cancelled or its budget is spent."""

@@ -50,6 +50,11 @@ Example::
     job = Job(count, 100, budget=5.0).start()
     job.join()
     job.status, job.result            # ('done', {'total': 100})
+
+The page talks to a running job with :meth:`Job.send` (a dict of plain values); the
+generator reads what arrived with ``ctx.messages()`` between two steps.  The thread runner
+hands it over in a deque shared with the :class:`JobContext`; the Dask runner through a
+Dask queue the worker's pump thread reads every :data:`FLUSH_INTERVAL` seconds.
 """
 
 from __future__ import annotations
@@ -186,6 +191,7 @@ class Job:
         self.runner = runner
         self._lock = threading.Lock()
         self._cancel = threading.Event()
+        self._inbox: deque = deque()  # messages for the thread runner's JobContext
         self._finished = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = False
@@ -245,6 +251,31 @@ class Job:
         dask_run = getattr(self, "_dask", None)
         if dask_run is not None:
             dask_run.request_cancel()
+
+    def send(self, message: dict) -> None:
+        """Send ``message`` to the running generator, which reads it with
+        ``ctx.messages()`` between two steps (e.g. "give this node priority").
+
+        ``message`` is a dict of str keys and plain values (str, int, float, bool, None):
+        the Dask runner sends it through a Dask queue as data, never pickled.  With the
+        thread runner it is read at the next step; with the Dask runner within about
+        :data:`FLUSH_INTERVAL` seconds of reaching the worker.  A message to a finished job
+        is dropped.  Raises ``TypeError`` for anything else than such a dict."""
+        if not isinstance(message, dict) or not all(
+            isinstance(k, str) and (v is None or isinstance(v, str | int | float | bool))
+            for k, v in message.items()
+        ):
+            raise TypeError(
+                "A job message is a dict of str keys and str, int, float, bool or None "
+                f"values; got {message!r}."
+            )
+        if self.finished:
+            return
+        dask_run = getattr(self, "_dask", None)
+        if dask_run is not None:
+            dask_run.send(dict(message))
+        else:
+            self._inbox.append(dict(message))
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait until the job has finished; True if it did within ``timeout`` seconds."""
@@ -362,7 +393,7 @@ class Job:
 
     def _run_thread(self) -> None:
         deadline = float("inf") if self.budget is None else self._t0 + self.budget
-        ctx = JobContext(deadline=deadline, cancel_event=self._cancel)
+        ctx = JobContext(deadline=deadline, cancel_event=self._cancel, inbox=self._inbox)
         status, result, error, tb = drive_steps(self.fn, self.args, self.kwargs, ctx, self._record)
         with self._lock:
             if status != "done":

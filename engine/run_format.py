@@ -58,6 +58,7 @@ _ESTIMATORS: dict[str, Callable[[Any], None] | None] = {}
 #: "module:QualName" of dataclasses / named tuples registered lazily (imported on first use).
 _LAZY_RECORDS = (
     "engine.tree.arrays:TreeArrays",
+    "engine.literati.node_bounds:NodeBounds",
     "engine.tree.ensemble:TreeEnsemble",
     "engine.compare:CompareResult",
     "engine.cart.profile:StrategyResult",

@@ -3,8 +3,6 @@ shape generalized tree, its gap closing live, every node's shape function, and b
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -19,15 +17,9 @@ from engine.figures.literati import (
 from engine.jobs import Job
 from engine.literati import LiteratiClassifier
 from engine.literati.service import (
-    CERTIFY_SOURCES,
     JOB_SLACK,
     MIN_ROWS,
     MISSING_VALUES_CAPTION,
-    all_thresholds_feasible,
-    certifiable,
-    certificate_all_thresholds,
-    certificate_for,
-    certificate_of_model,
     internal_nodes,
     literati_steps,
     node_rows,
@@ -45,6 +37,7 @@ from engine.teaching import predict
 from engine.teaching.glossary import link_terms
 from pages._link_params import LITERATI_SCOPES, optimal_shape_trees_link
 from pages._links import page_title
+from pages._literati_views import PHASE_TITLE, certify_section, draw_live, label_tree, plural
 from pages._shared import (
     PageJob,
     ResultPanel,
@@ -53,15 +46,12 @@ from pages._shared import (
     dataset_caption,
     dataset_digest,
     job_meta,
-    kernels_ready,
     md,
     remember_model,
-    remembered_models,
     require_entrypoint,
     scale_notice,
     seed,
     show_job_failure,
-    shown_figure,
     stop_page,
 )
 from pages._teaching import PredictFirst
@@ -71,21 +61,6 @@ PAPER = "https://arxiv.org/abs/2609.09299"
 
 def on_regression_switch(option: str) -> None:
     st.session_state[f"task::{option}"] = "classification"
-
-
-def label_tree(tree, meta: dict):
-    """The tree with the feature, category and class labels of the dataset it ran on."""
-    return dataclasses.replace(
-        tree,
-        feature_names=meta["feature_names"],
-        categories=meta["categories"],
-        classes_=np.array(meta["classes"], dtype=object),
-    )
-
-
-def plural(count: int, word: str) -> str:
-    """'1 split', '3 splits'."""
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 # -- header and data ---------------------------------------------------------------------
@@ -457,79 +432,8 @@ scale_notice(  # measured at depth 2: a deeper search takes longer
 )
 SEARCH.controls("Run", start_search, disabled=bd_error is not None)
 
-PHASE_TITLE = {"main": "Literati search", "k1": "Baseline: Literati with K_max = 1"}
-
-
-def draw_live(snap) -> None:
-    """The running search: progress, counters, the gap chart and the current incumbent."""
-    meta = SEARCH.meta
-    latest = snap.latest
-    if latest is None:
-        st.progress(
-            0.0,
-            text=f"Preparing the search: candidate breakpoints and the ordering "
-            f"heuristic... {snap.elapsed:.1f} s",
-        )
-        return
-    row = latest["snap"]
-    phase = latest["phase"]
-    k = meta["phases"].index(phase) + 1
-    st.progress(
-        min(float(row["time"]) / meta["time_limit"], 1.0),
-        text=f"{PHASE_TITLE[phase]} ({k}/{len(meta['phases'])}): "
-        f"{float(row['time']):.1f} of {meta['time_limit']:g} s, "
-        f"UB {float(row['ub']):.4g}, LB {float(row['lb']):.4g}, "
-        f"gap {float(row['gap']):.4g}",
-    )
-    counters = [
-        ("iterations", "iterations"),
-        ("states expanded", "expanded"),
-        ("solved", "solved"),
-        ("pruned", "pruned"),
-        ("cache size", "cache_size"),
-        ("evictions", "evictions"),
-    ]
-    for col, (name, key) in zip(st.columns(6), counters, strict=True):
-        col.metric(name, f"{int(row[key]):,}")
-    st.plotly_chart(
-        shown_figure(
-            gap_figure(
-                latest["trace"],
-                time_limit=meta["time_limit"],
-                title=f"{PHASE_TITLE[phase]}: gap convergence (live)",
-            )
-        ),
-        key="lit_live_gap",
-    )
-    if PREDICT.asking(meta.get("predict_key", "")):
-        st.caption(
-            link_terms(
-                "The incumbent tree is hidden until you lock in your answer (Predict first)."
-            )
-        )
-        return
-    # the incumbent as it changes (the worker swaps in a new immutable tree object)
-    inc = latest["searches"][phase].incumbent()
-    if inc is not None and inc.node_count > 1:
-        n_split, n_bp = tree_counts(inc)
-        st.plotly_chart(
-            shown_figure(
-                shape_tree_figure(
-                    label_tree(inc, meta),
-                    split_penalty=meta["lam"],
-                    breakpoint_penalty=meta["alpha"],
-                    collapse_depth=3 if inc.max_depth > 3 else None,
-                    title=f"Current incumbent (UB {float(row['ub']):.4g}): "
-                    f"{plural(n_split, 'split')}, {plural(n_bp, 'breakpoint')}, "
-                    f"depth {inc.max_depth}",
-                )
-            ),
-            key="lit_live_tree",
-        )
-
-
 if SEARCH.running:
-    SEARCH.live(draw_live, caption="Running on {caption}")
+    SEARCH.live(lambda snap: draw_live(snap, SEARCH, PREDICT), caption="Running on {caption}")
     st.stop()
 job = SEARCH.job
 if job is None:
@@ -767,13 +671,30 @@ st.caption(
         f"{objective_of(err, n_split, n_bp, meta['lam'], meta['alpha']):.4g}."
     )
 )
+# the final incumbent's bounds per node (a run stored before them has none)
+final_bounds = getattr(main, "node_bounds_", None) if pick == len(incumbents) - 1 else None
 fig = shape_tree_figure(
     tree,
     split_penalty=meta["lam"],
     breakpoint_penalty=meta["alpha"],
     collapse_depth=4 if tree.max_depth > 4 else None,
+    node_bounds=final_bounds,
 )
 fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type="scatter"))
+if final_bounds is not None:
+    st.caption(
+        link_terms(
+            "Rings: each node's share of the remaining gap, its UB − LB (this subtree's "
+            "objective minus the proven lower bound for its rows) over the root's"
+            + (
+                "; all 0: the tree is proven optimal."
+                if final_bounds.root_gap == 0
+                else f" ({final_bounds.root_gap:.4g}). Hover a node for its bounds."
+            )
+        )
+    )
+    with st.expander("Bounds of every node (objective units)"):
+        panel.table(final_bounds.table(), name="node_bounds", hide_index=True, width="stretch")
 event = panel.chart(fig, on_select="rerun", selection_mode="points", key=view_key("tree"))
 inner = internal_nodes(tree)
 if not inner:
@@ -783,9 +704,9 @@ if not inner:
     )
 else:
     points = (event.selection.points if event and event.selection else None) or []
-    clicked = next(
-        (int(p["customdata"]) for p in points if isinstance(p.get("customdata"), int | float)), None
-    )
+    ids = [p.get("customdata") for p in points]  # a node, or a gap ring: [node, LB, UB, ...]
+    ids = [c[0] if isinstance(c, list | tuple) and c else c for c in ids]
+    clicked = next((int(c) for c in ids if isinstance(c, int | float)), None)
     if clicked in inner:
         st.session_state[view_key("node")] = clicked
     if st.session_state.get(view_key("node")) not in inner:
@@ -855,120 +776,4 @@ elif tree_counts(main.tree_)[1] > tree_counts(main.tree_)[0]:
     )
 
 
-# -- certify a tree (issue 18 point 3) -----------------------------------------------------
-def certify_section(models: dict, meta: dict, panel, ds) -> None:
-    """ "Certify a tree": a tree of the same depth fitted on the run's training rows, its
-    objective in Literati's terms against the search's proven lower bound."""
-    st.subheader("Certify a tree")
-    st.caption(
-        "How far from optimal is a tree you already have? Its objective on the training "
-        "rows (errors by each leaf's majority class + λ × splits + α × breakpoints; a "
-        "threshold split has one breakpoint) beside the search's proven lower bound. The "
-        "bound holds over the trees whose breakpoints are among the search's candidates: "
-        "each split of the tree is checked for a candidate that splits the same rows."
-    )
-    c1, c2 = st.columns([3, 2])
-    # trees other pages fitted on this dataset (e.g. a conditional inference tree)
-    others = {
-        f"other::{label}": entry
-        for label, entry in remembered_models(ds).items()
-        if entry["source"] != "Optimal shape trees"
-        and meta["digest"] == dataset_digest(ds)
-        and certifiable(entry["model"])
-    }
-    labels = {k: f"{CERTIFY_SOURCES[k]}, depth {meta['depth']}" for k in CERTIFY_SOURCES}
-    labels["greedy"] = f"{CERTIFY_SOURCES['greedy']} (K_max = {meta['kmax']})"
-    labels |= {k: f"{k[7:]} (from {e['source']})" for k, e in others.items()}
-    source = c1.radio(
-        "Tree to certify",
-        list(labels),
-        format_func=labels.get,
-        key=view_key("certify_source"),
-        horizontal=True,
-    )
-    bound = "main"
-    if "k1" in models:
-        bound = c2.radio(
-            "Lower bound from",
-            ["main", "k1"],
-            format_func={"main": f"K_max = {meta['kmax']}", "k1": "K_max = 1"}.get,
-            key=view_key("certify_bound"),
-            horizontal=True,
-            help="K_max = 1 bounds only threshold trees: a tighter bound for a CART tree.",
-        )
-    if source == "cart" and not kernels_ready(["cart"], "TreeLab's CART"):
-        return
-    store = st.session_state.setdefault("_lit_certificates", {})
-    key = (meta.get("run", 0), meta["digest"], source, bound)
-    if source in others:
-        key += (id(others[source]["model"]),)  # a refit on that page is another tree
-    if key not in store:
-        try:
-            if source in others:
-                store[key] = certificate_of_model(
-                    others[source]["model"], source[7:], models, meta, bound
-                )
-            else:
-                store[key] = certificate_for(source, models, meta, bound)
-        except (ValueError, RuntimeError) as exc:
-            st.error(f"Could not certify the tree: {md(exc)}")
-            return
-    cert = store[key]
-    (st.success if cert.in_space else st.warning)(md(cert.sentence()))
-    left, right = st.columns([5, 6])
-    with left:
-        panel.table(cert.table(), name="certificate", hide_index=True, width="stretch")
-    with right:
-        for note in cert.notes:
-            st.caption(note)
-        if source in others:  # fitted there, on its own rows; counted here on the run's
-            fitted = (
-                f"the tree was fitted on the {others[source]['source']} page; its errors "
-                "are counted on the run's training rows"
-            )
-        else:
-            fitted = "the tree is fitted on the run's training rows"
-        st.caption(
-            f"λ = {cert.split_penalty:.4g} per split and α = {cert.breakpoint_penalty:.4g} "
-            f"per breakpoint, as in the run; {fitted}."
-        )
-    st.markdown("**Its splits and the search's candidates**")
-    panel.table(
-        cert.splits_table(meta["feature_names"]),
-        name="certificate_splits",
-        hide_index=True,
-        width="stretch",
-        column_config={
-            "node": st.column_config.NumberColumn(width="small"),
-            "depth": st.column_config.NumberColumn(width="small"),
-            "in the search's space": st.column_config.TextColumn(width="large"),
-        },
-    )
-    n_rows, n_features = len(meta["tr"]), meta["X"].shape[1]
-    if not cert.in_space and not cert.all_candidates and source not in others:
-        if all_thresholds_feasible(n_rows, n_features):
-            seconds = min(float(meta["time_limit"]), 20.0)
-            all_key = key + ("all",)
-            if st.button(
-                f"Certify against every threshold (a new search, B_d = all, {seconds:g} s)",
-                key=view_key("certify_all"),
-            ):
-                with st.spinner("Searching with every threshold as a candidate..."):
-                    try:
-                        store[all_key] = certificate_all_thresholds(source, meta, seconds)
-                    except (ValueError, RuntimeError) as exc:
-                        st.error(f"Could not certify the tree: {md(exc)}")
-            if all_key in store:
-                wide = store[all_key]
-                st.markdown("**With every threshold as a candidate:** " + md(wide.sentence()))
-                wide_left, _ = st.columns([5, 6])
-                panel.table(wide.table(), name="certificate_all", hide_index=True, where=wide_left)
-        else:
-            st.caption(
-                f"{n_rows:,} training rows × {n_features} features are too many to search "
-                "with every threshold as a candidate here: the bound stays relative to the "
-                "run's candidates."
-            )
-
-
-certify_section(models, meta, panel, ds)
+certify_section(models, meta, panel, ds, view_key)

@@ -144,6 +144,7 @@ ESTIMATORS = {
     "engine.literati.states",
     "engine.literati.shapes",
     "engine.literati.anytime",
+    "engine.literati.node_bounds",  # per-node bounds and gap shares of the incumbent
     "engine.literati.estimator",
     "engine.partition.growth",
     "engine.partition.base",

@@ -66,6 +66,16 @@ def hog_in_one_step(ctx, chunk_mib=40, steps=200):
     yield {"step": 1, "n": len(kept)}
 
 
+def echo(ctx, wanted=3):
+    """Yields every message it was sent; returns them once ``wanted`` have arrived."""
+    got = []
+    while len(got) < wanted:
+        got += ctx.messages()
+        time.sleep(0.02)
+        yield {"got": list(got)}
+    return got
+
+
 def not_a_generator(ctx):
     return 42
 
@@ -420,3 +430,18 @@ def test_no_cluster_is_an_error_status_not_an_exception(monkeypatch):
     assert job.join(30)
     assert job.status == "error" and job.error_kind == "cluster"
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in job.error
+
+
+@pytest.mark.slow
+def test_messages_reach_the_running_generator_in_order(runner):
+    """Job.send: a deque with threads, a Dask queue read by the worker's pump with Dask;
+    plain values only, in the order sent."""
+    job = Job(echo, 3, budget=30, runner=runner).start()
+    sent = [{"type": "a", "n": 1}, {"type": "b", "x": 0.5, "flag": True}, {"path": None}]
+    for message in sent:
+        job.send(message)
+    assert job.join(30), job.status
+    assert job.status == "done" and job.result == sent
+    with pytest.raises(TypeError, match="dict of str keys"):
+        job.send(["not", "a", "dict"])
+    job.send({"late": 1})  # a finished job drops it

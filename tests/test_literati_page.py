@@ -988,3 +988,106 @@ def test_the_roots_candidates_prove_depth_three_on_the_page(app):
     breakdown = main.objective_breakdown_
     assert breakdown["errors"] == int(np.sum(main.predict(X) != y))
     assert breakdown["objective"] == pytest.approx(main.objective_)
+
+
+# -- where the gap lives (issue 18 point 2) -----------------------------------------------------
+@pytest.mark.slow
+def test_live_tree_shows_node_bounds_and_gives_a_node_priority(app):
+    """The live view rings the incumbent's nodes by gap share, lists the unproven nodes
+    below the root in "Give priority to node", and the button's message reaches the
+    running search (threads here; the browser test runs on Dask); the result keeps the
+    final incumbent's bounds."""
+    import time
+
+    from engine.literati.node_bounds import path_label
+
+    _open(app, "breast_cancer")
+    app.slider(key="lit_depth").set_value(4)
+    app.number_input(key="lit_time").set_value(30.0)
+    app.button(key="lit_run").click().run()
+    job = app.session_state["lit_job"]
+    picker = None
+    for _ in range(60):  # until the live view lists a node to prioritise
+        time.sleep(0.5)
+        app.run()
+        assert not app.exception, app.exception
+        found = [s for s in app.selectbox if s.label == "Give priority to node"]
+        if found and len(found[0].options) > 1:
+            picker = found[0]
+            break
+    assert picker is not None, "no unproven node below the root was offered"
+    latest = job.snapshot().latest
+    nb = latest["snap"]["nodes"]
+    assert nb.share[0] == pytest.approx(1.0) and nb.own_share.sum() == pytest.approx(1.0)
+    tree_spec = app.get("plotly_chart")[1].proto.spec
+    assert "gap share (ring)" in tree_spec and "remaining" in tree_spec
+    # the options: every unproven node but the root, labelled with its bounds
+    wanted = [p for p, e in zip(nb.paths, nb.exact, strict=True) if p and not e]
+    offered = [o for o in picker.options if "node " in o]
+    assert offered and all(path_label(p) in " ".join(offered) for p in wanted[:1])
+    picker.set_value(picker.options[1]).run()
+    app.button(key="lit_priority_btn").click().run()
+    assert not app.exception, app.exception
+    for _ in range(40):
+        trace = job.snapshot().latest["trace"]
+        if (trace["event"] == "priority").any():
+            break
+        time.sleep(0.25)
+    rows = trace[trace["event"] == "priority"]
+    assert len(rows) == 1 and rows["priority"].iloc[0] in wanted
+    app.run()
+    assert any("Priority" in c.value for c in app.caption)
+    app.button(key="lit_stop").click().run()
+    assert job.finished
+    main = app.session_state["_lit_results"][1]["models"]["main"]
+    assert main.node_bounds_.node_count == main.tree_.node_count
+    assert "gap share (ring)" in app.get("plotly_chart")[1].proto.spec
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_browser_sees_the_per_node_bounds_of_a_running_search(page, app_url):
+    """On the app's Dask runner: a depth-4 search on breast_cancer draws the incumbent with
+    a gap-share ring per node (LB and UB in its data), the priority picker lists nodes with
+    their bounds, and a node given priority is named on the page."""
+    from playwright.sync_api import expect
+
+    from tests.test_e2e import no_exception, wait_idle
+
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(app_url + "/optimal_shape_trees?ds=breast_cancer&depth=4")
+    expect(page.get_by_role("heading", name="Optimal shape trees (Literati)")).to_be_visible(
+        timeout=60_000
+    )
+    wait_idle(page)
+    no_exception(page)
+    box = page.get_by_role("spinbutton", name="Time limit (seconds)")
+    box.fill("30")
+    box.press("Enter")
+    wait_idle(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    rings = (
+        "() => { for (const c of document.querySelectorAll('.js-plotly-plot')) {"
+        " for (const t of (c._fullData || [])) { if (t.name === 'gap share (ring)')"
+        " return t._length; } } return 0; }"
+    )
+    expect(page.get_by_text("Give priority to node")).to_be_visible(timeout=120_000)
+    count = 0
+    for _ in range(100):
+        count = page.evaluate(rings)
+        if count:
+            break
+        page.wait_for_timeout(200)
+    assert count >= 3, "no gap-share rings on the live tree"
+    picker = page.get_by_test_id("stSelectbox").filter(has_text="Give priority to node")
+    picker.click(force=True)
+    options = page.get_by_role("option", name=re.compile(r"node \d+, root → [LR].* LB .* UB "))
+    if options.count() == 0:  # everything below the root already proven: nothing to steer
+        pytest.skip("the search proved every subtree before the picker was read")
+    options.first.click()
+    page.get_by_role("button", name="Give priority", exact=True).click()
+    expect(page.get_by_text(re.compile(r"Priority(:| for) root → "))).to_be_visible(timeout=30_000)
+    page.get_by_role("button", name="Stop").click()
+    expect(page.get_by_role("heading", name="Result")).to_be_visible(timeout=60_000)
+    wait_idle(page)
+    no_exception(page)

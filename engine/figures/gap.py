@@ -31,6 +31,8 @@ EVENT_STYLE = {
     "optimal": ("proven optimal", "star", "#117733", 18),
     "time_limit": ("time limit reached", "x", "#222222", 13),
     "stopped": ("stopped", "square", NEUTRAL, 11),
+    "priority": ("node given priority", "triangle-down", "#117733", 12),
+    "priority_end": ("priority ended", "triangle-up", "#117733", 12),
 }
 
 
@@ -75,7 +77,7 @@ def gap_figure(
         (objective units: misclassified rows + penalties), optionally ``gap``,
         ``rel_gap``, ``iterations``, ``expanded``, ``solved``, ``pruned``, ``cache_size``,
         ``evictions`` (shown in the hover) and ``event`` ('' | 'incumbent' | 'optimal' |
-        'time_limit' | 'stopped').  Without ``event``, a drop of UB marks a new incumbent.
+        'time_limit' | 'stopped' | 'priority' | 'priority_end').  Without ``event``, a drop of UB marks a new incumbent.
         Rows are thinned to about ``max_points`` (events and UB changes kept).
     time_limit : float, optional
         Seconds; drawn as a dotted vertical line (the search stops there).

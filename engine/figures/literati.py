@@ -52,6 +52,7 @@ from engine.figures.shape_functions import (
     side_text,
 )
 from engine.figures.tree import _short_name, tree_figure
+from engine.literati.node_bounds import path_label
 from engine.literati.shapes import internal_nodes, node_breakpoints
 from engine.tree import TreeArrays
 
@@ -67,6 +68,8 @@ __all__ = [
     "ROW_GAP_PX",
     "SIDE_COLORS",
     "UB_COLOR",
+    "GAP_SCALE",
+    "PRIORITY_COLOR",
     "gap_figure",
     "node_shape_figure",
     "shape_function_figure",
@@ -102,9 +105,17 @@ def shape_tree_figure(
     collapse_depth: int | None = None,
     title: str | None = None,
     height: int | None = None,
+    node_bounds=None,
+    priority_path: str | None = None,
 ) -> go.Figure:
     """The tree drawn by :func:`engine.figures.tree.tree_figure`, with every internal node
     labelled by its shape function instead of a single threshold.
+
+    With ``node_bounds`` (:class:`engine.literati.node_bounds.NodeBounds` of this tree, from
+    ``LiteratiSearch.node_bounds()`` or the estimator's ``node_bounds_``) every visible node
+    gets a ring coloured by its share of the remaining gap (0-100 %, colour bar) and a
+    hover with its LB, UB, gap and own share; ``priority_path`` (a node path, ``""`` the
+    root) marks the node the search gives priority to.
 
     Split nodes read ``feature`` over ``L u1 R u2 L`` (the sides between breakpoints); the
     edges say which values go that way (``<= 2.45 or > 4.75`` / ``(2.45, 4.75]``); the hover
@@ -206,4 +217,84 @@ def shape_tree_figure(
                 name="edge labels",
             )
         )
+    if node_bounds is not None:
+        _add_gap_rings(fig, coords, node_bounds, priority_path)
     return fig
+
+
+#: Colour scale of the gap shares (0 %: proven, pale; 100 %: the whole gap, dark red).
+GAP_SCALE = "YlOrRd"
+PRIORITY_COLOR = "#117733"
+
+
+def _add_gap_rings(fig: go.Figure, coords: dict, nb, priority_path: str | None) -> None:
+    """Rings over the visible nodes coloured by their gap share, a colour bar, the hover
+    with each node's bounds, and a marker on the prioritised node (see
+    :func:`shape_tree_figure`)."""
+    if nb.node_count == 0:
+        return
+    ids = np.array(sorted(v for v in coords if v < nb.node_count), dtype=np.int64)
+    if ids.size == 0:
+        return
+    xs = np.array([coords[int(v)][0] for v in ids])
+    ys = np.array([coords[int(v)][1] for v in ids])
+    share = 100 * nb.share[ids]
+    custom = np.column_stack(
+        [ids, nb.lower[ids], nb.upper[ids], nb.gap[ids], share, 100 * nb.own_share[ids]]
+    )
+    paths = [path_label(nb.paths[int(v)]) for v in ids]
+    status = ["proven optimal" if nb.exact[int(v)] else "open" for v in ids]
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=ys,
+            mode="markers",
+            name="gap share (ring)",
+            customdata=custom,
+            text=[f"{p}: {st}" for p, st in zip(paths, status, strict=True)],
+            hovertemplate=(
+                "node %{customdata[0]:.0f} (%{text})<br>LB = %{customdata[1]:.4g}, "
+                "UB = %{customdata[2]:.4g}<br>gap UB − LB = %{customdata[3]:.4g}"
+                "<br>share of the remaining gap: %{customdata[4]:.1f} %"
+                "<br>own share (this node's split): %{customdata[5]:.1f} %<extra></extra>"
+            ),
+            marker=dict(
+                symbol="circle-open",
+                size=38,
+                color=share,
+                cmin=0.0,
+                cmax=100.0,
+                colorscale=GAP_SCALE,
+                line=dict(width=5),
+                showscale=True,
+                colorbar=dict(
+                    title=dict(text="share of<br>remaining<br>gap (%)", side="top"),
+                    thickness=14,
+                    len=0.8,
+                    ticksuffix=" %",
+                ),
+            ),
+            hoverlabel=dict(bgcolor="white", bordercolor="#444444", font=dict(color="#222222")),
+            showlegend=False,
+            meta={"role": "gap"},
+        )
+    )
+    if priority_path is not None and priority_path in nb.paths:
+        v = nb.paths.index(priority_path)
+        if v in coords:
+            fig.add_trace(
+                go.Scatter(
+                    x=[coords[v][0]],
+                    y=[coords[v][1]],
+                    mode="markers",
+                    name="has priority in the search",
+                    marker=dict(
+                        symbol="star-diamond-open",
+                        size=46,
+                        color=PRIORITY_COLOR,
+                        line=dict(width=3, color=PRIORITY_COLOR),
+                    ),
+                    hoverinfo="skip",
+                    showlegend=True,
+                )
+            )

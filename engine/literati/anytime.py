@@ -11,12 +11,15 @@ columns (:func:`encode_missing`).
 from __future__ import annotations
 
 import math
+import pickle
+import threading
 import time
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from engine.literati.node_bounds import NodeBounds, NodeBoundTracker
 from engine.literati.search import AOStarSearch
 from engine.tree import TreeArrays
 
@@ -71,6 +74,7 @@ TRACE_COLUMNS = (
     "gap",
     "rel_gap",
     "event",
+    "priority",
 )
 
 _TOL = 1e-9
@@ -95,6 +99,7 @@ class LiteratiSearch:
 
     def __init__(self, estimator: LiteratiClassifier, X, codes, prm):
         t0 = time.perf_counter()
+        self._lock = threading.RLock()  # held by step(): pickling waits for a whole state
         self.estimator = estimator
         self.X = X
         self.codes = codes
@@ -126,10 +131,24 @@ class LiteratiSearch:
         self._ub = math.inf
         self._tree = None
         self._breakdown = None
+        self._tracker: NodeBoundTracker | None = None
         self._refresh_incumbent(force=True)
         self.elapsed = time.perf_counter() - t0  # set-up counts against the time limit
         self.incumbents[0]["time"] = self.elapsed
         self._log("incumbent")
+
+    # -- pickling (the Dask runner streams snapshots from another thread) -----------------
+
+    def __getstate__(self):
+        """Pickled between two steps only: the job's pump thread pickles the snapshot while
+        the next step may be running, so the state is pickled to bytes under the lock."""
+        with self._lock:
+            state = {k: v for k, v in self.__dict__.items() if k != "_lock"}
+            return {"frozen": pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)}
+
+    def __setstate__(self, state):
+        self.__dict__.update(pickle.loads(state["frozen"]))  # noqa: S301 - our own bytes
+        self._lock = threading.RLock()
 
     # -- internals ----------------------------------------------------------------------
 
@@ -147,6 +166,7 @@ class LiteratiSearch:
             return False
         self._ub = obj
         self._tree, self._breakdown = self._to_tree(nodes)
+        self._tracker = NodeBoundTracker(eng, nodes)
         self.incumbents.append(
             {"time": self.elapsed, "ub": obj, "lb": self.lower_bound, "tree": self._tree}
         )
@@ -164,8 +184,10 @@ class LiteratiSearch:
             self.end,
         )
 
-    def _log(self, event: str) -> None:
+    def _log(self, event: str, priority: str | None = None) -> None:
         eng = self.engine
+        if priority is None:
+            priority = eng.priority
         ub = self._ub
         lb = self.lower_bound
         if self._rows:
@@ -187,6 +209,7 @@ class LiteratiSearch:
                 "gap": gap,
                 "rel_gap": gap / max(abs(ub), 1e-12) if gap > 0 else 0.0,
                 "event": event,
+                "priority": "" if priority is None else priority,
             }
         )
         if len(self._rows) > 2 * _MAX_ROWS:
@@ -200,6 +223,10 @@ class LiteratiSearch:
     def step(self, max_seconds: float = 0.1) -> bool:
         """Run AO* iterations for about ``max_seconds``; True when finished (proven optimal,
         time limit reached, or stopped)."""
+        with self._lock:
+            return self._step(max_seconds)
+
+    def _step(self, max_seconds: float) -> bool:
         if self.done:
             return True
         eng = self.engine
@@ -208,9 +235,13 @@ class LiteratiSearch:
         eng.deadline = limit_at
         stop_at = min(t0 + max(float(max_seconds), 0.0), limit_at)
         while True:
+            steering = eng.priority
             progressed = eng.iterate()
             self.elapsed += time.perf_counter() - t0
             t0 = time.perf_counter()
+            if steering is not None and eng.priority is None:
+                # the prioritised subtree is proven (or has nothing left): the row names it
+                self._log("priority_end", priority=steering)
             if self._refresh_incumbent():
                 self._log("incumbent")
             if eng.root.solved or (not progressed and not eng.timed_out):
@@ -230,10 +261,79 @@ class LiteratiSearch:
         return False
 
     def snapshot(self) -> dict:
-        """The latest trace row (keys as :data:`TRACE_COLUMNS`) plus ``done``."""
+        """The latest trace row (keys as :data:`TRACE_COLUMNS`) plus ``done``, ``nodes``,
+        the incumbent's per-node bounds (:meth:`node_bounds`), and ``frontier``, the root's
+        splits holding its lower bound (:meth:`lower_bound_frontier`)."""
         row = dict(self._rows[-1])
         row["done"] = self.done
+        row["nodes"] = self.node_bounds()
+        row["frontier"] = self.lower_bound_frontier()
         return row
+
+    def node_bounds(self) -> NodeBounds:
+        """Each node of the current incumbent with its lower and upper bound (objective
+        units) and its share of the remaining gap (:mod:`engine.literati.node_bounds`);
+        node ids as in :meth:`incumbent`.  The root's bounds are the trace's ``lb`` and
+        ``ub``."""
+        return self._tracker.bounds(self.engine._cache, self._rows[-1]["lb"])
+
+    def lower_bound_frontier(self, count: int = 5) -> list[dict]:
+        """Where the root's lower bound lives: the root's open split actions with the lowest
+        lower bounds, lowest first (at most ``count``).  The bound the search proves for the
+        root through its splits is the least of them, so it rises only when the search
+        raises that split's bound or prunes it; the root's LB is the larger of that and the
+        bound the root started with (its class-count bound).
+
+        Each item: ``feature`` (column of ``X``), ``breakpoints`` (list of float; a
+        shape's refinements add more), ``lower`` (the split's lower bound, lambda + alpha
+        and its shape's bound, objective units), ``upper`` (its best tree so far),
+        ``tied`` (how many root splits not pruned share the least bound: all of them must rise
+        before the root's bound does), ``open`` (root splits not pruned).  Empty
+        when the root is solved or was solved in one kernel scan (depth 2 or less)."""
+        root = self.engine.root
+        with self._lock:
+            if root.solved or root.kind != "expanded" or root.a_lb is None:
+                return []
+            bound = self.engine.lr + np.where(root.a_alive, root.a_lb, np.inf)
+            order = np.argsort(bound, kind="stable")[: max(int(count), 0)]
+            least = float(bound[order[0]]) if order.size else np.inf
+            tied = int(np.sum(bound <= least + 1e-9))
+            n_open = int(np.sum(np.isfinite(bound)))
+            out = []
+            for i in order:
+                h = root.shapes[int(i)]
+                if h is None or not np.isfinite(bound[i]):
+                    continue
+                out.append(
+                    {
+                        "feature": int(self.source[h.j]),
+                        "breakpoints": [float(v) for v in h.bpv],
+                        "lower": float(bound[i]),
+                        "upper": float(self.engine.lr + root.a_ub[i]),
+                        "tied": tied,
+                        "open": n_open,
+                    }
+                )
+            return out
+
+    def prioritise(self, path: str | None) -> None:
+        """Give the subtree at ``path`` of the incumbent tree priority (``""`` the root,
+        then ``"L"`` / ``"R"`` per level; :meth:`NodeBounds.paths` names every node's), or
+        clear it with ``None``: the search expands that subtree's states first until it is
+        proven (:meth:`engine.literati.search.AOStarSearch.set_priority`), which changes
+        the order of the work, not the optimum.  The trace records it: a row with event
+        ``"priority"`` and the path in column ``priority`` (every row while it holds), and
+        a row ``"priority_end"`` when the subtree is proven or has nothing left to do.
+        Raises ``ValueError`` for a malformed path; does nothing once the search is done."""
+        with self._lock:
+            if self.done:
+                return
+            before = self.engine.priority
+            self.engine.set_priority(path)
+            if path is not None:
+                self._log("priority")
+            elif before is not None:
+                self._log("priority_end", priority=before)
 
     def trace(self) -> pd.DataFrame:
         """All trace rows so far as a DataFrame with :data:`TRACE_COLUMNS`."""
@@ -257,6 +357,7 @@ class LiteratiSearch:
         est.proven_optimal_ = bool(self.proven)
         est.objective_breakdown_ = dict(self._breakdown)
         est.trace_ = self.trace()
+        est.node_bounds_ = self.node_bounds()
         est.incumbents_ = list(self.incumbents)
         est.split_penalty_ = self.prm["split_penalty"]
         est.breakpoint_penalty_ = self.prm["breakpoint_penalty"]

@@ -161,6 +161,9 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         ``objective``.
     trace_ : pandas.DataFrame
         The search's progress, one row per step, columns :data:`TRACE_COLUMNS`.
+    node_bounds_ : engine.literati.node_bounds.NodeBounds
+        Each node of ``tree_`` with its lower and upper bound (objective units) and its
+        share of the remaining gap (all 0 when proven optimal); docs/methods.md.
     incumbents_ : list of dict
         Each improving tree: ``time`` (s), ``ub``, ``lb``, ``tree``.
     split_penalty_, breakpoint_penalty_ : float

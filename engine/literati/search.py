@@ -117,6 +117,10 @@ class AOStarSearch(StateExpansion):
         self.pruned = 0
         self.evictions = 0
         self.deadline = float(deadline)  # set-up (the root's greedy seed) respects it too
+        # steering: the incumbent-tree path ('', 'L', 'LR', ...) whose subtree goes first
+        self.priority: str | None = None
+        self.priority_ended: str | None = None  # why the last priority ended
+        self.priority_iterations = 0
         self.timed_out = False
         idx = np.arange(n, dtype=np.int64)
         if self.candidate_scope == "root":
@@ -222,10 +226,18 @@ class AOStarSearch(StateExpansion):
         root = self.root
         if root.solved:
             return False
-        path = []
-        node = root
+        node, path = root, []
+        if self.priority is not None:
+            chain = self._priority_chain()
+            if chain is None:
+                self._end_priority("proven")
+            else:  # descend from the prioritised state; back up its ancestors too
+                node, path = chain[-1], chain[:-1]
+                self.priority_iterations += 1
+        start_state = node
+        mark = (node.lb, node.ub, node.solved, node.kind, self.expanded, node.vt_done)
         is_data = True
-        budget = root.ub  # a subtree is useful only while its value stays below this
+        budget = node.ub  # a subtree is useful only while its value stays below this
         while True:
             if is_data:
                 st = node
@@ -278,10 +290,66 @@ class AOStarSearch(StateExpansion):
                 self._backup_shape(obj)
         if self.evictions:
             self._repair(root)
+        if self.priority is not None and start_state is not root:
+            now = (start_state.lb, start_state.ub, start_state.solved, start_state.kind)
+            if start_state.solved:
+                self._end_priority("proven")
+            elif now + (self.expanded, start_state.vt_done) == mark:
+                self._end_priority("stalled")  # nothing left to do there: back to the root
         self.iterations += 1
         if len(self._cache) > self.cache_size:
             self._evict(path)
         return True
+
+    # -- steering (issue 18 point 2) ---------------------------------------------------------
+
+    def set_priority(self, path: str | None) -> None:
+        """Give the subtree at ``path`` of the incumbent tree (``""`` the root, then one
+        ``"L"`` / ``"R"`` per level) priority: every iteration descends from its deepest
+        unsolved data state on that path (an ancestor when the node itself has no state
+        yet, e.g. inside a greedy completion) until that state is solved, then the search
+        goes on from the root.  Only the order of the work changes, never the bounds'
+        rules, so the optimum is the same.  ``None`` clears it.  Raises ``ValueError`` for
+        a path with other letters than L and R or longer than the depth."""
+        if path is not None:
+            path = str(path)
+            if set(path) - {"L", "R"} or len(path) >= self.D + 1:
+                raise ValueError(
+                    f"A node path is a string of L and R of at most {self.D} letters "
+                    f"(the depth); got {path!r}."
+                )
+        self.priority = path
+        self.priority_ended = None
+
+    def _end_priority(self, why: str) -> None:
+        self.priority = None
+        self.priority_ended = why
+
+    def _priority_chain(self):
+        """The states and shapes from the root down the incumbent tree along
+        :attr:`priority` to its deepest cached data state (that state last), or None when
+        that state is solved (the prioritised subtree is proven)."""
+        st = self.root
+        chain = [st]
+        for side in self.priority:
+            if st.kind != "expanded" or st.best is None:
+                break
+            shapes = [st.best]
+            while shapes[-1].best is not None:
+                shapes.append(shapes[-1].best)
+            hf = shapes[-1]
+            s = 0 if side == "L" else 1
+            if hf.keys is None:
+                break
+            if hf.keys[s] is None:
+                return None  # a leaf no split can pay for: solved
+            child = self._cache.get(hf.keys[s])
+            if child is None:
+                break
+            chain += shapes
+            chain.append(child)
+            st = child
+        return None if st.solved else chain
 
     def _repair(self, st: DataState) -> None:
         """Make the incumbent of ``st`` one that :meth:`extract` can rebuild.
@@ -411,16 +479,26 @@ class AOStarSearch(StateExpansion):
 
     def extract(self):
         """The incumbent tree as node lists: returns ``(nodes, objective)`` with nodes
-        dicts (idx, feature, bps, children, lb, ub) in depth-first order (root 0)."""
+        dicts (idx, feature, bps, children, lb, ub, exact) in depth-first order (root 0);
+        ``exact``: the node's subtree is the exact optimum for its rows and remaining depth
+        (a child solved by the depth-1 / depth-2 kernel)."""
         nodes = []
 
-        def leaf(idx, lb=None, ub=None):
+        def leaf(idx, lb=None, ub=None, exact=False):
             nodes.append(
-                {"idx": idx, "feature": -2, "bps": None, "children": None, "lb": lb, "ub": ub}
+                {
+                    "idx": idx,
+                    "feature": -2,
+                    "bps": None,
+                    "children": None,
+                    "lb": lb,
+                    "ub": ub,
+                    "exact": exact,
+                }
             )
             return len(nodes) - 1
 
-        def internal(idx, j, bps, lb, ub):
+        def internal(idx, j, bps, lb, ub, exact=False):
             nodes.append(
                 {
                     "idx": idx,
@@ -429,6 +507,7 @@ class AOStarSearch(StateExpansion):
                     "children": None,
                     "lb": lb,
                     "ub": ub,
+                    "exact": exact,
                 }
             )
             return len(nodes) - 1
@@ -447,7 +526,7 @@ class AOStarSearch(StateExpansion):
                     return leaf(idx, st.lb, st.ub)
                 me = internal(idx, st.sol_j, st.sol_bps, st.lb, st.ub)
                 a, b = split(idx, st.sol_j, st.sol_bps)
-                nodes[me]["children"] = (leaf(a), leaf(b))
+                nodes[me]["children"] = (leaf(a, exact=True), leaf(b, exact=True))
                 return me
             if st.kind == "d2":
                 if st.sol is None:
@@ -459,13 +538,14 @@ class AOStarSearch(StateExpansion):
                 me = internal(idx, feats[0], u, st.lb, st.ub)
                 kids = []
                 for s, cidx in zip((1, 2), split(idx, feats[0], u), strict=True):
+                    # the kernel solved each child exactly (the depth-1 optimum)
                     if feats[s] < 0:
-                        kids.append(leaf(cidx))
+                        kids.append(leaf(cidx, exact=True))
                     else:
                         us = bps[s, : ks[s]]
-                        c = internal(cidx, feats[s], us, None, None)
+                        c = internal(cidx, feats[s], us, None, None, exact=True)
                         a, b = split(cidx, feats[s], us)
-                        nodes[c]["children"] = (leaf(a), leaf(b))
+                        nodes[c]["children"] = (leaf(a, exact=True), leaf(b, exact=True))
                         kids.append(c)
                 nodes[me]["children"] = tuple(kids)
                 return me

@@ -25,6 +25,7 @@ from engine.literati.certify import (
     certify_bounds,
 )
 from engine.literati.estimator import MISSING_VALUES_CAPTION, GreedyShapeTreeClassifier
+from engine.literati.node_bounds import NodeBounds, path_label
 from engine.literati.shapes import (
     internal_nodes,
     node_breakpoints,
@@ -39,6 +40,7 @@ __all__ = [
     "MISSING_VALUES_CAPTION",
     "JOB_SLACK",
     "MIN_ROWS",
+    "NodeBounds",
     "STEP_SECONDS",
     "SearchSplit",
     "all_thresholds_feasible",
@@ -53,6 +55,8 @@ __all__ = [
     "node_rows",
     "objective_of",
     "parse_candidate_leaves",
+    "path_label",
+    "priority_message",
     "rows_by_node",
     "search_results",
     "split_and_penalties",
@@ -133,25 +137,49 @@ def split_and_penalties(
     )
 
 
+def priority_message(phase: str, path: str | None) -> dict:
+    """The message (:meth:`engine.jobs.Job.send`) that gives the subtree at ``path`` of the
+    running search ``phase``'s incumbent priority (``None``: clear it); read by
+    :func:`literati_steps`."""
+    return {"type": "priority", "phase": str(phase), "path": path}
+
+
 def literati_steps(ctx, estimators, X, y):
     """Job step generator: run each ``(label, LiteratiClassifier)`` search in turn.
 
     One step is at most :data:`STEP_SECONDS` of AO* work; every step yields the running
-    search's latest snapshot and trace (built here, in the worker) and every search object
-    so far, so Stop (which ends the job between steps) keeps every incumbent: the page calls
-    ``finish()`` on them after the worker has ended.
+    search's latest snapshot (with its per-node bounds, ``snap["nodes"]``) and trace (built
+    here, in the worker) and every search object so far, so Stop (which ends the job
+    between steps) keeps every incumbent: the page calls ``finish()`` on them after the
+    worker has ended.  Before each step the messages sent to the job are read: a
+    :func:`priority_message` for the running search gives that subtree priority
+    (:meth:`engine.literati.LiteratiSearch.prioritise`); one for another search, or with a
+    malformed path, is left out and the snapshot's ``"ignored"`` says why.
     """
     searches = {}
+    ignored: list[str] = []
     for label, est in estimators:
         search = est.start(X, y)
         searches[label] = search
         while True:
+            for msg in ctx.messages():
+                if msg.get("type") != "priority":
+                    ignored.append(f"unknown message {msg.get('type')!r}")
+                elif msg.get("phase") != label:
+                    ignored.append(f"priority for {msg.get('phase')!r}: that search is not running")
+                else:
+                    try:
+                        search.prioritise(msg.get("path"))
+                    except ValueError as exc:
+                        ignored.append(str(exc))
             done = search.step(max_seconds=STEP_SECONDS)
             yield {
                 "phase": label,
                 "snap": search.snapshot(),
                 "trace": search.trace(),
                 "searches": dict(searches),
+                "priority": search.engine.priority,
+                "ignored": list(ignored[-5:]),
             }
             if done:
                 break
