@@ -1153,3 +1153,47 @@ def test_the_finished_result_is_drawn_without_fitting_anything(app, monkeypatch)
         m.value for m in [*app.success, *app.warning]
     )
     assert calls == []
+
+
+@pytest.mark.slow
+def test_the_live_view_says_which_baseline_the_job_is_fitting(app, monkeypatch):
+    """Before its searches the job fits the baselines (a slow fit simulated here): the live
+    view's progress names the one being fitted and the training rows, then the search
+    runs and its result table lists them."""
+    import threading
+    import time
+
+    import engine.literati.service as service
+
+    release = threading.Event()
+    fit = service._fit_tree
+
+    def held(source, X, y, settings):
+        if source == "greedy":
+            release.wait(30)
+        return fit(source, X, y, settings)
+
+    monkeypatch.setattr(service, "_fit_tree", held)
+    _open(app)
+    app.slider(key="lit_depth").set_value(2)
+    app.button(key="lit_run").click().run()
+    job = app.session_state["lit_job"]
+    texts = []
+    for _ in range(40):
+        app.run()
+        texts = [p.proto.text for p in app.get("progress")]
+        if any("Fitting the baselines" in t for t in texts):
+            break
+        time.sleep(0.25)
+    release.set()
+    assert any(
+        "Fitting the baselines before the search: the greedy shape tree (1 of 3) on 112 "
+        "training rows" in t
+        for t in texts
+    ), texts
+    assert job.join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    assert "Greedy shape tree, K_max = 2" in list(
+        app.session_state["_lit_results"][1]["table"]["model"]
+    )
