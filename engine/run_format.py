@@ -59,6 +59,8 @@ _ESTIMATORS: dict[str, Callable[[Any], None] | None] = {}
 _LAZY_RECORDS = (
     "engine.tree.arrays:TreeArrays",
     "engine.literati.node_bounds:NodeBounds",
+    "engine.literati.certify:TreeCheck",
+    "engine.literati.certify:SplitCheck",
     "engine.tree.ensemble:TreeEnsemble",
     "engine.compare:CompareResult",
     "engine.cart.profile:StrategyResult",

@@ -13,11 +13,13 @@ import streamlit as st
 
 from engine.figures.literati import gap_figure, shape_tree_figure
 from engine.literati.service import (
+    BASELINE_STEPS,
     CERTIFY_SOURCES,
     all_thresholds_feasible,
     certifiable,
     certificate_all_thresholds,
     certificate_for,
+    certificate_of_check,
     certificate_of_model,
     path_label,
     priority_message,
@@ -130,8 +132,16 @@ def draw_live(snap, search_job, predict) -> None:
             f"heuristic... {snap.elapsed:.1f} s",
         )
         return
-    row = latest["snap"]
     phase = latest["phase"]
+    if phase == "baselines":
+        st.progress(
+            latest["done"] / latest["of"],
+            text=f"Fitting the baselines before the search: {BASELINE_STEPS[latest['fitting']]} "
+            f"({latest['done'] + 1} of {latest['of']}) on {len(meta['tr']):,} training rows... "
+            f"{snap.elapsed:.1f} s",
+        )
+        return
+    row = latest["snap"]
     k = meta["phases"].index(phase) + 1
     st.progress(
         min(float(row["time"]) / meta["time_limit"], 1.0),
@@ -168,7 +178,7 @@ def draw_live(snap, search_job, predict) -> None:
         )
         return
     # the incumbent as it changes (the worker swaps in a new immutable tree object)
-    inc = latest["searches"][phase].incumbent()
+    inc = latest["incumbent"]
     nb = row.get("nodes")
     if inc is None:
         return
@@ -232,10 +242,14 @@ def draw_live(snap, search_job, predict) -> None:
         )
 
 
-def certify_section(models: dict, meta: dict, panel, ds, view_key) -> None:
+def certify_section(res: dict, meta: dict, panel, ds, view_key) -> None:
     """ "Certify a tree": a tree of the same depth fitted on the run's training rows, its
-    objective in Literati's terms against the search's proven lower bound.  ``view_key``
-    names the result-view widgets of the run (new keys for every Run)."""
+    objective in Literati's terms against the search's proven lower bound.  ``res``: the
+    run's :func:`engine.literati.service.search_results` (its ``models`` and the ``checks``
+    the job made of the baselines, so nothing is fitted here); ``view_key`` names the
+    result-view widgets of the run (new keys for every Run)."""
+    models = res["models"]
+    checks = res.get("checks")  # None: a run stored before the job checked its baselines
     st.subheader("Certify a tree")
     st.caption(
         "How far from optimal is a tree you already have? Its objective on the training "
@@ -273,7 +287,7 @@ def certify_section(models: dict, meta: dict, panel, ds, view_key) -> None:
             horizontal=True,
             help="K_max = 1 bounds only threshold trees: a tighter bound for a CART tree.",
         )
-    if source == "cart" and not kernels_ready(["cart"], "TreeLab's CART"):
+    if checks is None and source == "cart" and not kernels_ready(["cart"], "TreeLab's CART"):
         return
     store = st.session_state.setdefault("_lit_certificates", {})
     key = (meta.get("run", 0), meta["digest"], source, bound)
@@ -281,10 +295,15 @@ def certify_section(models: dict, meta: dict, panel, ds, view_key) -> None:
         key += (id(others[source]["model"]),)  # a refit on that page is another tree
     if key not in store:
         try:
-            if source in others:
+            if source in others:  # routing and the split checks on the training rows only
                 store[key] = certificate_of_model(
                     others[source]["model"], source[7:], models, meta, bound
                 )
+            elif checks is not None:  # fitted and checked by the job: bounds only
+                if source not in checks:
+                    why = res.get("check_errors", {}).get(source, "the job did not fit it")
+                    raise ValueError(f"the search job could not fit this tree: {why}")
+                store[key] = certificate_of_check(checks[source][bound], models, bound)
             else:
                 store[key] = certificate_for(source, models, meta, bound)
         except (ValueError, RuntimeError) as exc:

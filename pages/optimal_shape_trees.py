@@ -92,10 +92,10 @@ SCOPE_NOTE = {"state": "", "root": "; every state uses the root's candidates (B_
 
 def search_fields(fields: dict) -> dict:
     """What the run store keeps of the search job's snapshot: the searches' labels, not the
-    live search objects (their results, :func:`search_results`, are kept with the run)."""
+    models and baselines (their results, :func:`search_results`, are kept with the run)."""
     payload = fields["result"] if isinstance(fields["result"], dict) else fields["latest"]
     payload = payload or {}
-    kept = {"phase": payload.get("phase"), "searches": dict.fromkeys(payload.get("searches", {}))}
+    kept = {"phase": payload.get("phase"), "models": dict.fromkeys(payload.get("models") or {})}
     return {**fields, "latest": kept, "result": kept}
 
 
@@ -386,11 +386,24 @@ def start_search():
     ests = [("main", LiteratiClassifier(max_breakpoints=int(kmax), **common))]
     if run_k1 and kmax > 1:
         ests.append(("k1", LiteratiClassifier(max_breakpoints=1, **common)))
+    # the job fits the baselines (greedy shape tree, CART) before its searches: the page
+    # only draws them (issue 20: those fits took 10 s at 200,000 rows while drawing)
+    baselines = {
+        "depth": int(depth),
+        "kmax": int(kmax),
+        "lam": lam,
+        "alpha": alpha,
+        "leaves": candidate_leaves,
+        "scope": scope,
+        "seed": seed(),
+        "bounds": [p for p, _ in ests],
+    }
     job = Job(
         literati_steps,
         ests,
         ds.X[tr_idx],
         ds.y[tr_idx],
+        baselines=baselines,
         name="literati",
         max_history=20,
         budget=len(ests) * float(time_limit) + JOB_SLACK,
@@ -451,7 +464,7 @@ if snap.status == "error":
     if snap.error_kind == "exception":
         st.stop()
 payload = snap.result if isinstance(snap.result, dict) else snap.latest
-if not payload or not payload.get("searches"):
+if not payload or not payload.get("models"):
     st.warning("The search was stopped before it produced a tree. Press **Run** again.")
     st.stop()
 
@@ -460,7 +473,9 @@ cache = st.session_state.get("_lit_results")
 if cache is None or cache[0] is not job:
     kept = SEARCH.extra.get("results")  # a run reopened from its link: its stored results
     try:
-        results = kept or search_results(payload["searches"], meta, snap.status)
+        results = kept or search_results(
+            payload["models"], meta, snap.status, payload.get("baselines")
+        )
     except (ValueError, RuntimeError) as exc:
         st.error(f"Could not read the search result: {md(exc)}")
         st.stop()
@@ -776,4 +791,4 @@ elif tree_counts(main.tree_)[1] > tree_counts(main.tree_)[0]:
     )
 
 
-certify_section(models, meta, panel, ds, view_key)
+certify_section(res, meta, panel, ds, view_key)

@@ -654,3 +654,103 @@ def test_page_certifies_a_tree_another_page_offered(app):
     captions = " ".join(c.value for c in app.caption)
     assert "fitted on the Conditional inference (CIT / CIF) page" in captions
     assert "fitted on the run's training rows" not in captions  # it was not
+
+
+# ---------------------------------------------------------------------------------------
+# the search job fits and checks the baselines (issue 20: the page only draws)
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow  # three fits and two searches on wine
+def test_the_jobs_baseline_checks_give_the_certificates_of_a_fresh_fit():
+    """fit_baselines (run in the search job) fits each baseline and checks it once; the
+    certificate made later from that check and a search's bounds alone equals certifying
+    a tree refitted from scratch on the same rows with certify_bounds (and with a direct
+    count of scikit-learn's tree)."""
+    from sklearn.datasets import load_wine
+
+    from engine.cart import CARTClassifier
+    from engine.literati.estimator import GreedyShapeTreeClassifier
+    from engine.literati.service import BASELINE_STEPS, certificate_of_check, fit_baselines
+
+    X, y = load_wine(return_X_y=True)
+    lam = alpha = 0.01 * len(y)
+    settings = {
+        "depth": 2,
+        "kmax": 2,
+        "lam": lam,
+        "alpha": alpha,
+        "leaves": (8, 4),
+        "scope": "state",
+        "seed": 0,
+        "bounds": ["main", "k1"],
+    }
+    steps = fit_baselines(X, y, settings)
+    keys = []
+    while True:
+        try:
+            keys.append(next(steps))
+        except StopIteration as stop:
+            fitted = stop.value
+            break
+    assert keys == list(BASELINE_STEPS) and not fitted["errors"]
+    common = dict(max_depth=2, split_penalty=lam, breakpoint_penalty=alpha)
+    models = {
+        "main": LiteratiClassifier(max_breakpoints=2, time_limit=20, **common).fit(X, y),
+        "k1": LiteratiClassifier(max_breakpoints=1, time_limit=20, **common).fit(X, y),
+    }
+    fresh = {
+        "sklearn": DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y),
+        "cart": CARTClassifier(max_depth=2, random_state=0).fit(X, y),
+        "greedy": GreedyShapeTreeClassifier(
+            max_breakpoints=2, candidate_leaves=(8, 4), random_state=0, **common
+        ).fit(X, y),
+    }
+    for key, model in fresh.items():
+        for bound, search in models.items():
+            got = certificate_of_check(fitted["checks"][key][bound], models, bound)
+            want = certify_bounds(
+                model,
+                X,
+                y,
+                lower_bound=search.lower_bound_,
+                upper_bound=search.upper_bound_,
+                proven_optimal=search.proven_optimal_,
+                max_depth=2,
+                max_breakpoints=2 if bound == "main" else 1,
+                split_penalty=lam,
+                breakpoint_penalty=alpha,
+                candidate_leaves=(8, 4),
+                name=fitted["names"][key],
+            )
+            assert got == want, (key, bound)
+    expected, _, _ = _direct_objective(fresh["sklearn"], X, y, lam, alpha)
+    assert certificate_of_check(fitted["checks"]["sklearn"]["main"], models).objective == (
+        pytest.approx(expected)
+    )
+    with pytest.raises(ValueError, match="No search 'k2'"):
+        certificate_of_check(fitted["checks"]["sklearn"]["main"], models, "k2")
+
+
+def test_a_baseline_that_fails_is_reported_not_raised(monkeypatch):
+    """A baseline fit that raises leaves that baseline out with its message; the others
+    are fitted and checked."""
+    from engine.literati.estimator import GreedyShapeTreeClassifier
+    from engine.literati.service import fit_baselines
+
+    def broken(self, X, y):
+        raise ValueError("no candidate breakpoints")
+
+    monkeypatch.setattr(GreedyShapeTreeClassifier, "fit", broken)
+    X, y = load_iris(return_X_y=True)
+    settings = {"depth": 1, "kmax": 1, "lam": 1.0, "alpha": 1.0, "leaves": 4, "seed": 0}
+    steps = fit_baselines(X, y, settings)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            fitted = stop.value
+            break
+    assert fitted["errors"] == {"greedy": "no candidate breakpoints"}
+    assert set(fitted["checks"]) == {"sklearn", "cart"}
+    assert set(fitted["checks"]["sklearn"]) == {"main"}

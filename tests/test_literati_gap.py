@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from test_literati import _random_data, brute_force
 
+from engine.job_context import JobContext
 from engine.jobs import Job
 from engine.literati import LiteratiClassifier
 from engine.literati.node_bounds import path_label
@@ -315,3 +316,33 @@ def test_lower_bound_frontier_holds_the_root_bound():
             assert 0 <= f["feature"] < X.shape[1] and 1 <= len(f["breakpoints"]) <= 2
     assert seen > 0
     assert search.lower_bound_frontier() == []  # proven: nothing holds the bound any more
+
+
+@pytest.mark.slow
+def test_a_snapshot_carries_no_training_rows_and_a_stopped_job_keeps_its_models():
+    """literati_steps' snapshots hold the live view's data and each search as a fitted
+    estimator (LiteratiSearch.result), not the search with its rows: pickled, a snapshot
+    is a small fraction of the training matrix (the Dask pump pickles one every flush).
+    The running search's model is what finish() gives when stopped there."""
+    import pickle
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 10))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + 0.3 * rng.normal(size=20_000) > 0).astype(int)
+    est = LiteratiClassifier(max_depth=3, candidate_leaves=(8, 4), time_limit=20)
+    steps = literati_steps(JobContext(deadline=float("inf")), [("main", est)], X, y)
+    latest = next(steps)
+    latest = next(steps)
+    size = len(pickle.dumps(latest, protocol=pickle.HIGHEST_PROTOCOL))
+    assert size < X.nbytes / 20, size
+    assert "searches" not in latest and set(latest["models"]) == {"main"}
+    model = latest["models"]["main"]
+    assert latest["incumbent"] is model.tree_
+    assert model.upper_bound_ == pytest.approx(latest["snap"]["ub"])
+    assert model.lower_bound_ == pytest.approx(latest["snap"]["lb"])
+    assert model.trace_["event"].iloc[-1] == "stopped"
+    assert len(model.trace_) == len(latest["trace"]) + 1
+    # the search goes on after result(): the next snapshot is a newer state, same search
+    after = next(steps)
+    assert after["trace"]["time"].iloc[-1] >= latest["trace"]["time"].iloc[-1]
+    steps.close()

@@ -1091,3 +1091,109 @@ def test_browser_sees_the_per_node_bounds_of_a_running_search(page, app_url):
     expect(page.get_by_role("heading", name="Result")).to_be_visible(timeout=60_000)
     wait_idle(page)
     no_exception(page)
+
+
+@pytest.mark.slow
+def test_the_finished_result_is_drawn_without_fitting_anything(app, monkeypatch):
+    """Issue 20: the search job fits the baselines (greedy shape tree, both CARTs) and
+    checks them for certification, so the page run that draws the finished result, a
+    rerun of its views and every built-in certificate fit no tree and read no split of
+    the training rows: each fit and check counts its calls here, after the job ended."""
+    import engine.literati.certify as certify
+    import engine.literati.service as service
+    from engine.cart import CARTClassifier
+    from engine.literati import GreedyShapeTreeClassifier, LiteratiClassifier
+
+    _open(app)
+    app.slider(key="lit_depth").set_value(2)
+    app.number_input(key="lit_time").set_value(10.0)
+    app.button(key="lit_run").click().run()
+    job = app.session_state["lit_job"]
+    assert job.join(TIMEOUT), "the search job did not finish"
+    calls = []
+
+    def counted(name, fn):
+        def wrapper(*args, **kwargs):
+            calls.append(name)
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    from sklearn.tree import DecisionTreeClassifier
+
+    for cls in (DecisionTreeClassifier, CARTClassifier, GreedyShapeTreeClassifier):
+        monkeypatch.setattr(cls, "fit", counted(cls.__name__, cls.fit))
+    monkeypatch.setattr(LiteratiClassifier, "start", counted("search", LiteratiClassifier.start))
+    for module, name in (
+        (certify, "check_splits"),
+        (certify, "tree_objective"),
+        (service, "check_tree"),
+        (service, "greedy_baseline"),
+        (service, "certify_bounds"),
+    ):
+        monkeypatch.setattr(module, name, counted(name, getattr(module, name)))
+    app.run()  # the run that draws the finished result
+    assert not app.exception, app.exception
+    table = app.session_state["_lit_results"][1]["table"]
+    assert list(table["model"]) == [
+        "Literati, K_max = 2",
+        "Literati, K_max = 1 (threshold splits)",
+        "Greedy shape tree, K_max = 2",
+        "CART (scikit-learn), depth 2",
+    ]
+    assert any("scikit-learn's depth-2 CART tree makes" in s.value for s in app.success)
+    app.radio(key=_view(app, "certify_bound")).set_value("k1").run()
+    for source in ("greedy", "cart", "sklearn"):
+        app.radio(key=_view(app, "certify_source")).set_value(source).run()
+        assert not app.exception, app.exception
+    app.radio(key=_view(app, "certify_bound")).set_value("main").run()
+    app.radio(key=_view(app, "certify_source")).set_value("cart").run()
+    assert not app.exception, app.exception
+    assert "TreeLab's depth-2 CART tree makes" in " ".join(
+        m.value for m in [*app.success, *app.warning]
+    )
+    assert calls == []
+
+
+@pytest.mark.slow
+def test_the_live_view_says_which_baseline_the_job_is_fitting(app, monkeypatch):
+    """Before its searches the job fits the baselines (a slow fit simulated here): the live
+    view's progress names the one being fitted and the training rows, then the search
+    runs and its result table lists them."""
+    import threading
+    import time
+
+    import engine.literati.service as service
+
+    release = threading.Event()
+    fit = service._fit_tree
+
+    def held(source, X, y, settings):
+        if source == "greedy":
+            release.wait(30)
+        return fit(source, X, y, settings)
+
+    monkeypatch.setattr(service, "_fit_tree", held)
+    _open(app)
+    app.slider(key="lit_depth").set_value(2)
+    app.button(key="lit_run").click().run()
+    job = app.session_state["lit_job"]
+    texts = []
+    for _ in range(40):
+        app.run()
+        texts = [p.proto.text for p in app.get("progress")]
+        if any("Fitting the baselines" in t for t in texts):
+            break
+        time.sleep(0.25)
+    release.set()
+    assert any(
+        "Fitting the baselines before the search: the greedy shape tree (1 of 3) on 112 "
+        "training rows" in t
+        for t in texts
+    ), texts
+    assert job.join(TIMEOUT)
+    app.run()
+    assert not app.exception, app.exception
+    assert "Greedy shape tree, K_max = 2" in list(
+        app.session_state["_lit_results"][1]["table"]["model"]
+    )

@@ -2,7 +2,7 @@
 
 :class:`LiteratiSearch` (from :meth:`engine.literati.LiteratiClassifier.start`) drives the AO*
 search of :mod:`engine.literati.search` in bounded steps for the live page (``step`` /
-``snapshot`` / ``trace`` / ``incumbent`` / ``finish``), records its progress
+``snapshot`` / ``trace`` / ``incumbent`` / ``result`` / ``finish``), records its progress
 (:data:`TRACE_COLUMNS`) and keeps the incumbent; :func:`nodes_to_tree` turns the search's
 nodes into a :class:`~engine.tree.TreeArrays`.  Missing values enter the search as extra
 columns (:func:`encode_missing`).
@@ -10,6 +10,7 @@ columns (:func:`encode_missing`).
 
 from __future__ import annotations
 
+import copy
 import math
 import pickle
 import threading
@@ -345,19 +346,37 @@ class LiteratiSearch:
 
     def finish(self) -> LiteratiClassifier:
         """Stop the search and return the estimator fitted with the current incumbent."""
-        if not self.done:
-            self.done = True
-            self.stopped = True
-            self._log("stopped")
-        est = self.estimator
+        with self._lock:
+            if not self.done:
+                self.done = True
+                self.stopped = True
+                self._log("stopped")
+            return self._fitted(self.estimator, self.trace(), self.node_bounds())
+
+    def result(self, node_bounds: NodeBounds | None = None) -> LiteratiClassifier:
+        """What :meth:`finish` would return now, without stopping the search: a copy of the
+        estimator fitted with the current incumbent (its trace ends with a ``"stopped"``
+        row unless the search is done).  Small (the trees, trace and bounds; no training
+        rows), so a job can send it with every snapshot and a stopped job keeps it.
+        ``node_bounds``: :meth:`node_bounds` when the caller already has it."""
+        with self._lock:
+            rows = self._rows
+            if not self.done:
+                rows = [*rows, {**rows[-1], "event": "stopped"}]
+            trace = pd.DataFrame(rows, columns=list(TRACE_COLUMNS))
+            bounds = self.node_bounds() if node_bounds is None else node_bounds
+            return self._fitted(copy.copy(self.estimator), trace, bounds)
+
+    def _fitted(self, est, trace: pd.DataFrame, node_bounds: NodeBounds) -> LiteratiClassifier:
+        """``est`` with the fitted attributes of the current incumbent."""
         est.tree_ = self._tree
         est.objective_ = float(self._ub)
         est.upper_bound_ = float(self._ub)
-        est.lower_bound_ = float(self._rows[-1]["lb"])
+        est.lower_bound_ = float(trace["lb"].iloc[-1])
         est.proven_optimal_ = bool(self.proven)
         est.objective_breakdown_ = dict(self._breakdown)
-        est.trace_ = self.trace()
-        est.node_bounds_ = self.node_bounds()
+        est.trace_ = trace
+        est.node_bounds_ = node_bounds
         est.incumbents_ = list(self.incumbents)
         est.split_penalty_ = self.prm["split_penalty"]
         est.breakpoint_penalty_ = self.prm["breakpoint_penalty"]

@@ -27,8 +27,9 @@ separates the rows reaching it is in the space; :func:`all_thresholds_feasible` 
 the data are small enough to offer that.
 
 Public names: :func:`as_shape_tree`, :func:`tree_objective`, :func:`check_splits`,
-:func:`certify`, :func:`certify_tree`, :func:`all_thresholds_feasible`,
-:class:`SplitCheck`, :class:`Certificate`.
+:func:`certify`, :func:`certify_tree`, :func:`certify_bounds` (= :func:`certify_checked` of
+:func:`check_tree`, the part that reads the rows), :func:`all_thresholds_feasible`,
+:class:`SplitCheck`, :class:`TreeCheck`, :class:`Certificate`.
 """
 
 from __future__ import annotations
@@ -51,9 +52,12 @@ __all__ = [
     "all_thresholds_feasible",
     "as_shape_tree",
     "certify",
+    "TreeCheck",
     "certify_bounds",
+    "certify_checked",
     "certify_tree",
     "check_splits",
+    "check_tree",
     "tree_objective",
 ]
 
@@ -750,7 +754,82 @@ def certify_bounds(
     ``upper_bound``, ``proven_optimal``), penalties and candidate space (``max_depth``,
     ``max_breakpoints``, ``candidate_leaves`` as B_d per depth with 0 or None = every
     midpoint, ``candidate_scope``), e.g. for a search reopened from the run store.
-    ``X``, ``y``: the rows the search ran on.  Raises ``ValueError`` as :func:`certify`."""
+    ``X``, ``y``: the rows the search ran on.  Raises ``ValueError`` as :func:`certify`.
+
+    The same as :func:`certify_checked` of :func:`check_tree`: the part that reads the
+    rows can be computed once (e.g. in a job) and combined with bounds later."""
+    checked = check_tree(
+        tree,
+        X,
+        y,
+        max_depth=max_depth,
+        max_breakpoints=max_breakpoints,
+        split_penalty=split_penalty,
+        breakpoint_penalty=breakpoint_penalty,
+        candidate_leaves=candidate_leaves,
+        candidate_scope=candidate_scope,
+        name=name,
+    )
+    return certify_checked(
+        checked,
+        lower_bound=lower_bound,
+        upper_bound=upper_bound,
+        proven_optimal=proven_optimal,
+    )
+
+
+@dataclass(frozen=True)
+class TreeCheck:
+    """What a certificate needs from the tree and the training rows, before any bound:
+    :func:`check_tree`'s result, turned into a :class:`Certificate` by
+    :func:`certify_checked` with a search's bounds (no pass over the rows then).
+
+    Attributes
+    ----------
+    name : str
+        What the tree is, for :meth:`Certificate.sentence`.
+    breakdown : dict
+        :func:`tree_objective`'s dict on the rows.
+    splits : tuple of SplitCheck
+        :func:`check_splits` on the rows.
+    max_depth, max_breakpoints : int
+        The search's D and K_max the splits were checked against.
+    split_penalty, breakpoint_penalty : float
+        lambda and alpha.
+    candidate_leaves : tuple of int
+        B_d per depth (0 = every midpoint).
+    candidate_scope : str
+        ``'state'`` or ``'root'``.
+    """
+
+    name: str
+    breakdown: dict
+    splits: tuple
+    max_depth: int
+    max_breakpoints: int
+    split_penalty: float
+    breakpoint_penalty: float
+    candidate_leaves: tuple
+    candidate_scope: str
+
+
+def check_tree(
+    tree,
+    X,
+    y,
+    *,
+    max_depth: int,
+    max_breakpoints: int,
+    split_penalty: float,
+    breakpoint_penalty: float,
+    candidate_leaves,
+    candidate_scope: str = "state",
+    name: str = "The tree",
+) -> TreeCheck:
+    """The part of :func:`certify_bounds` that reads the rows ``(X, y)``: the tree's
+    objective (:func:`tree_objective`) and each split against the candidate space
+    (:func:`check_splits`).  Parameters and errors as :func:`certify_bounds`; cost linear
+    in the rows (one sort of each split's feature over the rows reaching it)."""
     Xa = np.asarray(X, dtype=np.float64)
     tree = as_shape_tree(tree)
     lam, alpha = float(split_penalty), float(breakpoint_penalty)
@@ -760,19 +839,45 @@ def certify_bounds(
         if isinstance(candidate_leaves, (list, tuple))
         else [candidate_leaves]
     )
-    space = {
-        "max_depth": int(max_depth),
-        "max_breakpoints": int(max_breakpoints),
-        "candidate_leaves": [0 if v is None else int(v) for v in seq],
-        "candidate_scope": str(candidate_scope),
-    }
-    splits = check_splits(tree, Xa, y, **space)
-    deep = breakdown["depth"] > space["max_depth"]
+    leaves = tuple(0 if v is None else int(v) for v in seq)
+    splits = check_splits(
+        tree,
+        Xa,
+        y,
+        max_depth=int(max_depth),
+        max_breakpoints=int(max_breakpoints),
+        candidate_leaves=list(leaves),
+        candidate_scope=str(candidate_scope),
+    )
+    return TreeCheck(
+        name=name,
+        breakdown=breakdown,
+        splits=tuple(splits),
+        max_depth=int(max_depth),
+        max_breakpoints=int(max_breakpoints),
+        split_penalty=lam,
+        breakpoint_penalty=alpha,
+        candidate_leaves=leaves,
+        candidate_scope=str(candidate_scope),
+    )
+
+
+def certify_checked(
+    checked: TreeCheck, *, lower_bound: float, upper_bound: float, proven_optimal: bool
+) -> Certificate:
+    """The :class:`Certificate` of a :func:`check_tree` result against a search's proven
+    ``lower_bound``, its incumbent's ``upper_bound`` and whether it was ``proven_optimal``
+    (the search must have run on the same rows, space and penalties).  No pass over the
+    rows: a few arithmetic operations.  Raises ``RuntimeError`` if a tree inside the space
+    beats the proven bound (a bug)."""
+    breakdown = checked.breakdown
+    splits = checked.splits
+    deep = breakdown["depth"] > checked.max_depth
     in_space = all(s.in_space for s in splits) and not deep
     lb, ub = float(lower_bound), float(upper_bound)
     objective = float(breakdown["objective"])
-    leaves = tuple(space["candidate_leaves"])
-    all_cands = all(v == 0 for v in leaves) and space["candidate_scope"] == "state"
+    leaves = checked.candidate_leaves
+    all_cands = all(v == 0 for v in leaves) and checked.candidate_scope == "state"
     notes = []
     if breakdown["own_errors"] != breakdown["errors"]:
         notes.append(
@@ -784,7 +889,7 @@ def certify_bounds(
         if deep:
             notes.append(
                 f"The tree has depth {breakdown['depth']}, deeper than the search's "
-                f"{space['max_depth']}."
+                f"{checked.max_depth}."
             )
         notes.append(
             "The lower bound holds over the search's candidate space only; this tree is "
@@ -806,7 +911,7 @@ def certify_bounds(
             f"the proven lower bound {lb}."
         )
     return Certificate(
-        name=name,
+        name=checked.name,
         objective=objective,
         breakdown=breakdown,
         lower_bound=lb,
@@ -815,10 +920,10 @@ def certify_bounds(
         gap=objective - lb,
         in_space=in_space,
         splits=tuple(splits),
-        max_depth=space["max_depth"],
-        max_breakpoints=space["max_breakpoints"],
-        split_penalty=lam,
-        breakpoint_penalty=alpha,
+        max_depth=checked.max_depth,
+        max_breakpoints=checked.max_breakpoints,
+        split_penalty=checked.split_penalty,
+        breakpoint_penalty=checked.breakpoint_penalty,
         candidate_leaves=leaves,
         all_candidates=all_cands,
         notes=tuple(notes),

@@ -20,9 +20,12 @@ import pandas as pd
 from engine.data import train_test_rows
 from engine.literati.certify import (
     Certificate,
+    TreeCheck,
     all_thresholds_feasible,
     as_shape_tree,
     certify_bounds,
+    certify_checked,
+    check_tree,
 )
 from engine.literati.estimator import MISSING_VALUES_CAPTION, GreedyShapeTreeClassifier
 from engine.literati.node_bounds import NodeBounds, path_label
@@ -35,6 +38,7 @@ from engine.literati.shapes import (
 )
 
 __all__ = [
+    "BASELINE_STEPS",
     "CERTIFY_SOURCES",
     "Certificate",
     "MISSING_VALUES_CAPTION",
@@ -47,7 +51,9 @@ __all__ = [
     "certifiable",
     "certificate_all_thresholds",
     "certificate_for",
+    "certificate_of_check",
     "certificate_of_model",
+    "fit_baselines",
     "greedy_baseline",
     "internal_nodes",
     "literati_steps",
@@ -144,23 +150,44 @@ def priority_message(phase: str, path: str | None) -> dict:
     return {"type": "priority", "phase": str(phase), "path": path}
 
 
-def literati_steps(ctx, estimators, X, y):
-    """Job step generator: run each ``(label, LiteratiClassifier)`` search in turn.
+def literati_steps(ctx, estimators, X, y, baselines: dict | None = None):
+    """Job step generator: fit the baselines (when ``baselines`` is given), then run each
+    ``(label, LiteratiClassifier)`` search in turn.
 
-    One step is at most :data:`STEP_SECONDS` of AO* work; every step yields the running
-    search's latest snapshot (with its per-node bounds, ``snap["nodes"]``) and trace (built
-    here, in the worker) and every search object so far, so Stop (which ends the job
-    between steps) keeps every incumbent: the page calls ``finish()`` on them after the
-    worker has ended.  Before each step the messages sent to the job are read: a
-    :func:`priority_message` for the running search gives that subtree priority
-    (:meth:`engine.literati.LiteratiSearch.prioritise`); one for another search, or with a
-    malformed path, is left out and the snapshot's ``"ignored"`` says why.
+    ``baselines``: the run's settings for :func:`fit_baselines` (``depth``, ``kmax``,
+    ``lam``, ``alpha``, ``leaves``, ``scope``, ``seed``, ``bounds``); each baseline fit is
+    one step, its snapshot ``{"phase": "baselines", "fitting": key, "done", "of"}``, so
+    the page draws the finished result without fitting anything (issue 20).
+
+    One search step is at most :data:`STEP_SECONDS` of AO* work; every step yields the
+    running search's latest trace row with its per-node bounds and frontier
+    (``"snap"``, :meth:`engine.literati.LiteratiSearch.snapshot`), its trace, its incumbent
+    tree (``"incumbent"``) and ``"models"``: every search so far as a fitted estimator
+    (:meth:`engine.literati.LiteratiSearch.result`; the finished ones and the running one
+    as it stands), plus ``"baselines"``.  A snapshot holds no training rows and no search
+    object (a few hundred kB at most), so the Dask runner's pump pickles it without
+    pausing the search for long, and Stop (which ends the job between steps) keeps every
+    incumbent: the last snapshot is the result.  Before each step the messages sent to the
+    job are read: a :func:`priority_message` for the running search gives that subtree
+    priority (:meth:`engine.literati.LiteratiSearch.prioritise`); one for another search,
+    or with a malformed path, is left out and the snapshot's ``"ignored"`` says why.
+    Returns ``{"phase": "done", "models", "baselines"}``.
     """
-    searches = {}
+    fitted = None
+    if baselines is not None:
+        fitting = fit_baselines(X, y, baselines)
+        while True:
+            try:
+                key = next(fitting)
+            except StopIteration as stop:
+                fitted = stop.value
+                break
+            done = list(BASELINE_STEPS).index(key)
+            yield {"phase": "baselines", "fitting": key, "done": done, "of": len(BASELINE_STEPS)}
+    finished: dict = {}
     ignored: list[str] = []
     for label, est in estimators:
         search = est.start(X, y)
-        searches[label] = search
         while True:
             for msg in ctx.messages():
                 if msg.get("type") != "priority":
@@ -173,17 +200,21 @@ def literati_steps(ctx, estimators, X, y):
                     except ValueError as exc:
                         ignored.append(str(exc))
             done = search.step(max_seconds=STEP_SECONDS)
+            snap = search.snapshot()
             yield {
                 "phase": label,
-                "snap": search.snapshot(),
+                "snap": snap,
                 "trace": search.trace(),
-                "searches": dict(searches),
+                "incumbent": search.incumbent(),
+                "models": {**finished, label: search.result(snap["nodes"])},
                 "priority": search.engine.priority,
                 "ignored": list(ignored[-5:]),
+                "baselines": fitted,
             }
             if done:
                 break
-    return {"phase": "done", "searches": searches}
+        finished[label] = search.finish()
+    return {"phase": "done", "models": finished, "baselines": fitted}
 
 
 def objective_of(errors: int, n_splits: int, n_bp: int, lam: float, alpha: float) -> float:
@@ -224,36 +255,84 @@ def split_nodes_table(tree, feature_names, lam: float, alpha: float) -> pd.DataF
 def greedy_baseline(meta) -> GreedyShapeTreeClassifier:
     """The greedy shape tree in Literati's candidate space with the run's D, K_max, λ, α and
     B_d, fitted on the run's training rows (the tree the main search is seeded with)."""
-    leaves = meta["leaves"] if "leaves" in meta else parse_candidate_leaves(meta["bd"])
-    est = GreedyShapeTreeClassifier(
-        max_depth=meta["depth"],
-        max_breakpoints=meta["kmax"],
-        split_penalty=meta["lam"],
-        breakpoint_penalty=meta["alpha"],
-        candidate_leaves=leaves,
-        random_state=meta["seed"],
-    )
-    return est.fit(meta["X"][meta["tr"]], meta["y"][meta["tr"]])
+    return _fit_tree("greedy", meta["X"][meta["tr"]], meta["y"][meta["tr"]], meta)[0]
 
 
-def search_results(searches: dict, meta: dict, status: str) -> dict:
-    """Fitted models (``finish()`` of each search), the greedy shape tree, CART, and their
-    scores on the split.  A baseline that fails is left out of the table and explained in
-    ``warnings`` (list of str).
+#: The baselines the search job fits before its searches (:func:`fit_baselines`), in
+#: order: key (as :data:`CERTIFY_SOURCES`) -> what the live view says it is fitting.
+BASELINE_STEPS = {
+    "greedy": "the greedy shape tree",
+    "sklearn": "scikit-learn's CART",
+    "cart": "TreeLab's CART",
+}
 
-    ``searches``: label -> :class:`engine.literati.LiteratiSearch` (``"main"``, and
-    ``"k1"`` for the K_max = 1 baseline); ``meta``: the run (``X``, ``y``, ``tr``, ``te``,
-    ``lam``, ``alpha``, ``depth``, ``kmax``, ``bd``, ``seed``); ``status``: the job's.
-    Returns ``{"models", "table", "status", "warnings"}``.
+
+def fit_baselines(X, y, settings: dict):
+    """Generator (steps of the search job, :func:`literati_steps`): fit each baseline of
+    :data:`BASELINE_STEPS` on the training rows ``X`` (float64 ``(n, p)``), ``y`` and check
+    it against the run's candidate space (:func:`engine.literati.certify.check_tree`), so
+    that the page draws the baselines table and certifies these trees without fitting.
+
+    ``settings``: ``depth``, ``kmax``, ``lam``, ``alpha`` (in rows), ``leaves`` (B_d as
+    :func:`parse_candidate_leaves` returns it), ``scope``, ``seed`` and ``bounds``, the
+    searches whose bounds certify (``"main"``: K_max; ``"k1"``: 1).  Yields the key of the
+    baseline it is about to fit; returns ``{"models": key -> fitted model, "names": key ->
+    name for the certificate, "seconds": key -> fit seconds, "errors": key -> message
+    (a baseline that could not be fitted), "checks": key -> bound -> TreeCheck}``.
     """
-    from sklearn.tree import DecisionTreeClassifier
+    out = {"models": {}, "names": {}, "seconds": {}, "errors": {}, "checks": {}}
+    bounds = list(settings.get("bounds", ["main"]))
+    for key in BASELINE_STEPS:
+        yield key
+        t0 = time.perf_counter()
+        try:
+            model, name = _fit_tree(key, X, y, settings)
+        except Exception as exc:  # noqa: BLE001 -- a baseline must not take the run down
+            out["errors"][key] = str(exc) or type(exc).__name__
+            continue
+        out["seconds"][key] = time.perf_counter() - t0
+        out["models"][key], out["names"][key] = model, name
+        try:
+            out["checks"][key] = {
+                bound: check_tree(
+                    model,
+                    X,
+                    y,
+                    max_depth=int(settings["depth"]),
+                    max_breakpoints=int(settings["kmax"]) if bound == "main" else 1,
+                    split_penalty=float(settings["lam"]),
+                    breakpoint_penalty=float(settings["alpha"]),
+                    candidate_leaves=settings["leaves"],
+                    candidate_scope=settings.get("scope", "state"),
+                    name=name,
+                )
+                for bound in bounds
+            }
+        except (ValueError, RuntimeError) as exc:
+            out["errors"][key] = str(exc)
+    return out
 
+
+def search_results(models: dict, meta: dict, status: str, baselines: dict | None) -> dict:
+    """The baselines table of a finished run: the searches' fitted models, the greedy shape
+    tree and scikit-learn's CART (fitted by the job, :func:`fit_baselines`), each scored
+    on the split (predictions only, nothing is fitted here).  A baseline the job could not
+    fit is left out of the table and explained in ``warnings`` (list of str).
+
+    ``models``: label -> fitted :class:`engine.literati.LiteratiClassifier` (``"main"``, and
+    ``"k1"`` for the K_max = 1 baseline; the job's result or last snapshot); ``meta``: the
+    run (``X``, ``y``, ``tr``, ``te``, ``lam``, ``alpha``, ``depth``, ``kmax``); ``status``:
+    the job's; ``baselines``: :func:`fit_baselines`'s result (None: the job fitted none).
+    Returns ``{"models", "table", "status", "warnings", "checks", "names",
+    "check_errors"}``: the last three are what :func:`certificate_of_check` needs to
+    certify the baselines later.
+    """
     from engine.tree import from_sklearn
 
     X, y = meta["X"], meta["y"]
     tr, te = meta["tr"], meta["te"]
     lam, alpha = meta["lam"], meta["alpha"]
-    models = {label: s.finish() for label, s in searches.items()}
+    base = baselines or {"models": {}, "names": {}, "seconds": {}, "errors": {}, "checks": {}}
     rows, warnings = [], []
 
     def add(name, model, tree, fit_s, proven, lb):
@@ -292,20 +371,19 @@ def search_results(searches: dict, meta: dict, status: str) -> dict:
             "yes" if m.proven_optimal_ else f"no (gap {gap:.4g})",
             float(m.lower_bound_),
         )
-    t0 = time.perf_counter()
-    try:
-        greedy = greedy_baseline(meta)
+    greedy = base["models"].get("greedy")
+    if greedy is None:
+        why = base["errors"].get("greedy", "the job did not fit it")
+        warnings.append(f"The greedy shape tree baseline could not be fitted: {why}")
+    else:
         add(
             f"Greedy shape tree, K_max = {meta['kmax']}",
             greedy,
             greedy.tree_,
-            time.perf_counter() - t0,
+            base["seconds"]["greedy"],
             "greedy, no bound",
             float("nan"),
         )
-    except Exception as exc:  # noqa: BLE001 -- a baseline must not take the result down
-        warnings.append(f"The greedy shape tree baseline could not be fitted: {exc}")
-    else:
         main = models.get("main")
         if main is not None and greedy.objective_ < float(main.objective_) - 1e-9:
             # the search starts from this very tree, unless its time limit cut that start
@@ -315,18 +393,28 @@ def search_results(searches: dict, meta: dict, status: str) -> dict:
                 "while the search was still growing its own greedy starting tree, so it "
                 "started from a smaller one. Raise the time limit."
             )
-    t0 = time.perf_counter()
-    cart = DecisionTreeClassifier(max_depth=meta["depth"], random_state=meta["seed"])
-    cart.fit(X[tr], y[tr])
-    add(
-        f"CART (scikit-learn), depth {meta['depth']}",
-        cart,
-        from_sklearn(cart),
-        time.perf_counter() - t0,
-        "greedy, no bound",
-        float("nan"),
-    )
-    return {"models": models, "table": pd.DataFrame(rows), "status": status, "warnings": warnings}
+    cart = base["models"].get("sklearn")
+    if cart is None:
+        why = base["errors"].get("sklearn", "the job did not fit it")
+        warnings.append(f"The CART baseline could not be fitted: {why}")
+    else:
+        add(
+            f"CART (scikit-learn), depth {meta['depth']}",
+            cart,
+            from_sklearn(cart),
+            base["seconds"]["sklearn"],
+            "greedy, no bound",
+            float("nan"),
+        )
+    return {
+        "models": models,
+        "table": pd.DataFrame(rows),
+        "status": status,
+        "warnings": warnings,
+        "checks": base["checks"],
+        "names": base["names"],
+        "check_errors": base["errors"],
+    }
 
 
 # -- certify a tree (issue 18 point 3; engine/literati/certify.py) ---------------------------
@@ -339,24 +427,40 @@ CERTIFY_SOURCES = {
 }
 
 
-def _tree_to_certify(source: str, meta: dict):
+def _fit_tree(source: str, X, y, settings: dict):
     """``(fitted model, name for the sentence)`` of ``source`` (a :data:`CERTIFY_SOURCES`
-    key) on the run's training rows, depth D, seeded."""
-    X, y = meta["X"][meta["tr"]], meta["y"][meta["tr"]]
-    depth = int(meta["depth"])
+    key) on the training rows ``X``, ``y`` with the run's depth D (``settings["depth"]``),
+    seeded; the greedy shape tree also with its K_max, λ, α and B_d."""
+    depth = int(settings["depth"])
     if source == "sklearn":
         from sklearn.tree import DecisionTreeClassifier
 
-        model = DecisionTreeClassifier(max_depth=depth, random_state=meta["seed"]).fit(X, y)
+        model = DecisionTreeClassifier(max_depth=depth, random_state=settings["seed"]).fit(X, y)
         return model, f"scikit-learn's depth-{depth} CART tree"
     if source == "cart":
         from engine.cart.estimator import CARTClassifier
 
-        model = CARTClassifier(max_depth=depth, random_state=meta["seed"]).fit(X, y)
+        model = CARTClassifier(max_depth=depth, random_state=settings["seed"]).fit(X, y)
         return model, f"TreeLab's depth-{depth} CART tree"
     if source == "greedy":
-        return greedy_baseline(meta), f"The greedy shape tree (K_max = {meta['kmax']})"
+        leaves = (
+            settings["leaves"] if "leaves" in settings else parse_candidate_leaves(settings["bd"])
+        )
+        est = GreedyShapeTreeClassifier(
+            max_depth=depth,
+            max_breakpoints=settings["kmax"],
+            split_penalty=settings["lam"],
+            breakpoint_penalty=settings["alpha"],
+            candidate_leaves=leaves,
+            random_state=settings["seed"],
+        )
+        return est.fit(X, y), f"The greedy shape tree (K_max = {settings['kmax']})"
     raise ValueError(f"Unknown tree to certify {source!r}; choose one of {list(CERTIFY_SOURCES)}.")
+
+
+def _tree_to_certify(source: str, meta: dict):
+    """:func:`_fit_tree` on the run's training rows (``meta``: the run)."""
+    return _fit_tree(source, meta["X"][meta["tr"]], meta["y"][meta["tr"]], meta)
 
 
 def certificate_for(source: str, models: dict, meta: dict, bound: str = "main") -> Certificate:
@@ -368,6 +472,22 @@ def certificate_for(source: str, models: dict, meta: dict, bound: str = "main") 
     unknown ``source`` or ``bound``."""
     model, name = _tree_to_certify(source, meta)
     return certificate_of_model(model, name, models, meta, bound)
+
+
+def certificate_of_check(checked: TreeCheck, models: dict, bound: str = "main") -> Certificate:
+    """The certificate of a tree the job already checked (:func:`fit_baselines`'s
+    ``checks[source][bound]``) against the finished search ``models[bound]``: only the
+    search's bounds are read, no row (:func:`engine.literati.certify.certify_checked`).
+    Raises ``ValueError`` for an unknown ``bound``."""
+    if bound not in models:
+        raise ValueError(f"No search {bound!r} in this run; choose one of {list(models)}.")
+    search = models[bound]
+    return certify_checked(
+        checked,
+        lower_bound=float(search.lower_bound_),
+        upper_bound=float(search.upper_bound_),
+        proven_optimal=bool(search.proven_optimal_),
+    )
 
 
 def certifiable(model) -> bool:
