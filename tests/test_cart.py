@@ -678,3 +678,48 @@ def test_build_tree_and_feature_breakpoints_for_reuse(bundled):
     assert grown.misclassified() == pytest.approx((1 - est.score(X, ds.y)) * len(ds.y))
     np.testing.assert_array_equal(grown.tree_arrays().apply(X), est.apply(X))
     np.testing.assert_allclose(grown.feature_importances(), est.feature_importances_)
+
+
+def _one_feature_tie_data(seed):
+    """One float32-exact feature with many equal-gain splits (six integers or eighths),
+    2-4 classes and an integer regression target."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(5, 120))
+    if seed % 2 == 0:
+        x = rng.integers(0, 6, size=m).astype(np.float64)
+    else:
+        x = np.round(rng.normal(size=m) * 8) / 8
+    y = rng.integers(0, 2 + seed % 3, size=m)
+    return x, y, rng.integers(0, 4, size=m).astype(np.float64)
+
+
+def _assert_best_first_equals_scikit_learn(x, y, target, leaves):
+    from engine.cart import feature_breakpoints
+
+    sk = DecisionTreeClassifier(max_leaf_nodes=leaves, random_state=0).fit(x[:, None], y).tree_
+    expect = np.unique(sk.threshold[sk.children_left != -1])
+    np.testing.assert_array_equal(feature_breakpoints(x, y, leaves), expect)
+    sk = DecisionTreeRegressor(max_leaf_nodes=leaves, random_state=0).fit(x[:, None], target)
+    ours = CARTRegressor(max_leaf_nodes=leaves).fit(x[:, None], target).tree_
+    internal = ours.children_left != -1
+    np.testing.assert_array_equal(
+        np.unique(ours.threshold[internal]),
+        np.unique(sk.tree_.threshold[sk.tree_.children_left != -1]),
+    )
+
+
+def test_best_first_ties_between_nodes_break_as_scikit_learn():
+    """Seed 293 (4 classes, 8 leaves): the last split is a tie between two nodes of equal
+    improvement; scikit-learn's frontier is a C++ heap (std::push_heap / std::pop_heap over
+    every node, leaves included), whose order takes the node split at -1.25, not 1.4375."""
+    x, y, target = _one_feature_tie_data(293)
+    _assert_best_first_equals_scikit_learn(x, y, target, 8)
+
+
+@pytest.mark.slow
+def test_best_first_breakpoints_equal_scikit_learn_on_many_seeds():
+    """300 random features, 2-4 classes and regression, 2-8 leaves: the same thresholds."""
+    for seed in range(300):
+        x, y, target = _one_feature_tie_data(seed)
+        for leaves in (2, 3, 4, 5, 8):
+            _assert_best_first_equals_scikit_learn(x, y, target, leaves)

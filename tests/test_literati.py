@@ -266,6 +266,54 @@ def test_univariate_candidates_equal_scikit_learn_cart():
         np.testing.assert_array_equal(got, _sk_candidates(x, y, None))
 
 
+def _tie_data(seed):
+    """Random 2-4 class data for one feature with many equal-gain splits (few distinct
+    values or two decimals)."""
+    rng = np.random.default_rng(seed)
+    C = 2 + seed % 3
+    m = int(rng.integers(5, 120))
+    if seed % 2:
+        x = np.round(rng.normal(size=m), int(rng.integers(1, 3)))
+    else:
+        x = rng.integers(0, 6, size=m).astype(np.float64)
+    return x, rng.integers(0, C, size=m), C
+
+
+def _assert_candidates_equal_scikit_learn(x, y, C, leaves):
+    order = np.argsort(x, kind="stable")
+    got = kernels.uni_thresholds(x[order], y[order].astype(np.int64), C, leaves)
+    np.testing.assert_array_equal(got, _sk_candidates(x, y, leaves))
+
+
+def test_candidate_ties_break_as_scikit_learn():
+    """Exact ties resolve as scikit-learn does. Within a node (seed 53, 3 classes,
+    feature 1, 20 rows): four thresholds share the gain 7/10 exactly (-1.19, -0.85, -0.68,
+    1.115); scikit-learn's float64 proxy rounds the first to -10.000000000000002 and picks
+    -0.85, so the candidates are [-1.31, -0.85, -0.055, 1.65], not [-1.31, -1.19, -0.85,
+    1.65]. Between nodes (the other seeds): equal gains leave its heap in C++ heap order."""
+    from tests.test_literati_root_scope import _data
+
+    X, y = _data(53, 22, 2, 3)
+    for leaves in (4, 5):
+        _assert_candidates_equal_scikit_learn(X[:, 1], y, 3, leaves)
+    x = X[:, 1]
+    order = np.argsort(x, kind="stable")
+    got = kernels.uni_thresholds(x[order], y[order].astype(np.int64), 3, 5)
+    np.testing.assert_allclose(got, [-1.31, -0.85, -0.055, 1.65])
+    for seed, leaves in [(1107, 8), (1330, 5), (1655, 8), (1869, 4)]:
+        x, y, C = _tie_data(seed)
+        _assert_candidates_equal_scikit_learn(x, y, C, leaves)
+
+
+@pytest.mark.slow
+def test_candidates_equal_scikit_learn_on_many_seeds():
+    """600 random features, 2-4 classes, 2-8 leaves: the same thresholds as scikit-learn."""
+    for seed in range(600):
+        x, y, C = _tie_data(seed)
+        for leaves in (2, 3, 4, 5, 8):
+            _assert_candidates_equal_scikit_learn(x, y, C, leaves)
+
+
 def _sandwich():
     x = np.arange(12.0).reshape(-1, 1)
     y = np.array([0] * 4 + [1] * 4 + [0] * 4)

@@ -91,41 +91,53 @@ def _partition(order, xs, s, e, goes_left, tmp_i, tmp_x):
 
 
 @njit
+def _heap_sift_up(heap_val, heap_id, hole, val, node):
+    """Move ``(val, node)`` up from ``hole`` while its parent's value is smaller: the sift
+    of C++ ``std::push_heap``, whose order between equal values scikit-learn's best-first
+    builder inherits."""
+    parent = (hole - 1) // 2
+    while hole > 0 and heap_val[parent] < val:
+        heap_val[hole] = heap_val[parent]
+        heap_id[hole] = heap_id[parent]
+        hole = parent
+        parent = (hole - 1) // 2
+    heap_val[hole] = val
+    heap_id[hole] = node
+
+
+@njit
 def _heap_push(heap_val, heap_id, size, val, node):
-    i = size
-    heap_val[i] = val
-    heap_id[i] = node
-    while i > 0:
-        parent = (i - 1) // 2
-        if heap_val[parent] >= heap_val[i]:
-            break
-        heap_val[parent], heap_val[i] = heap_val[i], heap_val[parent]
-        heap_id[parent], heap_id[i] = heap_id[i], heap_id[parent]
-        i = parent
+    """Push ``node`` with key ``val`` on the max-heap of ``size`` entries; returns size + 1."""
+    _heap_sift_up(heap_val, heap_id, size, val, node)
     return size + 1
 
 
 @njit
 def _heap_pop(heap_val, heap_id, size):
+    """Pop the max of the heap as C++ ``std::pop_heap`` does (the hole goes down to a leaf
+    along the larger children, the right one on equal values, then the last entry sifts
+    up), so equal improvements leave in scikit-learn's order; returns (node, size - 1)."""
     top = heap_id[0]
-    size -= 1
-    heap_val[0] = heap_val[size]
-    heap_id[0] = heap_id[size]
-    i = 0
-    while True:
-        lft = 2 * i + 1
-        rgt = lft + 1
-        big = i
-        if lft < size and heap_val[lft] > heap_val[big]:
-            big = lft
-        if rgt < size and heap_val[rgt] > heap_val[big]:
-            big = rgt
-        if big == i:
-            break
-        heap_val[big], heap_val[i] = heap_val[i], heap_val[big]
-        heap_id[big], heap_id[i] = heap_id[i], heap_id[big]
-        i = big
-    return top, size
+    last = size - 1
+    val = heap_val[last]
+    node = heap_id[last]
+    hole = 0
+    child = 0
+    while child < (last - 1) // 2:
+        child = 2 * (child + 1)
+        if heap_val[child] < heap_val[child - 1]:
+            child -= 1
+        heap_val[hole] = heap_val[child]
+        heap_id[hole] = heap_id[child]
+        hole = child
+    if (last & 1) == 0 and child == (last - 2) // 2:
+        child = 2 * (child + 1)
+        heap_val[hole] = heap_val[child - 1]
+        heap_id[hole] = heap_id[child - 1]
+        hole = child - 1
+    if last > 0:
+        _heap_sift_up(heap_val, heap_id, hole, val, node)
+    return top, last
 
 
 @njit
@@ -609,6 +621,7 @@ def _grow_best_first(
     heap_val = np.empty(cap, dtype=np.float64)
     heap_id = np.empty(cap, dtype=np.int64)
     heap_size = 0
+    splittable = np.zeros(cap, dtype=np.bool_)
     # records of the children of the last expanded node (the root first)
     queue = np.empty((2, 5), dtype=np.int64)
     queue_stats = np.empty((2, S), dtype=np.float64)
@@ -627,6 +640,8 @@ def _grow_best_first(
             if heap_size == 0 or max_split_nodes <= 0:
                 break
             parent, heap_size = _heap_pop(heap_val, heap_id, heap_size)
+            if not splittable[parent]:  # a leaf's record (scikit-learn keeps them too)
+                continue
             _expand(
                 parent,
                 data,
@@ -672,8 +687,12 @@ def _grow_best_first(
             scratch,
             children,
         )
-        if split:  # made when popped
-            heap_size = _heap_push(heap_val, heap_id, heap_size, nodes[10][node], node)
+        # every node enters the heap, a leaf with improvement 0, as in scikit-learn, whose
+        # heap order between equal improvements depends on them; a split is made when popped
+        splittable[node] = split
+        heap_size = _heap_push(
+            heap_val, heap_id, heap_size, nodes[10][node] if split else 0.0, node
+        )
     # frontier nodes never expanded stay leaves
     for i in range(node_count):
         if nodes[0][i] == TREE_LEAF:

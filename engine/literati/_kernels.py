@@ -153,6 +153,9 @@ def class_counts(y, idx, C):
 # ---------------------------------------------------------------------------------------
 
 
+_EPSILON = np.finfo(np.float64).eps  # scikit-learn's tolerance on a split's gain
+
+
 @njit
 def _midpoint(a, b):
     """scikit-learn's threshold between consecutive values ``a < b``: ``a/2 + b/2``,
@@ -164,10 +167,16 @@ def _midpoint(a, b):
 
 
 @njit
-def _best_segment_split(xs, ys, s, e, C, L, T):
+def _best_segment_split(xs, ys, s, e, C, L, T, n_total):
     """Best gini split of the sorted segment ``[s, e)``: returns ``(pos, gain)`` with the
     split between positions ``pos`` and ``pos + 1`` (``pos = -1``: pure or constant).
-    ``gain`` = n * weighted gini decrease = sum L^2/nL + sum R^2/nR - sum T^2/n >= 0."""
+
+    ``gain`` is scikit-learn's weighted impurity decrease ``n / n_total * (gini - nR / n *
+    giniR - nL / n * giniL)``, and the position maximises scikit-learn's proxy ``-nR *
+    giniR - nL * giniL``; both in scikit-learn's float64 operation order, the scan
+    left to right keeping the first strict maximum.  Splits of equal impurity decrease
+    (exact ties) then resolve as scikit-learn's do: the rounding of that expression picks
+    the same position (docs/spec.md section 1)."""
     n = e - s
     for c in range(C):
         T[c] = 0
@@ -177,15 +186,19 @@ def _best_segment_split(xs, ys, s, e, C, L, T):
     sqT = 0.0
     mx = 0
     for c in range(C):
-        sqT += T[c] * T[c]
+        sqT += float(T[c]) * float(T[c])
         if T[c] > mx:
             mx = T[c]
     if mx == n or n < 2:
         return -1, 0.0
+    # the class-count square sums are integers below 2**53: exact in float64, so only
+    # the expressions below carry scikit-learn's rounding
     sqL = 0.0
     sqR = sqT
-    best = -1.0
+    best = -np.inf
     bpos = -1
+    bL = 0.0
+    bR = 0.0
     for r in range(s, e - 1):
         c = ys[r]
         sqL += 2.0 * L[c] + 1.0
@@ -193,16 +206,25 @@ def _best_segment_split(xs, ys, s, e, C, L, T):
         sqR -= 2.0 * rc - 1.0
         L[c] += 1
         if xs[r] < xs[r + 1]:
-            nl = r - s + 1
-            g = sqL / nl + sqR / (n - nl)
-            if g > best:
-                best = g
+            nl = float(r - s + 1)
+            nr = float(n) - nl
+            gini_left = 1.0 - sqL / (nl * nl)
+            gini_right = 1.0 - sqR / (nr * nr)
+            proxy = -nr * gini_right - nl * gini_left
+            if proxy > best:
+                best = proxy
                 bpos = r
+                bL = gini_left
+                bR = gini_right
     if bpos < 0:
         return -1, 0.0
-    gain = best - sqT / n
-    if gain < 0.0:
-        gain = 0.0
+    nn = float(n)
+    nl = float(bpos - s + 1)
+    nr = nn - nl
+    gini = 1.0 - sqT / (nn * nn)
+    gain = (nn / n_total) * (gini - nr / nn * bR - nl / nn * bL)
+    if gain + _EPSILON < 0.0:
+        return -1, 0.0
     return bpos, gain
 
 
@@ -218,41 +240,96 @@ def _uni_into(xs, ys, m, C, max_leaves, out, L, T, seg_s, seg_e, seg_pos, seg_ga
                 out[k] = _midpoint(xs[r], xs[r + 1])
                 k += 1
         return k
+    # best-first growth as scikit-learn's: a max-heap of segments keyed by gain, with
+    # scikit-learn's tie order between equal gains (C++ std::push_heap / std::pop_heap,
+    # see _heap_push / _heap_pop); ``cut`` holds the heap (segment indices), pure or
+    # unsplittable segments included (gain 0), as scikit-learn keeps its leaves there
     n_seg = 1
     seg_s[0] = 0
     seg_e[0] = m
-    pos, gain = _best_segment_split(xs, ys, 0, m, C, L, T)
+    pos, gain = _best_segment_split(xs, ys, 0, m, C, L, T, float(m))
     seg_pos[0] = pos
-    seg_gain[0] = gain
+    seg_gain[0] = gain if pos >= 0 else 0.0
+    n_heap = _heap_push(cut, 0, 0, seg_gain)
     n_cut = 0
-    while n_seg < max_leaves:
-        k = -1
-        bg = -1.0
-        for i in range(n_seg):
-            if seg_pos[i] >= 0 and (k < 0 or seg_gain[i] > bg):
-                k = i
-                bg = seg_gain[i]
-        if k < 0:
-            break
+    while n_heap > 0 and n_cut < max_leaves - 1:
+        n_heap = _heap_pop(cut, n_heap, seg_gain)
+        k = cut[n_heap]
+        if seg_pos[k] < 0:
+            continue
         s = seg_s[k]
         e = seg_e[k]
         pos = seg_pos[k]
-        cut[n_cut] = pos
         n_cut += 1
         seg_e[k] = pos + 1
-        p1, g1 = _best_segment_split(xs, ys, s, pos + 1, C, L, T)
+        p1, g1 = _best_segment_split(xs, ys, s, pos + 1, C, L, T, float(m))
         seg_pos[k] = p1
-        seg_gain[k] = g1
+        seg_gain[k] = g1 if p1 >= 0 else 0.0
+        n_heap = _heap_push(cut, n_heap, k, seg_gain)
         seg_s[n_seg] = pos + 1
         seg_e[n_seg] = e
-        p2, g2 = _best_segment_split(xs, ys, pos + 1, e, C, L, T)
+        p2, g2 = _best_segment_split(xs, ys, pos + 1, e, C, L, T, float(m))
         seg_pos[n_seg] = p2
-        seg_gain[n_seg] = g2
+        seg_gain[n_seg] = g2 if p2 >= 0 else 0.0
+        n_heap = _heap_push(cut, n_heap, n_seg, seg_gain)
         n_seg += 1
+    # the cuts are the segments' right ends, but the last segment's
+    k = 0
+    for i in range(n_seg):
+        if seg_e[i] < m:
+            cut[k] = seg_e[i] - 1
+            k += 1
     cs = np.sort(cut[:n_cut])
     for i in range(n_cut):
         out[i] = _midpoint(xs[cs[i]], xs[cs[i] + 1])
     return n_cut
+
+
+@njit
+def _heap_sift_up(heap, hole, top, item, key):
+    """Move ``item`` up from ``hole`` while its parent's key is smaller (the sift of C++
+    ``std::push_heap``, whose order between equal keys scikit-learn's best-first builder
+    inherits)."""
+    parent = (hole - 1) // 2
+    while hole > top and key[heap[parent]] < key[item]:
+        heap[hole] = heap[parent]
+        hole = parent
+        parent = (hole - 1) // 2
+    heap[hole] = item
+
+
+@njit
+def _heap_push(heap, n, item, key):
+    """Push segment ``item`` onto the max-heap ``heap[:n]`` keyed by ``key``; returns n + 1."""
+    _heap_sift_up(heap, n, 0, item, key)
+    return n + 1
+
+
+@njit
+def _heap_pop(heap, n, key):
+    """Move the max of ``heap[:n]`` to ``heap[n - 1]`` and restore the heap on ``heap[:n - 1]``
+    the way C++ ``std::pop_heap`` does (hole to a leaf along the larger children, the
+    right child kept on equal keys, then a sift up); returns n - 1."""
+    last = n - 1
+    if last <= 0:
+        return last
+    item = heap[last]
+    heap[last] = heap[0]
+    length = last
+    hole = 0
+    child = 0
+    while child < (length - 1) // 2:
+        child = 2 * (child + 1)
+        if key[heap[child]] < key[heap[child - 1]]:
+            child -= 1
+        heap[hole] = heap[child]
+        hole = child
+    if (length & 1) == 0 and child == (length - 2) // 2:
+        child = 2 * (child + 1)
+        heap[hole] = heap[child - 1]
+        hole = child - 1
+    _heap_sift_up(heap, hole, 0, item, key)
+    return last
 
 
 @njit
@@ -261,9 +338,12 @@ def uni_thresholds(xs, ys, C, max_leaves):
 
     ``xs`` float64 sorted values, ``ys`` int64 codes in the same order.  With
     ``max_leaves >= 2``: the thresholds of a best-first univariate CART (gini) with at most
-    ``max_leaves`` leaves (splits with zero gain allowed, as scikit-learn; ties to the
-    earliest segment); ``max_leaves <= 0``: every midpoint between consecutive distinct
-    values.  Thresholds are float64 midpoints of the sample's own values."""
+    ``max_leaves`` leaves (splits with zero gain allowed, as scikit-learn); ties are
+    broken as scikit-learn's ``DecisionTreeClassifier(max_leaf_nodes=max_leaves)`` breaks
+    them: within a segment by its float64 proxy and first-best scan, between segments by
+    its heap order (docs/spec.md section 1).  ``max_leaves <= 0``: every midpoint between
+    consecutive distinct values.  Thresholds are float64 midpoints of the sample's own
+    values."""
     m = xs.shape[0]
     w = max(max_leaves, 1)
     out = np.empty(max(m, 1), dtype=np.float64)
