@@ -179,6 +179,7 @@ SERVICES = {
     "engine.literati.registration",
     "engine.literati.service",
     "engine.literati.certify",  # certify any tree against a search's proven bound
+    "engine.literati.objective",  # any tree as a shape tree, its objective (for certify)
     "engine.partition.explore",
     "engine.partition.service",
     "engine.treegrad.explain",
