@@ -189,6 +189,13 @@ SERVICES = {
     "engine.teaching.glossary",
     "engine.teaching.growth",
     "engine.teaching.lessons",
+    "engine.teaching.lessons.model",
+    "engine.teaching.lessons.cart",
+    "engine.teaching.lessons.literati",
+    "engine.teaching.lessons.partition",
+    "engine.teaching.lessons.treegrad",
+    "engine.teaching.lessons.cit",
+    "engine.teaching.lessons.dics",
     "engine.teaching.predict",
     "engine.teaching.quiz",
 }
