@@ -188,6 +188,8 @@ SERVICES = {
     "engine.teaching.challenge",
     "engine.teaching.glossary",
     "engine.teaching.growth",
+    "engine.teaching.growth_records",
+    "engine.teaching.cart_growth",
     "engine.teaching.lessons",
     "engine.teaching.lessons.model",
     "engine.teaching.lessons.cart",
