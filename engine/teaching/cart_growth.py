@@ -183,41 +183,51 @@ def _scan(xs_f, y_f, stats, classification, n_classes, min_leaf):
     return pos, thresholds, proxy, decrease
 
 
-def cart_steps(
-    data: GrowthData,
-    *,
-    max_depth: int = 3,
-    min_samples_leaf: int = 1,
-    class_names=None,
-    criterion: str = "gini",
-) -> Growth:
-    """CART's depth-first growth on ``data``, one step per node where a split is searched.
+def _best_split(X, y, order, mask, is_cat, stats, classification, n_classes, min_leaf, crit):
+    """Scan every feature at the node of rows ``mask``: its :class:`FeatureScan` list (in
+    column order) and the best split ``(proxy, feature, position, threshold, decrease, left
+    set)`` (feature -1 when no threshold is admissible)."""
+    scans = []
+    # proxy, feature, position, threshold, decrease, left set (categorical)
+    best = (-np.inf, -1, -1, np.nan, np.nan, None)
+    for f in range(X.shape[1]):
+        ord_f = order[f][mask[order[f]]]
+        xs_f = X[ord_f, f]
+        if xs_f[0] == xs_f[-1]:
+            scans.append(FeatureScan(f, np.empty(0), np.empty(0), -1, () if is_cat[f] else None))
+            continue
+        if is_cat[f]:
+            sets, proxy, decrease = _scan_categorical(
+                xs_f, y[ord_f], stats, classification, n_classes, min_leaf, crit
+            )
+            i = int(np.argmax(proxy)) if proxy.size else -1
+            scans.append(FeatureScan(f, np.full(len(sets), np.nan), decrease, i, tuple(sets)))
+            if i >= 0 and proxy[i] > best[0]:
+                best = (proxy[i], f, -1, np.nan, float(decrease[i]), sets[i])
+            continue
+        if classification and crit == ENTROPY:
+            pos, thr, proxy, decrease = _scan_entropy(xs_f, y[ord_f], stats, n_classes, min_leaf)
+        else:
+            pos, thr, proxy, decrease = _scan(
+                xs_f, y[ord_f], stats, classification, n_classes, min_leaf
+            )
+        i = int(np.argmax(proxy)) if pos.size else -1
+        scans.append(FeatureScan(f, thr, decrease, i))
+        if i >= 0 and proxy[i] > best[0]:
+            best = (proxy[i], f, int(pos[i]), float(thr[i]), float(decrease[i]), None)
+    return scans, best
 
-    Each split step's ``details``: ``scans`` (one :class:`FeatureScan` per feature, in
-    column order), ``decrease`` (the chosen split's impurity decrease at the node) and
-    ``improvement`` (weighted by the node's share of the rows, scikit-learn's
-    ``impurity_improvement``), ``counts`` (classification) or ``mean``.  Nodes that are
-    leaves before any search (depth ``max_depth``, too few rows, pure) get no step;
-    ``reason`` of a leaf step says why no split was made.  Criterion: ``criterion``
-    (``'gini'`` or ``'entropy'``, classification) or squared error (regression);
-    exhaustive thresholds; a categorical feature (``data.is_categorical``) is split into
-    two sets of categories as :class:`engine.cart.CARTClassifier` does.
 
-    Raises
-    ------
-    ValueError
-        For a criterion other than ``'gini'`` or ``'entropy'``.
-    """
-    if criterion not in CART_CRITERIA:
-        raise ValueError(f"criterion must be 'gini' or 'entropy', got {criterion!r}")
-    crit = CART_CRITERIA[criterion]
+def _grow_records(data: GrowthData, max_depth: int, min_leaf: int, crit: int):
+    """CART's depth-first growth on ``data``: the nodes (dicts: statistics, impurity, rows,
+    depth, split, children) and one record per node where a split was searched (its scans,
+    then ``phase`` 'split' with the split or 'leaf' with the reason)."""
     is_cat = np.zeros(data.X.shape[1], bool) if data.is_categorical is None else data.is_categorical
     classification = data.task == "classification"
     K = max(data.n_classes, 1)
     X, y = data.X, data.y
-    n, p = X.shape
+    n = X.shape[0]
     order, _ = presort(X)
-    min_leaf = max(int(min_samples_leaf), 1)
     min_split = max(2, 2 * min_leaf)
     nodes: list[dict] = []
     records: list[dict] = []
@@ -248,36 +258,9 @@ def cart_steps(
             nodes[parent]["left" if is_left else "right"] = node_id
         if depth >= max_depth or nn < min_split or impurity <= EPSILON:
             continue
-        scans = []
-        # proxy, feature, position, threshold, decrease, left set (categorical)
-        best = (-np.inf, -1, -1, np.nan, np.nan, None)
-        for f in range(p):
-            ord_f = order[f][mask[order[f]]]
-            xs_f = X[ord_f, f]
-            if xs_f[0] == xs_f[-1]:
-                scans.append(
-                    FeatureScan(f, np.empty(0), np.empty(0), -1, () if is_cat[f] else None)
-                )
-                continue
-            if is_cat[f]:
-                sets, proxy, decrease = _scan_categorical(
-                    xs_f, y[ord_f], stats, classification, K, min_leaf, crit
-                )
-                i = int(np.argmax(proxy)) if proxy.size else -1
-                scans.append(FeatureScan(f, np.full(len(sets), np.nan), decrease, i, tuple(sets)))
-                if i >= 0 and proxy[i] > best[0]:
-                    best = (proxy[i], f, -1, np.nan, float(decrease[i]), sets[i])
-                continue
-            if classification and crit == ENTROPY:
-                pos, thr, proxy, decrease = _scan_entropy(xs_f, y[ord_f], stats, K, min_leaf)
-            else:
-                pos, thr, proxy, decrease = _scan(
-                    xs_f, y[ord_f], stats, classification, K, min_leaf
-                )
-            i = int(np.argmax(proxy)) if pos.size else -1
-            scans.append(FeatureScan(f, thr, decrease, i))
-            if i >= 0 and proxy[i] > best[0]:
-                best = (proxy[i], f, int(pos[i]), float(thr[i]), float(decrease[i]), None)
+        scans, best = _best_split(
+            X, y, order, mask, is_cat, stats, classification, K, min_leaf, crit
+        )
         record = dict(node=node_id, depth=depth, n=nn, scans=scans)
         records.append(record)
         _, f, pos, thr, decrease, left_set = best
@@ -304,31 +287,70 @@ def cart_steps(
         record["improvement"] = improvement
         stack.append((goes_right, depth + 1, node_id, False))
         stack.append((goes_left, depth + 1, node_id, True))
-    final = _cart_tree(nodes, data, classification, class_names)
+    return nodes, records
+
+
+def _split_reason(rec: dict, data: GrowthData, crit: int) -> str:
+    """Why the split of record ``rec`` was chosen, in words (its rule, the candidates it beat,
+    the impurity decrease)."""
+    names = data.feature_names
+    s = next(sc for sc in rec["scans"] if sc.feature == rec["feature"])
+    if rec["left_set"] is not None:
+        labels = None if data.categories is None else data.categories[rec["feature"]]
+        rule = f"{names[rec['feature']]} in {{{category_list(rec['left_set'], labels)}}}"
+    else:
+        rule = f"{names[rec['feature']]} <= {rec['threshold']:.4g}"
+    impurity_name = (
+        ("Gini impurity" if crit == GINI else "entropy")
+        if data.task == "classification"
+        else "squared error"
+    )
+    return (
+        f"Best of {sum(sc.thresholds.size for sc in rec['scans'])} candidate "
+        f"splits on {sum(sc.best >= 0 for sc in rec['scans'])} features: "
+        f"{rule} lowers the {impurity_name} by "
+        f"{rec['decrease']:.4g} (the best on this feature, of {s.thresholds.size})."
+    )
+
+
+def cart_steps(
+    data: GrowthData,
+    *,
+    max_depth: int = 3,
+    min_samples_leaf: int = 1,
+    class_names=None,
+    criterion: str = "gini",
+) -> Growth:
+    """CART's depth-first growth on ``data``, one step per node where a split is searched.
+
+    Each split step's ``details``: ``scans`` (one :class:`FeatureScan` per feature, in
+    column order), ``decrease`` (the chosen split's impurity decrease at the node) and
+    ``improvement`` (weighted by the node's share of the rows, scikit-learn's
+    ``impurity_improvement``), ``counts`` (classification) or ``mean``.  Nodes that are
+    leaves before any search (depth ``max_depth``, too few rows, pure) get no step;
+    ``reason`` of a leaf step says why no split was made.  Criterion: ``criterion``
+    (``'gini'`` or ``'entropy'``, classification) or squared error (regression);
+    exhaustive thresholds; a categorical feature (``data.is_categorical``) is split into
+    two sets of categories as :class:`engine.cart.CARTClassifier` does.
+
+    Raises
+    ------
+    ValueError
+        For a criterion other than ``'gini'`` or ``'entropy'``.
+    """
+    if criterion not in CART_CRITERIA:
+        raise ValueError(f"criterion must be 'gini' or 'entropy', got {criterion!r}")
+    crit = CART_CRITERIA[criterion]
+    min_leaf = max(int(min_samples_leaf), 1)
+    nodes, records = _grow_records(data, max_depth, min_leaf, crit)
+    final = _cart_tree(nodes, data, data.task == "classification", class_names)
     steps = []
     done: list[int] = []
-    names = data.feature_names
     for k, rec in enumerate(records):
         v = rec["node"]
         if rec["phase"] == "split":
             done.append(v)
-            s = next(sc for sc in rec["scans"] if sc.feature == rec["feature"])
-            if rec["left_set"] is not None:
-                labels = None if data.categories is None else data.categories[rec["feature"]]
-                rule = f"{names[rec['feature']]} in {{{category_list(rec['left_set'], labels)}}}"
-            else:
-                rule = f"{names[rec['feature']]} <= {rec['threshold']:.4g}"
-            impurity_name = (
-                ("Gini impurity" if crit == GINI else "entropy")
-                if classification
-                else "squared error"
-            )
-            reason = (
-                f"Best of {sum(sc.thresholds.size for sc in rec['scans'])} candidate "
-                f"splits on {sum(sc.best >= 0 for sc in rec['scans'])} features: "
-                f"{rule} lowers the {impurity_name} by "
-                f"{rec['decrease']:.4g} (the best on this feature, of {s.thresholds.size})."
-            )
+            reason = _split_reason(rec, data, crit)
         else:
             reason = rec["reason"]
         tree, new = partial_tree(final, done)
@@ -358,7 +380,7 @@ def cart_steps(
         "CART",
         steps,
         final,
-        names,
+        data.feature_names,
         data.task,
         {"max_depth": int(max_depth), "min_samples_leaf": min_leaf, "criterion": criterion},
     )
