@@ -346,28 +346,12 @@ def grow_tree(
     """
     p, n = order.shape
     S = n_classes if is_classif else 3
-    L = 1
-    for f in range(p):
-        if is_cat[f] and n_cats[f] > L:
-            L = n_cats[f]
+    L = _max_categories(is_cat, n_cats)
     cap = _node_capacity(n, min_samples_leaf, max_depth, max_leaf_nodes)
     nodes = _new_nodes(cap, S, L)
     scratch = _new_search_scratch(n, p, k, S, L, dict_offsets)
-    D = dict_values.shape[0]
-    dictionary = (
-        dict_offsets,
-        dict_values,
-        np.ones(D, dtype=np.uint8),  # alive
-        np.full(D, -1, dtype=np.int64),  # sampled at this node (stamp)
-        np.empty(D, dtype=np.int64),  # sampling pool
-    )
-    children = (
-        np.zeros(n, dtype=np.uint8),  # goes left
-        np.zeros(S, dtype=np.float64),  # left statistics
-        np.zeros(S, dtype=np.float64),  # right statistics
-        np.empty(max(n, 1), dtype=np.int64),  # partition scratch (rows)
-        np.empty(max(n, 1), dtype=np.float64),  # partition scratch (values)
-    )
+    dictionary = _new_dictionary(dict_offsets, dict_values)
+    children = _new_children(n, S)
     data = (order, xs, y_code, y_val, w)
     cfg = (
         is_classif,
@@ -417,6 +401,50 @@ def grow_tree(
             scratch,
             children,
         )
+    return _trimmed(nodes, m)
+
+
+@njit
+def _max_categories(is_cat, n_cats):
+    """The most category codes of a categorical feature (1 without any): the width of a
+    node's left category set."""
+    L = 1
+    for f in range(is_cat.shape[0]):
+        if is_cat[f] and n_cats[f] > L:
+            L = n_cats[f]
+    return L
+
+
+@njit
+def _new_dictionary(dict_offsets, dict_values):
+    """The DICS dictionary's arrays for one growth: offsets and values (CSR), then whether
+    each entry is alive, the node that sampled it (stamp) and the sampling pool."""
+    D = dict_values.shape[0]
+    return (
+        dict_offsets,
+        dict_values,
+        np.ones(D, dtype=np.uint8),  # alive
+        np.full(D, -1, dtype=np.int64),  # sampled at this node (stamp)
+        np.empty(D, dtype=np.int64),  # sampling pool
+    )
+
+
+@njit
+def _new_children(n, S):
+    """Scratch of a split for ``n`` rows and ``S`` statistics: the rows going left, both
+    children's statistics and the partition's scratch (rows, values)."""
+    return (
+        np.zeros(n, dtype=np.uint8),  # goes left
+        np.zeros(S, dtype=np.float64),  # left statistics
+        np.zeros(S, dtype=np.float64),  # right statistics
+        np.empty(max(n, 1), dtype=np.int64),  # partition scratch (rows)
+        np.empty(max(n, 1), dtype=np.float64),  # partition scratch (values)
+    )
+
+
+@njit
+def _trimmed(nodes, m):
+    """:func:`grow_tree`'s result: the node arrays it returns, cut to the ``m`` nodes."""
     return (
         nodes[0][:m].copy(),
         nodes[1][:m].copy(),

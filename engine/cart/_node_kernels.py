@@ -327,26 +327,15 @@ def _split_node(
         max_features,
         min_impurity_decrease,
     ) = cfg
-    (
-        c_left,
-        c_right,
-        feat,
-        thr,
-        imp,
-        nsamp,
-        wsamp,
-        stats,
-        ncand,
-        cmask,
-        impr,
-        nstart,
-        ndepth,
-        sp_f,
-        sp_pos,
-        miss_left,
-        n_miss,
-    ) = nodes
-    goes_left, lstats, rstats = children[0], children[1], children[2]
+    stats, imp, nsamp, wsamp, ncand, cmask = (
+        nodes[7],
+        nodes[4],
+        nodes[5],
+        nodes[6],
+        nodes[8],
+        nodes[9],
+    )
+    nstart, ndepth = nodes[11], nodes[12]
     nn = e - s
     w_node = _stats_weight(nstats, is_classif)
     impurity = _stats_impurity(nstats, is_classif, criterion)
@@ -391,7 +380,61 @@ def _split_node(
     ncand[node] = n_eval
     if not found:
         return False, 0
-    # children statistics and the improvement
+    return _make_split(
+        node,
+        s,
+        e,
+        bf,
+        bpos,
+        side,
+        impurity,
+        w_node,
+        w_root,
+        data,
+        is_classif,
+        criterion,
+        min_impurity_decrease,
+        is_cat,
+        nodes,
+        children,
+    )
+
+
+@njit
+def _make_split(
+    node,
+    s,
+    e,
+    bf,
+    bpos,
+    side,
+    impurity,
+    w_node,
+    w_root,
+    data,
+    is_classif,
+    criterion,
+    min_impurity_decrease,
+    is_cat,
+    nodes,
+    children,
+):
+    """The split found at ``node`` (feature ``bf``, position ``bpos``, NaN side ``side``):
+    mark the rows going left, the children's statistics and the improvement; record the
+    split unless it lowers the impurity by less than ``min_impurity_decrease``.  Returns
+    ``(split, n_left)`` as :func:`_split_node`."""
+    order, xs, y_code, y_val, w = data
+    thr, cmask, impr, sp_f, sp_pos, miss_left, n_miss = (
+        nodes[3],
+        nodes[9],
+        nodes[10],
+        nodes[13],
+        nodes[14],
+        nodes[15],
+        nodes[16],
+    )
+    goes_left, lstats, rstats = children[0], children[1], children[2]
+    nn = e - s
     n_obs = nn if side < 0 else n_observed(xs[bf, s:e])
     n_left = _mark_left(order, xs, bf, is_cat[bf], s, e, bpos, cmask[node], goes_left, n_obs, side)
     _children_stats(order, s, e, goes_left, y_code, y_val, w, is_classif, lstats, rstats)
