@@ -143,17 +143,10 @@ CI_PROCEDURES = ("ctree", "paper")
 CI_PRESETS = ("auto", "minimum", "maximum", "fixed B")
 
 
-def conditional_inference_link(task: str, n_features: int) -> tuple[LinkParam, ...]:
-    """The Conditional inference page (pages/conditional_inference.py) for a ``task``
-    dataset with ``n_features`` features (the top-k values go up to it)."""
-    from engine.cit.service import CART, CIF, CIT, CLASSIFICATION_LEARNERS, REGRESSION_LEARNERS, RF
-
-    methods = {"CIT": CIT, "CIF": CIF, "CART": CART, "RF": RF}  # URL code -> label
-
-    clf = task == "classification"
-    ks = [k for k in (1, 2, 3, 5, 10, 20, 50) if k <= n_features]
-    if n_features not in ks:
-        ks.append(n_features)
+def _ci_test_params(clf: bool) -> list[LinkParam]:
+    """The Conditional inference page's tests: the procedure, statistics, selector and
+    splitter (by task), levels, Bonferroni, adaptive stopping, permutations, muting and
+    scanning."""
     two = ("quadratic", "maximum")
     params = [
         LinkParam("ci_procedure", "procedure", str, "ctree", options=CI_PROCEDURES, doc="ctree"),
@@ -212,6 +205,14 @@ def conditional_inference_link(task: str, n_features: int) -> tuple[LinkParam, .
         LinkParam("ci_muting", "muting", bool, False, doc="feature muting"),
         LinkParam("ci_fscan", "feature_scan", bool, True, doc="feature scanning"),
         LinkParam("ci_tscan", "threshold_scan", bool, True, doc="threshold scanning"),
+    ]
+    return params
+
+
+def _ci_growth_params() -> list[LinkParam]:
+    """The Conditional inference page's growth settings: features per node, threshold
+    candidates, impurity decrease, depth, node sizes, the forests' trees."""
+    return [
         LinkParam(
             "ci_max_features",
             "max_features",
@@ -259,6 +260,20 @@ def conditional_inference_link(task: str, n_features: int) -> tuple[LinkParam, .
             doc="min. child fraction",
         ),
         LinkParam("ci_n_trees", "trees", int, 50, low=5, high=500, doc="trees in the forests"),
+    ]
+
+
+def _ci_top_k_params(task: str, n_features: int) -> list[LinkParam]:
+    """The Conditional inference page's top-k and selection-bias settings (the k values go
+    up to ``n_features``)."""
+    from engine.cit.service import CART, CIF, CIT, CLASSIFICATION_LEARNERS, REGRESSION_LEARNERS, RF
+
+    methods = {"CIT": CIT, "CIF": CIF, "CART": CART, "RF": RF}  # URL code -> label
+    clf = task == "classification"
+    ks = [k for k in (1, 2, 3, 5, 10, 20, 50) if k <= n_features]
+    if n_features not in ks:
+        ks.append(n_features)
+    return [
         LinkParam(
             f"ci_learner_{task}",
             "learner",
@@ -287,7 +302,13 @@ def conditional_inference_link(task: str, n_features: int) -> tuple[LinkParam, .
         ),
         LinkParam("ci_n_noise", "noise", int, 10, low=1, high=200, doc="noise features added"),
     ]
-    return tuple(params)
+
+
+def conditional_inference_link(task: str, n_features: int) -> tuple[LinkParam, ...]:
+    """The Conditional inference page (pages/conditional_inference.py) for a ``task``
+    dataset with ``n_features`` features (the top-k values go up to it)."""
+    clf = task == "classification"
+    return tuple(_ci_test_params(clf) + _ci_growth_params() + _ci_top_k_params(task, n_features))
 
 
 # -- Feature ranking --------------------------------------------------------------------------

@@ -3,50 +3,35 @@ permutation tests), forests (CIF), how their
 feature rankings differ from impurity-based ones, and what top-k features buy downstream
 (docs/spec.md section 4)."""
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
 from engine.cit.service import (
     CART,
     CIF,
     CIT,
-    CLASSIFICATION_LEARNERS,
     MISSING_VALUES_CAPTION,
-    NOT_IN_POOL,
-    NOT_TESTED,
-    REGRESSION_LEARNERS,
     RF,
-    TESTED,
     fit_rankings_steps,
     leaf_reason,
-    make_rankers,
-    node_feature_table,
-    rankings_table,
     root_tests,
-    selection_bias_steps,
-    threshold_table,
-    top_k_steps,
-)
-from engine.figures.cit import (
-    cit_tree_figure,
-    leaf_distribution_figure,
-    null_histogram_figure,
-    rankings_figure,
-    selection_bias_figure,
-    threshold_statistic_figure,
-    top_k_figure,
 )
 from engine.jobs import Job
 from engine.scale import PAGE_BUDGET
 from engine.snippets import conditional_inference_snippet
 from engine.teaching import predict
 from engine.teaching.glossary import link_terms
+from pages._conditional_inference_features import (
+    draw_rankings,
+    draw_selection_bias,
+    draw_top_k,
+    finished_result,
+    job_controls,
+)
+from pages._conditional_inference_node import draw_node_tests, draw_tree
 from pages._link_params import conditional_inference_link
 from pages._links import page_title
 from pages._runs import keep_runs, restore_runs, result_only
 from pages._shared import (
-    PROJECTION_KEY,
     PageJob,
     ResultPanel,
     SavedSettings,
@@ -55,12 +40,10 @@ from pages._shared import (
     dataset_digest,
     job_meta,
     labelled_tree,
-    md,
     remember_model,
     require_entrypoint,
     scale_notice,
     seed,
-    show_job_failure,
     stop_page,
 )
 from pages._teaching import PredictFirst
@@ -80,7 +63,6 @@ PROCEDURE_WIDGETS = {
 }
 #: Root-node permutation work (features x permutations x rows) above which we warn.
 HEAVY_WORK = 3e9
-STATUS_SHORT = {TESTED: "tested", NOT_TESTED: "scan stopped", NOT_IN_POOL: "not in pool"}
 
 #: The page's settings (parameter panel, top-k and selection-bias inputs), saved at every run.
 #: Streamlit drops the values of a page's widgets when the user switches page while a job's
@@ -646,48 +628,6 @@ if PREDICT.asking(predict_key):
 PREDICT.ask(questions, predict_key)  # or what is locked in, or why nothing is asked
 
 
-# -- job helper --------------------------------------------------------------------------
-def draw_progress(snap) -> None:
-    latest = snap.latest or {"done": 0, "total": 1, "message": "starting..."}
-    st.progress(
-        min(1.0, latest["done"] / max(latest["total"], 1)),
-        text=f"{latest['message']} ({snap.elapsed:.1f} s)",
-    )
-
-
-def job_controls(
-    page_job: PageJob, label: str, start, *, help_text: str | None = None, redraw_on=None
-):
-    """The kit's Run / Stop buttons and progress fragment for ``page_job``; ``start()``
-    returns ``(Job, meta)`` (or raises ValueError, shown as an error).  The whole page is
-    redrawn when the job ends or when ``redraw_on(latest snapshot)`` changes (e.g. a new
-    partial result to show).  Returns the job (None before the first run) and whether it
-    runs."""
-    page_job.controls(
-        label,
-        start,
-        help=link_terms(help_text),
-        columns=(1.4, 1, 5),
-        on_error=lambda exc: st.error(str(exc)),
-    )
-    running = page_job.running
-    if running:
-        page_job.live(draw_progress, redraw_on=redraw_on)
-    return page_job.job, running
-
-
-def finished_result(job, what: str):
-    """The job's result (or what Stop kept), after showing its status; None if nothing."""
-    snap = job.snapshot()
-    if snap.status == "error":
-        show_job_failure(snap, what, "use fewer permutations, trees or rows")
-        return snap.result
-    if snap.status in ("cancelled", "timeout"):
-        why = "was stopped" if snap.status == "cancelled" else "ran out of time"
-        st.warning(f"{what} {why}; showing what finished.")
-    return snap.result
-
-
 # -- 1. fit --------------------------------------------------------------------------------
 st.subheader("1. Fit the tree and the rankings")
 
@@ -796,558 +736,39 @@ if not running and job.snapshot().status == "done" and meta.get("_remembered") !
     meta["_remembered"] = id(est)
 
 # -- 2. the tree -----------------------------------------------------------------------------
-st.subheader("2. The tree")
-if tree.node_count == 1:
-    rec0 = est.node_records_[0]
-    st.info(
-        f"The tree is a single leaf: at the root, {why_leaf(0)}."
-        + (
-            " Below are the root's tests; a larger alpha, more permutations or turning "
-            "Bonferroni off lets weaker associations split."
-            if rec0.get("p_values")
-            else ""
-        )
-    )
-nodes = list(range(tree.node_count))
-if st.session_state.get("_ci_tree_id") != id(est):
-    st.session_state["ci_node_view"] = 0  # a new fit starts at the root
-    st.session_state["_ci_tree_id"] = id(est)
-elif st.session_state.get("ci_node_view") not in nodes:
-    # Streamlit forgot the *_view widget on another page: back to this tree's last node
-    last = st.session_state.get("_ci_node", 0)
-    st.session_state["ci_node_view"] = last if last in nodes else 0
-fig = cit_tree_figure(
-    est,
-    tree=tree,
-    feature_names=names,
-    class_names=meta["classes"],
-    highlight_node=st.session_state["ci_node_view"],
-)
-fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type="scatter"))
-
-
-def on_tree_click():
-    """Select the clicked node (a callback runs before the page, so the selectbox below
-    and the highlight follow at once, even while the forests are still being fitted)."""
-    event = st.session_state.get("ci_tree_fig_view")
-    points = (event.selection.points if event and event.selection else None) or []
-    clicked = next(
-        (int(p["customdata"]) for p in points if isinstance(p.get("customdata"), int | float)), None
-    )
-    if clicked is not None and 0 <= clicked < tree.node_count:
-        st.session_state["ci_node_view"] = clicked
-
-
-panel.chart(fig, on_select=on_tree_click, selection_mode="points", key="ci_tree_fig_view")
-panel.chart(
-    leaf_distribution_figure(
-        tree,
-        tree.apply(meta["X"]),
-        meta["y"],
-        class_names=meta["classes"],
-        target=meta.get("target"),
-    ),
-    key="ci_leaves",
-)
-st.download_button(
-    "Download the tree (JSON)",
-    tree.to_json(indent=1).encode(),
-    file_name="conditional_inference_tree.json",
-    mime="application/json",
-    on_click="ignore",
-    key="ci_tree_dl",
-)
+nodes = draw_tree(est=est, meta=meta, names=names, panel=panel, tree=tree, why_leaf=why_leaf)
 
 
 # -- 3. one node -----------------------------------------------------------------------------
-def node_label(v: int) -> str:
-    rows = int(tree.n_node_samples[v])
-    if tree.is_leaf[v]:
-        return f"node {v}: leaf, {rows} rows"
-    routed = est.node_records_[v].get("n_missing_routed", 0)
-    by_rule = f", {routed} routed by the missing-value rule" if routed else ""
-    return (
-        f"node {v}: {tree.rule(v, names)}, {rows} rows{by_rule}, p = {est.p_value_selector_[v]:.3g}"
-    )
-
-
-st.subheader("3. Why this node split (or did not)")
-st.caption(link_terms("Click a node in the tree, or choose it here."))
-node = st.selectbox("Node", nodes, key="ci_node_view", format_func=node_label)
-st.session_state["_ci_node"] = node
-rec = est.node_records_[node]
-table = node_feature_table(est, node, names)
-if table.empty:
-    st.info(f"Node {node} has no tests: {why_leaf(node)}.")
-else:
-    n_tested = int((table["status"] == "tested").sum())
-    chosen = table.loc[table["chosen"], "feature"]
-    asymptotic = rec.get("p_value_method") == "asymptotic"
-    adjusted = bool(est.adjust_alpha_selector)
-    alpha = float(table["alpha"].iloc[0])
-    # one scale: the p-value that decides (adjusted under Bonferroni) beside the level alpha
-    adj_name = "adjusted p (1-(1-p)^m)" if asymptotic else "adjusted p (m x p, Bonferroni)"
-    decided = adj_name if adjusted else "p-value"
-    verdict = (
-        f"**{md(chosen.iloc[0])}** was chosen ("
-        + ("adjusted " if adjusted else "")
-        + f"p = {float(table.loc[table['chosen'], 'p_bonferroni'].iloc[0]):.3g} < alpha = "
-        f"{alpha:.3g})"
-        if len(chosen)
-        else why_leaf(node)
-    )
-    how = (
-        f"tested with asymptotic p-values ({rec.get('teststat', 'quadratic')} statistic)"
-        if asymptotic
-        else "permutation-tested"
-    )
-    scale = (
-        f" (each p-value adjusted for the {rec['n_tested']} features drawn"
-        + ("" if asymptotic else f"; the same as p < alpha / m = {rec['alpha_selector']:.3g}")
-        + ")"
-        if adjusted
-        else ""
-    )
-    routed = rec.get("n_missing_routed", 0)
-    st.markdown(
-        f"Stage A at node {node}: {rec['n_tested']} features drawn, {n_tested} "
-        f"{how} at level alpha = {alpha:.3g}{scale}; {verdict}."
-        + (
-            f" The split routed {routed} rows with a missing "
-            f"{md(names[int(tree.feature[node])])} by the missing-value rule "
-            f"({rec.get('n_missing_left', 0)} to the left)."
-            if routed and not tree.is_leaf[node]
-            else ""
-        )
-    )
-    show = table.drop(columns=["level", "at_floor"]).rename(
-        columns={"p_value": "p-value", "p_bonferroni": adj_name, "alpha": "level alpha"}
-    )
-    show["status"] = show["status"].map(STATUS_SHORT)
-    if not adjusted:  # without Bonferroni the column would repeat p
-        show = show.drop(columns=adj_name)
-    if asymptotic:  # no permutations to count
-        show = show.drop(columns="permutations")
-
-    def highlight(row):
-        colour = "background-color: #FBD9BF" if row["chosen"] else ""
-        return [colour] * len(row)
-
-    number = st.column_config.NumberColumn
-    panel.table(
-        # "—" for a feature that was not tested (st.dataframe writes None)
-        show.style.apply(highlight, axis=1).format(
-            {c: "{:.4g}" for c in ("p-value", adj_name) if c in show}, na_rep="—"
-        ),
-        name="node_tests",
-        hide_index=True,
-        width="stretch",
-        key="ci_node_table",
-        column_config={
-            "index": None,
-            "statistic": number(
-                format="%.4f",
-                help=(
-                    "ctree's quadratic / maximum statistic (asymptotic tests) or the raw "
-                    "selector statistic (permutation tests)."
-                ),
-            ),
-            "p-value": number(
-                help=(
-                    "Asymptotic p-value (chi-square or multivariate normal limit) or Monte "
-                    "Carlo permutation p-value (1 + #{T_b >= T}) / (B + 1); unadjusted; —: "
-                    "not tested."
-                ),
-            ),
-            adj_name: number(
-                help=(
-                    "1 - (1 - p)^m (partykit's adjustment) or min(1, m p), m = features "
-                    "drawn at the node; significant when below the level alpha beside it."
-                ),
-            ),
-            "level alpha": number(
-                format="%.3g",
-                help=(
-                    f"The level the {decided} column is compared with: significant when "
-                    "below it. Under Bonferroni, m p < alpha is the same test as p < alpha / m."
-                ),
-            ),
-            "permutations": number(
-                help=("Permutations run (adaptive stopping ends early once the decision is clear).")
-            ),
-            "status": st.column_config.TextColumn(width="medium"),
-        },
-    )
-    floored = table[table["at_floor"]]
-    if len(floored):
-        b_values = sorted({int(b) for b in floored["permutations"]})
-        floor = 1.0 / (b_values[0] + 1)
-        which = ", ".join(md(f) for f in floored["feature"][:4]) + (
-            f" and {len(floored) - 4} more" if len(floored) > 4 else ""
-        )
-        st.caption(
-            link_terms(
-                f"p = {floor:.3g} for {which} is the **permutation floor** 1/(B+1) with B = "
-                + " or ".join(f"{b:,}" for b in b_values)
-                + ": none of the B shuffled targets gave a statistic as large as the observed "
-                "one, and a Monte Carlo p-value (1 + #{T_b >= T}) / (B + 1) cannot go lower. The "
-                "true p-value is smaller still; only more permutations (Permutations B) can "
-                "show how small"
-                + (
-                    f". Adjusted for the {rec['n_tested']} features, the floor is "
-                    f"{min(1.0, rec['n_tested'] * floor):.3g}."
-                    if adjusted
-                    else "."
-                )
-            )
-        )
-    st.caption(
-        link_terms(
-            "Status: *tested*; *scan stopped*: drawn, but feature scanning stopped at an "
-            "earlier significant feature (statistic only; turn scanning off to test every "
-            "feature); *not in pool*: muted by an ancestor's test, constant at this node, or "
-            "not drawn (features per node). Categorical features use another statistic "
-            "(mutual information or the correlation ratio of y), so compare p-values, not "
-            "statistics, across feature types."
-        )
-    )
-    st.download_button(
-        "Download this node's tests (CSV)",
-        table.to_csv(index=False).encode(),
-        file_name=f"cit_node{node}_tests.csv",
-        mime="text/csv",
-        on_click="ignore",
-        key="ci_node_dl",
-    )
-    nulls = rec.get("nulls", {})
-    options = [int(f) for f in table.loc[table["status"] == "tested", "index"] if f in nulls]
-    # side by side; one above the other in projection mode (half the width cut the titles)
-    c1, c2 = (
-        (st.container(), st.container()) if st.session_state.get(PROJECTION_KEY) else st.columns(2)
-    )
-    with c1:
-        if asymptotic:
-            st.caption(
-                link_terms(
-                    "Asymptotic tests have no permutation null distribution: the p-value is the "
-                    + (
-                        "chi-square tail of the quadratic statistic (degrees of freedom = rank of "
-                        "its covariance)."
-                        if rec.get("teststat") == "quadratic"
-                        else "multivariate normal tail of the maximum statistic."
-                    )
-                    + " Choose the CIT paper's procedure to see permutation nulls."
-                )
-            )
-        elif options:
-            if st.session_state.get("ci_null_feature_view") not in options:
-                # Streamlit forgot the *_view widget on another page: back to the last choice
-                last = st.session_state.get("_ci_null_feature")
-                st.session_state["ci_null_feature_view"] = last if last in options else options[0]
-            f = st.selectbox(
-                "Null distribution of",
-                options,
-                key="ci_null_feature_view",
-                format_func=lambda j: names[j],
-                help=link_terms(
-                    "The feature's selector statistic under permutations of "
-                    "the target at this node."
-                ),
-            )
-            st.session_state["_ci_null_feature"] = f
-            row = table[table["index"] == f].iloc[0]
-            panel.chart(
-                null_histogram_figure(
-                    nulls[f],
-                    row["statistic"],
-                    p_value=row["p_value"],
-                    tail="right",
-                    name="selector statistic",
-                    level=rec["alpha_selector"],
-                    title=f"Stage A, node {node}: {names[f]}",
-                ),
-                key="ci_null_fig",
-            )
-    with c2:
-        if "candidate_thresholds" in rec and len(rec["candidate_thresholds"]):
-            f_split = int(rec["features"][int(np.argmin(rec["p_values"]))])
-            if not tree.is_leaf[node]:
-                f_split = int(tree.feature[node])
-            cats = meta["categories"][f_split]
-            panel.chart(
-                threshold_statistic_figure(
-                    rec,
-                    feature_name=names[f_split],
-                    parent_impurity=float(tree.impurity[node]),
-                    category_labels=cats,
-                ),
-                key="ci_thr_fig",
-            )
-            tnull = rec.get("threshold_null")
-            if tnull is not None and "chosen_threshold" in rec:
-                trow = threshold_table(est, node)
-                trow = trow[trow["chosen"]].iloc[0]
-                panel.chart(
-                    null_histogram_figure(
-                        tnull,
-                        trow["statistic"],
-                        p_value=trow["p_value"],
-                        tail="left",
-                        name="weighted child impurity",
-                        level=rec["alpha_splitter"],
-                        title=f"Stage B, node {node}: chosen threshold on {names[f_split]}",
-                    ),
-                    key="ci_thr_null_fig",
-                )
-        elif "chosen_categories" in rec:
-            cats = meta["categories"][int(tree.feature[node])]
-            left = ", ".join(md(cats[c]) for c in rec["chosen_categories"])
-            st.caption(
-                link_terms(
-                    f"Stage B: the split of the categories into two groups with the largest "
-                    f"{rec['split_statistic']} statistic ({rec['split_statistic_value']:.4g}) "
-                    f"sends {{{left}}} left."
-                )
-            )
-        elif rec.get("p_values"):
-            st.caption(link_terms(f"Stage B did not run here: {why_leaf(node)}."))
+draw_node_tests(
+    est=est, meta=meta, names=names, nodes=nodes, panel=panel, tree=tree, why_leaf=why_leaf
+)
 
 # -- 4. rankings -------------------------------------------------------------------------------
-st.subheader("4. Feature rankings: CIT, CIF, CART, random forest")
-imps = {m: fit["importances"][m] for m in METHODS if m in fit["importances"]}
-if running:
-    st.caption(link_terms("The forests are still being fitted; the table fills in as they finish."))
-rank = rankings_table(imps, names)
-st.caption(
-    link_terms(
-        "Normalised importances (each method sums to 1). CIT / CIF: impurity decrease of "
-        "the significant splits (not weighted by node size); CART / random forest: "
-        "scikit-learn's mean decrease in impurity (fully grown trees; categorical codes "
-        "treated as numbers). Fit times: "
-        + ", ".join(f"{m} {s:.2f} s" for m, s in fit["seconds"].items())
-        + "."
-    )
-)
-panel.chart(rankings_figure(rank, list(imps)), key="ci_rank_fig")
-shown_rank = rank.round(4)
-for column in [c for c in shown_rank if c.endswith(" rank")]:  # no order for importance 0
-    shown_rank[column] = ["not used" if pd.isna(v) else str(int(v)) for v in rank[column]]
-panel.table(shown_rank, name="rankings", hide_index=True, width="stretch", key="ci_rank_table")
-st.download_button(
-    "Download the rankings (CSV)",
-    rank.to_csv(index=False).encode(),
-    file_name="cit_rankings.csv",
-    mime="text/csv",
-    on_click="ignore",
-    key="ci_rank_dl",
-)
-unused = [m for m, v in imps.items() if not np.any(np.asarray(v) > 0)]
-if unused:
-    st.caption(
-        link_terms(
-            f"{' and '.join(unused)} {'has' if len(unused) == 1 else 'have'} no split, so "
-            "all importances are 0 and there is no ranking (a top-k run would keep the "
-            "features in column order)."
-        )
-    )
-if any(rank[f"{m} rank"].isna().any() for m in imps if m not in unused):
-    st.caption(
-        link_terms(
-            "A rank is *not used* where the method gives the feature no importance (it never "
-            "splits on it)."
-        )
-    )
+draw_rankings(methods=METHODS, fit=fit, names=names, panel=panel, running=running)
 
 # -- 5. top-k ------------------------------------------------------------------------------------
-st.subheader("5. What the top-k features buy downstream")
-st.caption(
-    link_terms(
-        "For each k, a fixed learner is trained on the k top-ranked features of each method "
-        "and scored by cross-validation (features standardised on the training fold). The "
-        "paper's protocol re-ranks on every training fold."
-    )
+draw_top_k(
+    methods=METHODS,
+    topk_job=TOPK,
+    categorical=categorical,
+    clf=clf,
+    digest=digest,
+    ds=ds,
+    fit=fit,
+    meta=meta,
+    n_trees=n_trees,
+    panel=panel,
+    params=params,
+    save_settings=save_settings,
 )
-learners = CLASSIFICATION_LEARNERS if clf else REGRESSION_LEARNERS
-metric = "balanced accuracy" if clf else "R²"
-c = st.columns([2, 3, 2, 2])  # room for every chosen k (the box hid "10" at 1280 px)
-learner = c[0].selectbox(
-    "Learner",
-    learners,
-    key=f"ci_learner_{ds.task}",
-    help=link_terms(
-        "The CIT paper's benchmark learners: logistic: logistic "
-        "regression (balanced class weights); svm / svr: RBF support "
-        "vector machine (C = 1); knn: 5 nearest neighbours, "
-        "distance-weighted; ridge: ridge regression (alpha = 1)."
-    ),
-)
-k_all = [k for k in (1, 2, 3, 5, 10, 20, 50) if k <= ds.n_features]
-if ds.n_features not in k_all:
-    k_all.append(ds.n_features)
-ks = c[1].multiselect(
-    "k values",
-    k_all,
-    default=[k for k in (1, 2, 3, 5, 10) if k in k_all] or k_all[:1],
-    key="ci_ks_view",
-    help=link_terms("Numbers of top-ranked features to keep."),
-)
-folds = c[2].slider("Folds", 2, 10, 5, key="ci_folds")
-rerank = c[3].checkbox(
-    "Re-rank on every training fold",
-    True,
-    key="ci_rerank",
-    help=link_terms(
-        "The paper's protocol (honest, slower: every method is refitted "
-        "per fold). Off: use the rankings above, fitted on all rows "
-        "(optimistic, fast)."
-    ),
-)
-topk_methods = st.multiselect(
-    "Methods", list(METHODS), default=list(METHODS), key="ci_topk_methods"
-)
-save_settings()
-
-
-def start_topk():
-    if not ks:
-        raise ValueError("Choose at least one k.")
-    if not topk_methods:
-        raise ValueError("Choose at least one method.")
-    rankers = make_rankers(
-        ds.task, params, categorical=categorical, n_estimators=int(n_trees), random_state=seed()
-    )
-    if not rerank:
-        if meta["digest"] != digest:
-            raise ValueError("The rankings above were fitted on another dataset; press Fit.")
-        missing = [m for m in topk_methods if m not in fit["importances"]]
-        if missing:
-            raise ValueError(
-                f"No ranking above for {', '.join(missing)} yet (the fit was "
-                "stopped or is still running): wait for it, press Fit, remove "
-                "them from Methods, or re-rank on every training fold."
-            )
-        rankers = {
-            m: np.argsort(-fit["importances"][m], kind="stable")
-            for m in topk_methods
-            if m in fit["importances"]
-        }
-    rankers = {m: r for m, r in rankers.items() if m in topk_methods}
-    job = Job(
-        top_k_steps,
-        ds.X,
-        ds.y,
-        ds.task,
-        rankers,
-        sorted(ks),
-        learner=learner,
-        n_folds=int(folds),
-        random_state=seed(),
-        budget=900.0,
-        name="ci_topk",
-    )
-    meta_topk = {
-        "caption": dataset_caption(ds),
-        "metric": metric,
-        "learner": learner,
-        "folds": int(folds),
-    }
-    return job, meta_topk
-
-
-tjob, trunning = job_controls(TOPK, "Run top-k", start_topk)
-if tjob is not None:
-    tres = tjob.snapshot().latest if trunning else finished_result(tjob, "The top-k run")
-    tmeta = TOPK.meta
-    if tres and tres.get("curves"):
-        st.caption(
-            link_terms(f"Results for {tmeta['caption'].rstrip('.')}; learner {tmeta['learner']}.")
-        )
-        partial = [
-            f"{m} ({len(cv['scores'])} of {tmeta['folds']} folds)"
-            for m, cv in tres["curves"].items()
-            if not cv.get("complete", True)
-        ]
-        if partial:
-            st.caption(link_terms("Not every fold finished: " + ", ".join(partial) + "."))
-        for note in tres.get("notes", []):
-            st.info(note)
-        panel.chart(top_k_figure(tres["curves"], metric=tmeta["metric"]), key="ci_topk_fig")
-        ttable = pd.DataFrame({"k": next(iter(tres["curves"].values()))["k"]})
-        for m, cv in tres["curves"].items():
-            ttable[m] = np.round(cv["mean"], 4)
-            ttable[f"{m} sd"] = np.round(cv["std"], 4)
-        panel.table(ttable, name="top_k", hide_index=True, width="stretch", key="ci_topk_table")
-        st.download_button(
-            "Download the top-k scores (CSV)",
-            ttable.to_csv(index=False).encode(),
-            file_name="cit_top_k.csv",
-            mime="text/csv",
-            on_click="ignore",
-            key="ci_topk_dl",
-        )
-else:
-    st.info("Press **Run top-k** to score the rankings downstream.")
 
 # -- 6. selection bias ------------------------------------------------------------------------
-st.subheader("6. CART's selection bias, live")
-st.caption(
-    link_terms(
-        "Adds pure-noise features (continuous uniform: every value distinct) to the current "
-        "data and fits a fully grown CART and the conditional inference tree with the "
-        "parameters above. CART's greedy search finds spurious splits among many distinct "
-        "values, so noise collects importance; the tests give it (almost) none."
-    )
+draw_selection_bias(
+    bias_job=BIAS,
+    categorical=categorical,
+    ds=ds,
+    panel=panel,
+    params=params,
+    save_settings=save_settings,
 )
-n_noise = st.number_input("Noise features to add", 1, 200, 10, step=1, key="ci_n_noise")
-save_settings()
-
-
-def start_bias():
-    job = Job(
-        selection_bias_steps,
-        ds.X,
-        ds.y,
-        ds.task,
-        params,
-        int(n_noise),
-        categorical=categorical,
-        random_state=seed(),
-        budget=600.0,
-        name="ci_bias",
-    )
-    meta_bias = {
-        "caption": dataset_caption(ds),
-        "names": list(ds.feature_names),
-        "n_noise": int(n_noise),
-    }
-    return job, meta_bias
-
-
-bjob, brunning = job_controls(BIAS, "Add noise and refit", start_bias)
-if bjob is not None and not brunning:
-    bres = finished_result(bjob, "The demonstration")
-    bmeta = BIAS.meta
-    if bres and len(bres.get("importances", {})) == 2:
-        k = bmeta["n_noise"]
-        bnames = bmeta["names"] + [f"noise {i + 1}" for i in range(k)]
-        is_noise = np.r_[np.zeros(len(bmeta["names"]), bool), np.ones(k, bool)]
-        st.caption(
-            link_terms(f"Results for {bmeta['caption'].rstrip('.')}, plus {k} noise features.")
-        )
-        share = {m: float(v[is_noise].sum()) for m, v in bres["importances"].items()}
-        st.markdown(
-            " · ".join(f"**{m}** puts {s:.0%} of its importance on noise" for m, s in share.items())
-        )
-        panel.chart(selection_bias_figure(bres["importances"], bnames, is_noise), key="ci_bias_fig")
-        btable = pd.DataFrame(
-            {
-                "feature": bnames,
-                "noise": is_noise,
-                **{m: np.round(v, 4) for m, v in bres["importances"].items()},
-            }
-        )
-        panel.table(
-            btable, name="selection_bias", hide_index=True, width="stretch", key="ci_bias_table"
-        )
-elif bjob is None:
-    st.info("Press **Add noise and refit** to run the demonstration.")

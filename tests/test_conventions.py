@@ -181,6 +181,7 @@ SERVICES = {
     "engine.literati.registration",
     "engine.literati.service",
     "engine.literati.certify",  # certify any tree against a search's proven bound
+    "engine.literati.objective",  # any tree as a shape tree, its objective (for certify)
     "engine.partition.explore",
     "engine.partition.service",
     "engine.treegrad.explain",
@@ -189,7 +190,16 @@ SERVICES = {
     "engine.teaching.challenge",
     "engine.teaching.glossary",
     "engine.teaching.growth",
+    "engine.teaching.growth_records",
+    "engine.teaching.cart_growth",
     "engine.teaching.lessons",
+    "engine.teaching.lessons.model",
+    "engine.teaching.lessons.cart",
+    "engine.teaching.lessons.literati",
+    "engine.teaching.lessons.partition",
+    "engine.teaching.lessons.treegrad",
+    "engine.teaching.lessons.cit",
+    "engine.teaching.lessons.dics",
     "engine.teaching.predict",
     "engine.teaching.quiz",
 }

@@ -134,6 +134,7 @@ def test_split_strategies_page(page: Page, app_url, tmp_path):
     no_exception(page)
 
 
+@pytest.mark.slow  # a browser test: left out of the quick subset
 def test_stop_in_the_middle_of_a_fit_through_dask(page: Page, app_url, tmp_path):
     """The default Compare job on digits runs in the server's Dask workers: Stop pressed
     while gradient boosting fits one fold (several seconds, not interruptible) shows the
@@ -163,6 +164,7 @@ def test_stop_in_the_middle_of_a_fit_through_dask(page: Page, app_url, tmp_path)
     assert latency < 6.0, f"Stop took {latency:.1f} s to show the finished folds"
 
 
+@pytest.mark.slow  # a browser test: left out of the quick subset
 def test_messy_csv_parse_report(page: Page, app_url, tmp_path, root):
     """Upload a messy shop export (codes with leading zeros, dates, percentages, dollar
     amounts, mixed yes/no spellings, an order ID and free-text comments): the parse report

@@ -35,8 +35,9 @@ Modules (strategies first, then the builder that uses them):
 * :mod:`engine.cart.candidates` - the strategies (:data:`STRATEGIES`,
   :func:`candidate_thresholds`); their per-node kernels in ``_candidate_kernels``;
 * :mod:`engine.cart.dics` - the DICS dictionary (:func:`dics_dictionary`);
-* ``_split_kernels`` / ``_grow_kernels`` - the builder's numba kernels (split search at a
-  node; growth of the whole tree);
+* ``_split_kernels`` / ``_node_kernels`` / ``_grow_kernels`` - the builder's numba kernels
+  (split search over the features; one node's split and children; growth of the whole
+  tree);
 * :mod:`engine.cart.builder` - :func:`build_tree` (-> :class:`GrownTree`), :func:`presort`,
   :func:`feature_breakpoints`;
 * :mod:`engine.cart.estimator` - :class:`CARTClassifier`, :class:`CARTRegressor`;

@@ -305,6 +305,296 @@ def _d2_block_seq(
 
 
 @njit
+def _enumerate_shapes(p, off, counts, C, K_max):
+    """Every shape of a state (feature ``j``, ``K <= K_max`` of its candidates, from the
+    candidates' bin class ``counts``): ``(sh_j, sh_k, sh_c, sh_el, sh_er, sh_g)`` -- the
+    feature, the number of breakpoints, the candidate indices ``(n_shapes, K_max)``, the
+    left and right children's leaf errors and the weighted Gini proxy that orders them."""
+    # enumerate the shapes: feature, subset (flat), children's leaf errors, proxy
+    n_shapes = 0
+    for j in range(p):
+        nc = off[j + 1] - off[j]
+        c = 1.0
+        for kk in range(1, min(K_max, nc) + 1):
+            c = c * (nc - kk + 1) / kk
+            n_shapes += int(c + 0.5)
+    sh_j = np.empty(n_shapes, dtype=np.int64)
+    sh_k = np.empty(n_shapes, dtype=np.int64)
+    sh_c = np.empty((n_shapes, K_max), dtype=np.int64)
+    sh_el = np.empty(n_shapes, dtype=np.float64)
+    sh_er = np.empty(n_shapes, dtype=np.float64)
+    sh_g = np.empty(n_shapes, dtype=np.float64)
+    comb = np.empty(K_max, dtype=np.int64)
+    cl = np.zeros(C, dtype=np.int64)
+    cr = np.zeros(C, dtype=np.int64)
+    # per-feature prefix sums of the bin class counts: a shape's children are sums over
+    # its alternating segments, O(K C) each instead of a pass over every bin
+    pre = np.zeros((off[p] + 2 * p, C), dtype=np.int64)
+    q = 0
+    for j in range(p):
+        nc = off[j + 1] - off[j]
+        base = off[j] + j
+        pb = off[j] + 2 * j  # pre[pb + b] = class counts of bins 0..b-1 of feature j
+        for b in range(nc + 1):
+            for c in range(C):
+                pre[pb + b + 1, c] = pre[pb + b, c] + counts[base + b, c]
+        for kk in range(1, min(K_max, nc) + 1):
+            for i in range(kk):
+                comb[i] = i
+            while True:
+                for c in range(C):
+                    cl[c] = 0
+                    cr[c] = 0
+                lo = 0  # first bin of the current segment
+                for t in range(kk + 1):
+                    hi = comb[t] + 1 if t < kk else nc + 1  # one past its last bin
+                    if t % 2 == 0:
+                        for c in range(C):
+                            cl[c] += pre[pb + hi, c] - pre[pb + lo, c]
+                    else:
+                        for c in range(C):
+                            cr[c] += pre[pb + hi, c] - pre[pb + lo, c]
+                    lo = hi
+                sh_j[q] = j
+                sh_k[q] = kk
+                for i in range(kk):
+                    sh_c[q, i] = comb[i]
+                sh_el[q] = cl.sum() - cl.max()
+                sh_er[q] = cr.sum() - cr.max()
+                sh_g[q] = _gini_proxy(cl, cr, C)
+                q += 1
+                if not next_combination(comb, kk, nc):
+                    break
+    return sh_j, sh_k, sh_c, sh_el, sh_er, sh_g
+
+
+@njit
+def _rows_before_bins(counts, n_bins, C):
+    """Rows in bins ``[0, b)`` over all features (``n_bins + 1`` prefix sums of the bins'
+    class ``counts``)."""
+    gpre = np.zeros(n_bins + 1, dtype=np.int64)
+    for b in range(n_bins):
+        tb = 0
+        for c in range(C):
+            tb += counts[b, c]
+        gpre[b + 1] = gpre[b] + tb
+    return gpre
+
+
+@njit
+def _children_bounds(
+    block, sh_j, sh_k, sh_c, sh_el, sh_er, lr, sim, off, gpre, kv_l, kv_r, blb, brb
+):
+    """Lower bounds ``blb`` / ``brb`` on the left and right children's values of the shapes
+    ``block``: their leaf errors capped at ``lam + alpha`` (``lr``), raised for a
+    single-breakpoint shape (``sim``) by the similarity bound from the children of the same
+    feature solved earlier (``kv_l`` / ``kv_r``, -1 = not yet) less the rows between the two
+    breakpoints (``gpre``)."""
+    for t in range(block.shape[0]):
+        q = block[t]
+        bl = sh_el[q] if sh_el[q] <= lr else lr
+        br = sh_er[q] if sh_er[q] <= lr else lr
+        if sim and sh_k[q] == 1:
+            j = sh_j[q]
+            i = sh_c[q, 0]
+            base = off[j] + j
+            for i2 in range(off[j + 1] - off[j]):
+                vl = kv_l[off[j] + i2]
+                if vl >= 0.0:
+                    dl = gpre[base + i2 + 1] - gpre[base + i + 1] if i2 > i else 0
+                    if vl - dl > bl:
+                        bl = vl - dl
+                vr = kv_r[off[j] + i2]
+                if vr >= 0.0:
+                    dr = gpre[base + i + 1] - gpre[base + i2 + 1] if i2 < i else 0
+                    if vr - dr > br:
+                        br = vr - dr
+        blb[t] = bl
+        brb[t] = br
+
+
+@njit
+def _rest_bound(rest, sh_k, sh_el, sh_er, lam, alpha):
+    """Least base bound ``lam + alpha K + min(Err_L, lam + alpha) + min(Err_R, lam + alpha)``
+    of the shapes ``rest`` not scanned yet (``inf`` for none)."""
+    lr = lam + alpha
+    lb_rest = np.inf
+    for q in rest:
+        bl = sh_el[q] if sh_el[q] <= lr else lr
+        br = sh_er[q] if sh_er[q] <= lr else lr
+        v = lam + alpha * sh_k[q] + bl + br
+        if v < lb_rest:
+            lb_rest = v
+    return lb_rest
+
+
+@njit
+def _new_block_results(blk, K_max):
+    """What a block of ``blk`` shapes returns (:func:`_d2_block`): per shape its value,
+    whether it was solved in full, the children solved, which side was solved first, the
+    children's features, breakpoint counts, breakpoints and values."""
+    return (
+        np.empty(blk, dtype=np.float64),
+        np.zeros(blk, dtype=np.bool_),
+        np.zeros(blk, dtype=np.int64),
+        np.zeros(blk, dtype=np.bool_),
+        np.empty((blk, 2), dtype=np.int64),
+        np.empty((blk, 2), dtype=np.int64),
+        np.zeros((blk, 2, K_max), dtype=np.float64),
+        np.zeros((blk, 2), dtype=np.float64),
+    )
+
+
+@njit
+def _eval_block(
+    par,
+    XT,
+    y,
+    orders,
+    C,
+    leaves1,
+    K_max,
+    lam,
+    alpha,
+    thr,
+    block,
+    sh_j,
+    sh_k,
+    sh_c,
+    sh_el,
+    sh_er,
+    off,
+    vals,
+    blb,
+    brb,
+    res,
+):
+    """Evaluate the shapes ``block`` into the ``res_*`` arrays: in parallel
+    (:func:`_d2_block`) when ``par``, else on one thread (:func:`_d2_block_seq`), with the
+    same results."""
+    res_v, res_full, res_n, res_first, res_j, res_k, res_b, res_c = res
+    if par:
+        _d2_block(
+            XT,
+            y,
+            orders,
+            C,
+            leaves1,
+            K_max,
+            lam,
+            alpha,
+            thr,
+            block,
+            sh_j,
+            sh_k,
+            sh_c,
+            sh_el,
+            sh_er,
+            off,
+            vals,
+            blb,
+            brb,
+            res_v,
+            res_full,
+            res_n,
+            res_first,
+            res_j,
+            res_k,
+            res_b,
+            res_c,
+        )
+    else:
+        _d2_block_seq(
+            XT,
+            y,
+            orders,
+            C,
+            leaves1,
+            K_max,
+            lam,
+            alpha,
+            thr,
+            block,
+            sh_j,
+            sh_k,
+            sh_c,
+            sh_el,
+            sh_er,
+            off,
+            vals,
+            blb,
+            brb,
+            res_v,
+            res_full,
+            res_n,
+            res_first,
+            res_j,
+            res_k,
+            res_b,
+            res_c,
+        )
+
+
+@njit
+def _reduce_block(
+    block,
+    res,
+    sh_j,
+    sh_k,
+    sh_c,
+    off,
+    vals,
+    sim,
+    kv_l,
+    kv_r,
+    budget,
+    best,
+    lb_skip,
+    K_max,
+    feats,
+    ks,
+    bps,
+):
+    """Fold the results of the shapes ``block`` into the scan, in scan order (deterministic,
+    equal to the sequential scan's optimum): the children solved for the similarity bound
+    (``kv_l`` / ``kv_r``), a better incumbent (``feats`` / ``ks`` / ``bps`` updated in
+    place) or the least bound of the skipped shapes.  Returns ``(best, lb_skip, n_solves)``."""
+    res_v, res_full, res_n, res_first, res_j, res_k, res_b, res_c = res
+    n_solves = 0
+    for t in range(block.shape[0]):
+        q = block[t]
+        n_solves += res_n[t]
+        if sim and sh_k[q] == 1 and res_n[t] >= 1:
+            at = off[sh_j[q]] + sh_c[q, 0]
+            for w in range(res_n[t]):
+                if res_first[t] == (w == 0):
+                    kv_l[at] = res_c[t, w]
+                else:
+                    kv_r[at] = res_c[t, w]
+        v = res_v[t]
+        if res_full[t] and v < budget and v < best - 1e-12:
+            best = v
+            j = sh_j[q]
+            kk = sh_k[q]
+            feats[0] = j
+            ks[0] = kk
+            for i in range(kk):
+                bps[0, i] = vals[off[j] + sh_c[q, i]]
+            sl = 1 if res_first[t] else 2
+            sr = 3 - sl
+            feats[sl] = res_j[t, 0]
+            ks[sl] = res_k[t, 0]
+            feats[sr] = res_j[t, 1]
+            ks[sr] = res_k[t, 1]
+            for i in range(K_max):
+                bps[sl, i] = res_b[t, 0, i] if i < res_k[t, 0] else 0.0
+                bps[sr, i] = res_b[t, 1, i] if i < res_k[t, 1] else 0.0
+        elif v < lb_skip:
+            lb_skip = v
+    return best, lb_skip, n_solves
+
+
+@njit
 def solve_depth2(
     XT,
     y,
@@ -362,61 +652,8 @@ def solve_depth2(
     if leaf <= lr or m < 2:
         return leaf, np.inf, 0, np.inf, 0, 0
     off, vals, counts = state_candidates(XT, y, orders, C, leaves2)
-    # enumerate the shapes: feature, subset (flat), children's leaf errors, proxy
-    n_shapes = 0
-    for j in range(p):
-        nc = off[j + 1] - off[j]
-        c = 1.0
-        for kk in range(1, min(K_max, nc) + 1):
-            c = c * (nc - kk + 1) / kk
-            n_shapes += int(c + 0.5)
-    sh_j = np.empty(n_shapes, dtype=np.int64)
-    sh_k = np.empty(n_shapes, dtype=np.int64)
-    sh_c = np.empty((n_shapes, K_max), dtype=np.int64)
-    sh_el = np.empty(n_shapes, dtype=np.float64)
-    sh_er = np.empty(n_shapes, dtype=np.float64)
-    sh_g = np.empty(n_shapes, dtype=np.float64)
-    comb = np.empty(K_max, dtype=np.int64)
-    cl = np.zeros(C, dtype=np.int64)
-    cr = np.zeros(C, dtype=np.int64)
-    # per-feature prefix sums of the bin class counts: a shape's children are sums over
-    # its alternating segments, O(K C) each instead of a pass over every bin
-    pre = np.zeros((off[p] + 2 * p, C), dtype=np.int64)
-    q = 0
-    for j in range(p):
-        nc = off[j + 1] - off[j]
-        base = off[j] + j
-        pb = off[j] + 2 * j  # pre[pb + b] = class counts of bins 0..b-1 of feature j
-        for b in range(nc + 1):
-            for c in range(C):
-                pre[pb + b + 1, c] = pre[pb + b, c] + counts[base + b, c]
-        for kk in range(1, min(K_max, nc) + 1):
-            for i in range(kk):
-                comb[i] = i
-            while True:
-                for c in range(C):
-                    cl[c] = 0
-                    cr[c] = 0
-                lo = 0  # first bin of the current segment
-                for t in range(kk + 1):
-                    hi = comb[t] + 1 if t < kk else nc + 1  # one past its last bin
-                    if t % 2 == 0:
-                        for c in range(C):
-                            cl[c] += pre[pb + hi, c] - pre[pb + lo, c]
-                    else:
-                        for c in range(C):
-                            cr[c] += pre[pb + hi, c] - pre[pb + lo, c]
-                    lo = hi
-                sh_j[q] = j
-                sh_k[q] = kk
-                for i in range(kk):
-                    sh_c[q, i] = comb[i]
-                sh_el[q] = cl.sum() - cl.max()
-                sh_er[q] = cr.sum() - cr.max()
-                sh_g[q] = _gini_proxy(cl, cr, C)
-                q += 1
-                if not next_combination(comb, kk, nc):
-                    break
+    sh_j, sh_k, sh_c, sh_el, sh_er, sh_g = _enumerate_shapes(p, off, counts, C, K_max)
+    n_shapes = sh_j.shape[0]
     order = np.argsort(sh_g, kind="mergesort")
     # ``lb_skip`` carries over from the earlier calls of this scan: resetting it here lost the
     # bounds of the shapes skipped in earlier chunks (an inadmissible bound once resumed)
@@ -424,14 +661,7 @@ def solve_depth2(
     oi = start
     blk = _D2_BLOCK
     par = p * m >= par_min
-    res_v = np.empty(blk, dtype=np.float64)
-    res_full = np.zeros(blk, dtype=np.bool_)
-    res_n = np.zeros(blk, dtype=np.int64)
-    res_first = np.zeros(blk, dtype=np.bool_)
-    res_j = np.empty((blk, 2), dtype=np.int64)
-    res_k = np.empty((blk, 2), dtype=np.int64)
-    res_b = np.zeros((blk, 2, K_max), dtype=np.float64)
-    res_c = np.zeros((blk, 2), dtype=np.float64)
+    res = _new_block_results(blk, K_max)
     blb = np.empty(blk, dtype=np.float64)
     brb = np.empty(blk, dtype=np.float64)
     # similarity bound between single-breakpoint shapes of one feature (children solved
@@ -439,137 +669,71 @@ def solve_depth2(
     # by at most one per removed row, so a child solved earlier bounds the children of
     # the other breakpoints by its value minus the rows between the two breakpoints
     sim = leaves1 <= 0
-    n_bins = off[p] + p
-    gpre = np.zeros(n_bins + 1, dtype=np.int64)  # rows in bins [0, b) over all features
-    for b in range(n_bins):
-        tb = 0
-        for c in range(C):
-            tb += counts[b, c]
-        gpre[b + 1] = gpre[b] + tb
+    gpre = _rows_before_bins(counts, off[p] + p, C)  # rows in bins [0, b), all features
     kv_l = np.full(max(off[p], 1), -1.0)  # known left / right child value of (j, {i})
     kv_r = np.full(max(off[p], 1), -1.0)
     while oi < n_shapes and evals < max_evals:
         nq = min(blk, n_shapes - oi)
         thr = best if best < budget else budget
-        for t in range(nq):
-            q = order[oi + t]
-            bl = sh_el[q] if sh_el[q] <= lr else lr
-            br = sh_er[q] if sh_er[q] <= lr else lr
-            if sim and sh_k[q] == 1:
-                j = sh_j[q]
-                i = sh_c[q, 0]
-                base = off[j] + j
-                for i2 in range(off[j + 1] - off[j]):
-                    vl = kv_l[off[j] + i2]
-                    if vl >= 0.0:
-                        dl = gpre[base + i2 + 1] - gpre[base + i + 1] if i2 > i else 0
-                        if vl - dl > bl:
-                            bl = vl - dl
-                    vr = kv_r[off[j] + i2]
-                    if vr >= 0.0:
-                        dr = gpre[base + i + 1] - gpre[base + i2 + 1] if i2 < i else 0
-                        if vr - dr > br:
-                            br = vr - dr
-            blb[t] = bl
-            brb[t] = br
-        if par:
-            _d2_block(
-                XT,
-                y,
-                orders,
-                C,
-                leaves1,
-                K_max,
-                lam,
-                alpha,
-                thr,
-                order[oi : oi + nq],
-                sh_j,
-                sh_k,
-                sh_c,
-                sh_el,
-                sh_er,
-                off,
-                vals,
-                blb,
-                brb,
-                res_v,
-                res_full,
-                res_n,
-                res_first,
-                res_j,
-                res_k,
-                res_b,
-                res_c,
-            )
-        else:
-            _d2_block_seq(
-                XT,
-                y,
-                orders,
-                C,
-                leaves1,
-                K_max,
-                lam,
-                alpha,
-                thr,
-                order[oi : oi + nq],
-                sh_j,
-                sh_k,
-                sh_c,
-                sh_el,
-                sh_er,
-                off,
-                vals,
-                blb,
-                brb,
-                res_v,
-                res_full,
-                res_n,
-                res_first,
-                res_j,
-                res_k,
-                res_b,
-                res_c,
-            )
-        # reduce in scan order (deterministic, equal to the sequential scan's optimum)
-        for t in range(nq):
-            q = order[oi + t]
-            evals += res_n[t]
-            if sim and sh_k[q] == 1 and res_n[t] >= 1:
-                at = off[sh_j[q]] + sh_c[q, 0]
-                for w in range(res_n[t]):
-                    if res_first[t] == (w == 0):
-                        kv_l[at] = res_c[t, w]
-                    else:
-                        kv_r[at] = res_c[t, w]
-            v = res_v[t]
-            if res_full[t] and v < budget and v < best - 1e-12:
-                best = v
-                j = sh_j[q]
-                kk = sh_k[q]
-                feats[0] = j
-                ks[0] = kk
-                for i in range(kk):
-                    bps[0, i] = vals[off[j] + sh_c[q, i]]
-                sl = 1 if res_first[t] else 2
-                sr = 3 - sl
-                feats[sl] = res_j[t, 0]
-                ks[sl] = res_k[t, 0]
-                feats[sr] = res_j[t, 1]
-                ks[sr] = res_k[t, 1]
-                for i in range(K_max):
-                    bps[sl, i] = res_b[t, 0, i] if i < res_k[t, 0] else 0.0
-                    bps[sr, i] = res_b[t, 1, i] if i < res_k[t, 1] else 0.0
-            elif v < lb_skip:
-                lb_skip = v
+        _children_bounds(
+            order[oi : oi + nq],
+            sh_j,
+            sh_k,
+            sh_c,
+            sh_el,
+            sh_er,
+            lr,
+            sim,
+            off,
+            gpre,
+            kv_l,
+            kv_r,
+            blb,
+            brb,
+        )
+        _eval_block(
+            par,
+            XT,
+            y,
+            orders,
+            C,
+            leaves1,
+            K_max,
+            lam,
+            alpha,
+            thr,
+            order[oi : oi + nq],
+            sh_j,
+            sh_k,
+            sh_c,
+            sh_el,
+            sh_er,
+            off,
+            vals,
+            blb,
+            brb,
+            res,
+        )
+        best, lb_skip, n_solves = _reduce_block(
+            order[oi : oi + nq],
+            res,
+            sh_j,
+            sh_k,
+            sh_c,
+            off,
+            vals,
+            sim,
+            kv_l,
+            kv_r,
+            budget,
+            best,
+            lb_skip,
+            K_max,
+            feats,
+            ks,
+            bps,
+        )
+        evals += n_solves
         oi += nq
-    lb_rest = np.inf
-    for oi2 in range(oi, n_shapes):
-        q = order[oi2]
-        bl = sh_el[q] if sh_el[q] <= lr else lr
-        br = sh_er[q] if sh_er[q] <= lr else lr
-        v = lam + alpha * sh_k[q] + bl + br
-        if v < lb_rest:
-            lb_rest = v
+    lb_rest = _rest_bound(order[oi:], sh_k, sh_el, sh_er, lam, alpha)
     return best, lb_skip, oi, lb_rest, n_shapes, evals

@@ -1,0 +1,557 @@
+"""The tabs of the Feature ranking page (pages/feature_ranking.py): attributions,
+insertion / deletion curves, the ranker, the tree and the numerics demos; the page computes
+the model, the sample and the explanation, then calls one function per tab."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from engine.figures.treegrad import (
+    attribution_figure,
+    error_depth_figure,
+    gamma_tree_figure,
+    kendall_figure,
+    ranker_figure,
+    runtime_figure,
+)
+from engine.jobs import Job
+from engine.teaching.glossary import link_terms
+from engine.tree import TreeArrays, TreeEnsemble
+from engine.treegrad.service import (
+    MODEL_KINDS,
+    PAPER_BETAS,
+    CurveSet,
+    curves_steps,
+    edge_gammas,
+    error_vs_depth_steps,
+    kendall_matrix,
+    path_table,
+    runtime_vs_leaves_steps,
+)
+from pages._shared import (
+    PROJECTION_KEY,
+    dataset_caption,
+    seed,
+    shown_figure,
+)
+
+
+def draw_curves_tab(
+    *,
+    batch_job,
+    batch_budget,
+    one_job,
+    predicted,
+    settings,
+    ci,
+    classification,
+    cls_choice,
+    cs_one,
+    curve_label,
+    curve_output,
+    ds,
+    edited,
+    is_boost,
+    job_outcome,
+    live_view,
+    model,
+    model_key,
+    n,
+    n_nodes,
+    n_random,
+    other_dataset,
+    param_values,
+    params,
+    row,
+    show_curves,
+    tabs,
+    te_idx,
+    test_rows,
+    x,
+):
+    """The Insertion / deletion tab: one sample's or a batch's curves (their jobs, settings and results)."""
+    with tabs[1]:
+        mode = st.radio(
+            "Curves for",
+            ["sample", "batch"],
+            horizontal=True,
+            key="tg_mode",
+            format_func={
+                "sample": f"this sample (row {row}{', edited' if edited.size else ''})",
+                "batch": "the mean over a batch of test rows",
+            }.get,
+        )
+        st.caption(
+            link_terms(
+                "Insert features one by one in each method's ranking order (insertion: start from no "
+                "feature, f(\u2205), end at the prediction) or delete them (deletion: start at the "
+                "prediction). A good ranking makes insertion rise fast (high AUC) and deletion fall fast "
+                "(low AUC); AUC is the mean of the n + 1 points. Shapley-type values rank by *average* "
+                "marginal effect; the Ranker maximises (f(S) - f(N\\S))/2 over coalitions directly, "
+                "which is aimed at ins - del on the attributed game (compare in the table; on another "
+                "scale, such as boosting's probability, or with few relevant features, linear "
+                "attributions can match it). "
+                + (
+                    "The black dashed curves are the best achievable values of any ranking (brute force "
+                    "over all subsets of each size)."
+                    if n <= 12
+                    else f"(Brute-force best envelopes need at most 12 features; this dataset has {n}.)"
+                )
+            )
+        )
+        if mode == "sample" and cs_one is not None:
+            show_curves(cs_one, curve_label, "tg_one", f"treegrad_curves_row{row}.csv")
+        elif mode == "sample":
+            one_key = (model_key, x.tobytes(), int(ci), param_values, curve_output, int(n_random))
+            st.caption(
+                link_terms(
+                    f"This model has {n_nodes:,} nodes: the {2 * (n + 1)} curve points of "
+                    f"{6 + len(PAPER_BETAS) + int(n_random)} rankings take a few seconds, so they "
+                    "run in the background. Press Run (again after an edit)."
+                )
+            )
+
+            def start_one():
+                job = Job(
+                    curves_steps,
+                    model,
+                    x[None].copy(),
+                    int(ci),
+                    params=params,
+                    output=curve_output,
+                    n_random=int(n_random),
+                    seed=seed(),
+                    chunk=1,
+                    budget=batch_budget,
+                    name="tg_one",
+                )
+                return job, {"key": one_key, "caption": dataset_caption(ds)}
+
+            one_job.controls("Run", start_one, columns=(1, 1, 5))
+            if one_job.running:
+                live_view(one_job, lambda s, partial: None, "sample")
+            out = job_outcome(one_job, "samples")
+            if out is not None and isinstance(out[0], CurveSet):
+                if not other_dataset(out[1], "curves") and out[1].get("key") != one_key:
+                    st.caption(
+                        link_terms(
+                            "These curves are for the sample as it was when Run was pressed; "
+                            "press Run to update them."
+                        )
+                    )
+                show_curves(out[0], curve_label, "tg_one", f"treegrad_curves_row{row}.csv")
+        else:
+            n_test = len(test_rows)
+            cA, cB = st.columns([2, 3])
+            max_batch = min(500, n_test)
+            # the kept value may come from a dataset with more test rows
+            if not 1 <= st.session_state.get("tg_batch", 1) <= max_batch:
+                settings.link_fixed(
+                    "tg_batch", min(50, max_batch), f"is more than {max_batch} rows"
+                )
+                st.session_state["tg_batch"] = min(50, max_batch)
+            if max_batch > 1:
+                size = cA.slider(
+                    "Rows in the batch",
+                    1,
+                    max_batch,
+                    min(50, max_batch),
+                    key="tg_batch",
+                    help=link_terms("The first rows of the seeded test split."),
+                )
+            else:
+                size = 1
+                cA.caption(link_terms("The test split has a single row: the batch is that row."))
+            cB.caption(
+                link_terms(
+                    "The batch runs in the background (Stop keeps the finished rows). Each row "
+                    "is explained at the chosen class"
+                    + (" (its own predicted class)" if cls_choice == predicted else "")
+                    + "; what-if edits apply to the single sample only."
+                )
+            )
+
+            def start_batch():
+                Xb = ds.X[te_idx[: int(size)]]
+                if classification and cls_choice == predicted:
+                    cls = np.argmax(model.predict_proba(Xb), axis=1).astype(np.int64)
+                else:
+                    cls = ci
+                job = Job(
+                    curves_steps,
+                    model,
+                    Xb,
+                    cls,
+                    params=params,
+                    output=curve_output,
+                    n_random=int(n_random),
+                    seed=seed(),
+                    chunk=2,
+                    budget=batch_budget,
+                    name="tg_batch",
+                )
+                meta = {
+                    "label": curve_label
+                    if cls_choice != predicted or not classification
+                    else (
+                        "raw score of the predicted class"
+                        if is_boost and curve_output == "game"
+                        else "P(predicted class)"
+                    ),
+                    "key": (model_key, int(size), params, curve_output, cls_choice),
+                    "caption": f"{dataset_caption(ds)} Model: "
+                    f"{MODEL_KINDS.get(getattr(model, 'kind', 'tree'), 'tree model')}.",
+                }
+                return job, meta
+
+            batch_job.controls("Run", start_batch, columns=(1, 1, 5))
+
+            def render_batch(latest, partial=False):
+                meta = batch_job.meta
+                res = latest["result"] if isinstance(latest, dict) else latest
+                if res is None:
+                    return
+                if partial:  # the live view: AUCs of the rows so far (the charts come at the end)
+                    st.dataframe(res.auc_table().round(5), hide_index=True, width="stretch")
+                else:
+                    show_curves(
+                        res, meta.get("label", curve_label), "tg_batch", "treegrad_curves_batch.csv"
+                    )
+
+            job = batch_job.job
+            if batch_job.running:
+                live_view(batch_job, render_batch, "rows")
+            out = job_outcome(batch_job, "rows")
+            if out is None and job is None:
+                st.info("Press **Run** to compute the mean curves over the batch.")
+            elif out is not None and out[0] is not None:
+                res, meta = out
+                if not other_dataset(meta, "curves") and meta.get("key") != (
+                    model_key,
+                    int(size),
+                    params,
+                    curve_output,
+                    cls_choice,
+                ):
+                    st.caption(
+                        link_terms(
+                            "These curves were computed with other settings; press Run to update them."
+                        )
+                    )
+                render_batch(res)
+                per_row = res.per_row_auc
+                st.download_button(
+                    "Download per-row AUCs (CSV)",
+                    per_row.to_csv(index=False).encode(),
+                    file_name="treegrad_batch_auc.csv",
+                    mime="text/csv",
+                    on_click="ignore",
+                    key="tg_rows_dl",
+                )
+
+
+def draw_ranker_tab(*, ex, names, panel, params, row, tabs):
+    """The Ranker tab: the TreeGrad ranker's feature ranking."""
+    with tabs[2]:
+        heat = st.radio("Heat map of", ["Ranker Adam", "Ranker GA"], horizontal=True, key="tg_heat")
+        panel.chart(
+            ranker_figure(
+                {"Ranker GA": ex.ga, "Ranker Adam": ex.adam},
+                names,
+                heat=heat,
+                top_k=20,
+                title=f"TreeGrad-Ranker on row {row}: lr {params.lr:g}, T = {params.steps}",
+            ),
+            key="tg_ranker_fig",
+        )
+        st.caption(
+            link_terms(
+                "z_i is the probability that feature i is *present*; the Ranker starts at "
+                "z = 0.5 (its first step's gradient is the Banzhaf value) and climbs J(z) = "
+                "(fbar(z) - fbar(1 - z))/2, the multilinear extension of f(S) - f(N\\S). Adam's "
+                "first step is about lr \u00b7 sign(gradient), so it jumps to a vertex of the "
+                "cube at once; plain gradient ascent moves in proportion to the gradient, whose "
+                "size depends on the output's units."
+            )
+        )
+
+
+def draw_tree_tab(*, ci, class_names, cname, ds, is_boost, model, n, names, panel, row, tabs, x):
+    """The Tree tab: the explained tree and the sample's path."""
+    with tabs[3]:
+        trees = model.trees if isinstance(model, TreeEnsemble) else [model]
+        ids = list(range(len(trees)))
+        note = ""
+        if is_boost and model.base.shape[0] > 1:  # multiclass boosting: the explained class's trees
+            ids = [k for k in ids if int(model.tree_output[k]) == ci]
+            note = f" (the trees adding to the raw score of {cname})"
+        k_tree, pos = ids[0], 1
+        if len(ids) > 1:
+            pos = int(
+                st.number_input(
+                    f"Tree of the ensemble{note}: 1..{len(ids)}",
+                    1,
+                    len(ids),
+                    1,
+                    step=1,
+                    key="tg_tree_view",
+                    help=link_terms(
+                        "The game averages (forest) or sums (boosting) the "
+                        "trees; each has its own path and gammas."
+                    ),
+                )
+            )
+            k_tree = ids[pos - 1]
+        tree: TreeArrays = trees[k_tree]
+        tree = dataclasses.replace(
+            tree,
+            feature_names=names,
+            categories=[ds.categories.get(j) for j in range(n)],
+            classes_=None
+            if tree.task != "classification" or class_names is None
+            else np.array(class_names, dtype=object),
+        )
+        collapse = st.toggle(
+            "Collapse below depth 4", value=tree.node_count > 63, key="tg_collapse"
+        )
+        which = f"Tree {pos} of {len(ids)}" if len(ids) > 1 else "The tree"
+        panel.chart(
+            gamma_tree_figure(
+                tree,
+                edge_gammas(tree, x),
+                tree.decision_path(x),
+                collapse_depth=4 if collapse else None,
+                title=f"{which}: {tree.n_leaves} leaves, depth {tree.max_depth}; path of row {row}",
+            ),
+            key="tg_tree_fig",
+        )
+        st.caption(
+            link_terms(
+                "\u03b3 on an edge = cover(parent) / cover(child) where the sample takes the "
+                "edge, 0 where it does not. A leaf's factor for feature j is "
+                "(1 - z_j + z_j \u00b7 \u03b3_j), \u03b3_j the product over the path's edges on "
+                "j: z_j = 0 removes j (the leaf keeps its cover share), z_j = 1 keeps it (the "
+                "leaf counts only if the sample reaches it). Hover a node for the \u03b3 of "
+                "its incoming edge; the whole path is listed below (also past collapsed "
+                "subtrees)."
+            )
+        )
+        edges = path_table(tree, x, names)
+        panel.table(
+            edges,
+            name="path",
+            hide_index=True,
+            width="stretch",
+            height=min(400, 35 * (len(edges) + 1) + 3),
+        )
+
+
+def draw_numerics_tab(
+    *, batch_budget, numerics_job, runtime_job, job_outcome, live_view, panel, tabs
+):
+    """The Numerics tab: the error-vs-depth and runtime demos (their jobs and results)."""
+    with tabs[4]:
+        st.markdown(
+            "**Why stable numerics matter.** On deep trees a path can hold many features; "
+            "computing Beta semivalues by interpolating each path's polynomial at Chebyshev nodes "
+            "with a Vandermonde solve (Linear TreeShap's approach) loses digits exponentially with "
+            "depth, while TreeGrad-Shap's Gauss-Legendre quadrature and TreeProb's roots of unity "
+            "stay exact. Errors are measured against brute force over all 2^10 subsets, on "
+            "decision trees grown on a synthetic 10-feature problem with 30% label noise (so "
+            "unconstrained trees get about 60 levels deep)."
+        )
+        c1, c2 = st.columns(2)
+        depth_opts = [5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 0]
+        depths = c1.multiselect(
+            "Max depths (0 = grown out)",
+            depth_opts,
+            default=[5, 10, 20, 30, 45, 0],
+            key="tg_num_depths",
+        )
+        rows_num = c2.select_slider(
+            "Training rows", [5000, 10000, 20000, 40000], 40000, key="tg_num_rows"
+        )
+
+        def start_num() -> Job:
+            if not depths:
+                raise ValueError("Choose at least one depth.")
+            return Job(
+                error_vs_depth_steps,
+                [d or None for d in sorted(depths, key=lambda d: d or 999)],
+                int(rows_num),
+                3,
+                seed(),
+                budget=batch_budget,
+                name="tg_num",
+            )
+
+        numerics_job.controls("Run", start_num, columns=(1, 1, 5))
+        if numerics_job.running:
+            live_view(
+                numerics_job,
+                lambda s, partial: st.plotly_chart(
+                    shown_figure(error_depth_figure(s["rows"])), key="tg_num_live"
+                ),
+                "depths",
+            )
+        out = job_outcome(numerics_job, "depths")
+        if out is not None and out[0] is not None:
+            df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
+            panel.chart(error_depth_figure(df), key="tg_num_fig")
+            panel.table(
+                df,
+                name="error_vs_depth",
+                hide_index=True,
+                width="stretch",
+                column_config={
+                    "max_abs_error": st.column_config.NumberColumn("max |error|", format="%.2e")
+                },
+            )
+            st.download_button(
+                "Download errors (CSV)",
+                df.to_csv(index=False).encode(),
+                file_name="treegrad_error_vs_depth.csv",
+                mime="text/csv",
+                on_click="ignore",
+                key="tg_num_dl",
+            )
+        st.markdown(
+            "**Runtime vs number of leaves**: one sample, all features. TreeGrad's "
+            "gradient is one O(L) pass; TreeGrad-Shap is O(L D); shap's TreeExplainer "
+            "(path-dependent, C++) is O(L D\u00b2)."
+        )
+        leaves_opts = [100, 300, 1000, 3000, 10000, 30000]
+        leaves_sel = st.multiselect(
+            "Leaves", leaves_opts, default=[100, 1000, 10000], key="tg_rt_leaves"
+        )
+
+        def start_rt() -> Job:
+            if not leaves_sel:
+                raise ValueError("Choose at least one tree size.")
+            return Job(
+                runtime_vs_leaves_steps,
+                sorted(leaves_sel),
+                20,
+                5,
+                seed(),
+                budget=batch_budget,
+                name="tg_rt",
+            )
+
+        runtime_job.controls("Run", start_rt, columns=(1, 1, 5))
+        if runtime_job.running:
+            live_view(
+                runtime_job,
+                lambda s, partial: st.plotly_chart(
+                    shown_figure(runtime_figure(s["rows"])), key="tg_rt_live"
+                ),
+                "sizes",
+            )
+        out = job_outcome(runtime_job, "tree sizes")
+        if out is not None and out[0] is not None:
+            df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
+            panel.chart(runtime_figure(df), key="tg_rt_fig")
+            panel.table(
+                df,
+                name="runtime_vs_leaves",
+                hide_index=True,
+                width="stretch",
+                column_config={"seconds": st.column_config.NumberColumn("seconds", format="%.2e")},
+            )
+            st.download_button(
+                "Download timings (CSV)",
+                df.to_csv(index=False).encode(),
+                file_name="treegrad_runtime.csv",
+                mime="text/csv",
+                on_click="ignore",
+                key="tg_rt_dl",
+            )
+
+
+def draw_attributions_tab(
+    *, settings, edited, ex, fmt_value, game_label, n, names, panel, row, tabs, x
+):
+    """The Attributions tab: the sample's feature attributions by each method (figure and table)."""
+    with tabs[0]:
+        c1, c2 = st.columns([1, 1])
+        top_k = n
+        if n > 1:
+            if not 1 <= st.session_state.get("tg_topk", 1) <= n:
+                settings.link_fixed("tg_topk", min(n, 15), f"is more than the {n} features")
+                st.session_state["tg_topk"] = min(n, 15)
+            top_k = c1.slider(
+                "Features shown",
+                1,
+                n,
+                min(n, 15),
+                key="tg_topk",
+                help=link_terms("Features with the largest |attribution| over all methods."),
+            )
+        normalise = c2.toggle("Scale each method by its max |value|", key="tg_norm")
+        value_label = f"contribution to {game_label}"
+        panel.chart(
+            attribution_figure(
+                ex.scores,
+                names,
+                top_k=int(top_k),
+                normalise=normalise,
+                title=f"Attributions of row {row} ({'edited, ' if edited.size else ''}{value_label})",
+                value_label="attribution",
+            ),
+            key="tg_attr_fig",
+        )
+        sh = ex.scores["Shapley"]
+        st.caption(
+            link_terms(
+                f"Shapley efficiency: f(\u2205) + \u03a3\u03c6 = {float(ex.f_empty):.6g} + "
+                f"{float(sh.sum()):.6g} = {float(ex.f_empty + sh.sum()):.6g}; f(all features) = "
+                f"{float(ex.f_full):.6g}. Hatched bars are negative. Ranker scores are the running mean of "
+                "the symmetric gradient, so they rank features; their size is not an additive "
+                "share."
+            )
+        )
+        # the heat map beside its explanation; above it in projection mode (too narrow)
+        c1, c2 = (
+            (st.container(), st.container())
+            if st.session_state.get(PROJECTION_KEY)
+            else st.columns([3, 2])
+        )
+        tau = kendall_matrix(ex.scores)
+        panel.chart(kendall_figure(tau), key="tg_tau_fig", where=c1)
+        table = pd.DataFrame(
+            {"feature": names, "value": [fmt_value(j, x[j]) for j in range(n)]}
+            | {k: v for k, v in ex.scores.items()}
+        )
+        unused = [names[j] for j in range(n) if all(s[j] == 0 for s in ex.scores.values())]
+        c2.markdown(
+            "**Kendall tau** compares orderings: 1 = same ranking, 0 = unrelated, "
+            "-1 = reversed. Linear attributions (Shapley, Banzhaf, Beta) usually agree "
+            "closely; the Ranker reorders features whose effect depends on others."
+        )
+        if unused:
+            c2.caption(
+                link_terms(
+                    f"{len(unused)} feature(s) score 0 for every method (never on this "
+                    f"sample's relevant paths): {', '.join(unused[:12])}"
+                    + ("..." if len(unused) > 12 else "")
+                )
+            )
+        panel.table(
+            table.round(6),
+            name="scores",
+            hide_index=True,
+            width="stretch",
+            height=min(420, 35 * (n + 1) + 3),
+        )
+        st.download_button(
+            "Download scores (CSV)",
+            table.to_csv(index=False).encode(),
+            file_name=f"treegrad_scores_row{row}.csv",
+            mime="text/csv",
+            on_click="ignore",
+            key="tg_scores_dl",
+        )
