@@ -1,5 +1,5 @@
-"""Result sections of the Conditional density page (pages/conditional_density.py): the
-what-if slices figure, one feature at a time, and the comparison with peers on held-out
+"""Sections of the Conditional density page (pages/conditional_density.py): the live
+growth, the what-if slices figure, one feature at a time, and the comparison with peers on held-out
 rows (its job)."""
 
 import numpy as np
@@ -10,6 +10,7 @@ from engine.figures.partition import (
     class_proba_figure,
     comparison_figure,
     density_heatmap_figure,
+    growth_figure,
     pit_figure,
     slice_figure,
 )
@@ -27,7 +28,32 @@ from engine.partition.service import (
 from engine.teaching.glossary import link_terms
 from pages._shared import (
     show_job_failure,
+    shown_figure,
 )
+
+
+def draw_growth(snap, meta: dict, prefix: str) -> None:
+    """The growing model (the growth job's live view): progress and the live train /
+    validation NLL; ``meta``: the job's meta, ``prefix``: the page's widget-key prefix."""
+    latest = snap.latest
+    if latest is None:
+        st.progress(0.0, text="starting...")
+        return
+    if latest["forest"]:
+        done, total, unit = latest["n_trees"], meta["n_estimators"], "trees"
+        note = f"{latest['n_leaves']} leaves in all"
+    else:
+        done, total, unit = latest["n_leaves"], meta["max_leaves"], "leaves"
+        note = "the tree stops early when no split gains"
+    st.progress(
+        min(done / max(total, 1), 1.0),
+        text=f"{done} / {total} {unit} -- {snap.elapsed:.1f} s ({note})",
+    )
+    trace = latest["model"].trace_
+    if trace:
+        st.plotly_chart(
+            shown_figure(growth_figure(trace, forest=latest["forest"])), key=prefix + "live_fig"
+        )
 
 
 def draw_one_feature(

@@ -29,7 +29,6 @@ import re
 import numpy as np
 import streamlit as st
 
-from engine import warmup
 from engine.data import (  # noqa: F401 (the labels are re-exported for the pages)
     DEFAULT_MISSING,
     DEFAULT_NA_VALUES,
@@ -47,6 +46,12 @@ from engine.data import (  # noqa: F401 (the labels are re-exported for the page
     load_bundled,
     load_csv,
     make_dataset,
+)
+from pages._engine_gate import (  # noqa: F401 (re-exported for app.py and the pages)
+    WARMUP_DELAY,
+    engine_gate,
+    kernels_ready,
+    start_engine,
 )
 from pages._jobs import (  # noqa: F401 (the page-job kit, re-exported for the pages)
     MAX_RUNNING_JOBS,
@@ -68,7 +73,7 @@ from pages._jobs import (  # noqa: F401 (the page-job kit, re-exported for the p
     start_job,
     stop_page,
 )
-from pages._links import LinkParam, page_title, read_param
+from pages._links import LinkParam, read_param
 from pages._scale import (  # noqa: F401 (scale_notice, subsample_meta: for the pages)
     apply_subsample,
     fit_within_budget,
@@ -108,82 +113,6 @@ def md(text) -> str:
     text = _MARKDOWN_ANYWHERE.sub(r"\\\1", text)
     text = _MARKDOWN_UNDERSCORE.sub(r"\\_", text)
     return _MARKDOWN_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
-
-
-# -- engine warm-up ------------------------------------------------------------------------
-#: Seconds between the end of the server's first page and the start of the background
-#: warm-up (the browser fetches the page's scripts meanwhile; a page waiting on its kernels
-#: starts it at once).
-WARMUP_DELAY = 3.0
-
-
-def start_engine(page: str = "data", delay: float = WARMUP_DELAY) -> None:
-    """Start compiling every kernel group in the background, once per server process.
-
-    Called at the end of every run of ``app.py`` (so the first page is drawn first), and
-    without delay by a page whose kernels are not ready; the groups of ``page`` are
-    prepared before the others.  Plain Python (no Streamlit call), so it also runs in
-    ``app.py``'s ``finally`` after a page's ``st.stop()``, where every Streamlit call
-    raises again; :func:`engine.warmup.start_background` starts once per process.
-    """
-    warmup.start_background(tuple(warmup.PAGE_GROUPS.get(page, ("", ()))[1]), delay=float(delay))
-
-
-def engine_gate(page: str, title: str) -> bool:
-    """True when ``page``'s kernel groups are ready; else shows their progress in the main
-    area, refreshing twice a second, and reruns the app (opening the page) once ready."""
-    engine_name, progress = warmup.page_status(page)
-    if progress.ready:
-        return True
-    warmup.request(warmup.page_groups(page))  # serve the page being waited on first
-    start_engine(page, delay=0.0)
-    page_title(title)
-
-    @st.fragment(run_every=0.5)
-    def compiling() -> None:
-        name, now = warmup.page_status(page)
-        if now.ready:
-            st.rerun()
-        what = f"now: {now.current}, " if now.current else ""
-        st.progress(
-            now.done / max(now.total, 1),
-            text=f"Compiling the {name} engine: {now.done} of {now.total} kernel groups "
-            f"ready ({what}{now.seconds:.0f} s so far)",
-        )
-        st.caption(
-            "TreeLab compiles its numba kernels once, in the background, after the server "
-            "starts (about a minute on two cores; instant once they are in the cache). "
-            "This page opens by itself when its kernels are ready; the Data page works "
-            "meanwhile."
-        )
-
-    compiling()
-    return False
-
-
-def kernels_ready(groups, what: str) -> bool:
-    """True when ``groups`` are ready; else shows their progress (``what``: whose kernels,
-    e.g. "the chosen models") and reruns the app once they are."""
-    progress = warmup.status(groups)
-    if progress.ready:
-        return True
-    warmup.request(groups)
-    start_engine(delay=0.0)
-
-    @st.fragment(run_every=0.5)
-    def compiling() -> None:
-        now = warmup.status(groups)
-        if now.ready:
-            st.rerun()
-        current = f"now: {now.current}, " if now.current else ""
-        st.progress(
-            now.done / max(now.total, 1),
-            text=f"Compiling the kernels of {what}: {now.done} of {now.total} kernel groups "
-            f"ready ({current}{now.seconds:.0f} s so far). Run is enabled when they are.",
-        )
-
-    compiling()
-    return False
 
 
 # -- datasets ----------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from engine.snippets import conditional_density_snippet
 from engine.teaching.glossary import link_terms
 from pages._conditional_density_sections import (
     draw_comparison_section,
+    draw_growth,
     draw_one_feature,
     draw_what_if_slices,
 )
@@ -46,7 +47,6 @@ from pages._shared import (
     scale_notice,
     seed,
     show_job_failure,
-    shown_figure,
     stop_page,
 )
 
@@ -408,32 +408,8 @@ scale_notice(  # the curve was measured at 32 leaves; rows scanned grow with the
 GROWTH.controls("Grow", start_growth, on_error=on_grow_error)
 
 
-def draw_growth(snap) -> None:
-    """The growing model: progress and the live train / validation NLL."""
-    meta = GROWTH.meta
-    latest = snap.latest
-    if latest is None:
-        st.progress(0.0, text="starting...")
-        return
-    if latest["forest"]:
-        done, total, unit = latest["n_trees"], meta["n_estimators"], "trees"
-        note = f"{latest['n_leaves']} leaves in all"
-    else:
-        done, total, unit = latest["n_leaves"], meta["max_leaves"], "leaves"
-        note = "the tree stops early when no split gains"
-    st.progress(
-        min(done / max(total, 1), 1.0),
-        text=f"{done} / {total} {unit} -- {snap.elapsed:.1f} s ({note})",
-    )
-    trace = latest["model"].trace_
-    if trace:
-        st.plotly_chart(
-            shown_figure(growth_figure(trace, forest=latest["forest"])), key=P + "live_fig"
-        )
-
-
 if GROWTH.running:
-    GROWTH.live(draw_growth, caption="Growing on {caption}")
+    GROWTH.live(lambda snap: draw_growth(snap, GROWTH.meta, P), caption="Growing on {caption}")
     st.stop()
 job = GROWTH.job
 if job is None:
