@@ -80,7 +80,11 @@ PAGE_GROUPS: dict[str, tuple[str, tuple[str, ...]]] = {
     "data": ("data", ()),
     # the Compare page itself only draws trees; each model's groups gate its Run button
     "compare": ("Compare", ("tree.apply",)),
-    "optimal_shape_trees": ("Literati", ("tree.apply", "literati")),
+    # the search job also fits its baselines (the greedy shape tree and TreeLab's CART)
+    "optimal_shape_trees": (
+        "Literati",
+        ("tree.apply", "criteria", "candidates", "cart", "literati"),
+    ),
     "conditional_density": ("Partition Tree", ("partition.scans", "partition.estimators")),
     "feature_ranking": ("TreeGrad", ("tree.apply", "treegrad")),
     "conditional_inference": (
