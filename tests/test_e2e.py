@@ -54,7 +54,7 @@ def test_new_user_flow(page: Page, app_url, tmp_path):
     expect(page.get_by_text("Iris").first).to_be_visible()
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(0)
     page.get_by_test_id("stMain").get_by_role("link", name="Data", exact=True).click()
-    expect(page.get_by_role("heading", name="Data").first).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Data", exact=True).first).to_be_visible(timeout=60_000)
     wait_idle(page)
     no_exception(page)
     # the first chart may take seconds: the browser loads plotly.js on first use
@@ -170,7 +170,7 @@ def test_messy_csv_parse_report(page: Page, app_url, tmp_path, root):
     amounts, mixed yes/no spellings, an order ID and free-text comments): the parse report
     names every change, identifiers are left out with a button that brings them back."""
     page.goto(app_url + "/data")
-    expect(page.get_by_role("heading", name="Data").first).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Data", exact=True).first).to_be_visible(timeout=60_000)
     wait_idle(page)
     upload(page, root / "tests" / "data" / "messy_shop.csv")
     expect(page.get_by_text("it is now the active dataset")).to_be_visible(timeout=30_000)

@@ -21,8 +21,8 @@ def test_large_upload_subsample_caption(page: Page, app_url, tmp_path):
     frame.to_csv(path, index=False)
 
     page.set_viewport_size({"width": 1400, "height": 900})
-    page.goto(app_url)
-    expect(page.get_by_role("heading", name="Data").first).to_be_visible(timeout=60_000)
+    page.goto(app_url + "/data")
+    expect(page.get_by_role("heading", name="Data", exact=True).first).to_be_visible(timeout=60_000)
     wait_idle(page)
     upload(page, path)
     expect(page.get_by_text("30,000 rows x 8 features").first).to_be_visible(timeout=60_000)
