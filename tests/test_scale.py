@@ -191,3 +191,22 @@ def test_binned_counts_match_numpy_per_group_and_skip_missing():
     assert counts.sum() == present.sum()
     edges, counts = binned_counts(np.full(5, 2.0), nbins=4)
     assert counts.sum() == 5 and edges[0] < 2.0 < edges[-1]
+
+
+def test_every_class_keeps_a_row_even_when_rarer_than_one_in_size():
+    # ten classes of one row among 29,990: the largest remainders alone keep only seven of
+    # them (two-thirds of a row each, seven rows short), dropping classes the data names
+    y = np.array([0] * 29_990 + list(range(1, 11)))
+    sample = stratified_subsample(y, 20_000, task="classification", seed=3)
+    assert sample.kept == 20_000
+    kept = np.bincount(y[sample.rows], minlength=11)
+    assert kept[1:].tolist() == [1] * 10
+    assert kept[0] == 20_000 - 10
+    # a class of 2 rows in 30,000 at 1,000 rows: exact share 0.07 of a row, still kept
+    y = np.array([0] * 29_995 + [1] * 3 + [2] * 2)
+    kept = np.bincount(y[stratified_subsample(y, 1_000, task="classification").rows])
+    assert kept.tolist() == [998, 1, 1]
+    # common classes are untouched: the same quotas as the largest-remainder rule
+    y = np.repeat(np.arange(3), [15_000, 10_000, 5_000])
+    kept = np.bincount(y[stratified_subsample(y, 1_000, task="classification").rows])
+    assert kept.tolist() == [500, 333, 167]
