@@ -619,10 +619,12 @@ panel.table(
 st.caption(
     link_terms(
         "Objective = training errors + λ × splits + α × breakpoints, the same for every row. "
-        "The greedy shape tree grows top-down among Literati's own candidate breakpoints; "
-        "it is the search's first upper bound (the search is seeded with it), so Literati "
-        "with the same K_max can only improve on it (unless the time limit ran out while "
-        "the search was still growing it). CART is greedy and picks thresholds "
+        "The greedy shape tree grows top-down among each state's own candidate "
+        "breakpoints; with those candidates (the paper's space) it is the search's first "
+        "upper bound (the search is seeded with it), so Literati with the same K_max can "
+        "only improve on it (unless the time limit ran out while the search was still "
+        "growing it); with the root's candidates it is outside the search's space and can "
+        "beat its optimum. CART is greedy and picks thresholds "
         "among all midpoints, so its objective can even fall below Literati's lower bound "
         "when Literati searches fewer candidates (B_d); with B_d = 'all' it cannot. "
         "Literati's seconds count search time only."
