@@ -650,7 +650,8 @@ def test_page_certifies_a_tree_another_page_offered(app):
     assert shown["objective"] == f"{want['objective']:.4g}"
     assert shown["lower bound (proven)"] == f"{models['main'].lower_bound_:.4g}"
     sentence = " ".join(s.value for s in [*app.success, *app.warning])
-    assert f"{label} makes {want['errors']} errors" in sentence
+    errors = f"{want['errors']} error{'' if want['errors'] == 1 else 's'}"
+    assert f"{label} makes {errors}" in sentence
     captions = " ".join(c.value for c in app.caption)
     assert "fitted on the Conditional inference (CIT / CIF) page" in captions
     assert "fitted on the run's training rows" not in captions  # it was not
@@ -797,3 +798,21 @@ def test_a_greedy_tree_beating_a_root_scope_optimum_is_not_blamed_on_the_time_li
     beats = [w for w in warnings if "greedy shape tree" in w and "beats" in w]
     assert len(beats) == 1
     assert "time limit" not in beats[0] and "root's candidates" in beats[0]
+
+
+def test_the_certificate_sentence_counts_one_error_in_the_singular():
+    """A tree with one training error reads "makes 1 error", not "1 errors"."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    from engine.literati import LiteratiClassifier
+    from engine.literati.certify import certify
+
+    X = np.arange(10, dtype=np.float64).reshape(-1, 1)
+    y = np.array([0, 0, 0, 1, 0, 1, 1, 1, 1, 1])  # one 1 among the 0s: no stump avoids it
+    search = LiteratiClassifier(
+        max_depth=1, max_breakpoints=1, split_penalty=0.5, breakpoint_penalty=0.5
+    ).fit(X, y)
+    stump = DecisionTreeClassifier(max_depth=1, random_state=0).fit(X, y)
+    assert int(np.sum(stump.predict(X) != y)) == 1
+    sentence = certify(stump, X, y, search, name="The stump").sentence()
+    assert "The stump makes 1 error (" in sentence
