@@ -436,12 +436,14 @@ def start_search():
     return job, meta
 
 
-scale_notice(  # measured at depth 2: a deeper search takes longer
+scale_notice(  # measured at depth 2: a deeper search takes longer (a lower bound then)
     ds,
     "literati_root" if scope_label == LITERATI_SCOPES["root"] else "literati",
     budget=float(time_limit),
-    what="proving a depth-2 tree optimal",
+    what=f"proving a depth-{int(depth)} tree optimal",
     key="lit_subsample_btn",
+    lower_bound=int(depth) > 2,
+    fit_share=1.0 - float(test_share),
 )
 SEARCH.controls("Run", start_search, disabled=bd_error is not None)
 
