@@ -153,6 +153,7 @@ def scale_notice(
     key: str,
     container=None,
     lower_bound: bool = False,
+    fit_share: float = 1.0,
 ) -> float:
     """Say how long ``what`` takes on ``ds`` and offer a subsample when it would exceed
     ``budget`` seconds (the page's job budget).
@@ -163,16 +164,22 @@ def scale_notice(
     sidebar's subsample on at the size that fits (:func:`engine.scale.rows_within`).
     ``lower_bound``: the curve is a faster method's (Compare's models without a curve of
     their own are timed as TreeLab's CART), so the text says "at least".  Returns the
-    estimate in seconds.
+    estimate in seconds.  ``fit_share``: the share of the rows the method runs on (the
+    training rows of a train/test split, e.g. 0.75): the estimate is at that many rows,
+    and the offered subsample is sized so that its share fits the budget.
     """
     where = container or st
     full = getattr(ds, "subsample", None)
-    seconds = repeats * estimate_seconds(method, ds.n_samples, ds.n_features)
+    share = min(1.0, max(float(fit_share), 1e-9))
+    n_fit = max(1, round(ds.n_samples * share))
+    seconds = repeats * estimate_seconds(method, n_fit, ds.n_features)
     if seconds < PAGE_BUDGET:
         return seconds
     curve = CURVES[method]
     basis = f"from the measured cost curve ({curve.what}, benchmark machine; docs/benchmarks.md)"
     at = f"{ds.n_samples:,} rows x {ds.n_features} features"
+    if n_fit < ds.n_samples:
+        at = f"{n_fit:,} training rows (of {ds.n_samples:,}) x {ds.n_features} features"
     takes = "takes at least" if lower_bound else "takes"
     if seconds <= budget or full is not None:
         where.caption(
@@ -180,13 +187,14 @@ def scale_notice(
             "as a background job with progress."
         )
         return seconds
-    rows = min(rows_within(method, budget / repeats, ds.n_features), ds.n_samples)
+    fit_rows = rows_within(method, budget / repeats, ds.n_features)
+    rows = min(max(1_000, int(fit_rows / share) // 1_000 * 1_000), ds.n_samples)
     where.info(
         f"**{what[:1].upper() + what[1:]} would take {'at least ' if lower_bound else ''}"
         f"{format_seconds(seconds)} at {at}** {basis}, "
         f"more than its time budget of {budget:.0f} s. A seeded stratified subsample of "
         f"{rows:,} rows {takes} "
-        f"{format_seconds(repeats * estimate_seconds(method, rows, ds.n_features))}; "
+        f"{format_seconds(repeats * estimate_seconds(method, max(1, round(rows * share)), ds.n_features))}; "
         "every result on it says so, and the full data stays loaded (turn it off under "
         "*Large data* in the sidebar)."
     )

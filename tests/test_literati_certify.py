@@ -650,7 +650,8 @@ def test_page_certifies_a_tree_another_page_offered(app):
     assert shown["objective"] == f"{want['objective']:.4g}"
     assert shown["lower bound (proven)"] == f"{models['main'].lower_bound_:.4g}"
     sentence = " ".join(s.value for s in [*app.success, *app.warning])
-    assert f"{label} makes {want['errors']} errors" in sentence
+    errors = f"{want['errors']} error{'' if want['errors'] == 1 else 's'}"
+    assert f"{label} makes {errors}" in sentence
     captions = " ".join(c.value for c in app.caption)
     assert "fitted on the Conditional inference (CIT / CIF) page" in captions
     assert "fitted on the run's training rows" not in captions  # it was not
@@ -754,3 +755,64 @@ def test_a_baseline_that_fails_is_reported_not_raised(monkeypatch):
     assert fitted["errors"] == {"greedy": "no candidate breakpoints"}
     assert set(fitted["checks"]) == {"sklearn", "cart"}
     assert set(fitted["checks"]["sklearn"]) == {"main"}
+
+
+@pytest.mark.slow
+def test_a_greedy_tree_beating_a_root_scope_optimum_is_not_blamed_on_the_time_limit():
+    """With the root's candidates the greedy shape tree (each state's own candidates) lies
+    outside the search's space: on this data it beats the proven root-scope optimum, and
+    the warning names the candidate space, not a time limit that never ran out."""
+    from sklearn.datasets import make_classification
+
+    from engine.literati import LiteratiClassifier
+    from engine.literati.service import fit_baselines, search_results
+
+    X, y = make_classification(
+        300, 6, n_informative=4, n_classes=3, n_clusters_per_class=1, random_state=1
+    )
+    tr, te = np.arange(300), np.arange(250, 300)
+    settings = {"depth": 2, "kmax": 2, "lam": 1.5, "alpha": 1.5, "leaves": (8, 4)}
+    settings |= {"seed": 0, "scope": "root"}
+    main = LiteratiClassifier(
+        max_depth=2,
+        max_breakpoints=2,
+        split_penalty=1.5,
+        breakpoint_penalty=1.5,
+        candidate_leaves=(8, 4),
+        candidate_scope="root",
+        time_limit=60,
+    ).fit(X, y)
+    assert main.proven_optimal_
+    steps = fit_baselines(X, y, settings)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            base = stop.value
+            break
+    greedy = base["models"]["greedy"]
+    assert greedy.objective_ < main.objective_ - 1e-9  # the case itself
+    meta = {"X": X, "y": y, "tr": tr, "te": te, "lam": 1.5, "alpha": 1.5, "depth": 2}
+    meta |= {"kmax": 2, "scope": "root"}
+    warnings = search_results({"main": main}, meta, "done", base)["warnings"]
+    beats = [w for w in warnings if "greedy shape tree" in w and "beats" in w]
+    assert len(beats) == 1
+    assert "time limit" not in beats[0] and "root's candidates" in beats[0]
+
+
+def test_the_certificate_sentence_counts_one_error_in_the_singular():
+    """A tree with one training error reads "makes 1 error", not "1 errors"."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    from engine.literati import LiteratiClassifier
+    from engine.literati.certify import certify
+
+    X = np.arange(10, dtype=np.float64).reshape(-1, 1)
+    y = np.array([0, 0, 0, 1, 0, 1, 1, 1, 1, 1])  # one 1 among the 0s: no stump avoids it
+    search = LiteratiClassifier(
+        max_depth=1, max_breakpoints=1, split_penalty=0.5, breakpoint_penalty=0.5
+    ).fit(X, y)
+    stump = DecisionTreeClassifier(max_depth=1, random_state=0).fit(X, y)
+    assert int(np.sum(stump.predict(X) != y)) == 1
+    sentence = certify(stump, X, y, search, name="The stump").sentence()
+    assert "The stump makes 1 error (" in sentence

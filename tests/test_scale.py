@@ -191,3 +191,66 @@ def test_binned_counts_match_numpy_per_group_and_skip_missing():
     assert counts.sum() == present.sum()
     edges, counts = binned_counts(np.full(5, 2.0), nbins=4)
     assert counts.sum() == 5 and edges[0] < 2.0 < edges[-1]
+
+
+def test_every_class_keeps_a_row_even_when_rarer_than_one_in_size():
+    # ten classes of one row among 29,990: the largest remainders alone keep only seven of
+    # them (two-thirds of a row each, seven rows short), dropping classes the data names
+    y = np.array([0] * 29_990 + list(range(1, 11)))
+    sample = stratified_subsample(y, 20_000, task="classification", seed=3)
+    assert sample.kept == 20_000
+    kept = np.bincount(y[sample.rows], minlength=11)
+    assert kept[1:].tolist() == [1] * 10
+    assert kept[0] == 20_000 - 10
+    # a class of 2 rows in 30,000 at 1,000 rows: exact share 0.07 of a row, still kept
+    y = np.array([0] * 29_995 + [1] * 3 + [2] * 2)
+    kept = np.bincount(y[stratified_subsample(y, 1_000, task="classification").rows])
+    assert kept.tolist() == [998, 1, 1]
+    # common classes are untouched: the same quotas as the largest-remainder rule
+    y = np.repeat(np.arange(3), [15_000, 10_000, 5_000])
+    kept = np.bincount(y[stratified_subsample(y, 1_000, task="classification").rows])
+    assert kept.tolist() == [500, 333, 167]
+
+
+class _Recorder:
+    """A stand-in for a Streamlit container: records what scale_notice draws."""
+
+    def __init__(self):
+        self.texts, self.buttons = [], []
+
+    def caption(self, text):
+        self.texts.append(text)
+
+    info = caption
+
+    def button(self, label, **kwargs):
+        self.buttons.append((label, kwargs["args"]))
+
+
+def test_scale_notice_times_the_training_rows_and_sizes_the_offer_for_them():
+    """A search on the training share of a split is timed at those rows (the Literati page
+    said '30,000 rows' for a search on 22,500), and the subsample it offers is the most
+    rows (in thousands) whose training share fits the budget."""
+    from types import SimpleNamespace
+
+    from pages._scale import scale_notice
+
+    ds = SimpleNamespace(n_samples=30_000, n_features=41, subsample=None)
+    where = _Recorder()
+    seconds = scale_notice(
+        ds, "literati", budget=15.0, what="proving", key="k", container=where, fit_share=0.75
+    )
+    assert seconds == pytest.approx(estimate_seconds("literati", 22_500, 41))
+    assert seconds > 15.0  # (at all 30,000 rows: over 20 s)
+    assert "22,500 training rows (of 30,000) x 41 features" in where.texts[0]
+    (label, (rows,)) = where.buttons[0]
+    assert rows % 1_000 == 0
+    assert estimate_seconds("literati", round(rows * 0.75), 41) <= 15.0
+    assert estimate_seconds("literati", round((rows + 1_000) * 0.75), 41) > 15.0
+    assert f"subsample of {rows:,} rows takes" in where.texts[0]
+    # a lower bound says so; the whole table when the share is 1
+    where = _Recorder()
+    scale_notice(
+        ds, "literati", budget=5.0, what="proving", key="k", container=where, lower_bound=True
+    )
+    assert "would take at least" in where.texts[0] and "30,000 rows x 41" in where.texts[0]

@@ -5,7 +5,8 @@ budget on all rows: :func:`stratified_subsample` (row indices) and
 Strata are the classes (classification) or equal-count bins of the target's ranks
 (regression, :data:`REGRESSION_BINS` bins).  Each stratum keeps its share of the rows by
 largest remainders, so a stratum of ``n_k`` of ``n`` rows keeps ``floor(size * n_k / n)``
-or one more row: its proportion is exact to within one row.  The rows inside a stratum are
+or one more row: its proportion is exact to within one row (a class rarer than one in
+``size`` still keeps one row, taken from the most over-served class).  The rows inside a stratum are
 drawn without replacement by ``numpy.random.default_rng(seed)``; the same data, size and
 seed give the same rows on every machine.
 """
@@ -71,6 +72,20 @@ def _strata(y: np.ndarray, task: str, n_bins: int) -> tuple[np.ndarray, str]:
     return (ranks * n_bins) // max(n, 1), "target quantile bins"
 
 
+def _keep_every_class(quota: np.ndarray, counts: np.ndarray, exact: np.ndarray) -> None:
+    """Give every class with rows at least one row (in place): each class whose quota
+    rounded to 0 takes one row from the class whose quota most exceeds its exact share
+    (ties to the lower code).  Without it, a class rarer than one in ``size`` would vanish
+    from the subsample while the data still names it."""
+    for k in np.flatnonzero((quota == 0) & (counts > 0)):
+        donors = np.flatnonzero(quota > 1)
+        if donors.shape[0] == 0:
+            return  # fewer rows than classes: nothing left to move
+        giver = donors[np.argmax(quota[donors] - exact[donors])]
+        quota[giver] -= 1
+        quota[k] = 1
+
+
 def stratified_subsample(
     y: np.ndarray, size: int, *, task: str, seed: int = 0, n_bins: int = REGRESSION_BINS
 ) -> Subsample:
@@ -93,7 +108,10 @@ def stratified_subsample(
     -------
     Subsample
         Each stratum keeps ``floor(size * n_k / n)`` rows or one more (largest
-        remainders, ties to the lower stratum code), so its share is exact within a row.
+        remainders, ties to the lower stratum code), so its share is exact within a row;
+        except that every class keeps at least one row (a class rarer than one in
+        ``size`` takes it from the class whose quota most exceeds its share) while
+        ``size`` is at least the number of classes.
 
     Raises
     ------
@@ -114,6 +132,8 @@ def stratified_subsample(
     short = size - int(quota.sum())
     order = np.lexsort((np.arange(len(counts)), -(exact - quota)))
     quota[order[:short]] += 1
+    if task == "classification":
+        _keep_every_class(quota, counts, exact)
     rng = np.random.default_rng(int(seed))
     by_stratum = np.argsort(codes, kind="stable")
     starts = np.concatenate(([0], np.cumsum(counts)))

@@ -375,7 +375,8 @@ class Certificate:
     def sentence(self) -> str:
         """One sentence: the tree's errors and objective, the proven bound, the gap."""
         b = self.breakdown
-        head = f"{self.name} makes {b['errors']} errors (objective {self.objective:.4g})"
+        errors = f"{b['errors']} error{'' if b['errors'] == 1 else 's'}"
+        head = f"{self.name} makes {errors} (objective {self.objective:.4g})"
         kind = "the optimum is" if self.proven_optimal else "no tree does better than"
         space = f"among trees of {self.space_text()}, {kind} {self.lower_bound:.4g} (proven)"
         if not self.in_space:
@@ -651,7 +652,8 @@ def certify_checked(
     notes = []
     if breakdown["own_errors"] != breakdown["errors"]:
         notes.append(
-            f"With its own leaf labels the tree makes {breakdown['own_errors']} errors "
+            f"With its own leaf labels the tree makes {breakdown['own_errors']} "
+            f"error{'' if breakdown['own_errors'] == 1 else 's'} "
             f"(objective {breakdown['own_objective']:.4g}); Literati's objective relabels "
             "each leaf with its majority class on the training rows."
         )
