@@ -257,7 +257,8 @@ class Job:
         ``ctx.messages()`` between two steps (e.g. "give this node priority").
 
         ``message`` is a dict of str keys and plain values (str, int, float, bool, None):
-        the Dask runner sends it through a Dask queue as data, never pickled.  With the
+        the Dask runner puts it on a Dask queue (Dask serialises it, with pickle for a
+        dict; only such plain values, made by the server, ever go there).  With the
         thread runner it is read at the next step; with the Dask runner within about
         :data:`FLUSH_INTERVAL` seconds of reaching the worker.  A message to a finished job
         is dropped.  Raises ``TypeError`` for anything else than such a dict."""

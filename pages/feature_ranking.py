@@ -331,7 +331,7 @@ else:
         stop_page(*JOBS)
     model_key = f"{digest}:{kind}:{depth}:{leaves}:{n_est}:{lr_gb}:{test_size}:{seed()}"
     metric = "accuracy" if ds.task == "classification" else "R\u00b2"
-    score_txt = f"test {metric} **{score:.3f}** on {len(te_idx)} held-out rows"
+    score_txt = f"test {metric} **{score:.3f}** on {len(te_idx):,} held-out rows"
 if note := split_rows(ds, digest, float(test_size), seed()).note:
     st.info(md(note))
 if rows_note:
