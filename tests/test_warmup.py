@@ -59,7 +59,8 @@ def test_status_counts_ready_groups(monkeypatch):
     monkeypatch.setattr(warmup, "_STARTED_AT", {"literati": 0.0})
     name, progress = warmup.page_status("optimal_shape_trees")
     assert name == "Literati"
-    assert (progress.done, progress.total, progress.ready) == (1, 2, False)
+    # tree.apply, criteria, candidates, cart (the job's CART baseline) and literati
+    assert (progress.done, progress.total, progress.ready) == (1, 5, False)
     assert progress.current == "Literati search"
     assert warmup.page_status("data")[1].ready
 
