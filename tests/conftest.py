@@ -48,8 +48,21 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+#: Fixtures that start a Dask cluster, a live server or a browser (seconds to tens of
+#: seconds each): a test that uses one is marked ``slow`` (left out of the quick subset).
+SLOW_FIXTURES = frozenset(
+    {"dask_client", "small_memory_cluster", "external_scheduler", "app_url", "page", "browser"}
+)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Skip browser tests without Chromium locally; fail them in CI (TREELAB_REQUIRE_BROWSER)."""
+    """Mark tests that start a cluster, a server or a browser ``slow`` (before ``-m``
+    selects); skip browser tests without Chromium locally, fail them in CI
+    (TREELAB_REQUIRE_BROWSER)."""
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
     if os.path.exists(CHROMIUM):
         return
     if os.environ.get("TREELAB_REQUIRE_BROWSER"):

@@ -48,6 +48,7 @@ def _run(plan):
 NAN_MODELS = ["sklearn_tree", "sklearn_forest", "xgboost", "lightgbm", "treelab_cart"]
 
 
+@pytest.mark.slow  # five models' cross-validations
 def test_models_that_route_nan_get_every_row_and_gradient_boosting_the_complete_rows():
     ds = _dataset()
     complete = ~np.isnan(ds.X).any(axis=1)

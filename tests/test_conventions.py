@@ -33,6 +33,7 @@ def test_engine_never_imports_streamlit():
     assert done.returncode == 0, done.stderr[-2000:] or "engine imported streamlit"
 
 
+@pytest.mark.slow  # a fresh interpreter imports the first page
 def test_the_first_page_imports_no_heavy_engine_parts():
     """Issue 13: nothing compiles before the first page draws.  What app.py and the Data page
     import (the shared sidebar, the data layer, the Data page's figures) must not pull in

@@ -800,6 +800,7 @@ def test_datasets_dir():
     assert DATASETS_DIR == Path(__file__).resolve().parent.parent / "assets" / "datasets"
 
 
+@pytest.mark.slow  # reads every bundled dataset
 def test_bundled_datasets_load():
     if not (DATASETS_DIR / "catalog.json").is_file():
         pytest.skip("assets/datasets/catalog.json is not there yet")
@@ -1277,6 +1278,7 @@ def test_dates_are_recognised_and_used_as_days():
     assert rep.dtypes["d"] == "integer"
 
 
+@pytest.mark.slow  # parses a table at the column cap
 def test_column_cap_counts_features_not_the_target():
     rng = np.random.default_rng(0)
     header = ",".join([f"f{j}" for j in range(MAX_COLUMNS)] + ["label"])

@@ -7,6 +7,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 
@@ -81,6 +83,7 @@ def test_upload_limit_equals_the_engines_cap():
     assert config["server"]["maxUploadSize"] * 2**20 == MAX_BYTES
 
 
+@pytest.mark.slow  # a fresh process compiles a kernel group
 def test_warmup_command_compiles_the_named_groups(tmp_path):
     """``python -m engine.warmup --groups ...`` (the image's build step, here on one group
     with an empty cache) reports each group, prerequisites first, and fills the cache."""

@@ -9,6 +9,7 @@ import re
 
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 pytestmark = pytest.mark.e2e
 
@@ -21,12 +22,27 @@ SEMICOLON_CSV = (
 ).replace(".", ",")
 
 
-def wait_idle(page: Page, timeout: float = 60_000) -> None:
-    """Wait until the Streamlit script has finished its run (no sleeps)."""
+#: The script of the page in the browser has ended its run.
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+#: What a kernels-ready gate (pages/_engine_gate.py) draws while kernels load: the page's
+#: heading, then this progress bar, refreshed by a fragment every half second.
+GATE_TEXT = re.compile(r"Compiling the .+ kernel groups ready")
+
+
+def wait_idle(page: Page, timeout: float = 60_000, gate_timeout: float = 180_000) -> None:
+    """Wait until the Streamlit script has finished its run and the page is past its
+    kernels-ready gate (conditions in the page, no sleeps).
+
+    A gated page shows its heading at once and ends its run, while the gate's fragment
+    reruns until the kernels are loaded (longer on a loaded machine); the page's own
+    widgets come with the rerun that removes the gate's progress bar.
+    """
     page.wait_for_timeout(300)
-    page.wait_for_selector(
-        '[data-testid="stApp"][data-test-script-state="notRunning"]', timeout=timeout
-    )
+    page.wait_for_selector(IDLE, timeout=timeout)
+    gate = page.get_by_test_id("stProgress").filter(has_text=GATE_TEXT)
+    if gate.count():
+        expect(gate).to_have_count(0, timeout=gate_timeout)
+        page.wait_for_selector(IDLE, timeout=timeout)
 
 
 def no_exception(page: Page) -> None:
@@ -110,22 +126,36 @@ def test_split_strategies_page(page: Page, app_url, tmp_path):
     wait_idle(page)
     no_exception(page)
     expect(page.get_by_role("heading", name=re.compile("Candidates at node 0"))).to_be_visible()
-    # click a node of the tree (the first chart): its customdata is the node id
+    # click a node of the tree (the first chart): its customdata is the node id.  A click
+    # that comes before the browser has wired the chart's events would be lost (possible under load):
+    # it is repeated once, only while the page still shows node 0 after the click's run
     node = page.get_by_test_id("stPlotlyChart").first.locator(".scatterlayer .trace path.point")
-    node.nth(1).click(force=True)
-    wait_idle(page)
-    expect(page.get_by_role("heading", name=re.compile(r"Candidates at node [1-9]"))).to_be_visible(
-        timeout=30_000
-    )
+    picked = page.get_by_role("heading", name=re.compile(r"Candidates at node [1-9]"))
+    for _ in range(2):
+        node.nth(1).click(force=True)
+        wait_idle(page)
+        try:
+            picked.wait_for(timeout=20_000)
+            break
+        except PlaywrightTimeoutError:
+            pass
+    expect(picked).to_be_visible(timeout=30_000)
     # drop two strategies from the multiselect
     for name in ("random", "kde_valley"):
         page.get_by_role("button", name=re.compile(f"Remove {name}")).first.click()
         wait_idle(page)
     no_exception(page)
-    n_traces = page.evaluate(  # "N candidates" or "1 candidate"
-        "() => document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')[1]"
-        ".data.filter(t => t.name && t.name.includes('candidate')).length"
+    candidate_traces = (  # "N candidates" or "1 candidate"
+        "() => (document.querySelectorAll('[data-testid=stPlotlyChart] .js-plotly-plot')[1]"
+        "?.data || []).filter(t => t.name && t.name.includes('candidate')).length"
     )
+    # the browser redraws the chart after the script's run has ended: wait for the redraw
+    # (a condition, then the same check, whose message shows the count if it never comes)
+    try:
+        page.wait_for_function(f"({candidate_traces})() === 4", timeout=30_000)
+    except PlaywrightTimeoutError:
+        pass
+    n_traces = page.evaluate(candidate_traces)
     assert n_traces == 4  # exhaustive, quantile, dics_paper, class_centroid
     page.screenshot(path=tmp_path / "split_strategies.png", full_page=True)
     page.get_by_role("button", name="Run").click()

@@ -91,6 +91,7 @@ def _name(estimator) -> str:
 # -- scikit-learn's estimator checks -------------------------------------------------------------
 
 
+@pytest.mark.slow  # about 650 checks: a minute or more in all
 @parametrize_with_checks(_estimators())
 def test_sklearn_estimator_checks(estimator, check):
     """Every check of ``check_estimator`` (no expected failures, no tag-based skips)."""
@@ -111,6 +112,7 @@ def test_parameter_constraint_table(estimator):
         check_param_validation(_name(estimator), estimator)
 
 
+@pytest.mark.slow  # a fresh interpreter that imports the engine and runs the check
 def test_array_api_input_with_dispatch_enabled():
     """scikit-learn skips ``check_array_api_input`` unless ``SCIPY_ARRAY_API=1`` is set
     before scipy is imported: run it in a fresh interpreter with the variable set, on every

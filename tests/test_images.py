@@ -149,6 +149,7 @@ def test_a_200_node_tree_image_has_no_overlapping_labels(tmp_path):
     (tmp_path / "tree.png").write_bytes(png)
 
 
+@pytest.mark.slow  # a browser session
 @pytest.mark.skipif(browser_path() is None, reason="needs Chromium (apt-get install chromium)")
 def test_figures_zip_renders_each_figure_and_lists_what_it_could_not():
     """One browser session for all figures: each is in the zip in order, at its own size;
@@ -177,6 +178,7 @@ def test_figures_zip_renders_each_figure_and_lists_what_it_could_not():
         figures_zip([])
 
 
+@pytest.mark.slow  # a browser session
 @pytest.mark.skipif(browser_path() is None, reason="needs Chromium (apt-get install chromium)")
 def test_a_render_past_its_deadline_closes_the_browser_and_leaves_no_thread(monkeypatch):
     """A render that hangs must end its thread (and so its browser) at the deadline, not

@@ -80,9 +80,10 @@ def not_a_generator(ctx):
     return 42
 
 
-@pytest.fixture(params=["threads", "dask"])
+@pytest.fixture(params=["threads", pytest.param("dask", marks=pytest.mark.slow)])
 def runner(request):
-    """Each API test runs under both runners (Dask: the session's embedded cluster)."""
+    """Each API test runs under both runners (Dask: the session's embedded cluster, whose
+    start takes half a minute, so the Dask runs are left out of the quick subset)."""
     if request.param == "dask":
         request.getfixturevalue("dask_client")
         # the first job on each worker imports this module there; keep that out of timings

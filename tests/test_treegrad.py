@@ -873,7 +873,12 @@ def test_walk_tables_match_the_tree():
 
 
 @pytest.mark.parametrize(
-    "name,depth,seed", [("dt_reg", 30, 2), ("rf_clf", 8, 5), ("gb_multi", 3, 8)]
+    "name,depth,seed",
+    [
+        pytest.param("dt_reg", 30, 2, marks=pytest.mark.slow),  # a deep tree: seconds
+        ("rf_clf", 8, 5),
+        ("gb_multi", 3, 8),
+    ],
 )
 def test_walk_kernels_blocks_threads_and_stack_reference(name, depth, seed, monkeypatch):
     """Every batch size (blocks of 16 samples, the last one shorter, and blocks of one or two
