@@ -5,6 +5,7 @@ to ``threads`` here; the fixtures ``dask_client`` and ``small_memory_client`` gi
 path, and the live server of ``app_url`` runs its jobs on its own embedded Dask cluster).
 """
 
+import functools
 import os
 import socket
 import subprocess
@@ -15,9 +16,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from streamlit.runtime.pages_manager import PagesManager
-from streamlit.testing.v1 import AppTest
-from streamlit.testing.v1 import app_test as app_test_module
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -136,12 +134,19 @@ def small_memory_cluster():
     cluster.close()
 
 
+#: Milliseconds the live server's first session may take to draw the Start page.
+FIRST_RUN_TIMEOUT = 300_000
+
+
 @pytest.fixture(scope="session")
-def app_url(tmp_path_factory, warm_engine):
+def app_url(tmp_path_factory, warm_engine, browser):
     """Start ``streamlit run app.py`` on a free localhost port; yield its URL.
 
     The server runs as a user's would: jobs on its embedded Dask cluster (``TREELAB_JOBS``
-    unset), kernels loaded from the numba cache that ``warm_engine`` filled.
+    unset), kernels loaded from the numba cache that ``warm_engine`` filled.  One browser
+    session opens the Start page before the URL is yielded: the server's first run of
+    ``app.py`` (its imports, the cluster's start; a minute or more on a loaded machine)
+    is waited for here, so a test's own waits cover only its pages.
     """
     port = _free_port()
     log = tmp_path_factory.mktemp("server") / "streamlit.log"
@@ -184,6 +189,12 @@ def app_url(tmp_path_factory, warm_engine):
             proc.kill()
             raise RuntimeError("streamlit did not start:\n" + log.read_text()[-3000:])
         time.sleep(0.3)
+    first = browser.new_page()
+    try:
+        first.goto(url)
+        first.get_by_role("heading", name="TreeLab").first.wait_for(timeout=FIRST_RUN_TIMEOUT)
+    finally:
+        first.close()
     yield url
     proc.terminate()
     try:
@@ -192,15 +203,25 @@ def app_url(tmp_path_factory, warm_engine):
         proc.kill()
 
 
-class _NavigationPagesManager(PagesManager):
-    """AppTest resets ``PagesManager.uses_pages_directory`` before every run, so an app with
+@functools.cache
+def navigation_pages_manager():
+    """A ``PagesManager`` for AppTest that keeps the app in navigation mode.
+
+    AppTest resets ``PagesManager.uses_pages_directory`` before every run, so an app with
     a ``pages/`` folder re-enters legacy mode and reruns only the page script, skipping the
     ``st.navigation`` entry point.  The real server sets the flag once per process when
-    ``st.navigation`` is first called; this keeps AppTest in the same (navigation) mode."""
+    ``st.navigation`` is first called; this keeps AppTest in the same (navigation) mode.
+    Made on first use: importing Streamlit (a second or two) is left to the tests that
+    need it, so a run of engine tests alone does not pay for it.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
 
-    def __init__(self, *args, **kwargs):
-        PagesManager.uses_pages_directory = False
-        super().__init__(*args, **kwargs)
+    class _NavigationPagesManager(PagesManager):
+        def __init__(self, *args, **kwargs):
+            PagesManager.uses_pages_directory = False
+            super().__init__(*args, **kwargs)
+
+    return _NavigationPagesManager
 
 
 #: Seconds an AppTest run may take (the first run of a page may compile numba kernels).
@@ -212,7 +233,10 @@ def app(warm_engine, monkeypatch):
     """The whole app (``app.py`` with navigation) in AppTest, run once, on the Data page
     (the app opens on the Start page; ``start_page`` runs that one).
     Switch page with ``app.switch_page("pages/<page>.py").run()``."""
-    monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
+    from streamlit.testing.v1 import AppTest
+    from streamlit.testing.v1 import app_test as app_test_module
+
+    monkeypatch.setattr(app_test_module, "PagesManager", navigation_pages_manager())
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
     at.switch_page("pages/data.py")
     at.run()

@@ -81,9 +81,9 @@ def run_flows(page: str) -> None:
     from streamlit.testing.v1 import AppTest
     from streamlit.testing.v1 import app_test as app_test_module
 
-    from tests.conftest import _NavigationPagesManager
+    from tests.conftest import navigation_pages_manager
 
-    app_test_module.PagesManager = _NavigationPagesManager
+    app_test_module.PagesManager = navigation_pages_manager()
     script, datasets, widgets = FLOWS[page]
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.run()

@@ -22,6 +22,9 @@ SEMICOLON_CSV = (
 ).replace(".", ",")
 
 
+#: Milliseconds a page may take to show its heading after ``goto`` or a click on its link
+#: (its first run in the server imports its engine parts: slow on a loaded machine).
+OPEN_TIMEOUT = 180_000
 #: The script of the page in the browser has ended its run.
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 #: What a kernels-ready gate (pages/_engine_gate.py) draws while kernels load: the page's
@@ -64,13 +67,15 @@ def upload(page: Page, path) -> None:
 @pytest.mark.slow
 def test_new_user_flow(page: Page, app_url, tmp_path):
     page.goto(app_url)  # the app opens on its Start page: text and links, no plot
-    expect(page.get_by_role("heading", name="TreeLab").first).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="TreeLab").first).to_be_visible(timeout=OPEN_TIMEOUT)
     wait_idle(page)
     no_exception(page)
     expect(page.get_by_text("Iris").first).to_be_visible()
     expect(page.get_by_test_id("stPlotlyChart")).to_have_count(0)
     page.get_by_test_id("stMain").get_by_role("link", name="Data", exact=True).click()
-    expect(page.get_by_role("heading", name="Data", exact=True).first).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Data", exact=True).first).to_be_visible(
+        timeout=OPEN_TIMEOUT
+    )
     wait_idle(page)
     no_exception(page)
     # the first chart may take seconds: the browser loads plotly.js on first use
@@ -97,7 +102,7 @@ def test_new_user_flow(page: Page, app_url, tmp_path):
     no_exception(page)
 
     page.goto(app_url + "/compare?ds=breast_cancer")
-    expect(page.get_by_role("heading", name="Compare models")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Compare models")).to_be_visible(timeout=OPEN_TIMEOUT)
     wait_idle(page)
     expect(page.get_by_text("569 rows").first).to_be_visible(timeout=120_000)  # kernels
     page.get_by_role("button", name="Run").click()
@@ -122,7 +127,7 @@ def test_new_user_flow(page: Page, app_url, tmp_path):
 def test_split_strategies_page(page: Page, app_url, tmp_path):
     """Open the Split strategies page, click a tree node, change the strategies, run CV."""
     page.goto(app_url + "/split_strategies?ds=wine")
-    expect(page.get_by_role("heading", name="Split strategies")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Split strategies")).to_be_visible(timeout=OPEN_TIMEOUT)
     wait_idle(page)
     no_exception(page)
     expect(page.get_by_role("heading", name=re.compile("Candidates at node 0"))).to_be_visible()
@@ -172,7 +177,7 @@ def test_stop_in_the_middle_of_a_fit_through_dask(page: Page, app_url, tmp_path)
     import time
 
     page.goto(app_url + "/compare?ds=digits")
-    expect(page.get_by_role("heading", name="Compare models")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Compare models")).to_be_visible(timeout=OPEN_TIMEOUT)
     wait_idle(page, 120_000)  # the Compare page may wait for its kernels first
     expect(page.get_by_text("1,797 rows").first).to_be_visible(timeout=120_000)
     page.get_by_role("button", name="Run").click()
@@ -200,7 +205,9 @@ def test_messy_csv_parse_report(page: Page, app_url, tmp_path, root):
     amounts, mixed yes/no spellings, an order ID and free-text comments): the parse report
     names every change, identifiers are left out with a button that brings them back."""
     page.goto(app_url + "/data")
-    expect(page.get_by_role("heading", name="Data", exact=True).first).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Data", exact=True).first).to_be_visible(
+        timeout=OPEN_TIMEOUT
+    )
     wait_idle(page)
     upload(page, root / "tests" / "data" / "messy_shop.csv")
     expect(page.get_by_text("it is now the active dataset")).to_be_visible(timeout=30_000)

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.test_e2e import no_exception, wait_idle
+from tests.test_e2e import OPEN_TIMEOUT, no_exception, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -34,7 +34,7 @@ def test_a_link_sets_a_method_pages_widgets_and_names_bad_values(page: Page, app
         app_url + "/split_strategies?ds=wine&strategies=quantile,random,nope"
         "&criterion=entropy&depth=5&min_leaf=3&cv_depth=4&seed=9"
     )
-    expect(page.get_by_role("heading", name="Split strategies")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Split strategies")).to_be_visible(timeout=OPEN_TIMEOUT)
     wait_idle(page)
     no_exception(page)
     # the widgets hold the link's values
@@ -60,7 +60,9 @@ def test_a_link_sets_a_method_pages_widgets_and_names_bad_values(page: Page, app
     # another method page from a link with a bad number and a short code for a radio
     page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(app_url + "/optimal_shape_trees?ds=iris&depth=5&scope=root&baseline=0&time=abc")
-    expect(page.get_by_role("heading", name="Optimal shape trees")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Optimal shape trees")).to_be_visible(
+        timeout=OPEN_TIMEOUT
+    )
     wait_idle(page)
     no_exception(page)
     assert slider_value(page, "Maximum depth D") == "5"
@@ -78,7 +80,7 @@ def test_a_link_sets_a_method_pages_widgets_and_names_bad_values(page: Page, app
 
     # switching page: Literati's names are not Compare's, dropped without a warning
     page.get_by_test_id("stSidebarNav").get_by_role("link", name="Compare models").click()
-    expect(page.get_by_role("heading", name="Compare models")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Compare models")).to_be_visible(timeout=OPEN_TIMEOUT)
     wait_idle(page)
     no_exception(page)
     expect(link_warnings(page)).to_have_count(0)

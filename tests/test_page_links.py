@@ -17,9 +17,9 @@ def fresh_session(monkeypatch, query: dict, page: str | None = None) -> AppTest:
     """A new browser session opened with ``query`` (then ``page``, when given)."""
     from streamlit.testing.v1 import app_test as app_test_module
 
-    from tests.conftest import _NavigationPagesManager
+    from tests.conftest import navigation_pages_manager
 
-    monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
+    monkeypatch.setattr(app_test_module, "PagesManager", navigation_pages_manager())
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
     if page in CUSTOM_URL_PATHS:  # AppTest finds it only after a first run (its docs)
         at.run()
