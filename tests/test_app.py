@@ -366,6 +366,7 @@ def test_passenger_list_loads_with_its_name_column_left_out(app, root):
     assert any(c.value == "7 rows with no value for Age are not drawn." for c in app.caption)
 
 
+@pytest.mark.slow  # a whole-page run
 def test_level_cap_is_a_setting(app, root):
     option = _upload_fixture(app, root, "levels_92.csv")
     assert any(
@@ -417,6 +418,7 @@ ROUTING_PAGES = (
 )
 
 
+@pytest.mark.slow  # whole-page runs
 def test_missing_values_kept_on_the_data_page_and_explained_on_method_pages(app, root):
     """A car table where every row has a gap: 'drop' says to keep them; 'keep' (the
     default) shows the data; every method page runs on it and says how it treats missing
@@ -468,6 +470,7 @@ def test_missing_values_kept_on_the_data_page_and_explained_on_method_pages(app,
     assert any("Every row has a missing value" in e.value for e in app.error)
 
 
+@pytest.mark.slow  # whole-page runs of every method page
 @pytest.mark.parametrize(
     ("name", "target", "also_left_out", "shape"),
     [

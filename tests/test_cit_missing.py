@@ -195,6 +195,7 @@ def test_missing_values_without_missing_in_training():
     assert np.isfinite(est.predict(Xq)).all()
 
 
+@pytest.mark.slow  # the paper's permutation settings
 def test_paper_settings_and_categorical_features_with_missing_values():
     rng = np.random.RandomState(2)
     n = 300

@@ -279,6 +279,7 @@ def test_top_k_steps_equal_top_k_curve():
     assert [s["done"] for s in snaps] == [0, 1, 2, 3]
 
 
+@pytest.mark.slow  # cross-validated top-k fits
 def test_top_k_steps_keep_a_class_smaller_than_the_folds():
     """A class of 1 row with 5 folds (the folds slider's default): the run goes on with
     Compare's folds (engine.compare.make_folds) and says that some test folds miss the

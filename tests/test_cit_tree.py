@@ -201,6 +201,7 @@ def test_reproducible_and_importances():
         assert a.p_value_splitter_[i] < a.node_records_[i]["alpha_splitter"]
 
 
+@pytest.mark.slow  # every threshold method and selector
 def test_threshold_methods_and_selectors_fit():
     rng = np.random.default_rng(4)
     X = rng.normal(size=(200, 3))

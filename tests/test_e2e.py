@@ -28,8 +28,10 @@ OPEN_TIMEOUT = 180_000
 #: The script of the page in the browser has ended its run.
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 #: What a kernels-ready gate (pages/_engine_gate.py) draws while kernels load: the page's
-#: heading, then this progress bar, refreshed by a fragment every half second.
+#: heading, then a progress bar with this text and (a page's gate) this caption, refreshed
+#: by a fragment every half second.
 GATE_TEXT = re.compile(r"Compiling the .+ kernel groups ready")
+GATE_CAPTION = "This page opens by itself when its kernels are ready"
 
 
 def wait_idle(page: Page, timeout: float = 60_000, gate_timeout: float = 180_000) -> None:
@@ -42,7 +44,11 @@ def wait_idle(page: Page, timeout: float = 60_000, gate_timeout: float = 180_000
     """
     page.wait_for_timeout(300)
     page.wait_for_selector(IDLE, timeout=timeout)
-    gate = page.get_by_test_id("stProgress").filter(has_text=GATE_TEXT)
+    gate = (
+        page.get_by_test_id("stProgress")
+        .filter(has_text=GATE_TEXT)
+        .or_(page.get_by_text(GATE_CAPTION))
+    )
     if gate.count():
         expect(gate).to_have_count(0, timeout=gate_timeout)
         page.wait_for_selector(IDLE, timeout=timeout)

@@ -204,6 +204,7 @@ def _projection_figures():
     }
 
 
+@pytest.mark.slow  # builds every page's figures
 def test_projection_style_enlarges_every_figure_module():
     from engine.figures.style import (
         PROJECTION_INK,

@@ -925,7 +925,10 @@ def test_depth2_parallel_and_sequential_blocks_agree(name):
         assert outs[0][0][0] < best0  # a split beats the leaf: the scan did solve shapes
 
 
-@pytest.mark.parametrize("name", ["wine", "iris"])
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param("wine", marks=pytest.mark.slow), "iris"],  # wine: seconds
+)
 def test_selection_never_enters_a_state_that_cannot_improve_the_root(monkeypatch, name):
     """The AO* selection descends only into actions whose lower bound is below the path's
     budget (the root's incumbent minus the bounds and costs along the path): before, it

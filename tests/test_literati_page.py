@@ -233,6 +233,7 @@ def _incumbents_of(trace):
     return [{"time": trace.time.iloc[i], "ub": trace.ub.iloc[i], "tree": None} for i in rows]
 
 
+@pytest.mark.slow  # a search, then its figure
 def test_gap_figure_replays_the_incumbents_with_a_slider():
     """One frame per incumbent; frame k draws the trace while incumbent k was the best (up to
     the time the next was found) and rings it; the last frame is the figure's final state."""

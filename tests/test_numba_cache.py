@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from engine import _cache_dir
 from engine._cache_dir import (
     DIGEST_LENGTH,
@@ -108,6 +110,7 @@ def test_older_folders_are_pruned_to_the_newest_few(tmp_path):
     assert sorted(path.name for path in base.iterdir()) == sorted(names[:3] + ["not-a-digest"])
 
 
+@pytest.mark.slow  # a child process imports the engine
 def test_the_engine_in_a_child_process_uses_the_same_folder(tmp_path):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     code = (

@@ -64,6 +64,7 @@ ROUND_TRIPS = {
 }
 
 
+@pytest.mark.slow  # whole-page runs
 @pytest.mark.parametrize("page", list(ROUND_TRIPS))
 def test_a_page_link_round_trips_its_widgets(app, monkeypatch, page):
     app.number_input(key="seed").set_value(7).run()
