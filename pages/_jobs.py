@@ -657,12 +657,14 @@ def cv_job_panel(
         if latest["rows"]:
             from engine.compare import shown_summary
 
-            summary = summarise(latest["rows"], page_job.meta["task"]).summary
-            st.dataframe(  # a model with 1 fold so far has no spread
-                shown_summary(summary),
-                hide_index=True,
-                width="stretch",
-            )
+            # the fragment polls twice a second: summarise only when a fold has finished
+            held = st.session_state.get(f"{prefix}_live_table")
+            key = (id(page_job.job), len(latest["rows"]))
+            if held is None or held[0] != key:
+                summary = summarise(latest["rows"], page_job.meta["task"]).summary
+                held = (key, shown_summary(summary))
+                st.session_state[f"{prefix}_live_table"] = held
+            st.dataframe(held[1], hide_index=True, width="stretch")  # 1 fold: no spread yet
 
     if page_job.running:
         page_job.live(draw, caption="Running on {caption}")
