@@ -8,13 +8,17 @@ results each time), and the probe alternates the sidebar dataset and the Data / 
 Split strategies pages.  Reported per (runner, K):
 
 * the probe's rerun latency (click to the script idle again): median and p95;
-* jobs finished per minute (all sessions' jobs / wall time until the last finished);
+* jobs finished per minute over the jobs' window (the first **Run** click to the last
+  result drawn; the server's start-up and the pages' first runs are not in it), the
+  median job (click to results) and the CPU the server and its worker processes used in
+  the window, in cores (CPU seconds / window seconds: how much of the machine the runner
+  put to work);
 * peak resident memory of the server process and of its worker processes (MiB);
 * errors: exceptions drawn on any page, failed jobs, timeouts.
 
 Goals (issue 13): probe p95 < 1 s at K = 20; Dask >= 1.8x the thread runner's jobs per minute
-on 2 cores; no error; memory flat over a ``--soak`` (10 minutes of K sessions, memory sampled
-every 30 s and printed as a table).
+on 2 cores; no error; memory flat over a ``--soak`` (10 minutes of K sessions, each keeping
+its tab and pressing **Run** again, memory sampled every 30 s and printed as a table).
 
 Run: ``.venv/bin/python bench/bench_load.py [--k 1 5 10 20] [--jobs-per-session 2]
 [--runners threads dask] [--soak 600]``; writes bench/out/load.md (and load_soak.md).
@@ -49,8 +53,11 @@ ABOUT = (
     "`/compare?ds=digits` and run the default Compare job (decision tree, random forest, "
     "gradient boosting, 5 folds, plus the refits); one more probe session alternates a dataset "
     "change in the sidebar and a page switch (Data, Compare, Split strategies) and records "
-    "each rerun (click to the script idle). Reported: the probe's rerun median and p95, jobs "
-    "finished per minute, peak RSS of the server and of its worker processes, errors. Goals "
+    "each rerun (click to the script idle). Reported: the probe's rerun median and p95; jobs "
+    "finished per minute over the jobs' window (first Run click to the last result drawn: the "
+    "server's start-up and the pages' first runs are outside it), the median job (click to "
+    "results) and the CPU the server and its workers used in that window, in cores; peak RSS "
+    "of the server and of its worker processes; errors. Goals "
     "(issue 13): probe p95 under 1 s at K = 20, Dask at least 1.8x the thread runner's job "
     "throughput, no error, memory flat over a 10-minute soak (`--soak 600`)."
 )
@@ -113,35 +120,61 @@ def memory(proc: subprocess.Popen) -> tuple[float, float]:
     return own / 2**20, kids / 2**20
 
 
+def cpu_seconds(proc: subprocess.Popen) -> float:
+    """User + system CPU seconds of the server and its live descendants (the workers)."""
+    total = 0.0
+    try:
+        server = psutil.Process(proc.pid)
+        for process in [server, *server.children(recursive=True)]:
+            try:
+                times = process.cpu_times()
+                total += times.user + times.system
+            except psutil.Error:
+                pass
+    except psutil.Error:
+        pass
+    return total
+
+
 async def idle(page, timeout=120_000) -> None:
     await page.wait_for_timeout(150)
     await page.wait_for_selector(IDLE, timeout=timeout)
 
 
-async def student(browser, url: str, jobs: int, stats: dict) -> None:
+async def student(browser, url: str, jobs: int, stats: dict, deadline: float | None = None) -> None:
+    """One tab: open Compare on digits, then press **Run** ``jobs`` times (or, with a
+    ``deadline``, until ``time.perf_counter()`` passes it), waiting for the results each
+    time; every click and result time goes into ``stats``."""
     context = await browser.new_context(viewport={"width": 1400, "height": 900})
     page = await context.new_page()
     try:
         await page.goto(url + "/compare?ds=digits", timeout=120_000)
         await page.get_by_text("1,797 rows").first.wait_for(timeout=300_000)
         await idle(page, 300_000)
-        for _ in range(jobs):
+        done = 0
+        while (done < jobs) if deadline is None else (time.perf_counter() < deadline):
             run = page.get_by_role("button", name="Run", exact=True)
             await run.wait_for(timeout=120_000)
             while await run.is_disabled():
                 await page.wait_for_timeout(200)
             results = page.get_by_role("heading", name="Results")
             had_results = await results.count() > 0
+            clicked = time.perf_counter()
+            stats["clicks"].append(clicked)
             await run.click()
             if had_results:  # the live view replaces the last results while the job runs
                 await results.wait_for(state="detached", timeout=60_000)
             await results.wait_for(timeout=JOB_TIMEOUT_MS)
+            finished = time.perf_counter()
             await idle(page, 60_000)
             if await page.get_by_test_id("stException").count():
                 stats["errors"].append("exception on the Compare page")
             if await page.get_by_text("failed").count():
                 stats["errors"].append("a job failed")
             stats["jobs"] += 1
+            stats["finishes"].append(finished)
+            stats["durations"].append(finished - clicked)
+            done += 1
     except Exception as exc:  # noqa: BLE001 - counted, the benchmark goes on
         stats["errors"].append(f"student: {type(exc).__name__}: {str(exc)[:120]}")
     finally:
@@ -184,7 +217,16 @@ async def probe(browser, url: str, stop: asyncio.Event, stats: dict) -> None:
 
 async def one_case(runner: str, k: int, jobs: int, soak: float = 0.0) -> dict:
     proc, url = start_server(runner)
-    stats = {"latency": [], "jobs": 0, "errors": [], "memory": []}
+    stats = {
+        "latency": [],
+        "jobs": 0,
+        "errors": [],
+        "memory": [],
+        "clicks": [],
+        "finishes": [],
+        "durations": [],
+        "cpu": [],
+    }
     try:
         wait_healthy(url, proc)
         async with async_playwright() as pw:
@@ -198,21 +240,15 @@ async def one_case(runner: str, k: int, jobs: int, soak: float = 0.0) -> dict:
 
             async def sample():
                 while not stop.is_set():
-                    stats["memory"].append((time.perf_counter() - t0, *memory(proc)))
+                    now = time.perf_counter()
+                    stats["memory"].append((now - t0, *memory(proc)))
+                    stats["cpu"].append((now, cpu_seconds(proc)))
                     await asyncio.sleep(1.0)
 
             sampler = asyncio.create_task(sample())
-            if soak:
-                deadline = t0 + soak
-
-                async def keep_running(i):
-                    while time.perf_counter() < deadline:
-                        await student(browser, url, 1, stats)
-
-                await asyncio.gather(*(keep_running(i) for i in range(k)))
-            else:
-                await asyncio.gather(*(student(browser, url, jobs, stats) for _ in range(k)))
-            wall = time.perf_counter() - t0
+            deadline = t0 + soak if soak else None
+            await asyncio.gather(*(student(browser, url, jobs, stats, deadline) for _ in range(k)))
+            stats["cpu"].append((time.perf_counter(), cpu_seconds(proc)))
             stop.set()
             await probe_task
             await sampler
@@ -225,12 +261,21 @@ async def one_case(runner: str, k: int, jobs: int, soak: float = 0.0) -> dict:
             proc.kill()
     lat = sorted(stats["latency"])
     p95 = lat[min(len(lat) - 1, int(round(0.95 * (len(lat) - 1))))] if lat else float("nan")
+    # the jobs' window: first Run click to the last result drawn
+    first = min(stats["clicks"], default=0.0)
+    last = max(stats["finishes"], default=first)
+    window = max(last - first, 1e-9)
+    inside = [c for t, c in stats["cpu"] if first <= t <= last + 1.0]
+    before = [c for t, c in stats["cpu"] if t <= first]
+    cpu_used = (inside[-1] - (before[-1] if before else inside[0])) if inside else 0.0
     return {
         "runner": runner,
         "k": k,
-        "wall": wall,
+        "wall": window,
         "jobs": stats["jobs"],
-        "per_minute": stats["jobs"] / (wall / 60.0),
+        "per_minute": stats["jobs"] / (window / 60.0) if stats["jobs"] else 0.0,
+        "job_median": statistics.median(stats["durations"]) if stats["durations"] else 0.0,
+        "cores": cpu_used / window if stats["jobs"] else 0.0,
         "probe_n": len(lat),
         "probe_median": statistics.median(lat) if lat else float("nan"),
         "probe_p95": p95,
@@ -257,7 +302,8 @@ def main() -> None:
             rows.append(res)
             print(
                 f"{runner:7s} K={k:2d}: {res['jobs']} jobs in {res['wall']:.0f} s "
-                f"({res['per_minute']:.2f}/min), probe median {res['probe_median']:.2f} s "
+                f"({res['per_minute']:.2f}/min, job median {res['job_median']:.0f} s, "
+                f"{res['cores']:.2f} cores), probe median {res['probe_median']:.2f} s "
                 f"p95 {res['probe_p95']:.2f} s (n={res['probe_n']}), server "
                 f"{res['server_mib']:.0f} MiB, workers {res['workers_mib']:.0f} MiB, "
                 f"errors {len(res['errors'])}",
@@ -267,9 +313,10 @@ def main() -> None:
         f"Each of K sessions ran the default Compare job on digits "
         f"{args.jobs_per_session} time(s); one probe session changed datasets and pages.",
         "",
-        "| runner | K | jobs | wall (s) | jobs / min | vs threads | probe rerun median (s) "
-        "| probe p95 (s) | probe reruns | server peak (MiB) | workers peak (MiB) | errors |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| runner | K | jobs | jobs' window (s) | jobs / min | vs threads | job median (s) "
+        "| CPU used (cores) | probe rerun median (s) | probe p95 (s) | probe reruns "
+        "| server peak (MiB) | workers peak (MiB) | errors |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     by = {(r["runner"], r["k"]): r for r in rows}
     for r in rows:
@@ -277,7 +324,8 @@ def main() -> None:
         ratio = f"{r['per_minute'] / base['per_minute']:.2f}x" if base and base["jobs"] else "-"
         lines.append(
             f"| {r['runner']} | {r['k']} | {r['jobs']} | {r['wall']:.0f} | "
-            f"{r['per_minute']:.2f} | {ratio} | {r['probe_median']:.2f} | "
+            f"{r['per_minute']:.2f} | {ratio} | {r['job_median']:.0f} | {r['cores']:.2f} | "
+            f"{r['probe_median']:.2f} | "
             f"{r['probe_p95']:.2f} | {r['probe_n']} | {r['server_mib']:.0f} | "
             f"{r['workers_mib']:.0f} | {len(r['errors'])} |"
         )
@@ -293,7 +341,8 @@ def main() -> None:
     if args.soak:
         res = asyncio.run(one_case("dask", args.soak_k, 1, soak=args.soak))
         soak = [
-            f"Soak: {args.soak_k} sessions re-running the Compare job on digits for "
+            f"Soak: {args.soak_k} sessions (each keeping its tab) re-running the Compare job "
+            f"on digits for "
             f"{args.soak:.0f} s (Dask runner); {res['jobs']} jobs, {len(res['errors'])} errors.",
             "",
             "| minute | server RSS (MiB) | workers RSS (MiB) |",

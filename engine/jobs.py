@@ -62,6 +62,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
@@ -91,6 +92,7 @@ __all__ = [
     "JobContext",
     "JobSlots",
     "JobSnapshot",
+    "running_jobs",
 ]
 
 logger = logging.getLogger(__name__)
@@ -100,6 +102,19 @@ logger = logging.getLogger(__name__)
 #: ``error``: the step function raised, or its worker or the cluster was lost.
 STATES = ("pending", "queued", "running", "done", "cancelled", "timeout", "error")
 FINISHED = frozenset({"done", "cancelled", "timeout", "error"})
+
+
+#: Jobs started in this process and not finished yet (see :func:`running_jobs`).
+_RUNNING: weakref.WeakSet = weakref.WeakSet()
+_RUNNING_LOCK = threading.Lock()
+
+
+def running_jobs() -> int:
+    """How many jobs started in this process have not finished yet (every session of a
+    server, either runner; a job waiting in its session's line is not counted).  Pages poll
+    their running jobs less often when there are many (``pages._jobs.poll_interval``)."""
+    with _RUNNING_LOCK:
+        return sum(1 for job in _RUNNING if not job._finished.is_set())
 
 
 @dataclass(frozen=True)
@@ -222,6 +237,8 @@ class Job:
                 raise RuntimeError(f"job {self.name!r} was already started")
             self._started = True
             self._status = "running"
+        with _RUNNING_LOCK:
+            _RUNNING.add(self)
         if self.runner == "threads":
             with self._lock:
                 self._t0 = time.monotonic()
@@ -381,6 +398,8 @@ class Job:
             self._waiting = None
             callbacks, self._callbacks = self._callbacks, []
             self._finished.set()
+        with _RUNNING_LOCK:
+            _RUNNING.discard(self)
         for callback in callbacks:
             try:
                 callback(self)

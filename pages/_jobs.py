@@ -64,6 +64,22 @@ from pages._result_panel import (  # noqa: F401 (re-exported: the kit's result p
 
 logger = logging.getLogger(__name__)
 
+#: Seconds between two polls of a running job's live view while the server runs a few jobs.
+POLL_SECONDS = 0.5
+#: Longest wait between two polls, however many jobs the server runs.
+SLOWEST_POLL_SECONDS = 3.0
+#: Running jobs per extra second between polls (see :func:`poll_interval`).
+JOBS_PER_POLL_SECOND = 8
+
+
+def poll_interval(running: int) -> float:
+    """Seconds between two polls of a live view when the server runs ``running`` jobs:
+    :data:`POLL_SECONDS` up to 4 jobs, then ``running / 8`` s (2.5 s at 20), at most
+    :data:`SLOWEST_POLL_SECONDS`.  Every poll reruns the page's fragment on the server, so
+    the polls of a class of 20 watching sessions stay at about 8 a second."""
+    return min(SLOWEST_POLL_SECONDS, max(POLL_SECONDS, running / JOBS_PER_POLL_SECOND))
+
+
 # imported on first use (see the module docstring); tests substitute them here
 _LAZY = {
     "cross_validate_steps": "engine.compare",
@@ -342,9 +358,11 @@ class PageJob:
         *,
         caption: str | None = None,
         redraw_on: Callable | None = None,
-        run_every: float = 0.5,
+        run_every: float | None = None,
     ) -> None:
-        """Poll the running job in a fragment (twice a second) and ``draw(snapshot)``.
+        """Poll the running job in a fragment and ``draw(snapshot)``: twice a second, less
+        often when the server runs many jobs (``run_every=None``: :func:`poll_interval` of
+        :func:`engine.jobs.running_jobs`).
 
         ``caption`` (``{caption}``: the dataset the job runs on) is written above; a job
         waiting for a slot or a worker says so instead of drawing.  The whole page is
@@ -355,6 +373,10 @@ class PageJob:
         if job is None:
             return
         drawn = None if redraw_on is None else redraw_on(job.snapshot().latest)
+        if run_every is None:
+            from engine.jobs import running_jobs
+
+            run_every = poll_interval(running_jobs())
 
         @st.fragment(run_every=run_every)
         def poll() -> None:
@@ -598,7 +620,7 @@ def cv_job_panel(
 
     ``make_plan()`` returns an :class:`engine.compare.ComparisonPlan` (a ValueError is shown
     as an error message until a setting or the dataset changes).  While the job runs, a
-    fragment polls it twice a second and the rest of the page is not drawn; afterwards this
+    fragment polls it (twice a second, less often on a busy server) and the rest of the page is not drawn; afterwards this
     returns ``(result, meta)`` -- the :class:`engine.compare.CompareResult` (the finished
     folds after Stop or a spent budget) and :func:`job_meta` plus run labels -- or stops the
     page when there is nothing to show.  ``estimate``: the keyword arguments of
@@ -657,12 +679,14 @@ def cv_job_panel(
         if latest["rows"]:
             from engine.compare import shown_summary
 
-            summary = summarise(latest["rows"], page_job.meta["task"]).summary
-            st.dataframe(  # a model with 1 fold so far has no spread
-                shown_summary(summary),
-                hide_index=True,
-                width="stretch",
-            )
+            # the fragment polls up to twice a second: summarise only when a fold has finished
+            held = st.session_state.get(f"{prefix}_live_table")
+            key = (id(page_job.job), len(latest["rows"]))
+            if held is None or held[0] != key:
+                summary = summarise(latest["rows"], page_job.meta["task"]).summary
+                held = (key, shown_summary(summary))
+                st.session_state[f"{prefix}_live_table"] = held
+            st.dataframe(held[1], hide_index=True, width="stretch")  # 1 fold: no spread yet
 
     if page_job.running:
         page_job.live(draw, caption="Running on {caption}")

@@ -740,6 +740,45 @@ def test_split_strategies_one_fold_after_stop_shows_no_spread(app, monkeypatch):
     assert any("Mean over 1 of 3 folds" in c.value for c in app.caption)
 
 
+@pytest.mark.slow
+def test_compare_live_table_follows_each_finished_fold(app, monkeypatch):
+    """The live view's table is summarised once per finished fold (the fragment polls twice
+    a second) and still shows every new fold: it equals summarise() of the rows so far."""
+    import threading
+
+    import pages._jobs as shared
+    from engine.compare import shown_summary, summarise
+
+    steps = shared.cross_validate_steps
+    go = [threading.Event() for _ in range(2)]
+
+    def one_fold_at_a_time(ctx, *args, **kwargs):
+        for n, snap in enumerate(steps(ctx, *args, **kwargs)):
+            yield snap
+            if n < len(go):
+                go[n].wait(TIMEOUT)
+
+    monkeypatch.setattr(shared, "cross_validate_steps", one_fold_at_a_time)
+    app.switch_page("pages/compare.py").run()
+    app.multiselect(key="cmp_models").set_value(["sklearn_tree"]).run()
+    app.button(key="cmp_run").click().run()
+    job = app.session_state["cmp_job"]
+    for n_rows in (1, 2):
+        deadline = time.monotonic() + TIMEOUT
+        while len((job.snapshot().latest or {}).get("rows", [])) < n_rows:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        app.run()
+        assert not app.exception, app.exception
+        rows = job.snapshot().latest["rows"]
+        expected = shown_summary(summarise(rows, "classification").summary)
+        shown = app.dataframe[-1].value
+        assert int(shown.loc[0, "folds"]) == n_rows == int(expected.loc[0, "folds"])
+        assert shown.loc[0, "accuracy"] == expected.loc[0, "accuracy"]
+        go[n_rows - 1].set()
+    assert job.join(TIMEOUT)
+
+
 def _layout_fonts(chart) -> tuple:
     import json
 

@@ -83,6 +83,27 @@ def test_upload_limit_equals_the_engines_cap():
     assert config["server"]["maxUploadSize"] * 2**20 == MAX_BYTES
 
 
+def test_the_server_skips_streamlits_full_collection_after_each_script_run():
+    """A full ``gc.collect(2)`` after every script run (Streamlit's default) cost 0.1-0.4 s
+    with the engine loaded, at every fragment poll of a job's live view: most of a core per
+    watching session (docs/benchmarks.md, Load).  The server started from the repository
+    reads the option off."""
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["runner"]["postScriptGC"] is False
+    read = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from streamlit import config; print(config.get_option('runner.postScriptGC'))",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert read.stdout.strip().splitlines()[-1] == "False", read.stderr
+
+
 @pytest.mark.slow  # a fresh process compiles a kernel group
 def test_warmup_command_compiles_the_named_groups(tmp_path):
     """``python -m engine.warmup --groups ...`` (the image's build step, here on one group

@@ -291,6 +291,34 @@ def test_slots_queue_the_third_job_and_start_it_when_one_finishes(runner):
     assert slots.running == 0
 
 
+def test_running_jobs_counts_the_started_unfinished_jobs_of_this_process():
+    from engine.jobs import running_jobs
+
+    before = running_jobs()
+    slots = JobSlots(max_running=1)
+    a = slots.start(Job(ticker, 10_000, 0.02, budget=None, runner="threads"))
+    b = slots.start(Job(ticker, 3, 0.0, runner="threads"))  # waits in line: not running
+    c = Job(ticker, 10_000, 0.02, budget=None, runner="threads").start()
+    assert b.status == "queued"
+    assert running_jobs() == before + 2
+    c.cancel()
+    assert c.join(5)
+    assert running_jobs() == before + 1
+    a.cancel()  # b starts, runs its 3 steps and ends
+    assert a.join(5) and b.join(10)
+    assert running_jobs() == before
+
+
+def test_live_views_poll_less_often_when_the_server_runs_many_jobs():
+    from pages._jobs import poll_interval
+
+    assert [poll_interval(n) for n in (0, 1, 4)] == [0.5, 0.5, 0.5]
+    assert poll_interval(8) == 1.0 and poll_interval(20) == 2.5
+    assert poll_interval(1000) == 3.0
+    # 20 sessions each watching its job: about 8 polls a second, not 40
+    assert 20 / poll_interval(20) == 8.0
+
+
 def test_slots_reject_zero():
     with pytest.raises(ValueError):
         JobSlots(0)
