@@ -177,3 +177,54 @@ def test_compare_estimates_the_whole_job_from_the_curves(app, monkeypatch):
     assert estimate_comparison(dict.fromkeys(chosen, {}), rows, 5, **options).seconds <= budget
     over = estimate_comparison(dict.fromkeys(chosen, {}), rows + 1_000, 5, **options)
     assert over.seconds > budget
+
+
+@pytest.mark.slow  # whole-page runs
+def test_split_strategies_estimates_the_whole_job_from_the_curves(app, monkeypatch):
+    """The Split strategies page times its cross-validation as Compare does: one CART per
+    strategy (CART's curve at the section's depth) on every fold's training rows plus the
+    refits, says what that counts, and offers the subsample whose whole job fits."""
+    from engine.cart.profile import strategy_models
+    from engine.compare_estimate import estimate_comparison
+    from engine.scale import format_seconds
+
+    steep = engine.scale.CostCurve("cart", "a steep test curve", 2e-4, 1.5, 200_000)
+    monkeypatch.setitem(engine.scale.CURVES, "cart", steep)
+    upload(app, 3_000)
+    app.switch_page("pages/split_strategies.py").run()
+    assert not app.exception, app.exception
+    strategies = app.multiselect(key="ss_strategies").value
+    folds = app.slider(key="ss_cv_folds").value
+    budget = app.number_input(key="ss_cv_budget").value
+    models = strategy_models(
+        strategies,
+        max_depth=app.slider(key="ss_cv_depth").value,
+        min_samples_leaf=app.number_input(key="ss_msl").value,
+        n_candidates=app.number_input(key="ss_k").value,
+        criterion=app.selectbox(key="ss_criterion").value,
+    )
+    options = dict(n_splits=folds, task="classification", n_classes=3)
+    want = estimate_comparison(models, 3_000, 5, **options)
+    assert not want.without_curve and len(want.models) == len(strategies) >= 2
+    assert want.seconds > budget  # the offer is drawn
+    offer = next(i.value for i in app.info if "time budget" in i.value)
+    assert f"Growing {len(strategies)} trees on each of {folds} folds would take" in offer
+    assert format_seconds(want.seconds) in offer
+    assert f"{folds} folds x {len(strategies)} models on" in offer
+    assert f"plus {len(strategies)} refits on all 3,000 rows" in offer
+    assert "at least" not in offer  # CART has a curve: the estimate is not a lower bound
+    button = next(b for b in app.button if b.key == "ss_subsample_btn")
+    rows = int(
+        button.label.removeprefix("Use a subsample of ").removesuffix(" rows").replace(",", "")
+    )
+    assert rows < 3_000
+    assert estimate_comparison(models, rows, 5, **options).seconds <= budget
+    assert estimate_comparison(models, rows + 1_000, 5, **options).seconds > budget
+    # a shallower tree costs less: the estimate follows the section's depth (depth / 8)
+    app.slider(key="ss_cv_depth").set_value(4).run()
+    assert not app.exception, app.exception
+    shallow = [m[:1] + ({**m[1], "max_depth": 4},) + m[2:] for m in models]
+    half = estimate_comparison(shallow, 3_000, 5, **options)
+    assert half.seconds == pytest.approx(want.seconds / 2)
+    said = [m.value for m in [*app.info, *app.caption] if "trees on each of" in m.value]
+    assert said and format_seconds(half.seconds) in said[0]
