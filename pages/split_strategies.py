@@ -362,7 +362,7 @@ result, meta = cv_job_panel(
         ),
         folds,
         "ss",
-        what=f"growing {len(strategies)} trees on each of {folds} folds",
+        what=f"growing {len(strategies)} trees on each of {folds} folds and on all rows",
     ),
 )
 st.caption(link_terms(f"Results for {meta['caption']}"))

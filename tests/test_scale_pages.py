@@ -208,7 +208,8 @@ def test_split_strategies_estimates_the_whole_job_from_the_curves(app, monkeypat
     assert not want.without_curve and len(want.models) == len(strategies) >= 2
     assert want.seconds > budget  # the offer is drawn
     offer = next(i.value for i in app.info if "time budget" in i.value)
-    assert f"Growing {len(strategies)} trees on each of {folds} folds would take" in offer
+    grow = f"Growing {len(strategies)} trees on each of {folds} folds and on all rows"
+    assert f"{grow} would take" in offer
     assert format_seconds(want.seconds) in offer
     assert f"{folds} folds x {len(strategies)} models on" in offer
     assert f"plus {len(strategies)} refits on all 3,000 rows" in offer
