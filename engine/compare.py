@@ -38,6 +38,7 @@ from sklearn.model_selection import KFold, StratifiedKFold
 # then (on first use, load_methods) the other method packages.
 from engine import baseline_models  # noqa: F401 (registers the scikit-learn and booster models)
 from engine.baseline_models import booster_estimator
+from engine.job_context import fit_in_steps, run_to_end
 from engine.literati import registration as _literati_registration  # noqa: F401 (registers)
 from engine.model_registry import (
     METHOD_MODULES,
@@ -444,13 +445,15 @@ def _complete_row_subsets(dataset, estimators, folds, notes) -> dict[str, np.nda
     return {rid: rows for rid in kept}
 
 
-def _fit_fold(proto, X, y, train, test, task, n_classes, label, key, fold) -> dict:
-    """Fit a clone of ``proto`` on rows ``train`` and score it on ``test``: one result row."""
+def _fit_fold_steps(proto, X, y, train, test, task, n_classes, label, key, fold):
+    """Generator: fit a clone of ``proto`` on rows ``train`` (a forest a chunk of trees
+    per step, :func:`engine.job_context.fit_in_steps`, so Stop is seen between chunks)
+    and score it on ``test``; yields ``(trees grown, trees)``, returns one result row."""
     from sklearn.base import clone
 
     est = clone(proto)
     t0 = time.perf_counter()
-    est.fit(X[train], y[train])
+    yield from fit_in_steps(est, X[train], y[train])
     fit_s = time.perf_counter() - t0
     leaves, depth = tree_size(est)
     row = {
@@ -469,14 +472,36 @@ def _fit_fold(proto, X, y, train, test, task, n_classes, label, key, fold) -> di
     return row
 
 
-def _refit(proto, X, y, rows=None):
-    """A clone of ``proto`` fitted on every row, or on ``rows`` (indices) when given (the
-    model the page draws)."""
+def _fit_fold(proto, X, y, train, test, task, n_classes, label, key, fold) -> dict:
+    """Fit a clone of ``proto`` on rows ``train`` and score it on ``test``: one result row
+    (:func:`_fit_fold_steps` run to its end; a Dask task of the fan-out)."""
+    return run_to_end(_fit_fold_steps(proto, X, y, train, test, task, n_classes, label, key, fold))
+
+
+def _refit_steps(proto, X, y, rows=None):
+    """Generator: a clone of ``proto`` fitted on every row, or on ``rows`` (indices) when
+    given (the model the page draws); yields between a forest's chunks of trees."""
     from sklearn.base import clone
 
     if rows is not None:
         X, y = X[rows], y[rows]
-    return clone(proto).fit(X, y)
+    return (yield from fit_in_steps(clone(proto), X, y))
+
+
+def _refit(proto, X, y, rows=None):
+    """:func:`_refit_steps` run to its end (a Dask task of the fan-out)."""
+    return run_to_end(_refit_steps(proto, X, y, rows))
+
+
+def _stepped(steps, snapshot: dict, what: str):
+    """Run the fit generator ``steps`` as job steps: after each of its chunks yield
+    ``snapshot`` with ``message`` + ``what`` and the trees grown; return its value."""
+    while True:
+        try:
+            grown, trees = next(steps)
+        except StopIteration as stop:
+            return stop.value
+        yield {**snapshot, "message": f"{what}: {grown}/{trees} trees"}
 
 
 def _in_dask_worker() -> bool:
@@ -548,22 +573,23 @@ def _serial_steps(plan: ComparisonPlan, refit: bool):
     rows: list[dict] = []
     total = len(plan.estimators) * (len(plan.folds) + (1 if refit else 0))
     for key, label, proto, i, train, test in _fold_tasks(plan):
-        rows.append(_fit_fold(proto, X, y, train, test, task, plan.n_classes, label, key, i + 1))
-        yield {
-            "completed": len(rows),
-            "total": total,
-            "rows": list(rows),
-            "message": f"{label}: fold {i + 1}/{len(plan.folds)}",
-        }
+        what = f"{label}: fold {i + 1}/{len(plan.folds)}"
+        before = {"completed": len(rows), "total": total, "rows": list(rows)}
+        fold = _fit_fold_steps(proto, X, y, train, test, task, plan.n_classes, label, key, i + 1)
+        rows.append((yield from _stepped(fold, before, what)))
+        yield {"completed": len(rows), "total": total, "rows": list(rows), "message": what}
     fitted = {}
     if refit:
         for key, (label, proto) in plan.estimators.items():
-            fitted[key] = _refit(proto, X, y, plan.model_rows(key))
+            what = f"{label}: refit on all rows"
+            before = {"completed": len(rows) + len(fitted), "total": total, "rows": list(rows)}
+            steps = _refit_steps(proto, X, y, plan.model_rows(key))
+            fitted[key] = yield from _stepped(steps, before, what)
             yield {
                 "completed": len(rows) + len(fitted),
                 "total": total,
                 "rows": list(rows),
-                "message": f"{label}: refit on all rows",
+                "message": what,
             }
     return summarise(rows, task, models=fitted, warnings=plan.notes, n_folds=len(plan.folds))
 

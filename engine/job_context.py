@@ -134,3 +134,60 @@ def drive_steps(fn, args, kwargs, ctx: JobContext, record: Callable[[Any], None]
 class MemoryStop(Exception):
     """Raised between steps on a worker when the job nears the worker's memory limit
     (:func:`drive_steps` turns it into an ``error`` status)."""
+
+
+#: Seconds of forest fitting a step aims at (:func:`fit_in_steps`): Stop is seen between
+#: two steps, so a Stop during a forest's fit waits about this long.
+FOREST_STEP_SECONDS = 0.5
+
+
+def fit_in_steps(estimator, X, y, *, step_seconds: float | None = None, **fit_params):
+    """Generator: fit ``estimator`` on ``X``, ``y`` in steps a job can stop between.
+
+    A scikit-learn forest (``RandomForest*``, ``ExtraTrees*``) is grown a chunk of trees
+    at a time with ``warm_start``: one tree first, then as many trees as fit in about
+    ``step_seconds`` (default :data:`FOREST_STEP_SECONDS`) at the pace so far.  scikit-learn draws each new tree's seed as if
+    the earlier ones had been grown in the same call, so the forest is the one a single
+    ``fit`` with the same integer ``random_state`` grows (tested tree by tree in
+    tests/test_jobs.py); an out-of-bag score is computed once, with the last chunk.
+    The estimator's ``warm_start``, ``oob_score`` and ``n_estimators`` are as given
+    afterwards, and a forest fitted before starts afresh.  Yields ``(trees grown,
+    n_estimators)`` after each chunk but the last; returns the fitted estimator.  Any
+    other estimator is fitted in one step (nothing is yielded).
+    """
+    from sklearn.ensemble._forest import BaseForest
+
+    if not isinstance(estimator, BaseForest) or int(estimator.n_estimators) <= 1:
+        return estimator.fit(X, y, **fit_params)
+    if step_seconds is None:
+        step_seconds = FOREST_STEP_SECONDS
+    total = int(estimator.n_estimators)
+    warm, oob = estimator.warm_start, estimator.oob_score
+    grown, chunk, t0 = 0, 1, time.perf_counter()
+    try:
+        while grown < total:
+            upto = min(total, grown + chunk)
+            estimator.set_params(
+                n_estimators=upto,
+                warm_start=grown > 0,  # the first chunk starts a new forest
+                oob_score=oob if upto == total else False,
+            )
+            estimator.fit(X, y, **fit_params)
+            grown = upto
+            if grown < total:
+                per_tree = (time.perf_counter() - t0) / grown
+                chunk = max(1, int(step_seconds / max(per_tree, 1e-9)))
+                yield grown, total
+    finally:
+        estimator.set_params(n_estimators=total, warm_start=warm, oob_score=oob)
+    return estimator
+
+
+def run_to_end(steps):
+    """Run a generator (e.g. :func:`fit_in_steps`) to its end, where no job waits to
+    stop it (a Dask task, a notebook); returns its return value."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value

@@ -28,7 +28,10 @@ runner in :mod:`engine.dask_runner`; both drive the generator with
     message saying so (:attr:`Job.error_kind` is ``"memory"``, ``"lost"`` or ``"cluster"``).
 ``threads`` (``TREELAB_JOBS=threads`` or ``Job(..., runner="threads")``)
     The generator runs in a thread of the calling process (numba kernels release the GIL;
-    Python and scikit-learn code does not).
+    Python and scikit-learn code does not).  A step cannot be abandoned here, so long fits
+    are cut into steps: scikit-learn forests grow a chunk of trees per step
+    (:func:`engine.job_context.fit_in_steps`; Stop waits about half a second, not the whole
+    forest).
 
 Long numba kernels that cannot yield often enough receive the :class:`JobContext` and
 poll ``ctx.should_stop()`` (or ``ctx.deadline``, a ``time.monotonic()`` value of the

@@ -148,6 +148,29 @@ def rows_within(method: str, seconds: float, n_features: int = BENCH_FEATURES) -
     return max(1_000, int(rows // 1_000) * 1_000)
 
 
+def rows_within_seconds(seconds_at, budget: float, most: int) -> int:
+    """Most rows (``most`` when they all fit, else a multiple of a thousand, at least 1,000) whose
+    ``seconds_at(rows)`` stays within ``budget`` seconds: the subsample a page offers for
+    a job timed by several curves (``seconds_at``: rows of the whole table -> seconds,
+    non-decreasing, e.g. :func:`engine.compare.estimate_comparison`'s)."""
+    if seconds_at(int(most)) <= budget:
+        return int(most)
+    low, high = 1, max(1, int(most) // 1_000 + 1)  # in thousands
+    while high - low > 1:  # seconds_at(low) <= budget < seconds_at(high), or low = 1
+        mid = (low + high) // 2
+        if seconds_at(mid * 1_000) <= budget:
+            low = mid
+        else:
+            high = mid
+    return low * 1_000
+
+
+def depth_factor(max_depth: int | None) -> float:
+    """How a tree's depth scales a curve measured at depth 8: ``depth / 8``, a tree grown
+    out (``None`` or 0) counted as depth 16 (each level scans every row once)."""
+    return (int(max_depth or 0) or 16) / 8
+
+
 def format_seconds(seconds: float) -> str:
     """``'about 40 s'``, ``'about 3 min'``, ``'under 1 s'``: an estimate in words."""
     if seconds < 1:

@@ -624,7 +624,9 @@ def cv_job_panel(
     returns ``(result, meta)`` -- the :class:`engine.compare.CompareResult` (the finished
     folds after Stop or a spent budget) and :func:`job_meta` plus run labels -- or stops the
     page when there is nothing to show.  ``estimate``: the keyword arguments of
-    :func:`pages._scale.scale_notice` (method, what, repeats, key), which says before Run
+    :func:`pages._scale.scale_notice` (a cross-validation job's from
+    :func:`pages._scale.comparison_notice`: every model on every fold plus the refits),
+    which says before Run
     how long the job takes at this size and offers a subsample beyond ``budget``; while it
     runs, the progress line says how long the rest takes at the pace so far.
     """

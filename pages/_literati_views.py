@@ -12,25 +12,29 @@ import pandas as pd
 import streamlit as st
 
 from engine.figures.literati import gap_figure, shape_tree_figure
+from engine.jobs import Job
 from engine.literati.service import (
     BASELINE_STEPS,
     CERTIFY_SOURCES,
+    JOB_SLACK,
     all_thresholds_feasible,
     certifiable,
-    certificate_all_thresholds,
     certificate_for,
     certificate_of_check,
     certificate_of_model,
+    certify_all_thresholds_steps,
     path_label,
     priority_message,
     tree_counts,
 )
 from engine.teaching.glossary import link_terms
 from pages._shared import (
+    PageJob,
     dataset_digest,
     kernels_ready,
     md,
     remembered_models,
+    show_job_failure,
     shown_figure,
 )
 
@@ -343,25 +347,100 @@ def certify_section(res: dict, meta: dict, panel, ds, view_key) -> None:
     n_rows, n_features = len(meta["tr"]), meta["X"].shape[1]
     if not cert.in_space and not cert.all_candidates and source not in others:
         if all_thresholds_feasible(n_rows, n_features):
-            seconds = min(float(meta["time_limit"]), 20.0)
-            all_key = key + ("all",)
-            if st.button(
-                f"Certify against every threshold (a new search, B_d = all, {seconds:g} s)",
-                key=view_key("certify_all"),
-            ):
-                with st.spinner("Searching with every threshold as a candidate..."):
-                    try:
-                        store[all_key] = certificate_all_thresholds(source, meta, seconds)
-                    except (ValueError, RuntimeError) as exc:
-                        st.error(f"Could not certify the tree: {md(exc)}")
-            if all_key in store:
-                wide = store[all_key]
-                st.markdown("**With every threshold as a candidate:** " + md(wide.sentence()))
-                wide_left, _ = st.columns([5, 6])
-                panel.table(wide.table(), name="certificate_all", hide_index=True, where=wide_left)
+            _certify_all_thresholds(source, meta, panel, key + ("all",), store)
         else:
             st.caption(
                 f"{n_rows:,} training rows × {n_features} features are too many to search "
                 "with every threshold as a candidate here: the bound stays relative to the "
                 "run's candidates."
             )
+
+
+#: The "Certify against every threshold" job (its own search, B_d = all).
+CERTIFY_ALL = PageJob("lit_cert", join_seconds=2.0)
+
+
+def _certify_all_thresholds(source: str, meta: dict, panel, all_key: tuple, store: dict) -> None:
+    """Run / Stop of the job that certifies ``source`` against a new search with every
+    threshold as a candidate (:func:`engine.literati.service.certify_all_thresholds_steps`),
+    its progress while it runs, and the certificate it returned (drawn, not computed)."""
+    seconds = min(float(meta["time_limit"]), 20.0)
+
+    def start():
+        job = Job(
+            certify_all_thresholds_steps,
+            source,
+            meta["X"][meta["tr"]],
+            meta["y"][meta["tr"]],
+            {
+                k: meta[k]
+                for k in ("depth", "kmax", "lam", "alpha", "seed", "leaves", "bd")
+                if k in meta
+            },
+            seconds,
+            name="literati-certify",
+            max_history=5,
+            budget=seconds + JOB_SLACK,
+        )
+        return job, {"key": all_key, "caption": meta["caption"], "seconds": seconds}
+
+    job = CERTIFY_ALL.job
+    mine = job is not None and CERTIFY_ALL.meta.get("key") == all_key
+    if mine and job.finished and all_key not in store:
+        snap = job.snapshot()
+        if snap.status == "error":
+            show_job_failure(snap, "Certifying against every threshold")
+        else:
+            payload = snap.result if isinstance(snap.result, dict) else snap.latest
+            if payload and payload.get("certificate") is not None:
+                store[all_key] = (payload["certificate"], snap.status, payload)
+            else:
+                st.warning(
+                    "Stopped before the search started: no certificate. Press the button again."
+                )
+    st.markdown(
+        f"**Certify against every threshold**: a new search with B_d = all (every split "
+        f"that separates the rows is a candidate) for at most {seconds:g} s, in the background."
+    )
+    CERTIFY_ALL.controls(
+        "Certify against every threshold",
+        start,
+        primary=False,
+        columns=(3, 1, 4),
+        disabled=CERTIFY_ALL.running and not mine,
+    )
+    if mine and CERTIFY_ALL.running:
+        CERTIFY_ALL.live(_draw_certify_progress)
+        return
+    if all_key not in store:
+        return
+    wide, status, payload = store[all_key]
+    if status == "done":
+        st.markdown("**With every threshold as a candidate:** " + md(wide.sentence()))
+    else:
+        why = "Stopped" if status == "cancelled" else "The job's time budget ran out"
+        st.markdown(
+            f"**With every threshold as a candidate** ({why.lower()} after "
+            f"{payload.get('time', 0.0):.1f} s of search; the lower bound is what it had "
+            "proven by then): " + md(wide.sentence())
+        )
+    wide_left, _ = st.columns([5, 6])
+    panel.table(wide.table(), name="certificate_all", hide_index=True, where=wide_left)
+
+
+def _draw_certify_progress(snap) -> None:
+    """The every-threshold search while it runs: where it is and its bounds so far."""
+    latest = snap.latest or {}
+    phase = latest.get("phase")
+    if phase == "search":
+        st.progress(
+            min(latest["time"] / latest["time_limit"], 1.0),
+            text=f"Searching with every threshold as a candidate: {latest['time']:.1f} of "
+            f"{latest['time_limit']:g} s, LB {latest['lb']:.4g}, UB {latest['ub']:.4g}; "
+            "Stop keeps the bound proven so far.",
+        )
+    elif phase == "checking":
+        st.progress(0.0, text=f"Checking {latest['what']}'s splits against every threshold...")
+    else:
+        what = latest.get("what", "the tree")
+        st.progress(0.0, text=f"Fitting {what} on the run's training rows... {snap.elapsed:.1f} s")

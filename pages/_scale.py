@@ -17,7 +17,15 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.data import MAX_ROWS, subsample_dataset
-from engine.scale import CURVES, PAGE_BUDGET, estimate_seconds, format_seconds, rows_within
+from engine.scale import (
+    CURVES,
+    PAGE_BUDGET,
+    depth_factor,
+    estimate_seconds,
+    format_seconds,
+    rows_within,
+    rows_within_seconds,
+)
 from pages._links import LinkParam, read_param
 
 #: The sidebar offers a subsample for tables with more rows than this.
@@ -145,7 +153,7 @@ def _use_subsample(rows: int) -> None:
 
 def scale_notice(
     ds,
-    method: str,
+    method: str | None = None,
     *,
     budget: float,
     what: str,
@@ -154,47 +162,71 @@ def scale_notice(
     container=None,
     lower_bound: bool = False,
     fit_share: float = 1.0,
+    seconds_at=None,
+    includes: str | None = None,
 ) -> float:
     """Say how long ``what`` takes on ``ds`` and offer a subsample when it would exceed
     ``budget`` seconds (the page's job budget).
 
-    ``method`` names a cost curve of :mod:`engine.scale`; ``repeats`` multiplies it (folds
-    x models).  Nothing is drawn for an estimate under :data:`engine.scale.PAGE_BUDGET`.
-    Above the budget, an info box names the estimate and a button (``key``) turns the
-    sidebar's subsample on at the size that fits (:func:`engine.scale.rows_within`).
-    ``lower_bound``: the curve is a faster method's (Compare's models without a curve of
-    their own are timed as TreeLab's CART), so the text says "at least".  Returns the
-    estimate in seconds.  ``fit_share``: the share of the rows the method runs on (the
-    training rows of a train/test split, e.g. 0.75): the estimate is at that many rows,
-    and the offered subsample is sized so that its share fits the budget.
+    ``method`` names a cost curve of :mod:`engine.scale`; ``repeats`` multiplies it (e.g.
+    the trees of a forest).  Nothing is drawn for an estimate under
+    :data:`engine.scale.PAGE_BUDGET`.  Above the budget, an info box names the estimate
+    and a button (``key``) turns the sidebar's subsample on at the size that fits
+    (:func:`engine.scale.rows_within`).  ``lower_bound``: the curve is a faster method's,
+    so the text says "at least".  Returns the estimate in seconds.  ``fit_share``: the
+    share of the rows the method runs on (the training rows of a train/test split, e.g.
+    0.75): the estimate is at that many rows, and the offered subsample is sized so that
+    its share fits the budget.
+
+    A job timed by several curves (Compare: folds x models plus refits) passes
+    ``seconds_at`` instead of ``method``: rows of the whole table -> seconds of the whole
+    job (:func:`engine.compare.estimate_comparison`), and ``includes``, what that counts
+    in words (said with the estimate); the subsample is then the most rows whose
+    ``seconds_at`` fits (:func:`engine.scale.rows_within_seconds`).
     """
     where = container or st
     full = getattr(ds, "subsample", None)
     share = min(1.0, max(float(fit_share), 1e-9))
     n_fit = max(1, round(ds.n_samples * share))
-    seconds = repeats * estimate_seconds(method, n_fit, ds.n_features)
+    if seconds_at is None:
+        if method is None:
+            raise ValueError("scale_notice needs a cost curve (method) or seconds_at.")
+
+        def seconds_at(rows: int) -> float:
+            fit_rows = max(1, round(rows * share))
+            return repeats * estimate_seconds(method, fit_rows, ds.n_features)
+
+        curve = CURVES[method]
+        basis = (
+            f"from the measured cost curve ({curve.what}, benchmark machine; docs/benchmarks.md)"
+        )
+    else:
+        basis = "from the measured cost curves (benchmark machine; docs/benchmarks.md)"
+    if includes:
+        basis += f": {includes}"
+    seconds = seconds_at(ds.n_samples)
     if seconds < PAGE_BUDGET:
         return seconds
-    curve = CURVES[method]
-    basis = f"from the measured cost curve ({curve.what}, benchmark machine; docs/benchmarks.md)"
     at = f"{ds.n_samples:,} rows x {ds.n_features} features"
     if n_fit < ds.n_samples:
         at = f"{n_fit:,} training rows (of {ds.n_samples:,}) x {ds.n_features} features"
     takes = "takes at least" if lower_bound else "takes"
     if seconds <= budget or full is not None:
         where.caption(
-            f"{what[:1].upper() + what[1:]} {takes} {format_seconds(seconds)} at {at} {basis}; it runs "
-            "as a background job with progress."
+            f"{what[:1].upper() + what[1:]} {takes} {format_seconds(seconds)} at {at} {basis}; "
+            "it runs as a background job with progress."
         )
         return seconds
-    fit_rows = rows_within(method, budget / repeats, ds.n_features)
-    rows = min(max(1_000, int(fit_rows / share) // 1_000 * 1_000), ds.n_samples)
+    if method is not None:
+        fit_rows = rows_within(method, budget / repeats, ds.n_features)
+        rows = min(max(1_000, int(fit_rows / share) // 1_000 * 1_000), ds.n_samples)
+    else:
+        rows = rows_within_seconds(seconds_at, budget, ds.n_samples)
     where.info(
         f"**{what[:1].upper() + what[1:]} would take {'at least ' if lower_bound else ''}"
         f"{format_seconds(seconds)} at {at}** {basis}, "
         f"more than its time budget of {budget:.0f} s. A seeded stratified subsample of "
-        f"{rows:,} rows {takes} "
-        f"{format_seconds(repeats * estimate_seconds(method, max(1, round(rows * share)), ds.n_features))}; "
+        f"{rows:,} rows {takes} {format_seconds(seconds_at(rows))}; "
         "every result on it says so, and the full data stays loaded (turn it off under "
         "*Large data* in the sidebar)."
     )
@@ -207,21 +239,52 @@ def scale_notice(
     return seconds
 
 
-def fit_within_budget(ds, kind: str, depth: int, n_trees: int) -> bool:
+def comparison_notice(ds, models, n_splits: int, prefix: str, what: str | None = None):
+    """The :func:`scale_notice` arguments (``cv_job_panel``'s ``estimate``) of a
+    cross-validation job of ``models`` (as :func:`engine.compare.plan_comparison` takes
+    them) with ``n_splits`` folds on ``ds``: the whole job, every model on every fold's
+    training rows plus each refit on all rows
+    (:func:`engine.compare.estimate_comparison`), said with what it counts.  ``None``
+    when there is nothing to estimate (no model, or settings the plan will refuse with
+    its own message)."""
+    from engine.compare_estimate import estimate_comparison
+
+    if not models:
+        return None
+    options = dict(
+        n_splits=int(n_splits), task=ds.task, n_classes=int(getattr(ds, "n_classes", 0) or 2)
+    )
+    try:
+        here = estimate_comparison(models, ds.n_samples, ds.n_features, **options)
+    except ValueError:
+        return None
+    n_models = len(here.models) + len(here.without_curve)
+    return dict(
+        what=what or f"the cross-validation ({n_splits} folds x {n_models} models)",
+        seconds_at=lambda rows: estimate_comparison(models, rows, ds.n_features, **options).seconds,
+        includes=here.includes(),
+        key=f"{prefix}_subsample_btn",
+        lower_bound=bool(here.without_curve),
+    )
+
+
+def fit_within_budget(ds, kind: str, depth: int, n_trees: int, fit_share: float = 1.0) -> bool:
     """Whether a page may fit a scikit-learn ``kind`` model ('tree', 'forest', 'boosting')
     of ``depth`` (0: grown out) and ``n_trees`` trees on ``ds`` while it draws: yes when
     the estimate (the scikit-learn tree curve, per tree and scaled by depth / 8, a grown-out
-    tree counted as depth 16) is under :data:`engine.scale.PAGE_BUDGET`; else the page
-    says so, offers the subsample (:func:`scale_notice`) and a checkbox to fit on every row
-    anyway (the page waits while it fits), and this returns that checkbox's value."""
+    tree counted as depth 16, at the ``fit_share`` of the rows it is fitted on) is under
+    :data:`engine.scale.PAGE_BUDGET`; else the page says so, offers the subsample
+    (:func:`scale_notice`) and a checkbox to fit on every row anyway (the page waits
+    while it fits), and this returns that checkbox's value."""
     trees = 1 if kind == "tree" else max(1, int(n_trees))
     seconds = scale_notice(
         ds,
         "sklearn_tree",
         budget=PAGE_BUDGET,
         what=f"fitting the {kind} model while the page draws",
-        repeats=trees * (int(depth) or 16) / 8,
+        repeats=trees * depth_factor(depth),
         key="tg_subsample_btn",
+        fit_share=fit_share,
     )
     if seconds < PAGE_BUDGET:
         return True

@@ -21,6 +21,7 @@ from engine.images import figure_png, tree_image_size
 from engine.snippets import compare_snippet
 from pages._link_params import compare_link
 from pages._links import page_title
+from pages._scale import comparison_notice
 from pages._shared import (
     PageJob,
     ResultPanel,
@@ -130,13 +131,7 @@ result, meta = cv_job_panel(
     budget=budget,
     idle_text="Choose models and press **Run**.",
     can_run=bool(chosen) and ready,
-    estimate=dict(
-        method="cart",
-        what=f"the cross-validation ({n_splits} folds x {len(chosen)} models)",
-        repeats=max(1, n_splits * len(chosen)),
-        key="cmp_subsample_btn",
-        lower_bound=True,
-    ),
+    estimate=comparison_notice(ds, {k: params.get(k, {}) for k in chosen}, n_splits, "cmp"),
 )
 snap = CV_JOB.job.snapshot()
 

@@ -397,13 +397,24 @@ def start_growth():
     return job, meta
 
 
-scale_notice(  # the curve was measured at 32 leaves; rows scanned grow with the depth
+# the curve was measured at 32 leaves (rows scanned grow with the depth), on the rows the
+# growth fits: the training share of the test / validation split (a forest's trees each
+# on their bootstrap fraction of it, on their fraction of the features)
+_train_share = (1.0 - float(test_frac)) * (1.0 - float(val_frac))
+_leaf_factor = max(1.0, math.log2(max(int(max_leaves), 2)) / 5)
+scale_notice(
     ds,
     "partition",
     budget=float(budget),
-    what=f"growing {int(max_leaves)} leaves",
-    repeats=max(1.0, math.log2(max(int(max_leaves), 2)) / 5),
+    what=f"growing {int(max_leaves)} leaves"
+    + (
+        f" in each of {int(n_est)} trees (each on {float(max_samples):.0%} of the training rows)"
+        if kind == "forest"
+        else ""
+    ),
+    repeats=_leaf_factor * (int(n_est) * float(max_features) if kind == "forest" else 1.0),
     key="pt_subsample_btn",
+    fit_share=_train_share * (float(max_samples) if kind == "forest" else 1.0),
 )
 GROWTH.controls("Grow", start_growth, on_error=on_grow_error)
 

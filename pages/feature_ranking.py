@@ -312,7 +312,9 @@ else:
     if leaves == 1:
         st.error("Max leaves must be 0 (no limit) or at least 2.")
         stop_page(*JOBS)
-    if kind in MODEL_KINDS and not fit_within_budget(ds, kind, int(depth), int(n_est)):
+    if kind in MODEL_KINDS and not fit_within_budget(
+        ds, kind, int(depth), int(n_est), fit_share=1.0 - float(test_size)
+    ):
         stop_page(*JOBS)
     try:
         raw_model, tr_idx, te_idx, score, rows_note = fit_model(

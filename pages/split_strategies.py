@@ -22,6 +22,7 @@ from engine.snippets import split_strategies_snippet
 from engine.teaching.glossary import link_terms
 from pages._link_params import SPLIT_DEFAULTS, split_strategies_link
 from pages._links import page_title
+from pages._scale import comparison_notice
 from pages._shared import (
     PROJECTION_KEY,
     PageJob,
@@ -350,11 +351,18 @@ result, meta = cv_job_panel(
     budget=budget,
     can_run=bool(strategies),
     idle_text="Press **Run** to compare whole trees.",
-    estimate=dict(
-        method="cart",
-        what=f"growing {len(strategies)} trees on each of {folds} folds",
-        repeats=max(1, folds * len(strategies)),
-        key="ss_subsample_btn",
+    estimate=comparison_notice(
+        ds,
+        service.strategy_models(
+            strategies,
+            max_depth=cv_depth,
+            min_samples_leaf=int(min_leaf),
+            n_candidates=int(k),
+            **({"criterion": criterion} if ds.task == "classification" else {}),
+        ),
+        folds,
+        "ss",
+        what=f"growing {len(strategies)} trees on each of {folds} folds and on all rows",
     ),
 )
 st.caption(link_terms(f"Results for {meta['caption']}"))

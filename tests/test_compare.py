@@ -111,7 +111,8 @@ def test_stop_keeps_finished_folds():
 
     plan = plan_comparison(ds, {"sklearn_forest": {"n_estimators": 200}}, n_splits=10)
     job = Job(cross_validate_steps, plan, budget=None).start()
-    while job.snapshot().steps < 2:
+    # (a forest's steps are chunks of its trees: wait for two finished folds)
+    while ((job.snapshot().latest or {}).get("completed") or 0) < 2:
         job.join(0.01)
     job.cancel()
     assert job.join(10)

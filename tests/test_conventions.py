@@ -159,6 +159,7 @@ ESTIMATORS = {
 SERVICES = {
     "engine.cluster",
     "engine.compare",  # k-fold cross-validation of the registered models
+    "engine.compare_estimate",  # a comparison job's time from the cost curves
     "engine.model_registry",  # ModelSpec / ParamSpec, register_model, available_models
     "engine.baseline_models",  # the scikit-learn, XGBoost and LightGBM entries
     "engine.jobs",  # Job (the thread runner), JobSlots

@@ -486,3 +486,156 @@ def test_messages_reach_the_running_generator_in_order(runner):
     with pytest.raises(TypeError, match="dict of str keys"):
         job.send(["not", "a", "dict"])
     job.send({"late": 1})  # a finished job drops it
+
+
+# -- scikit-learn forests a chunk of trees per step (Stop between chunks) -------------------
+
+
+def _same_trees(a, b):
+    """Every tree of two fitted forests: the same features, thresholds and leaf values."""
+    assert len(a.estimators_) == len(b.estimators_)
+    for one, other in zip(a.estimators_, b.estimators_, strict=True):
+        np.testing.assert_array_equal(one.tree_.feature, other.tree_.feature)
+        np.testing.assert_array_equal(one.tree_.threshold, other.tree_.threshold)
+        np.testing.assert_array_equal(one.tree_.value, other.tree_.value)
+
+
+@pytest.mark.parametrize("kind", ["RandomForestClassifier", "ExtraTreesRegressor", "oob"])
+def test_a_forest_grown_in_chunks_is_the_forest_of_one_fit(kind):
+    """fit_in_steps grows the forest a chunk at a time with warm_start; scikit-learn seeds
+    each new tree as in one call, so every tree, the predictions and the out-of-bag score
+    equal a single fit's with the same random_state; the parameters are restored."""
+    from sklearn import ensemble
+    from sklearn.datasets import make_classification, make_regression
+
+    from engine.job_context import fit_in_steps, run_to_end
+
+    if kind == "RandomForestClassifier":
+        X, y = make_classification(300, 6, random_state=0)
+        make = lambda: ensemble.RandomForestClassifier(n_estimators=12, random_state=7)  # noqa: E731
+    elif kind == "ExtraTreesRegressor":
+        X, y = make_regression(300, 6, random_state=0)
+        make = lambda: ensemble.ExtraTreesRegressor(n_estimators=12, random_state=7)  # noqa: E731
+    else:
+        X, y = make_regression(300, 6, random_state=1)
+        make = lambda: ensemble.RandomForestRegressor(  # noqa: E731
+            n_estimators=12, oob_score=True, max_features=0.5, random_state=7
+        )
+    once = make().fit(X, y)
+    chunked = make()
+    steps = fit_in_steps(chunked, X, y, step_seconds=0.0)  # one tree per step
+    yielded = []
+    while True:
+        try:
+            yielded.append(next(steps))
+        except StopIteration as stop:
+            assert stop.value is chunked
+            break
+    assert yielded == [(k, 12) for k in range(1, 12)]  # between chunks, not after the last
+    _same_trees(chunked, once)
+    out = chunked.predict(X[:50])
+    np.testing.assert_array_equal(out, once.predict(X[:50]))
+    if kind == "oob":
+        assert chunked.oob_score_ == once.oob_score_
+        np.testing.assert_array_equal(chunked.oob_prediction_, once.oob_prediction_)
+    params = chunked.get_params()
+    assert params["warm_start"] is False and params["n_estimators"] == 12
+    assert params["oob_score"] is (kind == "oob")
+    # fitted again (a refit of the same object): a new forest, not 12 more trees
+    run_to_end(fit_in_steps(chunked, X, y, step_seconds=0.0))
+    _same_trees(chunked, once)
+
+
+def _forest_plan(n_rows, n_trees):
+    import pandas as pd
+    from sklearn.datasets import make_classification
+
+    from engine.compare import plan_comparison
+    from engine.data import make_dataset
+
+    X, y = make_classification(n_rows, 20, n_informative=8, random_state=0)
+    frame = {f"x{j}": X[:, j] for j in range(X.shape[1])}
+    ds = make_dataset(pd.DataFrame({**frame, "label": y}), target="label")
+    return plan_comparison(
+        ds, {"sklearn_forest": {"n_estimators": n_trees, "max_depth": 0}}, n_splits=2
+    )
+
+
+@pytest.mark.slow
+def test_stop_during_a_forest_fit_returns_within_a_chunk_under_the_thread_runner():
+    """A Compare job fitting a 300-tree forest on 20,000 rows (a minute or more in one
+    fit): Stop, once the forest is growing, ends the thread-runner job within about one
+    chunk (half a second of trees; a few seconds under load), keeping the folds done."""
+    from engine.compare import cross_validate_steps
+
+    job = Job(cross_validate_steps, _forest_plan(20_000, 300), budget=None, runner="threads")
+    job.start()
+    t0 = time.monotonic()
+    while "trees" not in str((job.snapshot().latest or {}).get("message", "")):
+        assert not job.finished and time.monotonic() - t0 < 120, job.snapshot().latest
+        time.sleep(0.05)
+    pressed = time.monotonic()
+    job.cancel()
+    assert job.join(30)
+    lag = time.monotonic() - pressed
+    assert job.status == "cancelled"
+    assert lag < 5.0, f"Stop took {lag:.1f} s"
+
+
+def test_the_pages_forests_grow_in_chunks_and_equal_one_fit(monkeypatch):
+    """The Conditional inference page's random forest (fit_rankings_steps) and the
+    Conditional density page's (comparison_steps) grow a chunk of trees per job step, and
+    what they report is what one fit of the same forest gives."""
+    from sklearn.datasets import load_wine
+    from sklearn.ensemble import RandomForestClassifier
+
+    import engine.job_context
+    from engine.cit.service import fit_rankings_steps
+    from engine.partition.explore import comparison_steps
+
+    X, y = load_wine(return_X_y=True)
+    # one tree per step, whatever the machine's pace
+    monkeypatch.setattr(engine.job_context, "FOREST_STEP_SECONDS", 0.0)
+    once = RandomForestClassifier(n_estimators=8, random_state=5, n_jobs=1).fit(X, y)
+    steps = fit_rankings_steps(
+        None, X, y, "classification", {}, n_estimators=8, random_state=5, methods=("Random forest",)
+    )
+    messages = []
+    while True:
+        try:
+            messages.append(next(steps)["message"])
+        except StopIteration as stop:
+            result = stop.value
+            break
+    assert [m for m in messages if "trees" in m] == [
+        f"fitting Random forest: {k}/8 trees..." for k in range(1, 8)
+    ]
+    imp = once.feature_importances_ / once.feature_importances_.sum()
+    np.testing.assert_allclose(result["importances"]["Random forest"], imp, rtol=0, atol=1e-15)
+    # Conditional density: the classification baselines' forest (100 trees)
+    train, test = np.arange(0, 178, 2), np.arange(1, 178, 2)
+    steps = comparison_steps(
+        None,
+        X[train],
+        y[train],
+        X[test],
+        y[test],
+        task="classification",
+        n_classes=3,
+        tree_params={"max_leaves": 4},
+        forest_params={"max_leaves": 4, "n_estimators": 2},
+        seed=3,
+    )
+    messages = []
+    while True:
+        try:
+            messages.append(next(steps)["message"])
+        except StopIteration as stop:
+            rows = stop.value["rows"]
+            break
+    assert sum("Random forest predict_proba (scikit-learn): " in m for m in messages) == 99
+    forest = RandomForestClassifier(n_estimators=100, random_state=3).fit(X[train], y[train])
+    p = forest.predict_proba(X[test])[np.arange(len(test)), y[test]]
+    row = next(r for r in rows if r["model"].startswith("Random forest"))
+    assert row["test_nll"] == pytest.approx(float(np.mean(-np.log(np.maximum(p, 1e-9)))))
+    assert row["accuracy"] == float(np.mean(forest.predict(X[test]) == y[test]))

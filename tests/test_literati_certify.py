@@ -599,9 +599,16 @@ def test_page_says_when_a_tree_is_outside_the_candidate_space(app):
     assert any("outside that space" in w.value for w in app.warning)
     splits = next(f.value for f in app.dataframe if "in the search's space" in f.value.columns)
     assert any(v.startswith("no: no candidate between") for v in splits["in the search's space"])
-    button = next(b for b in app.button if b.label.startswith("Certify against every threshold"))
-    button.click().run()
+    # the every-threshold search runs as its own job (the page only draws its result)
+    assert "lit_cert_job" not in app.session_state
+    app.button(key="lit_cert_run").click().run()
     assert not app.exception, app.exception
+    job = app.session_state["lit_cert_job"]
+    assert job.fn.__name__ == "certify_all_thresholds_steps"
+    assert job.join(120), "the certify job did not finish"
+    app.run()
+    assert not app.exception, app.exception
+    assert app.session_state["lit_cert_job"] is job  # drawn from that job, not run again
     text = " ".join(m.value for m in app.markdown)
     assert "With every threshold as a candidate:" in text
     X, y = meta["X"][meta["tr"]], meta["y"][meta["tr"]]
@@ -816,3 +823,104 @@ def test_the_certificate_sentence_counts_one_error_in_the_singular():
     assert int(np.sum(stump.predict(X) != y)) == 1
     sentence = certify(stump, X, y, search, name="The stump").sentence()
     assert "The stump makes 1 error (" in sentence
+
+
+# ---------------------------------------------------------------------------------------
+# "certify against every threshold" as a job (issue 15 / 18: the page only draws)
+# ---------------------------------------------------------------------------------------
+
+
+def _iris_settings(seed=0):
+    X, y = load_iris(return_X_y=True)
+    lam = alpha = 0.01 * len(y)
+    settings = {"depth": 2, "kmax": 2, "lam": lam, "alpha": alpha, "seed": seed}
+    return X, y, settings
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("runner", ["threads", "dask"])
+def test_certify_job_returns_the_direct_certificate_under_both_runners(runner, request):
+    """The job (either runner) returns the certificate certify_tree computes directly for
+    the same tree (scikit-learn's, refitted with the run's depth and seed) against a
+    B_d = all search; its snapshots carry the certificate against the bound so far."""
+    from engine.jobs import Job
+    from engine.literati.service import certify_all_thresholds_steps
+
+    if runner == "dask":
+        request.getfixturevalue("dask_client")
+    X, y, settings = _iris_settings(seed=3)
+    job = Job(
+        certify_all_thresholds_steps, "sklearn", X, y, settings, 20.0, budget=120, runner=runner
+    ).start()
+    assert job.join(180), "the certify job did not finish"
+    snap = job.snapshot()
+    assert snap.status == "done", snap.error
+    got = snap.result["certificate"]
+    sk = DecisionTreeClassifier(max_depth=2, random_state=3).fit(X, y)
+    want = certify_tree(
+        sk,
+        X,
+        y,
+        split_penalty=settings["lam"],
+        breakpoint_penalty=settings["alpha"],
+        max_depth=2,
+        max_breakpoints=2,
+        candidate_leaves="all",
+        time_limit=20,
+    )
+    assert want.proven_optimal and got.proven_optimal and snap.result["proven"]
+    assert got.in_space and got.all_candidates
+    assert got.objective == pytest.approx(want.objective)
+    assert got.lower_bound == pytest.approx(want.lower_bound)
+    assert got.gap == pytest.approx(want.objective - want.lower_bound)
+    assert [s.in_space for s in got.splits] == [s.in_space for s in want.splits]
+    phases = [item.get("phase") for _, item in snap.history]
+    assert phases[0] == "fitting" and "search" in phases
+    for _, item in snap.history:
+        if item.get("phase") == "search":
+            assert item["certificate"].lower_bound == item["lb"] <= want.lower_bound + 1e-9
+
+
+@pytest.mark.slow
+def test_stopping_the_certify_job_keeps_a_valid_certificate():
+    """Stop during the search ends the job within a step and keeps the certificate
+    against the bound proven by then: no higher than the proven optimum, not proven."""
+    import time
+
+    from sklearn.datasets import load_wine
+
+    from engine.jobs import Job
+    from engine.literati.service import certify_all_thresholds_steps
+
+    X, y = load_wine(return_X_y=True)
+    settings = {"depth": 3, "kmax": 2, "lam": 1.0, "alpha": 1.0, "seed": 0}
+    job = Job(
+        certify_all_thresholds_steps, "sklearn", X, y, settings, 60.0, budget=120, runner="threads"
+    ).start()
+    t0 = time.monotonic()
+    while (job.snapshot().latest or {}).get("phase") != "search" and not job.finished:
+        assert time.monotonic() - t0 < 120, "the search did not start"
+        time.sleep(0.05)
+    assert not job.finished, "the search finished before Stop: pick a harder case"
+    t_stop = time.monotonic()
+    job.cancel()
+    assert job.join(10)
+    assert time.monotonic() - t_stop < 5  # one step of 0.1 s of AO* work, under load
+    snap = job.snapshot()
+    assert snap.status == "cancelled"
+    cert = snap.result["certificate"]
+    assert cert.lower_bound == snap.result["lb"] and cert.upper_bound == snap.result["ub"]
+    assert not cert.proven_optimal
+    assert cert.lower_bound <= cert.upper_bound + 1e-9
+
+
+def test_certify_job_refuses_too_many_rows_with_a_message():
+    """Over the every-threshold size the job's first step raises a ValueError naming the
+    rows and features (the page shows it as a sentence)."""
+    from engine.literati.service import certify_all_thresholds_steps
+
+    X = np.zeros((5_000, 5))
+    y = np.zeros(5_000, dtype=np.int64)
+    steps = certify_all_thresholds_steps(None, "sklearn", X, y, _iris_settings()[2], 1.0)
+    with pytest.raises(ValueError, match="5,000 training rows x 5 features are too many"):
+        next(steps)

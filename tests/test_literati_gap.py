@@ -61,7 +61,8 @@ def _oracle(X, y, depth):
 
 
 def _check_identities(search, nb):
-    """UB telescopes down the tree, the root's bounds are the trace's, shares as defined."""
+    """UB telescopes down the tree, the root's bounds are the trace's, no child's gap
+    exceeds its parent's, shares as defined."""
     tree = search.incumbent()
     row = search.snapshot()
     assert nb.node_count == tree.node_count
@@ -74,6 +75,8 @@ def _check_identities(search, nb):
             k = tree.bp_offsets[v + 1] - tree.bp_offsets[v]
             assert nb.upper[v] == pytest.approx(LAM + ALPHA * k + nb.upper[a] + nb.upper[b])
             own = nb.gap[v] - nb.gap[a] - nb.gap[b]
+            # the parent's bound is passed down: no child holds more of the gap
+            assert max(nb.gap[a], nb.gap[b]) <= nb.gap[v] + 1e-9
             if nb.root_gap > 0:
                 assert nb.own_share[v] == pytest.approx(own / nb.root_gap)
     if nb.root_gap > 0:
@@ -346,3 +349,83 @@ def test_a_snapshot_carries_no_training_rows_and_a_stopped_job_keeps_its_models(
     after = next(steps)
     assert after["trace"]["time"].iloc[-1] >= latest["trace"]["time"].iloc[-1]
     steps.close()
+
+
+def _assert_passed_down(tree, nb, price):
+    """Each child's LB is at least its parent's LB - price - UB(sibling), and so no child
+    has a larger gap than its parent."""
+    for v in range(tree.node_count):
+        a, b = int(tree.children_left[v]), int(tree.children_right[v])
+        if a < 0:
+            continue
+        for child, sibling in ((a, b), (b, a)):
+            bound = nb.lower[v] - price[v] - nb.upper[sibling]
+            assert nb.lower[child] >= min(bound, nb.upper[child]) - 1e-9, (v, child)
+            assert nb.gap[child] <= nb.gap[v] + 1e-9, (v, child)
+
+
+@pytest.mark.slow
+def test_a_parents_bound_is_passed_down_and_stays_below_each_nodes_optimum():
+    """Each incumbent of a search, given the root's optimum as its proven bound (the
+    strongest admissible one): the bound passed down, LB(v) - (lambda + alpha K_v) -
+    UB(sibling), raises nodes above the class-count or cached bound they hold alone, and
+    every node's LB stays at most the brute-force optimum of its own rows and levels
+    (passed down with LB(sibling) in place of UB(sibling), or without the split's price,
+    it exceeds it on this data).  The shares still add up and none exceeds 1."""
+    X, y = _data()
+    search = _estimator().start(X, y)
+    oracle = _oracle(X, y, 4)
+    optimum = None
+    raised = tight = 0
+    for _ in range(200):
+        search.engine.iterate()
+        search._refresh_incumbent()
+        search._log("")
+        tree = search.incumbent()
+        tracker = search._tracker
+        if optimum is None:
+            optimum = oracle(tree, search.node_bounds(), 0)
+        nb = tracker.bounds(search.engine._cache, optimum)
+        if nb.root_gap == 0:
+            break
+        assert nb.lower[0] == pytest.approx(optimum)
+        _assert_passed_down(tree, nb, tracker.price)
+        assert nb.own_share.sum() == pytest.approx(1.0, abs=1e-9)
+        assert (nb.share <= 1.0 + 1e-9).all()
+        for v in range(1, tree.node_count):
+            key = tracker.keys[v]
+            state = None if key is None else search.engine._cache.get(key)
+            held = max(tracker.static[v], -np.inf if state is None else state.lb)
+            raised += bool(nb.lower[v] > held + 1e-9)
+            best = oracle(tree, nb, v)
+            assert nb.lower[v] <= best + 1e-9, v
+            tight += bool(not nb.exact[v] and nb.lower[v] >= best - 1e-9)
+    assert raised, "no bound came from a parent: pick other data"
+
+
+@pytest.mark.slow
+def test_bounds_passed_down_after_evictions_stay_below_each_nodes_optimum():
+    """A cache of 8 states evicts children whose bounds the search keeps on its shapes
+    only, so a parent's bound can exceed its children's cached ones plus the price: the
+    bound passed down then raises a child (seen on this seed), and stays at most the
+    brute-force optimum of the child's rows, with no child's gap above its parent's."""
+    X, y = _random_data(2, 30, 3, C=3)
+    search = _estimator(cache_size=8).start(X, y)
+    oracle = _oracle(X, y, 4)
+    raised = False
+    for _ in range(400):
+        search.engine.iterate()
+        search._refresh_incumbent()
+        search._log("")
+        nb = search.node_bounds()
+        tree = search.incumbent()
+        tracker = search._tracker
+        _assert_passed_down(tree, nb, tracker.price)
+        for v in range(1, tree.node_count):
+            key = tracker.keys[v]
+            state = None if key is None else search.engine._cache.get(key)
+            held = max(tracker.static[v], -np.inf if state is None else state.lb)
+            if not nb.exact[v] and nb.lower[v] > held + 1e-9:
+                raised = True
+                assert nb.lower[v] <= oracle(tree, nb, v) + 1e-9, v
+    assert search.engine.evictions > 0 and raised

@@ -254,3 +254,109 @@ def test_scale_notice_times_the_training_rows_and_sizes_the_offer_for_them():
         ds, "literati", budget=5.0, what="proving", key="k", container=where, lower_bound=True
     )
     assert "would take at least" in where.texts[0] and "30,000 rows x 41" in where.texts[0]
+
+
+# -- the whole comparison job, from the curves (Compare, Split strategies) -----------------
+
+
+def _curve_seconds(method, rows, features):
+    """seconds = a * rows ** slope * features / 30, written out from the curve's constants."""
+    curve = CURVES[method]
+    return curve.coefficient * rows**curve.slope * features / BENCH_FEATURES
+
+
+def test_comparison_estimate_is_folds_times_models_plus_refits():
+    """Every model on every fold's training rows (n (k-1) / k) plus one refit per model
+    on all rows; a forest is its trees on sqrt(p) features, a depth scales the curve by
+    depth / 8 (grown out: 16); a model without a curve is named and not counted."""
+    from engine.compare_estimate import estimate_comparison
+
+    n, p, k = 10_000, 30, 5
+    models = [
+        ("sklearn_tree", {"max_depth": 4}),
+        ("sklearn_forest", {"n_estimators": 20, "max_depth": 0}),
+        ("treelab_cart", {"max_depth": 8}),
+        ("xgboost", {}),
+    ]
+    est = estimate_comparison(models, n, p, n_splits=k, task="classification", n_classes=2)
+    fold = 8_000
+
+    def each(rows):
+        return (
+            4 / 8 * _curve_seconds("sklearn_tree", rows, p)
+            + 20 * 16 / 8 * _curve_seconds("sklearn_tree", rows, round(math.sqrt(p)))
+            + _curve_seconds("cart", rows, p)
+        )
+
+    assert est.fold_rows == fold
+    assert est.fold_seconds == pytest.approx(k * each(fold))
+    assert est.refit_seconds == pytest.approx(each(n))
+    assert est.seconds == pytest.approx(k * each(fold) + each(n))
+    assert [label for label, _, _ in est.models] == [
+        "Decision tree (scikit-learn CART)",
+        "Random forest (scikit-learn)",
+        "CART (TreeLab, split strategies)",
+    ]
+    assert est.without_curve == ("XGBoost",)
+    text = est.includes()
+    assert "5 folds x 3 models on 8,000 training rows each" in text
+    assert "plus 3 refits on all 10,000 rows" in text
+    assert "not counted: XGBoost" in text and "lower bound" in text
+
+
+def test_comparison_estimate_scales_as_the_curve_says():
+    """Doubling the rows multiplies a one-curve comparison by 2 ** slope exactly (folds and
+    refit alike); Literati is capped at its time limit per fit."""
+    from engine.compare_estimate import estimate_comparison
+
+    options = dict(n_splits=4, task="classification", n_classes=3)
+    one = [("treelab_cart", {"max_depth": 5})]
+    small = estimate_comparison(one, 20_000, 12, **options).seconds
+    large = estimate_comparison(one, 40_000, 12, **options).seconds
+    assert large / small == pytest.approx(2 ** CURVES["cart"].slope)
+    literati = [("treelab_literati", {"time_limit": 0.5})]
+    capped = estimate_comparison(literati, 200_000, 30, **options)
+    assert capped.seconds == pytest.approx(4 * 0.5 + 0.5)  # 4 folds and a refit, each capped
+    # three classes: scikit-learn's gradient boosting grows one tree per class per stage
+    boost = [("sklearn_boosting", {"n_estimators": 10, "max_depth": 3})]
+    three = estimate_comparison(boost, 9_000, 30, **options)
+    assert three.refit_seconds == pytest.approx(
+        30 * 3 / 8 * _curve_seconds("sklearn_tree", 9_000, 30)
+    )
+
+
+def test_rows_within_seconds_is_the_largest_thousand_under_the_budget():
+    from engine.scale import rows_within_seconds
+
+    def seconds_at(rows):
+        return rows / 1_000 * 2.0  # 2 s per thousand rows
+
+    assert rows_within_seconds(seconds_at, 25.0, 200_000) == 12_000
+    assert rows_within_seconds(seconds_at, 1.0, 200_000) == 1_000  # never below 1,000
+    assert rows_within_seconds(seconds_at, 1e9, 30_500) == 30_500  # all rows fit
+
+
+def test_scale_notice_of_a_comparison_says_what_it_counts_and_sizes_the_offer():
+    """The Compare page's notice: the whole job's estimate at the table's rows, the words of
+    what it includes, and a subsample whose whole job fits the budget."""
+    from types import SimpleNamespace
+
+    from engine.compare_estimate import estimate_comparison
+    from pages._scale import comparison_notice, scale_notice
+
+    ds = SimpleNamespace(
+        n_samples=150_000, n_features=30, subsample=None, task="classification", n_classes=2
+    )
+    models = {"sklearn_forest": {}, "treelab_cart": {}}
+    where = _Recorder()
+    seconds = scale_notice(
+        ds, budget=60.0, container=where, **comparison_notice(ds, models, 5, "cmp")
+    )
+    want = estimate_comparison(models, 150_000, 30, n_splits=5, task="classification")
+    assert seconds == pytest.approx(want.seconds) and seconds > 60.0
+    assert format_seconds(want.seconds) in where.texts[0]
+    assert "5 folds x 2 models on 120,000 training rows each" in where.texts[0]
+    (label, (rows,)) = where.buttons[0]
+    at = estimate_comparison(models, rows, 30, n_splits=5, task="classification").seconds
+    above = estimate_comparison(models, rows + 1_000, 30, n_splits=5, task="classification")
+    assert at <= 60.0 < above.seconds

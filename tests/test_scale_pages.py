@@ -135,7 +135,97 @@ def test_a_200000_row_upload_gets_the_offer_with_the_measured_curves(app):
     at.switch_page("pages/feature_ranking.py").run()
     assert not at.exception, at.exception
     offer = next(i.value for i in at.info if "time budget of 10 s" in i.value)
-    assert "200,000 rows x 30 features" in offer
-    rows = engine.scale.rows_within("sklearn_tree", 10.0 / (6 / 8), 30)
+    # timed at the rows it fits: the training share (test share 0.25 by default)
+    assert "150,000 training rows (of 200,000) x 30 features" in offer
+    fit_rows = engine.scale.rows_within("sklearn_tree", 10.0 / (6 / 8), 30)
+    rows = int(fit_rows / 0.75) // 1_000 * 1_000
     assert any(b.label == f"Use a subsample of {rows:,} rows" for b in at.button)
     assert not at.get("plotly_chart")
+
+
+@pytest.mark.slow  # whole-page runs
+def test_compare_estimates_the_whole_job_from_the_curves(app, monkeypatch):
+    """The Compare page times every model on every fold's training rows plus the refits
+    (steep curves make 3,000 rows take minutes), says what that counts, and offers the
+    subsample whose whole job fits the budget."""
+    from engine.compare_estimate import estimate_comparison
+    from engine.scale import format_seconds
+
+    for method in ("sklearn_tree", "cart"):
+        steep = engine.scale.CostCurve(method, "a steep test curve", 1e-4, 1.2, 200_000)
+        monkeypatch.setitem(engine.scale.CURVES, method, steep)
+    upload(app, 3_000)
+    app.switch_page("pages/compare.py").run()
+    assert not app.exception, app.exception
+    chosen = app.multiselect(key="cmp_models").value
+    folds = app.slider(key="cmp_folds").value
+    budget = app.number_input(key="cmp_budget").value
+    want = estimate_comparison(
+        dict.fromkeys(chosen, {}), 3_000, 5, n_splits=folds, task="classification", n_classes=3
+    )
+    assert want.seconds > budget  # the offer is drawn
+    offer = next(i.value for i in app.info if "time budget" in i.value)
+    assert format_seconds(want.seconds) in offer
+    assert f"{folds} folds x {len(chosen)} models on" in offer
+    assert f"plus {len(chosen)} refits on all 3,000 rows" in offer
+    button = next(b for b in app.button if b.key == "cmp_subsample_btn")
+    rows = int(
+        button.label.removeprefix("Use a subsample of ").removesuffix(" rows").replace(",", "")
+    )
+    options = dict(n_splits=folds, task="classification", n_classes=3)
+    assert rows < 3_000  # (the steep curve: 1,000 rows fit the budget, 3,000 do not)
+    assert estimate_comparison(dict.fromkeys(chosen, {}), rows, 5, **options).seconds <= budget
+    over = estimate_comparison(dict.fromkeys(chosen, {}), rows + 1_000, 5, **options)
+    assert over.seconds > budget
+
+
+@pytest.mark.slow  # whole-page runs
+def test_split_strategies_estimates_the_whole_job_from_the_curves(app, monkeypatch):
+    """The Split strategies page times its cross-validation as Compare does: one CART per
+    strategy (CART's curve at the section's depth) on every fold's training rows plus the
+    refits, says what that counts, and offers the subsample whose whole job fits."""
+    from engine.cart.profile import strategy_models
+    from engine.compare_estimate import estimate_comparison
+    from engine.scale import format_seconds
+
+    steep = engine.scale.CostCurve("cart", "a steep test curve", 2e-4, 1.5, 200_000)
+    monkeypatch.setitem(engine.scale.CURVES, "cart", steep)
+    upload(app, 3_000)
+    app.switch_page("pages/split_strategies.py").run()
+    assert not app.exception, app.exception
+    strategies = app.multiselect(key="ss_strategies").value
+    folds = app.slider(key="ss_cv_folds").value
+    budget = app.number_input(key="ss_cv_budget").value
+    models = strategy_models(
+        strategies,
+        max_depth=app.slider(key="ss_cv_depth").value,
+        min_samples_leaf=app.number_input(key="ss_msl").value,
+        n_candidates=app.number_input(key="ss_k").value,
+        criterion=app.selectbox(key="ss_criterion").value,
+    )
+    options = dict(n_splits=folds, task="classification", n_classes=3)
+    want = estimate_comparison(models, 3_000, 5, **options)
+    assert not want.without_curve and len(want.models) == len(strategies) >= 2
+    assert want.seconds > budget  # the offer is drawn
+    offer = next(i.value for i in app.info if "time budget" in i.value)
+    grow = f"Growing {len(strategies)} trees on each of {folds} folds and on all rows"
+    assert f"{grow} would take" in offer
+    assert format_seconds(want.seconds) in offer
+    assert f"{folds} folds x {len(strategies)} models on" in offer
+    assert f"plus {len(strategies)} refits on all 3,000 rows" in offer
+    assert "at least" not in offer  # CART has a curve: the estimate is not a lower bound
+    button = next(b for b in app.button if b.key == "ss_subsample_btn")
+    rows = int(
+        button.label.removeprefix("Use a subsample of ").removesuffix(" rows").replace(",", "")
+    )
+    assert rows < 3_000
+    assert estimate_comparison(models, rows, 5, **options).seconds <= budget
+    assert estimate_comparison(models, rows + 1_000, 5, **options).seconds > budget
+    # a shallower tree costs less: the estimate follows the section's depth (depth / 8)
+    app.slider(key="ss_cv_depth").set_value(4).run()
+    assert not app.exception, app.exception
+    shallow = [m[:1] + ({**m[1], "max_depth": 4},) + m[2:] for m in models]
+    half = estimate_comparison(shallow, 3_000, 5, **options)
+    assert half.seconds == pytest.approx(want.seconds / 2)
+    said = [m.value for m in [*app.info, *app.caption] if "trees on each of" in m.value]
+    assert said and format_seconds(half.seconds) in said[0]

@@ -25,6 +25,7 @@ from engine.cit.forest import (
 )
 from engine.cit.topk import ranker_training_fold, ranking_of, top_k_curve
 from engine.cit.tree import ConditionalInferenceTreeClassifier, ConditionalInferenceTreeRegressor
+from engine.job_context import fit_in_steps
 
 #: Display names of the four rankers.
 CIT, CIF, CART, RF = ("CIT", "CIF", "CART", "Random forest")
@@ -90,9 +91,11 @@ def fit_rankings_steps(
     methods: Sequence[str] = (CIT, CART, RF, CIF),
 ):
     """Job steps: fit the CIT with ``keep_null=True`` first (so Stop after step 1 still has
-    the tree), then the other rankers; one fit per step, except the conditional inference
-    forest, which is fitted one tree per step (:meth:`fit_steps`) so that Stop and the job's
-    budget take effect within one tree.  ``done`` counts finished models (fractional while
+    the tree), then the other rankers; one fit per step, except the forests: the
+    conditional inference forest is fitted one tree per step (:meth:`fit_steps`) and
+    scikit-learn's random forest a chunk of trees per step
+    (:func:`engine.job_context.fit_in_steps`, the same forest as one fit), so that Stop
+    and the job's budget take effect within a tree or a chunk.  ``done`` counts finished models (fractional while
     the forest grows).
 
     Yields and returns ``{"done", "total", "message", "tree": fitted CIT or None,
@@ -131,8 +134,15 @@ def fit_rankings_steps(
                         "importances": dict(state["importances"]),
                         "seconds": dict(state["seconds"]),
                     }
-        else:
-            est.fit(X, y)
+        else:  # a scikit-learn forest: a chunk of trees per step (Stop between chunks)
+            for grown, n_trees in fit_in_steps(est, X, y):
+                yield {
+                    **state,
+                    "done": i + grown / n_trees,
+                    "message": f"fitting {name}: {grown}/{n_trees} trees...",
+                    "importances": dict(state["importances"]),
+                    "seconds": dict(state["seconds"]),
+                }
         state["seconds"][name] = time.perf_counter() - t0
         imp = np.asarray(est.feature_importances_, dtype=np.float64)
         state["importances"][name] = imp / imp.sum() if imp.sum() > 0 else imp

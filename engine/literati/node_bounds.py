@@ -11,10 +11,24 @@ objective units (misclassified rows + lambda x splits + alpha x breakpoints):
   and ``UB(root)`` is the search's upper bound.
 * ``LB(v)`` is the best admissible lower bound the search holds for that subproblem: the
   bound of its data state when one is cached, else the class-count bound; the root's is
-  the search's proven lower bound.  It is exact (``LB = UB``) for a leaf that no split can
-  pay for, for a node inside a subtree solved exactly by the depth-1 / depth-2 kernels, and
-  for every node below a node whose bounds met (an optimal tree's subtrees are optimal for
-  their own rows: the candidates of a subproblem depend only on its rows and depth).
+  the search's proven lower bound.  Then each node's bound is passed down to its
+  children (parents first).  The incumbent's split at ``v`` is one of the candidates of
+  ``v``'s subproblem (every node of the incumbent, the greedy completion's too, is split on
+  the candidates the search gives its rows and depth: its own rows', or the root's with
+  ``candidate_scope='root'``) and its
+  children's subproblems are their rows with one level fewer, so ``LB(v) <= OPT(v) <=
+  lambda + alpha K_v + OPT(child) + OPT(sibling)``; as ``OPT(sibling) <= UB(sibling)``,
+  ``LB(child) >= LB(v) - lambda - alpha K_v - UB(sibling)``.  This keeps ``gap(child) <=
+  gap(v)`` (no share above 1).  It raises a bound only where a node's bound exceeds its
+  children's plus the split's price: after the cache evicted a child's state (the search
+  keeps that bound on its shape state, which this does not read); the class-count bound
+  is subadditive (``class(v) <= lambda + alpha K_v + class(left) + class(right)``), so the
+  nodes of a greedy completion gain nothing from their parent's class-count bound.
+  ``LB`` is exact (``LB = UB``) for a leaf that no split can pay for, for a node inside a
+  subtree solved exactly by the depth-1 / depth-2 kernels, and for every node below a
+  node whose bounds met (the bound passed down then equals ``UB``: an optimal tree's
+  subtrees are optimal for their own rows, since the candidates of a subproblem depend
+  only on its rows and depth).
 * ``gap(v) = UB(v) - LB(v) >= 0``; ``share(v) = gap(v) / gap(root)``: the fraction of the
   remaining gap that lies at or below ``v`` (the root's is 1).
 * ``own(v) = gap(v) - gap(left) - gap(right) = lambda + alpha K_v + LB(left) + LB(right)
@@ -22,7 +36,8 @@ objective units (misclassified rows + lambda x splits + alpha x breakpoints):
   children, i.e. how much a different split at ``v`` might still save.  The own gaps
   telescope, so ``sum_v own(v) = gap(root)`` and the own shares add up to exactly 1.  An
   own share is negative only where a node's bound is stronger than its children's bounds
-  plus its split's price.
+  plus its split's price (e.g. once its bound is passed down: then ``own(v) >=
+  -min(gap(left), gap(right))``).
 
 All shares are 0 once the root's bounds meet (proven optimal).
 """
@@ -122,6 +137,7 @@ class NodeBoundTracker:
         self.depth = depth
         self.paths = tuple(paths)
         upper = np.zeros(m)
+        price = np.zeros(m)  # lambda + alpha K of a split node
         static = np.zeros(m)
         exact = np.zeros(m, dtype=bool)
         keys: list = [None] * m
@@ -136,7 +152,8 @@ class NodeBoundTracker:
                 upper[v] = err
                 exact[v] = engine._trivial(err, d)
             else:
-                upper[v] = lam + alpha * len(nd["bps"]) + upper[kids[0]] + upper[kids[1]]
+                price[v] = lam + alpha * len(nd["bps"])
+                upper[v] = price[v] + upper[kids[0]] + upper[kids[1]]
             exact[v] |= bool(nd.get("exact", False))
             static[v] = engine._class_lb(counts, d)
             if nd.get("lb") is not None:
@@ -144,6 +161,7 @@ class NodeBoundTracker:
             if not exact[v] and d >= 1:
                 keys[v] = state_key(np.sort(idx), d)
         self.upper = upper
+        self.price = price
         self.static = static
         self.exact = exact
         self.keys = keys
@@ -161,13 +179,21 @@ class NodeBoundTracker:
                     lower[v] = st.lb
         lower[0] = max(lower[0], float(root_lower))
         tol = TOLERANCE * max(1.0, abs(float(upper[0])))
-        exact = self.exact | (lower >= upper - tol)
+        lower = np.where(self.exact, upper, np.minimum(lower, upper))
+        # pass each bound down (parents come first): LB(child) >= LB(v) - price - UB(sibling)
+        for v in range(m):
+            kids = self.children[v]
+            if kids is not None:
+                a, b = kids
+                lower[a] = max(lower[a], min(lower[v] - self.price[v] - upper[b], upper[a]))
+                lower[b] = max(lower[b], min(lower[v] - self.price[v] - upper[a], upper[b]))
         # a proven subtree's nodes are proven (optimal substructure); parents come first
+        exact = self.exact | (lower >= upper - tol)
         for v in range(m):
             kids = self.children[v]
             if exact[v] and kids is not None:
                 exact[kids[0]] = exact[kids[1]] = True
-        lower = np.where(exact, upper, np.minimum(lower, upper))
+        lower = np.where(exact, upper, lower)
         gap = upper - lower
         root_gap = float(gap[0])
         own = gap.copy()

@@ -50,6 +50,7 @@ __all__ = [
     "all_thresholds_feasible",
     "certifiable",
     "certificate_all_thresholds",
+    "certify_all_thresholds_steps",
     "certificate_for",
     "certificate_of_check",
     "certificate_of_model",
@@ -539,43 +540,110 @@ def certificate_of_model(
     )
 
 
-def certificate_all_thresholds(
-    source: str, meta: dict, time_limit: float, max_breakpoints: int | None = None
-) -> Certificate:
-    """Certify the page's ``source`` tree against a new search with every midpoint as a
-    candidate (B_d = all, so every split that separates its rows is in the space), the
-    run's D, lambda, alpha and ``max_breakpoints`` (default the run's K_max), for at most
-    ``time_limit`` seconds.  Raises ``ValueError`` when the training rows are too many
-    for that (:func:`engine.literati.certify.all_thresholds_feasible`)."""
+def certify_all_thresholds_steps(
+    ctx,
+    source: str,
+    X,
+    y,
+    settings: dict,
+    time_limit: float,
+    max_breakpoints: int | None = None,
+):
+    """Job step generator (:class:`engine.jobs.Job`, either runner): certify the page's
+    ``source`` tree (:data:`CERTIFY_SOURCES`) against a new search with every midpoint as
+    a candidate (B_d = all, so every split that separates its rows is in the space).
+
+    ``X`` (float64 ``(n, p)``), ``y`` (int64 codes): the run's training rows;
+    ``settings``: the run's ``depth``, ``kmax``, ``lam``, ``alpha``, ``seed`` (and for
+    the greedy tree ``leaves`` or ``bd``); ``max_breakpoints``: the search's K_max
+    (default the run's); ``time_limit``: the search's seconds.  Steps: fitting the tree,
+    checking its splits against the space (one pass over the rows), then one step per
+    :data:`STEP_SECONDS` of AO* work.  Each search step yields ``{"phase": "search",
+    "time", "time_limit", "lb", "ub", "gap", "certificate"}``: the certificate against
+    the bound proven so far (a valid, weaker one while the search runs), so Stop keeps
+    a certificate.  Returns ``{"phase": "done", "certificate", "proven", "seconds"}``.
+
+    Raises ``ValueError`` (the job's ``error`` status, its message for the page) when
+    the rows are too many for every threshold
+    (:func:`engine.literati.certify.all_thresholds_feasible`) or ``source`` is unknown.
+    """
     from engine.literati.estimator import LiteratiClassifier
 
-    X, y = meta["X"][meta["tr"]], meta["y"][meta["tr"]]
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.asarray(y)
     if not all_thresholds_feasible(*X.shape):
         raise ValueError(
             f"{X.shape[0]:,} training rows x {X.shape[1]} features are too many to search "
             "with every threshold as a candidate here; certify against the run's candidates."
         )
-    model, name = _tree_to_certify(source, meta)
-    k = int(meta["kmax"]) if max_breakpoints is None else int(max_breakpoints)
-    search = LiteratiClassifier(
-        max_depth=int(meta["depth"]),
+    if source not in CERTIFY_SOURCES:
+        raise ValueError(
+            f"Unknown tree to certify {source!r}; choose one of {list(CERTIFY_SOURCES)}."
+        )
+    k = int(settings["kmax"]) if max_breakpoints is None else int(max_breakpoints)
+    space = dict(
+        max_depth=int(settings["depth"]),
         max_breakpoints=k,
-        split_penalty=float(meta["lam"]),
-        breakpoint_penalty=float(meta["alpha"]),
-        candidate_leaves=None,
-        time_limit=float(time_limit),
-    ).fit(X, y)
-    return certify_bounds(
-        model,
-        X,
-        y,
-        lower_bound=float(search.lower_bound_),
-        upper_bound=float(search.upper_bound_),
-        proven_optimal=bool(search.proven_optimal_),
-        max_depth=int(meta["depth"]),
-        max_breakpoints=k,
-        split_penalty=float(meta["lam"]),
-        breakpoint_penalty=float(meta["alpha"]),
-        candidate_leaves=None,
-        name=name,
+        split_penalty=float(settings["lam"]),
+        breakpoint_penalty=float(settings["alpha"]),
     )
+    yield {"phase": "fitting", "what": CERTIFY_SOURCES[source]}
+    model, name = _fit_tree(source, X, y, settings)
+    yield {"phase": "checking", "what": name}
+    checked = check_tree(model, X, y, candidate_leaves=None, name=name, **space)
+    search = LiteratiClassifier(
+        candidate_leaves=None, time_limit=float(time_limit), random_state=settings["seed"], **space
+    ).start(X, y)
+    while True:
+        done = search.step(max_seconds=STEP_SECONDS)
+        row = search.trace().iloc[-1]
+        lb, ub = float(row["lb"]), float(row["ub"])
+        yield {
+            "phase": "search",
+            "time": float(row["time"]),
+            "time_limit": float(time_limit),
+            "lb": lb,
+            "ub": ub,
+            "gap": ub - lb,
+            "certificate": certify_checked(
+                checked, lower_bound=lb, upper_bound=ub, proven_optimal=bool(search.proven)
+            ),
+        }
+        if done:
+            break
+    fitted = search.finish()
+    return {
+        "phase": "done",
+        "certificate": certify_checked(
+            checked,
+            lower_bound=float(fitted.lower_bound_),
+            upper_bound=float(fitted.upper_bound_),
+            proven_optimal=bool(fitted.proven_optimal_),
+        ),
+        "proven": bool(fitted.proven_optimal_),
+        "seconds": float(fitted.trace_["time"].iloc[-1]) if len(fitted.trace_) else 0.0,
+    }
+
+
+def certificate_all_thresholds(
+    source: str, meta: dict, time_limit: float, max_breakpoints: int | None = None
+) -> Certificate:
+    """:func:`certify_all_thresholds_steps` run here to its end (no job: a notebook, a
+    test) on the run's training rows (``meta``: the run, with ``X``, ``y``, ``tr``).
+    Raises ``ValueError`` as that generator."""
+    from engine.job_context import JobContext
+
+    steps = certify_all_thresholds_steps(
+        JobContext(deadline=float("inf")),
+        source,
+        meta["X"][meta["tr"]],
+        meta["y"][meta["tr"]],
+        meta,
+        time_limit,
+        max_breakpoints,
+    )
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value["certificate"]

@@ -26,6 +26,7 @@ from sklearn.model_selection import KFold, cross_val_predict
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from engine.data import DataError, train_test_rows
+from engine.job_context import fit_in_steps, run_to_end
 from engine.partition import scoring
 from engine.partition.base import DEFAULT_FLOOR
 from engine.partition.estimators import (
@@ -198,22 +199,33 @@ def gaussian_baselines(X_train, y_train, *, max_leaf_nodes: int, seed: int = 0):
         est.fit(X_train, y_train)
         return est, max(float(np.sqrt(np.mean((y_train - oof) ** 2))), np.sqrt(floor_var))
 
-    def forest():
+    # the forests grow a chunk of trees per job step (fit_in_steps: the same forests as
+    # one fit); ``fit()`` runs them to the end, ``fit.steps()`` is the generator
+    def forest_steps():
         est = RandomForestRegressor(n_estimators=100, oob_score=True, random_state=rs)
-        est.fit(X_train, y_train)
+        yield from fit_in_steps(est, X_train, y_train)
         return est, _oob_residuals(est, X_train, y_train)
 
-    def forest_scale():
-        est, resid = forest()
+    def forest_scale_steps():
+        est, resid = yield from forest_steps()
         return est, max(float(np.sqrt(np.mean(resid**2))), np.sqrt(floor_var))
 
-    def hetero():
-        est, resid = forest()
+    def hetero_steps():
+        est, resid = yield from forest_steps()
         var_model = RandomForestRegressor(
             n_estimators=100, min_samples_leaf=10, random_state=rs + 1
         )
-        var_model.fit(X_train, resid**2)
+        yield from fit_in_steps(var_model, X_train, resid**2)
         return est, var_model
+
+    def stepwise(steps):
+        def fit():
+            return run_to_end(steps())
+
+        fit.steps = steps
+        return fit
+
+    forest_scale, hetero = stepwise(forest_scale_steps), stepwise(hetero_steps)
 
     def _oob_residuals(est, X, y):
         pred = est.oob_prediction_
@@ -330,7 +342,8 @@ def comparison_steps(
             ) + f"max_leaves={m.max_leaves}"
         elif how == "gauss":
             fit, dist = b
-            state = fit()
+            steps = getattr(fit, "steps", None)  # a forest: a chunk of trees per step
+            state = fit() if steps is None else (yield from _chunks(steps(), rows, i, total, label))
             fit_s = time.perf_counter() - t0
             mean, sd = dist(state, X_test)
             g = scoring.gaussian_scores(y_test, mean, sd, levels)
@@ -342,7 +355,7 @@ def comparison_steps(
             )
             desc = a
         else:
-            est = b.fit(X_train, y_train)
+            est = yield from _chunks(fit_in_steps(b, X_train, y_train), rows, i, total, label)
             fit_s = time.perf_counter() - t0
             proba = np.zeros((X_test.shape[0], n_classes))
             proba[:, est.classes_.astype(np.int64)] = est.predict_proba(X_test)
@@ -363,6 +376,22 @@ def comparison_steps(
             "message": f"fitting {nxt}" if i + 1 < total else "done",
         }
     return {"rows": rows, "completed": total, "total": total, "message": "done"}
+
+
+def _chunks(steps, rows, done, total, label):
+    """Run a fit generator (:func:`engine.job_context.fit_in_steps`) as job steps, each
+    saying how many trees of model ``label`` are grown; returns its value."""
+    while True:
+        try:
+            grown, trees = next(steps)
+        except StopIteration as stop:
+            return stop.value
+        yield {
+            "rows": list(rows),
+            "completed": done,
+            "total": total,
+            "message": f"fitting {label}: {grown}/{trees} trees",
+        }
 
 
 # -- scores beside the NLL ----------------------------------------------------------------

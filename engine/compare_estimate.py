@@ -1,0 +1,152 @@
+"""How long a comparison job takes, from the measured cost curves (issue 20 point 4).
+
+The Compare and Split strategies pages say before Run how long their cross-validation job
+takes: every model on every fold's training rows plus each model's refit on all rows
+(:func:`estimate_comparison`), each fit timed by :func:`fit_seconds` from the curves of
+:mod:`engine.scale`.  Models without a curve are named and not counted.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from engine.compare import REGISTRY, _model_entries, load_methods
+
+__all__ = ["ComparisonEstimate", "estimate_comparison", "fit_seconds"]
+
+
+def fit_seconds(key: str, params: dict, n_rows: int, n_features: int, task: str, n_classes: int):
+    """Seconds of one fit of registry model ``key`` with ``params`` (every parameter, as
+    :meth:`ModelSpec.make` validates them) on ``n_rows`` x ``n_features``, from the cost
+    curves of :mod:`engine.scale`; ``None`` for a model without a curve (XGBoost,
+    LightGBM, the greedy shape tree).
+
+    How each model follows a curve: a tree's curve times its depth / 8
+    (:func:`engine.scale.depth_factor`); a forest is ``n_estimators`` such trees on the
+    features each node draws (the square root of them for classification forests and
+    conditional inference forests); scikit-learn's gradient boosting is ``n_estimators``
+    trees per class (one for two classes or regression); a Partition Tree scales with
+    log2 of its leaves / 5 (measured at 32); Literati is its depth-2 curve capped at its
+    time limit (every fit stops there)."""
+    from engine import scale
+
+    def trees(method, count, depth, features):
+        return (
+            count
+            * scale.depth_factor(depth)
+            * scale.estimate_seconds(method, max(1, n_rows), max(1, int(round(features))))
+        )
+
+    p = n_features
+    if key == "sklearn_tree":
+        return trees("sklearn_tree", 1, params["max_depth"], p)
+    if key == "sklearn_forest":
+        sampled = math.sqrt(p) if task == "classification" else p
+        return trees("sklearn_tree", params["n_estimators"], params["max_depth"], sampled)
+    if key == "sklearn_boosting":
+        per_stage = n_classes if task == "classification" and n_classes > 2 else 1
+        return trees("sklearn_tree", params["n_estimators"] * per_stage, params["max_depth"], p)
+    if key == "treelab_cart":
+        return trees("cart", 1, params["max_depth"], p)
+    if key == "treelab_cit":
+        return trees("cit", 1, params["max_depth"], p)
+    if key == "treelab_cif":
+        return trees("cit", params["n_estimators"], params["max_depth"], math.sqrt(p))
+    if key in ("treelab_partition_tree", "treelab_partition_forest"):
+        from engine.partition.base import MAX_LEAVES_CLF, MAX_LEAVES_REG
+
+        default = MAX_LEAVES_CLF if task == "classification" else MAX_LEAVES_REG
+        leaves = params.get("max_leaves") or default
+        count = params.get("n_estimators", 1)
+        return (
+            count
+            * max(1.0, math.log2(max(int(leaves), 2)) / 5)
+            * scale.estimate_seconds("partition", max(1, n_rows), p)
+        )
+    if key == "treelab_literati":
+        return min(
+            scale.estimate_seconds("literati", max(1, n_rows), p), float(params["time_limit"])
+        )
+    return None
+
+
+@dataclass(frozen=True)
+class ComparisonEstimate:
+    """How long a comparison job takes, one fit after another, from the cost curves.
+
+    ``seconds``: the whole job, every model on every fold plus each model's refit on all
+    rows (the job's steps, :attr:`ComparisonPlan.n_fits`); ``fold_seconds`` /
+    ``refit_seconds``: those two parts; ``models``: ``(label, seconds of one fold fit,
+    seconds of the refit)`` per model with a curve; ``without_curve``: labels of the
+    models with none (not counted); ``n_folds``, ``fold_rows`` (the training rows of a
+    fold), ``n_rows``.
+    """
+
+    seconds: float
+    fold_seconds: float
+    refit_seconds: float
+    models: tuple
+    without_curve: tuple
+    n_folds: int
+    fold_rows: int
+    n_rows: int
+
+    def includes(self) -> str:
+        """What the estimate counts, in words, for the page."""
+        n_models = len(self.models)
+        text = (
+            f"{self.n_folds} folds x {n_models} model{'s' if n_models != 1 else ''} on "
+            f"{self.fold_rows:,} training rows each, plus {n_models} refit"
+            f"{'s' if n_models != 1 else ''} on all {self.n_rows:,} rows, one after another"
+        )
+        if self.without_curve:
+            text += (
+                f"; not counted: {', '.join(self.without_curve)} (no measured curve), so it "
+                "is a lower bound"
+            )
+        return text
+
+
+def estimate_comparison(
+    models,
+    n_rows: int,
+    n_features: int,
+    *,
+    n_splits: int,
+    task: str,
+    n_classes: int = 2,
+    refit: bool = True,
+) -> ComparisonEstimate:
+    """Estimate a comparison of ``models`` (the forms :func:`plan_comparison` accepts;
+    missing parameters take their defaults) on ``n_rows`` x ``n_features`` with
+    ``n_splits`` folds: each fold fit on its ``n_rows * (n_splits - 1) / n_splits``
+    training rows, each refit on all rows (:func:`fit_seconds`).  Raises ValueError
+    for an unknown model or parameter (as :meth:`ModelSpec.make`)."""
+    load_methods()
+    n_rows, n_splits = int(n_rows), max(2, int(n_splits))
+    fold_rows = max(1, round(n_rows * (n_splits - 1) / n_splits))
+    parts, missing = [], []
+    for _, key, params, label in _model_entries(models):
+        if key not in REGISTRY:
+            raise ValueError(f"Unknown model {key!r}; registered: {sorted(REGISTRY)}")
+        spec = REGISTRY[key]
+        values = {p.name: p.validate(params.get(p.name, p.default)) for p in spec.params}
+        per_fold = fit_seconds(key, values, fold_rows, n_features, task, n_classes)
+        if per_fold is None:
+            missing.append(label or spec.label)
+            continue
+        refit_s = fit_seconds(key, values, n_rows, n_features, task, n_classes) if refit else 0.0
+        parts.append((label or spec.label, per_fold, refit_s))
+    folds_s = n_splits * sum(p[1] for p in parts)
+    refits_s = sum(p[2] for p in parts)
+    return ComparisonEstimate(
+        seconds=folds_s + refits_s,
+        fold_seconds=folds_s,
+        refit_seconds=refits_s,
+        models=tuple(parts),
+        without_curve=tuple(missing),
+        n_folds=n_splits,
+        fold_rows=fold_rows,
+        n_rows=n_rows,
+    )
