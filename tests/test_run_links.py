@@ -45,10 +45,10 @@ def fresh_app(monkeypatch, page: str, link: str | dict) -> AppTest:
     only), after the server's cached store is dropped (as after a restart)."""
     from streamlit.testing.v1 import app_test as app_test_module
 
-    from tests.conftest import _NavigationPagesManager
+    from tests.conftest import navigation_pages_manager
 
     st.cache_resource.clear()
-    monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
+    monkeypatch.setattr(app_test_module, "PagesManager", navigation_pages_manager())
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
     at.query_params.update(link if isinstance(link, dict) else {"run": link})
     at.switch_page(page).run()  # the link opens that page
@@ -437,9 +437,9 @@ def test_a_loaded_run_no_page_reopened_is_dropped_even_after_st_stop(warm_engine
     reopens anything: the run the app loaded for the link is not kept in the session."""
     from streamlit.testing.v1 import app_test as app_test_module
 
-    from tests.conftest import _NavigationPagesManager
+    from tests.conftest import navigation_pages_manager
 
-    monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
+    monkeypatch.setattr(app_test_module, "PagesManager", navigation_pages_manager())
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
     at.query_params.update({"ds": "diabetes"})
     at.switch_page("pages/optimal_shape_trees.py").run()

@@ -231,9 +231,9 @@ def test_the_app_opens_on_the_start_page_with_a_link_to_every_page(warm_engine, 
     from streamlit.testing.v1 import AppTest
     from streamlit.testing.v1 import app_test as app_test_module
 
-    from tests.conftest import APPTEST_TIMEOUT, ROOT, _NavigationPagesManager
+    from tests.conftest import APPTEST_TIMEOUT, ROOT, navigation_pages_manager
 
-    monkeypatch.setattr(app_test_module, "PagesManager", _NavigationPagesManager)
+    monkeypatch.setattr(app_test_module, "PagesManager", navigation_pages_manager())
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT).run()
     assert not at.exception
     assert at.title[0].value == "TreeLab"
