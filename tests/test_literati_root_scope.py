@@ -16,7 +16,6 @@ from sklearn.utils._param_validation import InvalidParameterError
 from engine.literati import LiteratiClassifier
 from engine.literati import _kernels as kernels
 from engine.literati.estimator import encode_missing
-from engine.literati.expansion import D3_COUNTING
 from tests.test_literati import _route, _sk_candidates, tree_objective
 
 
@@ -164,9 +163,6 @@ def test_root_scope_depth_three_kernel_equals_the_graph_search(monkeypatch, k, C
     assert tree_objective(kernel, X, y)[0] == pytest.approx(kernel.objective_)
 
 
-@pytest.mark.skipif(
-    not D3_COUNTING, reason="the depth-3 counting kernel is switched off (expansion.D3_COUNTING)"
-)
 def test_root_scope_depth_three_at_its_time_limit_keeps_a_tree_of_the_space():
     """A time limit that ends the search before the depth-3 scan: the incumbent is the
     state's depth-2 optimum (the scan's seed), a valid tree with the objective reported,

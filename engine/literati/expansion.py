@@ -40,13 +40,12 @@ _D2_MAX_SHAPES = 50_000
 #: Work of one depth-3 counting call in (row x feature x feature) units of triple-histogram
 #: counting: ``max(threads, _D3_WORK // (m p^2))`` root features per call.
 _D3_WORK = 20_000_000
+#: Three-level states of ``candidate_scope='root'`` are solved by the depth-3 counting
+#: kernel (False: searched as graph nodes over depth-2 children, the path the tests compare
+#: it with).
+D3_COUNTING = True
 #: Largest triple histogram (bytes, one per thread) of the depth-3 counting kernel; above
 #: it, three-level states are searched as graph nodes over depth-2 children.
-#: The depth-3 counting kernel is switched off: on a three-class case with tied candidate
-#: thresholds (tests/test_literati_root_scope.py, seed 53) it returned a tree of objective
-#: 8.7 as proven optimal where the optimum over the same candidates is 2.9.  Until that is
-#: found and fixed, three-level states are searched as graph nodes over depth-2 children.
-D3_COUNTING = False
 _D3_BYTES = 256 << 20
 
 #: Earlier shapes per (state, feature) whose children bound a new shape's children
