@@ -295,8 +295,9 @@ with st.expander("Parameters", expanded=True):
             "candidate space, so the optimum can differ. At depth 3 one triple histogram "
             "per root feature solves every root shape's depth-2 subtrees from counts; "
             "deeper, the states with four levels or more are searched and every three-level "
-            "state below them is solved that way (breast_cancer at depth 4, K_max = 1: "
-            "proven in about a minute on two cores). No greedy start."
+            "state below them is solved that way (all 569 rows of breast_cancer at depth 4, "
+            "K_max = 1: proven in about a minute on two cores; K_max = 2 not within a minute). "
+            "No greedy start."
         ),
     )
 
