@@ -34,7 +34,7 @@ MAX_FOLDS = 10
 #: The Literati page's candidate scopes: URL code -> the radio's label.
 LITERATI_SCOPES = {
     "state": "each state's own (paper)",
-    "root": "the root's (counting, depth ≤ 3)",
+    "root": "the root's (counting)",
 }
 
 

@@ -292,8 +292,12 @@ with st.expander("Parameters", expanded=True):
             "one-feature CARTs (B_d leaves) for its candidates. The root's: every state reuses "
             "the root's candidates (B_0), so a depth-2 tree is solved exactly from class "
             "counts in time linear in the rows (about a second at 200,000 rows); a different "
-            "candidate space, so the optimum can differ. Depth 1 to 3 (at depth 3 the "
-            "search expands the root and counts every depth-2 subtree); no greedy start."
+            "candidate space, so the optimum can differ. At depth 3 one triple histogram "
+            "per root feature solves every root shape's depth-2 subtrees from counts; "
+            "deeper, the states with four levels or more are searched and every three-level "
+            "state below them is solved that way (all 569 rows of breast_cancer at depth 4, "
+            "K_max = 1: proven in about a minute on two cores; K_max = 2 not within a minute). "
+            "No greedy start."
         ),
     )
 
@@ -307,12 +311,7 @@ except ValueError as exc:
 scope = SCOPES[scope_label]
 if bd_error is None and scope == "root":
     top = candidate_leaves[0] if isinstance(candidate_leaves, tuple) else candidate_leaves
-    if depth > 3:
-        bd_error = (
-            f"The root's candidates are available for depth 1 to 3 (the counting solver); "
-            f"the depth is {depth}. Lower the depth, or choose each state's own candidates."
-        )
-    elif top is None:
+    if top is None:
         bd_error = (
             "The root's candidates need a number at the root in B_d (e.g. '8, 4'), not "
             "'all': every midpoint would make the counting tables as large as the data."

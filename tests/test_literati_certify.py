@@ -589,9 +589,7 @@ def test_page_says_when_a_tree_is_outside_the_candidate_space(app):
     """With the root's candidates (B_0 = 2) CART's second-level split is no candidate:
     the page says the bound is relative to the space and offers every threshold, whose
     search covers the tree."""
-    meta, _ = _open_and_run(
-        app, lit_scope="the root's (counting, depth ≤ 3)", lit_bd="2", lit_k1=False
-    )
+    meta, _ = _open_and_run(app, lit_scope="the root's (counting)", lit_bd="2", lit_k1=False)
     assert meta["scope"] == "root"
     shown = _certificate_values(app)
     assert shown["bound covers this tree"] == "no"

@@ -16,7 +16,6 @@ from sklearn.utils._param_validation import InvalidParameterError
 from engine.literati import LiteratiClassifier
 from engine.literati import _kernels as kernels
 from engine.literati.estimator import encode_missing
-from engine.literati.expansion import D3_COUNTING
 from tests.test_literati import _route, _sk_candidates, tree_objective
 
 
@@ -164,9 +163,6 @@ def test_root_scope_depth_three_kernel_equals_the_graph_search(monkeypatch, k, C
     assert tree_objective(kernel, X, y)[0] == pytest.approx(kernel.objective_)
 
 
-@pytest.mark.skipif(
-    not D3_COUNTING, reason="the depth-3 counting kernel is switched off (expansion.D3_COUNTING)"
-)
 def test_root_scope_depth_three_at_its_time_limit_keeps_a_tree_of_the_space():
     """A time limit that ends the search before the depth-3 scan: the incumbent is the
     state's depth-2 optimum (the scan's seed), a valid tree with the objective reported,
@@ -180,6 +176,107 @@ def test_root_scope_depth_three_at_its_time_limit_keeps_a_tree_of_the_space():
     assert cut.objective_ == pytest.approx(depth2.objective_)
     assert tree_objective(cut, X, y)[0] == pytest.approx(cut.objective_)
     assert cut.lower_bound_ <= full.objective_ + 1e-9 <= cut.objective_ + 2e-9
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "seed,n,p,C,D,k,lam,alpha,leaves",
+    [
+        (90, 14, 2, 2, 4, 1, 0.2, 0.2, 5),
+        (91, 14, 2, 3, 4, 2, 0.1, 0.3, 5),
+        (92, 13, 3, 2, 4, 2, 0.25, 0.25, 4),
+        (93, 12, 2, 3, 5, 2, 0.05, 0.15, 4),
+    ],
+)
+@pytest.mark.parametrize("d3_kernel", [True, False])
+def test_root_scope_depth_four_and_five_equal_brute_force(
+    monkeypatch, seed, n, p, C, D, k, lam, alpha, leaves, d3_kernel
+):
+    """Deeper than 3: the states with four levels or more are graph nodes over the root's
+    candidates, the three-level states below them solved by the depth-3 counting kernel
+    with their budgets (or, with the kernel's histogram limit forced to 0, graph nodes over
+    the root's candidates with depth-2 children counted)."""
+    from engine.literati import expansion
+
+    if not d3_kernel:
+        monkeypatch.setattr(expansion, "_D3_BYTES", 0)
+    X, y = _data(seed, n, p, C)
+    # ties: a third of the values rounded to one decimal
+    X[::3] = np.round(X[::3], 1)
+    est = _root(
+        max_depth=D,
+        max_breakpoints=k,
+        split_penalty=lam,
+        breakpoint_penalty=alpha,
+        candidate_leaves=leaves,
+    ).fit(X, y)
+    cands = _engine_candidates(X, y, leaves)
+    expected = brute_force_root(X, y, D, k, lam, alpha, leaves, cands)
+    assert est.proven_optimal_
+    assert est.objective_ == pytest.approx(expected)
+    assert est.lower_bound_ == pytest.approx(expected)
+    assert tree_objective(est, X, y)[0] == pytest.approx(expected)
+
+
+@pytest.mark.slow
+def test_root_scope_depth_four_routes_three_level_states_to_the_kernel(monkeypatch):
+    """At D = 4 every three-level state is solved by the depth-3 kernel (never expanded as
+    a graph node), created with the finite budget its parent shape passes down, and solved
+    once per row set (the state cache): the kernel's calls and seeds are counted, and the
+    result still equals the brute force."""
+    from engine.literati import expansion
+
+    made, seeded, budgets, expanded = [], [], [], []
+    solve, seed, expand = (
+        expansion.StateExpansion._solve_d3,
+        expansion.StateExpansion._d3_seed,
+        expansion.StateExpansion._expand_data,
+    )
+
+    def spy_solve(self, st, budget):
+        budgets.append(budget)
+        if st.sol is None:
+            made.append(budget)  # the call at creation
+        return solve(self, st, budget)
+
+    def spy_seed(self, st):
+        seeded.append(st.key)
+        return seed(self, st)
+
+    def spy_expand(self, st):
+        expanded.append(st.d)
+        return expand(self, st)
+
+    monkeypatch.setattr(expansion.StateExpansion, "_solve_d3", spy_solve)
+    monkeypatch.setattr(expansion.StateExpansion, "_d3_seed", spy_seed)
+    monkeypatch.setattr(expansion.StateExpansion, "_expand_data", spy_expand)
+    X, y = _data(95, 40, 3, 3)
+    X[::3] = np.round(X[::3], 1)
+    kw = dict(max_breakpoints=2, split_penalty=0.5, breakpoint_penalty=0.5, candidate_leaves=5)
+    est = _root(max_depth=4, **kw).fit(X, y)
+    assert est.proven_optimal_
+    assert len(made) >= 10 and all(np.isfinite(b) for b in made)
+    assert len(seeded) == len(set(seeded)) == len(made)  # one solve per row set
+    assert set(expanded) == {4}  # only the root is a graph node
+    cands = _engine_candidates(X, y, 5)
+    assert est.objective_ == pytest.approx(brute_force_root(X, y, 4, 2, 0.5, 0.5, 5, cands))
+
+
+@pytest.mark.slow
+def test_root_scope_depth_four_kmax1_equals_pystreed_on_the_same_binarisation():
+    X, y = _data(75, 400, 4, 2)
+    leaves, cost = 6, 4.0
+    thresholds = [_sk_candidates(X[:, j], y, leaves) for j in range(X.shape[1])]
+    est = _root(
+        max_depth=4,
+        max_breakpoints=1,
+        split_penalty=cost / 2,
+        breakpoint_penalty=cost / 2,
+        candidate_leaves=leaves,
+    ).fit(X, y)
+    assert est.proven_optimal_
+    assert est.objective_ == pytest.approx(_pystreed_on(X, y, thresholds, 4, cost))
+    assert tree_objective(est, X, y)[0] == pytest.approx(est.objective_)
 
 
 @pytest.mark.slow
@@ -281,7 +378,6 @@ def test_root_scope_equals_state_scope_at_depth_one():
 @pytest.mark.parametrize(
     "kw,message",
     [
-        ({"max_depth": 4}, "max_depth <= 3"),
         ({"max_depth": 2, "candidate_leaves": None}, "finite number of candidate leaves"),
         ({"max_depth": 2, "candidate_leaves": (None, 4)}, "finite number of candidate leaves"),
     ],

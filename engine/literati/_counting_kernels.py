@@ -480,10 +480,16 @@ def _depth2_child(
     """Depth-2 optimum of one child of a root shape (rows in the root feature's bin
     segments ``segs[:n_seg]``) from the root feature's triple histogram ``T`` and class
     counts per bin ``cls`` (int64 ``(B_j + 2, C)``, cumulative).  Returns the optimum when it
-    is below ``budget`` (then ``out`` float64 ``(7,)`` = ``(value, feature, K, left
-    feature, left K, right feature, right K)``, feature -1 = a leaf, and ``out_bp`` int64
-    ``(3, K_max)`` the candidate indices of its three nodes), else a value ``>= budget``
-    (the optimum is not below it)."""
+    is below ``budget`` or is the leaf (then ``out`` float64 ``(7,)`` = ``(value, feature,
+    K, left feature, left K, right feature, right K)``, feature -1 = a leaf, holds its tree
+    and ``out_bp`` int64 ``(3, K_max)`` the candidate indices of its three nodes), else
+    ``inf``: the optimum is not below ``budget`` and ``out`` holds no tree of it.
+
+    ``inf``, not ``budget``: the caller adds the children's values to the shape's cost and
+    compares the sum with its incumbent; a child's budget is that incumbent minus the
+    rest, so a budget returned as a value could round to a sum below the incumbent and
+    record a tree whose children are not the ones solved (the bug that had the kernel
+    switched off)."""
     ws_i, ws_f, cnt = ws
     n = 0
     mx = 0
@@ -501,23 +507,24 @@ def _depth2_child(
     if leaf <= lam + alpha or n < 2:
         return leaf
     best = min(leaf, budget)
-    if not lam + alpha < best - _TIE:
-        return best
-    _child_pairs(T, segs, n_seg, off, C, P)
-    p = P.shape[0]
-    for f in range(p):
-        r6[0] = np.inf
-        value = _scan_shapes(P[f], f, off, C, K_max, lam, alpha, best, r6, rbp, ws_i, ws_f, cnt)
-        if r6[0] < np.inf:
-            best = value
-            out[0] = value
-            out[1] = f
-            for i in range(1, 6):
-                out[1 + i] = r6[i]
-            for s in range(3):
-                for i in range(K_max):
-                    out_bp[s, i] = rbp[s, i]
-    return best
+    if lam + alpha < best - _TIE:
+        _child_pairs(T, segs, n_seg, off, C, P)
+        p = P.shape[0]
+        for f in range(p):
+            r6[0] = np.inf
+            value = _scan_shapes(P[f], f, off, C, K_max, lam, alpha, best, r6, rbp, ws_i, ws_f, cnt)
+            if r6[0] < np.inf:
+                best = value
+                out[0] = value
+                out[1] = f
+                for i in range(1, 6):
+                    out[1 + i] = r6[i]
+                for s in range(3):
+                    for i in range(K_max):
+                        out_bp[s, i] = rbp[s, i]
+    if out[1] < 0 and not leaf <= budget:
+        return np.inf  # nothing below the budget (the leaf is not below it either)
+    return out[0]
 
 
 @njit

@@ -133,9 +133,12 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         linear in n (:mod:`engine.literati._counting_kernels`, MurTree's depth-two idea),
         and a depth-3 problem from one triple histogram per root feature (one pass over
         the rows, then every root shape's depth-2 children from class counts); a
-        different candidate space, so its optimum may differ from 'state's.  Needs
-        ``max_depth <= 3`` and a finite top ``candidate_leaves``; ``greedy_seed`` does
-        not apply (the greedy tree picks each state's own candidates).
+        different candidate space, so its optimum may differ from 'state's.  Deeper
+        trees (``max_depth >= 4``) search the states with four levels or more as graph
+        nodes over the root's candidates, every three-level state below them solved by
+        the depth-3 counting kernel with its budget and cached by its row set.  Needs a
+        finite top ``candidate_leaves``; ``greedy_seed`` does not apply (the greedy tree
+        picks each state's own candidates).
 
     Attributes
     ----------
@@ -262,12 +265,6 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
             )
         if getattr(self, "candidate_scope", "state") == "root":
             top = leaves[0] if isinstance(leaves, (tuple, list)) else leaves
-            if self.max_depth > 3:
-                raise InvalidParameterError(
-                    "candidate_scope='root' (the counting solver) is available for "
-                    f"max_depth <= 3; got max_depth={self.max_depth}. Use "
-                    "candidate_scope='state' for deeper trees."
-                )
             if top is None:
                 raise InvalidParameterError(
                     "candidate_scope='root' needs a finite number of candidate leaves at "

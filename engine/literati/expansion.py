@@ -40,13 +40,12 @@ _D2_MAX_SHAPES = 50_000
 #: Work of one depth-3 counting call in (row x feature x feature) units of triple-histogram
 #: counting: ``max(threads, _D3_WORK // (m p^2))`` root features per call.
 _D3_WORK = 20_000_000
+#: Three-level states of ``candidate_scope='root'`` are solved by the depth-3 counting
+#: kernel (False: searched as graph nodes over depth-2 children, the path the tests compare
+#: it with).
+D3_COUNTING = True
 #: Largest triple histogram (bytes, one per thread) of the depth-3 counting kernel; above
 #: it, three-level states are searched as graph nodes over depth-2 children.
-#: The depth-3 counting kernel is switched off: on a three-class case with tied candidate
-#: thresholds (tests/test_literati_root_scope.py, seed 53) it returned a tree of objective
-#: 8.7 as proven optimal where the optimum over the same candidates is 2.9.  Until that is
-#: found and fixed, three-level states are searched as graph nodes over depth-2 children.
-D3_COUNTING = False
 _D3_BYTES = 256 << 20
 
 #: Earlier shapes per (state, feature) whose children bound a new shape's children
@@ -294,6 +293,23 @@ class StateExpansion:
         self._bins = call_parallel(counting_kernels.bin_rows, self.XT, off, vals)
         self.greedy_seed = False
 
+    def _root_state_candidates(self, idx: np.ndarray):
+        """``candidate_scope='root'``: the candidates of a state expanded as a graph node
+        are the root's, with the class counts of the state's rows ``idx`` per bin of them
+        (the layout of :func:`engine.literati._kernels.state_candidates`: ``(off, vals,
+        counts)``, bin ``b`` of feature ``j`` in row ``off[j] + j + b`` of int64 counts
+        ``(len(vals) + p, C)``), read from the rows' bins of :meth:`_root_candidates`."""
+        off, vals = self._root_off, self._root_vals
+        p = self.X.shape[1]
+        counts = np.zeros((vals.shape[0] + p, self.C), dtype=np.int64)
+        codes = self.y[idx]
+        for j in range(p):
+            nb = int(off[j + 1] - off[j]) + 1
+            cell = self._bins[idx, j].astype(np.int64) * self.C + codes
+            per_bin = np.bincount(cell, minlength=nb * self.C).reshape(nb, self.C)
+            counts[off[j] + j : off[j] + j + nb] = per_bin
+        return off, vals, counts
+
     def _count_d2(self, st: DataState, sc: list) -> None:
         """Solve a two-level state exactly by the counting solver
         (:func:`engine.literati._counting_kernels.solve_depth2_counting`; every state uses
@@ -479,10 +495,13 @@ class StateExpansion:
         weighted gini impurity of their two children; V~ of the others is computed in
         later visits (:meth:`_more_vt`), a chunk per visit, so one expansion never holds
         the search for long."""
-        o = self._orders_of(st)
-        off, vals, cnt = kernels.state_candidates(
-            self.XT, self.y, o, self.C, self._leaves(st.depth)
-        )
+        if self.candidate_scope == "root":
+            off, vals, cnt = self._root_state_candidates(st.idx)
+        else:
+            o = self._orders_of(st)
+            off, vals, cnt = kernels.state_candidates(
+                self.XT, self.y, o, self.C, self._leaves(st.depth)
+            )
         st.cand_off, st.cand_val, st.bin_counts = off, vals, cnt
         shapes = []
         proxy = []

@@ -1,0 +1,169 @@
+"""Literati's depth-3 counting kernel
+(``engine/literati/_counting_kernels.py::solve_depth3_counting``) called directly and
+through the search: its value and the tree it returns, re-scored by routing the rows
+(independently of the engine), against a brute force over the same candidates, and the
+search with the kernel against the search without it (three-level states searched as
+graph nodes over depth-2 children)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine.literati import _counting_kernels as counting_kernels
+from engine.literati import _kernels as kernels
+from engine.literati import expansion
+from tests.test_literati import _route, tree_objective
+from tests.test_literati_root_scope import _data, _engine_candidates, _root, brute_force_root
+
+#: (split penalty lambda, breakpoint penalty alpha) pairs of the randomized cases.
+PENALTIES = [(0.1, 0.3), (0.5, 0.5), (0.25, 0.0), (1.0, 0.5), (0.05, 0.15), (0.3, 0.2)]
+
+
+def _tied_case(seed):
+    """A small random case with many ties in the feature values (a few integer levels per
+    feature): ``(X, y, K_max, lambda, alpha, candidate leaves)``, 2 or 3 classes."""
+    rng = np.random.default_rng(1000 + seed)
+    n = int(rng.integers(8, 21))
+    p = int(rng.integers(2, 4))
+    C = 2 + seed % 2
+    levels = int(rng.integers(3, 7))
+    X = rng.integers(0, levels, size=(n, p)).astype(np.float64)
+    signal = (X[:, 0] > levels / 2).astype(int) + (X[:, 1] < 2).astype(int)
+    y = (signal + (rng.random(n) < 0.3)) % C
+    y[:C] = np.arange(C)  # every class present
+    lam, alpha = PENALTIES[seed % len(PENALTIES)]
+    k_max = 1 + (seed // 2) % 2
+    leaves = int(rng.integers(3, 7))
+    return np.ascontiguousarray(X), y.astype(np.int64), k_max, lam, alpha, leaves
+
+
+def _kernel(X, y, k_max, lam, alpha, leaves, start):
+    """Call the kernel on all rows for every root feature: ``(results, res_bps, off, vals)``
+    over the root's candidates (as the search computes them)."""
+    XT = np.ascontiguousarray(X.T)
+    n, p = X.shape
+    C = int(y.max()) + 1
+    rows = np.arange(n, dtype=np.int64)
+    orders = kernels.sort_orders(XT, rows)
+    off, vals, _ = kernels.state_candidates(XT, y, orders, C, leaves)
+    bins = counting_kernels.bin_rows(XT, off, vals)
+    results = np.full((p, counting_kernels.D3_RESULT), np.inf)
+    res_bps = np.zeros((p, 7, k_max), dtype=np.int64)
+    counting_kernels.solve_depth3_counting(
+        bins,
+        y,
+        rows,
+        off,
+        C,
+        k_max,
+        lam,
+        alpha,
+        float(start),
+        np.arange(p, dtype=np.int64),
+        results,
+        res_bps,
+    )
+    return results, res_bps, off, vals
+
+
+def _heap_tree_objective(row, bp_idx, off, vals, X, y, lam, alpha):
+    """Err + sum(lambda + alpha K) of the heap-ordered depth-3 tree of one kernel result
+    row (node ``i``: feature ``row[1 + 2 i]``, -1 = leaf; ``K = row[2 + 2 i]``; breakpoint
+    candidate indices ``bp_idx[i, :K]``), routing the rows with ``_route``."""
+
+    def score(i, ids):
+        f = int(row[1 + 2 * i]) if i < 7 else -1
+        if f < 0:
+            if ids.size == 0:
+                return 0.0
+            return float(ids.size - np.bincount(y[ids]).max())
+        k = int(row[2 + 2 * i])
+        u = vals[off[f] + bp_idx[i, :k]]
+        left = _route(X[ids, f], u)
+        return lam + alpha * k + score(2 * i + 1, ids[left]) + score(2 * i + 2, ids[~left])
+
+    return score(0, np.arange(len(y)))
+
+
+def _check_rows(results, res_bps, off, vals, X, y, lam, alpha, optimum, start):
+    """Every reported row is a tree scoring its value, below ``start`` and not below the
+    optimum; returns the best reported value (``inf`` when none)."""
+    for t in range(results.shape[0]):
+        value = results[t, 0]
+        if not np.isfinite(value):
+            continue
+        rescored = _heap_tree_objective(results[t], res_bps[t], off, vals, X, y, lam, alpha)
+        assert rescored == pytest.approx(value, abs=1e-9), (t, results[t])
+        assert value < start
+        assert value >= optimum - 1e-9
+    return float(results[:, 0].min())
+
+
+def test_depth3_kernel_seed_53_returns_the_tree_of_its_value():
+    """The case that switched the kernel off: a child that found nothing below its budget
+    returned the budget, and the budget sums rounded below the incumbent, so a shape with
+    two leaf children (objective 8.7) was recorded with value 2.9 (the optimum)."""
+    X, y = _data(53, 22, 2, 3)
+    y = y.astype(np.int64)
+    optimum = brute_force_root(X, y, 3, 2, 0.1, 0.3, 5, _engine_candidates(X, y, 5))
+    assert optimum == pytest.approx(2.9)
+    results, res_bps, off, vals = _kernel(X, y, 2, 0.1, 0.3, 5, np.inf)
+    best = _check_rows(results, res_bps, off, vals, X, y, 0.1, 0.3, optimum, np.inf)
+    assert best == pytest.approx(optimum)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("block", range(4))
+def test_depth3_kernel_equals_brute_force_on_random_tied_cases(block):
+    """60 random cases (2-3 classes, tied feature values, K_max 1 and 2, six penalty
+    pairs), each with several incoming budgets: no budget, just above the optimum (the
+    optimum must be found), just below it and at the leaf (nothing below may be reported),
+    and half-way.  Every reported row is a tree that scores its value."""
+    for seed in range(15 * block, 15 * block + 15):
+        X, y, k_max, lam, alpha, leaves = _tied_case(seed)
+        leaf = float(len(y) - np.bincount(y).max())
+        cands = _engine_candidates(X, y, leaves)
+        optimum = brute_force_root(X, y, 3, k_max, lam, alpha, leaves, cands)
+        for start in (np.inf, optimum + 1e-6, optimum - 1e-6, (optimum + leaf) / 2, leaf):
+            results, res_bps, off, vals = _kernel(X, y, k_max, lam, alpha, leaves, start)
+            best = _check_rows(results, res_bps, off, vals, X, y, lam, alpha, optimum, start)
+            # the kernel lists trees whose root splits (the leaf is the caller's incumbent):
+            # below the budget, the better of the leaf and its best row is the optimum;
+            # otherwise no row may be reported (rows are checked below the budget and not
+            # below the optimum above)
+            if optimum < start - 1e-6:
+                assert min(best, leaf) == pytest.approx(optimum), (seed, start)
+
+
+def _fit(X, y, k_max, lam, alpha, leaves):
+    return _root(
+        max_depth=3,
+        max_breakpoints=k_max,
+        split_penalty=lam,
+        breakpoint_penalty=alpha,
+        candidate_leaves=leaves,
+    ).fit(X, y)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("block", range(3))
+def test_search_with_the_depth3_kernel_equals_brute_force_and_the_graph_search(monkeypatch, block):
+    """30 random tied cases through the estimator (``candidate_scope='root'``, depth 3):
+    with the kernel on and off (three-level states searched as graph nodes over depth-2
+    children) the proven objective equals the brute force, and the returned tree re-scored
+    by routing the rows equals it too."""
+    assert expansion.D3_COUNTING, "the depth-3 counting kernel is expected to be on"
+    for seed in range(100 + 10 * block, 110 + 10 * block):
+        X, y, k_max, lam, alpha, leaves = _tied_case(seed)
+        cands = _engine_candidates(X, y, leaves)
+        optimum = brute_force_root(X, y, 3, k_max, lam, alpha, leaves, cands)
+        with monkeypatch.context() as m:
+            m.setattr(expansion, "D3_COUNTING", False)
+            graph = _fit(X, y, k_max, lam, alpha, leaves)
+        kernel = _fit(X, y, k_max, lam, alpha, leaves)
+        for est in (kernel, graph):
+            assert est.proven_optimal_, seed
+            assert est.objective_ == pytest.approx(optimum), seed
+            assert est.lower_bound_ == pytest.approx(optimum), seed
+            assert tree_objective(est, X, y)[0] == pytest.approx(optimum), seed
