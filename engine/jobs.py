@@ -95,6 +95,7 @@ __all__ = [
     "JobContext",
     "JobSlots",
     "JobSnapshot",
+    "poll_interval",
     "running_jobs",
 ]
 
@@ -115,9 +116,25 @@ _RUNNING_LOCK = threading.Lock()
 def running_jobs() -> int:
     """How many jobs started in this process have not finished yet (every session of a
     server, either runner; a job waiting in its session's line is not counted).  Pages poll
-    their running jobs less often when there are many (``pages._jobs.poll_interval``)."""
+    their running jobs less often when there are many (:func:`poll_interval`)."""
     with _RUNNING_LOCK:
         return sum(1 for job in _RUNNING if not job._finished.is_set())
+
+
+#: Seconds between two polls of a running job's live view while the server runs a few jobs.
+POLL_SECONDS = 0.5
+#: Longest wait between two polls, however many jobs the server runs.
+SLOWEST_POLL_SECONDS = 3.0
+#: Running jobs per extra second between polls (see :func:`poll_interval`).
+JOBS_PER_POLL_SECOND = 8
+
+
+def poll_interval(running: int) -> float:
+    """Seconds between two polls of a live view when the server runs ``running`` jobs:
+    :data:`POLL_SECONDS` up to 4 jobs, then ``running / 8`` s (2.5 s at 20), at most
+    :data:`SLOWEST_POLL_SECONDS`.  Every poll reruns the page's fragment on the server, so
+    the polls of a class of 20 watching sessions stay at about 8 a second."""
+    return min(SLOWEST_POLL_SECONDS, max(POLL_SECONDS, running / JOBS_PER_POLL_SECOND))
 
 
 @dataclass(frozen=True)

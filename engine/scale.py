@@ -149,10 +149,11 @@ def rows_within(method: str, seconds: float, n_features: int = BENCH_FEATURES) -
 
 
 def rows_within_seconds(seconds_at, budget: float, most: int) -> int:
-    """Most rows (``most`` when they all fit, else a multiple of a thousand, at least 1,000) whose
+    """Most rows (``most`` when they all fit, else a multiple of a thousand, at least 1,000
+    and at most ``most``) whose
     ``seconds_at(rows)`` stays within ``budget`` seconds: the subsample a page offers for
     a job timed by several curves (``seconds_at``: rows of the whole table -> seconds,
-    non-decreasing, e.g. :func:`engine.compare.estimate_comparison`'s)."""
+    non-decreasing, e.g. :func:`engine.compare_estimate.estimate_comparison`'s)."""
     if seconds_at(int(most)) <= budget:
         return int(most)
     low, high = 1, max(1, int(most) // 1_000 + 1)  # in thousands
@@ -162,7 +163,7 @@ def rows_within_seconds(seconds_at, budget: float, most: int) -> int:
             low = mid
         else:
             high = mid
-    return low * 1_000
+    return min(int(most), low * 1_000)
 
 
 def depth_factor(max_depth: int | None) -> float:

@@ -64,22 +64,6 @@ from pages._result_panel import (  # noqa: F401 (re-exported: the kit's result p
 
 logger = logging.getLogger(__name__)
 
-#: Seconds between two polls of a running job's live view while the server runs a few jobs.
-POLL_SECONDS = 0.5
-#: Longest wait between two polls, however many jobs the server runs.
-SLOWEST_POLL_SECONDS = 3.0
-#: Running jobs per extra second between polls (see :func:`poll_interval`).
-JOBS_PER_POLL_SECOND = 8
-
-
-def poll_interval(running: int) -> float:
-    """Seconds between two polls of a live view when the server runs ``running`` jobs:
-    :data:`POLL_SECONDS` up to 4 jobs, then ``running / 8`` s (2.5 s at 20), at most
-    :data:`SLOWEST_POLL_SECONDS`.  Every poll reruns the page's fragment on the server, so
-    the polls of a class of 20 watching sessions stay at about 8 a second."""
-    return min(SLOWEST_POLL_SECONDS, max(POLL_SECONDS, running / JOBS_PER_POLL_SECOND))
-
-
 # imported on first use (see the module docstring); tests substitute them here
 _LAZY = {
     "cross_validate_steps": "engine.compare",
@@ -361,8 +345,9 @@ class PageJob:
         run_every: float | None = None,
     ) -> None:
         """Poll the running job in a fragment and ``draw(snapshot)``: twice a second, less
-        often when the server runs many jobs (``run_every=None``: :func:`poll_interval` of
-        :func:`engine.jobs.running_jobs`).
+        often when the server runs many jobs (``run_every=None``:
+        :func:`engine.jobs.poll_interval` of :func:`engine.jobs.running_jobs`, re-read at
+        every poll; a change of 0.5 s or more reruns the page to apply it).
 
         ``caption`` (``{caption}``: the dataset the job runs on) is written above; a job
         waiting for a slot or a worker says so instead of drawing.  The whole page is
@@ -373,8 +358,9 @@ class PageJob:
         if job is None:
             return
         drawn = None if redraw_on is None else redraw_on(job.snapshot().latest)
-        if run_every is None:
-            from engine.jobs import running_jobs
+        adaptive = run_every is None
+        if adaptive:
+            from engine.jobs import poll_interval, running_jobs
 
             run_every = poll_interval(running_jobs())
 
@@ -383,6 +369,10 @@ class PageJob:
             current = self.job
             if current is None:
                 return
+            # the server got busier or quieter since the view opened: a full rerun
+            # re-creates the fragment with the new interval (steps of 0.5 s or more)
+            if adaptive and abs(poll_interval(running_jobs()) - run_every) >= 0.5:
+                st.rerun()
             snap = current.snapshot()
             if caption is not None:
                 st.caption(caption.format(caption=self.meta.get("caption", "")))
@@ -683,12 +673,12 @@ def cv_job_panel(
 
             # the fragment polls up to twice a second: summarise only when a fold has finished
             held = st.session_state.get(f"{prefix}_live_table")
-            key = (id(page_job.job), len(latest["rows"]))
-            if held is None or held[0] != key:
+            n_rows = len(latest["rows"])
+            if held is None or held[0] is not page_job.job or held[1] != n_rows:
                 summary = summarise(latest["rows"], page_job.meta["task"]).summary
-                held = (key, shown_summary(summary))
+                held = (page_job.job, n_rows, shown_summary(summary))
                 st.session_state[f"{prefix}_live_table"] = held
-            st.dataframe(held[1], hide_index=True, width="stretch")  # 1 fold: no spread yet
+            st.dataframe(held[2], hide_index=True, width="stretch")  # 1 fold: no spread yet
 
     if page_job.running:
         page_job.live(draw, caption="Running on {caption}")

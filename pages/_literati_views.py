@@ -367,6 +367,7 @@ def _certify_all_thresholds(source: str, meta: dict, panel, all_key: tuple, stor
     seconds = min(float(meta["time_limit"]), 20.0)
 
     def start():
+        store.pop(all_key, None)  # a new run replaces the last certificate when it ends
         job = Job(
             certify_all_thresholds_steps,
             source,
@@ -395,8 +396,10 @@ def _certify_all_thresholds(source: str, meta: dict, panel, all_key: tuple, stor
             if payload and payload.get("certificate") is not None:
                 store[all_key] = (payload["certificate"], snap.status, payload)
             else:
+                why = "ran out of time" if snap.status == "timeout" else "was stopped"
                 st.warning(
-                    "Stopped before the search started: no certificate. Press the button again."
+                    f"The job {why} before the search started: no certificate. Press the "
+                    "button again."
                 )
     st.markdown(
         f"**Certify against every threshold**: a new search with B_d = all (every split "

@@ -180,7 +180,7 @@ def scale_notice(
 
     A job timed by several curves (Compare: folds x models plus refits) passes
     ``seconds_at`` instead of ``method``: rows of the whole table -> seconds of the whole
-    job (:func:`engine.compare.estimate_comparison`), and ``includes``, what that counts
+    job (:func:`engine.compare_estimate.estimate_comparison`), and ``includes``, what that counts
     in words (said with the estimate); the subsample is then the most rows whose
     ``seconds_at`` fits (:func:`engine.scale.rows_within_seconds`).
     """
@@ -222,6 +222,16 @@ def scale_notice(
         rows = min(max(1_000, int(fit_rows / share) // 1_000 * 1_000), ds.n_samples)
     else:
         rows = rows_within_seconds(seconds_at, budget, ds.n_samples)
+    if rows >= ds.n_samples or seconds_at(rows) > budget:  # no subsample would do
+        where.info(
+            f"**{what[:1].upper() + what[1:]} would take {'at least ' if lower_bound else ''}"
+            f"{format_seconds(seconds)} at {at}** {basis}, more than its time budget of "
+            f"{budget:.0f} s, and a subsample of {min(rows, ds.n_samples):,} rows would "
+            f"still take {format_seconds(seconds_at(min(rows, ds.n_samples)))}. Raise the "
+            "budget or choose lighter settings; the job stops at its budget and keeps what "
+            "finished."
+        )
+        return seconds
     where.info(
         f"**{what[:1].upper() + what[1:]} would take {'at least ' if lower_bound else ''}"
         f"{format_seconds(seconds)} at {at}** {basis}, "
@@ -244,7 +254,7 @@ def comparison_notice(ds, models, n_splits: int, prefix: str, what: str | None =
     cross-validation job of ``models`` (as :func:`engine.compare.plan_comparison` takes
     them) with ``n_splits`` folds on ``ds``: the whole job, every model on every fold's
     training rows plus each refit on all rows
-    (:func:`engine.compare.estimate_comparison`), said with what it counts.  ``None``
+    (:func:`engine.compare_estimate.estimate_comparison`), said with what it counts.  ``None``
     when there is nothing to estimate (no model, or settings the plan will refuse with
     its own message)."""
     from engine.compare_estimate import estimate_comparison

@@ -1,5 +1,6 @@
 """Compare registry and CV (engine/compare.py); oracle: scikit-learn's cross_validate."""
 
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -112,7 +113,9 @@ def test_stop_keeps_finished_folds():
     plan = plan_comparison(ds, {"sklearn_forest": {"n_estimators": 200}}, n_splits=10)
     job = Job(cross_validate_steps, plan, budget=None).start()
     # (a forest's steps are chunks of its trees: wait for two finished folds)
+    deadline = time.monotonic() + 300
     while ((job.snapshot().latest or {}).get("completed") or 0) < 2:
+        assert not job.finished and time.monotonic() < deadline, job.snapshot().error
         job.join(0.01)
     job.cancel()
     assert job.join(10)

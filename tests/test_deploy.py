@@ -83,6 +83,7 @@ def test_upload_limit_equals_the_engines_cap():
     assert config["server"]["maxUploadSize"] * 2**20 == MAX_BYTES
 
 
+@pytest.mark.slow  # a fresh interpreter imports Streamlit
 def test_the_server_skips_streamlits_full_collection_after_each_script_run():
     """A full ``gc.collect(2)`` after every script run (Streamlit's default) cost 0.1-0.4 s
     with the engine loaded, at every fragment poll of a job's live view: most of a core per

@@ -292,25 +292,26 @@ def test_slots_queue_the_third_job_and_start_it_when_one_finishes(runner):
 
 
 def test_running_jobs_counts_the_started_unfinished_jobs_of_this_process():
-    from engine.jobs import running_jobs
+    from engine.jobs import _RUNNING, running_jobs
 
-    before = running_jobs()
     slots = JobSlots(max_running=1)
     a = slots.start(Job(ticker, 10_000, 0.02, budget=None, runner="threads"))
     b = slots.start(Job(ticker, 3, 0.0, runner="threads"))  # waits in line: not running
     c = Job(ticker, 10_000, 0.02, budget=None, runner="threads").start()
     assert b.status == "queued"
-    assert running_jobs() == before + 2
+    # other tests' jobs may still be ending: check this test's own jobs in the registry
+    assert a in _RUNNING and c in _RUNNING and b not in _RUNNING
+    assert running_jobs() >= 2
     c.cancel()
     assert c.join(5)
-    assert running_jobs() == before + 1
+    assert c not in _RUNNING and a in _RUNNING
     a.cancel()  # b starts, runs its 3 steps and ends
     assert a.join(5) and b.join(10)
-    assert running_jobs() == before
+    assert not {a, b, c} & set(_RUNNING)
 
 
 def test_live_views_poll_less_often_when_the_server_runs_many_jobs():
-    from pages._jobs import poll_interval
+    from engine.jobs import poll_interval
 
     assert [poll_interval(n) for n in (0, 1, 4)] == [0.5, 0.5, 0.5]
     assert poll_interval(8) == 1.0 and poll_interval(20) == 2.5
@@ -582,6 +583,7 @@ def test_stop_during_a_forest_fit_returns_within_a_chunk_under_the_thread_runner
     assert lag < 5.0, f"Stop took {lag:.1f} s"
 
 
+@pytest.mark.slow
 def test_the_pages_forests_grow_in_chunks_and_equal_one_fit(monkeypatch):
     """The Conditional inference page's random forest (fit_rankings_steps) and the
     Conditional density page's (comparison_steps) grow a chunk of trees per job step, and

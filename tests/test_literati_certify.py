@@ -624,6 +624,18 @@ def test_page_says_when_a_tree_is_outside_the_candidate_space(app):
     )
     assert wide.in_space and wide.proven_optimal
     assert f"{wide.lower_bound:.4g} (proven)" in text
+    # pressed again: the new job's certificate replaces the last one when it ends
+    stored = app.session_state["_lit_certificates"]
+    (first_key,) = [k for k in stored if k[-1] == "all"]
+    first_entry = stored[first_key]
+    app.button(key="lit_cert_run").click().run()
+    again = app.session_state["lit_cert_job"]
+    assert again is not job and first_key not in app.session_state["_lit_certificates"]
+    assert again.join(120), "the second certify job did not finish"
+    app.run()
+    assert not app.exception, app.exception
+    entry = app.session_state["_lit_certificates"][first_key]
+    assert entry is not first_entry and entry[2] is again.result
 
 
 @pytest.mark.slow

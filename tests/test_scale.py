@@ -334,6 +334,7 @@ def test_rows_within_seconds_is_the_largest_thousand_under_the_budget():
     assert rows_within_seconds(seconds_at, 25.0, 200_000) == 12_000
     assert rows_within_seconds(seconds_at, 1.0, 200_000) == 1_000  # never below 1,000
     assert rows_within_seconds(seconds_at, 1e9, 30_500) == 30_500  # all rows fit
+    assert rows_within_seconds(seconds_at, 1.0, 800) == 800  # never above the table
 
 
 def test_scale_notice_of_a_comparison_says_what_it_counts_and_sizes_the_offer():
