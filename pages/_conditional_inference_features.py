@@ -104,44 +104,8 @@ def draw_top_k(
             "paper's protocol re-ranks on every training fold."
         )
     )
-    learners = CLASSIFICATION_LEARNERS if clf else REGRESSION_LEARNERS
     metric = "balanced accuracy" if clf else "R²"
-    c = st.columns([2, 3, 2, 2])  # room for every chosen k (the box hid "10" at 1280 px)
-    learner = c[0].selectbox(
-        "Learner",
-        learners,
-        key=f"ci_learner_{ds.task}",
-        help=link_terms(
-            "The CIT paper's benchmark learners: logistic: logistic "
-            "regression (balanced class weights); svm / svr: RBF support "
-            "vector machine (C = 1); knn: 5 nearest neighbours, "
-            "distance-weighted; ridge: ridge regression (alpha = 1)."
-        ),
-    )
-    k_all = [k for k in (1, 2, 3, 5, 10, 20, 50) if k <= ds.n_features]
-    if ds.n_features not in k_all:
-        k_all.append(ds.n_features)
-    ks = c[1].multiselect(
-        "k values",
-        k_all,
-        default=[k for k in (1, 2, 3, 5, 10) if k in k_all] or k_all[:1],
-        key="ci_ks_view",
-        help=link_terms("Numbers of top-ranked features to keep."),
-    )
-    folds = c[2].slider("Folds", 2, 10, 5, key="ci_folds")
-    rerank = c[3].checkbox(
-        "Re-rank on every training fold",
-        True,
-        key="ci_rerank",
-        help=link_terms(
-            "The paper's protocol (honest, slower: every method is refitted "
-            "per fold). Off: use the rankings above, fitted on all rows "
-            "(optimistic, fast)."
-        ),
-    )
-    topk_methods = st.multiselect(
-        "Methods", list(methods), default=list(methods), key="ci_topk_methods"
-    )
+    learner, ks, folds, rerank, topk_methods = _draw_top_k_settings(methods=methods, clf=clf, ds=ds)
     save_settings()
 
     def start_topk():
@@ -192,38 +156,84 @@ def draw_top_k(
     tjob, trunning = job_controls(topk_job, "Run top-k", start_topk)
     if tjob is not None:
         tres = tjob.snapshot().latest if trunning else finished_result(tjob, "The top-k run")
-        tmeta = topk_job.meta
-        if tres and tres.get("curves"):
-            st.caption(
-                link_terms(
-                    f"Results for {tmeta['caption'].rstrip('.')}; learner {tmeta['learner']}."
-                )
-            )
-            partial = [
-                f"{m} ({len(cv['scores'])} of {tmeta['folds']} folds)"
-                for m, cv in tres["curves"].items()
-                if not cv.get("complete", True)
-            ]
-            if partial:
-                st.caption(link_terms("Not every fold finished: " + ", ".join(partial) + "."))
-            for note in tres.get("notes", []):
-                st.info(note)
-            panel.chart(top_k_figure(tres["curves"], metric=tmeta["metric"]), key="ci_topk_fig")
-            ttable = pd.DataFrame({"k": next(iter(tres["curves"].values()))["k"]})
-            for m, cv in tres["curves"].items():
-                ttable[m] = np.round(cv["mean"], 4)
-                ttable[f"{m} sd"] = np.round(cv["std"], 4)
-            panel.table(ttable, name="top_k", hide_index=True, width="stretch", key="ci_topk_table")
-            st.download_button(
-                "Download the top-k scores (CSV)",
-                ttable.to_csv(index=False).encode(),
-                file_name="cit_top_k.csv",
-                mime="text/csv",
-                on_click="ignore",
-                key="ci_topk_dl",
-            )
+        _draw_top_k_result(tres, tmeta=topk_job.meta, panel=panel)
     else:
         st.info("Press **Run top-k** to score the rankings downstream.")
+
+
+def _draw_top_k_settings(*, methods, clf, ds):
+    """The top-k run's widgets; returns ``(learner, ks, folds, rerank, methods chosen)``."""
+    learners = CLASSIFICATION_LEARNERS if clf else REGRESSION_LEARNERS
+    c = st.columns([2, 3, 2, 2])  # room for every chosen k (the box hid "10" at 1280 px)
+    learner = c[0].selectbox(
+        "Learner",
+        learners,
+        key=f"ci_learner_{ds.task}",
+        help=link_terms(
+            "The CIT paper's benchmark learners: logistic: logistic "
+            "regression (balanced class weights); svm / svr: RBF support "
+            "vector machine (C = 1); knn: 5 nearest neighbours, "
+            "distance-weighted; ridge: ridge regression (alpha = 1)."
+        ),
+    )
+    k_all = [k for k in (1, 2, 3, 5, 10, 20, 50) if k <= ds.n_features]
+    if ds.n_features not in k_all:
+        k_all.append(ds.n_features)
+    ks = c[1].multiselect(
+        "k values",
+        k_all,
+        default=[k for k in (1, 2, 3, 5, 10) if k in k_all] or k_all[:1],
+        key="ci_ks_view",
+        help=link_terms("Numbers of top-ranked features to keep."),
+    )
+    folds = c[2].slider("Folds", 2, 10, 5, key="ci_folds")
+    rerank = c[3].checkbox(
+        "Re-rank on every training fold",
+        True,
+        key="ci_rerank",
+        help=link_terms(
+            "The paper's protocol (honest, slower: every method is refitted "
+            "per fold). Off: use the rankings above, fitted on all rows "
+            "(optimistic, fast)."
+        ),
+    )
+    topk_methods = st.multiselect(
+        "Methods", list(methods), default=list(methods), key="ci_topk_methods"
+    )
+    return learner, ks, folds, rerank, topk_methods
+
+
+def _draw_top_k_result(tres, *, tmeta, panel):
+    """The top-k run's result ``tres`` (partial while it runs): notes, the score curves per
+    method, their table and its download; nothing before the first curves."""
+    if not (tres and tres.get("curves")):
+        return
+    st.caption(
+        link_terms(f"Results for {tmeta['caption'].rstrip('.')}; learner {tmeta['learner']}.")
+    )
+    partial = [
+        f"{m} ({len(cv['scores'])} of {tmeta['folds']} folds)"
+        for m, cv in tres["curves"].items()
+        if not cv.get("complete", True)
+    ]
+    if partial:
+        st.caption(link_terms("Not every fold finished: " + ", ".join(partial) + "."))
+    for note in tres.get("notes", []):
+        st.info(note)
+    panel.chart(top_k_figure(tres["curves"], metric=tmeta["metric"]), key="ci_topk_fig")
+    ttable = pd.DataFrame({"k": next(iter(tres["curves"].values()))["k"]})
+    for m, cv in tres["curves"].items():
+        ttable[m] = np.round(cv["mean"], 4)
+        ttable[f"{m} sd"] = np.round(cv["std"], 4)
+    panel.table(ttable, name="top_k", hide_index=True, width="stretch", key="ci_topk_table")
+    st.download_button(
+        "Download the top-k scores (CSV)",
+        ttable.to_csv(index=False).encode(),
+        file_name="cit_top_k.csv",
+        mime="text/csv",
+        on_click="ignore",
+        key="ci_topk_dl",
+    )
 
 
 def draw_selection_bias(*, bias_job, categorical, ds, panel, params, save_settings):
