@@ -85,173 +85,287 @@ def draw_curves_tab(
                 "batch": "the mean over a batch of test rows",
             }.get,
         )
-        st.caption(
-            link_terms(
-                "Insert features one by one in each method's ranking order (insertion: start from no "
-                "feature, f(\u2205), end at the prediction) or delete them (deletion: start at the "
-                "prediction). A good ranking makes insertion rise fast (high AUC) and deletion fall fast "
-                "(low AUC); AUC is the mean of the n + 1 points. Shapley-type values rank by *average* "
-                "marginal effect; the Ranker maximises (f(S) - f(N\\S))/2 over coalitions directly, "
-                "which is aimed at ins - del on the attributed game (compare in the table; on another "
-                "scale, such as boosting's probability, or with few relevant features, linear "
-                "attributions can match it). "
-                + (
-                    "The black dashed curves are the best achievable values of any ranking (brute force "
-                    "over all subsets of each size)."
-                    if n <= 12
-                    else f"(Brute-force best envelopes need at most 12 features; this dataset has {n}.)"
-                )
-            )
-        )
+        _draw_curves_caption(n)
         if mode == "sample" and cs_one is not None:
             show_curves(cs_one, curve_label, "tg_one", f"treegrad_curves_row{row}.csv")
         elif mode == "sample":
-            one_key = (model_key, x.tobytes(), int(ci), param_values, curve_output, int(n_random))
+            _draw_sample_curves_job(
+                one_job=one_job,
+                batch_budget=batch_budget,
+                ci=ci,
+                curve_label=curve_label,
+                curve_output=curve_output,
+                ds=ds,
+                job_outcome=job_outcome,
+                live_view=live_view,
+                model=model,
+                model_key=model_key,
+                n=n,
+                n_nodes=n_nodes,
+                n_random=n_random,
+                other_dataset=other_dataset,
+                param_values=param_values,
+                params=params,
+                row=row,
+                show_curves=show_curves,
+                x=x,
+            )
+        else:
+            size = _draw_batch_size(
+                settings=settings,
+                test_rows=test_rows,
+                own_class=cls_choice == predicted,
+            )
+            _draw_batch_curves_job(
+                batch_job=batch_job,
+                batch_budget=batch_budget,
+                predicted=predicted,
+                ci=ci,
+                classification=classification,
+                cls_choice=cls_choice,
+                curve_label=curve_label,
+                curve_output=curve_output,
+                ds=ds,
+                is_boost=is_boost,
+                job_outcome=job_outcome,
+                live_view=live_view,
+                model=model,
+                model_key=model_key,
+                n_random=n_random,
+                other_dataset=other_dataset,
+                params=params,
+                show_curves=show_curves,
+                size=size,
+                te_idx=te_idx,
+            )
+
+
+def _draw_curves_caption(n):
+    """What the insertion / deletion curves show (and, for ``n <= 12`` features, that the
+    black dashed curves are the brute-force best envelopes)."""
+    st.caption(
+        link_terms(
+            "Insert features one by one in each method's ranking order (insertion: start from no "
+            "feature, f(\u2205), end at the prediction) or delete them (deletion: start at the "
+            "prediction). A good ranking makes insertion rise fast (high AUC) and deletion fall fast "
+            "(low AUC); AUC is the mean of the n + 1 points. Shapley-type values rank by *average* "
+            "marginal effect; the Ranker maximises (f(S) - f(N\\S))/2 over coalitions directly, "
+            "which is aimed at ins - del on the attributed game (compare in the table; on another "
+            "scale, such as boosting's probability, or with few relevant features, linear "
+            "attributions can match it). "
+            + (
+                "The black dashed curves are the best achievable values of any ranking (brute force "
+                "over all subsets of each size)."
+                if n <= 12
+                else f"(Brute-force best envelopes need at most 12 features; this dataset has {n}.)"
+            )
+        )
+    )
+
+
+def _draw_sample_curves_job(
+    *,
+    one_job,
+    batch_budget,
+    ci,
+    curve_label,
+    curve_output,
+    ds,
+    job_outcome,
+    live_view,
+    model,
+    model_key,
+    n,
+    n_nodes,
+    n_random,
+    other_dataset,
+    param_values,
+    params,
+    row,
+    show_curves,
+    x,
+):
+    """One sample's curves on a model too large to compute them at once: the background
+    job's Run button, live view and result (with a note when the sample changed since)."""
+    one_key = (model_key, x.tobytes(), int(ci), param_values, curve_output, int(n_random))
+    st.caption(
+        link_terms(
+            f"This model has {n_nodes:,} nodes: the {2 * (n + 1)} curve points of "
+            f"{6 + len(PAPER_BETAS) + int(n_random)} rankings take a few seconds, so they "
+            "run in the background. Press Run (again after an edit)."
+        )
+    )
+
+    def start_one():
+        job = Job(
+            curves_steps,
+            model,
+            x[None].copy(),
+            int(ci),
+            params=params,
+            output=curve_output,
+            n_random=int(n_random),
+            seed=seed(),
+            chunk=1,
+            budget=batch_budget,
+            name="tg_one",
+        )
+        return job, {"key": one_key, "caption": dataset_caption(ds)}
+
+    one_job.controls("Run", start_one, columns=(1, 1, 5))
+    if one_job.running:
+        live_view(one_job, lambda s, partial: None, "sample")
+    out = job_outcome(one_job, "samples")
+    if out is not None and isinstance(out[0], CurveSet):
+        if not other_dataset(out[1], "curves") and out[1].get("key") != one_key:
             st.caption(
                 link_terms(
-                    f"This model has {n_nodes:,} nodes: the {2 * (n + 1)} curve points of "
-                    f"{6 + len(PAPER_BETAS) + int(n_random)} rankings take a few seconds, so they "
-                    "run in the background. Press Run (again after an edit)."
+                    "These curves are for the sample as it was when Run was pressed; "
+                    "press Run to update them."
                 )
             )
+        show_curves(out[0], curve_label, "tg_one", f"treegrad_curves_row{row}.csv")
 
-            def start_one():
-                job = Job(
-                    curves_steps,
-                    model,
-                    x[None].copy(),
-                    int(ci),
-                    params=params,
-                    output=curve_output,
-                    n_random=int(n_random),
-                    seed=seed(),
-                    chunk=1,
-                    budget=batch_budget,
-                    name="tg_one",
-                )
-                return job, {"key": one_key, "caption": dataset_caption(ds)}
 
-            one_job.controls("Run", start_one, columns=(1, 1, 5))
-            if one_job.running:
-                live_view(one_job, lambda s, partial: None, "sample")
-            out = job_outcome(one_job, "samples")
-            if out is not None and isinstance(out[0], CurveSet):
-                if not other_dataset(out[1], "curves") and out[1].get("key") != one_key:
-                    st.caption(
-                        link_terms(
-                            "These curves are for the sample as it was when Run was pressed; "
-                            "press Run to update them."
-                        )
-                    )
-                show_curves(out[0], curve_label, "tg_one", f"treegrad_curves_row{row}.csv")
+def _draw_batch_size(*, settings, test_rows, own_class):
+    """The batch's number of test rows (a slider up to 500, kept within the test split) and
+    a caption on how the batch runs; ``own_class``: each row explained at its predicted class."""
+    n_test = len(test_rows)
+    cA, cB = st.columns([2, 3])
+    max_batch = min(500, n_test)
+    # the kept value may come from a dataset with more test rows
+    if not 1 <= st.session_state.get("tg_batch", 1) <= max_batch:
+        settings.link_fixed("tg_batch", min(50, max_batch), f"is more than {max_batch} rows")
+        st.session_state["tg_batch"] = min(50, max_batch)
+    if max_batch > 1:
+        size = cA.slider(
+            "Rows in the batch",
+            1,
+            max_batch,
+            min(50, max_batch),
+            key="tg_batch",
+            help=link_terms("The first rows of the seeded test split."),
+        )
+    else:
+        size = 1
+        cA.caption(link_terms("The test split has a single row: the batch is that row."))
+    cB.caption(
+        link_terms(
+            "The batch runs in the background (Stop keeps the finished rows). Each row "
+            "is explained at the chosen class"
+            + (" (its own predicted class)" if own_class else "")
+            + "; what-if edits apply to the single sample only."
+        )
+    )
+    return size
+
+
+def _draw_batch_curves_job(
+    *,
+    batch_job,
+    batch_budget,
+    predicted,
+    ci,
+    classification,
+    cls_choice,
+    curve_label,
+    curve_output,
+    ds,
+    is_boost,
+    job_outcome,
+    live_view,
+    model,
+    model_key,
+    n_random,
+    other_dataset,
+    params,
+    show_curves,
+    size,
+    te_idx,
+):
+    """The mean curves over the first ``size`` test rows: the background job's Run button,
+    live view (the rows' AUCs so far) and result, with the per-row AUCs' download."""
+
+    def start_batch():
+        Xb = ds.X[te_idx[: int(size)]]
+        if classification and cls_choice == predicted:
+            cls = np.argmax(model.predict_proba(Xb), axis=1).astype(np.int64)
         else:
-            n_test = len(test_rows)
-            cA, cB = st.columns([2, 3])
-            max_batch = min(500, n_test)
-            # the kept value may come from a dataset with more test rows
-            if not 1 <= st.session_state.get("tg_batch", 1) <= max_batch:
-                settings.link_fixed(
-                    "tg_batch", min(50, max_batch), f"is more than {max_batch} rows"
-                )
-                st.session_state["tg_batch"] = min(50, max_batch)
-            if max_batch > 1:
-                size = cA.slider(
-                    "Rows in the batch",
-                    1,
-                    max_batch,
-                    min(50, max_batch),
-                    key="tg_batch",
-                    help=link_terms("The first rows of the seeded test split."),
-                )
-            else:
-                size = 1
-                cA.caption(link_terms("The test split has a single row: the batch is that row."))
-            cB.caption(
-                link_terms(
-                    "The batch runs in the background (Stop keeps the finished rows). Each row "
-                    "is explained at the chosen class"
-                    + (" (its own predicted class)" if cls_choice == predicted else "")
-                    + "; what-if edits apply to the single sample only."
-                )
+            cls = ci
+        job = Job(
+            curves_steps,
+            model,
+            Xb,
+            cls,
+            params=params,
+            output=curve_output,
+            n_random=int(n_random),
+            seed=seed(),
+            chunk=2,
+            budget=batch_budget,
+            name="tg_batch",
+        )
+        meta = {
+            "label": curve_label
+            if cls_choice != predicted or not classification
+            else (
+                "raw score of the predicted class"
+                if is_boost and curve_output == "game"
+                else "P(predicted class)"
+            ),
+            "key": (model_key, int(size), params, curve_output, cls_choice),
+            "caption": f"{dataset_caption(ds)} Model: "
+            f"{MODEL_KINDS.get(getattr(model, 'kind', 'tree'), 'tree model')}.",
+        }
+        return job, meta
+
+    batch_job.controls("Run", start_batch, columns=(1, 1, 5))
+
+    def render_batch(latest, partial=False):
+        meta = batch_job.meta
+        res = latest["result"] if isinstance(latest, dict) else latest
+        if res is None:
+            return
+        if partial:  # the live view: AUCs of the rows so far (the charts come at the end)
+            st.dataframe(res.auc_table().round(5), hide_index=True, width="stretch")
+        else:
+            show_curves(
+                res, meta.get("label", curve_label), "tg_batch", "treegrad_curves_batch.csv"
             )
 
-            def start_batch():
-                Xb = ds.X[te_idx[: int(size)]]
-                if classification and cls_choice == predicted:
-                    cls = np.argmax(model.predict_proba(Xb), axis=1).astype(np.int64)
-                else:
-                    cls = ci
-                job = Job(
-                    curves_steps,
-                    model,
-                    Xb,
-                    cls,
-                    params=params,
-                    output=curve_output,
-                    n_random=int(n_random),
-                    seed=seed(),
-                    chunk=2,
-                    budget=batch_budget,
-                    name="tg_batch",
-                )
-                meta = {
-                    "label": curve_label
-                    if cls_choice != predicted or not classification
-                    else (
-                        "raw score of the predicted class"
-                        if is_boost and curve_output == "game"
-                        else "P(predicted class)"
-                    ),
-                    "key": (model_key, int(size), params, curve_output, cls_choice),
-                    "caption": f"{dataset_caption(ds)} Model: "
-                    f"{MODEL_KINDS.get(getattr(model, 'kind', 'tree'), 'tree model')}.",
-                }
-                return job, meta
+    job = batch_job.job
+    if batch_job.running:
+        live_view(batch_job, render_batch, "rows")
+    out = job_outcome(batch_job, "rows")
+    if out is None and job is None:
+        st.info("Press **Run** to compute the mean curves over the batch.")
+    elif out is not None and out[0] is not None:
+        _draw_batch_result(
+            out,
+            render_batch=render_batch,
+            other_dataset=other_dataset,
+            settings_key=(model_key, int(size), params, curve_output, cls_choice),
+        )
 
-            batch_job.controls("Run", start_batch, columns=(1, 1, 5))
 
-            def render_batch(latest, partial=False):
-                meta = batch_job.meta
-                res = latest["result"] if isinstance(latest, dict) else latest
-                if res is None:
-                    return
-                if partial:  # the live view: AUCs of the rows so far (the charts come at the end)
-                    st.dataframe(res.auc_table().round(5), hide_index=True, width="stretch")
-                else:
-                    show_curves(
-                        res, meta.get("label", curve_label), "tg_batch", "treegrad_curves_batch.csv"
-                    )
-
-            job = batch_job.job
-            if batch_job.running:
-                live_view(batch_job, render_batch, "rows")
-            out = job_outcome(batch_job, "rows")
-            if out is None and job is None:
-                st.info("Press **Run** to compute the mean curves over the batch.")
-            elif out is not None and out[0] is not None:
-                res, meta = out
-                if not other_dataset(meta, "curves") and meta.get("key") != (
-                    model_key,
-                    int(size),
-                    params,
-                    curve_output,
-                    cls_choice,
-                ):
-                    st.caption(
-                        link_terms(
-                            "These curves were computed with other settings; press Run to update them."
-                        )
-                    )
-                render_batch(res)
-                per_row = res.per_row_auc
-                st.download_button(
-                    "Download per-row AUCs (CSV)",
-                    per_row.to_csv(index=False).encode(),
-                    file_name="treegrad_batch_auc.csv",
-                    mime="text/csv",
-                    on_click="ignore",
-                    key="tg_rows_dl",
-                )
+def _draw_batch_result(out, *, render_batch, other_dataset, settings_key):
+    """A finished batch ``out = (CurveSet, meta)``: a note when it was computed with other
+    settings than ``settings_key``, its curves and the per-row AUCs' download."""
+    res, meta = out
+    if not other_dataset(meta, "curves") and meta.get("key") != settings_key:
+        st.caption(
+            link_terms("These curves were computed with other settings; press Run to update them.")
+        )
+    render_batch(res)
+    per_row = res.per_row_auc
+    st.download_button(
+        "Download per-row AUCs (CSV)",
+        per_row.to_csv(index=False).encode(),
+        file_name="treegrad_batch_auc.csv",
+        mime="text/csv",
+        on_click="ignore",
+        key="tg_rows_dl",
+    )
 
 
 def draw_ranker_tab(*, ex, names, panel, params, row, tabs):
