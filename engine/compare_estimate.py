@@ -11,9 +11,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from engine.compare import REGISTRY, _model_entries, load_methods
 
-__all__ = ["ComparisonEstimate", "estimate_comparison", "fit_seconds"]
+__all__ = ["ComparisonEstimate", "estimate_comparison", "fit_seconds", "measured_speed"]
+
+#: scikit-learn models whose fits :func:`measured_speed` scales (their curve is its tree's).
+SKLEARN_MODELS = frozenset({"sklearn_tree", "sklearn_forest", "sklearn_boosting"})
+#: Rows of the probe fit of :func:`measured_speed`.
+PROBE_ROWS = 2_000
+#: Bounds of the speed factor (a probe of a few milliseconds is noisy).
+SPEED_BOUNDS = (0.02, 5.0)
 
 
 def fit_seconds(key: str, params: dict, n_rows: int, n_features: int, task: str, n_classes: int):
@@ -71,6 +80,37 @@ def fit_seconds(key: str, params: dict, n_rows: int, n_features: int, task: str,
     return None
 
 
+def measured_speed(X, y, task: str, random_state: int = 0) -> float:
+    """This table's speed against the benchmark's: seconds of one scikit-learn depth-8
+    tree fitted here on (a seeded subsample of at most :data:`PROBE_ROWS` rows of) ``X``
+    (float array, ``(n_samples, n_features)``, NaN allowed) and ``y``, over what the
+    ``sklearn_tree`` cost curve predicts at that size (the best of two fits, clipped to
+    :data:`SPEED_BOUNDS`).  The curves were measured on ``make_classification`` data with
+    every value distinct; a table with few distinct values per feature or many constant
+    ones (digits' pixels) fits 10-20x faster, and this factor says by how much."""
+    import time
+
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    from engine import scale
+
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    n = X.shape[0]
+    if n > PROBE_ROWS:
+        rows = np.random.default_rng(random_state).choice(n, PROBE_ROWS, replace=False)
+        X, y = X[rows], y[rows]
+    model = DecisionTreeClassifier if task == "classification" else DecisionTreeRegressor
+    best = math.inf
+    for _ in range(2):
+        start = time.perf_counter()
+        model(max_depth=8, random_state=random_state).fit(X, y)
+        best = min(best, time.perf_counter() - start)
+    predicted = scale.estimate_seconds("sklearn_tree", X.shape[0], X.shape[1])
+    low, high = SPEED_BOUNDS
+    return float(min(high, max(low, best / predicted)))
+
+
 @dataclass(frozen=True)
 class ComparisonEstimate:
     """How long a comparison job takes, one fit after another, from the cost curves.
@@ -80,7 +120,8 @@ class ComparisonEstimate:
     ``refit_seconds``: those two parts; ``models``: ``(label, seconds of one fold fit,
     seconds of the refit)`` per model with a curve; ``without_curve``: labels of the
     models with none (not counted); ``n_folds``, ``fold_rows`` (the training rows of a
-    fold), ``n_rows``.
+    fold), ``n_rows``; ``speed`` and ``scaled``: the factor applied to the scikit-learn
+    models' fits and their labels.
     """
 
     seconds: float
@@ -91,6 +132,8 @@ class ComparisonEstimate:
     n_folds: int
     fold_rows: int
     n_rows: int
+    speed: float = 1.0
+    scaled: tuple = ()
 
     def includes(self) -> str:
         """What the estimate counts, in words, for the page."""
@@ -100,6 +143,11 @@ class ComparisonEstimate:
             f"{self.fold_rows:,} training rows each, plus {n_models} refit"
             f"{'s' if n_models != 1 else ''} on all {self.n_rows:,} rows, one after another"
         )
+        if self.scaled and self.speed != 1.0:
+            text += (
+                f"; {', '.join(self.scaled)} at {self.speed:.2g}x the curve's time (a probe "
+                "fit on this table)"
+            )
         if self.without_curve:
             text += (
                 f"; not counted: {', '.join(self.without_curve)} (no measured curve), so it "
@@ -117,16 +165,19 @@ def estimate_comparison(
     task: str,
     n_classes: int = 2,
     refit: bool = True,
+    speed: float = 1.0,
 ) -> ComparisonEstimate:
     """Estimate a comparison of ``models`` (the forms :func:`plan_comparison` accepts;
     missing parameters take their defaults) on ``n_rows`` x ``n_features`` with
     ``n_splits`` folds: each fold fit on its ``n_rows * (n_splits - 1) / n_splits``
-    training rows, each refit on all rows (:func:`fit_seconds`).  Raises ValueError
-    for an unknown model or parameter (as :meth:`ModelSpec.make`)."""
+    training rows, each refit on all rows (:func:`fit_seconds`).  ``speed`` multiplies
+    the scikit-learn models' fits (:func:`measured_speed` of the table: their curve was
+    measured on other data).  Raises ValueError for an unknown model or parameter (as
+    :meth:`ModelSpec.make`)."""
     load_methods()
     n_rows, n_splits = int(n_rows), max(2, int(n_splits))
     fold_rows = max(1, round(n_rows * (n_splits - 1) / n_splits))
-    parts, missing = [], []
+    parts, missing, scaled = [], [], []
     for _, key, params, label in _model_entries(models):
         if key not in REGISTRY:
             raise ValueError(f"Unknown model {key!r}; registered: {sorted(REGISTRY)}")
@@ -137,6 +188,9 @@ def estimate_comparison(
             missing.append(label or spec.label)
             continue
         refit_s = fit_seconds(key, values, n_rows, n_features, task, n_classes) if refit else 0.0
+        if key in SKLEARN_MODELS:  # this table's speed, from a probe fit on it
+            per_fold, refit_s = per_fold * speed, refit_s * speed
+            scaled.append(label or spec.label)
         parts.append((label or spec.label, per_fold, refit_s))
     folds_s = n_splits * sum(p[1] for p in parts)
     refits_s = sum(p[2] for p in parts)
@@ -149,4 +203,6 @@ def estimate_comparison(
         n_folds=n_splits,
         fold_rows=fold_rows,
         n_rows=n_rows,
+        speed=float(speed),
+        scaled=tuple(scaled),
     )

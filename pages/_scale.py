@@ -249,6 +249,24 @@ def scale_notice(
     return seconds
 
 
+def _table_speed(ds) -> float:
+    """:func:`engine.compare_estimate.measured_speed` of ``ds``, once per table and
+    session (a probe fit of a few milliseconds to a fraction of a second)."""
+    from engine.compare_estimate import measured_speed
+    from pages._shared import dataset_digest
+
+    if getattr(ds, "X", None) is None:  # no rows to probe (a description of a table)
+        return 1.0
+    held = st.session_state.setdefault("_table_speed", {})
+    key = dataset_digest(ds)
+    if key not in held:
+        try:
+            held[key] = measured_speed(ds.X, ds.y, ds.task)
+        except ValueError:  # a table scikit-learn refuses: the curves as measured
+            held[key] = 1.0
+    return held[key]
+
+
 def comparison_notice(ds, models, n_splits: int, prefix: str, what: str | None = None):
     """The :func:`scale_notice` arguments (``cv_job_panel``'s ``estimate``) of a
     cross-validation job of ``models`` (as :func:`engine.compare.plan_comparison` takes
@@ -262,7 +280,10 @@ def comparison_notice(ds, models, n_splits: int, prefix: str, what: str | None =
     if not models:
         return None
     options = dict(
-        n_splits=int(n_splits), task=ds.task, n_classes=int(getattr(ds, "n_classes", 0) or 2)
+        n_splits=int(n_splits),
+        task=ds.task,
+        n_classes=int(getattr(ds, "n_classes", 0) or 2),
+        speed=_table_speed(ds),
     )
     try:
         here = estimate_comparison(models, ds.n_samples, ds.n_features, **options)

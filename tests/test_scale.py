@@ -361,3 +361,33 @@ def test_scale_notice_of_a_comparison_says_what_it_counts_and_sizes_the_offer():
     at = estimate_comparison(models, rows, 30, n_splits=5, task="classification").seconds
     above = estimate_comparison(models, rows + 1_000, 30, n_splits=5, task="classification")
     assert at <= 60.0 < above.seconds
+
+
+def test_measured_speed_is_a_probe_fit_over_the_curve(monkeypatch):
+    """The factor is the best of two timed depth-8 fits on at most 2,000 seeded rows over
+    the sklearn_tree curve at that size, clipped to SPEED_BOUNDS; it scales only the
+    scikit-learn models of a comparison."""
+    import time
+
+    import engine.compare_estimate as estimate
+    from engine.scale import estimate_seconds
+
+    ticks = iter([0.0, 0.3, 1.0, 1.2, 5.0, 5.4])  # fits of 0.3 s and 0.2 s
+    monkeypatch.setattr(time, "perf_counter", lambda: next(ticks))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5_000, 7))
+    y = (X[:, 0] > 0).astype(int)
+    speed = estimate.measured_speed(X, y, "classification")
+    low, high = estimate.SPEED_BOUNDS
+    assert speed == pytest.approx(
+        min(high, max(low, 0.2 / estimate_seconds("sklearn_tree", 2_000, 7)))
+    )
+    options = dict(n_splits=3, task="classification", n_classes=2)
+    models = {"sklearn_forest": {}, "treelab_cart": {}}
+    one = estimate.estimate_comparison(models, 4_000, 7, **options)
+    scaled = estimate.estimate_comparison(models, 4_000, 7, **options, speed=0.25)
+    (forest, cart) = one.models
+    assert scaled.models[0][1:] == pytest.approx((forest[1] * 0.25, forest[2] * 0.25))
+    assert scaled.models[1] == cart  # TreeLab's CART keeps its own curve
+    assert scaled.scaled == (forest[0],) and "0.25x the curve's time" in scaled.includes()
+    assert one.scaled == (forest[0],) and "the curve's time" not in one.includes()

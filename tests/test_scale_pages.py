@@ -148,31 +148,38 @@ def test_compare_estimates_the_whole_job_from_the_curves(app, monkeypatch):
     """The Compare page times every model on every fold's training rows plus the refits
     (steep curves make 3,000 rows take minutes), says what that counts, and offers the
     subsample whose whole job fits the budget."""
+    import engine.compare_estimate
     from engine.compare_estimate import estimate_comparison
     from engine.scale import format_seconds
 
     for method in ("sklearn_tree", "cart"):
         steep = engine.scale.CostCurve(method, "a steep test curve", 1e-4, 1.2, 200_000)
         monkeypatch.setitem(engine.scale.CURVES, method, steep)
+    # the page scales scikit-learn's fits by a probe fit on the table (test_scale checks it)
+    monkeypatch.setattr(engine.compare_estimate, "measured_speed", lambda X, y, task: 0.5)
     upload(app, 3_000)
     app.switch_page("pages/compare.py").run()
     assert not app.exception, app.exception
     chosen = app.multiselect(key="cmp_models").value
     folds = app.slider(key="cmp_folds").value
     budget = app.number_input(key="cmp_budget").value
-    want = estimate_comparison(
-        dict.fromkeys(chosen, {}), 3_000, 5, n_splits=folds, task="classification", n_classes=3
-    )
+    # the scikit-learn fits are scaled by a probe fit on this table (measured_speed)
+    (speed,) = app.session_state["_table_speed"].values()
+    assert speed == 0.5
+    options = dict(n_splits=folds, task="classification", n_classes=3, speed=speed)
+    want = estimate_comparison(dict.fromkeys(chosen, {}), 3_000, 5, **options)
+    unscaled = estimate_comparison(dict.fromkeys(chosen, {}), 3_000, 5, **{**options, "speed": 1})
+    assert want.seconds == pytest.approx(unscaled.seconds * speed)  # all three are scikit-learn's
     assert want.seconds > budget  # the offer is drawn
     offer = next(i.value for i in app.info if "time budget" in i.value)
     assert format_seconds(want.seconds) in offer
     assert f"{folds} folds x {len(chosen)} models on" in offer
     assert f"plus {len(chosen)} refits on all 3,000 rows" in offer
+    assert f"at {speed:.2g}x the curve's time (a probe fit on this table)" in offer
     button = next(b for b in app.button if b.key == "cmp_subsample_btn")
     rows = int(
         button.label.removeprefix("Use a subsample of ").removesuffix(" rows").replace(",", "")
     )
-    options = dict(n_splits=folds, task="classification", n_classes=3)
     assert rows < 3_000  # (the steep curve: 1,000 rows fit the budget, 3,000 do not)
     assert estimate_comparison(dict.fromkeys(chosen, {}), rows, 5, **options).seconds <= budget
     over = estimate_comparison(dict.fromkeys(chosen, {}), rows + 1_000, 5, **options)
