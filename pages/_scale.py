@@ -222,14 +222,13 @@ def scale_notice(
         rows = min(max(1_000, int(fit_rows / share) // 1_000 * 1_000), ds.n_samples)
     else:
         rows = rows_within_seconds(seconds_at, budget, ds.n_samples)
-    if rows >= ds.n_samples or seconds_at(rows) > budget:  # no subsample would do
+    if rows >= ds.n_samples:  # no subsample smaller than the table
         where.info(
             f"**{what[:1].upper() + what[1:]} would take {'at least ' if lower_bound else ''}"
             f"{format_seconds(seconds)} at {at}** {basis}, more than its time budget of "
-            f"{budget:.0f} s, and a subsample of {min(rows, ds.n_samples):,} rows would "
-            f"still take {format_seconds(seconds_at(min(rows, ds.n_samples)))}. Raise the "
-            "budget or choose lighter settings; the job stops at its budget and keeps what "
-            "finished."
+            f"{budget:.0f} s, and the smallest subsample offered (1,000 rows) is not "
+            "smaller than the table. Raise the budget or choose lighter settings; the job "
+            "stops at its budget and keeps what finished."
         )
         return seconds
     where.info(
