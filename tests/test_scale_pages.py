@@ -156,7 +156,7 @@ def test_compare_estimates_the_whole_job_from_the_curves(app, monkeypatch):
         steep = engine.scale.CostCurve(method, "a steep test curve", 1e-4, 1.2, 200_000)
         monkeypatch.setitem(engine.scale.CURVES, method, steep)
     # the page scales scikit-learn's fits by a probe fit on the table (test_scale checks it)
-    monkeypatch.setattr(engine.compare_estimate, "measured_speed", lambda X, y, task: 0.5)
+    monkeypatch.setattr(engine.compare_estimate, "measured_speed", lambda X, y, task: 0.9)
     upload(app, 3_000)
     app.switch_page("pages/compare.py").run()
     assert not app.exception, app.exception
@@ -165,7 +165,7 @@ def test_compare_estimates_the_whole_job_from_the_curves(app, monkeypatch):
     budget = app.number_input(key="cmp_budget").value
     # the scikit-learn fits are scaled by a probe fit on this table (measured_speed)
     (speed,) = app.session_state["_table_speed"].values()
-    assert speed == 0.5
+    assert speed == 0.9
     options = dict(n_splits=folds, task="classification", n_classes=3, speed=speed)
     want = estimate_comparison(dict.fromkeys(chosen, {}), 3_000, 5, **options)
     unscaled = estimate_comparison(dict.fromkeys(chosen, {}), 3_000, 5, **{**options, "speed": 1})
