@@ -630,7 +630,11 @@ def test_page_says_when_a_tree_is_outside_the_candidate_space(app):
     first_entry = stored[first_key]
     app.button(key="lit_cert_run").click().run()
     again = app.session_state["lit_cert_job"]
-    assert again is not job and first_key not in app.session_state["_lit_certificates"]
+    assert again is not job
+    # the last certificate is gone at once; a job this small may already have ended
+    # within that same run, and then its own certificate stands in its place
+    pending = app.session_state["_lit_certificates"].get(first_key)
+    assert pending is None or (pending is not first_entry and pending[2] is again.result)
     assert again.join(120), "the second certify job did not finish"
     app.run()
     assert not app.exception, app.exception
