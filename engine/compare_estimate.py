@@ -36,8 +36,12 @@ def fit_seconds(key: str, params: dict, n_rows: int, n_features: int, task: str,
     features each node draws (the square root of them for classification forests and
     conditional inference forests); scikit-learn's gradient boosting is ``n_estimators``
     trees per class (one for two classes or regression); a Partition Tree scales with
-    log2 of its leaves / 5 (measured at 32); Literati is its depth-2 curve capped at its
-    time limit (every fit stops there)."""
+    log2 of its leaves / 5 (measured at 32), a Partition Forest ``n_estimators`` of them
+    on their ``max_samples`` share of the rows and ``max_features`` share of the features;
+    Literati at depth 2 is its depth-2 curve capped at its time limit (every fit stops
+    there), deeper its time limit itself (no curve was measured deeper: an upper bound).
+    A conditional inference tree or forest with permutation p-values has no curve (the
+    measured one is the asymptotic default's, hundreds of times faster)."""
     from engine import scale
 
     def trees(method, count, depth, features):
@@ -58,25 +62,35 @@ def fit_seconds(key: str, params: dict, n_rows: int, n_features: int, task: str,
         return trees("sklearn_tree", params["n_estimators"] * per_stage, params["max_depth"], p)
     if key == "treelab_cart":
         return trees("cart", 1, params["max_depth"], p)
-    if key == "treelab_cit":
-        return trees("cit", 1, params["max_depth"], p)
-    if key == "treelab_cif":
+    if key == "treelab_cit" or key == "treelab_cif":
+        if params.get("p_value") == "permutation":
+            return None  # the curve is the asymptotic default's; permutation tests: none
+        if key == "treelab_cit":
+            return trees("cit", 1, params["max_depth"], p)
         return trees("cit", params["n_estimators"], params["max_depth"], math.sqrt(p))
     if key in ("treelab_partition_tree", "treelab_partition_forest"):
         from engine.partition.base import MAX_LEAVES_CLF, MAX_LEAVES_REG
 
         default = MAX_LEAVES_CLF if task == "classification" else MAX_LEAVES_REG
         leaves = params.get("max_leaves") or default
-        count = params.get("n_estimators", 1)
+        count, rows, features = 1, n_rows, p
+        if key == "treelab_partition_forest":  # each tree: its share of rows and features
+            from engine.partition.estimators import PartitionForestRegressor
+
+            forest = PartitionForestRegressor()
+            count = params.get("n_estimators", forest.n_estimators)
+            rows = n_rows * params.get("max_samples", forest.max_samples)
+            features = p * params.get("max_features", forest.max_features)
         return (
             count
             * max(1.0, math.log2(max(int(leaves), 2)) / 5)
-            * scale.estimate_seconds("partition", max(1, n_rows), p)
+            * scale.estimate_seconds("partition", max(1, round(rows)), max(1, round(features)))
         )
     if key == "treelab_literati":
-        return min(
-            scale.estimate_seconds("literati", max(1, n_rows), p), float(params["time_limit"])
-        )
+        limit = float(params["time_limit"])
+        if int(params.get("max_depth") or 0) >= 3:
+            return limit  # the depth-2 curve says nothing deeper: at most the time limit
+        return min(scale.estimate_seconds("literati", max(1, n_rows), p), limit)
     return None
 
 
@@ -121,7 +135,8 @@ class ComparisonEstimate:
     seconds of the refit)`` per model with a curve; ``without_curve``: labels of the
     models with none (not counted); ``n_folds``, ``fold_rows`` (the training rows of a
     fold), ``n_rows``; ``speed`` and ``scaled``: the factor applied to the scikit-learn
-    models' fits and their labels.
+    models' fits and their labels; ``at_time_limit``: labels of the models counted at
+    their time limit per fit (Literati deeper than 2: an upper bound for them).
     """
 
     seconds: float
@@ -134,6 +149,7 @@ class ComparisonEstimate:
     n_rows: int
     speed: float = 1.0
     scaled: tuple = ()
+    at_time_limit: tuple = ()
 
     def includes(self) -> str:
         """What the estimate counts, in words, for the page."""
@@ -147,6 +163,11 @@ class ComparisonEstimate:
             text += (
                 f"; {', '.join(self.scaled)} at {self.speed:.2g}x the curve's time (a probe "
                 "fit on this table)"
+            )
+        if self.at_time_limit:
+            text += (
+                f"; {', '.join(self.at_time_limit)} counted at its time limit per fit (no "
+                "curve deeper than depth 2: at most that)"
             )
         if self.without_curve:
             text += (
@@ -177,7 +198,7 @@ def estimate_comparison(
     load_methods()
     n_rows, n_splits = int(n_rows), max(2, int(n_splits))
     fold_rows = max(1, round(n_rows * (n_splits - 1) / n_splits))
-    parts, missing, scaled = [], [], []
+    parts, missing, scaled, at_limit = [], [], [], []
     for _, key, params, label in _model_entries(models):
         if key not in REGISTRY:
             raise ValueError(f"Unknown model {key!r}; registered: {sorted(REGISTRY)}")
@@ -191,6 +212,8 @@ def estimate_comparison(
         if key in SKLEARN_MODELS:  # this table's speed, from a probe fit on it
             per_fold, refit_s = per_fold * speed, refit_s * speed
             scaled.append(label or spec.label)
+        if key == "treelab_literati" and int(values.get("max_depth") or 0) >= 3:
+            at_limit.append(label or spec.label)
         parts.append((label or spec.label, per_fold, refit_s))
     folds_s = n_splits * sum(p[1] for p in parts)
     refits_s = sum(p[2] for p in parts)
@@ -205,4 +228,5 @@ def estimate_comparison(
         n_rows=n_rows,
         speed=float(speed),
         scaled=tuple(scaled),
+        at_time_limit=tuple(at_limit),
     )

@@ -391,3 +391,39 @@ def test_measured_speed_is_a_probe_fit_over_the_curve(monkeypatch):
     assert scaled.models[1] == cart  # TreeLab's CART keeps its own curve
     assert scaled.scaled == (forest[0],) and "0.25x the curve's time" in scaled.includes()
     assert one.scaled == (forest[0],) and "the curve's time" not in one.includes()
+
+
+def test_comparison_estimate_counts_forest_shares_permutation_tests_and_deep_literati():
+    """A Partition Forest's trees each fit the forest's max_samples share of the rows on
+    its max_features share of the features (the estimator's 0.8 and 0.8); a conditional inference
+    model with permutation p-values has no curve (named, not counted); Literati deeper
+    than 2 is counted at its time limit and said to be."""
+    from engine.compare_estimate import estimate_comparison
+    from engine.partition.base import MAX_LEAVES_REG
+
+    n, p, k = 10_000, 20, 5
+    options = dict(n_splits=k, task="regression", refit=False)
+    forest = estimate_comparison(
+        [("treelab_partition_forest", {"n_estimators": 10})], n, p, **options
+    )
+    leaves = max(1.0, math.log2(MAX_LEAVES_REG) / 5)
+    per_tree = leaves * _curve_seconds("partition", 6_400, 16)  # 0.8 x 8,000 rows, 0.8 x 20
+    assert forest.fold_seconds == pytest.approx(k * 10 * per_tree)
+    tree = estimate_comparison([("treelab_partition_tree", {})], n, p, **options)
+    assert tree.fold_seconds == pytest.approx(k * leaves * _curve_seconds("partition", 8_000, p))
+    permutation = estimate_comparison(
+        [("treelab_cit", {"p_value": "permutation"}), ("treelab_cit", {})], n, p, **options
+    )
+    assert permutation.without_curve == ("Conditional inference tree (TreeLab)",)
+    assert permutation.fold_seconds == pytest.approx(k * 16 / 8 * _curve_seconds("cit", 8_000, p))
+    clf = dict(n_splits=k, task="classification", n_classes=2)
+    deep = estimate_comparison(
+        [("treelab_literati", {"max_depth": 3, "time_limit": 7.0})], n, p, **clf
+    )
+    assert deep.seconds == pytest.approx((k + 1) * 7.0)
+    assert deep.at_time_limit == ("Literati optimal shape tree (TreeLab)",)
+    assert "counted at its time limit" in deep.includes()
+    shallow = estimate_comparison(
+        [("treelab_literati", {"max_depth": 2, "time_limit": 600.0})], n, p, **clf
+    )
+    assert shallow.at_time_limit == () and shallow.seconds < (k + 1) * 600.0
