@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import os
 import threading
+import time
 import zipfile
 from collections.abc import Sequence
 from typing import Any
@@ -195,14 +196,18 @@ def _render_many(figures: Sequence, format: str) -> list[bytes | str]:
     deadline = TIMEOUT * (1 + len(figures))
 
     def run() -> None:
+        started = time.monotonic()
         try:
             result["images"] = asyncio.run(asyncio.wait_for(render(), deadline))
-        except TimeoutError:
-            result["error"] = ImageExportError(
-                f"rendering {len(figures)} figures took more than {deadline:.0f} s"
-            )
-        except Exception as exc:  # the browser did not start
-            result["error"] = exc
+        except Exception as exc:  # the deadline, or the browser did not start
+            if isinstance(exc, TimeoutError) or time.monotonic() - started >= deadline:
+                # a browser still starting when the deadline cancels it reports that as a
+                # failed start: the deadline is the cause either way
+                result["error"] = ImageExportError(
+                    f"rendering {len(figures)} figures took more than {deadline:.0f} s"
+                )
+            else:
+                result["error"] = exc
 
     with _slots:
         worker = threading.Thread(target=run, name="figure-images", daemon=True)

@@ -202,3 +202,41 @@ def test_a_render_past_its_deadline_closes_the_browser_and_leaves_no_thread(monk
             assert opened.namelist() == ["problems.txt"]
             assert opened.read("problems.txt").decode().count("took more than 1 s") == 2
     assert not [t for t in threading.enumerate() if t.name == "figure-images"]
+
+
+@pytest.mark.slow  # waits for the deadline
+@pytest.mark.skipif(browser_path() is None, reason="needs Chromium (apt-get install chromium)")
+def test_a_browser_stopped_while_starting_at_the_deadline_is_reported_as_the_deadline(
+    monkeypatch,
+):
+    """A browser still starting when the session's deadline cancels it raises its own
+    "failed to start" error (as choreographer does under load); the message names the
+    deadline, the cause, not a broken browser."""
+    import kaleido
+
+    async def slow_start(self):
+        try:
+            await asyncio.sleep(600)
+        except asyncio.CancelledError:
+            raise RuntimeError("The browser seemed to close immediately after starting.") from None
+
+    monkeypatch.setattr(images, "TIMEOUT", 0.5)
+    monkeypatch.setattr(kaleido.Kaleido, "__aenter__", slow_start)
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]))
+    with pytest.raises(images.ImageExportError, match="took more than"):
+        images.figures_zip([("a", fig)], "png")
+
+
+@pytest.mark.skipif(browser_path() is None, reason="needs Chromium (apt-get install chromium)")
+def test_a_browser_that_fails_before_the_deadline_says_why(monkeypatch):
+    """A start that fails at once keeps its own message (not called a timeout)."""
+    import kaleido
+
+    async def broken_start(self):
+        raise RuntimeError("no display")
+
+    monkeypatch.setattr(kaleido.Kaleido, "__aenter__", broken_start)
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]))
+    with pytest.raises(images.ImageExportError, match="no display") as caught:
+        images.figures_zip([("a", fig)], "png")
+    assert "took more than" not in str(caught.value)
