@@ -34,6 +34,7 @@ from engine.treegrad.service import (
 )
 from pages._shared import (
     PROJECTION_KEY,
+    csv_download,
     dataset_caption,
     seed,
     shown_figure,
@@ -358,14 +359,7 @@ def _draw_batch_result(out, *, render_batch, other_dataset, settings_key):
         )
     render_batch(res)
     per_row = res.per_row_auc
-    st.download_button(
-        "Download per-row AUCs (CSV)",
-        per_row.to_csv(index=False).encode(),
-        file_name="treegrad_batch_auc.csv",
-        mime="text/csv",
-        on_click="ignore",
-        key="tg_rows_dl",
-    )
+    csv_download("Download per-row AUCs (CSV)", per_row, "treegrad_batch_auc.csv", key="tg_rows_dl")
 
 
 def draw_ranker_tab(*, ex, names, panel, params, row, tabs):
@@ -525,13 +519,8 @@ def draw_numerics_tab(
                     "max_abs_error": st.column_config.NumberColumn("max |error|", format="%.2e")
                 },
             )
-            st.download_button(
-                "Download errors (CSV)",
-                df.to_csv(index=False).encode(),
-                file_name="treegrad_error_vs_depth.csv",
-                mime="text/csv",
-                on_click="ignore",
-                key="tg_num_dl",
+            csv_download(
+                "Download errors (CSV)", df, "treegrad_error_vs_depth.csv", key="tg_num_dl"
             )
         st.markdown(
             "**Runtime vs number of leaves**: one sample, all features. TreeGrad's "
@@ -576,14 +565,7 @@ def draw_numerics_tab(
                 width="stretch",
                 column_config={"seconds": st.column_config.NumberColumn("seconds", format="%.2e")},
             )
-            st.download_button(
-                "Download timings (CSV)",
-                df.to_csv(index=False).encode(),
-                file_name="treegrad_runtime.csv",
-                mime="text/csv",
-                on_click="ignore",
-                key="tg_rt_dl",
-            )
+            csv_download("Download timings (CSV)", df, "treegrad_runtime.csv", key="tg_rt_dl")
 
 
 def draw_attributions_tab(
@@ -661,11 +643,6 @@ def draw_attributions_tab(
             width="stretch",
             height=min(420, 35 * (n + 1) + 3),
         )
-        st.download_button(
-            "Download scores (CSV)",
-            table.to_csv(index=False).encode(),
-            file_name=f"treegrad_scores_row{row}.csv",
-            mime="text/csv",
-            on_click="ignore",
-            key="tg_scores_dl",
+        csv_download(
+            "Download scores (CSV)", table, f"treegrad_scores_row{row}.csv", key="tg_scores_dl"
         )

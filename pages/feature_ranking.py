@@ -45,6 +45,7 @@ from pages._shared import (
     PageJob,
     ResultPanel,
     SavedSettings,
+    csv_download,
     current_dataset,
     dataset_caption,
     dataset_digest,
@@ -667,14 +668,7 @@ def show_curves(cs: CurveSet, label: str, key: str, dl_name: str) -> None:
         )
     auc = cs.auc_table()
     panel.table(auc.round(5), name=f"{key}_auc", hide_index=True, width="stretch")
-    st.download_button(
-        "Download curves (CSV)",
-        cs.to_frame().to_csv(index=False).encode(),
-        file_name=dl_name,
-        mime="text/csv",
-        on_click="ignore",
-        key=f"{key}_dl",
-    )
+    csv_download("Download curves (CSV)", cs.to_frame(), dl_name, key=f"{key}_dl")
 
 
 def live_view(page_job: PageJob, render, what: str) -> None:
