@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.figures.style import HIGHLIGHT, NEUTRAL, base_layout, palette
+from engine.figures.style import HIGHLIGHT, NEUTRAL, base_layout, palette, reference_line
 from engine.figures.tree import class_color, tree_figure
 from engine.tree import TreeArrays
 
@@ -377,28 +377,13 @@ def threshold_statistic_figure(
                 )
             )
     if "chosen_threshold" in record:
-        fig.add_vline(
-            x=float(record["chosen_threshold"]), line=dict(color="#000000", dash="dash", width=2)
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=[None],
-                y=[None],
-                mode="lines",
-                line=dict(color="#000000", dash="dash", width=2),
-                name=f"chosen {float(record['chosen_threshold']):.4g}",
-            )
-        )
+        _chosen_threshold_line(fig, float(record["chosen_threshold"]))
     if parent_impurity is not None:
-        fig.add_hline(y=float(parent_impurity), line=dict(color=NEUTRAL, dash="dot"))
-        fig.add_trace(
-            go.Scatter(
-                x=[None],
-                y=[None],
-                mode="lines",
-                line=dict(color=NEUTRAL, dash="dot"),
-                name=f"parent impurity {float(parent_impurity):.4g}",
-            )
+        reference_line(
+            fig,
+            y=float(parent_impurity),
+            line=dict(color=NEUTRAL, dash="dot"),
+            name=f"parent impurity {float(parent_impurity):.4g}",
         )
     fig.update_layout(
         **base_layout(
@@ -434,18 +419,7 @@ def _maxstat_figure(record: Mapping, *, feature_name: str, title: str | None) ->
         )
     )
     if "chosen_threshold" in record:
-        fig.add_vline(
-            x=float(record["chosen_threshold"]), line=dict(color="#000000", dash="dash", width=2)
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=[None],
-                y=[None],
-                mode="lines",
-                line=dict(color="#000000", dash="dash", width=2),
-                name=f"chosen {float(record['chosen_threshold']):.4g} (largest statistic)",
-            )
-        )
+        _chosen_threshold_line(fig, float(record["chosen_threshold"]), " (largest statistic)")
     fig.update_layout(
         **base_layout(
             title
@@ -574,3 +548,14 @@ def selection_bias_figure(
     fig.update_xaxes(title_text="feature", tickangle=-45 if len(names) > 12 else 0)
     fig.update_yaxes(title_text="normalised importance")
     return fig
+
+
+def _chosen_threshold_line(fig: go.Figure, threshold: float, note: str = "") -> None:
+    """The chosen threshold as a black dashed vertical line, in the legend as
+    ``chosen <threshold><note>``."""
+    reference_line(
+        fig,
+        x=threshold,
+        line=dict(color="#000000", dash="dash", width=2),
+        name=f"chosen {threshold:.4g}{note}",
+    )
