@@ -72,6 +72,24 @@ class CurvesContext:
     other_dataset: Callable
     show_curves: Callable
 
+    def job(self, rows: np.ndarray, classes, *, chunk: int, name: str) -> Job:
+        """A background job of :func:`engine.treegrad.service.curves_steps`: the curves of
+        ``rows`` (float64 ``(m, p)``) explained at ``classes`` (a class index, or int64
+        ``(m,)`` one per row), ``chunk`` rows per step, seeded with the session's seed."""
+        return Job(
+            curves_steps,
+            self.model,
+            rows,
+            classes,
+            params=self.params,
+            output=self.curve_output,
+            n_random=int(self.n_random),
+            seed=seed(),
+            chunk=chunk,
+            budget=self.batch_budget,
+            name=name,
+        )
+
 
 def draw_curves_tab(
     curves: CurvesContext,
@@ -182,19 +200,7 @@ def _draw_sample_curves_job(curves: CurvesContext, *, one_job, n, n_nodes, param
     )
 
     def start_one():
-        job = Job(
-            curves_steps,
-            curves.model,
-            x[None].copy(),
-            int(curves.ci),
-            params=curves.params,
-            output=curves.curve_output,
-            n_random=int(curves.n_random),
-            seed=seed(),
-            chunk=1,
-            budget=curves.batch_budget,
-            name="tg_one",
-        )
+        job = curves.job(x[None].copy(), int(curves.ci), chunk=1, name="tg_one")
         return job, {"key": one_key, "caption": dataset_caption(curves.ds)}
 
     one_job.controls("Run", start_one, columns=(1, 1, 5))
@@ -267,19 +273,7 @@ def _draw_batch_curves_job(
             cls = np.argmax(curves.model.predict_proba(Xb), axis=1).astype(np.int64)
         else:
             cls = curves.ci
-        job = Job(
-            curves_steps,
-            curves.model,
-            Xb,
-            cls,
-            params=curves.params,
-            output=curves.curve_output,
-            n_random=int(curves.n_random),
-            seed=seed(),
-            chunk=2,
-            budget=curves.batch_budget,
-            name="tg_batch",
-        )
+        job = curves.job(Xb, cls, chunk=2, name="tg_batch")
         meta = {
             "label": curves.curve_label
             if cls_choice != predicted or not classification
