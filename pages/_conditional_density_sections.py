@@ -27,6 +27,7 @@ from engine.partition.service import (
 )
 from engine.teaching.glossary import link_terms
 from pages._shared import (
+    csv_download,
     show_job_failure,
     shown_figure,
 )
@@ -269,13 +270,8 @@ def draw_comparison_section(
         panel.chart(
             pit_figure(pits, title="PIT histograms on the test rows"), key=prefix + "cmp_pit"
         )
-    st.download_button(
-        "Download comparison (CSV)",
-        table.to_csv(index=False).encode(),
-        file_name="partition_comparison.csv",
-        mime="text/csv",
-        on_click="ignore",
-        key=prefix + "cmp_dl",
+    csv_download(
+        "Download comparison (CSV)", table, "partition_comparison.csv", key=prefix + "cmp_dl"
     )
 
 
@@ -312,11 +308,9 @@ def draw_what_if_slices(
                 f"({y[row]:.4g}): **{dens_true:.4g}** per unit of {target}."
             )
         )
-    st.download_button(
+    csv_download(
         "Download slices (CSV)",
-        slice_frame(slices, target=target).to_csv(index=False).encode(),
-        file_name="partition_slices.csv",
-        mime="text/csv",
-        on_click="ignore",
+        slice_frame(slices, target=target),
+        "partition_slices.csv",
         key=prefix + "slice_dl",
     )

@@ -24,6 +24,7 @@ from engine.jobs import Job
 from engine.teaching.glossary import link_terms
 from pages._shared import (
     PageJob,
+    csv_download,
     dataset_caption,
     seed,
     show_job_failure,
@@ -54,14 +55,7 @@ def draw_rankings(*, methods, fit, names, panel, running):
     for column in [c for c in shown_rank if c.endswith(" rank")]:  # no order for importance 0
         shown_rank[column] = ["not used" if pd.isna(v) else str(int(v)) for v in rank[column]]
     panel.table(shown_rank, name="rankings", hide_index=True, width="stretch", key="ci_rank_table")
-    st.download_button(
-        "Download the rankings (CSV)",
-        rank.to_csv(index=False).encode(),
-        file_name="cit_rankings.csv",
-        mime="text/csv",
-        on_click="ignore",
-        key="ci_rank_dl",
-    )
+    csv_download("Download the rankings (CSV)", rank, "cit_rankings.csv", key="ci_rank_dl")
     unused = [m for m, v in imps.items() if not np.any(np.asarray(v) > 0)]
     if unused:
         st.caption(
@@ -226,14 +220,7 @@ def _draw_top_k_result(tres, *, tmeta, panel):
         ttable[m] = np.round(cv["mean"], 4)
         ttable[f"{m} sd"] = np.round(cv["std"], 4)
     panel.table(ttable, name="top_k", hide_index=True, width="stretch", key="ci_topk_table")
-    st.download_button(
-        "Download the top-k scores (CSV)",
-        ttable.to_csv(index=False).encode(),
-        file_name="cit_top_k.csv",
-        mime="text/csv",
-        on_click="ignore",
-        key="ci_topk_dl",
-    )
+    csv_download("Download the top-k scores (CSV)", ttable, "cit_top_k.csv", key="ci_topk_dl")
 
 
 def draw_selection_bias(*, bias_job, categorical, ds, panel, params, save_settings):

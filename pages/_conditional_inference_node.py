@@ -21,6 +21,7 @@ from engine.figures.cit import (
 from engine.teaching.glossary import link_terms
 from pages._shared import (
     PROJECTION_KEY,
+    csv_download,
     md,
 )
 
@@ -71,13 +72,8 @@ def draw_node_tests(*, est, meta, names, nodes, panel, tree, why_leaf):
             "statistics, across feature types."
         )
     )
-    st.download_button(
-        "Download this node's tests (CSV)",
-        table.to_csv(index=False).encode(),
-        file_name=f"cit_node{node}_tests.csv",
-        mime="text/csv",
-        on_click="ignore",
-        key="ci_node_dl",
+    csv_download(
+        "Download this node's tests (CSV)", table, f"cit_node{node}_tests.csv", key="ci_node_dl"
     )
     # side by side; one above the other in projection mode (half the width cut the titles)
     c1, c2 = (

@@ -5,6 +5,7 @@ the model, the sample and the explanation, then calls one function per tab."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -25,6 +26,7 @@ from engine.treegrad.service import (
     MODEL_KINDS,
     PAPER_BETAS,
     CurveSet,
+    MethodParams,
     curves_steps,
     edge_gammas,
     error_vs_depth_steps,
@@ -34,40 +36,77 @@ from engine.treegrad.service import (
 )
 from pages._shared import (
     PROJECTION_KEY,
+    csv_download,
     dataset_caption,
     seed,
     shown_figure,
 )
 
 
+@dataclasses.dataclass(frozen=True)
+class CurvesContext:
+    """What every section of the Insertion / deletion tab shares: the explained model and
+    the curves' settings, and the page's job helpers.
+
+    ``model`` is the explained tree model, ``model_key`` its cache key (it starts with the
+    dataset's digest), ``ds`` the dataset, ``ci`` the explained class index, ``params``
+    the method parameters (:class:`engine.treegrad.service.MethodParams`),
+    ``curve_output`` what the curves follow (``curves_steps``' ``output``) and
+    ``curve_label`` its axis label, ``n_random`` the random rankings drawn and
+    ``batch_budget`` a job's time budget in seconds.  ``job_outcome(page_job, what)``,
+    ``live_view(page_job, render, what)``, ``other_dataset(meta, what)`` and
+    ``show_curves(curve_set, label, key, file_name)`` are the page's.
+    """
+
+    model: object
+    model_key: str
+    ds: object
+    ci: int
+    params: MethodParams
+    curve_output: str
+    curve_label: str
+    n_random: int
+    batch_budget: float
+    job_outcome: Callable
+    live_view: Callable
+    other_dataset: Callable
+    show_curves: Callable
+
+    def job(self, rows: np.ndarray, classes, *, chunk: int, name: str) -> Job:
+        """A background job of :func:`engine.treegrad.service.curves_steps`: the curves of
+        ``rows`` (float64 ``(m, p)``) explained at ``classes`` (a class index, or int64
+        ``(m,)`` one per row), ``chunk`` rows per step, seeded with the session's seed."""
+        return Job(
+            curves_steps,
+            self.model,
+            rows,
+            classes,
+            params=self.params,
+            output=self.curve_output,
+            n_random=int(self.n_random),
+            seed=seed(),
+            chunk=chunk,
+            budget=self.batch_budget,
+            name=name,
+        )
+
+
 def draw_curves_tab(
+    curves: CurvesContext,
     *,
     batch_job,
-    batch_budget,
     one_job,
     predicted,
     settings,
-    ci,
     classification,
     cls_choice,
     cs_one,
-    curve_label,
-    curve_output,
-    ds,
     edited,
     is_boost,
-    job_outcome,
-    live_view,
-    model,
-    model_key,
     n,
     n_nodes,
-    n_random,
-    other_dataset,
     param_values,
-    params,
     row,
-    show_curves,
     tabs,
     te_idx,
     test_rows,
@@ -87,27 +126,17 @@ def draw_curves_tab(
         )
         _draw_curves_caption(n)
         if mode == "sample" and cs_one is not None:
-            show_curves(cs_one, curve_label, "tg_one", f"treegrad_curves_row{row}.csv")
+            curves.show_curves(
+                cs_one, curves.curve_label, "tg_one", f"treegrad_curves_row{row}.csv"
+            )
         elif mode == "sample":
             _draw_sample_curves_job(
+                curves,
                 one_job=one_job,
-                batch_budget=batch_budget,
-                ci=ci,
-                curve_label=curve_label,
-                curve_output=curve_output,
-                ds=ds,
-                job_outcome=job_outcome,
-                live_view=live_view,
-                model=model,
-                model_key=model_key,
                 n=n,
                 n_nodes=n_nodes,
-                n_random=n_random,
-                other_dataset=other_dataset,
                 param_values=param_values,
-                params=params,
                 row=row,
-                show_curves=show_curves,
                 x=x,
             )
         else:
@@ -117,24 +146,12 @@ def draw_curves_tab(
                 own_class=cls_choice == predicted,
             )
             _draw_batch_curves_job(
+                curves,
                 batch_job=batch_job,
-                batch_budget=batch_budget,
                 predicted=predicted,
-                ci=ci,
                 classification=classification,
                 cls_choice=cls_choice,
-                curve_label=curve_label,
-                curve_output=curve_output,
-                ds=ds,
                 is_boost=is_boost,
-                job_outcome=job_outcome,
-                live_view=live_view,
-                model=model,
-                model_key=model_key,
-                n_random=n_random,
-                other_dataset=other_dataset,
-                params=params,
-                show_curves=show_curves,
                 size=size,
                 te_idx=te_idx,
             )
@@ -163,68 +180,42 @@ def _draw_curves_caption(n):
     )
 
 
-def _draw_sample_curves_job(
-    *,
-    one_job,
-    batch_budget,
-    ci,
-    curve_label,
-    curve_output,
-    ds,
-    job_outcome,
-    live_view,
-    model,
-    model_key,
-    n,
-    n_nodes,
-    n_random,
-    other_dataset,
-    param_values,
-    params,
-    row,
-    show_curves,
-    x,
-):
+def _draw_sample_curves_job(curves: CurvesContext, *, one_job, n, n_nodes, param_values, row, x):
     """One sample's curves on a model too large to compute them at once: the background
     job's Run button, live view and result (with a note when the sample changed since)."""
-    one_key = (model_key, x.tobytes(), int(ci), param_values, curve_output, int(n_random))
+    one_key = (
+        curves.model_key,
+        x.tobytes(),
+        int(curves.ci),
+        param_values,
+        curves.curve_output,
+        int(curves.n_random),
+    )
     st.caption(
         link_terms(
             f"This model has {n_nodes:,} nodes: the {2 * (n + 1)} curve points of "
-            f"{6 + len(PAPER_BETAS) + int(n_random)} rankings take a few seconds, so they "
+            f"{6 + len(PAPER_BETAS) + int(curves.n_random)} rankings take a few seconds, so they "
             "run in the background. Press Run (again after an edit)."
         )
     )
 
     def start_one():
-        job = Job(
-            curves_steps,
-            model,
-            x[None].copy(),
-            int(ci),
-            params=params,
-            output=curve_output,
-            n_random=int(n_random),
-            seed=seed(),
-            chunk=1,
-            budget=batch_budget,
-            name="tg_one",
-        )
-        return job, {"key": one_key, "caption": dataset_caption(ds)}
+        job = curves.job(x[None].copy(), int(curves.ci), chunk=1, name="tg_one")
+        return job, {"key": one_key, "caption": dataset_caption(curves.ds)}
 
     one_job.controls("Run", start_one, columns=(1, 1, 5))
     if one_job.running:
-        live_view(one_job, lambda s, partial: None, "sample")
-    out = job_outcome(one_job, "samples")
+        curves.live_view(one_job, lambda s, partial: None, "sample")
+    out = curves.job_outcome(one_job, "samples")
     if out is not None and isinstance(out[0], CurveSet):
-        if not other_dataset(out[1], "curves") and out[1].get("key") != one_key:
+        if not curves.other_dataset(out[1], "curves") and out[1].get("key") != one_key:
             st.caption(
                 link_terms(
                     "These curves are for the sample as it was when Run was pressed; "
                     "press Run to update them."
                 )
             )
-        show_curves(out[0], curve_label, "tg_one", f"treegrad_curves_row{row}.csv")
+        curves.show_curves(out[0], curves.curve_label, "tg_one", f"treegrad_curves_row{row}.csv")
 
 
 def _draw_batch_size(*, settings, test_rows, own_class):
@@ -261,61 +252,39 @@ def _draw_batch_size(*, settings, test_rows, own_class):
 
 
 def _draw_batch_curves_job(
+    curves: CurvesContext,
     *,
     batch_job,
-    batch_budget,
     predicted,
-    ci,
     classification,
     cls_choice,
-    curve_label,
-    curve_output,
-    ds,
     is_boost,
-    job_outcome,
-    live_view,
-    model,
-    model_key,
-    n_random,
-    other_dataset,
-    params,
-    show_curves,
     size,
     te_idx,
 ):
     """The mean curves over the first ``size`` test rows: the background job's Run button,
     live view (the rows' AUCs so far) and result, with the per-row AUCs' download."""
+    # what the batch's curves depend on: a finished batch with another key is out of date
+    batch_key = (curves.model_key, int(size), curves.params, curves.curve_output, cls_choice)
 
     def start_batch():
-        Xb = ds.X[te_idx[: int(size)]]
+        Xb = curves.ds.X[te_idx[: int(size)]]
         if classification and cls_choice == predicted:
-            cls = np.argmax(model.predict_proba(Xb), axis=1).astype(np.int64)
+            cls = np.argmax(curves.model.predict_proba(Xb), axis=1).astype(np.int64)
         else:
-            cls = ci
-        job = Job(
-            curves_steps,
-            model,
-            Xb,
-            cls,
-            params=params,
-            output=curve_output,
-            n_random=int(n_random),
-            seed=seed(),
-            chunk=2,
-            budget=batch_budget,
-            name="tg_batch",
-        )
+            cls = curves.ci
+        job = curves.job(Xb, cls, chunk=2, name="tg_batch")
         meta = {
-            "label": curve_label
+            "label": curves.curve_label
             if cls_choice != predicted or not classification
             else (
                 "raw score of the predicted class"
-                if is_boost and curve_output == "game"
+                if is_boost and curves.curve_output == "game"
                 else "P(predicted class)"
             ),
-            "key": (model_key, int(size), params, curve_output, cls_choice),
-            "caption": f"{dataset_caption(ds)} Model: "
-            f"{MODEL_KINDS.get(getattr(model, 'kind', 'tree'), 'tree model')}.",
+            "key": batch_key,
+            "caption": f"{dataset_caption(curves.ds)} Model: "
+            f"{MODEL_KINDS.get(getattr(curves.model, 'kind', 'tree'), 'tree model')}.",
         }
         return job, meta
 
@@ -329,22 +298,22 @@ def _draw_batch_curves_job(
         if partial:  # the live view: AUCs of the rows so far (the charts come at the end)
             st.dataframe(res.auc_table().round(5), hide_index=True, width="stretch")
         else:
-            show_curves(
-                res, meta.get("label", curve_label), "tg_batch", "treegrad_curves_batch.csv"
+            curves.show_curves(
+                res, meta.get("label", curves.curve_label), "tg_batch", "treegrad_curves_batch.csv"
             )
 
     job = batch_job.job
     if batch_job.running:
-        live_view(batch_job, render_batch, "rows")
-    out = job_outcome(batch_job, "rows")
+        curves.live_view(batch_job, render_batch, "rows")
+    out = curves.job_outcome(batch_job, "rows")
     if out is None and job is None:
         st.info("Press **Run** to compute the mean curves over the batch.")
     elif out is not None and out[0] is not None:
         _draw_batch_result(
             out,
             render_batch=render_batch,
-            other_dataset=other_dataset,
-            settings_key=(model_key, int(size), params, curve_output, cls_choice),
+            other_dataset=curves.other_dataset,
+            settings_key=batch_key,
         )
 
 
@@ -358,14 +327,7 @@ def _draw_batch_result(out, *, render_batch, other_dataset, settings_key):
         )
     render_batch(res)
     per_row = res.per_row_auc
-    st.download_button(
-        "Download per-row AUCs (CSV)",
-        per_row.to_csv(index=False).encode(),
-        file_name="treegrad_batch_auc.csv",
-        mime="text/csv",
-        on_click="ignore",
-        key="tg_rows_dl",
-    )
+    csv_download("Download per-row AUCs (CSV)", per_row, "treegrad_batch_auc.csv", key="tg_rows_dl")
 
 
 def draw_ranker_tab(*, ex, names, panel, params, row, tabs):
@@ -503,36 +465,21 @@ def draw_numerics_tab(
                 name="tg_num",
             )
 
-        numerics_job.controls("Run", start_num, columns=(1, 1, 5))
-        if numerics_job.running:
-            live_view(
-                numerics_job,
-                lambda s, partial: st.plotly_chart(
-                    shown_figure(error_depth_figure(s["rows"])), key="tg_num_live"
-                ),
-                "depths",
-            )
-        out = job_outcome(numerics_job, "depths")
-        if out is not None and out[0] is not None:
-            df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
-            panel.chart(error_depth_figure(df), key="tg_num_fig")
-            panel.table(
-                df,
-                name="error_vs_depth",
-                hide_index=True,
-                width="stretch",
-                column_config={
-                    "max_abs_error": st.column_config.NumberColumn("max |error|", format="%.2e")
-                },
-            )
-            st.download_button(
-                "Download errors (CSV)",
-                df.to_csv(index=False).encode(),
-                file_name="treegrad_error_vs_depth.csv",
-                mime="text/csv",
-                on_click="ignore",
-                key="tg_num_dl",
-            )
+        _draw_demo_job(
+            numerics_job,
+            start_num,
+            prefix="tg_num",
+            figure=error_depth_figure,
+            units=("depths", "depths"),
+            table_name="error_vs_depth",
+            column_config={
+                "max_abs_error": st.column_config.NumberColumn("max |error|", format="%.2e")
+            },
+            download=("Download errors (CSV)", "treegrad_error_vs_depth.csv"),
+            job_outcome=job_outcome,
+            live_view=live_view,
+            panel=panel,
+        )
         st.markdown(
             "**Runtime vs number of leaves**: one sample, all features. TreeGrad's "
             "gradient is one O(L) pass; TreeGrad-Shap is O(L D); shap's TreeExplainer "
@@ -556,34 +503,59 @@ def draw_numerics_tab(
                 name="tg_rt",
             )
 
-        runtime_job.controls("Run", start_rt, columns=(1, 1, 5))
-        if runtime_job.running:
-            live_view(
-                runtime_job,
-                lambda s, partial: st.plotly_chart(
-                    shown_figure(runtime_figure(s["rows"])), key="tg_rt_live"
-                ),
-                "sizes",
-            )
-        out = job_outcome(runtime_job, "tree sizes")
-        if out is not None and out[0] is not None:
-            df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
-            panel.chart(runtime_figure(df), key="tg_rt_fig")
-            panel.table(
-                df,
-                name="runtime_vs_leaves",
-                hide_index=True,
-                width="stretch",
-                column_config={"seconds": st.column_config.NumberColumn("seconds", format="%.2e")},
-            )
-            st.download_button(
-                "Download timings (CSV)",
-                df.to_csv(index=False).encode(),
-                file_name="treegrad_runtime.csv",
-                mime="text/csv",
-                on_click="ignore",
-                key="tg_rt_dl",
-            )
+        _draw_demo_job(
+            runtime_job,
+            start_rt,
+            prefix="tg_rt",
+            figure=runtime_figure,
+            units=("sizes", "tree sizes"),
+            table_name="runtime_vs_leaves",
+            column_config={"seconds": st.column_config.NumberColumn("seconds", format="%.2e")},
+            download=("Download timings (CSV)", "treegrad_runtime.csv"),
+            job_outcome=job_outcome,
+            live_view=live_view,
+            panel=panel,
+        )
+
+
+def _draw_demo_job(
+    page_job,
+    start,
+    *,
+    prefix,
+    figure,
+    units,
+    table_name,
+    column_config,
+    download,
+    job_outcome,
+    live_view,
+    panel,
+):
+    """One demo of the Numerics tab: its Run / Stop buttons (``start`` makes the job), the
+    live ``figure(rows)`` while it runs, and the finished rows' figure, table and CSV.
+
+    ``prefix`` keys the widgets (``<prefix>_live``, ``_fig``, ``_dl``); ``units`` are what
+    the live view and the outcome count (``("sizes", "tree sizes")``); ``download`` is
+    ``(label, file name)``; ``job_outcome`` and ``live_view`` are the page's.
+    """
+    page_job.controls("Run", start, columns=(1, 1, 5))
+    if page_job.running:
+        live_view(
+            page_job,
+            lambda s, partial: st.plotly_chart(
+                shown_figure(figure(s["rows"])), key=f"{prefix}_live"
+            ),
+            units[0],
+        )
+    out = job_outcome(page_job, units[1])
+    if out is not None and out[0] is not None:
+        df = out[0] if isinstance(out[0], pd.DataFrame) else out[0]["rows"]
+        panel.chart(figure(df), key=f"{prefix}_fig")
+        panel.table(
+            df, name=table_name, hide_index=True, width="stretch", column_config=column_config
+        )
+        csv_download(download[0], df, download[1], key=f"{prefix}_dl")
 
 
 def draw_attributions_tab(
@@ -661,11 +633,6 @@ def draw_attributions_tab(
             width="stretch",
             height=min(420, 35 * (n + 1) + 3),
         )
-        st.download_button(
-            "Download scores (CSV)",
-            table.to_csv(index=False).encode(),
-            file_name=f"treegrad_scores_row{row}.csv",
-            mime="text/csv",
-            on_click="ignore",
-            key="tg_scores_dl",
+        csv_download(
+            "Download scores (CSV)", table, f"treegrad_scores_row{row}.csv", key="tg_scores_dl"
         )

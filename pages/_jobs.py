@@ -610,18 +610,17 @@ def cv_job_panel(
 
     ``make_plan()`` returns an :class:`engine.compare.ComparisonPlan` (a ValueError is shown
     as an error message until a setting or the dataset changes).  While the job runs, a
-    fragment polls it (twice a second, less often on a busy server) and the rest of the page is not drawn; afterwards this
-    returns ``(result, meta)`` -- the :class:`engine.compare.CompareResult` (the finished
-    folds after Stop or a spent budget) and :func:`job_meta` plus run labels -- or stops the
-    page when there is nothing to show.  ``estimate``: the keyword arguments of
-    :func:`pages._scale.scale_notice` (a cross-validation job's from
-    :func:`pages._scale.comparison_notice`: every model on every fold plus the refits),
-    which says before Run
-    how long the job takes at this size and offers a subsample beyond ``budget``; while it
-    runs, the progress line says how long the rest takes at the pace so far.
+    fragment polls it (twice a second, less often on a busy server) and the rest of the
+    page is not drawn; afterwards this returns ``(result, meta)`` -- the
+    :class:`engine.compare.CompareResult` (the finished folds after Stop or a spent budget)
+    and :func:`job_meta` plus run labels -- or stops the page when there is nothing to
+    show.  ``estimate``: the keyword arguments of :func:`pages._scale.scale_notice` (a
+    cross-validation job's from :func:`pages._scale.comparison_notice`: every model on every
+    fold plus the refits), which says before Run how long the job takes at this size and
+    offers a subsample beyond ``budget``; while it runs, the progress line says how long the
+    rest takes at the pace so far.
     """
     from pages._scale import scale_notice
-    from pages._shared import md
 
     this = sys.modules[__name__]  # looked up here so that tests can substitute them
     cross_validate_steps, summarise, Job = this.cross_validate_steps, this.summarise, this.Job
@@ -646,56 +645,87 @@ def cv_job_panel(
     if estimate is not None and not page_job.running:
         scale_notice(ds, budget=float(budget), **estimate)
     page_job.controls("Run", start, disabled=not can_run)
-
-    def draw(snap) -> None:
-        from engine.scale import format_seconds
-
-        latest = snap.latest or {"completed": 0, "total": 1, "message": "starting...", "rows": []}
-        done, total = latest["completed"], latest["total"]
-        left = (
-            f"; {format_seconds(snap.elapsed / done * (total - done))} left at this pace"
-            if 0 < done < total
-            else ""
-        )
-        st.progress(
-            done / total,
-            text=f"{latest['message']} -- {done}/{total} fits, {snap.elapsed:.1f} s{left}",
-        )
-        if 0 < done < total and snap.elapsed / done * total > float(budget):
-            st.caption(
-                f"At this pace all {total} fits need more than the {float(budget):.0f} s "
-                "budget: the job will stop at it and keep the folds it finished. A seeded "
-                "stratified subsample (*Large data* in the sidebar, for tables above "
-                "20,000 rows) or fewer models or folds would finish."
-            )
-        if latest["rows"]:
-            from engine.compare import shown_summary
-
-            # the fragment polls up to twice a second: summarise only when a fold has finished
-            held = st.session_state.get(f"{prefix}_live_table")
-            n_rows = len(latest["rows"])
-            if held is None or held[0] is not page_job.job or held[1] != n_rows:
-                summary = summarise(latest["rows"], page_job.meta["task"]).summary
-                held = (page_job.job, n_rows, shown_summary(summary))
-                st.session_state[f"{prefix}_live_table"] = held
-            st.dataframe(held[2], hide_index=True, width="stretch")  # 1 fold: no spread yet
-
     if page_job.running:
-        page_job.live(draw, caption="Running on {caption}")
+        page_job.live(
+            lambda snap: _draw_cv_progress(snap, page_job, float(budget), summarise),
+            caption="Running on {caption}",
+        )
         st.stop()
-    job = page_job.job
+    _show_plan_error(page_job, ds, idle_text)
+    return _cv_outcome(page_job, summarise)
+
+
+def _draw_cv_progress(snap, page_job: PageJob, budget: float, summarise) -> None:
+    """One poll of a running cross-validation job (``snap``: its
+    :class:`engine.jobs.JobSnapshot`): the progress bar with the time left at the pace so
+    far, a caption when that pace overruns ``budget`` (seconds), and the table of the
+    folds finished so far (``summarise``, :func:`engine.compare.summarise`, runs once per
+    finished fold and is kept in ``<prefix>_live_table``)."""
+    from engine.scale import format_seconds
+
+    latest = snap.latest or {"completed": 0, "total": 1, "message": "starting...", "rows": []}
+    done, total = latest["completed"], latest["total"]
+    left = (
+        f"; {format_seconds(snap.elapsed / done * (total - done))} left at this pace"
+        if 0 < done < total
+        else ""
+    )
+    st.progress(
+        done / total,
+        text=f"{latest['message']} -- {done}/{total} fits, {snap.elapsed:.1f} s{left}",
+    )
+    if 0 < done < total and snap.elapsed / done * total > budget:
+        st.caption(
+            f"At this pace all {total} fits need more than the {budget:.0f} s "
+            "budget: the job will stop at it and keep the folds it finished. A seeded "
+            "stratified subsample (*Large data* in the sidebar, for tables above "
+            "20,000 rows) or fewer models or folds would finish."
+        )
+    if latest["rows"]:
+        from engine.compare import shown_summary
+
+        # the fragment polls up to twice a second: summarise only when a fold has finished
+        key = f"{page_job.prefix}_live_table"
+        held = st.session_state.get(key)
+        n_rows = len(latest["rows"])
+        if held is None or held[0] is not page_job.job or held[1] != n_rows:
+            summary = summarise(latest["rows"], page_job.meta["task"]).summary
+            held = (page_job.job, n_rows, shown_summary(summary))
+            st.session_state[key] = held
+        st.dataframe(held[2], hide_index=True, width="stretch")  # 1 fold: no spread yet
+
+
+def _show_plan_error(page_job: PageJob, ds, idle_text: str) -> None:
+    """Show the last plan error of the job of ``page_job`` while the user's settings and
+    the dataset are those it was made with (it is dropped once they change); stop the page
+    with ``idle_text`` (or only the error) when there is no job to show."""
+    from pages._shared import md
+
+    prefix = page_job.prefix
+    ekey = f"{prefix}_plan_error"
     plan_error = st.session_state.get(ekey)
     if plan_error is not None and plan_error[1] != _plan_signature(prefix, ds):
         st.session_state.pop(ekey, None)
         plan_error = None
     if plan_error is not None:
         st.error(md(plan_error[0]))
-        if job is not None:
+        if page_job.job is not None:
             st.info("The results below are from the last run that could start.")
-    if job is None:
+    if page_job.job is None:
         if plan_error is None:
             st.info(idle_text)
         st.stop()
+
+
+def _cv_outcome(page_job: PageJob, summarise) -> tuple:
+    """``(result, meta)`` of the finished job of ``page_job``: its
+    :class:`engine.compare.CompareResult` -- the job's result, or after an error, Stop or a
+    spent budget the folds that finished (summarised with ``summarise`` and said so) -- and
+    the run's meta; the result's warnings are shown.  Stops the page when there is nothing
+    to show."""
+    from pages._shared import md
+
+    job = page_job.job
     snap = job.snapshot()
     meta = page_job.meta
     rows = (snap.result or {}).get("rows", []) if isinstance(snap.result, dict) else []

@@ -635,6 +635,19 @@ def dataset_caption(ds) -> str:
 MAX_FOLDS = 10
 
 
+def csv_download(label: str, frame, file_name: str, *, key: str | None = None) -> None:
+    """A download button for ``frame`` (a pandas DataFrame) as a CSV file without its
+    index, named ``file_name``; clicking it does not rerun the page."""
+    st.download_button(
+        label,
+        frame.to_csv(index=False).encode(),
+        file_name=file_name,
+        mime="text/csv",
+        on_click="ignore",
+        key=key,
+    )
+
+
 def folds_slider(container, key: str, ds, *, default: int = 5, help: str | None = None) -> int:
     """The 'Folds (k)' slider of a cross-validation page, at most the number of rows of
     ``ds`` (every fold needs a row): below :data:`MAX_FOLDS` rows the range is cut and a

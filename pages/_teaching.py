@@ -2,8 +2,9 @@
 
 import streamlit as st
 
+from engine.figures.teaching import step_figure
 from engine.teaching.quiz import Scoreboard
-from pages._shared import md
+from pages._shared import md, shown_figure
 
 #: What the scoreboard records when a student reveals a result without answering.
 SKIPPED = "(revealed without answering)"
@@ -38,6 +39,28 @@ def score_panel(container=None) -> None:
         else:
             st.caption("No question answered yet.")
         st.button("Reset my score", key="learn_reset_score_btn", on_click=_reset)
+
+
+def show_answer(
+    *, correct: bool, chosen, answer, explanation: str, source: str, figures, table, key: str
+) -> None:
+    """A student's answer and what it is measured against: right, revealed without
+    answering (``chosen`` is :data:`SKIPPED`) or not quite (``source`` says who found
+    ``answer``, e.g. "the engine found"); then ``explanation`` (Markdown), the step's
+    figures (lesson figure specs, drawn with keys ``<key><i>``) and its ``table``
+    (a DataFrame or None)."""
+    if correct:
+        st.success(f"**Right.** {explanation}")
+    elif chosen == SKIPPED:
+        st.info(f"**The answer: {md(answer)}.** {explanation}")
+    else:
+        st.error(
+            f"**Not quite:** you answered {md(chosen)}, {source} **{md(answer)}**. {explanation}"
+        )
+    for i, spec in enumerate(figures):
+        st.plotly_chart(shown_figure(step_figure(spec)), key=f"{key}{i}")
+    if table is not None:
+        st.dataframe(table, hide_index=True)
 
 
 class PredictFirst:

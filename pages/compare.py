@@ -26,6 +26,7 @@ from pages._shared import (
     PageJob,
     ResultPanel,
     SavedSettings,
+    csv_download,
     current_dataset,
     cv_job_panel,
     dataset_caption,
@@ -163,21 +164,8 @@ panel.record_table("folds", result.folds)  # in the report; on the page as CSV o
 for warning in result.warnings:
     panel.note(warning)
 CV_JOB.keep_run("compare")
-st.download_button(
-    "Download per-fold results (CSV)",
-    result.folds.to_csv(index=False).encode(),
-    file_name="compare_folds.csv",
-    mime="text/csv",
-    on_click="ignore",
-)
-st.download_button(
-    "Download summary (CSV)",
-    result.summary.to_csv(index=False).encode(),
-    file_name="compare_summary.csv",
-    mime="text/csv",
-    on_click="ignore",
-    key="dl_summary",
-)
+csv_download("Download per-fold results (CSV)", result.folds, "compare_folds.csv")
+csv_download("Download summary (CSV)", result.summary, "compare_summary.csv", key="dl_summary")
 
 
 def counted_missing(tree, X):

@@ -39,6 +39,7 @@ from pages._shared import (
     PageJob,
     ResultPanel,
     SavedSettings,
+    csv_download,
     current_dataset,
     dataset_caption,
     job_meta,
@@ -602,13 +603,8 @@ if not discrete:
     panel.chart(pit_figure({"test rows": pit_histogram(sc["pit"])}), key=P + "pit_fig")
 unit = "n_trees" if forest else "n_leaves"
 trace_df = pd.DataFrame(model.trace_, columns=[unit, "train_nll", "val_nll"])
-st.download_button(
-    "Download growth trace (CSV)",
-    trace_df.to_csv(index=False).encode(),
-    file_name="partition_growth_trace.csv",
-    mime="text/csv",
-    on_click="ignore",
-    key=P + "trace_dl",
+csv_download(
+    "Download growth trace (CSV)", trace_df, "partition_growth_trace.csv", key=P + "trace_dl"
 )
 
 # -- what-if slices --------------------------------------------------------------------------

@@ -162,6 +162,32 @@ st.markdown(
     "rankings with CART and random forests; check what the top-k features buy downstream."
 )
 
+
+def permutations_input(preset_column, fixed_column, stage: str, key: str, preset_help, ctree):
+    """The permutations B per test of one stage (``stage``: 'A' or 'B'): a preset in
+    ``preset_column`` (widget ``<key>_preset``) and a fixed B in ``fixed_column`` (widget
+    ``key``, used with 'fixed B'); both are off for ctree.  Returns the estimator's
+    ``n_resamples_*`` value: the preset's name or the fixed B (int)."""
+    preset = preset_column.selectbox(
+        f"Permutations (stage {stage})",
+        PRESETS,
+        key=f"{key}_preset",
+        help=link_terms(preset_help),
+        disabled=ctree,
+    )
+    fixed = fixed_column.number_input(
+        f"Fixed B (stage {stage})",
+        1,
+        100_000,
+        99,
+        step=1,
+        key=key,
+        disabled=ctree or preset != "fixed B",
+        help=link_terms("Used when 'fixed B' is chosen."),
+    )
+    return int(fixed) if preset == "fixed B" else preset
+
+
 ds = current_dataset(allow_missing=True)
 if ds is None:
     stop_page(FIT, TOPK, BIAS)
@@ -336,40 +362,8 @@ with st.expander(f"Parameters ({procedure} procedure)", expanded=False):
         "or a fixed B (multiplied by the number of tests when Bonferroni is on, as "
         "in citrees). More permutations: more precise p-values, slower fits."
     )
-    pre_sel = c[0].selectbox(
-        "Permutations (stage A)",
-        PRESETS,
-        key="ci_b_sel_preset",
-        help=link_terms(preset_help),
-        disabled=ctree,
-    )
-    b_sel = c[1].number_input(
-        "Fixed B (stage A)",
-        1,
-        100_000,
-        99,
-        step=1,
-        key="ci_b_sel",
-        disabled=ctree or pre_sel != "fixed B",
-        help=link_terms("Used when 'fixed B' is chosen."),
-    )
-    pre_spl = c[2].selectbox(
-        "Permutations (stage B)",
-        PRESETS,
-        key="ci_b_spl_preset",
-        help=link_terms(preset_help),
-        disabled=ctree,
-    )
-    b_spl = c[3].number_input(
-        "Fixed B (stage B)",
-        1,
-        100_000,
-        99,
-        step=1,
-        key="ci_b_spl",
-        disabled=ctree or pre_spl != "fixed B",
-        help=link_terms("Used when 'fixed B' is chosen."),
-    )
+    resamples_sel = permutations_input(c[0], c[1], "A", "ci_b_sel", preset_help, ctree)
+    resamples_spl = permutations_input(c[2], c[3], "B", "ci_b_spl", preset_help, ctree)
     c = st.columns(4)
     muting = c[0].checkbox(
         "Feature muting",
@@ -518,8 +512,8 @@ params = dict(
     alpha_splitter=float(alpha_spl),
     adjust_alpha_selector=adj_sel,
     adjust_alpha_splitter=adj_spl,
-    n_resamples_selector=int(b_sel) if pre_sel == "fixed B" else pre_sel,
-    n_resamples_splitter=int(b_spl) if pre_spl == "fixed B" else pre_spl,
+    n_resamples_selector=resamples_sel,
+    n_resamples_splitter=resamples_spl,
     early_stopping_selector="adaptive" if es_sel else None,
     early_stopping_splitter="adaptive" if es_spl else None,
     feature_muting=muting,

@@ -32,6 +32,7 @@ from engine.treegrad.service import (
 )
 from pages._feature_ranking_parameters import draw_method_parameters
 from pages._feature_ranking_tabs import (
+    CurvesContext,
     draw_attributions_tab,
     draw_curves_tab,
     draw_numerics_tab,
@@ -45,6 +46,7 @@ from pages._shared import (
     PageJob,
     ResultPanel,
     SavedSettings,
+    csv_download,
     current_dataset,
     dataset_caption,
     dataset_digest,
@@ -667,14 +669,7 @@ def show_curves(cs: CurveSet, label: str, key: str, dl_name: str) -> None:
         )
     auc = cs.auc_table()
     panel.table(auc.round(5), name=f"{key}_auc", hide_index=True, width="stretch")
-    st.download_button(
-        "Download curves (CSV)",
-        cs.to_frame().to_csv(index=False).encode(),
-        file_name=dl_name,
-        mime="text/csv",
-        on_click="ignore",
-        key=f"{key}_dl",
-    )
+    csv_download("Download curves (CSV)", cs.to_frame(), dl_name, key=f"{key}_dl")
 
 
 def live_view(page_job: PageJob, render, what: str) -> None:
@@ -730,32 +725,34 @@ def job_outcome(page_job: PageJob, what: str):
 
 
 draw_curves_tab(
+    CurvesContext(
+        model=model,
+        model_key=model_key,
+        ds=ds,
+        ci=ci,
+        params=params,
+        curve_output=curve_output,
+        curve_label=curve_label,
+        n_random=n_random,
+        batch_budget=BATCH_BUDGET,
+        job_outcome=job_outcome,
+        live_view=live_view,
+        other_dataset=other_dataset,
+        show_curves=show_curves,
+    ),
     batch_job=BATCH,
-    batch_budget=BATCH_BUDGET,
     one_job=ONE,
     predicted=PREDICTED,
     settings=SETTINGS,
-    ci=ci,
     classification=classification,
     cls_choice=cls_choice,
     cs_one=cs_one,
-    curve_label=curve_label,
-    curve_output=curve_output,
-    ds=ds,
     edited=edited,
     is_boost=is_boost,
-    job_outcome=job_outcome,
-    live_view=live_view,
-    model=model,
-    model_key=model_key,
     n=n,
     n_nodes=n_nodes,
-    n_random=n_random,
-    other_dataset=other_dataset,
     param_values=param_values,
-    params=params,
     row=row,
-    show_curves=show_curves,
     tabs=tabs,
     te_idx=te_idx,
     test_rows=test_rows,

@@ -3,13 +3,12 @@ question first, then reveals the live figure computed by the engine (engine/teac
 
 import streamlit as st
 
-from engine.figures.teaching import step_figure
 from engine.teaching.glossary import lookup
 from engine.teaching.lessons import LESSONS, check_answer, compute_step
 from pages._link_params import learn_link
 from pages._links import apply_link, mirror_link, page_title, parse_value
-from pages._shared import md, require_entrypoint, shown_figure
-from pages._teaching import SKIPPED, score_panel, scoreboard
+from pages._shared import md, require_entrypoint
+from pages._teaching import SKIPPED, score_panel, scoreboard, show_answer
 
 require_entrypoint("pages/learn.py")
 page_title("Lessons")
@@ -83,20 +82,16 @@ if attempt is None:
     st.info("Answer the question (or press **Reveal without answering**) to see the result.")
 else:
     verdict = check_answer(question, result, attempt.chosen) if attempt.chosen in options else None
-    explanation = md(question.explanation(result))
-    if verdict is not None and verdict.correct:
-        st.success(f"**Right.** {explanation}")
-    elif attempt.chosen == SKIPPED:
-        st.info(f"**The answer: {md(attempt.answer)}.** {explanation}")
-    else:
-        st.error(
-            f"**Not quite:** you answered {md(attempt.chosen)}, the engine found "
-            f"**{md(attempt.answer)}**. {explanation}"
-        )
-    for i, spec in enumerate(result.figures):
-        st.plotly_chart(shown_figure(step_figure(spec)), key=f"learn_fig_view::{key}/{i}")
-    if result.table is not None:
-        st.dataframe(result.table, hide_index=True)
+    show_answer(
+        correct=verdict is not None and verdict.correct,
+        chosen=attempt.chosen,
+        answer=attempt.answer,
+        explanation=md(question.explanation(result)),
+        source="the engine found",
+        figures=result.figures,
+        table=result.table,
+        key=f"learn_fig_view::{key}/",
+    )
     if index + 1 < len(lesson.steps):
 
         def _next(k=step_key, i=index):

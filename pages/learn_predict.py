@@ -4,7 +4,6 @@ shown and the answer is checked against the fit (engine/teaching/predict.py)."""
 import streamlit as st
 
 from engine.data import DataError
-from engine.figures.teaching import step_figure
 from engine.teaching import predict
 from pages._link_params import PREDICT_KINDS, learn_predict_link
 from pages._links import apply_link, mirror_link, page_title
@@ -14,9 +13,8 @@ from pages._shared import (
     dataset_digest,
     md,
     require_entrypoint,
-    shown_figure,
 )
-from pages._teaching import SKIPPED, score_panel, scoreboard
+from pages._teaching import SKIPPED, score_panel, scoreboard, show_answer
 
 require_entrypoint("pages/learn_predict.py")
 LINK = learn_predict_link()
@@ -103,17 +101,14 @@ attempt = board.attempts.get(q.key)
 if attempt is None:
     st.info("Answer the question (or press **Reveal without answering**) to see the fit.")
 else:
-    if attempt.correct:
-        st.success(f"**Right.** {md(q.explanation)}")
-    elif attempt.chosen == SKIPPED:
-        st.info(f"**The answer: {md(q.answer)}.** {md(q.explanation)}")
-    else:
-        st.error(
-            f"**Not quite:** you answered {md(attempt.chosen)}, the fit says "
-            f"**{md(q.answer)}**. {md(q.explanation)}"
-        )
-    for i, spec in enumerate(q.figures):
-        st.plotly_chart(shown_figure(step_figure(spec)), key=f"learn_pr_fig_view::{i}")
-    if q.table is not None:
-        st.dataframe(q.table, hide_index=True)
+    show_answer(
+        correct=attempt.correct,
+        chosen=attempt.chosen,
+        answer=q.answer,
+        explanation=md(q.explanation),
+        source="the fit says",
+        figures=q.figures,
+        table=q.table,
+        key="learn_pr_fig_view::",
+    )
 score_panel(score_slot)

@@ -28,6 +28,7 @@ from pages._shared import (
     PageJob,
     ResultPanel,
     SavedSettings,
+    csv_download,
     current_dataset,
     cv_job_panel,
     dataset_caption,
@@ -289,13 +290,8 @@ def node_sections() -> None:
     table = profile.to_frame()
     panel.table(table.round(4), name="candidates", hide_index=True, width="stretch")
     long = candidates_table(profile)
-    st.download_button(
-        "Download candidates (CSV)",
-        long.to_csv(index=False).encode(),
-        file_name=f"candidates_node{node}_{fname}.csv",
-        mime="text/csv",
-        on_click="ignore",
-        key="ss_dl_cand",
+    csv_download(
+        "Download candidates (CSV)", long, f"candidates_node{node}_{fname}.csv", key="ss_dl_cand"
     )
 
     st.subheader("3. Threshold scan (teaching mode)")
@@ -400,13 +396,8 @@ panel.chart(strategy_tradeoff_figure(result.summary, meta["task"]), key="ss_trad
 CV_JOB.keep_run("split_strategies")
 if meta.get("plan"):
     panel.snippet(split_strategies_snippet(meta))
-st.download_button(
-    "Download per-fold results (CSV)",
-    result.folds.to_csv(index=False).encode(),
-    file_name="split_strategies_cv.csv",
-    mime="text/csv",
-    on_click="ignore",
-    key="ss_dl_cv",
+csv_download(
+    "Download per-fold results (CSV)", result.folds, "split_strategies_cv.csv", key="ss_dl_cv"
 )
 if result.models:
     labels = meta["labels"]

@@ -143,6 +143,21 @@ def _untested_rows(rec, names, level) -> list[dict]:
     """:func:`node_feature_table` rows of the features without a p-value at the node: the
     candidates scanning stopped before (with their statistic), then those not in the
     node's pool."""
+
+    def row(f: int, statistic: float, status: str) -> dict:
+        return dict(
+            feature=names[f],
+            index=f,
+            statistic=statistic,
+            p_value=np.nan,
+            p_bonferroni=np.nan,
+            level=level,
+            permutations=0,
+            significant=False,
+            chosen=False,
+            status=status,
+        )
+
     rows = []
     seen = set(int(f) for f in rec["features"])
     cand = rec.get("candidates", [])
@@ -150,36 +165,8 @@ def _untested_rows(rec, names, level) -> list[dict]:
     for f, s in zip(cand, cstat, strict=True):
         if int(f) not in seen:
             seen.add(int(f))
-            rows.append(
-                dict(
-                    feature=names[f],
-                    index=int(f),
-                    statistic=float(s),
-                    p_value=np.nan,
-                    p_bonferroni=np.nan,
-                    level=level,
-                    permutations=0,
-                    significant=False,
-                    chosen=False,
-                    status=NOT_TESTED,
-                )
-            )
-    for f in range(len(names)):
-        if f not in seen:
-            rows.append(
-                dict(
-                    feature=names[f],
-                    index=f,
-                    statistic=np.nan,
-                    p_value=np.nan,
-                    p_bonferroni=np.nan,
-                    level=level,
-                    permutations=0,
-                    significant=False,
-                    chosen=False,
-                    status=NOT_IN_POOL,
-                )
-            )
+            rows.append(row(int(f), float(s), NOT_TESTED))
+    rows.extend(row(f, np.nan, NOT_IN_POOL) for f in range(len(names)) if f not in seen)
     return rows
 
 

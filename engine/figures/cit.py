@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.figures.style import HIGHLIGHT, NEUTRAL, base_layout, palette
+from engine.figures.style import HIGHLIGHT, NEUTRAL, base_layout, palette, reference_line
 from engine.figures.tree import class_color, tree_figure
 from engine.tree import TreeArrays
 
@@ -339,22 +339,14 @@ def threshold_statistic_figure(
         )
         hover_left = ["left: {" + ", ".join(lab[: int(np.floor(x)) + 1]) + "}" for x in t]
         xlabel = f"{feature_name}: categories sorted by mean target (split position)"
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=t,
-            y=s,
-            mode="lines+markers" if t.size <= 60 else "lines",
-            name="every candidate",
-            line=dict(color=palette(1)[0], width=2),
-            marker=dict(size=5),
-            text=hover_left,
-            hovertemplate=(
-                "threshold %{x:.4g}<br>weighted child impurity %{y:.4g}"
-                + ("<br>%{text}" if cat else "")
-                + "<extra></extra>"
-            ),
-        )
+    fig = _candidate_curve(
+        t,
+        s,
+        "every candidate",
+        "threshold %{x:.4g}<br>weighted child impurity %{y:.4g}"
+        + ("<br>%{text}" if cat else "")
+        + "<extra></extra>",
+        text=hover_left,
     )
     sig = tp < level
     for mask, label, colour in (
@@ -377,28 +369,13 @@ def threshold_statistic_figure(
                 )
             )
     if "chosen_threshold" in record:
-        fig.add_vline(
-            x=float(record["chosen_threshold"]), line=dict(color="#000000", dash="dash", width=2)
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=[None],
-                y=[None],
-                mode="lines",
-                line=dict(color="#000000", dash="dash", width=2),
-                name=f"chosen {float(record['chosen_threshold']):.4g}",
-            )
-        )
+        _chosen_threshold_line(fig, float(record["chosen_threshold"]))
     if parent_impurity is not None:
-        fig.add_hline(y=float(parent_impurity), line=dict(color=NEUTRAL, dash="dot"))
-        fig.add_trace(
-            go.Scatter(
-                x=[None],
-                y=[None],
-                mode="lines",
-                line=dict(color=NEUTRAL, dash="dot"),
-                name=f"parent impurity {float(parent_impurity):.4g}",
-            )
+        reference_line(
+            fig,
+            y=float(parent_impurity),
+            line=dict(color=NEUTRAL, dash="dot"),
+            name=f"parent impurity {float(parent_impurity):.4g}",
         )
     fig.update_layout(
         **base_layout(
@@ -421,31 +398,14 @@ def _maxstat_figure(record: Mapping, *, feature_name: str, title: str | None) ->
     t = np.asarray(record["candidate_thresholds"], dtype=np.float64)
     s = np.asarray(record["candidate_threshold_statistics"], dtype=np.float64)
     form = str(record["split_statistic"])
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=t,
-            y=s,
-            mode="lines+markers" if t.size <= 60 else "lines",
-            name="every admissible cut point",
-            line=dict(color=palette(1)[0], width=2),
-            marker=dict(size=5),
-            hovertemplate=f"threshold %{{x:.4g}}<br>{form} statistic %{{y:.4g}}<extra></extra>",
-        )
+    fig = _candidate_curve(
+        t,
+        s,
+        "every admissible cut point",
+        f"threshold %{{x:.4g}}<br>{form} statistic %{{y:.4g}}<extra></extra>",
     )
     if "chosen_threshold" in record:
-        fig.add_vline(
-            x=float(record["chosen_threshold"]), line=dict(color="#000000", dash="dash", width=2)
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=[None],
-                y=[None],
-                mode="lines",
-                line=dict(color="#000000", dash="dash", width=2),
-                name=f"chosen {float(record['chosen_threshold']):.4g} (largest statistic)",
-            )
-        )
+        _chosen_threshold_line(fig, float(record["chosen_threshold"]), " (largest statistic)")
     fig.update_layout(
         **base_layout(
             title
@@ -574,3 +534,33 @@ def selection_bias_figure(
     fig.update_xaxes(title_text="feature", tickangle=-45 if len(names) > 12 else 0)
     fig.update_yaxes(title_text="normalised importance")
     return fig
+
+
+def _candidate_curve(
+    thresholds: np.ndarray, values: np.ndarray, name: str, hovertemplate: str, text=None
+) -> go.Figure:
+    """A new figure with stage B's statistic over the candidate thresholds (float64
+    ``(c,)`` each) as one line, with markers when there are at most 60 candidates."""
+    return go.Figure(
+        go.Scatter(
+            x=thresholds,
+            y=values,
+            mode="lines+markers" if thresholds.size <= 60 else "lines",
+            name=name,
+            line=dict(color=palette(1)[0], width=2),
+            marker=dict(size=5),
+            text=text,
+            hovertemplate=hovertemplate,
+        )
+    )
+
+
+def _chosen_threshold_line(fig: go.Figure, threshold: float, note: str = "") -> None:
+    """The chosen threshold as a black dashed vertical line, in the legend as
+    ``chosen <threshold><note>``."""
+    reference_line(
+        fig,
+        x=threshold,
+        line=dict(color="#000000", dash="dash", width=2),
+        name=f"chosen {threshold:.4g}{note}",
+    )

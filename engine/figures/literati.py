@@ -126,24 +126,8 @@ def shape_tree_figure(
     names = tree.feature_labels(None if feature_names is None else list(feature_names))
     inner = internal_nodes(tree)
     bps = {v: node_breakpoints(tree, v) for v in inner}
-    extra = {}
-    for v in inner:
-        k = bps[v].size
-        line = f"breakpoints K = {k}: " + ", ".join(f"{b:.4g}" for b in bps[v])
-        if split_penalty is not None and breakpoint_penalty is not None:
-            cost = split_penalty + breakpoint_penalty * k
-            line += (
-                f"<br>cost \u03bb + \u03b1K = {split_penalty:.4g} + "
-                f"{breakpoint_penalty:.4g} \u00d7 {k} = {cost:.4g}"
-            )
-        extra[v] = line
     if title is None:
-        n_bp = sum(b.size for b in bps.values())
-        title = (
-            f"Shape tree: {len(inner)} split{'s' if len(inner) != 1 else ''}, "
-            f"{n_bp} breakpoint{'s' if n_bp != 1 else ''}, {tree.n_leaves} leaves, "
-            f"depth {tree.max_depth}"
-        )
+        title = _shape_tree_title(tree, bps)
     fig = tree_figure(
         tree,
         feature_names=names,
@@ -151,9 +135,58 @@ def shape_tree_figure(
         collapse_depth=collapse_depth,
         title=title,
         height=height,
-        node_extra=extra,
+        node_extra=_breakpoint_hovers(bps, split_penalty, breakpoint_penalty),
     )
-    # node coordinates from the node traces (customdata = node id)
+    coords = _shape_node_hovers(fig, tree, bps, names)
+    visible_splits = [v for v in inner if v in coords and int(tree.children_left[v]) in coords]
+    labels_on = bool(fig.layout.annotations)
+    if labels_on:
+        _shape_node_labels(fig, tree, bps, names, {coords[v]: v for v in visible_splits})
+    fig.data = [t for t in fig.data if t.name != "edge labels"]
+    shown = visible_splits if labels_on else [v for v in visible_splits if v == 0]
+    edge_labels = _shape_edge_labels(tree, bps, coords, shown)
+    if edge_labels is not None:
+        fig.add_trace(edge_labels)
+    if node_bounds is not None:
+        _add_gap_rings(fig, coords, node_bounds, priority_path)
+    return fig
+
+
+def _breakpoint_hovers(
+    bps: dict, split_penalty: float | None, breakpoint_penalty: float | None
+) -> dict[int, str]:
+    """Each split node's extra hover line: its K breakpoints and, with both penalties,
+    its cost ``lambda + alpha * K`` (``bps``: node id -> float64 breakpoints)."""
+    extra = {}
+    for v, u in bps.items():
+        k = u.size
+        line = f"breakpoints K = {k}: " + ", ".join(f"{b:.4g}" for b in u)
+        if split_penalty is not None and breakpoint_penalty is not None:
+            cost = split_penalty + breakpoint_penalty * k
+            line += (
+                f"<br>cost \u03bb + \u03b1K = {split_penalty:.4g} + "
+                f"{breakpoint_penalty:.4g} \u00d7 {k} = {cost:.4g}"
+            )
+        extra[v] = line
+    return extra
+
+
+def _shape_tree_title(tree: TreeArrays, bps: dict) -> str:
+    """'Shape tree: 3 splits, 4 breakpoints, 4 leaves, depth 2'."""
+    n_split, n_bp = len(bps), sum(b.size for b in bps.values())
+    return (
+        f"Shape tree: {n_split} split{'s' if n_split != 1 else ''}, "
+        f"{n_bp} breakpoint{'s' if n_bp != 1 else ''}, {tree.n_leaves} leaves, "
+        f"depth {tree.max_depth}"
+    )
+
+
+def _shape_node_hovers(
+    fig: go.Figure, tree: TreeArrays, bps: dict, names: Sequence[str]
+) -> dict[int, tuple[float, float]]:
+    """Replace the threshold rule in the hover of every drawn threshold split node by its
+    shape function (:func:`shape_rule`); return the drawn nodes' coordinates, node id ->
+    ``(x, y)``, read from the node traces (``customdata`` = node id)."""
     coords: dict[int, tuple[float, float]] = {}
     for trace in fig.data:
         if (trace.meta or {}).get("role") == "nodes":
@@ -166,29 +199,39 @@ def shape_tree_figure(
                     old = f"rule: {tree.rule(v, names)}  (True \u2192 left)"
                     texts[i] = texts[i].replace(old, "shape: " + shape_rule(tree, v, names))
             trace.hovertext = texts
-    visible_splits = [v for v in inner if v in coords and int(tree.children_left[v]) in coords]
-    labels_on = bool(fig.layout.annotations)
-    # node labels: replace the '<= t' annotation of each visible split node
-    if labels_on:
-        by_xy = {coords[v]: v for v in visible_splits}
-        anns = []
-        for ann in fig.layout.annotations:
-            v = by_xy.get((float(ann.x), float(ann.y)))
-            if v is not None and tree.category_set(v) is None:
-                j = int(tree.feature[v])
-                cats = tree.categories[j] if tree.categories is not None else None
-                ann = go.layout.Annotation(ann)
-                ann.text = f"{_short_name(names[j])}<br>{_compact_shape(bps[v], cats)}"
-            anns.append(ann)
-        fig.layout.annotations = anns
-    # edge labels: which values go each way
-    fig.data = [t for t in fig.data if t.name != "edge labels"]
+    return coords
+
+
+def _feature_categories(tree: TreeArrays, v: int) -> Sequence[str] | None:
+    """The category names of split node ``v``'s feature (None for a numeric feature)."""
+    return tree.categories[int(tree.feature[v])] if tree.categories is not None else None
+
+
+def _shape_node_labels(
+    fig: go.Figure, tree: TreeArrays, bps: dict, names: Sequence[str], by_xy: dict
+) -> None:
+    """Replace the '<= t' annotation of each visible threshold split node (``by_xy``:
+    ``(x, y)`` -> node id) by its feature over its compact shape ``L u1 R u2 L``."""
+    anns = []
+    for ann in fig.layout.annotations:
+        v = by_xy.get((float(ann.x), float(ann.y)))
+        if v is not None and tree.category_set(v) is None:
+            ann = go.layout.Annotation(ann)
+            short = _short_name(names[int(tree.feature[v])])
+            ann.text = f"{short}<br>{_compact_shape(bps[v], _feature_categories(tree, v))}"
+        anns.append(ann)
+    fig.layout.annotations = anns
+
+
+def _shape_edge_labels(
+    tree: TreeArrays, bps: dict, coords: dict, splits: Sequence[int]
+) -> go.Scatter | None:
+    """A text trace saying which values go down each edge of the split nodes ``splits``
+    (``<= 2.45 or > 4.75`` / ``(2.45, 4.75]``; True / False for a category set), or None
+    when there are none."""
     lx, ly, lt, lp = [], [], [], []
-    for v in visible_splits:
-        if not labels_on and v != 0:
-            continue
-        j = int(tree.feature[v])
-        cats = tree.categories[j] if tree.categories is not None else None
+    for v in splits:
+        cats = _feature_categories(tree, v)
         # beside the edge at 70 % of its length, clear of the parent's two-line label
         # (at 60 % "<= 1.55 or > 1.75" ran into "L 1.55 R 1.75 L" at 1280 x 720)
         for child, side, pos in (
@@ -203,23 +246,19 @@ def shape_tree_figure(
             else:
                 lt.append(side_text(bps[v], side, categories=cats))
             lp.append(pos)
-    if lx:
-        fig.add_trace(
-            go.Scatter(
-                x=lx,
-                y=ly,
-                mode="text",
-                text=lt,
-                textposition=lp,
-                textfont=dict(size=10, color="#555555"),
-                hoverinfo="skip",
-                showlegend=False,
-                name="edge labels",
-            )
-        )
-    if node_bounds is not None:
-        _add_gap_rings(fig, coords, node_bounds, priority_path)
-    return fig
+    if not lx:
+        return None
+    return go.Scatter(
+        x=lx,
+        y=ly,
+        mode="text",
+        text=lt,
+        textposition=lp,
+        textfont=dict(size=10, color="#555555"),
+        hoverinfo="skip",
+        showlegend=False,
+        name="edge labels",
+    )
 
 
 #: Colour scale of the gap shares (0 %: proven, pale; 100 %: the whole gap, dark red).

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.figures.style import HIGHLIGHT, NEUTRAL, base_layout, palette
+from engine.figures.style import HIGHLIGHT, NEUTRAL, base_layout, palette, reference_line
 
 
 def _fmt(v) -> str:
@@ -301,13 +301,11 @@ def cells_figure(
     )
     fig.update_layout(**layout)
     if x_current is not None:  # after the cells: update_layout(shapes=...) would overwrite it
-        fig.add_vline(x=float(x_current), line=dict(color=HIGHLIGHT, dash="dash", width=2))
-        fig.add_scatter(
-            x=[None],
-            y=[None],
-            mode="lines",
-            name=f"current {feature}",
+        reference_line(
+            fig,
+            x=float(x_current),
             line=dict(color=HIGHLIGHT, dash="dash", width=2),
+            name=f"current {feature}",
         )
     if categories is not None:
         fig.update_xaxes(

@@ -39,6 +39,19 @@ def base_layout(title: str, **kw) -> dict:
     return layout
 
 
+def reference_line(
+    fig: go.Figure, *, line: dict, name: str, x: float | None = None, y: float | None = None
+) -> None:
+    """A vertical line at ``x`` (or a horizontal one at ``y``) across the plot, drawn with
+    ``line`` (plotly line properties), and a legend entry ``name`` for it (plotly gives
+    shapes none)."""
+    if x is not None:
+        fig.add_vline(x=x, line=line)
+    else:
+        fig.add_hline(y=y, line=line)
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=line, name=name))
+
+
 def log_ticks(low: float, high: float) -> list[float]:
     """Tick values for a log axis from ``low`` to ``high`` (> 0): every power of ten, and
     also 2 and 5 times each when the range spans fewer than three decades."""

@@ -177,85 +177,122 @@ def check_splits(
     _, codes = _codes(y)
     if codes.shape[0] != Xc.shape[0]:
         raise ValueError(f"X has {Xc.shape[0]} rows but y has {codes.shape[0]} labels.")
-    C = int(codes.max()) + 1 if codes.size else 1
+    X_search, source, _ = encode_missing(np.ascontiguousarray(Xc, dtype=np.float64))
+    candidates = _CandidateLookup(
+        X_search, codes, _leaves_per_depth(candidate_leaves, Xc.shape[0]), candidate_scope
+    )
+    rows = _node_rows(tree, Xc)
+    depth_of = tree.depth
+    out = []
+    for v in internal_nodes(tree):
+        idx = rows[v]
+        left = np.zeros(Xc.shape[0], dtype=bool)
+        left[rows[int(tree.children_left[v])]] = True
+        left = left[idx]
+        depth = int(depth_of[v])
+        in_space, gaps, cands, reason = _best_column_match(
+            tree, v, depth, Xc, X_search, source, idx, left, candidates, max_breakpoints
+        )
+        if depth >= max_depth:
+            in_space, cands, reason = False, (), f"deeper than the search's depth {max_depth}"
+        out.append(
+            SplitCheck(
+                node=int(v),
+                depth=depth,
+                feature=int(tree.feature[v]),
+                breakpoints=tuple(float(u) for u in node_breakpoints(tree, v)),
+                rows=int(idx.size),
+                rows_left=int(left.sum()),
+                gaps=gaps,
+                candidates=cands,
+                in_space=in_space,
+                reason=reason,
+            )
+        )
+    return out
+
+
+def _leaves_per_depth(candidate_leaves, n_rows: int) -> list[int]:
+    """The search's ``B_d`` per depth as a list of ints (0 = every midpoint; the last
+    repeats), each capped at the rows as the estimator does (a larger one would overflow)."""
     seq = (
         list(candidate_leaves)
         if isinstance(candidate_leaves, (list, tuple))
         else [candidate_leaves]
     )
-    # as the estimator: a B_d above the rows is the rows (a larger one would overflow)
-    most = max(int(Xc.shape[0]), 2)
-    leaves = [0 if v is None else min(int(v), most) for v in seq] or [0]
-    X_search, source, _ = encode_missing(np.ascontiguousarray(Xc, dtype=np.float64))
-    rows = _node_rows(tree, Xc)
-    depth_of = tree.depth
-    root_cands: dict[int, np.ndarray] = {}
+    most = max(int(n_rows), 2)
+    return [0 if v is None else min(int(v), most) for v in seq] or [0]
 
-    def candidates(column: int, idx: np.ndarray, depth: int) -> np.ndarray:
-        if candidate_scope == "root":
-            if column not in root_cands:
-                root_cands[column] = candidates_of(column, np.arange(Xc.shape[0]), 0)
-            return root_cands[column]
-        return candidates_of(column, idx, depth)
 
-    def candidates_of(column: int, idx: np.ndarray, depth: int) -> np.ndarray:
-        values = X_search[idx, column]
+class _CandidateLookup:
+    """The search's candidate thresholds of a data state on one encoded column.
+
+    ``X_search`` is ``(n, p')`` float64 (the columns of :func:`encode_missing`), ``codes``
+    the ``(n,)`` class codes, ``leaves`` the ``B_d`` per depth.  With ``scope='root'`` every
+    depth uses the root's candidates on all rows, computed once per column.
+    """
+
+    def __init__(self, X_search: np.ndarray, codes: np.ndarray, leaves: list[int], scope: str):
+        self.X_search = X_search
+        self.codes = codes
+        self.n_classes = int(codes.max()) + 1 if codes.size else 1
+        self.leaves = leaves
+        self.scope = scope
+        self._root: dict[int, np.ndarray] = {}
+
+    def __call__(self, column: int, idx: np.ndarray, depth: int) -> np.ndarray:
+        """The candidates (float64, sorted) for the rows ``idx`` at ``depth``."""
+        if self.scope == "root":
+            if column not in self._root:
+                self._root[column] = self.of_rows(column, np.arange(self.X_search.shape[0]), 0)
+            return self._root[column]
+        return self.of_rows(column, idx, depth)
+
+    def of_rows(self, column: int, idx: np.ndarray, depth: int) -> np.ndarray:
+        """A univariate CART's thresholds with ``B_depth`` leaves on the rows ``idx``."""
+        values = self.X_search[idx, column]
         order = np.argsort(values, kind="mergesort")
-        b = leaves[min(depth, len(leaves) - 1)]
+        b = self.leaves[min(depth, len(self.leaves) - 1)]
         return kernels.uni_thresholds(
-            np.ascontiguousarray(values[order]), np.ascontiguousarray(codes[idx][order]), C, b
+            np.ascontiguousarray(values[order]),
+            np.ascontiguousarray(self.codes[idx][order]),
+            self.n_classes,
+            b,
         )
 
-    out = []
-    for v in internal_nodes(tree):
-        idx = rows[v]
-        left_child = rows[int(tree.children_left[v])]
-        left = np.zeros(Xc.shape[0], dtype=bool)
-        left[left_child] = True
-        left = left[idx]
-        j = int(tree.feature[v])
-        depth = int(depth_of[v])
-        charged = int(node_breakpoints(tree, v).size)  # the K_v its objective counts
-        best = None  # (in_space, gaps, cands, reason)
-        for column in np.flatnonzero(source == j):
-            found = _match(
-                X_search[idx, column], left, lambda c=column, i=idx, d=depth: candidates(c, i, d)
-            )
-            gaps, cands, reason = found
-            original = Xc[idx, j]  # "missing" is encoded below / above: report it as NaN
-            gaps = tuple((_nan_if_fake(a, original), _nan_if_fake(b, original)) for a, b in gaps)
-            if not reason and len(gaps) > max_breakpoints:
-                reason = (
-                    f"needs {len(gaps)} breakpoints on these rows, more than K_max = "
-                    f"{max_breakpoints}"
-                )
-            elif not reason and len(gaps) > charged:
-                # the equivalent shape costs more than the tree pays: no bound on the tree
-                reason = (
-                    f"needs {len(gaps)} breakpoints in the search's terms, more than the "
-                    f"{charged} its objective counts"
-                )
-            ok = not reason
-            # of the columns (missing values lowest or highest), the fewest breakpoints
-            if best is None or (ok and (not best[0] or len(gaps) < len(best[1]))):
-                best = (ok, gaps, cands if ok else (), reason)
-        if depth >= max_depth:
-            best = (False, best[1], (), f"deeper than the search's depth {max_depth}")
-        out.append(
-            SplitCheck(
-                node=int(v),
-                depth=depth,
-                feature=j,
-                breakpoints=tuple(float(u) for u in node_breakpoints(tree, v)),
-                rows=int(idx.size),
-                rows_left=int(left.sum()),
-                gaps=best[1],
-                candidates=best[2],
-                in_space=best[0],
-                reason=best[3],
-            )
+
+def _best_column_match(
+    tree, v, depth, Xc, X_search, source, idx, left, candidates, max_breakpoints: int
+) -> tuple:
+    """``(in_space, gaps, candidates, reason)`` of split node ``v`` at ``depth``: of its
+    feature's encoded columns (missing values lowest or highest), the one whose equivalent
+    shape is in the space with the fewest breakpoints (else the first column's reason).
+    ``idx`` are the rows reaching ``v`` and ``left`` (bool, one per row of ``idx``) those
+    it sends left; a shape needing more than ``max_breakpoints`` or more breakpoints than
+    the tree's objective counts for ``v`` is not in the space."""
+    j = int(tree.feature[v])
+    charged = int(node_breakpoints(tree, v).size)  # the K_v its objective counts
+    best = None  # (in_space, gaps, cands, reason)
+    for column in np.flatnonzero(source == j):
+        gaps, cands, reason = _match(
+            X_search[idx, column], left, lambda c=column, i=idx, d=depth: candidates(c, i, d)
         )
-    return out
+        original = Xc[idx, j]  # "missing" is encoded below / above: report it as NaN
+        gaps = tuple((_nan_if_fake(a, original), _nan_if_fake(b, original)) for a, b in gaps)
+        if not reason and len(gaps) > max_breakpoints:
+            reason = (
+                f"needs {len(gaps)} breakpoints on these rows, more than K_max = {max_breakpoints}"
+            )
+        elif not reason and len(gaps) > charged:
+            # the equivalent shape costs more than the tree pays: no bound on the tree
+            reason = (
+                f"needs {len(gaps)} breakpoints in the search's terms, more than the "
+                f"{charged} its objective counts"
+            )
+        ok = not reason
+        if best is None or (ok and (not best[0] or len(gaps) < len(best[1]))):
+            best = (ok, gaps, cands if ok else (), reason)
+    return best
 
 
 def _nan_if_fake(value: float, original: np.ndarray) -> float:

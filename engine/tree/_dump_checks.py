@@ -107,6 +107,20 @@ def check_n_features(n_features: Any, limits: DumpLimits, library: str) -> int:
     return n
 
 
+def booster_classes(task: str, n_outputs: int, classes) -> np.ndarray | None:
+    """The class labels of a boosting model: ``classes`` (or ``0 .. k-1``) for a
+    classifier with ``k = max(n_outputs, 2)`` classes, None for a regressor.
+
+    Raises ``ValueError`` when ``classes`` does not hold ``k`` labels."""
+    if task != "classification":
+        return None
+    k = max(n_outputs, 2)
+    classes = np.arange(k) if classes is None else np.asarray(classes)
+    if classes.shape != (k,):
+        raise ValueError(f"classes has {classes.shape[0]} labels for {k} classes")
+    return classes
+
+
 def field(d: Any, key: str, where: str) -> Any:
     """``d[key]``, or ``ValueError`` naming the missing field and where it was expected."""
     if not isinstance(d, dict):

@@ -32,6 +32,7 @@ import numpy as np
 from engine.tree._dump_checks import (
     DEFAULT_LIMITS,
     DumpLimits,
+    booster_classes,
     check_counts,
     check_n_features,
     check_size,
@@ -254,13 +255,7 @@ def _read_dump(d: Any, limits: DumpLimits, feature_names, classes) -> TreeEnsemb
     check_counts(len(trees), seen[0], limits, _LIB)
     rounds = len(trees) // per_round
     scale = 1.0 / rounds if d.get("average_output") else 1.0
-    if task == "classification":
-        k = max(n_outputs, 2)
-        classes = np.arange(k) if classes is None else np.asarray(classes)
-        if classes.shape != (k,):
-            raise ValueError(f"classes has {classes.shape[0]} labels for {k} classes")
-    else:
-        classes = None
+    classes = booster_classes(task, n_outputs, classes)
     return TreeEnsemble(
         trees=trees,
         tree_output=np.arange(len(trees), dtype=np.int64) % per_round,

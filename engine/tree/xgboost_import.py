@@ -32,6 +32,7 @@ import numpy as np
 from engine.tree._dump_checks import (
     DEFAULT_LIMITS,
     DumpLimits,
+    booster_classes,
     check_counts,
     check_n_features,
     check_size,
@@ -266,13 +267,7 @@ def _read_model_json(
 
 
 def _ensemble(trees, tree_info, base, task, link, n_outputs, names, classes) -> TreeEnsemble:
-    if task == "classification":
-        k = max(n_outputs, 2)
-        classes = np.arange(k) if classes is None else np.asarray(classes)
-        if classes.shape != (k,):
-            raise ValueError(f"classes has {classes.shape[0]} labels for {k} classes")
-    else:
-        classes = None
+    classes = booster_classes(task, n_outputs, classes)
     return TreeEnsemble(
         trees=trees,
         tree_output=tree_info,
