@@ -27,7 +27,14 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.figures.style import HIGHLIGHT, NEUTRAL, base_layout, palette, reference_line
+from engine.figures.style import (
+    HIGHLIGHT,
+    NEUTRAL,
+    base_layout,
+    palette,
+    reference_line,
+    wrap_text,
+)
 from engine.figures.tree import class_color, tree_figure
 from engine.tree import TreeArrays
 
@@ -406,19 +413,19 @@ def _maxstat_figure(record: Mapping, *, feature_name: str, title: str | None) ->
     )
     if "chosen_threshold" in record:
         _chosen_threshold_line(fig, float(record["chosen_threshold"]), " (largest statistic)")
-    fig.update_layout(
-        **base_layout(
-            title
-            or f"Stage B on {feature_name}: maximally selected {form} statistic<br><sup>"
+    if title is None:  # drawn in half the page's width: the lines wrapped to fit it
+        heading = wrap_text(f"Stage B on {feature_name}: maximally selected {form} statistic", 45)
+        note = wrap_text(
             f"{t.size} admissible cut points (both sides keep the minimum leaf size); no "
-            "test: stage A already chose the feature</sup>",
-            height=440,
-            **_LEGEND_BELOW,
+            "test: stage A already chose the feature",
+            70,
         )
-    )
+        title = heading + "".join(f"<br><sup>{line}</sup>" for line in note.split("<br>"))
+    fig.update_layout(**base_layout(title, height=460, **_LEGEND_BELOW))
+    fig.update_layout(margin_t=130)
     fig.update_layout(title_y=0.96)
     fig.update_xaxes(title_text=f"threshold on {feature_name} (left: x <= threshold)")
-    fig.update_yaxes(title_text=f"{form} two-sample statistic (higher is better)")
+    fig.update_yaxes(title_text=f"{form} two-sample statistic")
     return fig
 
 

@@ -137,6 +137,12 @@ def _wrap(text: str, width: int) -> tuple[str, int]:
     return "<br>".join(lines), len(lines)
 
 
+def wrap_text(text: str, width: int) -> str:
+    """``text`` wrapped at ``width`` characters with plotly's ``<br>`` (existing breaks
+    kept, words never cut): for titles drawn in a narrow column."""
+    return _wrap(text, width)[0]
+
+
 def _plain_length(text: str) -> int:
     return len(re.sub(r"<[^>]+>", "", text))
 
