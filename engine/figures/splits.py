@@ -118,16 +118,17 @@ def _criterion_name(profile) -> str:
     }.get(profile.criterion, profile.criterion)
 
 
-def _fit_legend(fig, width: float = 900.0) -> None:
+def _fit_legend(fig, width: float = 900.0, title_lines: int = 1) -> None:
     """Make room above the plot for the horizontal legend, which grows upwards over the
     title when it wraps (many classes and strategies): plotly lays entries out in columns
-    as wide as the widest one, so the rows are estimated from that width (14 px font)."""
+    as wide as the widest one, so the rows are estimated from that width (14 px font);
+    each title line after the first takes about 18 px more."""
     names = [t.name for t in fig.data if t.name and t.showlegend is not False]
     if not names:
         return
     widest = 50 + 7.5 * max(len(n) for n in names)
     rows = math.ceil(len(names) / max(1, int(width // widest)))
-    fig.update_layout(margin=dict(t=max(100, 62 + 22 * rows)))
+    fig.update_layout(margin=dict(t=max(100, 62 + 22 * rows) + 18 * (title_lines - 1)))
 
 
 def _plural(n: int, word: str) -> str:
@@ -184,15 +185,15 @@ def candidates_figure(profile, *, class_names=None, nbins: int = 30, units: str 
     name = profile.feature_name + (f" ({units})" if units else "")
     fig.update_layout(
         **base_layout(
-            f"Candidate thresholds on {profile.feature_name} "
-            f"({profile.x.size:,} row{'' if profile.x.size == 1 else 's'} at this node; star / "
-            "dashed line: "
-            "chosen threshold)",
+            f"Candidate thresholds on {profile.feature_name}, "
+            f"{profile.x.size:,} row{'' if profile.x.size == 1 else 's'} at this node"
+            "<br><sup>star and dashed line: each strategy's chosen threshold</sup>",
             barmode="stack",
             height=620,
         )
     )
-    _fit_legend(fig)
+    _fit_legend(fig, title_lines=2)
+    fig.update_layout(title_y=0.96)  # the two-line title's first line stays inside the figure
     fig.update_yaxes(title_text="rows (count)", row=1, col=1)
     fig.update_yaxes(
         title_text="strategy",
