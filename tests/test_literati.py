@@ -574,16 +574,30 @@ def test_shape_route():
         shape_route(x, [2.0, 1.0])
 
 
+def _machine_stretch(cpu_seconds: float = 0.2) -> float:
+    """How many times its CPU time a single-threaded pure-Python loop takes in wall-clock
+    time right now: about 1 on an idle core, more while other processes share the cores
+    (the test suite's own servers, workers and browsers, or another job on a CI machine)."""
+    wall0, cpu0 = time.perf_counter(), time.thread_time()
+    while time.thread_time() - cpu0 < cpu_seconds:
+        sum(range(1_000))
+    return max(1.0, (time.perf_counter() - wall0) / (time.thread_time() - cpu0))
+
+
 @pytest.mark.slow
 def test_time_limit_is_honoured_at_depth_6_on_digits(digits):
     limit = 2.0
     # load every kernel first (the app warms them up at start), then time the search only
     LiteratiClassifier(max_depth=6, time_limit=0.3).fit(digits.X[:300], digits.y[:300])
     est = LiteratiClassifier(max_depth=6, time_limit=limit)
+    before = _machine_stretch()
     t0 = time.perf_counter()
     est.fit(digits.X, digits.y)
     wall = time.perf_counter() - t0
-    assert wall <= 1.1 * limit + 0.5
+    # on an idle machine within 10 % + 0.5 s of the limit; on shared cores every iteration
+    # (and so the overrun past the limit) takes longer by the slowdown measured around it
+    stretch = max(before, _machine_stretch())
+    assert wall <= (1.1 * limit + 0.5) * stretch, f"{wall:.2f} s (machine stretch {stretch:.1f})"
     assert not est.proven_optimal_ and est.trace_.event.iloc[-1] == "time_limit"
     assert est.tree_.node_count > 1
     assert tree_objective(est, digits.X, digits.y)[0] == pytest.approx(est.objective_)
