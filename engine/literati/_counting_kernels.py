@@ -475,7 +475,7 @@ def _child_pairs(T, segs, n_seg, off, C, P):
 
 @njit
 def _depth2_child(
-    T, cls, segs, n_seg, off, C, K_max, lam, alpha, budget, P, tot, r6, rbp, out, out_bp, ws
+    T, cls, segs, n_seg, off, C, K_max, lam, alpha, budget, floor, P, tot, r6, rbp, out, out_bp, ws
 ):
     """Depth-2 optimum of one child of a root shape (rows in the root feature's bin
     segments ``segs[:n_seg]``) from the root feature's triple histogram ``T`` and class
@@ -489,7 +489,13 @@ def _depth2_child(
     compares the sum with its incumbent; a child's budget is that incumbent minus the
     rest, so a budget returned as a value could round to a sum below the incumbent and
     record a tree whose children are not the ones solved (the bug that had the kernel
-    switched off)."""
+    switched off).
+
+    ``floor``: a value the child's optimum is known not to be below (no tree of it is below
+    ``floor`` by more than the tie tolerance; from a subset of its rows, see
+    :func:`_raise_floor`; ``-inf`` when unknown).  When ``floor`` reaches
+    ``min(leaf, budget)`` the solve could find nothing, so its answer (the leaf or
+    ``inf``) is returned without solving."""
     ws_i, ws_f, cnt = ws
     n = 0
     mx = 0
@@ -507,7 +513,7 @@ def _depth2_child(
     if leaf <= lam + alpha or n < 2:
         return leaf
     best = min(leaf, budget)
-    if lam + alpha < best - _TIE:
+    if lam + alpha < best - _TIE and floor < best:
         _child_pairs(T, segs, n_seg, off, C, P)
         p = P.shape[0]
         for f in range(p):
@@ -525,6 +531,39 @@ def _depth2_child(
     if out[1] < 0 and not leaf <= budget:
         return np.inf  # nothing below the budget (the leaf is not below it either)
     return out[0]
+
+
+#: Largest number of bins of the root feature for which :func:`_depth3_on_feature` keeps
+#: the floors of its children (an array of ``2 ** bins`` values per thread).
+_FLOOR_BINS = 16
+
+
+@njit
+def _seg_mask(segs, n_seg):
+    """The bins of the root feature in the segments ``segs[:n_seg]`` as a bit mask."""
+    mask = 0
+    for t in range(n_seg):
+        for a in range(segs[t, 0], segs[t, 1]):
+            mask |= 1 << a
+    return mask
+
+
+@njit
+def _raise_floor(floor, mask, full, value):
+    """Record that no tree of the child made of the root feature's bins ``mask`` (and so
+    of any child whose bins contain them: it has these rows and more, and a tree's errors
+    can only grow with its rows) is below ``value``: ``floor[M] = max(floor[M], value)``
+    for every ``M`` with ``mask <= M <= full`` (bit sets; ``floor`` float64
+    ``(2 ** bins,)``), the *subset bound* (monotonicity of the optimum)."""
+    comp = full ^ mask
+    sub = comp
+    while True:
+        m = mask | sub
+        if floor[m] < value:
+            floor[m] = value
+        if sub == 0:
+            break
+        sub = (sub - 1) & comp
 
 
 @njit
@@ -613,6 +652,10 @@ def _depth3_on_feature(
     seg_left = np.zeros((K_max + 1, 2), dtype=np.int64)
     seg_right = np.zeros((K_max + 1, 2), dtype=np.int64)
     comb = np.empty(K_max, dtype=np.int64)
+    # subset bounds: floor[M] = a value no tree of the child made of j's bins M is below
+    use_floor = na <= _FLOOR_BINS
+    full = (1 << na) - 1 if use_floor else 0
+    floor = np.full(full + 1, -np.inf)
     best = start_best
     for kk in range(1, min(K_max, nc_j) + 1):
         cost = lam + alpha * kk
@@ -648,7 +691,16 @@ def _depth3_on_feature(
                     total += cls[seg_left[t, 1], c] - cls[seg_left[t, 0], c]
                 tot[c] = total
             lb_left = class_bound(tot, C, 2, lr)
+            floor_left = -np.inf
+            floor_right = -np.inf
+            if use_floor:
+                mask_left = _seg_mask(seg_left, n_left)
+                floor_left = floor[mask_left]
+                floor_right = floor[full ^ mask_left]
+                lb_left = max(lb_left, floor_left)
+                lb_right = max(lb_right, floor_right)
             if cost + lb_left + lb_right < bound:
+                budget_left = bound - cost - lb_right
                 v_left = _depth2_child(
                     T,
                     cls,
@@ -659,7 +711,8 @@ def _depth3_on_feature(
                     K_max,
                     lam,
                     alpha,
-                    bound - cost - lb_right,
+                    budget_left,
+                    floor_left,
                     P,
                     tot,
                     r6,
@@ -668,7 +721,10 @@ def _depth3_on_feature(
                     bp_l,
                     ws,
                 )
+                if use_floor:  # the optimum, or nothing below the budget
+                    _raise_floor(floor, mask_left, full, min(v_left, budget_left))
                 if cost + v_left + lb_right < bound:
+                    budget_right = bound - cost - v_left
                     v_right = _depth2_child(
                         T,
                         cls,
@@ -679,7 +735,8 @@ def _depth3_on_feature(
                         K_max,
                         lam,
                         alpha,
-                        bound - cost - v_left,
+                        budget_right,
+                        floor_right,
                         P,
                         tot,
                         r6,
@@ -688,6 +745,8 @@ def _depth3_on_feature(
                         bp_r,
                         ws,
                     )
+                    if use_floor:
+                        _raise_floor(floor, full ^ mask_left, full, min(v_right, budget_right))
                     value = cost + v_left + v_right
                     if value < bound:
                         best = value

@@ -363,12 +363,14 @@ class StateExpansion:
             return
         sc = st.scan
         if sc is None or sc[6]:
-            if sc is not None and budget <= st.lb + EPS:
-                return  # cannot matter on this path: keep the bound, scan again later
             if st.sol is None:  # the depth-2 optimum seeds the incumbent
                 self._d3_seed(st)
                 if st.solved:
                     return
+            if budget <= st.lb + EPS:
+                # cannot matter on this path (its bound, e.g. a subset bound, reaches the
+                # budget): keep the bound, scan again later
+                return
             # [next feature, -, scan budget, -, -, -, done]
             sc = [0, None, float(budget), None, None, None, False]
             st.scan = sc
@@ -692,6 +694,28 @@ class StateExpansion:
         if len(items) > _SIM_ITEMS:
             del items[0]
 
+    def _bin_mask(self, idx: np.ndarray, j: int) -> int:
+        """The root bins of feature ``j`` that the rows ``idx`` fall in, as a bit set
+        (``candidate_scope='root'``)."""
+        present = np.unique(self._bins[idx, j])
+        return sum(1 << int(b) for b in present)
+
+    def _subset_bound(self, st: DataState, j: int, mask: int) -> float:
+        """The *subset bound* of a child of ``st`` by a shape on feature ``j`` whose rows
+        fall in the root bins ``mask`` of ``j`` (``candidate_scope='root'``): the largest
+        lower bound of a cached child of ``st`` by a shape on ``j`` (any K) whose bins are a
+        subset of ``mask``.  Such a child's rows are a subset of this child's, and a tree's
+        errors only grow with its rows, so its optimum is at most this one's
+        (``-inf`` when there is none)."""
+        best = -np.inf
+        for other, key in self._subsets.get((st.key, j), ()):
+            if other & ~mask:
+                continue
+            child = self._cache.get(key)
+            if child is not None and child.lb > best:
+                best = child.lb
+        return best
+
     def _child_base_lb(self, err: float, d: int) -> float:
         return err if self._trivial(err, d) else min(err, self.lr)
 
@@ -718,6 +742,12 @@ class StateExpansion:
         if self._allmid and d >= 1:
             sim = self._similarity_bounds(h)
             h.hint = [max(h.hint[0], sim[0]), max(h.hint[1], sim[1])]
+        masks = [None, None]
+        if self.candidate_scope == "root" and d >= 2:
+            for s in (0, 1):
+                if not self._trivial(h.err[s], d):
+                    masks[s] = self._bin_mask(h.child_idx[s], h.j)
+                    h.hint[s] = max(h.hint[s], self._subset_bound(st, h.j, masks[s]))
         lbs = [max(self._child_base_lb(h.err[s], d), h.hint[s]) for s in (0, 1)]
         for s in (0, 1) if h.err[0] >= h.err[1] else (1, 0):
             if self._trivial(h.err[s], d):
@@ -742,6 +772,8 @@ class StateExpansion:
             else:
                 self._cache.move_to_end(key)
             lbs[s] = max(lbs[s], child.lb)
+            if masks[s] is not None:
+                self._subsets.setdefault((st.key, h.j), []).append((masks[s], key))
         h.keys = keys
         if self._allmid and d >= 1:
             self._remember_children(h)
