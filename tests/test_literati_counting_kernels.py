@@ -63,6 +63,7 @@ def _kernel(X, y, k_max, lam, alpha, leaves, start):
         np.arange(p, dtype=np.int64),
         results,
         res_bps,
+        np.full((p, counting_kernels.floor_width(off)), -np.inf),
     )
     return results, res_bps, off, vals
 

@@ -535,7 +535,15 @@ def _depth2_child(
 
 #: Largest number of bins of the root feature for which :func:`_depth3_on_feature` keeps
 #: the floors of its children (an array of ``2 ** bins`` values per thread).
-_FLOOR_BINS = 16
+_FLOOR_BINS = 12
+
+
+def floor_width(off) -> int:
+    """Columns of the ``floors`` array of :func:`solve_depth3_counting` for the candidates
+    ``off``: ``2 ** W`` with ``W`` the largest number of bins of a feature, or 1 (floors
+    not kept) when ``W`` exceeds :data:`_FLOOR_BINS`."""
+    widest = int(np.max(np.diff(np.asarray(off)))) + 1 if len(off) > 1 else 1
+    return 1 << widest if widest <= _FLOOR_BINS else 1
 
 
 @njit
@@ -584,7 +592,7 @@ def _store_child(out, out_bp, node, result, res_bp, K_max):
 
 @njit
 def _depth3_on_feature(
-    j, y, idx, bins, off, C, K_max, lam, alpha, start_best, shared, result, res_bp
+    j, y, idx, bins, off, C, K_max, lam, alpha, start_best, shared, result, res_bp, floor
 ):
     """Best depth-3 tree whose root shape is on feature ``j``, over the root's candidates:
     ``result`` float64 ``(D3_RESULT,)`` and ``res_bp`` int64 ``(7, K_max)`` (candidate
@@ -599,7 +607,14 @@ def _depth3_on_feature(
     counts (:func:`_depth2_child`), independent of ``m``.  Upper bounds passed down: a
     shape is skipped when its cost plus its children's class-count bounds reaches the
     incumbent, the left child is solved with the budget ``incumbent - cost - bound of the
-    right child`` and the right child with ``incumbent - cost - left child``."""
+    right child`` and the right child with ``incumbent - cost - left child``.
+
+    ``floor`` float64 ``(2 ** W,)`` with ``W >= j``'s bins (in and out; shorter, or more
+    than :data:`_FLOOR_BINS` bins: not used): ``floor[M]`` is a value no tree of the
+    state's rows with ``j`` in the bins ``M`` (bit set) is below by more than the tie
+    tolerance, kept a maximum over subsets (:func:`_raise_floor`).  The caller may fill it
+    from earlier calls (``-inf`` when nothing is known); the kernel raises it with every
+    child it solves and uses it as the children's lower bounds (the subset bound)."""
     p = bins.shape[1]
     m = idx.shape[0]
     nc_j = off[j + 1] - off[j]
@@ -653,9 +668,8 @@ def _depth3_on_feature(
     seg_right = np.zeros((K_max + 1, 2), dtype=np.int64)
     comb = np.empty(K_max, dtype=np.int64)
     # subset bounds: floor[M] = a value no tree of the child made of j's bins M is below
-    use_floor = na <= _FLOOR_BINS
+    use_floor = na <= _FLOOR_BINS and floor.shape[0] >= 1 << na
     full = (1 << na) - 1 if use_floor else 0
-    floor = np.full(full + 1, -np.inf)
     best = start_best
     for kk in range(1, min(K_max, nc_j) + 1):
         cost = lam + alpha * kk
@@ -765,7 +779,7 @@ def _depth3_on_feature(
 
 @njit(parallel=True)
 def solve_depth3_counting(
-    bins, y, idx, off, C, K_max, lam, alpha, best, features, results, res_bps
+    bins, y, idx, off, C, K_max, lam, alpha, best, features, results, res_bps, floors
 ):
     """Depth-3 optimum of a data state over the root's candidates
     (``candidate_scope='root'``), for the root shapes on ``features`` (int64 ``(q,)``; one
@@ -774,9 +788,12 @@ def solve_depth3_counting(
     ``features[t]`` when it beats ``best`` (``results[t, 0] = inf`` otherwise; see
     :func:`_depth3_on_feature`: only a tree within the tie tolerance of the best over all of
     ``features`` is guaranteed to be reported).  ``bins`` int32 ``(n, p)`` are
-    :func:`bin_rows` of the candidates ``off``; ``idx`` int64 the state's rows.  Time
-    ``O(q m p^2)`` for the histograms plus a part independent of ``m``; memory per thread
-    ``O(B^3 p^2 C)`` int32 counts."""
+    :func:`bin_rows` of the candidates ``off``; ``idx`` int64 the state's rows.
+    ``floors`` float64 ``(q, 2 ** W)`` (``W`` the largest number of bins of a feature; one
+    column when it exceeds :data:`_FLOOR_BINS`): row ``t`` is the ``floor`` of
+    :func:`_depth3_on_feature` for ``features[t]``, read and raised in place (``-inf``:
+    nothing known; see :func:`floor_width`).  Time ``O(q m p^2)`` for the histograms plus a
+    part independent of ``m``; memory per thread ``O(B^3 p^2 C)`` int32 counts."""
     shared = np.full(1, best)
     for t in prange(features.shape[0]):
         _depth3_on_feature(
@@ -793,4 +810,5 @@ def solve_depth3_counting(
             shared,
             results[t],
             res_bps[t],
+            floors[t],
         )

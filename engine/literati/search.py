@@ -114,6 +114,7 @@ class AOStarSearch(StateExpansion):
         # subset bounds (candidate_scope='root'): per (state key, feature) the children
         # created there, as (bit set of the feature's root bins in the child, child key)
         self._subsets: dict = {}
+        self._superset_table: dict = {}  # (bit set, width) -> the bit sets containing it
         self.iterations = 0
         self.expanded = 0
         self.solved_count = 0
