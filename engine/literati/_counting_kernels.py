@@ -447,30 +447,49 @@ def class_bound(tot, C, d, lr):
 
 
 @njit
-def _child_pairs(T, segs, n_seg, off, C, P):
-    """Pair histograms of one child of a root shape on feature ``j`` (the child: the rows
-    in ``j``'s bin segments ``segs[:n_seg]``, ``[lo, hi)`` pairs), from ``j``'s triple
-    histogram ``T`` (int32 ``(B_j + 2, p, B, p, B, C)``, cumulative over ``j``'s bins; only
-    the entries with ``g >= f`` are filled, the others are read transposed):
-    ``P[f, a, g, b, c]`` (int32 ``(p, B + 1, p, B, C)``) counts the child's rows of class
-    ``c`` with ``f`` in a bin ``< a`` and ``g`` in bin ``b``, i.e. :func:`_scan_shapes`'s
-    ``H`` for every feature ``f`` of the child."""
+def _child_pairs(T, segs, n_seg, off, C, f, Pf):
+    """Pair histogram of feature ``f`` in one child of a root shape on feature ``j`` (the
+    child: the rows in ``j``'s bin segments ``segs[:n_seg]``, ``[lo, hi)`` pairs), from
+    ``j``'s triple histogram ``T`` (int32 ``(B_j + 2, p, B, p, B, C)``, cumulative over
+    ``j``'s bins; only the entries with ``g >= f`` are filled, the others are read
+    transposed): ``Pf[a, g, b, c]`` (int32 ``(B + 1, p, B, C)``) counts the child's rows of
+    class ``c`` with ``f`` in a bin ``< a`` and ``g`` in bin ``b``, i.e.
+    :func:`_scan_shapes`'s ``H`` for ``f``."""
     p = T.shape[1]
-    for f in range(p):
-        nbf = off[f + 1] - off[f] + 1
-        for bf in range(nbf):
-            for g in range(p):
-                nbg = off[g + 1] - off[g] + 1
-                for bg in range(nbg):
-                    for c in range(C):
-                        s = 0
-                        if g >= f:
-                            for t in range(n_seg):
-                                s += T[segs[t, 1], f, bf, g, bg, c] - T[segs[t, 0], f, bf, g, bg, c]
-                        else:  # only g >= f is stored: the (g, f) entry
-                            for t in range(n_seg):
-                                s += T[segs[t, 1], g, bg, f, bf, c] - T[segs[t, 0], g, bg, f, bf, c]
-                        P[f, bf + 1, g, bg, c] = P[f, bf, g, bg, c] + s
+    nbf = off[f + 1] - off[f] + 1
+    for bf in range(nbf):
+        for g in range(p):
+            nbg = off[g + 1] - off[g] + 1
+            for bg in range(nbg):
+                for c in range(C):
+                    s = 0
+                    if g >= f:
+                        for t in range(n_seg):
+                            s += T[segs[t, 1], f, bf, g, bg, c] - T[segs[t, 0], f, bf, g, bg, c]
+                    else:  # only g >= f is stored: the (g, f) entry
+                        for t in range(n_seg):
+                            s += T[segs[t, 1], g, bg, f, bf, c] - T[segs[t, 0], g, bg, f, bf, c]
+                    Pf[bf + 1, g, bg, c] = Pf[bf, g, bg, c] + s
+
+
+@njit
+def _binwise_errors(T, segs, n_seg, off, C, f):
+    """Rows of one child (as in :func:`_child_pairs`) misclassified when every bin of
+    ``f`` predicts its own majority class: no shape on ``f`` whose children are leaves
+    errs less."""
+    wise = 0
+    for bf in range(off[f + 1] - off[f] + 1):
+        total = 0
+        top = 0
+        for c in range(C):
+            v = 0
+            for t in range(n_seg):
+                v += T[segs[t, 1], f, bf, f, bf, c] - T[segs[t, 0], f, bf, f, bf, c]
+            total += v
+            if v > top:
+                top = v
+        wise += total - top
+    return wise
 
 
 @njit
@@ -513,10 +532,19 @@ def _depth2_child(
     if leaf <= lam + alpha or n < 2:
         return leaf
     best = min(leaf, budget)
-    if lam + alpha < best - _TIE and floor < best:
-        _child_pairs(T, segs, n_seg, off, C, P)
+    lr = lam + alpha
+    if lr < best - _TIE and floor < best:
         p = P.shape[0]
         for f in range(p):
+            if off[f + 1] == off[f]:
+                continue
+            # a shape on f costs lambda + alpha or more, and its two children err at least
+            # the bin-wise errors of f between them (or are split, at lambda + alpha more);
+            # 1e-9 of slack: the bound may round above a value the scan would compute
+            wise = float(_binwise_errors(T, segs, n_seg, off, C, f))
+            if not lr + min(wise, lr) - 1e-9 < best - _TIE:
+                continue
+            _child_pairs(T, segs, n_seg, off, C, f, P[f])
             r6[0] = np.inf
             value = _scan_shapes(P[f], f, off, C, K_max, lam, alpha, best, r6, rbp, ws_i, ws_f, cnt)
             if r6[0] < np.inf:
@@ -591,6 +619,31 @@ def _store_child(out, out_bp, node, result, res_bp, K_max):
 
 
 @njit
+def _triple_histogram(y, order, first, bins, na, n_bins, C):
+    """The triple histogram of a root feature ``j`` (int32 ``(na + 1, p, B, p, B, C)``):
+    ``T[a, f, b_f, g, b_g, c]`` counts the rows of class ``c`` with ``j`` in a bin ``< a``,
+    ``f`` in bin ``b_f`` and ``g`` in bin ``b_g``, filled for ``g >= f`` only.  ``order``:
+    the rows sorted by ``j``'s bin, ``first[a]`` the first of bin ``a``.  One slab per bin
+    of ``j``, each starting as a copy of the one before."""
+    p = bins.shape[1]
+    T = np.zeros((na + 1, p, n_bins, p, n_bins, C), dtype=np.int32)
+    flat = T.reshape((na + 1, p * n_bins * p * n_bins * C))
+    row = np.empty(p, dtype=np.int64)
+    for a in range(na):
+        flat[a + 1, :] = flat[a, :]
+        for r in range(first[a], first[a + 1]):
+            g0 = order[r]
+            c = y[g0]
+            for f in range(p):
+                row[f] = bins[g0, f]
+            for f in range(p):
+                bf = row[f]
+                for g in range(f, p):  # symmetric: the pairs g >= f only
+                    T[a + 1, f, bf, g, row[g], c] += 1
+    return T
+
+
+@njit
 def _depth3_on_feature(
     j, y, idx, bins, off, C, K_max, lam, alpha, start_best, shared, result, res_bp, floor
 ):
@@ -602,9 +655,10 @@ def _depth3_on_feature(
     otherwise.
 
     One pass over the rows (sorted by ``j``'s bin) builds ``j``'s triple histogram
-    ``T[a, f, b_f, g, b_g, c]`` for ``g >= f`` (cumulative over ``j``'s bins: ``O(m p^2 / 2)`` time,
-    ``O(B^3 p^2 C)`` memory); each root shape's two children are then solved from class
-    counts (:func:`_depth2_child`), independent of ``m``.  Upper bounds passed down: a
+    ``T[a, f, b_f, g, b_g, c]`` for ``g >= f`` (:func:`_triple_histogram`, ``O(m p^2 / 2)``
+    time, ``O(B^3 p^2 C)`` memory; only once a shape's bounds are below the incumbent);
+    each root shape's two children are then solved from class counts
+    (:func:`_depth2_child`), independent of ``m``.  Upper bounds passed down: a
     shape is skipped when its cost plus its children's class-count bounds reaches the
     incumbent, the left child is solved with the budget ``incumbent - cost - bound of the
     right child`` and the right child with ``incumbent - cost - left child``.
@@ -636,26 +690,17 @@ def _depth3_on_feature(
         a = bins[idx[r], j]
         order[fill[a]] = idx[r]
         fill[a] += 1
-    # triple histogram, one slab per bin of j, each starting as a copy of the one before
-    T = np.zeros((na + 1, p, n_bins, p, n_bins, C), dtype=np.int32)
-    flat = T.reshape((na + 1, p * n_bins * p * n_bins * C))
+    # class counts per bin of j (cumulative); the triple histogram is built when the first
+    # shape's bounds do not reach the incumbent (a tight budget often prunes every shape)
     cls = np.zeros((na + 1, C), dtype=np.int64)
-    row = np.empty(p, dtype=np.int64)
     for a in range(na):
-        flat[a + 1, :] = flat[a, :]
         for c in range(C):
             cls[a + 1, c] = cls[a, c]
         for r in range(first[a], first[a + 1]):
-            g0 = order[r]
-            c = y[g0]
-            cls[a + 1, c] += 1
-            for f in range(p):
-                row[f] = bins[g0, f]
-            for f in range(p):
-                bf = row[f]
-                for g in range(f, p):  # symmetric: the pairs g >= f only
-                    T[a + 1, f, bf, g, row[g], c] += 1
-    P = np.zeros((p, n_bins + 1, p, n_bins, C), dtype=np.int32)
+            cls[a + 1, y[order[r]]] += 1
+    T = np.zeros((1, 1, 1, 1, 1, 1), dtype=np.int32)
+    P = np.zeros((1, 1, 1, 1, 1), dtype=np.int32)
+    built = False
     tot = np.zeros(C, dtype=np.int64)
     r6 = np.zeros(6, dtype=np.float64)
     rbp = np.zeros((3, K_max), dtype=np.int64)
@@ -714,6 +759,10 @@ def _depth3_on_feature(
                 lb_left = max(lb_left, floor_left)
                 lb_right = max(lb_right, floor_right)
             if cost + lb_left + lb_right < bound:
+                if not built:
+                    T = _triple_histogram(y, order, first, bins, na, n_bins, C)
+                    P = np.zeros((p, n_bins + 1, p, n_bins, C), dtype=np.int32)
+                    built = True
                 budget_left = bound - cost - lb_right
                 v_left = _depth2_child(
                     T,
