@@ -63,6 +63,7 @@ def _kernel(X, y, k_max, lam, alpha, leaves, start):
         np.arange(p, dtype=np.int64),
         results,
         res_bps,
+        np.full((p, counting_kernels.floor_width(off)), -np.inf),
     )
     return results, res_bps, off, vals
 
@@ -167,3 +168,99 @@ def test_search_with_the_depth3_kernel_equals_brute_force_and_the_graph_search(m
             assert est.objective_ == pytest.approx(optimum), seed
             assert est.lower_bound_ == pytest.approx(optimum), seed
             assert tree_objective(est, X, y)[0] == pytest.approx(optimum), seed
+
+
+def _kernel_with_floors(X, y, rows, k_max, lam, alpha, leaves, start, floors=None):
+    """The kernel on the rows ``rows`` (root candidates of all rows) with the subset
+    bounds ``floors`` (fresh when None; raised in place): ``(results, res_bps, floors,
+    bins, off, vals)``."""
+    XT = np.ascontiguousarray(X.T)
+    n, p = X.shape
+    C = int(y.max()) + 1
+    orders = kernels.sort_orders(XT, np.arange(n, dtype=np.int64))
+    off, vals, _ = kernels.state_candidates(XT, y, orders, C, leaves)
+    bins = counting_kernels.bin_rows(XT, off, vals)
+    if floors is None:
+        floors = np.full((p, counting_kernels.floor_width(off)), -np.inf)
+    results = np.full((p, counting_kernels.D3_RESULT), np.inf)
+    res_bps = np.zeros((p, 7, k_max), dtype=np.int64)
+    counting_kernels.solve_depth3_counting(
+        bins,
+        y,
+        np.ascontiguousarray(rows, dtype=np.int64),
+        off,
+        C,
+        k_max,
+        lam,
+        alpha,
+        float(start),
+        np.arange(p, dtype=np.int64),
+        results,
+        res_bps,
+        floors,
+    )
+    return results, res_bps, floors, bins, off, vals
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("block", range(2))
+def test_depth3_kernel_floors_are_lower_bounds_of_the_depth2_children(block):
+    """Every subset bound the kernel records (``floors[j, M]``: no depth-2 tree of the rows
+    with feature ``j`` in the bins ``M`` is below it) is at most that row set's depth-2
+    optimum by a brute force over the same candidates, for calls without a budget and
+    with one just below the depth-3 optimum (where children end at their budgets)."""
+    recorded = 0
+    for seed in range(10 * block, 10 * block + 10):
+        X, y, k_max, lam, alpha, leaves = _tied_case(seed)
+        cands = _engine_candidates(X, y, leaves)
+        optimum = brute_force_root(X, y, 3, k_max, lam, alpha, leaves, cands)
+        rows = np.arange(len(y))
+        for start in (np.inf, optimum - 1e-6):
+            _, _, floors, bins, off, _ = _kernel_with_floors(
+                X, y, rows, k_max, lam, alpha, leaves, start
+            )
+            for j in range(X.shape[1]):
+                n_bins = int(off[j + 1] - off[j]) + 1
+                for mask in range(1 << n_bins):
+                    floor = floors[j, mask]
+                    if not np.isfinite(floor):
+                        continue
+                    inside = ((mask >> bins[:, j].astype(np.int64)) & 1).astype(bool)
+                    if not inside.any():
+                        assert floor <= 1e-9, (seed, j, mask)
+                        continue
+                    sub = brute_force_root(
+                        X[inside], y[inside], 2, k_max, lam, alpha, leaves, cands
+                    )
+                    assert sub >= floor - 1e-9, (seed, start, j, mask, sub, floor)
+                    recorded += 1
+    assert recorded > 50  # the bounds were recorded, not only left at -inf
+
+
+@pytest.mark.slow
+def test_depth3_kernel_with_floors_of_a_subset_equals_brute_force():
+    """The floors of a call on a subset of the rows (those with feature 0 in its lower
+    bins), handed to a call on all rows as the search hands a sibling's over: that call
+    still finds the optimum when it is below the budget, reports only trees scoring their
+    value (not below the optimum, below the budget), and a third call with the floors it
+    left reports the same best value."""
+    for seed in range(20, 35):
+        X, y, k_max, lam, alpha, leaves = _tied_case(seed)
+        cands = _engine_candidates(X, y, leaves)
+        optimum = brute_force_root(X, y, 3, k_max, lam, alpha, leaves, cands)
+        leaf = float(len(y) - np.bincount(y).max())
+        everything = np.arange(len(y))
+        _, _, _, bins, off, _ = _kernel_with_floors(
+            X, y, everything, k_max, lam, alpha, leaves, np.inf
+        )
+        subset = everything[bins[:, 0] <= (off[1] - off[0]) // 2]
+        for start in (np.inf, optimum + 1e-6, optimum - 1e-6, (optimum + leaf) / 2):
+            floors = _kernel_with_floors(X, y, subset, k_max, lam, alpha, leaves, start)[2]
+            results, res_bps, floors, _, off, vals = _kernel_with_floors(
+                X, y, everything, k_max, lam, alpha, leaves, start, floors
+            )
+            best = _check_rows(results, res_bps, off, vals, X, y, lam, alpha, optimum, start)
+            if optimum < start - 1e-6:
+                assert min(best, leaf) == pytest.approx(optimum), (seed, start)
+            again = _kernel_with_floors(X, y, everything, k_max, lam, alpha, leaves, start, floors)
+            assert float(again[0][:, 0].min()) == pytest.approx(best), (seed, start)

@@ -392,3 +392,40 @@ def test_candidate_scope_constraint_names_the_allowed_values():
     X, y = _data(0, 30, 2, 2)
     with pytest.raises(InvalidParameterError, match="candidate_scope"):
         LiteratiClassifier(candidate_scope="global").fit(X, y)
+
+
+@pytest.mark.slow
+def test_root_scope_depth_four_with_subset_bounds_equals_brute_force(monkeypatch):
+    """Depth 4 on twelve tied random cases: the search hands subset bounds between the
+    three-level children of its root (a child's lower bound from a sibling on the same
+    feature with a subset of its bins, and the depth-3 kernel's floors from siblings on
+    any feature); the proven objective, the lower bound and the re-scored tree equal the
+    brute force, and the hand-over happened."""
+    from engine.literati import expansion
+    from tests.test_literati_counting_kernels import _tied_case
+
+    handed = []
+    sibling_floors = expansion.StateExpansion._sibling_floors
+
+    def spy(self, st, j, mask):
+        out = sibling_floors(self, st, j, mask)
+        handed.append(out is not None and bool(np.isfinite(out).any()))
+        return out
+
+    monkeypatch.setattr(expansion.StateExpansion, "_sibling_floors", spy)
+    for seed in range(200, 212):
+        X, y, k_max, lam, alpha, leaves = _tied_case(seed)
+        est = _root(
+            max_depth=4,
+            max_breakpoints=k_max,
+            split_penalty=lam / 2,
+            breakpoint_penalty=alpha / 2,
+            candidate_leaves=leaves,
+        ).fit(X, y)
+        cands = _engine_candidates(X, y, leaves)
+        expected = brute_force_root(X, y, 4, k_max, lam / 2, alpha / 2, leaves, cands)
+        assert est.proven_optimal_, seed
+        assert est.objective_ == pytest.approx(expected), seed
+        assert est.lower_bound_ == pytest.approx(expected), seed
+        assert tree_objective(est, X, y)[0] == pytest.approx(expected), seed
+    assert any(handed)

@@ -447,35 +447,54 @@ def class_bound(tot, C, d, lr):
 
 
 @njit
-def _child_pairs(T, segs, n_seg, off, C, P):
-    """Pair histograms of one child of a root shape on feature ``j`` (the child: the rows
-    in ``j``'s bin segments ``segs[:n_seg]``, ``[lo, hi)`` pairs), from ``j``'s triple
-    histogram ``T`` (int32 ``(B_j + 2, p, B, p, B, C)``, cumulative over ``j``'s bins; only
-    the entries with ``g >= f`` are filled, the others are read transposed):
-    ``P[f, a, g, b, c]`` (int32 ``(p, B + 1, p, B, C)``) counts the child's rows of class
-    ``c`` with ``f`` in a bin ``< a`` and ``g`` in bin ``b``, i.e. :func:`_scan_shapes`'s
-    ``H`` for every feature ``f`` of the child."""
+def _child_pairs(T, segs, n_seg, off, C, f, Pf):
+    """Pair histogram of feature ``f`` in one child of a root shape on feature ``j`` (the
+    child: the rows in ``j``'s bin segments ``segs[:n_seg]``, ``[lo, hi)`` pairs), from
+    ``j``'s triple histogram ``T`` (int32 ``(B_j + 2, p, B, p, B, C)``, cumulative over
+    ``j``'s bins; only the entries with ``g >= f`` are filled, the others are read
+    transposed): ``Pf[a, g, b, c]`` (int32 ``(B + 1, p, B, C)``) counts the child's rows of
+    class ``c`` with ``f`` in a bin ``< a`` and ``g`` in bin ``b``, i.e.
+    :func:`_scan_shapes`'s ``H`` for ``f``."""
     p = T.shape[1]
-    for f in range(p):
-        nbf = off[f + 1] - off[f] + 1
-        for bf in range(nbf):
-            for g in range(p):
-                nbg = off[g + 1] - off[g] + 1
-                for bg in range(nbg):
-                    for c in range(C):
-                        s = 0
-                        if g >= f:
-                            for t in range(n_seg):
-                                s += T[segs[t, 1], f, bf, g, bg, c] - T[segs[t, 0], f, bf, g, bg, c]
-                        else:  # only g >= f is stored: the (g, f) entry
-                            for t in range(n_seg):
-                                s += T[segs[t, 1], g, bg, f, bf, c] - T[segs[t, 0], g, bg, f, bf, c]
-                        P[f, bf + 1, g, bg, c] = P[f, bf, g, bg, c] + s
+    nbf = off[f + 1] - off[f] + 1
+    for bf in range(nbf):
+        for g in range(p):
+            nbg = off[g + 1] - off[g] + 1
+            for bg in range(nbg):
+                for c in range(C):
+                    s = 0
+                    if g >= f:
+                        for t in range(n_seg):
+                            s += T[segs[t, 1], f, bf, g, bg, c] - T[segs[t, 0], f, bf, g, bg, c]
+                    else:  # only g >= f is stored: the (g, f) entry
+                        for t in range(n_seg):
+                            s += T[segs[t, 1], g, bg, f, bf, c] - T[segs[t, 0], g, bg, f, bf, c]
+                    Pf[bf + 1, g, bg, c] = Pf[bf, g, bg, c] + s
+
+
+@njit
+def _binwise_errors(T, segs, n_seg, off, C, f):
+    """Rows of one child (as in :func:`_child_pairs`) misclassified when every bin of
+    ``f`` predicts its own majority class: no shape on ``f`` whose children are leaves
+    errs less."""
+    wise = 0
+    for bf in range(off[f + 1] - off[f] + 1):
+        total = 0
+        top = 0
+        for c in range(C):
+            v = 0
+            for t in range(n_seg):
+                v += T[segs[t, 1], f, bf, f, bf, c] - T[segs[t, 0], f, bf, f, bf, c]
+            total += v
+            if v > top:
+                top = v
+        wise += total - top
+    return wise
 
 
 @njit
 def _depth2_child(
-    T, cls, segs, n_seg, off, C, K_max, lam, alpha, budget, P, tot, r6, rbp, out, out_bp, ws
+    T, cls, segs, n_seg, off, C, K_max, lam, alpha, budget, floor, P, tot, r6, rbp, out, out_bp, ws
 ):
     """Depth-2 optimum of one child of a root shape (rows in the root feature's bin
     segments ``segs[:n_seg]``) from the root feature's triple histogram ``T`` and class
@@ -489,7 +508,13 @@ def _depth2_child(
     compares the sum with its incumbent; a child's budget is that incumbent minus the
     rest, so a budget returned as a value could round to a sum below the incumbent and
     record a tree whose children are not the ones solved (the bug that had the kernel
-    switched off)."""
+    switched off).
+
+    ``floor``: a value the child's optimum is known not to be below (no tree of it is below
+    ``floor`` by more than the tie tolerance; from a subset of its rows, see
+    :func:`_raise_floor`; ``-inf`` when unknown).  When ``floor`` reaches
+    ``min(leaf, budget)`` the solve could find nothing, so its answer (the leaf or
+    ``inf``) is returned without solving."""
     ws_i, ws_f, cnt = ws
     n = 0
     mx = 0
@@ -507,10 +532,19 @@ def _depth2_child(
     if leaf <= lam + alpha or n < 2:
         return leaf
     best = min(leaf, budget)
-    if lam + alpha < best - _TIE:
-        _child_pairs(T, segs, n_seg, off, C, P)
+    lr = lam + alpha
+    if lr < best - _TIE and floor < best:
         p = P.shape[0]
         for f in range(p):
+            if off[f + 1] == off[f]:
+                continue
+            # a shape on f costs lambda + alpha or more, and its two children err at least
+            # the bin-wise errors of f between them (or are split, at lambda + alpha more);
+            # 1e-9 of slack: the bound may round above a value the scan would compute
+            wise = float(_binwise_errors(T, segs, n_seg, off, C, f))
+            if not lr + min(wise, lr) - 1e-9 < best - _TIE:
+                continue
+            _child_pairs(T, segs, n_seg, off, C, f, P[f])
             r6[0] = np.inf
             value = _scan_shapes(P[f], f, off, C, K_max, lam, alpha, best, r6, rbp, ws_i, ws_f, cnt)
             if r6[0] < np.inf:
@@ -525,6 +559,47 @@ def _depth2_child(
     if out[1] < 0 and not leaf <= budget:
         return np.inf  # nothing below the budget (the leaf is not below it either)
     return out[0]
+
+
+#: Largest number of bins of the root feature for which :func:`_depth3_on_feature` keeps
+#: the floors of its children (an array of ``2 ** bins`` values per thread).
+_FLOOR_BINS = 12
+
+
+def floor_width(off) -> int:
+    """Columns of the ``floors`` array of :func:`solve_depth3_counting` for the candidates
+    ``off``: ``2 ** W`` with ``W`` the largest number of bins of a feature, or 1 (floors
+    not kept) when ``W`` exceeds :data:`_FLOOR_BINS`."""
+    widest = int(np.max(np.diff(np.asarray(off)))) + 1 if len(off) > 1 else 1
+    return 1 << widest if widest <= _FLOOR_BINS else 1
+
+
+@njit
+def _seg_mask(segs, n_seg):
+    """The bins of the root feature in the segments ``segs[:n_seg]`` as a bit mask."""
+    mask = 0
+    for t in range(n_seg):
+        for a in range(segs[t, 0], segs[t, 1]):
+            mask |= 1 << a
+    return mask
+
+
+@njit
+def _raise_floor(floor, mask, full, value):
+    """Record that no tree of the child made of the root feature's bins ``mask`` (and so
+    of any child whose bins contain them: it has these rows and more, and a tree's errors
+    can only grow with its rows) is below ``value``: ``floor[M] = max(floor[M], value)``
+    for every ``M`` with ``mask <= M <= full`` (bit sets; ``floor`` float64
+    ``(2 ** bins,)``), the *subset bound* (monotonicity of the optimum)."""
+    comp = full ^ mask
+    sub = comp
+    while True:
+        m = mask | sub
+        if floor[m] < value:
+            floor[m] = value
+        if sub == 0:
+            break
+        sub = (sub - 1) & comp
 
 
 @njit
@@ -544,8 +619,33 @@ def _store_child(out, out_bp, node, result, res_bp, K_max):
 
 
 @njit
+def _triple_histogram(y, order, first, bins, na, n_bins, C):
+    """The triple histogram of a root feature ``j`` (int32 ``(na + 1, p, B, p, B, C)``):
+    ``T[a, f, b_f, g, b_g, c]`` counts the rows of class ``c`` with ``j`` in a bin ``< a``,
+    ``f`` in bin ``b_f`` and ``g`` in bin ``b_g``, filled for ``g >= f`` only.  ``order``:
+    the rows sorted by ``j``'s bin, ``first[a]`` the first of bin ``a``.  One slab per bin
+    of ``j``, each starting as a copy of the one before."""
+    p = bins.shape[1]
+    T = np.zeros((na + 1, p, n_bins, p, n_bins, C), dtype=np.int32)
+    flat = T.reshape((na + 1, p * n_bins * p * n_bins * C))
+    row = np.empty(p, dtype=np.int64)
+    for a in range(na):
+        flat[a + 1, :] = flat[a, :]
+        for r in range(first[a], first[a + 1]):
+            g0 = order[r]
+            c = y[g0]
+            for f in range(p):
+                row[f] = bins[g0, f]
+            for f in range(p):
+                bf = row[f]
+                for g in range(f, p):  # symmetric: the pairs g >= f only
+                    T[a + 1, f, bf, g, row[g], c] += 1
+    return T
+
+
+@njit
 def _depth3_on_feature(
-    j, y, idx, bins, off, C, K_max, lam, alpha, start_best, shared, result, res_bp
+    j, y, idx, bins, off, C, K_max, lam, alpha, start_best, shared, result, res_bp, floor
 ):
     """Best depth-3 tree whose root shape is on feature ``j``, over the root's candidates:
     ``result`` float64 ``(D3_RESULT,)`` and ``res_bp`` int64 ``(7, K_max)`` (candidate
@@ -555,12 +655,20 @@ def _depth3_on_feature(
     otherwise.
 
     One pass over the rows (sorted by ``j``'s bin) builds ``j``'s triple histogram
-    ``T[a, f, b_f, g, b_g, c]`` for ``g >= f`` (cumulative over ``j``'s bins: ``O(m p^2 / 2)`` time,
-    ``O(B^3 p^2 C)`` memory); each root shape's two children are then solved from class
-    counts (:func:`_depth2_child`), independent of ``m``.  Upper bounds passed down: a
+    ``T[a, f, b_f, g, b_g, c]`` for ``g >= f`` (:func:`_triple_histogram`, ``O(m p^2 / 2)``
+    time, ``O(B^3 p^2 C)`` memory; only once a shape's bounds are below the incumbent);
+    each root shape's two children are then solved from class counts
+    (:func:`_depth2_child`), independent of ``m``.  Upper bounds passed down: a
     shape is skipped when its cost plus its children's class-count bounds reaches the
     incumbent, the left child is solved with the budget ``incumbent - cost - bound of the
-    right child`` and the right child with ``incumbent - cost - left child``."""
+    right child`` and the right child with ``incumbent - cost - left child``.
+
+    ``floor`` float64 ``(2 ** W,)`` with ``W >= j``'s bins (in and out; shorter, or more
+    than :data:`_FLOOR_BINS` bins: not used): ``floor[M]`` is a value no tree of the
+    state's rows with ``j`` in the bins ``M`` (bit set) is below by more than the tie
+    tolerance, kept a maximum over subsets (:func:`_raise_floor`).  The caller may fill it
+    from earlier calls (``-inf`` when nothing is known); the kernel raises it with every
+    child it solves and uses it as the children's lower bounds (the subset bound)."""
     p = bins.shape[1]
     m = idx.shape[0]
     nc_j = off[j + 1] - off[j]
@@ -582,26 +690,17 @@ def _depth3_on_feature(
         a = bins[idx[r], j]
         order[fill[a]] = idx[r]
         fill[a] += 1
-    # triple histogram, one slab per bin of j, each starting as a copy of the one before
-    T = np.zeros((na + 1, p, n_bins, p, n_bins, C), dtype=np.int32)
-    flat = T.reshape((na + 1, p * n_bins * p * n_bins * C))
+    # class counts per bin of j (cumulative); the triple histogram is built when the first
+    # shape's bounds do not reach the incumbent (a tight budget often prunes every shape)
     cls = np.zeros((na + 1, C), dtype=np.int64)
-    row = np.empty(p, dtype=np.int64)
     for a in range(na):
-        flat[a + 1, :] = flat[a, :]
         for c in range(C):
             cls[a + 1, c] = cls[a, c]
         for r in range(first[a], first[a + 1]):
-            g0 = order[r]
-            c = y[g0]
-            cls[a + 1, c] += 1
-            for f in range(p):
-                row[f] = bins[g0, f]
-            for f in range(p):
-                bf = row[f]
-                for g in range(f, p):  # symmetric: the pairs g >= f only
-                    T[a + 1, f, bf, g, row[g], c] += 1
-    P = np.zeros((p, n_bins + 1, p, n_bins, C), dtype=np.int32)
+            cls[a + 1, y[order[r]]] += 1
+    T = np.zeros((1, 1, 1, 1, 1, 1), dtype=np.int32)
+    P = np.zeros((1, 1, 1, 1, 1), dtype=np.int32)
+    built = False
     tot = np.zeros(C, dtype=np.int64)
     r6 = np.zeros(6, dtype=np.float64)
     rbp = np.zeros((3, K_max), dtype=np.int64)
@@ -613,6 +712,9 @@ def _depth3_on_feature(
     seg_left = np.zeros((K_max + 1, 2), dtype=np.int64)
     seg_right = np.zeros((K_max + 1, 2), dtype=np.int64)
     comb = np.empty(K_max, dtype=np.int64)
+    # subset bounds: floor[M] = a value no tree of the child made of j's bins M is below
+    use_floor = na <= _FLOOR_BINS and floor.shape[0] >= 1 << na
+    full = (1 << na) - 1 if use_floor else 0
     best = start_best
     for kk in range(1, min(K_max, nc_j) + 1):
         cost = lam + alpha * kk
@@ -648,7 +750,20 @@ def _depth3_on_feature(
                     total += cls[seg_left[t, 1], c] - cls[seg_left[t, 0], c]
                 tot[c] = total
             lb_left = class_bound(tot, C, 2, lr)
+            floor_left = -np.inf
+            floor_right = -np.inf
+            if use_floor:
+                mask_left = _seg_mask(seg_left, n_left)
+                floor_left = floor[mask_left]
+                floor_right = floor[full ^ mask_left]
+                lb_left = max(lb_left, floor_left)
+                lb_right = max(lb_right, floor_right)
             if cost + lb_left + lb_right < bound:
+                if not built:
+                    T = _triple_histogram(y, order, first, bins, na, n_bins, C)
+                    P = np.zeros((p, n_bins + 1, p, n_bins, C), dtype=np.int32)
+                    built = True
+                budget_left = bound - cost - lb_right
                 v_left = _depth2_child(
                     T,
                     cls,
@@ -659,7 +774,8 @@ def _depth3_on_feature(
                     K_max,
                     lam,
                     alpha,
-                    bound - cost - lb_right,
+                    budget_left,
+                    floor_left,
                     P,
                     tot,
                     r6,
@@ -668,7 +784,10 @@ def _depth3_on_feature(
                     bp_l,
                     ws,
                 )
+                if use_floor:  # the optimum, or nothing below the budget
+                    _raise_floor(floor, mask_left, full, min(v_left, budget_left))
                 if cost + v_left + lb_right < bound:
+                    budget_right = bound - cost - v_left
                     v_right = _depth2_child(
                         T,
                         cls,
@@ -679,7 +798,8 @@ def _depth3_on_feature(
                         K_max,
                         lam,
                         alpha,
-                        bound - cost - v_left,
+                        budget_right,
+                        floor_right,
                         P,
                         tot,
                         r6,
@@ -688,6 +808,8 @@ def _depth3_on_feature(
                         bp_r,
                         ws,
                     )
+                    if use_floor:
+                        _raise_floor(floor, full ^ mask_left, full, min(v_right, budget_right))
                     value = cost + v_left + v_right
                     if value < bound:
                         best = value
@@ -706,7 +828,7 @@ def _depth3_on_feature(
 
 @njit(parallel=True)
 def solve_depth3_counting(
-    bins, y, idx, off, C, K_max, lam, alpha, best, features, results, res_bps
+    bins, y, idx, off, C, K_max, lam, alpha, best, features, results, res_bps, floors
 ):
     """Depth-3 optimum of a data state over the root's candidates
     (``candidate_scope='root'``), for the root shapes on ``features`` (int64 ``(q,)``; one
@@ -715,9 +837,12 @@ def solve_depth3_counting(
     ``features[t]`` when it beats ``best`` (``results[t, 0] = inf`` otherwise; see
     :func:`_depth3_on_feature`: only a tree within the tie tolerance of the best over all of
     ``features`` is guaranteed to be reported).  ``bins`` int32 ``(n, p)`` are
-    :func:`bin_rows` of the candidates ``off``; ``idx`` int64 the state's rows.  Time
-    ``O(q m p^2)`` for the histograms plus a part independent of ``m``; memory per thread
-    ``O(B^3 p^2 C)`` int32 counts."""
+    :func:`bin_rows` of the candidates ``off``; ``idx`` int64 the state's rows.
+    ``floors`` float64 ``(q, 2 ** W)`` (``W`` the largest number of bins of a feature; one
+    column when it exceeds :data:`_FLOOR_BINS`): row ``t`` is the ``floor`` of
+    :func:`_depth3_on_feature` for ``features[t]``, read and raised in place (``-inf``:
+    nothing known; see :func:`floor_width`).  Time ``O(q m p^2)`` for the histograms plus a
+    part independent of ``m``; memory per thread ``O(B^3 p^2 C)`` int32 counts."""
     shared = np.full(1, best)
     for t in prange(features.shape[0]):
         _depth3_on_feature(
@@ -734,4 +859,5 @@ def solve_depth3_counting(
             shared,
             results[t],
             res_bps[t],
+            floors[t],
         )

@@ -136,7 +136,9 @@ class LiteratiClassifier(ClassifierMixin, BaseEstimator):
         different candidate space, so its optimum may differ from 'state's.  Deeper
         trees (``max_depth >= 4``) search the states with four levels or more as graph
         nodes over the root's candidates, every three-level state below them solved by
-        the depth-3 counting kernel with its budget and cached by its row set.  Needs a
+        the depth-3 counting kernel with its budget and cached by its row set (children of
+        a state on the same feature pass lower bounds to those that contain their rows:
+        the subset bounds of :mod:`engine.literati._counting_kernels`).  Needs a
         finite top ``candidate_leaves``; ``greedy_seed`` does not apply (the greedy tree
         picks each state's own candidates).
 
@@ -637,5 +639,6 @@ def _warmup() -> None:
         np.arange(X.shape[1], dtype=np.int64),
         np.full((X.shape[1], counting_kernels.D3_RESULT), np.inf),
         np.zeros((X.shape[1], 7, 2), dtype=np.int64),
+        np.full((X.shape[1], counting_kernels.floor_width(off)), -np.inf),
     )
     call_parallel(kernels.sort_orders_parallel, XT, np.arange(X.shape[0], dtype=np.int64))

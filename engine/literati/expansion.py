@@ -47,6 +47,9 @@ D3_COUNTING = True
 #: Largest triple histogram (bytes, one per thread) of the depth-3 counting kernel; above
 #: it, three-level states are searched as graph nodes over depth-2 children.
 _D3_BYTES = 256 << 20
+#: Largest ``floors`` array (columns, :func:`engine.literati._counting_kernels.floor_width`)
+#: a three-level state keeps between depth-3 calls and hands to its siblings.
+_FLOOR_KEEP = 256
 
 #: Earlier shapes per (state, feature) whose children bound a new shape's children
 #: (similarity bound, every midpoint a candidate).
@@ -118,8 +121,9 @@ class StateExpansion:
         """True when the child is a solved leaf (no state stored)."""
         return d == 0 or err <= self.lr + EPS
 
-    def _new_state(self, idx, d, hint, vt, force=False, orders=None, budget=np.inf):
-        """Create a data state (not yet in the cache unless ``force``)."""
+    def _new_state(self, idx, d, hint, vt, force=False, orders=None, budget=np.inf, floors=None):
+        """Create a data state (not yet in the cache unless ``force``); ``floors``: the
+        depth-3 kernel's subset bounds known for it (:meth:`_sibling_floors`)."""
         counts = kernels.class_counts(self.y, idx, self.C)
         err = float(idx.shape[0] - counts.max())
         st = DataState(state_key(idx, d), idx, d, self.D - d, counts, err)
@@ -144,6 +148,7 @@ class StateExpansion:
         elif d == 3 and self._d3_fits():
             st.kind = "d3"
             st.lb = max(self._class_lb(counts, d), hint)
+            st.floors = floors
             self._solve_d3(st, budget)
         elif d == 2 and (
             self.candidate_scope == "root"
@@ -363,12 +368,14 @@ class StateExpansion:
             return
         sc = st.scan
         if sc is None or sc[6]:
-            if sc is not None and budget <= st.lb + EPS:
-                return  # cannot matter on this path: keep the bound, scan again later
             if st.sol is None:  # the depth-2 optimum seeds the incumbent
                 self._d3_seed(st)
                 if st.solved:
                     return
+            if budget <= st.lb + EPS:
+                # cannot matter on this path (its bound, e.g. a subset bound, reaches the
+                # budget): keep the bound, scan again later
+                return
             # [next feature, -, scan budget, -, -, -, done]
             sc = [0, None, float(budget), None, None, None, False]
             st.scan = sc
@@ -384,6 +391,13 @@ class StateExpansion:
         start = min(st.ub, sc[2])
         results = np.full((q, counting_kernels.D3_RESULT), np.inf)
         res_bps = np.zeros((q, 7, self.Kmax), dtype=np.int64)
+        if st.floors is None:
+            width = counting_kernels.floor_width(self._root_off)
+            floors = np.full((p, width), -np.inf)
+            if width <= _FLOOR_KEEP:
+                st.floors = floors  # kept: later calls and the state's siblings use it
+        else:
+            floors = st.floors
         call_parallel(
             counting_kernels.solve_depth3_counting,
             self._bins,
@@ -398,6 +412,7 @@ class StateExpansion:
             features,
             results,
             res_bps,
+            floors[sc[0] : sc[0] + q],
         )
         self.expanded += 1
         t = int(np.argmin(results[:, 0]))  # lowest feature first on ties
@@ -692,6 +707,69 @@ class StateExpansion:
         if len(items) > _SIM_ITEMS:
             del items[0]
 
+    def _bin_mask(self, idx: np.ndarray, j: int) -> int:
+        """The root bins of feature ``j`` that the rows ``idx`` fall in, as a bit set
+        (``candidate_scope='root'``)."""
+        present = np.unique(self._bins[idx, j])
+        return sum(1 << int(b) for b in present)
+
+    def _subset_bound(self, st: DataState, j: int, mask: int) -> float:
+        """The *subset bound* of a child of ``st`` by a shape on feature ``j`` whose rows
+        fall in the root bins ``mask`` of ``j`` (``candidate_scope='root'``): the largest
+        lower bound of a cached child of ``st`` by a shape on ``j`` (any K) whose bins are a
+        subset of ``mask``.  Such a child's rows are a subset of this child's, and a tree's
+        errors only grow with its rows, so its optimum is at most this one's
+        (``-inf`` when there is none)."""
+        best = -np.inf
+        for other, key in self._subsets.get((st.key, j), ()):
+            if other & ~mask:
+                continue
+            child = self._cache.get(key)
+            if child is not None and child.lb > best:
+                best = child.lb
+        return best
+
+    def _sibling_floors(self, st: DataState, j: int, mask: int):
+        """Subset bounds for the depth-3 kernel (its ``floors``) of a new three-level child
+        of ``st`` by a shape on feature ``j`` whose rows fall in the root bins ``mask``
+        of ``j``, from the cached siblings (children of ``st`` by shapes on any feature) that
+        kept theirs, or None.  A sibling on ``j`` whose bins are a subset of ``mask`` has a
+        subset of the rows: its floors hold for this child as they are.  A sibling on
+        another feature ``f``, bins ``M_f``, knows a floor ``x`` for its rows with ``j`` in
+        ``mask`` (its ``floors[j, mask]``): those rows are this child's rows with ``f`` in
+        ``M_f``, so ``x`` holds here for ``f`` in every bin set containing ``M_f``."""
+        width = counting_kernels.floor_width(self._root_off)
+        if width > _FLOOR_KEEP or width <= 1:
+            return None
+        p = self.X.shape[1]
+        floors = None
+        for f in range(p):
+            for other, key in self._subsets.get((st.key, f), ()):
+                sib = self._cache.get(key)
+                if sib is None or sib.floors is None:
+                    continue
+                if floors is None:
+                    floors = np.full((p, width), -np.inf)
+                if f == j:
+                    if not other & ~mask:
+                        np.maximum(floors, sib.floors, out=floors)
+                    continue
+                x = sib.floors[j, mask]
+                if x > -np.inf:
+                    sup = self._supersets(other, width)
+                    floors[f, sup] = np.maximum(floors[f, sup], x)
+        return floors
+
+    def _supersets(self, mask: int, width: int) -> np.ndarray:
+        """The bit sets below ``width`` that contain ``mask`` (int64, cached)."""
+        table = self._superset_table
+        got = table.get((mask, width))
+        if got is None:
+            every = np.arange(width, dtype=np.int64)
+            got = every[(every & mask) == mask]
+            table[(mask, width)] = got
+        return got
+
     def _child_base_lb(self, err: float, d: int) -> float:
         return err if self._trivial(err, d) else min(err, self.lr)
 
@@ -718,6 +796,12 @@ class StateExpansion:
         if self._allmid and d >= 1:
             sim = self._similarity_bounds(h)
             h.hint = [max(h.hint[0], sim[0]), max(h.hint[1], sim[1])]
+        masks = [None, None]
+        if self.candidate_scope == "root" and d >= 2:
+            for s in (0, 1):
+                if not self._trivial(h.err[s], d):
+                    masks[s] = self._bin_mask(h.child_idx[s], h.j)
+                    h.hint[s] = max(h.hint[s], self._subset_bound(st, h.j, masks[s]))
         lbs = [max(self._child_base_lb(h.err[s], d), h.hint[s]) for s in (0, 1)]
         for s in (0, 1) if h.err[0] >= h.err[1] else (1, 0):
             if self._trivial(h.err[s], d):
@@ -737,11 +821,18 @@ class StateExpansion:
                     vt=None if h.vts is None else h.vts[s],
                     orders=None if orders is None else orders[s],
                     budget=budget - lbs[1 - s],
+                    floors=(
+                        self._sibling_floors(st, h.j, masks[s])
+                        if d == 3 and masks[s] is not None and self._d3_fits()
+                        else None
+                    ),
                 )
                 self._cache[key] = child
             else:
                 self._cache.move_to_end(key)
             lbs[s] = max(lbs[s], child.lb)
+            if masks[s] is not None:
+                self._subsets.setdefault((st.key, h.j), []).append((masks[s], key))
         h.keys = keys
         if self._allmid and d >= 1:
             self._remember_children(h)

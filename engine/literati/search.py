@@ -111,6 +111,10 @@ class AOStarSearch(StateExpansion):
         # sizes, their prefix sums and the children of the shapes expanded there
         self._allmid = all(b <= 0 for b in self.B)
         self._sim: dict = {}
+        # subset bounds (candidate_scope='root'): per (state key, feature) the children
+        # created there, as (bit set of the feature's root bins in the child, child key)
+        self._subsets: dict = {}
+        self._superset_table: dict = {}  # (bit set, width) -> the bit sets containing it
         self.iterations = 0
         self.expanded = 0
         self.solved_count = 0

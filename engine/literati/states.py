@@ -56,6 +56,7 @@ class DataState:
         "a_alive",
         "greedy",
         "gub",
+        "floors",
     )
 
     def __init__(self, key, idx, d, depth, counts, err):
@@ -81,6 +82,8 @@ class DataState:
         self.scan = None  # depth-2 kernel scan: [next, best, lb_skip, feats, ks, bps, done]
         self.greedy = None  # GreedyTree seeding the incumbent (open states), or None
         self.gub = np.inf  # its objective
+        # depth-3 kernel: float64 (p, 2**bins) subset bounds of its depth-2 children, or None
+        self.floors = None
 
     @property
     def base_ub(self) -> float:
