@@ -163,9 +163,14 @@ def embedded_settings() -> ClusterSettings:
 #: Scheduler and worker settings of the embedded cluster.  ``allowed-failures = 0``: a task
 #: whose worker dies is not re-run (it would die again, and kill another worker); saturation
 #: 1.0: no task waits on a busy worker while another one is idle (a job runs for seconds).
+#: No statistical profiler on the workers: Dask's samples every running task's stack every
+#: 10 ms and keeps one call tree per second for the last 1,000 seconds (twice: overall and
+#: per task name), only for the dashboard's Profile tab.  With the Compare page's fits it
+#: made each worker's memory climb for the first 17 minutes (docs/benchmarks.md, Load).
 EMBEDDED_CONFIG = {
     "distributed.scheduler.allowed-failures": 0,
     "distributed.scheduler.worker-saturation": 1.0,
+    "distributed.worker.profile.enabled": False,
     "distributed.worker.memory.target": False,
     "distributed.worker.memory.spill": False,
     "distributed.worker.memory.pause": 0.85,
