@@ -8,9 +8,10 @@
 3. an *embedded* :class:`distributed.LocalCluster`, started on first use and kept for the
    life of the process: one single-threaded worker process per core, each with a memory
    limit, ``NUMBA_NUM_THREADS`` set so that workers x numba threads do not exceed the cores,
-   at a lower CPU priority than the web server (``nice`` +10 by default), and a scheduler that
+   at a lower CPU priority than the web server (``nice`` +10 by default), a scheduler that
    never re-runs a task whose worker died (``allowed-failures = 0``: a job that killed one
-   worker by running out of memory would kill the next one too).
+   worker by running out of memory would kill the next one too), and no statistical
+   profiler in the workers (its call trees made their memory grow for 17 minutes).
 
 Settings (environment variables, read when the cluster starts):
 
