@@ -11,7 +11,7 @@
    at a lower CPU priority than the web server (``nice`` +10 by default), a scheduler that
    never re-runs a task whose worker died (``allowed-failures = 0``: a job that killed one
    worker by running out of memory would kill the next one too), and no statistical
-   profiler in the workers (its call trees made their memory grow for 17 minutes).
+   profiler in the workers (its call trees grew their memory with every job).
 
 Settings (environment variables, read when the cluster starts):
 
@@ -167,7 +167,8 @@ def embedded_settings() -> ClusterSettings:
 #: No statistical profiler on the workers: Dask's samples every running task's stack every
 #: 10 ms and keeps one call tree per second for the last 1,000 seconds (twice: overall and
 #: per task name), only for the dashboard's Profile tab.  With the Compare page's fits it
-#: made each worker's memory climb for the first 17 minutes (docs/benchmarks.md, Load).
+#: grew each worker's memory with every job until that history was full, about 17 minutes
+#: (docs/benchmarks.md, Load).
 EMBEDDED_CONFIG = {
     "distributed.scheduler.allowed-failures": 0,
     "distributed.scheduler.worker-saturation": 1.0,

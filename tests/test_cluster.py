@@ -190,8 +190,8 @@ def test_finished_jobs_leave_nothing_on_the_embedded_cluster(dask_client):
     steps, failed, or a Compare job whose fits ran as tasks of their own -- the scheduler
     holds no task, queue or event of theirs and no worker holds a result, a task or a
     profile.  Dask's statistical profiler kept one call tree per second of each worker's
-    life for 1,000 s (per task name too): the workers' memory grew for 17 minutes of
-    Compare jobs (docs/benchmarks.md, Load); the embedded cluster turns it off."""
+    last 1,000 s (per task name too): the workers' memory grew with every Compare job
+    (docs/benchmarks.md, Load); the embedded cluster turns it off."""
     from sklearn.datasets import load_iris
 
     from engine.compare import cross_validate_steps, plan_comparison
