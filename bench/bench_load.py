@@ -357,6 +357,8 @@ def main() -> None:
         ]
         for t, server, workers in res["memory"][::30]:
             soak.append(f"| {t / 60:.1f} | {server:.0f} | {workers:.0f} |")
+        if res["errors"]:
+            soak += ["", "Errors:", *(f"- {e}" for e in res["errors"])]
         soak_text = "\n".join(soak)
         print(soak_text)
         (out / "load_soak.md").write_text(soak_text + "\n")
