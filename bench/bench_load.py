@@ -22,7 +22,7 @@ its tab and pressing **Run** again, memory sampled every 30 s and printed as a t
 
 Run: ``.venv/bin/python bench/bench_load.py [--k 1 5 10 20] [--jobs-per-session 2]
 [--runners threads dask] [--soak 600]``; writes bench/out/load.md (and load_soak.md).
-A smoke run: ``--k 1 2 --jobs-per-session 1``.
+A smoke run: ``--k 1 2 --jobs-per-session 1``; the soak alone: ``--k --soak 600``.
 """
 
 from __future__ import annotations
@@ -288,7 +288,13 @@ async def one_case(runner: str, k: int, jobs: int, soak: float = 0.0) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--k", type=int, nargs="+", default=[1, 5, 10, 20])
+    ap.add_argument(
+        "--k",
+        type=int,
+        nargs="*",
+        default=[1, 5, 10, 20],
+        help="sessions per case; none: soak only",
+    )
     ap.add_argument("--jobs-per-session", type=int, default=2)
     ap.add_argument("--runners", nargs="+", default=["threads", "dask"])
     ap.add_argument("--soak", type=float, default=0.0, help="seconds of soak (e.g. 600)")
@@ -333,10 +339,11 @@ def main() -> None:
     lines += ["", *(["Errors:", *errors, ""] if errors else [])]
     lines += [f"Machine: {machine()}", "", f"Load: {before} before, {load_note()} after."]
     text = "\n".join(lines)
-    print(text)
     out = ROOT / "bench" / "out"
     out.mkdir(exist_ok=True)
-    (out / "load.md").write_text(text + "\n")
+    if rows:
+        print(text)
+        (out / "load.md").write_text(text + "\n")
     soak_text = ""
     if args.soak:
         res = asyncio.run(one_case("dask", args.soak_k, 1, soak=args.soak))
@@ -350,6 +357,8 @@ def main() -> None:
         ]
         for t, server, workers in res["memory"][::30]:
             soak.append(f"| {t / 60:.1f} | {server:.0f} | {workers:.0f} |")
+        if res["errors"]:
+            soak += ["", "Errors:", *(f"- {e}" for e in res["errors"])]
         soak_text = "\n".join(soak)
         print(soak_text)
         (out / "load_soak.md").write_text(soak_text + "\n")

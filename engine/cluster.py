@@ -8,9 +8,10 @@
 3. an *embedded* :class:`distributed.LocalCluster`, started on first use and kept for the
    life of the process: one single-threaded worker process per core, each with a memory
    limit, ``NUMBA_NUM_THREADS`` set so that workers x numba threads do not exceed the cores,
-   at a lower CPU priority than the web server (``nice`` +10 by default), and a scheduler that
+   at a lower CPU priority than the web server (``nice`` +10 by default), a scheduler that
    never re-runs a task whose worker died (``allowed-failures = 0``: a job that killed one
-   worker by running out of memory would kill the next one too).
+   worker by running out of memory would kill the next one too), and no statistical
+   profiler in the workers (its call trees grew their memory with every job).
 
 Settings (environment variables, read when the cluster starts):
 
@@ -163,9 +164,15 @@ def embedded_settings() -> ClusterSettings:
 #: Scheduler and worker settings of the embedded cluster.  ``allowed-failures = 0``: a task
 #: whose worker dies is not re-run (it would die again, and kill another worker); saturation
 #: 1.0: no task waits on a busy worker while another one is idle (a job runs for seconds).
+#: No statistical profiler on the workers: Dask's samples every running task's stack every
+#: 10 ms and keeps one call tree per second for the last 1,000 seconds (twice: overall and
+#: per task name), only for the dashboard's Profile tab.  With the Compare page's fits it
+#: grew each worker's memory with every job until that history was full, about 17 minutes
+#: (docs/benchmarks.md, Load).
 EMBEDDED_CONFIG = {
     "distributed.scheduler.allowed-failures": 0,
     "distributed.scheduler.worker-saturation": 1.0,
+    "distributed.worker.profile.enabled": False,
     "distributed.worker.memory.target": False,
     "distributed.worker.memory.spill": False,
     "distributed.worker.memory.pause": 0.85,

@@ -159,3 +159,75 @@ def test_worker_tasks_wait_for_the_background_imports():
     assert cluster.wait_for_worker_imports(timeout=300)
     assert cluster._IMPORTS_DONE.is_set()
     assert hasattr(sys.modules["sklearn.base"], "clone")  # fully initialised
+
+
+def _scheduler_leftovers(dask_scheduler=None):
+    """The names of TreeLab jobs' tasks, queues, events and variables the scheduler holds."""
+
+    def ours(names):
+        return sorted(str(name) for name in names if "treelab-" in str(name))
+
+    extensions = dask_scheduler.extensions
+    return {
+        "tasks": ours(dask_scheduler.tasks),
+        "queues": ours(extensions["queues"].queues),
+        "events": ours(extensions["events"]._events),
+        "variables": ours(extensions["variables"].variables),
+    }
+
+
+def _worker_leftovers(dask_worker=None):
+    """What a worker holds after its jobs: results, task states, profiler call trees."""
+    return {
+        "data": len(dask_worker.data),
+        "tasks": len(dask_worker.state.tasks),
+        "profiles": len(dask_worker.profile_history) + len(dask_worker.profile_keys_history),
+    }
+
+
+def test_finished_jobs_leave_nothing_on_the_embedded_cluster(dask_client):
+    """Memory flat over a soak (issue 13): once jobs have ended -- done, stopped between two
+    steps, failed, or a Compare job whose fits ran as tasks of their own -- the scheduler
+    holds no task, queue or event of theirs and no worker holds a result, a task or a
+    profile.  Dask's statistical profiler kept one call tree per second of each worker's
+    last 1,000 s (per task name too): the workers' memory grew with every Compare job
+    (docs/benchmarks.md, Load); the embedded cluster turns it off."""
+    from sklearn.datasets import load_iris
+
+    from engine.compare import cross_validate_steps, plan_comparison
+    from tests.test_jobs import bad, ticker
+
+    X, y = load_iris(return_X_y=True)
+    ds = type("Data", (), {})()
+    ds.X, ds.y, ds.task, ds.n_classes = (
+        np.ascontiguousarray(X),
+        y.astype(np.int64),
+        "classification",
+        3,
+    )
+    plan = plan_comparison(ds, {"sklearn_tree": {"max_depth": 3}}, n_splits=3, random_state=1)
+    compare = Job(cross_validate_steps, plan, budget=120, runner="dask").start()
+    done = Job(ticker, 3, 0.0, runner="dask").start()
+    failed = Job(bad, runner="dask").start()
+    stopped = Job(ticker, 100_000, 0.01, budget=None, runner="dask").start()
+    deadline = time.monotonic() + 60
+    while stopped.snapshot().steps < 3:
+        assert time.monotonic() < deadline, "the job never started"
+        time.sleep(0.05)
+    stopped.cancel()
+    for job in (compare, done, failed, stopped):
+        assert job.join(120), job
+    assert [j.status for j in (compare, done, failed, stopped)] == [
+        "done",
+        "done",
+        "error",
+        "cancelled",
+    ]
+    assert len(compare.result.folds) == 3
+    empty = {"tasks": [], "queues": [], "events": [], "variables": []}
+    deadline = time.monotonic() + 20
+    while (left := dask_client.run_on_scheduler(_scheduler_leftovers)) != empty:
+        assert time.monotonic() < deadline, left  # the scheduler forgets released tasks soon
+        time.sleep(0.2)
+    held = dask_client.run(_worker_leftovers)
+    assert all(h == {"data": 0, "tasks": 0, "profiles": 0} for h in held.values()), held
