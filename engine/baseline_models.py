@@ -71,6 +71,7 @@ register_model(
                 help="Impurity for classification (regression always uses squared error).",
             ),
         ),
+        tree_figure=True,
         description="Greedy CART with exhaustive thresholds (Breiman et al. 1984).",
     )
 )

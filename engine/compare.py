@@ -176,6 +176,10 @@ def _fold_metrics(task, est, X_test, y_test, n_classes) -> dict[str, float]:
     if hasattr(est, "predict_proba"):
         proba = np.zeros((len(y_test), n_classes))
         proba[:, np.asarray(est.classes_, dtype=np.int64)] = est.predict_proba(X_test)
+        # rows sum to 1 up to float32 rounding (XGBoost: 1e-7, where log_loss warns and
+        # rescales them): rescaled here, the same values without the warning
+        total = proba.sum(axis=1, keepdims=True)
+        proba = np.divide(proba, total, out=proba, where=total > 0)
         out["log_loss"] = float(log_loss(y_test, proba, labels=np.arange(n_classes)))
     else:
         out["log_loss"] = float("nan")
@@ -257,11 +261,19 @@ class ComparisonPlan:
     #: what :func:`plan_comparison` was called with, as JSON values: ``models`` (a list of
     #: ``[key, params, label]``), ``n_splits``, ``random_state`` (for :mod:`engine.snippets`)
     request: dict = field(default_factory=dict)
+    #: run ids of the models refitted on all rows after the folds (for drawing), in
+    #: :attr:`estimators` order; None: every model (``plan_comparison(refit=...)``)
+    refitted: tuple[str, ...] | None = None
+
+    @property
+    def refit_ids(self) -> tuple[str, ...]:
+        """Run ids of the models the job refits on all rows (:attr:`refitted`)."""
+        return tuple(self.estimators) if self.refitted is None else self.refitted
 
     @property
     def n_fits(self) -> int:
-        """Number of job steps: one per (model, fold) plus one refit per model."""
-        return len(self.estimators) * (len(self.folds) + 1)
+        """Number of job steps: one per (model, fold) plus one per refit (:attr:`refit_ids`)."""
+        return len(self.estimators) * len(self.folds) + len(self.refit_ids)
 
     def model_rows(self, run_id: str) -> np.ndarray | None:
         """The rows model ``run_id`` is fitted on (its refit), or None for every row."""
@@ -300,7 +312,33 @@ def _model_entries(models) -> list[tuple[str, str, dict, str | None]]:
     return out
 
 
-def plan_comparison(dataset, models, *, n_splits: int = 5, random_state: int = 0) -> ComparisonPlan:
+#: The ``refit`` choices of :func:`plan_comparison`.
+REFIT_CHOICES = (True, False, "trees")
+
+
+def refitted_keys(models, refit=True) -> list[str]:
+    """Run ids of ``models`` (the forms :func:`plan_comparison` accepts) that a comparison
+    with ``refit`` refits on all rows: every model (True), none (False), or ``"trees"``:
+    the single trees the pages draw (:attr:`ModelSpec.tree_figure`), not the ensembles.
+    Raises ValueError for another ``refit`` or an unknown model."""
+    if not (refit is True or refit is False or (isinstance(refit, str) and refit == "trees")):
+        raise ValueError(
+            f"refit must be True (every model), False (none) or 'trees' (the single trees "
+            f"the pages draw); got {refit!r}"
+        )
+    load_methods()
+    keys = []
+    for run_id, key, _, _ in _model_entries(models):
+        if key not in REGISTRY:
+            raise ValueError(f"Unknown model {key!r}; registered: {sorted(REGISTRY)}")
+        if refit is True or (refit == "trees" and REGISTRY[key].tree_figure):
+            keys.append(run_id)
+    return keys
+
+
+def plan_comparison(
+    dataset, models, *, n_splits: int = 5, random_state: int = 0, refit=True
+) -> ComparisonPlan:
     """Validate a comparison request and build its estimators and folds (fits nothing).
 
     Parameters
@@ -314,12 +352,17 @@ def plan_comparison(dataset, models, *, n_splits: int = 5, random_state: int = 0
         Number of folds (2 <= n_splits <= n_samples).
     random_state : int
         Seed for the fold shuffle and every model.
+    refit : True, False or "trees"
+        Which models the job refits on all rows after the folds (:attr:`CompareResult.models`):
+        every model (True, the default), none, or only the single trees the pages draw
+        (``"trees"``: the Compare page, which draws no ensemble; a forest's refit would
+        cost a fit and hold its trees in the server's memory for nothing).
 
     Raises
     ------
     ValueError
         No model, an unknown model key, a model that does not support the task, a bad
-        parameter, or ``n_splits`` out of range.
+        parameter, ``n_splits`` out of range, or another ``refit``.
 
     Estimators with a ``categorical_features`` parameter (TreeLab's CART) receive the
     dataset's ``is_categorical`` mask, so they split those features by category sets.
@@ -333,6 +376,7 @@ def plan_comparison(dataset, models, *, n_splits: int = 5, random_state: int = 0
     entries = _model_entries(models)
     if not entries:
         raise ValueError("Choose at least one model to compare.")
+    refit_ids = refitted_keys(models, refit)
     task = dataset.task
     estimators = {}
     load_methods()
@@ -383,7 +427,16 @@ def plan_comparison(dataset, models, *, n_splits: int = 5, random_state: int = 0
         "random_state": int(random_state),
     }
     return ComparisonPlan(
-        task, dataset.X, dataset.y, n_classes, estimators, folds, notes, row_subsets, request
+        task,
+        dataset.X,
+        dataset.y,
+        n_classes,
+        estimators,
+        folds,
+        notes,
+        row_subsets,
+        request,
+        refitted=tuple(run_id for run_id in refit_ids if run_id in estimators),
     )
 
 
@@ -521,7 +574,8 @@ def cross_validate_steps(ctx, plan: ComparisonPlan, *, refit: bool = True):
     """Step generator for :class:`engine.jobs.Job`: run a :class:`ComparisonPlan`.
 
     One step fits and scores one model on one fold (every model sees the same folds);
-    with ``refit`` one more step per model refits it on all rows, for drawing.  Yields
+    with ``refit`` one more step per model of :attr:`ComparisonPlan.refit_ids` refits it
+    on all rows, for drawing.  Yields
     ``{"completed", "total", "message", "rows"}`` (rows: one dict per finished fold, in
     model then fold order) and returns a :class:`CompareResult`.
 
@@ -571,7 +625,8 @@ def _ordered(rows: list[dict], plan: ComparisonPlan) -> list[dict]:
 def _serial_steps(plan: ComparisonPlan, refit: bool):
     X, y, task = plan.X, plan.y, plan.task
     rows: list[dict] = []
-    total = len(plan.estimators) * (len(plan.folds) + (1 if refit else 0))
+    refits = plan.refit_ids if refit else ()
+    total = len(plan.estimators) * len(plan.folds) + len(refits)
     for key, label, proto, i, train, test in _fold_tasks(plan):
         what = f"{label}: fold {i + 1}/{len(plan.folds)}"
         before = {"completed": len(rows), "total": total, "rows": list(rows)}
@@ -579,18 +634,18 @@ def _serial_steps(plan: ComparisonPlan, refit: bool):
         rows.append((yield from _stepped(fold, before, what)))
         yield {"completed": len(rows), "total": total, "rows": list(rows), "message": what}
     fitted = {}
-    if refit:
-        for key, (label, proto) in plan.estimators.items():
-            what = f"{label}: refit on all rows"
-            before = {"completed": len(rows) + len(fitted), "total": total, "rows": list(rows)}
-            steps = _refit_steps(proto, X, y, plan.model_rows(key))
-            fitted[key] = yield from _stepped(steps, before, what)
-            yield {
-                "completed": len(rows) + len(fitted),
-                "total": total,
-                "rows": list(rows),
-                "message": what,
-            }
+    for key in refits:
+        label, proto = plan.estimators[key]
+        what = f"{label}: refit on all rows"
+        before = {"completed": len(rows) + len(fitted), "total": total, "rows": list(rows)}
+        steps = _refit_steps(proto, X, y, plan.model_rows(key))
+        fitted[key] = yield from _stepped(steps, before, what)
+        yield {
+            "completed": len(rows) + len(fitted),
+            "total": total,
+            "rows": list(rows),
+            "message": what,
+        }
     return summarise(rows, task, models=fitted, warnings=plan.notes, n_folds=len(plan.folds))
 
 
@@ -598,7 +653,8 @@ def _fan_out_steps(ctx, plan: ComparisonPlan, refit: bool, client):
     from distributed import as_completed
 
     X, y, task = plan.X, plan.y, plan.task
-    total = len(plan.estimators) * (len(plan.folds) + (1 if refit else 0))
+    refits = plan.refit_ids if refit else ()
+    total = len(plan.estimators) * len(plan.folds) + len(refits)
     X_data, y_data = client.scatter([X, y], broadcast=True)
     futures = {}
     for key, label, proto, i, train, test in _fold_tasks(plan):
@@ -617,15 +673,12 @@ def _fan_out_steps(ctx, plan: ComparisonPlan, refit: bool, client):
             pure=False,
         )
         futures[future] = ("fold", key, label, i)
-    if refit:
-        for key, (label, proto) in plan.estimators.items():
-            subset = plan.model_rows(key)
-            futures[client.submit(_refit, proto, X_data, y_data, subset, pure=False)] = (
-                "refit",
-                key,
-                label,
-                None,
-            )
+    for key in refits:
+        label = plan.estimators[key][0]
+        refit_future = client.submit(
+            _refit, plan.estimators[key][1], X_data, y_data, plan.model_rows(key), pure=False
+        )
+        futures[refit_future] = ("refit", key, label, None)
     rows: list[dict] = []
     fitted = {}
     try:

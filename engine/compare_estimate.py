@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.compare import REGISTRY, _model_entries, load_methods
+from engine.compare import REGISTRY, _model_entries, load_methods, refitted_keys
 
 __all__ = ["ComparisonEstimate", "estimate_comparison", "fit_seconds", "measured_speed"]
 
@@ -129,14 +129,16 @@ def measured_speed(X, y, task: str, random_state: int = 0) -> float:
 class ComparisonEstimate:
     """How long a comparison job takes, one fit after another, from the cost curves.
 
-    ``seconds``: the whole job, every model on every fold plus each model's refit on all
-    rows (the job's steps, :attr:`ComparisonPlan.n_fits`); ``fold_seconds`` /
+    ``seconds``: the whole job, every model on every fold plus each refit on all rows
+    (the job's steps, :attr:`ComparisonPlan.n_fits`); ``fold_seconds`` /
     ``refit_seconds``: those two parts; ``models``: ``(label, seconds of one fold fit,
     seconds of the refit)`` per model with a curve; ``without_curve``: labels of the
     models with none (not counted); ``n_folds``, ``fold_rows`` (the training rows of a
     fold), ``n_rows``; ``speed`` and ``scaled``: the factor applied to the scikit-learn
     models' fits and their labels; ``at_time_limit``: labels of the models counted at
-    their time limit per fit (Literati deeper than 2: an upper bound for them).
+    their time limit per fit (Literati deeper than 2: an upper bound for them);
+    ``n_refits``: the models with a curve that the job refits on all rows (every one,
+    unless the plan refits only the trees: ``refit="trees"``), None for all of them.
     """
 
     seconds: float
@@ -150,15 +152,20 @@ class ComparisonEstimate:
     speed: float = 1.0
     scaled: tuple = ()
     at_time_limit: tuple = ()
+    n_refits: int | None = None
 
     def includes(self) -> str:
         """What the estimate counts, in words, for the page."""
         n_models = len(self.models)
+        n_refits = n_models if self.n_refits is None else self.n_refits
         text = (
             f"{self.n_folds} folds x {n_models} model{'s' if n_models != 1 else ''} on "
-            f"{self.fold_rows:,} training rows each, plus {n_models} refit"
-            f"{'s' if n_models != 1 else ''} on all {self.n_rows:,} rows, one after another"
+            f"{self.fold_rows:,} training rows each, plus {n_refits} refit"
+            f"{'s' if n_refits != 1 else ''} on all {self.n_rows:,} rows"
         )
+        if n_refits < n_models:
+            text += " (the single trees drawn; ensembles are not refitted)"
+        text += ", one after another"
         if self.scaled and self.speed != 1.0:
             text += (
                 f"; {', '.join(self.scaled)} at {self.speed:.2g}x the curve's time (a probe "
@@ -185,7 +192,7 @@ def estimate_comparison(
     n_splits: int,
     task: str,
     n_classes: int = 2,
-    refit: bool = True,
+    refit=True,
     speed: float = 1.0,
 ) -> ComparisonEstimate:
     """Estimate a comparison of ``models`` (the forms :func:`plan_comparison` accepts;
@@ -193,13 +200,17 @@ def estimate_comparison(
     ``n_splits`` folds: each fold fit on its ``n_rows * (n_splits - 1) / n_splits``
     training rows, each refit on all rows (:func:`fit_seconds`).  ``speed`` multiplies
     the scikit-learn models' fits (:func:`measured_speed` of the table: their curve was
-    measured on other data).  Raises ValueError for an unknown model or parameter (as
-    :meth:`ModelSpec.make`)."""
+    measured on other data).  ``refit``: which models are refitted, as
+    :func:`engine.compare.plan_comparison` takes it (True, False or ``"trees"``).  Raises
+    ValueError for an unknown model or parameter (as :meth:`ModelSpec.make`) or another
+    ``refit``."""
     load_methods()
+    refitted = set(refitted_keys(models, refit))
     n_rows, n_splits = int(n_rows), max(2, int(n_splits))
     fold_rows = max(1, round(n_rows * (n_splits - 1) / n_splits))
     parts, missing, scaled, at_limit = [], [], [], []
-    for _, key, params, label in _model_entries(models):
+    n_refits = 0
+    for run_id, key, params, label in _model_entries(models):
         if key not in REGISTRY:
             raise ValueError(f"Unknown model {key!r}; registered: {sorted(REGISTRY)}")
         spec = REGISTRY[key]
@@ -208,7 +219,10 @@ def estimate_comparison(
         if per_fold is None:
             missing.append(label or spec.label)
             continue
-        refit_s = fit_seconds(key, values, n_rows, n_features, task, n_classes) if refit else 0.0
+        refit_s = 0.0
+        if run_id in refitted:
+            refit_s = fit_seconds(key, values, n_rows, n_features, task, n_classes)
+            n_refits += 1
         if key in SKLEARN_MODELS:  # this table's speed, from a probe fit on it
             per_fold, refit_s = per_fold * speed, refit_s * speed
             scaled.append(label or spec.label)
@@ -229,4 +243,5 @@ def estimate_comparison(
         speed=float(speed),
         scaled=tuple(scaled),
         at_time_limit=tuple(at_limit),
+        n_refits=n_refits,
     )

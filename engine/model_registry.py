@@ -67,7 +67,10 @@ class ModelSpec:
     """A model the Compare page can cross-validate.
 
     ``build(task, random_state, **params)`` returns an unfitted estimator with
-    ``fit``/``predict`` (and ``predict_proba`` for classification).
+    ``fit``/``predict`` (and ``predict_proba`` for classification).  ``tree_figure``: the
+    fitted estimator is one tree with a ``tree_`` the pages draw (a single tree, not an
+    ensemble); :func:`engine.compare.plan_comparison` with ``refit="trees"`` refits only
+    these models on all rows.
     """
 
     key: str
@@ -77,6 +80,7 @@ class ModelSpec:
     params: tuple[ParamSpec, ...] = ()
     description: str = ""
     family: str = "scikit-learn"
+    tree_figure: bool = False
 
     def make(self, task: str, random_state: int = 0, **params):
         """Build the estimator with validated parameters (defaults for missing ones)."""

@@ -266,12 +266,13 @@ def _table_speed(ds) -> float:
     return held[key]
 
 
-def comparison_notice(ds, models, n_splits: int, prefix: str, what: str | None = None):
+def comparison_notice(ds, models, n_splits: int, prefix: str, what: str | None = None, refit=True):
     """The :func:`scale_notice` arguments (``cv_job_panel``'s ``estimate``) of a
     cross-validation job of ``models`` (as :func:`engine.compare.plan_comparison` takes
     them) with ``n_splits`` folds on ``ds``: the whole job, every model on every fold's
-    training rows plus each refit on all rows
-    (:func:`engine.compare_estimate.estimate_comparison`), said with what it counts.  ``None``
+    training rows plus each refit on all rows (``refit`` as the plan's: True, False or
+    ``"trees"``) (:func:`engine.compare_estimate.estimate_comparison`), said with what it
+    counts.  ``None``
     when there is nothing to estimate (no model, or settings the plan will refuse with
     its own message)."""
     from engine.compare_estimate import estimate_comparison
@@ -283,6 +284,7 @@ def comparison_notice(ds, models, n_splits: int, prefix: str, what: str | None =
         task=ds.task,
         n_classes=int(getattr(ds, "n_classes", 0) or 2),
         speed=_table_speed(ds),
+        refit=refit,
     )
     try:
         here = estimate_comparison(models, ds.n_samples, ds.n_features, **options)

@@ -127,12 +127,18 @@ result, meta = cv_job_panel(
     CV_JOB,
     ds,
     lambda: plan_comparison(
-        ds, {k: params.get(k, {}) for k in chosen}, n_splits=n_splits, random_state=seed()
+        ds,
+        {k: params.get(k, {}) for k in chosen},
+        n_splits=n_splits,
+        random_state=seed(),
+        refit="trees",  # the page draws the single trees only
     ),
     budget=budget,
     idle_text="Choose models and press **Run**.",
     can_run=bool(chosen) and ready,
-    estimate=comparison_notice(ds, {k: params.get(k, {}) for k in chosen}, n_splits, "cmp"),
+    estimate=comparison_notice(
+        ds, {k: params.get(k, {}) for k in chosen}, n_splits, "cmp", refit="trees"
+    ),
 )
 snap = CV_JOB.job.snapshot()
 
@@ -182,8 +188,17 @@ def counted_missing(tree, X):
 
 
 single_trees = {k: m for k, m in result.models.items() if hasattr(m, "tree_")}
+scored = list(dict.fromkeys(result.folds["key"])) if "key" in result.folds else []
+ensembles = [labels.get(k, k) for k in scored if k not in single_trees]
 if single_trees:
     st.subheader("Fitted trees (refit on all rows)")
+if ensembles and result.complete:
+    st.caption(
+        f"{', '.join(ensembles)}: scored on the folds only. The page refits and draws the "
+        "single trees; an ensemble is not refitted (in Python, `run_comparison(plan)` "
+        "refits every model)."
+    )
+if single_trees:
     keys = list(single_trees)
     shown = st.multiselect(
         "Trees to draw (two side by side)",

@@ -124,6 +124,12 @@ def test_compare_produces_table(app):
     assert (table["accuracy"] > 0.8).all()
     figs = app.get("plotly_chart")
     assert len(figs) == 2  # CV bars and the fitted tree (the forest has no single tree)
+    # only the tree the page draws is refitted (refit="trees"); the caption says why
+    assert list(job.result.models) == ["sklearn_tree"]
+    assert job.snapshot().latest["total"] == 2 * 3 + 1
+    assert any(
+        "Random forest (scikit-learn): scored on the folds only" in c.value for c in app.caption
+    )
 
 
 def _feature_trace_types(at):

@@ -223,3 +223,71 @@ def test_on_dask_the_fits_fan_out_over_the_workers_with_the_same_rows(dask_clien
     workers = {t["worker"] for t in fits}
     if len(dask_client.scheduler_info()["workers"]) > 1:
         assert len(workers) > 1, workers
+    # refit="trees" (the Compare page): the forest's refit is not submitted at all
+    trees_only = plan_comparison(ds, models, n_splits=4, random_state=3, refit="trees")
+    with get_task_stream(dask_client) as stream:
+        job = Job(cross_validate_steps, trees_only, budget=120, runner="dask").start()
+        assert job.join(120)
+    assert job.status == "done", job.error
+    assert set(job.result.models) == {"sklearn_tree"}
+    refits = [t for t in stream.data if str(t["key"]).startswith("_refit")]
+    assert len(refits) == 1
+    assert job.result.folds.drop(columns=["fit_seconds"]).round(12).equals(a.round(12))
+    assert job.snapshot().latest["total"] == trees_only.n_fits == 2 * 4 + 1
+
+
+def test_refit_trees_refits_only_the_single_trees_with_the_same_folds():
+    """``refit="trees"`` (the Compare page, which draws single trees only): the folds are
+    the same as with every refit, only the trees are refitted (one step each), and the
+    refitted tree equals one fitted on every row."""
+    X, y = load_iris(return_X_y=True)
+    ds = _ds(X, y.astype(np.int64), "classification")
+    models = {
+        "sklearn_tree": {"max_depth": 3},
+        "sklearn_forest": {"n_estimators": 5},
+        "treelab_cart": {"max_depth": 2},
+    }
+    every = _run(ds, models, n_splits=3, random_state=2)
+    trees = _run(ds, models, n_splits=3, random_state=2, refit="trees")
+    plan = plan_comparison(ds, models, n_splits=3, random_state=2, refit="trees")
+    assert plan.refit_ids == ("sklearn_tree", "treelab_cart")
+    assert plan.n_fits == 3 * 3 + 2
+    last = trees.snapshot().latest  # one counted step per fold fit and per refit
+    assert last["completed"] == last["total"] == plan.n_fits
+    assert every.snapshot().latest["total"] == 3 * 3 + 3
+    assert set(every.result.models) == set(models)
+    assert list(trees.result.models) == ["sklearn_tree", "treelab_cart"]
+    a = every.result.folds.drop(columns=["fit_seconds"])
+    b = trees.result.folds.drop(columns=["fit_seconds"])
+    assert a.round(12).equals(b.round(12))
+    direct = DecisionTreeClassifier(max_depth=3, random_state=2).fit(ds.X, ds.y)
+    refitted = trees.result.models["sklearn_tree"]
+    np.testing.assert_array_equal(refitted.tree_.threshold, direct.tree_.threshold)
+    none = plan_comparison(ds, models, n_splits=3, random_state=2, refit=False)
+    assert none.refit_ids == () and none.n_fits == 9
+
+
+@pytest.mark.parametrize("refit", ["forests", 1.0, None, "all"])
+def test_refit_other_than_the_three_choices_is_refused(refit):
+    X, y = load_iris(return_X_y=True)
+    ds = _ds(X, y.astype(np.int64), "classification")
+    with pytest.raises(ValueError, match="refit must be True .* False .* or 'trees'"):
+        plan_comparison(ds, ["sklearn_tree"], n_splits=3, refit=refit)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_tree_figure_flag_is_true_exactly_for_models_fitted_as_one_drawable_tree(task):
+    """``ModelSpec.tree_figure`` (what ``refit="trees"`` refits) says which fitted models
+    have the ``tree_`` the Compare page draws: every registered model is fitted and
+    checked, so a new model registered without the flag fails here."""
+    if task == "classification":
+        X, y = load_iris(return_X_y=True)
+        ds = _ds(X, y.astype(np.int64), task)
+    else:
+        X, y = load_diabetes(return_X_y=True)
+        ds = _ds(X[:150], y[:150], task)
+    for spec in available_models(task):
+        params = {"time_limit": 1.0} if spec.key == "treelab_literati" else {}
+        model = spec.make(task, 0, **params).fit(ds.X, ds.y)
+        assert spec.tree_figure == hasattr(model, "tree_"), spec.key

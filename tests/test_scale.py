@@ -302,6 +302,17 @@ def test_comparison_estimate_is_folds_times_models_plus_refits():
     assert "5 folds x 3 models on 8,000 training rows each" in text
     assert "plus 3 refits on all 10,000 rows" in text
     assert "not counted: XGBoost" in text and "lower bound" in text
+    # refit="trees" (the Compare page): the forest's refit is not counted, and it says so
+    trees = estimate_comparison(
+        models, n, p, n_splits=k, task="classification", n_classes=2, refit="trees"
+    )
+    forest_refit = 20 * 16 / 8 * _curve_seconds("sklearn_tree", n, round(math.sqrt(p)))
+    assert trees.fold_seconds == pytest.approx(est.fold_seconds)
+    assert trees.refit_seconds == pytest.approx(each(n) - forest_refit)
+    assert trees.n_refits == 2
+    assert "plus 2 refits on all 10,000 rows (the single trees drawn; ensembles are not" in (
+        trees.includes()
+    )
 
 
 def test_comparison_estimate_scales_as_the_curve_says():

@@ -166,15 +166,22 @@ def test_compare_estimates_the_whole_job_from_the_curves(app, monkeypatch):
     # the scikit-learn fits are scaled by a probe fit on this table (measured_speed)
     (speed,) = app.session_state["_table_speed"].values()
     assert speed == 0.9
-    options = dict(n_splits=folds, task="classification", n_classes=3, speed=speed)
+    # the page refits only the single trees it draws (refit="trees")
+    options = dict(n_splits=folds, task="classification", n_classes=3, speed=speed, refit="trees")
     want = estimate_comparison(dict.fromkeys(chosen, {}), 3_000, 5, **options)
+    every = estimate_comparison(dict.fromkeys(chosen, {}), 3_000, 5, **{**options, "refit": True})
+    n_trees = sum(engine.compare_estimate.REGISTRY[key].tree_figure for key in chosen)
+    assert 1 <= n_trees < len(chosen)  # the defaults: a tree and ensembles
+    assert want.fold_seconds == pytest.approx(every.fold_seconds)
+    assert want.refit_seconds < every.refit_seconds
     unscaled = estimate_comparison(dict.fromkeys(chosen, {}), 3_000, 5, **{**options, "speed": 1})
     assert want.seconds == pytest.approx(unscaled.seconds * speed)  # all three are scikit-learn's
     assert want.seconds > budget  # the offer is drawn
     offer = next(i.value for i in app.info if "time budget" in i.value)
     assert format_seconds(want.seconds) in offer
     assert f"{folds} folds x {len(chosen)} models on" in offer
-    assert f"plus {len(chosen)} refits on all 3,000 rows" in offer
+    refits = f"{n_trees} refit{'s' if n_trees != 1 else ''}"
+    assert f"plus {refits} on all 3,000 rows (the single trees drawn; ensembles are not" in offer
     assert f"at {speed:.2g}x the curve's time (a probe fit on this table)" in offer
     button = next(b for b in app.button if b.key == "cmp_subsample_btn")
     rows = int(

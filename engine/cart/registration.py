@@ -37,6 +37,7 @@ register_model(
         key="treelab_cart",
         label="CART (TreeLab, split strategies)",
         build=_build_cart,
+        tree_figure=True,
         params=(
             ParamSpec(
                 "splitter",

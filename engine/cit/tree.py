@@ -748,6 +748,7 @@ register_model(
         description="Splits only when a test of independence finds an association (stage A "
         "picks the feature, stage B the split point); defaults as R partykit's ctree "
         "(asymptotic p-values), the CIT paper's permutation tests as an option.",
+        tree_figure=True,
         family="TreeLab",
     )
 )

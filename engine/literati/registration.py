@@ -66,6 +66,7 @@ register_model(
         ),
         description="Anytime AO* search for the optimal shape generalized tree: errors + "
         "0.005 n per split and per breakpoint (Literati, arXiv 2609.09299).",
+        tree_figure=True,
         family="TreeLab",
     )
 )
@@ -94,6 +95,7 @@ register_model(
         description="Greedy top-down shape tree in Literati's candidate space (least gini "
         "impurity per node), pruned by errors + 0.005 n per split and per breakpoint; "
         "the tree Literati's search starts from.",
+        tree_figure=True,
         family="TreeLab",
     )
 )
