@@ -38,7 +38,7 @@ from sklearn.model_selection import KFold, StratifiedKFold
 # then (on first use, load_methods) the other method packages.
 from engine import baseline_models  # noqa: F401 (registers the scikit-learn and booster models)
 from engine.baseline_models import booster_estimator
-from engine.job_context import fit_in_steps, run_to_end
+from engine.job_context import fit_in_steps, relay, run_to_end
 from engine.literati import registration as _literati_registration  # noqa: F401 (registers)
 from engine.model_registry import (
     METHOD_MODULES,
@@ -549,12 +549,9 @@ def _refit(proto, X, y, rows=None):
 def _stepped(steps, snapshot: dict, what: str):
     """Run the fit generator ``steps`` as job steps: after each of its chunks yield
     ``snapshot`` with ``message`` + ``what`` and the trees grown; return its value."""
-    while True:
-        try:
-            grown, trees = next(steps)
-        except StopIteration as stop:
-            return stop.value
-        yield {**snapshot, "message": f"{what}: {grown}/{trees} trees"}
+    return relay(
+        steps, lambda chunk: {**snapshot, "message": f"{what}: {chunk[0]}/{chunk[1]} trees"}
+    )
 
 
 def _in_dask_worker() -> bool:
@@ -601,12 +598,7 @@ def run_comparison(plan: ComparisonPlan, *, refit: bool = True) -> CompareResult
     The same rows and summary as :func:`cross_validate_steps` run as a job: each fit is
     seeded by its estimator's ``random_state``.
     """
-    steps = _serial_steps(plan, refit)
-    while True:
-        try:
-            next(steps)
-        except StopIteration as stop:
-            return stop.value
+    return run_to_end(_serial_steps(plan, refit))
 
 
 def _fold_tasks(plan: ComparisonPlan) -> list[tuple]:

@@ -183,6 +183,19 @@ def fit_in_steps(estimator, X, y, *, step_seconds: float | None = None, **fit_pa
     return estimator
 
 
+def relay(steps, progress: Callable[[Any], Any]):
+    """Generator: run the generator ``steps`` inside a job's step generator, yielding
+    ``progress(item)`` (the job's snapshot) for each ``item`` it yields (e.g. the
+    ``(grown, total)`` trees of :func:`fit_in_steps`); returns its return value, so a
+    caller writes ``value = yield from relay(steps, progress)``."""
+    while True:
+        try:
+            item = next(steps)
+        except StopIteration as stop:
+            return stop.value
+        yield progress(item)
+
+
 def run_to_end(steps):
     """Run a generator (e.g. :func:`fit_in_steps`) to its end, where no job waits to
     stop it (a Dask task, a notebook); returns its return value."""

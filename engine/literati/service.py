@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from engine.data import train_test_rows
+from engine.job_context import relay
 from engine.literati.certify import (
     Certificate,
     TreeCheck,
@@ -176,15 +177,15 @@ def literati_steps(ctx, estimators, X, y, baselines: dict | None = None):
     """
     fitted = None
     if baselines is not None:
-        fitting = fit_baselines(X, y, baselines)
-        while True:
-            try:
-                key = next(fitting)
-            except StopIteration as stop:
-                fitted = stop.value
-                break
-            done = list(BASELINE_STEPS).index(key)
-            yield {"phase": "baselines", "fitting": key, "done": done, "of": len(BASELINE_STEPS)}
+        fitted = yield from relay(
+            fit_baselines(X, y, baselines),
+            lambda key: {
+                "phase": "baselines",
+                "fitting": key,
+                "done": list(BASELINE_STEPS).index(key),
+                "of": len(BASELINE_STEPS),
+            },
+        )
     finished: dict = {}
     ignored: list[str] = []
     for label, est in estimators:
@@ -631,7 +632,7 @@ def certificate_all_thresholds(
     """:func:`certify_all_thresholds_steps` run here to its end (no job: a notebook, a
     test) on the run's training rows (``meta``: the run, with ``X``, ``y``, ``tr``).
     Raises ``ValueError`` as that generator."""
-    from engine.job_context import JobContext
+    from engine.job_context import JobContext, run_to_end
 
     steps = certify_all_thresholds_steps(
         JobContext(deadline=float("inf")),
@@ -642,8 +643,4 @@ def certificate_all_thresholds(
         time_limit,
         max_breakpoints,
     )
-    while True:
-        try:
-            next(steps)
-        except StopIteration as stop:
-            return stop.value["certificate"]
+    return run_to_end(steps)["certificate"]

@@ -26,7 +26,7 @@ from sklearn.model_selection import KFold, cross_val_predict
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from engine.data import DataError, train_test_rows
-from engine.job_context import fit_in_steps, run_to_end
+from engine.job_context import fit_in_steps, relay, run_to_end
 from engine.partition import scoring
 from engine.partition.base import DEFAULT_FLOOR
 from engine.partition.estimators import (
@@ -381,17 +381,15 @@ def comparison_steps(
 def _chunks(steps, rows, done, total, label):
     """Run a fit generator (:func:`engine.job_context.fit_in_steps`) as job steps, each
     saying how many trees of model ``label`` are grown; returns its value."""
-    while True:
-        try:
-            grown, trees = next(steps)
-        except StopIteration as stop:
-            return stop.value
-        yield {
+    return relay(
+        steps,
+        lambda chunk: {
             "rows": list(rows),
             "completed": done,
             "total": total,
-            "message": f"fitting {label}: {grown}/{trees} trees",
-        }
+            "message": f"fitting {label}: {chunk[0]}/{chunk[1]} trees",
+        },
+    )
 
 
 # -- scores beside the NLL ----------------------------------------------------------------

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import betaln
 
+from engine.job_context import run_to_end
 from engine.tree import TREE_LEAF, TreeArrays, TreeEnsemble
 from engine.treegrad import api
 from engine.treegrad._model import as_treelab, n_outputs, pack
@@ -392,12 +393,7 @@ def curves_steps(
 
 def batch_curves(model: Any, X: np.ndarray, class_index: Any = None, **kw) -> CurveSet:
     """:func:`curves_steps` run to the end in this thread (for notebooks and the bench)."""
-    gen = curves_steps(None, model, X, class_index, **kw)
-    try:
-        while True:
-            next(gen)
-    except StopIteration as stop:
-        return stop.value
+    return run_to_end(curves_steps(None, model, X, class_index, **kw))
 
 
 # ---------------------------------------------------------------------------------------
