@@ -619,17 +619,20 @@ def _store_child(out, out_bp, node, result, res_bp, K_max):
 
 
 @njit
-def _triple_histogram(y, order, first, bins, na, n_bins, C):
+def _triple_histogram(y, order, first, bins, na, n_bins, C, stop):
     """The triple histogram of a root feature ``j`` (int32 ``(na + 1, p, B, p, B, C)``):
     ``T[a, f, b_f, g, b_g, c]`` counts the rows of class ``c`` with ``j`` in a bin ``< a``,
     ``f`` in bin ``b_f`` and ``g`` in bin ``b_g``, filled for ``g >= f`` only.  ``order``:
     the rows sorted by ``j``'s bin, ``first[a]`` the first of bin ``a``.  One slab per bin
-    of ``j``, each starting as a copy of the one before."""
+    of ``j``, each starting as a copy of the one before.  Returns early (an incomplete
+    histogram, which the caller discards) once ``stop[0]`` is non-zero (checked per bin)."""
     p = bins.shape[1]
     T = np.zeros((na + 1, p, n_bins, p, n_bins, C), dtype=np.int32)
     flat = T.reshape((na + 1, p * n_bins * p * n_bins * C))
     row = np.empty(p, dtype=np.int64)
     for a in range(na):
+        if stop[0] != 0:
+            return T
         flat[a + 1, :] = flat[a, :]
         for r in range(first[a], first[a + 1]):
             g0 = order[r]
@@ -645,7 +648,7 @@ def _triple_histogram(y, order, first, bins, na, n_bins, C):
 
 @njit
 def _depth3_on_feature(
-    j, y, idx, bins, off, C, K_max, lam, alpha, start_best, shared, result, res_bp, floor
+    j, y, idx, bins, off, C, K_max, lam, alpha, start_best, shared, result, res_bp, floor, stop
 ):
     """Best depth-3 tree whose root shape is on feature ``j``, over the root's candidates:
     ``result`` float64 ``(D3_RESULT,)`` and ``res_bp`` int64 ``(7, K_max)`` (candidate
@@ -668,7 +671,13 @@ def _depth3_on_feature(
     state's rows with ``j`` in the bins ``M`` (bit set) is below by more than the tie
     tolerance, kept a maximum over subsets (:func:`_raise_floor`).  The caller may fill it
     from earlier calls (``-inf`` when nothing is known); the kernel raises it with every
-    child it solves and uses it as the children's lower bounds (the subset bound)."""
+    child it solves and uses it as the children's lower bounds (the subset bound).
+
+    ``stop`` int64 ``(1,)``: when it is non-zero (set by another thread, e.g. at the time
+    limit) the scan returns before its next root shape (or its histogram's next bin).  What
+    it reported until then stays valid: ``result`` holds a complete tree of its value or
+    ``inf``, and every floor was raised by a child solved to the end; but ``inf`` no longer
+    means that nothing is below ``start_best`` (the caller must not conclude a bound)."""
     p = bins.shape[1]
     m = idx.shape[0]
     nc_j = off[j + 1] - off[j]
@@ -721,6 +730,8 @@ def _depth3_on_feature(
         for i in range(kk):
             comb[i] = i
         while True:
+            if stop[0] != 0:
+                return  # interrupted: result and floor hold only what was finished
             bound = min(best - _TIE, shared[0] + _TIE)
             if not cost < bound:
                 break
@@ -760,7 +771,9 @@ def _depth3_on_feature(
                 lb_right = max(lb_right, floor_right)
             if cost + lb_left + lb_right < bound:
                 if not built:
-                    T = _triple_histogram(y, order, first, bins, na, n_bins, C)
+                    T = _triple_histogram(y, order, first, bins, na, n_bins, C, stop)
+                    if stop[0] != 0:
+                        return
                     P = np.zeros((p, n_bins + 1, p, n_bins, C), dtype=np.int32)
                     built = True
                 budget_left = bound - cost - lb_right
@@ -828,7 +841,7 @@ def _depth3_on_feature(
 
 @njit(parallel=True)
 def solve_depth3_counting(
-    bins, y, idx, off, C, K_max, lam, alpha, best, features, results, res_bps, floors
+    bins, y, idx, off, C, K_max, lam, alpha, best, features, results, res_bps, floors, stop
 ):
     """Depth-3 optimum of a data state over the root's candidates
     (``candidate_scope='root'``), for the root shapes on ``features`` (int64 ``(q,)``; one
@@ -841,7 +854,12 @@ def solve_depth3_counting(
     ``floors`` float64 ``(q, 2 ** W)`` (``W`` the largest number of bins of a feature; one
     column when it exceeds :data:`_FLOOR_BINS`): row ``t`` is the ``floor`` of
     :func:`_depth3_on_feature` for ``features[t]``, read and raised in place (``-inf``:
-    nothing known; see :func:`floor_width`).  Time ``O(q m p^2)`` for the histograms plus a
+    nothing known; see :func:`floor_width`).  ``stop`` int64 ``(1,)``: the interrupt flag
+    (``0``: run to the end; another thread may set it during the call, then every thread
+    returns within one root shape and the call is *interrupted*: the rows of ``results``
+    hold complete trees of their values or ``inf`` without meaning "nothing below
+    ``best``", and ``floors`` stay valid; see :class:`engine.literati.interrupt.KernelStop`).
+    Time ``O(q m p^2)`` for the histograms plus a
     part independent of ``m``; memory per thread ``O(B^3 p^2 C)`` int32 counts."""
     shared = np.full(1, best)
     for t in prange(features.shape[0]):
@@ -860,4 +878,5 @@ def solve_depth3_counting(
             results[t],
             res_bps[t],
             floors[t],
+            stop,
         )

@@ -363,7 +363,10 @@ class StateExpansion:
         created below a shape with a finite ``budget``, proves only that nothing below
         ``budget`` exists (the state's lower bound becomes ``budget``; a later visit scans
         again without budget).  The state is solved when a scan without budget ends.  No
-        chunk starts after the deadline (``timed_out`` is set)."""
+        chunk starts after the deadline (``timed_out`` is set), and a chunk running at the
+        deadline (or when the search is stopped) is interrupted
+        (:class:`engine.literati.interrupt.KernelStop`): its trees are kept as incumbents,
+        its unfinished features are scanned again by a later call."""
         if st.solved:
             return
         sc = st.scan
@@ -398,22 +401,25 @@ class StateExpansion:
                 st.floors = floors  # kept: later calls and the state's siblings use it
         else:
             floors = st.floors
-        call_parallel(
-            counting_kernels.solve_depth3_counting,
-            self._bins,
-            self.y,
-            st.idx,
-            self._root_off,
-            self.C,
-            self.Kmax,
-            self.lam,
-            self.alpha,
-            float(start),
-            features,
-            results,
-            res_bps,
-            floors[sc[0] : sc[0] + q],
-        )
+        with self.kernel_stop.watch(self.deadline) as guard:
+            call_parallel(
+                counting_kernels.solve_depth3_counting,
+                self._bins,
+                self.y,
+                st.idx,
+                self._root_off,
+                self.C,
+                self.Kmax,
+                self.lam,
+                self.alpha,
+                float(start),
+                features,
+                results,
+                res_bps,
+                floors[sc[0] : sc[0] + q],
+                guard.flag,
+            )
+        interrupted = guard.interrupted
         self.expanded += 1
         t = int(np.argmin(results[:, 0]))  # lowest feature first on ties
         value = float(results[t, 0])
@@ -425,6 +431,12 @@ class StateExpansion:
                 for i, f in enumerate(feats)
             ]
             self._d3_incumbent(st, feats, ks, bps, value)
+        if interrupted:
+            # cut short at the time limit or by Stop: its trees (above) and floors are
+            # valid, but an empty row no longer means "nothing below the budget", so the
+            # scan does not advance (a later call redoes these features)
+            self.timed_out = True
+            return
         sc[0] += q
         if sc[0] >= p:
             sc[6] = True

@@ -58,6 +58,7 @@ import numpy as np
 
 from engine.literati import _kernels as kernels
 from engine.literati.expansion import StateExpansion
+from engine.literati.interrupt import KernelStop
 from engine.literati.states import EPS, DataState, ShapeState
 
 
@@ -126,6 +127,8 @@ class AOStarSearch(StateExpansion):
         self.priority_ended: str | None = None  # why the last priority ended
         self.priority_iterations = 0
         self.timed_out = False
+        # the long kernels' stop flag: raised at the deadline or by stop() during a call
+        self.kernel_stop = KernelStop()
         idx = np.arange(n, dtype=np.int64)
         if self.candidate_scope == "root":
             self._root_candidates(idx)
