@@ -741,6 +741,58 @@ class StateExpansion:
                 best = child.lb
         return best
 
+    def _refresh_subset_bounds(self, st: DataState, j: int) -> None:
+        """Raise the lower bounds of the unexpanded shapes of ``st`` on feature ``j`` (its
+        own split actions and the refinements of its expanded shapes) by the subset bounds
+        of their children (:meth:`_subset_bound`, ``candidate_scope='root'``), after a child
+        on ``j`` was created or its bound rose: before any kernel call for them, so a shape
+        that a second breakpoint refines, whose children contain (outer intervals) the
+        children of shapes with one breakpoint, is pruned or passed over when their bounds
+        already reach its budget.  A shape's child holds the state's rows in the bins of
+        ``j`` on its side (the bit set of those bins, empty ones included, is a valid mask:
+        a child whose bins are a subset holds a subset of these rows).  The parents of
+        refinements that rose are backed up again (their tables synced)."""
+        if self.candidate_scope != "root" or st.d - 1 < 2 or st.shapes is None:
+            return
+        if not self._subsets.get((st.key, j)):
+            return
+        nb = int(st.cand_off[j + 1] - st.cand_off[j]) + 1
+        full = (1 << nb) - 1
+        for h in st.shapes:
+            if h is None or h.j != j or h.dead:
+                continue
+            if not h.expanded:
+                if self._raise_by_subsets(st, h, nb, full):
+                    self._sync(h)
+                continue
+            rose = False
+            for r in h.refines or ():
+                if not r.expanded and not r.dead:
+                    rose |= self._raise_by_subsets(st, r, nb, full)
+            if rose:
+                self._backup_shape(h)
+
+    def _raise_by_subsets(self, st: DataState, h: ShapeState, nb: int, full: int) -> bool:
+        """Raise an unexpanded shape's children hints (and so its bound) by their subset
+        bounds; True when its lower bound rose."""
+        if h.solved:
+            return False
+        left = self._left_bins(h.k, nb)
+        mask_left = sum(1 << int(b) for b in np.flatnonzero(left))
+        d = st.d - 1
+        for s, mask in ((0, mask_left), (1, full ^ mask_left)):
+            if not self._trivial(h.err[s], d):
+                h.hint[s] = max(h.hint[s], self._subset_bound(st, h.j, mask))
+        lb = self._shape_base_lb(h)
+        if lb <= h.lb + EPS:
+            return False
+        h.lb = lb
+        if h.lb >= h.ub - EPS:
+            h.lb = h.ub
+            h.solved = True
+            self.solved_count += 1
+        return True
+
     def _sibling_floors(self, st: DataState, j: int, mask: int):
         """Subset bounds for the depth-3 kernel (its ``floors``) of a new three-level child
         of ``st`` by a shape on feature ``j`` whose rows fall in the root bins ``mask``
@@ -866,6 +918,8 @@ class StateExpansion:
         h.refines = refines
         h.expanded = True
         self.expanded += 1
+        if masks[0] is not None or masks[1] is not None:
+            self._refresh_subset_bounds(st, h.j)
 
     # -- child access -----------------------------------------------------------------
 

@@ -257,7 +257,11 @@ class AOStarSearch(StateExpansion):
                     break
                 if st.kind in ("d2", "d3"):  # scan unfinished, or stopped at a budget: go on
                     fresh = st.scan is None or st.scan[6] or budget <= st.lb + EPS
+                    lb = st.lb
                     self._solve_d2(st, np.inf if fresh else budget)
+                    if st.lb > lb + EPS and len(path) >= 2 and isinstance(path[-2], ShapeState):
+                        # its bound rose: so did the subset bounds of its parent's shapes
+                        self._refresh_subset_bounds(path[-2].state, path[-2].j)
                     break
                 budget = min(budget, st.ub)
                 if st.pending is not None:
