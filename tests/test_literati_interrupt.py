@@ -204,3 +204,23 @@ def test_stop_from_another_thread_ends_a_running_step(cancer, how):
     assert search.stopped and search.trace().event.iloc[-1] == "stopped"
     est = search.finish()
     assert tree_objective(est, X, y)[0] == pytest.approx(est.objective_)
+
+
+@pytest.mark.slow
+def test_the_job_service_ties_the_search_to_the_jobs_stop(cancer):
+    """literati_steps hands the job's cancel event to the search (``stop_on``): once Stop
+    is pressed, the next step ends ``stopped`` (interrupting a kernel call if one runs)
+    and keeps the incumbent, instead of searching on until the job is torn down."""
+    from engine.job_context import JobContext
+    from engine.literati.service import literati_steps
+
+    X, y = cancer
+    ctx = JobContext(deadline=float("inf"))
+    steps = literati_steps(ctx, [("main", _root4(2, 120))], X, y)
+    first = next(steps)
+    assert first["snap"]["event"] != "stopped"
+    ctx.cancel_event.set()
+    after = next(steps)
+    assert after["snap"]["event"] == "stopped"
+    model = after["models"]["main"]
+    assert tree_objective(model, X, y)[0] == pytest.approx(model.objective_)
