@@ -87,6 +87,7 @@ def test_an_interrupted_depth3_call_returns_early_with_sound_results(cancer):
         exact, _ = counting_kernels.solve_depth2_counting(
             bins, y, rows, off, vals, 2, 2, lam, lam, float(rows.size),
             np.full(3, -1, np.int64), np.zeros(3, np.int64), np.zeros((3, 2)),
+            np.zeros(1, np.int64),
         )  # fmt: skip
         exact = min(float(exact), float(rows.size - np.bincount(y[rows]).max()))
         assert floors[j, mask] <= exact + 1e-9, (j, mask, floors[j, mask], exact)
@@ -224,3 +225,33 @@ def test_the_job_service_ties_the_search_to_the_jobs_stop(cancer):
     assert after["snap"]["event"] == "stopped"
     model = after["models"]["main"]
     assert tree_objective(model, X, y)[0] == pytest.approx(model.objective_)
+
+
+def test_a_raised_flag_stops_the_depth2_call_and_keeps_the_incumbent(cancer):
+    """The depth-2 counting solver with its flag raised returns the incumbent it was given
+    (its arrays untouched); with the flag down it finds the depth-2 optimum (38.38)."""
+    X, y = cancer
+    XT = np.ascontiguousarray(X.T)
+    rows = np.arange(X.shape[0], dtype=np.int64)
+    off, vals, _ = kernels.state_candidates(XT, y, kernels.sort_orders(XT, rows), 2, 8)
+    bins = counting_kernels.bin_rows(XT, off, vals)
+    leaf = float(rows.size - np.bincount(y).max())
+    for flag, expected in ((1, leaf), (0, 38.38)):
+        feats = np.full(3, -1, np.int64)
+        value, _ = counting_kernels.solve_depth2_counting(
+            bins, y, rows, off, vals, 2, 2, 2.845, 2.845, leaf, feats,
+            np.zeros(3, np.int64), np.zeros((3, 2)), np.full(1, flag, np.int64),
+        )  # fmt: skip
+        assert value == pytest.approx(expected)
+        assert (feats[0] >= 0) == (flag == 0)
+
+
+def test_depth2_root_past_its_deadline_keeps_a_tree_of_its_value(cancer):
+    """A two-level root (one depth-2 counting call) whose time limit has passed when the
+    call starts is interrupted at once: not proven, a tree scoring its objective."""
+    X, y = cancer
+    est = LiteratiClassifier(max_depth=2, candidate_scope="root", time_limit=1e-6).fit(X, y)
+    assert not est.proven_optimal_ and est.trace_.event.iloc[-1] == "time_limit"
+    assert tree_objective(est, X, y)[0] == pytest.approx(est.objective_)
+    full = LiteratiClassifier(max_depth=2, candidate_scope="root", time_limit=60).fit(X, y)
+    assert full.proven_optimal_ and full.objective_ == pytest.approx(38.38)

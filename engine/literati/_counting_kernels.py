@@ -321,22 +321,26 @@ def _max_bins(off):
 
 
 @njit
-def _best_on_feature(j, y, idx, bins, off, C, K_max, lam, alpha, start_best, result, res_bp):
+def _best_on_feature(j, y, idx, bins, off, C, K_max, lam, alpha, start_best, result, res_bp, stop):
     """Best root shape on feature ``j`` with exact depth-1 children; ``result`` float64
     ``(6,)`` receives ``(value, K, left feature, left K, right feature, right K)`` when a
     shape beats ``start_best`` (``result[0]`` stays ``inf`` otherwise) and ``res_bp`` int64
-    ``(3, K_max)`` the candidate indices of the root's and the children's breakpoints."""
+    ``(3, K_max)`` the candidate indices of the root's and the children's breakpoints.
+    Returns early, with ``result[0] = inf``, once ``stop[0]`` is non-zero (checked every
+    4,096 rows of the histogram and before the shape scan)."""
     p = bins.shape[1]
     m = idx.shape[0]
     nc_j = off[j + 1] - off[j]
     result[0] = np.inf
-    if nc_j == 0:
+    if nc_j == 0 or stop[0] != 0:
         return
     n_bins = _max_bins(off)
     na = nc_j + 1
     # pair histogram of feature j, then cumulative over j's bins
     H = np.zeros((na + 1, p, n_bins, C), dtype=np.int32)
     for r in range(m):
+        if r % 4096 == 4095 and stop[0] != 0:
+            return
         g = idx[r]
         a = bins[g, j] + 1
         c = y[g]
@@ -347,19 +351,25 @@ def _best_on_feature(j, y, idx, bins, off, C, K_max, lam, alpha, start_best, res
             for b in range(n_bins):
                 for c in range(C):
                     H[a, f, b, c] += H[a - 1, f, b, c]
+    if stop[0] != 0:
+        return
     ws_i, ws_f, cnt = _work_arrays(p, n_bins, C, K_max)
     _scan_shapes(H, j, off, C, K_max, lam, alpha, start_best, result, res_bp, ws_i, ws_f, cnt)
 
 
 @njit(parallel=True)
-def _best_per_feature(y, idx, bins, off, C, K_max, lam, alpha, leaf, results, res_bps):
+def _best_per_feature(y, idx, bins, off, C, K_max, lam, alpha, leaf, results, res_bps, stop):
     p = bins.shape[1]
     for j in prange(p):
-        _best_on_feature(j, y, idx, bins, off, C, K_max, lam, alpha, leaf, results[j], res_bps[j])
+        _best_on_feature(
+            j, y, idx, bins, off, C, K_max, lam, alpha, leaf, results[j], res_bps[j], stop
+        )
 
 
 @njit
-def solve_depth2_counting(bins, y, idx, off, vals, C, K_max, lam, alpha, best, feats, ks, bps):
+def solve_depth2_counting(
+    bins, y, idx, off, vals, C, K_max, lam, alpha, best, feats, ks, bps, stop
+):
     """Optimum of a data state with two levels left when every state uses the root's
     candidates (``candidate_scope='root'``): exact over every feature ``j``, every subset of
     ``K <= K_max`` of its candidates, and exact depth-1 children over the same candidates.
@@ -371,7 +381,10 @@ def solve_depth2_counting(bins, y, idx, off, vals, C, K_max, lam, alpha, best, f
     and right child, -1 = leaf), ``ks`` int64 ``(3,)`` and ``bps`` float64 ``(3, K_max)`` are
     overwritten in place.  Returns ``(best, n_shapes)``: the optimum (``best`` itself when
     nothing beats it) and the number of root shapes.  Cost ``O(m p^2)`` for the pair
-    histograms, then ``O(p^2 B^2 C^2 K_max)`` for the shapes, independent of ``m``."""
+    histograms, then ``O(p^2 B^2 C^2 K_max)`` for the shapes, independent of ``m``.
+    ``stop`` int64 ``(1,)``: the interrupt flag (:func:`solve_depth3_counting`); when it
+    was raised during the call, the returned value is that of a complete tree (the best
+    over the features finished) but not necessarily the optimum."""
     p = bins.shape[1]
     m = idx.shape[0]
     total = np.zeros(C, dtype=np.int64)
@@ -390,7 +403,7 @@ def solve_depth2_counting(bins, y, idx, off, vals, C, K_max, lam, alpha, best, f
     results = np.full((p, 6), np.inf)
     res_bps = np.zeros((p, 3, K_max), dtype=np.int64)
     start = min(best, leaf)
-    _best_per_feature(y, idx, bins, off, C, K_max, lam, alpha, start, results, res_bps)
+    _best_per_feature(y, idx, bins, off, C, K_max, lam, alpha, start, results, res_bps, stop)
     for j in range(p):  # lowest feature first on ties: independent of the threads
         value = results[j, 0]
         if value < best - _TIE:

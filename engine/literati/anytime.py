@@ -351,7 +351,8 @@ class LiteratiSearch:
 
     def interrupt(self) -> None:
         """Stop the search from another thread: a running :meth:`step` returns within one
-        root shape of the depth-3 kernel (the long kernel calls poll a flag,
+        root shape of the depth-3 kernel or one root feature of the depth-2 counting kernel
+        (the long kernel calls poll a flag,
         :class:`engine.literati.interrupt.KernelStop`) instead of at the end of its
         iteration, and ends ``stopped`` with the incumbent kept.  Does not take the step's
         lock; later steps end at once."""

@@ -318,26 +318,34 @@ class StateExpansion:
     def _count_d2(self, st: DataState, sc: list) -> None:
         """Solve a two-level state exactly by the counting solver
         (:func:`engine.literati._counting_kernels.solve_depth2_counting`; every state uses
-        the root's candidates): one call, the state is solved when it returns."""
-        best, _ = call_parallel(
-            counting_kernels.solve_depth2_counting,
-            self._bins,
-            self.y,
-            st.idx,
-            self._root_off,
-            self._root_vals,
-            self.C,
-            self.Kmax,
-            self.lam,
-            self.alpha,
-            float(sc[1]),
-            sc[3],
-            sc[4],
-            sc[5],
-        )
+        the root's candidates): one call, the state is solved when it returns, unless the
+        call was interrupted (time limit or Stop): then its tree is kept as the state's
+        incumbent and a later visit calls it again."""
+        with self.kernel_stop.watch(self.deadline) as guard:
+            best, _ = call_parallel(
+                counting_kernels.solve_depth2_counting,
+                self._bins,
+                self.y,
+                st.idx,
+                self._root_off,
+                self._root_vals,
+                self.C,
+                self.Kmax,
+                self.lam,
+                self.alpha,
+                float(sc[1]),
+                sc[3],
+                sc[4],
+                sc[5],
+                guard.flag,
+            )
         self.expanded += 1
         st.ub = min(st.ub, float(best))
         st.sol = (sc[3].copy(), sc[4].copy(), sc[5].copy())
+        if guard.interrupted:  # a tree of its value, not the optimum: not solved
+            sc[1] = min(sc[1], float(best))
+            self.timed_out = True
+            return
         st.lb = st.ub
         st.solved = True
         st.scan = None
@@ -456,22 +464,26 @@ class StateExpansion:
         feats = np.full(3, -1, dtype=np.int64)
         ks = np.zeros(3, dtype=np.int64)
         bps = np.zeros((3, self.Kmax))
-        best, _ = call_parallel(
-            counting_kernels.solve_depth2_counting,
-            self._bins,
-            self.y,
-            st.idx,
-            self._root_off,
-            self._root_vals,
-            self.C,
-            self.Kmax,
-            self.lam,
-            self.alpha,
-            float(st.err),
-            feats,
-            ks,
-            bps,
-        )
+        # interrupted by Stop only, not at the deadline: the seed is the incumbent a time
+        # limit leaves (interrupted, it would be a leaf); Stop keeps whatever it has
+        with self.kernel_stop.watch(np.inf) as guard:
+            best, _ = call_parallel(
+                counting_kernels.solve_depth2_counting,
+                self._bins,
+                self.y,
+                st.idx,
+                self._root_off,
+                self._root_vals,
+                self.C,
+                self.Kmax,
+                self.lam,
+                self.alpha,
+                float(st.err),
+                feats,
+                ks,
+                bps,
+                guard.flag,
+            )
         st.sol = True  # seeded
         if best < st.ub - EPS:
             heap = np.full(7, -1, dtype=np.int64)

@@ -2,10 +2,12 @@
 
 A numba kernel cannot be stopped from Python while it runs (it holds no GIL and checks no
 signals), so a search whose time limit falls inside a long kernel call used to overrun it
-by that call, and Stop waited for it.  The long kernels (the depth-3 counting solver,
-:func:`engine.literati._counting_kernels.solve_depth3_counting`) take a small shared int64
-array, the *stop flag*, that they poll between units of work (one root shape; one bin of a
-histogram) and return early when it is non-zero.  :class:`KernelStop` owns that flag for
+by that call, and Stop waited for it.  The long kernels (the counting solvers of the root
+scope, :func:`engine.literati._counting_kernels.solve_depth3_counting` and
+:func:`~engine.literati._counting_kernels.solve_depth2_counting`) take a small shared int64
+array, the *stop flag*, that they poll between units of work (one root shape or one bin of a
+triple histogram at depth 3; one root feature or 4,096 rows of a pair histogram at depth 2)
+and return early when it is non-zero.  :class:`KernelStop` owns that flag for
 one search: :meth:`KernelStop.watch` arms it around one call, and one watcher thread per
 process raises it when the call's deadline passes or the search's cancel event is set;
 :meth:`KernelStop.stop` raises it from any thread at once.  What an interrupted call
@@ -15,6 +17,7 @@ sub-problems), and the caller concludes no bound from the unfinished part.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from contextlib import contextmanager
@@ -64,6 +67,11 @@ class KernelStop:
         if self.flag[0] != 0:
             yield self
             self.interrupts += 1
+            return
+        if deadline == math.inf and self.cancel_event is None:
+            yield self  # only stop() can raise it (at once, from its own thread)
+            if self.flag[0] != 0:
+                self.interrupts += 1
             return
         _WATCHER.arm(self, deadline)
         try:
@@ -115,6 +123,8 @@ class _Watcher:
                     w = deadline - now
                     if stop.cancel_event is not None:
                         w = min(w, POLL_SECONDS)
+                    if w == math.inf:
+                        continue  # only stop() raises it
                     wait = w if wait is None else min(wait, w)
                 self._cond.wait(wait)
 
