@@ -64,6 +64,7 @@ def _kernel(X, y, k_max, lam, alpha, leaves, start):
         results,
         res_bps,
         np.full((p, counting_kernels.floor_width(off)), -np.inf),
+        np.zeros(1, dtype=np.int64),
     )
     return results, res_bps, off, vals
 
@@ -198,6 +199,7 @@ def _kernel_with_floors(X, y, rows, k_max, lam, alpha, leaves, start, floors=Non
         results,
         res_bps,
         floors,
+        np.zeros(1, dtype=np.int64),
     )
     return results, res_bps, floors, bins, off, vals
 

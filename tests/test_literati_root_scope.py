@@ -429,3 +429,58 @@ def test_root_scope_depth_four_with_subset_bounds_equals_brute_force(monkeypatch
         assert est.lower_bound_ == pytest.approx(expected), seed
         assert tree_objective(est, X, y)[0] == pytest.approx(expected), seed
     assert any(handed)
+
+
+@pytest.mark.slow
+def test_root_scope_depth_four_refreshed_subset_bounds_equal_brute_force(monkeypatch):
+    """Depth 4, K_max = 2 on twelve tied random cases: the search raises the bounds of
+    unexpanded root shapes and refinements from their children's subset bounds
+    (``_refresh_subset_bounds``, before any kernel call for them); the proven objective,
+    the lower bound and the re-scored tree equal the brute force, the raise happened, and
+    it only spared work (no more root-shape expansions than with it switched off)."""
+    from engine.literati import expansion
+    from tests.test_literati_counting_kernels import _tied_case
+
+    raised = []
+    raise_by_subsets = expansion.StateExpansion._raise_by_subsets
+
+    def spy(self, st, h, nb, full):
+        out = raise_by_subsets(self, st, h, nb, full)
+        raised.append(out)
+        return out
+
+    expanded = {"on": 0, "off": 0}
+    expand_shape = expansion.StateExpansion._expand_shape
+    mode = ["on"]
+
+    def count(self, h, budget=np.inf):
+        if h.state.d == self.D:
+            expanded[mode[0]] += 1
+        return expand_shape(self, h, budget)
+
+    monkeypatch.setattr(expansion.StateExpansion, "_raise_by_subsets", spy)
+    monkeypatch.setattr(expansion.StateExpansion, "_expand_shape", count)
+    for seed in range(300, 312):
+        X, y, _, lam, alpha, leaves = _tied_case(seed)
+        kw = dict(
+            max_depth=4,
+            max_breakpoints=2,
+            split_penalty=lam / 2,
+            breakpoint_penalty=alpha / 2,
+            candidate_leaves=leaves,
+        )
+        mode[0] = "on"
+        est = _root(**kw).fit(X, y)
+        cands = _engine_candidates(X, y, leaves)
+        expected = brute_force_root(X, y, 4, 2, lam / 2, alpha / 2, leaves, cands)
+        assert est.proven_optimal_, seed
+        assert est.objective_ == pytest.approx(expected), seed
+        assert est.lower_bound_ == pytest.approx(expected), seed
+        assert tree_objective(est, X, y)[0] == pytest.approx(expected), seed
+        mode[0] = "off"
+        with monkeypatch.context() as m:
+            m.setattr(expansion.StateExpansion, "_refresh_subset_bounds", lambda *a: None)
+            off = _root(**kw).fit(X, y)
+        assert off.objective_ == pytest.approx(expected), seed
+    assert any(raised)
+    assert expanded["on"] <= expanded["off"], expanded

@@ -321,22 +321,26 @@ def _max_bins(off):
 
 
 @njit
-def _best_on_feature(j, y, idx, bins, off, C, K_max, lam, alpha, start_best, result, res_bp):
+def _best_on_feature(j, y, idx, bins, off, C, K_max, lam, alpha, start_best, result, res_bp, stop):
     """Best root shape on feature ``j`` with exact depth-1 children; ``result`` float64
     ``(6,)`` receives ``(value, K, left feature, left K, right feature, right K)`` when a
     shape beats ``start_best`` (``result[0]`` stays ``inf`` otherwise) and ``res_bp`` int64
-    ``(3, K_max)`` the candidate indices of the root's and the children's breakpoints."""
+    ``(3, K_max)`` the candidate indices of the root's and the children's breakpoints.
+    Returns early, with ``result[0] = inf``, once ``stop[0]`` is non-zero (checked every
+    4,096 rows of the histogram and before the shape scan)."""
     p = bins.shape[1]
     m = idx.shape[0]
     nc_j = off[j + 1] - off[j]
     result[0] = np.inf
-    if nc_j == 0:
+    if nc_j == 0 or stop[0] != 0:
         return
     n_bins = _max_bins(off)
     na = nc_j + 1
     # pair histogram of feature j, then cumulative over j's bins
     H = np.zeros((na + 1, p, n_bins, C), dtype=np.int32)
     for r in range(m):
+        if r % 4096 == 4095 and stop[0] != 0:
+            return
         g = idx[r]
         a = bins[g, j] + 1
         c = y[g]
@@ -347,19 +351,25 @@ def _best_on_feature(j, y, idx, bins, off, C, K_max, lam, alpha, start_best, res
             for b in range(n_bins):
                 for c in range(C):
                     H[a, f, b, c] += H[a - 1, f, b, c]
+    if stop[0] != 0:
+        return
     ws_i, ws_f, cnt = _work_arrays(p, n_bins, C, K_max)
     _scan_shapes(H, j, off, C, K_max, lam, alpha, start_best, result, res_bp, ws_i, ws_f, cnt)
 
 
 @njit(parallel=True)
-def _best_per_feature(y, idx, bins, off, C, K_max, lam, alpha, leaf, results, res_bps):
+def _best_per_feature(y, idx, bins, off, C, K_max, lam, alpha, leaf, results, res_bps, stop):
     p = bins.shape[1]
     for j in prange(p):
-        _best_on_feature(j, y, idx, bins, off, C, K_max, lam, alpha, leaf, results[j], res_bps[j])
+        _best_on_feature(
+            j, y, idx, bins, off, C, K_max, lam, alpha, leaf, results[j], res_bps[j], stop
+        )
 
 
 @njit
-def solve_depth2_counting(bins, y, idx, off, vals, C, K_max, lam, alpha, best, feats, ks, bps):
+def solve_depth2_counting(
+    bins, y, idx, off, vals, C, K_max, lam, alpha, best, feats, ks, bps, stop
+):
     """Optimum of a data state with two levels left when every state uses the root's
     candidates (``candidate_scope='root'``): exact over every feature ``j``, every subset of
     ``K <= K_max`` of its candidates, and exact depth-1 children over the same candidates.
@@ -371,7 +381,10 @@ def solve_depth2_counting(bins, y, idx, off, vals, C, K_max, lam, alpha, best, f
     and right child, -1 = leaf), ``ks`` int64 ``(3,)`` and ``bps`` float64 ``(3, K_max)`` are
     overwritten in place.  Returns ``(best, n_shapes)``: the optimum (``best`` itself when
     nothing beats it) and the number of root shapes.  Cost ``O(m p^2)`` for the pair
-    histograms, then ``O(p^2 B^2 C^2 K_max)`` for the shapes, independent of ``m``."""
+    histograms, then ``O(p^2 B^2 C^2 K_max)`` for the shapes, independent of ``m``.
+    ``stop`` int64 ``(1,)``: the interrupt flag (:func:`solve_depth3_counting`); when it
+    was raised during the call, the returned value is that of a complete tree (the best
+    over the features finished) but not necessarily the optimum."""
     p = bins.shape[1]
     m = idx.shape[0]
     total = np.zeros(C, dtype=np.int64)
@@ -390,7 +403,7 @@ def solve_depth2_counting(bins, y, idx, off, vals, C, K_max, lam, alpha, best, f
     results = np.full((p, 6), np.inf)
     res_bps = np.zeros((p, 3, K_max), dtype=np.int64)
     start = min(best, leaf)
-    _best_per_feature(y, idx, bins, off, C, K_max, lam, alpha, start, results, res_bps)
+    _best_per_feature(y, idx, bins, off, C, K_max, lam, alpha, start, results, res_bps, stop)
     for j in range(p):  # lowest feature first on ties: independent of the threads
         value = results[j, 0]
         if value < best - _TIE:
@@ -619,17 +632,20 @@ def _store_child(out, out_bp, node, result, res_bp, K_max):
 
 
 @njit
-def _triple_histogram(y, order, first, bins, na, n_bins, C):
+def _triple_histogram(y, order, first, bins, na, n_bins, C, stop):
     """The triple histogram of a root feature ``j`` (int32 ``(na + 1, p, B, p, B, C)``):
     ``T[a, f, b_f, g, b_g, c]`` counts the rows of class ``c`` with ``j`` in a bin ``< a``,
     ``f`` in bin ``b_f`` and ``g`` in bin ``b_g``, filled for ``g >= f`` only.  ``order``:
     the rows sorted by ``j``'s bin, ``first[a]`` the first of bin ``a``.  One slab per bin
-    of ``j``, each starting as a copy of the one before."""
+    of ``j``, each starting as a copy of the one before.  Returns early (an incomplete
+    histogram, which the caller discards) once ``stop[0]`` is non-zero (checked per bin)."""
     p = bins.shape[1]
     T = np.zeros((na + 1, p, n_bins, p, n_bins, C), dtype=np.int32)
     flat = T.reshape((na + 1, p * n_bins * p * n_bins * C))
     row = np.empty(p, dtype=np.int64)
     for a in range(na):
+        if stop[0] != 0:
+            return T
         flat[a + 1, :] = flat[a, :]
         for r in range(first[a], first[a + 1]):
             g0 = order[r]
@@ -645,7 +661,7 @@ def _triple_histogram(y, order, first, bins, na, n_bins, C):
 
 @njit
 def _depth3_on_feature(
-    j, y, idx, bins, off, C, K_max, lam, alpha, start_best, shared, result, res_bp, floor
+    j, y, idx, bins, off, C, K_max, lam, alpha, start_best, shared, result, res_bp, floor, stop
 ):
     """Best depth-3 tree whose root shape is on feature ``j``, over the root's candidates:
     ``result`` float64 ``(D3_RESULT,)`` and ``res_bp`` int64 ``(7, K_max)`` (candidate
@@ -668,7 +684,13 @@ def _depth3_on_feature(
     state's rows with ``j`` in the bins ``M`` (bit set) is below by more than the tie
     tolerance, kept a maximum over subsets (:func:`_raise_floor`).  The caller may fill it
     from earlier calls (``-inf`` when nothing is known); the kernel raises it with every
-    child it solves and uses it as the children's lower bounds (the subset bound)."""
+    child it solves and uses it as the children's lower bounds (the subset bound).
+
+    ``stop`` int64 ``(1,)``: when it is non-zero (set by another thread, e.g. at the time
+    limit) the scan returns before its next root shape (or its histogram's next bin).  What
+    it reported until then stays valid: ``result`` holds a complete tree of its value or
+    ``inf``, and every floor was raised by a child solved to the end; but ``inf`` no longer
+    means that nothing is below ``start_best`` (the caller must not conclude a bound)."""
     p = bins.shape[1]
     m = idx.shape[0]
     nc_j = off[j + 1] - off[j]
@@ -721,6 +743,8 @@ def _depth3_on_feature(
         for i in range(kk):
             comb[i] = i
         while True:
+            if stop[0] != 0:
+                return  # interrupted: result and floor hold only what was finished
             bound = min(best - _TIE, shared[0] + _TIE)
             if not cost < bound:
                 break
@@ -760,7 +784,9 @@ def _depth3_on_feature(
                 lb_right = max(lb_right, floor_right)
             if cost + lb_left + lb_right < bound:
                 if not built:
-                    T = _triple_histogram(y, order, first, bins, na, n_bins, C)
+                    T = _triple_histogram(y, order, first, bins, na, n_bins, C, stop)
+                    if stop[0] != 0:
+                        return
                     P = np.zeros((p, n_bins + 1, p, n_bins, C), dtype=np.int32)
                     built = True
                 budget_left = bound - cost - lb_right
@@ -828,7 +854,7 @@ def _depth3_on_feature(
 
 @njit(parallel=True)
 def solve_depth3_counting(
-    bins, y, idx, off, C, K_max, lam, alpha, best, features, results, res_bps, floors
+    bins, y, idx, off, C, K_max, lam, alpha, best, features, results, res_bps, floors, stop
 ):
     """Depth-3 optimum of a data state over the root's candidates
     (``candidate_scope='root'``), for the root shapes on ``features`` (int64 ``(q,)``; one
@@ -841,7 +867,12 @@ def solve_depth3_counting(
     ``floors`` float64 ``(q, 2 ** W)`` (``W`` the largest number of bins of a feature; one
     column when it exceeds :data:`_FLOOR_BINS`): row ``t`` is the ``floor`` of
     :func:`_depth3_on_feature` for ``features[t]``, read and raised in place (``-inf``:
-    nothing known; see :func:`floor_width`).  Time ``O(q m p^2)`` for the histograms plus a
+    nothing known; see :func:`floor_width`).  ``stop`` int64 ``(1,)``: the interrupt flag
+    (``0``: run to the end; another thread may set it during the call, then every thread
+    returns within one root shape and the call is *interrupted*: the rows of ``results``
+    hold complete trees of their values or ``inf`` without meaning "nothing below
+    ``best``", and ``floors`` stay valid; see :class:`engine.literati.interrupt.KernelStop`).
+    Time ``O(q m p^2)`` for the histograms plus a
     part independent of ``m``; memory per thread ``O(B^3 p^2 C)`` int32 counts."""
     shared = np.full(1, best)
     for t in prange(features.shape[0]):
@@ -860,4 +891,5 @@ def solve_depth3_counting(
             results[t],
             res_bps[t],
             floors[t],
+            stop,
         )

@@ -245,6 +245,11 @@ class LiteratiSearch:
                 self._log("priority_end", priority=steering)
             if self._refresh_incumbent():
                 self._log("incumbent")
+            if eng.kernel_stop.cancelled():  # Stop interrupted a kernel call: end here
+                self.done = True
+                self.stopped = True
+                self._log("stopped")
+                return True
             if eng.root.solved or (not progressed and not eng.timed_out):
                 self.proven = True
                 self.done = True
@@ -343,6 +348,21 @@ class LiteratiSearch:
     def incumbent(self) -> TreeArrays:
         """The current incumbent tree (its objective equals the trace's ``ub``)."""
         return self._tree
+
+    def interrupt(self) -> None:
+        """Stop the search from another thread: a running :meth:`step` returns within one
+        root shape of the depth-3 kernel or one root feature of the depth-2 counting kernel
+        (the long kernel calls poll a flag,
+        :class:`engine.literati.interrupt.KernelStop`) instead of at the end of its
+        iteration, and ends ``stopped`` with the incumbent kept.  Does not take the step's
+        lock; later steps end at once."""
+        self.engine.kernel_stop.stop()
+
+    def stop_on(self, cancel_event: threading.Event) -> None:
+        """Interrupt as :meth:`interrupt` does once ``cancel_event`` is set (a job's Stop
+        button): a kernel call running then notices within
+        :data:`engine.literati.interrupt.POLL_SECONDS`."""
+        self.engine.kernel_stop.cancel_event = cancel_event
 
     def finish(self) -> LiteratiClassifier:
         """Stop the search and return the estimator fitted with the current incumbent."""

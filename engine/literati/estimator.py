@@ -640,5 +640,6 @@ def _warmup() -> None:
         np.full((X.shape[1], counting_kernels.D3_RESULT), np.inf),
         np.zeros((X.shape[1], 7, 2), dtype=np.int64),
         np.full((X.shape[1], counting_kernels.floor_width(off)), -np.inf),
+        np.zeros(1, dtype=np.int64),
     )
     call_parallel(kernels.sort_orders_parallel, XT, np.arange(X.shape[0], dtype=np.int64))

@@ -318,26 +318,34 @@ class StateExpansion:
     def _count_d2(self, st: DataState, sc: list) -> None:
         """Solve a two-level state exactly by the counting solver
         (:func:`engine.literati._counting_kernels.solve_depth2_counting`; every state uses
-        the root's candidates): one call, the state is solved when it returns."""
-        best, _ = call_parallel(
-            counting_kernels.solve_depth2_counting,
-            self._bins,
-            self.y,
-            st.idx,
-            self._root_off,
-            self._root_vals,
-            self.C,
-            self.Kmax,
-            self.lam,
-            self.alpha,
-            float(sc[1]),
-            sc[3],
-            sc[4],
-            sc[5],
-        )
+        the root's candidates): one call, the state is solved when it returns, unless the
+        call was interrupted (time limit or Stop): then its tree is kept as the state's
+        incumbent and a later visit calls it again."""
+        with self.kernel_stop.watch(self.deadline) as guard:
+            best, _ = call_parallel(
+                counting_kernels.solve_depth2_counting,
+                self._bins,
+                self.y,
+                st.idx,
+                self._root_off,
+                self._root_vals,
+                self.C,
+                self.Kmax,
+                self.lam,
+                self.alpha,
+                float(sc[1]),
+                sc[3],
+                sc[4],
+                sc[5],
+                guard.flag,
+            )
         self.expanded += 1
         st.ub = min(st.ub, float(best))
         st.sol = (sc[3].copy(), sc[4].copy(), sc[5].copy())
+        if guard.interrupted:  # a tree of its value, not the optimum: not solved
+            sc[1] = min(sc[1], float(best))
+            self.timed_out = True
+            return
         st.lb = st.ub
         st.solved = True
         st.scan = None
@@ -363,7 +371,10 @@ class StateExpansion:
         created below a shape with a finite ``budget``, proves only that nothing below
         ``budget`` exists (the state's lower bound becomes ``budget``; a later visit scans
         again without budget).  The state is solved when a scan without budget ends.  No
-        chunk starts after the deadline (``timed_out`` is set)."""
+        chunk starts after the deadline (``timed_out`` is set), and a chunk running at the
+        deadline (or when the search is stopped) is interrupted
+        (:class:`engine.literati.interrupt.KernelStop`): its trees are kept as incumbents,
+        its unfinished features are scanned again by a later call."""
         if st.solved:
             return
         sc = st.scan
@@ -398,22 +409,25 @@ class StateExpansion:
                 st.floors = floors  # kept: later calls and the state's siblings use it
         else:
             floors = st.floors
-        call_parallel(
-            counting_kernels.solve_depth3_counting,
-            self._bins,
-            self.y,
-            st.idx,
-            self._root_off,
-            self.C,
-            self.Kmax,
-            self.lam,
-            self.alpha,
-            float(start),
-            features,
-            results,
-            res_bps,
-            floors[sc[0] : sc[0] + q],
-        )
+        with self.kernel_stop.watch(self.deadline) as guard:
+            call_parallel(
+                counting_kernels.solve_depth3_counting,
+                self._bins,
+                self.y,
+                st.idx,
+                self._root_off,
+                self.C,
+                self.Kmax,
+                self.lam,
+                self.alpha,
+                float(start),
+                features,
+                results,
+                res_bps,
+                floors[sc[0] : sc[0] + q],
+                guard.flag,
+            )
+        interrupted = guard.interrupted
         self.expanded += 1
         t = int(np.argmin(results[:, 0]))  # lowest feature first on ties
         value = float(results[t, 0])
@@ -425,6 +439,12 @@ class StateExpansion:
                 for i, f in enumerate(feats)
             ]
             self._d3_incumbent(st, feats, ks, bps, value)
+        if interrupted:
+            # cut short at the time limit or by Stop: its trees (above) and floors are
+            # valid, but an empty row no longer means "nothing below the budget", so the
+            # scan does not advance (a later call redoes these features)
+            self.timed_out = True
+            return
         sc[0] += q
         if sc[0] >= p:
             sc[6] = True
@@ -444,22 +464,26 @@ class StateExpansion:
         feats = np.full(3, -1, dtype=np.int64)
         ks = np.zeros(3, dtype=np.int64)
         bps = np.zeros((3, self.Kmax))
-        best, _ = call_parallel(
-            counting_kernels.solve_depth2_counting,
-            self._bins,
-            self.y,
-            st.idx,
-            self._root_off,
-            self._root_vals,
-            self.C,
-            self.Kmax,
-            self.lam,
-            self.alpha,
-            float(st.err),
-            feats,
-            ks,
-            bps,
-        )
+        # interrupted by Stop only, not at the deadline: the seed is the incumbent a time
+        # limit leaves (interrupted, it would be a leaf); Stop keeps whatever it has
+        with self.kernel_stop.watch(np.inf) as guard:
+            best, _ = call_parallel(
+                counting_kernels.solve_depth2_counting,
+                self._bins,
+                self.y,
+                st.idx,
+                self._root_off,
+                self._root_vals,
+                self.C,
+                self.Kmax,
+                self.lam,
+                self.alpha,
+                float(st.err),
+                feats,
+                ks,
+                bps,
+                guard.flag,
+            )
         st.sol = True  # seeded
         if best < st.ub - EPS:
             heap = np.full(7, -1, dtype=np.int64)
@@ -729,6 +753,58 @@ class StateExpansion:
                 best = child.lb
         return best
 
+    def _refresh_subset_bounds(self, st: DataState, j: int) -> None:
+        """Raise the lower bounds of the unexpanded shapes of ``st`` on feature ``j`` (its
+        own split actions and the refinements of its expanded shapes) by the subset bounds
+        of their children (:meth:`_subset_bound`, ``candidate_scope='root'``), after a child
+        on ``j`` was created or its bound rose: before any kernel call for them, so a shape
+        that a second breakpoint refines, whose children contain (outer intervals) the
+        children of shapes with one breakpoint, is pruned or passed over when their bounds
+        already reach its budget.  A shape's child holds the state's rows in the bins of
+        ``j`` on its side (the bit set of those bins, empty ones included, is a valid mask:
+        a child whose bins are a subset holds a subset of these rows).  The parents of
+        refinements that rose are backed up again (their tables synced)."""
+        if self.candidate_scope != "root" or st.d - 1 < 2 or st.shapes is None:
+            return
+        if not self._subsets.get((st.key, j)):
+            return
+        nb = int(st.cand_off[j + 1] - st.cand_off[j]) + 1
+        full = (1 << nb) - 1
+        for h in st.shapes:
+            if h is None or h.j != j or h.dead:
+                continue
+            if not h.expanded:
+                if self._raise_by_subsets(st, h, nb, full):
+                    self._sync(h)
+                continue
+            rose = False
+            for r in h.refines or ():
+                if not r.expanded and not r.dead:
+                    rose |= self._raise_by_subsets(st, r, nb, full)
+            if rose:
+                self._backup_shape(h)
+
+    def _raise_by_subsets(self, st: DataState, h: ShapeState, nb: int, full: int) -> bool:
+        """Raise an unexpanded shape's children hints (and so its bound) by their subset
+        bounds; True when its lower bound rose."""
+        if h.solved:
+            return False
+        left = self._left_bins(h.k, nb)
+        mask_left = sum(1 << int(b) for b in np.flatnonzero(left))
+        d = st.d - 1
+        for s, mask in ((0, mask_left), (1, full ^ mask_left)):
+            if not self._trivial(h.err[s], d):
+                h.hint[s] = max(h.hint[s], self._subset_bound(st, h.j, mask))
+        lb = self._shape_base_lb(h)
+        if lb <= h.lb + EPS:
+            return False
+        h.lb = lb
+        if h.lb >= h.ub - EPS:
+            h.lb = h.ub
+            h.solved = True
+            self.solved_count += 1
+        return True
+
     def _sibling_floors(self, st: DataState, j: int, mask: int):
         """Subset bounds for the depth-3 kernel (its ``floors``) of a new three-level child
         of ``st`` by a shape on feature ``j`` whose rows fall in the root bins ``mask``
@@ -854,6 +930,8 @@ class StateExpansion:
         h.refines = refines
         h.expanded = True
         self.expanded += 1
+        if masks[0] is not None or masks[1] is not None:
+            self._refresh_subset_bounds(st, h.j)
 
     # -- child access -----------------------------------------------------------------
 

@@ -58,6 +58,7 @@ import numpy as np
 
 from engine.literati import _kernels as kernels
 from engine.literati.expansion import StateExpansion
+from engine.literati.interrupt import KernelStop
 from engine.literati.states import EPS, DataState, ShapeState
 
 
@@ -126,6 +127,8 @@ class AOStarSearch(StateExpansion):
         self.priority_ended: str | None = None  # why the last priority ended
         self.priority_iterations = 0
         self.timed_out = False
+        # the long kernels' stop flag: raised at the deadline or by stop() during a call
+        self.kernel_stop = KernelStop()
         idx = np.arange(n, dtype=np.int64)
         if self.candidate_scope == "root":
             self._root_candidates(idx)
@@ -254,7 +257,11 @@ class AOStarSearch(StateExpansion):
                     break
                 if st.kind in ("d2", "d3"):  # scan unfinished, or stopped at a budget: go on
                     fresh = st.scan is None or st.scan[6] or budget <= st.lb + EPS
+                    lb = st.lb
                     self._solve_d2(st, np.inf if fresh else budget)
+                    if st.lb > lb + EPS and len(path) >= 2 and isinstance(path[-2], ShapeState):
+                        # its bound rose: so did the subset bounds of its parent's shapes
+                        self._refresh_subset_bounds(path[-2].state, path[-2].j)
                     break
                 budget = min(budget, st.ub)
                 if st.pending is not None:

@@ -168,8 +168,10 @@ def literati_steps(ctx, estimators, X, y, baselines: dict | None = None):
     (:meth:`engine.literati.LiteratiSearch.result`; the finished ones and the running one
     as it stands), plus ``"baselines"``.  A snapshot holds no training rows and no search
     object (a few hundred kB at most), so the Dask runner's pump pickles it without
-    pausing the search for long, and Stop (which ends the job between steps) keeps every
-    incumbent: the last snapshot is the result.  Before each step the messages sent to the
+    pausing the search for long, and Stop (which ends the job between steps, and
+    interrupts a depth-3 kernel call running then:
+    :meth:`engine.literati.LiteratiSearch.stop_on`) keeps every incumbent: the last
+    snapshot is the result.  Before each step the messages sent to the
     job are read: a :func:`priority_message` for the running search gives that subtree
     priority (:meth:`engine.literati.LiteratiSearch.prioritise`); one for another search,
     or with a malformed path, is left out and the snapshot's ``"ignored"`` says why.
@@ -190,6 +192,7 @@ def literati_steps(ctx, estimators, X, y, baselines: dict | None = None):
     ignored: list[str] = []
     for label, est in estimators:
         search = est.start(X, y)
+        search.stop_on(ctx.cancel_event)  # Stop interrupts a long kernel call too
         while True:
             for msg in ctx.messages():
                 if msg.get("type") != "priority":
