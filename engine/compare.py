@@ -165,6 +165,11 @@ def tree_size(estimator) -> tuple[int, int]:
     return leaves, depth
 
 
+#: Largest deviation of a row of class probabilities from a sum of 1 that
+#: :func:`_fold_metrics` treats as rounding (float32 probabilities) and rescales away.
+PROBABILITY_ROUNDING = 1e-6
+
+
 def _fold_metrics(task, est, X_test, y_test, n_classes) -> dict[str, float]:
     pred = est.predict(X_test)
     if task == "regression":
@@ -176,10 +181,12 @@ def _fold_metrics(task, est, X_test, y_test, n_classes) -> dict[str, float]:
     if hasattr(est, "predict_proba"):
         proba = np.zeros((len(y_test), n_classes))
         proba[:, np.asarray(est.classes_, dtype=np.int64)] = est.predict_proba(X_test)
-        # rows sum to 1 up to float32 rounding (XGBoost: 1e-7, where log_loss warns and
-        # rescales them): rescaled here, the same values without the warning
+        # float32 probabilities (XGBoost) sum to 1 only up to rounding (1e-7), which
+        # log_loss warns about: such rows are rescaled; a larger deviation is left as it
+        # is, for log_loss to warn about
         total = proba.sum(axis=1, keepdims=True)
-        proba = np.divide(proba, total, out=proba, where=total > 0)
+        rounding = np.abs(total - 1.0) <= PROBABILITY_ROUNDING
+        proba = np.divide(proba, total, out=proba, where=rounding & (total > 0))
         out["log_loss"] = float(log_loss(y_test, proba, labels=np.arange(n_classes)))
     else:
         out["log_loss"] = float("nan")
@@ -567,6 +574,15 @@ def _in_dask_worker() -> bool:
     return True
 
 
+def _check_refit_switch(refit) -> None:
+    if refit is not True and refit is not False:
+        raise ValueError(
+            f"refit here is True (the plan's refits, ComparisonPlan.refit_ids) or False "
+            f"(none); got {refit!r}. Which models are refitted is chosen by "
+            "plan_comparison(..., refit=True | False | 'trees')."
+        )
+
+
 def cross_validate_steps(ctx, plan: ComparisonPlan, *, refit: bool = True):
     """Step generator for :class:`engine.jobs.Job`: run a :class:`ComparisonPlan`.
 
@@ -583,6 +599,7 @@ def cross_validate_steps(ctx, plan: ComparisonPlan, *, refit: bool = True):
     thread runner, a notebook) the fits run here one after another.  The rows are the same
     either way: each fit is seeded by its estimator's ``random_state``.
     """
+    _check_refit_switch(refit)
     if _in_dask_worker():
         from distributed import worker_client
 
@@ -596,8 +613,11 @@ def run_comparison(plan: ComparisonPlan, *, refit: bool = True) -> CompareResult
     """Run a :class:`ComparisonPlan` here, fit after fit (no job, e.g. in a notebook).
 
     The same rows and summary as :func:`cross_validate_steps` run as a job: each fit is
-    seeded by its estimator's ``random_state``.
+    seeded by its estimator's ``random_state``.  ``refit``: True runs the plan's refits
+    (``plan_comparison(refit=...)`` chooses which), False none; anything else raises
+    ValueError.
     """
+    _check_refit_switch(refit)
     return run_to_end(_serial_steps(plan, refit))
 
 

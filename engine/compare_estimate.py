@@ -164,7 +164,7 @@ class ComparisonEstimate:
             f"{'s' if n_refits != 1 else ''} on all {self.n_rows:,} rows"
         )
         if n_refits < n_models:
-            text += " (the single trees drawn; ensembles are not refitted)"
+            text += " (only the trees the page draws; the other models are not refitted)"
         text += ", one after another"
         if self.scaled and self.speed != 1.0:
             text += (

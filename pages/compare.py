@@ -189,14 +189,14 @@ def counted_missing(tree, X):
 
 single_trees = {k: m for k, m in result.models.items() if hasattr(m, "tree_")}
 scored = list(dict.fromkeys(result.folds["key"])) if "key" in result.folds else []
-ensembles = [labels.get(k, k) for k in scored if k not in single_trees]
+not_drawn = [labels.get(k, k) for k in scored if k not in single_trees]
 if single_trees:
     st.subheader("Fitted trees (refit on all rows)")
-if ensembles and result.complete:
+if not_drawn and result.complete:
     st.caption(
-        f"{', '.join(ensembles)}: scored on the folds only. The page refits and draws the "
-        "single trees; an ensemble is not refitted (in Python, `run_comparison(plan)` "
-        "refits every model)."
+        f"{', '.join(not_drawn)}: scored on the folds only. The page refits on all rows "
+        "only the trees it draws (in Python, `plan_comparison(..., refit=True)` refits "
+        "every model)."
     )
 if single_trees:
     keys = list(single_trees)

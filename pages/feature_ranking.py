@@ -192,7 +192,8 @@ source = st.radio(
         "upload": "Upload an XGBoost / LightGBM dump",
     }[s],
     help=link_terms(
-        "Models fitted on other pages (e.g. Compare) on this same dataset are offered "
+        "Models fitted on other pages (Conditional inference, Optimal shape trees) on this "
+        "same dataset are offered "
         "here. Uploads: XGBoost's model JSON or UBJSON (save_model('model.json')) or "
         "LightGBM's dump_model() as JSON; never a pickle."
     ),

@@ -128,7 +128,9 @@ def test_compare_produces_table(app):
     assert list(job.result.models) == ["sklearn_tree"]
     assert job.snapshot().latest["total"] == 2 * 3 + 1
     assert any(
-        "Random forest (scikit-learn): scored on the folds only" in c.value for c in app.caption
+        "Random forest (scikit-learn): scored on the folds only. The page refits on all rows "
+        "only the trees it draws" in c.value
+        for c in app.caption
     )
 
 

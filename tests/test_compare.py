@@ -269,10 +269,57 @@ def test_refit_trees_refits_only_the_single_trees_with_the_same_folds():
 
 @pytest.mark.parametrize("refit", ["forests", 1.0, None, "all"])
 def test_refit_other_than_the_three_choices_is_refused(refit):
+    from engine.compare import run_comparison
+
     X, y = load_iris(return_X_y=True)
     ds = _ds(X, y.astype(np.int64), "classification")
     with pytest.raises(ValueError, match="refit must be True .* False .* or 'trees'"):
         plan_comparison(ds, ["sklearn_tree"], n_splits=3, refit=refit)
+    # running a plan takes only the switch: its refits are the plan's
+    plan = plan_comparison(ds, ["sklearn_tree"], n_splits=3)
+    with pytest.raises(ValueError, match=r"chosen by plan_comparison\(\.\.\., refit="):
+        run_comparison(plan, refit=refit)
+    with pytest.raises(ValueError, match="refit here is True"):
+        next(cross_validate_steps(None, plan, refit="trees"))
+
+
+def test_float32_probabilities_are_rescaled_but_a_broken_sum_is_not():
+    """Rows of class probabilities that sum to 1 up to float32 rounding are rescaled
+    before the log loss (no warning, the value of exact probabilities); a row that is off
+    by more is scored as it is, for scikit-learn's log_loss to warn about."""
+    import warnings
+
+    from sklearn.metrics import log_loss
+
+    from engine.compare import _fold_metrics
+
+    y_test = np.array([0, 1, 1, 0])
+    exact = np.array([[0.7, 0.3], [0.2, 0.8], [0.4, 0.6], [0.9, 0.1]])
+
+    class Model:
+        classes_ = np.array([0, 1])
+
+        def __init__(self, proba):
+            self.proba = proba
+
+        def predict(self, X):
+            return self.proba.argmax(axis=1)
+
+        def predict_proba(self, X):
+            return self.proba
+
+    rounded = exact.astype(np.float32)
+    rounded[:, 0] += np.float32(1e-7)  # float32 rows whose sums are off by about 1e-7
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = _fold_metrics("classification", Model(rounded), None, y_test, 2)
+    assert got["log_loss"] == pytest.approx(log_loss(y_test, exact), rel=1e-6)
+    broken = exact * np.array([[1.0], [1.0], [0.5], [1.0]])  # a row summing to 0.5
+    with pytest.warns(UserWarning, match="do not sum to one"):
+        got = _fold_metrics("classification", Model(broken), None, y_test, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert got["log_loss"] == pytest.approx(log_loss(y_test, broken))
 
 
 @pytest.mark.slow

@@ -132,6 +132,56 @@ def test_kernel_stop_raises_the_flag_at_the_deadline_and_on_cancel():
         assert stop.flag[0] == 1  # cancelled: every later call is interrupted at once
 
 
+@pytest.mark.slow
+def test_a_call_waiting_for_another_searchs_kernel_gives_up_at_its_deadline():
+    """Two searches in one process (two sessions' jobs on the thread runner) share
+    ``PARALLEL_LOCK``: a call whose deadline passes while another search's kernel holds
+    the lock is skipped (nothing called, ``skipped``), instead of waiting for that call."""
+    from engine._numba import PARALLEL_LOCK
+
+    held, release = threading.Event(), threading.Event()
+
+    def other_search():
+        with PARALLEL_LOCK:
+            held.set()
+            release.wait(60)
+
+    thread = threading.Thread(target=other_search)
+    thread.start()
+    try:
+        assert held.wait(10)
+        stop, calls = KernelStop(), []
+        started = time.perf_counter()
+        with stop.watch(started + 0.2) as guard:
+            assert guard.call(lambda: calls.append(1) or "ran") is None
+        waited = time.perf_counter() - started
+        assert guard.skipped and guard.interrupted and calls == []
+        assert waited < 0.2 + 2.0 * _machine_stretch(0.05), waited  # not the other's 60 s
+        # Stop (no deadline) ends the wait too
+        event = threading.Event()
+        stop = KernelStop(event)
+        threading.Timer(0.1, event.set).start()
+        with stop.watch(float("inf")) as guard:
+            assert guard.call(lambda: calls.append(2)) is None
+        assert guard.skipped and calls == []
+    finally:
+        release.set()
+        thread.join(10)
+    stop = KernelStop()
+    with stop.watch(time.perf_counter() + 60) as guard:  # the lock is free: called
+        assert guard.call(lambda: "ran") == "ran"
+    assert not guard.skipped and not guard.interrupted
+
+
+def test_a_pickled_kernel_stop_leaves_its_cancel_event_out():
+    import pickle
+
+    stop = KernelStop(threading.Event())
+    copy = pickle.loads(pickle.dumps(stop))
+    assert copy.cancel_event is None and stop.cancel_event is not None
+    assert copy.flag.dtype == np.int64 and copy.flag.shape == (1,)
+
+
 def _root4(kmax, limit):
     return LiteratiClassifier(
         max_depth=4,

@@ -310,7 +310,7 @@ def test_comparison_estimate_is_folds_times_models_plus_refits():
     assert trees.fold_seconds == pytest.approx(est.fold_seconds)
     assert trees.refit_seconds == pytest.approx(each(n) - forest_refit)
     assert trees.n_refits == 2
-    assert "plus 2 refits on all 10,000 rows (the single trees drawn; ensembles are not" in (
+    assert "plus 2 refits on all 10,000 rows (only the trees the page draws; the other" in (
         trees.includes()
     )
 

@@ -181,7 +181,7 @@ def test_compare_estimates_the_whole_job_from_the_curves(app, monkeypatch):
     assert format_seconds(want.seconds) in offer
     assert f"{folds} folds x {len(chosen)} models on" in offer
     refits = f"{n_trees} refit{'s' if n_trees != 1 else ''}"
-    assert f"plus {refits} on all 3,000 rows (the single trees drawn; ensembles are not" in offer
+    assert f"plus {refits} on all 3,000 rows (only the trees the page draws; the other" in offer
     assert f"at {speed:.2g}x the curve's time (a probe fit on this table)" in offer
     button = next(b for b in app.button if b.key == "cmp_subsample_btn")
     rows = int(

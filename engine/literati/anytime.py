@@ -245,15 +245,17 @@ class LiteratiSearch:
                 self._log("priority_end", priority=steering)
             if self._refresh_incumbent():
                 self._log("incumbent")
+            if eng.root.solved or (
+                not progressed and not eng.timed_out and not eng.kernel_stop.cancelled()
+            ):  # proven, even when Stop came in the same step
+                self.proven = True
+                self.done = True
+                self._log("optimal")
+                return True
             if eng.kernel_stop.cancelled():  # Stop interrupted a kernel call: end here
                 self.done = True
                 self.stopped = True
                 self._log("stopped")
-                return True
-            if eng.root.solved or (not progressed and not eng.timed_out):
-                self.proven = True
-                self.done = True
-                self._log("optimal")
                 return True
             now = time.perf_counter()
             if eng.timed_out or now >= limit_at:

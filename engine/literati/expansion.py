@@ -322,7 +322,7 @@ class StateExpansion:
         call was interrupted (time limit or Stop): then its tree is kept as the state's
         incumbent and a later visit calls it again."""
         with self.kernel_stop.watch(self.deadline) as guard:
-            best, _ = call_parallel(
+            called = guard.call(
                 counting_kernels.solve_depth2_counting,
                 self._bins,
                 self.y,
@@ -339,6 +339,10 @@ class StateExpansion:
                 sc[5],
                 guard.flag,
             )
+        if guard.skipped:  # its time limit or Stop came while another search held the cores
+            self.timed_out = True
+            return
+        best = called[0]
         self.expanded += 1
         st.ub = min(st.ub, float(best))
         st.sol = (sc[3].copy(), sc[4].copy(), sc[5].copy())
@@ -410,7 +414,7 @@ class StateExpansion:
         else:
             floors = st.floors
         with self.kernel_stop.watch(self.deadline) as guard:
-            call_parallel(
+            guard.call(
                 counting_kernels.solve_depth3_counting,
                 self._bins,
                 self.y,
@@ -427,6 +431,9 @@ class StateExpansion:
                 floors[sc[0] : sc[0] + q],
                 guard.flag,
             )
+        if guard.skipped:  # not called: the time limit or Stop came while waiting
+            self.timed_out = True
+            return
         interrupted = guard.interrupted
         self.expanded += 1
         t = int(np.argmin(results[:, 0]))  # lowest feature first on ties
@@ -467,7 +474,7 @@ class StateExpansion:
         # interrupted by Stop only, not at the deadline: the seed is the incumbent a time
         # limit leaves (interrupted, it would be a leaf); Stop keeps whatever it has
         with self.kernel_stop.watch(np.inf) as guard:
-            best, _ = call_parallel(
+            called = guard.call(
                 counting_kernels.solve_depth2_counting,
                 self._bins,
                 self.y,
@@ -484,6 +491,10 @@ class StateExpansion:
                 bps,
                 guard.flag,
             )
+        if guard.skipped:  # Stop came while another search held the cores: not seeded
+            self.timed_out = True
+            return
+        best = called[0]
         st.sol = True  # seeded
         if best < st.ub - EPS:
             heap = np.full(7, -1, dtype=np.int64)

@@ -24,6 +24,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from engine._numba import PARALLEL_LOCK
+
 #: Seconds between two looks at a cancel event while a kernel call is armed with one.
 POLL_SECONDS = 0.05
 
@@ -35,7 +37,7 @@ class KernelStop:
     ``cancel_event`` (a :class:`threading.Event` or None): when it is set during an armed
     call the flag is raised within :data:`POLL_SECONDS`; ``stopped``: :meth:`stop` was
     called (every later call is interrupted at once); ``interrupts``: calls interrupted
-    so far.
+    so far; ``skipped``: the last :meth:`call` gave up before calling its kernel.
     """
 
     def __init__(self, cancel_event: threading.Event | None = None):
@@ -43,6 +45,11 @@ class KernelStop:
         self.cancel_event = cancel_event
         self.stopped = False
         self.interrupts = 0
+        self.skipped = False
+
+    def __getstate__(self) -> dict:
+        """Pickled without the cancel event (a job's, tied again by ``stop_on``)."""
+        return {**self.__dict__, "cancel_event": None}
 
     def stop(self) -> None:
         """Interrupt the running call (if any) and every later one; thread-safe."""
@@ -64,6 +71,8 @@ class KernelStop:
             self.flag[0] = 1
         else:
             self.flag[0] = 0
+            if self.stopped:  # stop() ran between the check and the reset
+                self.flag[0] = 1
         if self.flag[0] != 0:
             yield self
             self.interrupts += 1
@@ -80,6 +89,27 @@ class KernelStop:
             _WATCHER.disarm(self)
         if self.flag[0] != 0:
             self.interrupts += 1
+
+    def call(self, kernel, *args):
+        """Call the ``parallel=True`` kernel ``kernel(*args)`` under
+        :data:`engine._numba.PARALLEL_LOCK` (as :func:`engine._numba.call_parallel`) inside
+        :meth:`watch`.  While another search (another session's job in the same process)
+        holds the lock for a long call, wait for it in steps of :data:`POLL_SECONDS` and
+        give up as soon as this call's flag is raised (its deadline or Stop): then
+        :attr:`skipped` is True, the kernel was not called, its output arrays are untouched
+        and None is returned.  Otherwise returns the kernel's return value."""
+        self.skipped = False
+        while not PARALLEL_LOCK.acquire(timeout=POLL_SECONDS):
+            if self.flag[0] != 0:
+                self.skipped = True
+                return None
+        try:
+            if self.flag[0] != 0:
+                self.skipped = True
+                return None
+            return kernel(*args)
+        finally:
+            PARALLEL_LOCK.release()
 
     @property
     def interrupted(self) -> bool:
