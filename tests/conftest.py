@@ -96,6 +96,22 @@ def pytest_configure(config):
         config.pluginmanager.register(_XdistGroupInNodeId(), "treelab-xdist-group-in-node-id")
 
 
+def _module_fixture_group(item) -> str | None:
+    """The test's module path when the test uses a module- or class-scoped fixture defined in
+    its module (computed once per worker that runs such a test: their tests share a worker,
+    so it is computed once, as without xdist); else ``None``."""
+    module = getattr(item, "module", None)
+    info = getattr(item, "_fixtureinfo", None)
+    if module is None or info is None:
+        return None
+    for name in item.fixturenames:
+        for fixturedef in info.name2fixturedefs.get(name, ()):
+            defined_in = getattr(getattr(fixturedef, "func", None), "__module__", None)
+            if fixturedef.scope in ("module", "class") and defined_in == module.__name__:
+                return item.nodeid.split("::")[0]
+    return None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Mark tests that start a cluster, a server or a browser ``slow`` (before ``-m``
@@ -106,8 +122,10 @@ def pytest_collection_modifyitems(config, items):
         fixtures = set(getattr(item, "fixturenames", ()))
         if SLOW_FIXTURES & fixtures:
             item.add_marker(pytest.mark.slow)
-        if grouped and _starts_servers(item) and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(HEAVY_GROUP))
+        if grouped and not item.get_closest_marker("xdist_group"):
+            group = HEAVY_GROUP if _starts_servers(item) else _module_fixture_group(item)
+            if group:
+                item.add_marker(pytest.mark.xdist_group(group))
     if os.path.exists(CHROMIUM):
         return
     if os.environ.get("TREELAB_REQUIRE_BROWSER"):
