@@ -24,7 +24,14 @@ CHROMIUM = "/usr/bin/chromium"
 os.environ.setdefault("TREELAB_JOBS", "threads")
 # Pages keep finished runs in the run store: the tests' runs go to a folder of their own,
 # not the user's ~/.cache/treelab/runs (tests of the store itself use their tmp_path).
+# Under pytest-xdist every worker gets its own folder (a worker inherits the environment of
+# the controller, which set the variable when it loaded this file): a worker's evictions
+# and listings never see another worker's runs.
 os.environ.setdefault("TREELAB_RUN_STORE", tempfile.mkdtemp(prefix="treelab-test-runs-"))
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if XDIST_WORKER and not os.environ.get("TREELAB_TEST_RUN_STORE_OF_WORKER"):
+    os.environ["TREELAB_RUN_STORE"] = os.path.join(os.environ["TREELAB_RUN_STORE"], XDIST_WORKER)
+    os.environ["TREELAB_TEST_RUN_STORE_OF_WORKER"] = XDIST_WORKER
 
 
 @pytest.fixture(scope="session")
@@ -52,15 +59,73 @@ SLOW_FIXTURES = frozenset(
     {"dask_client", "small_memory_cluster", "external_scheduler", "app_url", "page", "browser"}
 )
 
+#: Under pytest-xdist (``-n``, ``--dist loadgroup``) the tests that start a cluster, a server
+#: or a browser run on one worker, in the order collected: one live server, one Chromium and
+#: one embedded Dask cluster in the whole run, not one per worker (each is started once per
+#: process).  Those are the tests that use a fixture of :data:`SLOW_FIXTURES` (not a
+#: parameter that has a fixture's name, such as tests/test_warmup.py's ``page``) and the
+#: tests run with ``runner="dask"``, which start the embedded cluster on their first job.
+HEAVY_GROUP = "servers"
+
+
+def _starts_servers(item) -> bool:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    fixtures = set(getattr(item, "fixturenames", ())) - set(params)
+    return bool(SLOW_FIXTURES & fixtures) or params.get("runner") == "dask"
+
+
+class _XdistGroupInNodeId:
+    """pytest-xdist's ``loadgroup`` sends tests to workers by the ``@group`` suffix of their
+    node id, which its worker adds by setting ``item._nodeid``; pytest 9.2 derives
+    ``item.nodeid`` from ``item._id`` instead, so the suffix never shows and every test of
+    the group is scheduled alone.  This adds it where it is missing (after xdist's hook)."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        from _pytest.nodeid import NodeId
+
+        for item in items:
+            names = sorted({str(mark.args[0]) for mark in item.iter_markers("xdist_group")})
+            suffix = "@" + "_".join(names)
+            if names and not item.nodeid.endswith(suffix):
+                item._id = NodeId.parse(item.nodeid + suffix)
+
+
+def pytest_configure(config):
+    if XDIST_WORKER is not None and config.getvalue("dist") == "no":  # an xdist worker
+        config.pluginmanager.register(_XdistGroupInNodeId(), "treelab-xdist-group-in-node-id")
+
+
+def _module_fixture_group(item) -> str | None:
+    """The test's module path when the test uses a module- or class-scoped fixture defined in
+    its module (computed once per worker that runs such a test: their tests share a worker,
+    so it is computed once, as without xdist); else ``None``."""
+    module = getattr(item, "module", None)
+    info = getattr(item, "_fixtureinfo", None)
+    if module is None or info is None:
+        return None
+    for name in item.fixturenames:
+        for fixturedef in info.name2fixturedefs.get(name, ()):
+            defined_in = getattr(getattr(fixturedef, "func", None), "__module__", None)
+            if fixturedef.scope in ("module", "class") and defined_in == module.__name__:
+                return item.nodeid.split("::")[0]
+    return None
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Mark tests that start a cluster, a server or a browser ``slow`` (before ``-m``
     selects); skip browser tests without Chromium locally, fail them in CI
     (TREELAB_REQUIRE_BROWSER)."""
+    grouped = XDIST_WORKER is not None and config.pluginmanager.hasplugin("xdist")
     for item in items:
-        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if SLOW_FIXTURES & fixtures:
             item.add_marker(pytest.mark.slow)
+        if grouped and not item.get_closest_marker("xdist_group"):
+            group = HEAVY_GROUP if _starts_servers(item) else _module_fixture_group(item)
+            if group:
+                item.add_marker(pytest.mark.xdist_group(group))
     if os.path.exists(CHROMIUM):
         return
     if os.environ.get("TREELAB_REQUIRE_BROWSER"):
