@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ABOUT = (
     "One server per (runner, K); K Playwright contexts in Debian Chromium each open "
     "`/compare?ds=digits` and run the default Compare job (decision tree, random forest, "
-    "gradient boosting, 5 folds, plus the refits); one more probe session alternates a dataset "
+    "gradient boosting, 5 folds, plus the tree's refit: the page refits only the trees it draws); one more probe session alternates a dataset "
     "change in the sidebar and a page switch (Data, Compare, Split strategies) and records "
     "each rerun (click to the script idle). Reported: the probe's rerun median and p95; jobs "
     "finished per minute over the jobs' window (first Run click to the last result drawn: the "

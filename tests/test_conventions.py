@@ -142,6 +142,7 @@ ESTIMATORS = {
     "engine.literati.greedy",
     "engine.literati.search",
     "engine.literati.expansion",
+    "engine.literati.interrupt",  # the stop flag of the search's kernel calls
     "engine.literati.states",
     "engine.literati.shapes",
     "engine.literati.anytime",
