@@ -1,7 +1,9 @@
 """Run one app page's main flows with only that page's kernel groups warmed (a subprocess of
 tests/test_warmup.py); print, as JSON, every numba signature the flows added.
 
-``python tests/page_signatures.py compare`` -> ``{"page": ..., "groups": [...], "new": {...}}``
+``python tests/page_signatures.py compare learn`` prints one line per page,
+``{"page": ..., "groups": [...], "new": {...}}`` (every page of :data:`FLOWS` when none is
+named); the pages run one after the other in this process, each from a reset engine.
 
 The page runs in AppTest (the whole app, with navigation) on a classification, a regression
 and a categorical dataset; every Run-like button of the page is pressed and its jobs (in
@@ -115,14 +117,50 @@ def run_flows(page: str) -> None:
                 _settle(at)
 
 
-def main(page: str) -> dict:
+def _fresh_engine() -> None:
+    """Return this process to the state a new one starts in, for the next page: every engine
+    kernel without compiled signatures (numba loads them again from its cache on use), no
+    group marked warm, Streamlit's caches and the engine's memoised helpers empty (a cached
+    result would skip the kernel calls the page makes in a new server)."""
+    import streamlit as st
+
+    from engine import warmup
+
+    for dispatcher in warmup.engine_dispatchers().values():
+        dispatcher._reset_overloads()
+    with warmup._LOCK:
+        warmup._STATE.clear()
+        warmup._STARTED_AT.clear()
+        warmup._ERRORS.clear()
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not module_name.startswith(("engine", "pages")):
+            continue
+        for value in list(vars(module).values()):
+            if callable(getattr(value, "cache_clear", None)) and hasattr(value, "cache_info"):
+                value.cache_clear()
+
+
+def main(page: str, warm: bool = True) -> dict:
+    """Reset the engine, warm the page's groups, run its flows; return the signatures they
+    added.  ``warm=False`` is the control that shows a missing warm-up is seen: the page's
+    groups are marked ready (so it runs) but none is loaded."""
     from engine import warmup
 
     warmup.start_background = lambda *args, **kwargs: False  # only this page's groups
+    _fresh_engine()
+    if any(warmup.signatures().values()):
+        raise RuntimeError("engine kernels kept compiled signatures after the reset")
     # the Compare flows run every TreeLab model: their groups too
     models = warmup.MODEL_GROUPS if page == "compare" else ()
     groups = warmup.page_groups(page, models)
-    warmup.warm_groups(groups)
+    if warm:
+        warmup.warm_groups(groups)
+    else:  # the page sees its groups ready (else it waits for them) but nothing is loaded
+        with warmup._LOCK:
+            warmup._STATE.update(dict.fromkeys(warmup.closure(groups), "ready"))
+        groups = []
     before = warmup.signatures()
     run_flows(page)
     after = warmup.signatures()
@@ -131,8 +169,13 @@ def main(page: str) -> dict:
         for name, sigs in after.items()
         if sigs - before.get(name, set())
     }
-    return {"page": page, "groups": groups, "new": new}
+    return {"page": page if warm else f"{page}:unwarmed", "groups": groups, "new": new}
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(sys.argv[1])))
+    # one JSON line per page named (all pages when none is): the pages run one after the
+    # other in this process, each from a reset engine (see _fresh_engine); "learn:unwarmed"
+    # runs a page with no group warmed
+    for name in sys.argv[1:] or list(FLOWS):
+        page, _, flag = name.partition(":")
+        print(json.dumps(main(page, warm=flag != "unwarmed")), flush=True)

@@ -65,24 +65,52 @@ def test_status_counts_ready_groups(monkeypatch):
     assert warmup.page_status("data")[1].ready
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("page", list(warmup.PAGE_GROUPS))
-def test_page_uses_no_signature_its_warm_up_misses(page, warm_engine):
-    """Run the page's flows in a fresh process with only its groups warmed: no engine
-    kernel may gain a signature (it would compile at a user's click)."""
+@pytest.fixture(scope="module")
+def page_reports(warm_engine):
+    """Every page's flows, run one after the other in one fresh process (each page from a
+    reset engine with only its groups warmed): page -> report of tests/page_signatures.py."""
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "page_signatures.py"), page],
+        # every page, then a control: a page after all the others with nothing warmed
+        [sys.executable, str(ROOT / "tests" / "page_signatures.py"), *warmup.PAGE_GROUPS]
+        + ["learn:unwarmed"],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=1800,
         cwd=ROOT,
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    reports = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith('{"page": '):
+            report = json.loads(line)
+            reports[report["page"]] = report
+    return reports, proc.returncode, proc.stderr[-3000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", list(warmup.PAGE_GROUPS))
+def test_page_uses_no_signature_its_warm_up_misses(page, page_reports):
+    """Run the page's flows with only its groups warmed: no engine kernel may gain a
+    signature (it would compile at a user's click)."""
+    reports, returncode, stderr = page_reports
+    assert page in reports, f"the flows stopped before {page} (exit {returncode}): {stderr}"
+    report = reports[page]
     assert report["new"] == {}, (
         f"{page}: signatures missing from its warm-up groups: "
         + (json.dumps(report["new"], indent=1)[:3000])
     )
+
+
+@pytest.mark.slow
+def test_the_reset_between_pages_leaves_nothing_compiled(page_reports):
+    """The control run last, with no group warmed, after every page ran in the same process:
+    its kernels compile or load again (the reset between pages cleared them), so a page
+    that missed a group would be seen however many pages ran before it."""
+    reports, returncode, stderr = page_reports
+    assert returncode == 0, stderr
+    control = reports["learn:unwarmed"]
+    assert control["groups"] == []
+    assert len(control["new"]) >= 3, control
+    assert "engine.cart._candidate_kernels.all_positions" in control["new"], control
 
 
 LOADS_ONLY = """
