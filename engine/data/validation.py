@@ -14,41 +14,16 @@ from engine.data.dataset import Dataset
 from engine.data.encoding import encode_features, encode_target, handle_small_classes
 from engine.data.errors import DataError, _names, _q, _rows
 from engine.data.options import (
-    DEFAULT_MISSING,
-    LEVEL_CAP_LABEL,
-    MANY_LEVEL_CHOICES,
     MANY_LEVEL_OPTIONS,
-    MANY_LEVELS_LABEL,
     MAX_CATEGORIES,
-    MAX_CLASSES_INFERRED,
     MISSING_CHOICES,
     MISSING_LABEL,
     MISSING_OPTIONS,
-    OTHER_LEVEL,
-    SMALL_CLASS_CHOICES,
     SMALL_CLASS_OPTIONS,
-    SMALL_CLASSES_LABEL,
 )
 from engine.data.values import identifier_columns
 
-__all__ = [
-    "DEFAULT_MISSING",
-    "LEVEL_CAP_LABEL",
-    "MANY_LEVEL_CHOICES",
-    "MANY_LEVEL_OPTIONS",
-    "MANY_LEVELS_LABEL",
-    "MAX_CATEGORIES",
-    "MAX_CLASSES_INFERRED",
-    "MISSING_CHOICES",
-    "MISSING_LABEL",
-    "MISSING_OPTIONS",
-    "OTHER_LEVEL",
-    "SMALL_CLASS_CHOICES",
-    "SMALL_CLASS_OPTIONS",
-    "SMALL_CLASSES_LABEL",
-    "Dataset",
-    "make_dataset",
-]
+__all__ = ["Dataset", "make_dataset"]
 
 
 def make_dataset(
