@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from pages._shared import md
+from pages._shared import clicked_node, md
 from tests.conftest import APPTEST_TIMEOUT as TIMEOUT
 
 SEMICOLON = "a;b;klasse\n" + "".join(
@@ -19,6 +19,24 @@ def sidebar_dataset(at):
 def pick(at, option):
     """Choose a dataset in the sidebar."""
     return at.selectbox(key="ds").set_value(option).run()
+
+
+def test_clicked_node_reads_the_node_of_the_first_numeric_point():
+    """The tree pages' click reader: a node marker's id, a gap ring's first entry, else None."""
+    from types import SimpleNamespace
+
+    def event(*custom):
+        return SimpleNamespace(
+            selection=SimpleNamespace(points=[{"customdata": c} for c in custom])
+        )
+
+    assert clicked_node(None) is None
+    assert clicked_node(SimpleNamespace(selection=None)) is None
+    assert clicked_node(event()) is None
+    assert clicked_node(event(None, "edge")) is None
+    assert clicked_node(event(None, "edge", 3.0, 5)) == 3
+    assert clicked_node(event([7, 0.1, 0.2], 2)) == 7  # a gap ring: [node, LB, UB, ...]
+    assert clicked_node(event([], 4)) == 4
 
 
 @pytest.mark.slow
