@@ -289,6 +289,17 @@ def navigation_pages_manager():
     return _NavigationPagesManager
 
 
+def drive(gen):
+    """Run a job step generator to the end (no Job thread); return (snapshots, result):
+    what it yielded, in order, and what it returned."""
+    snaps = []
+    while True:
+        try:
+            snaps.append(next(gen))
+        except StopIteration as stop:
+            return snaps, stop.value
+
+
 #: Seconds an AppTest run may take (the first run of a page may compile numba kernels).
 APPTEST_TIMEOUT = 120
 
