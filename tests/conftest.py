@@ -300,6 +300,18 @@ def drive(gen):
             return snaps, stop.value
 
 
+def held_until_stop(steps):
+    """The job step generator function ``steps`` made to wait for Stop before it starts: a
+    job that runs until the user stops it."""
+
+    def held(ctx, *args, **kwargs):
+        while not ctx.cancel_event.wait(0.01):
+            pass
+        return (yield from steps(ctx, *args, **kwargs))
+
+    return held
+
+
 #: Seconds an AppTest run may take (the first run of a page may compile numba kernels).
 APPTEST_TIMEOUT = 120
 
