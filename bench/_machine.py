@@ -1,5 +1,7 @@
-"""Machine description printed under every benchmark table."""
+"""Machine description printed under every benchmark table, and the memory readings of the
+scaling benches (Linux ``/proc/self``)."""
 
+import math
 import os
 import platform
 
@@ -41,3 +43,24 @@ def load_note() -> str:
     except OSError:
         return "load unknown"
     return f"load {one:.1f} / {five:.1f} / {fifteen:.1f}"
+
+
+def status_mb(field: str) -> float:
+    """A memory field of ``/proc/self/status`` (``'VmRSS:'``, ``'VmHWM:'``) in MiB; NaN
+    where the field is missing (``OSError`` without the file)."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field):
+                return int(line.split()[1]) / 1024.0
+    return math.nan
+
+
+def reset_peak() -> float:
+    """Reset the kernel's high-water mark (``VmHWM``); returns the resident set (MiB) now,
+    NaN where the kernel refuses."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return status_mb("VmRSS:")
+    except OSError:
+        return math.nan

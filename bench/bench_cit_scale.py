@@ -48,6 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _machine import reset_peak, status_mb  # noqa: E402
+
 SIZES = (1_000, 2_000, 5_000, 20_000, 50_000, 200_000)
 N_FEATURES = 30
 MAX_DEPTH = 8
@@ -59,14 +61,6 @@ def data(n: int):
 
     X, y = make_classification(n, N_FEATURES, n_informative=10, random_state=0)
     return np.ascontiguousarray(X), y
-
-
-def _status_mb(field: str) -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(field):
-                return int(line.split()[1]) / 1024.0
-    return math.nan
 
 
 def child(method: str, n: int, repeats: int) -> dict:
@@ -87,18 +81,12 @@ def child(method: str, n: int, repeats: int) -> dict:
     est = None
     for i in range(repeats):
         gc.collect()
-        before = math.nan
-        try:
-            with open("/proc/self/clear_refs", "w") as fh:
-                fh.write("5")
-            before = _status_mb("VmRSS:")
-        except OSError:
-            pass
+        before = reset_peak()
         t0 = time.perf_counter()
         est = ConditionalInferenceTreeClassifier(**params).fit(X, y)
         best = min(best, time.perf_counter() - t0)
         if i == 0:
-            peak = _status_mb("VmHWM:") - before
+            peak = status_mb("VmHWM:") - before
     return {"seconds": best, "peak_mb": peak, "nodes": int(est.tree_.node_count)}
 
 

@@ -56,6 +56,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _machine import reset_peak, status_mb  # noqa: E402
+
 SIZES = (1_000, 2_000, 5_000, 20_000, 50_000, 200_000)
 N_FEATURES = 30
 EXPLAINED_ROWS = 200
@@ -85,24 +87,6 @@ def regression(n: int):
 
     X, y = make_regression(n, N_FEATURES, n_informative=10, noise=10.0, random_state=0)
     return np.ascontiguousarray(X), y
-
-
-def _status_mb(field: str) -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(field):
-                return int(line.split()[1]) / 1024.0
-    return math.nan
-
-
-def _reset_peak() -> float:
-    """Reset the kernel's high-water mark; returns the resident set (MiB) now."""
-    try:
-        with open("/proc/self/clear_refs", "w") as fh:
-            fh.write("5")
-        return _status_mb("VmRSS:")
-    except OSError:
-        return math.nan
 
 
 def _side(pair: str, ours: bool, n: int):
@@ -216,12 +200,12 @@ def child(pair: str, ours: bool, n: int, repeats: int) -> dict:
     best, peak, result = math.inf, math.nan, None
     for i in range(repeats):
         gc.collect()
-        before = _reset_peak()
+        before = reset_peak()
         t0 = time.perf_counter()
         result = run()
         best = min(best, time.perf_counter() - t0)
         if i == 0:
-            peak = _status_mb("VmHWM:") - before
+            peak = status_mb("VmHWM:") - before
     return {"seconds": best, "peak_mb": peak, "detail": detail(result)}
 
 

@@ -21,6 +21,7 @@ from engine.figures.cit import (
 from engine.teaching.glossary import link_terms
 from pages._shared import (
     PROJECTION_KEY,
+    clicked_node,
     csv_download,
     md,
 )
@@ -371,12 +372,7 @@ def draw_tree(*, est, meta, names, panel, tree, why_leaf):
     def on_tree_click():
         """Select the clicked node (a callback runs before the page, so the selectbox below
         and the highlight follow at once, even while the forests are still being fitted)."""
-        event = st.session_state.get("ci_tree_fig_view")
-        points = (event.selection.points if event and event.selection else None) or []
-        clicked = next(
-            (int(p["customdata"]) for p in points if isinstance(p.get("customdata"), int | float)),
-            None,
-        )
+        clicked = clicked_node(st.session_state.get("ci_tree_fig_view"))
         if clicked is not None and 0 <= clicked < tree.node_count:
             st.session_state["ci_node_view"] = clicked
 

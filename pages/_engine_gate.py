@@ -28,6 +28,20 @@ def start_engine(page: str = "data", delay: float = WARMUP_DELAY) -> None:
     warmup.start_background(tuple(warmup.PAGE_GROUPS.get(page, ("", ()))[1]), delay=float(delay))
 
 
+def _progress(now, whose: str, after: str = "") -> None:
+    """The progress bar of a compilation: ``now`` (a warm-up progress), ``whose`` (what is
+    compiled, after 'Compiling'), ``after`` (the end of its text); reruns the app once the
+    kernels are ready."""
+    if now.ready:
+        st.rerun()
+    current = f"now: {now.current}, " if now.current else ""
+    st.progress(
+        now.done / max(now.total, 1),
+        text=f"Compiling {whose}: {now.done} of {now.total} kernel groups ready "
+        f"({current}{now.seconds:.0f} s so far){after}",
+    )
+
+
 def engine_gate(page: str, title: str) -> bool:
     """True when ``page``'s kernel groups are ready; else shows their progress in the main
     area, refreshing twice a second, and reruns the app (opening the page) once ready."""
@@ -41,14 +55,7 @@ def engine_gate(page: str, title: str) -> bool:
     @st.fragment(run_every=0.5)
     def compiling() -> None:
         name, now = warmup.page_status(page)
-        if now.ready:
-            st.rerun()
-        what = f"now: {now.current}, " if now.current else ""
-        st.progress(
-            now.done / max(now.total, 1),
-            text=f"Compiling the {name} engine: {now.done} of {now.total} kernel groups "
-            f"ready ({what}{now.seconds:.0f} s so far)",
-        )
+        _progress(now, f"the {name} engine")
         st.caption(
             "TreeLab compiles its numba kernels once, in the background, after the server "
             "starts (about a minute on two cores; instant once they are in the cache). "
@@ -71,14 +78,8 @@ def kernels_ready(groups, what: str) -> bool:
 
     @st.fragment(run_every=0.5)
     def compiling() -> None:
-        now = warmup.status(groups)
-        if now.ready:
-            st.rerun()
-        current = f"now: {now.current}, " if now.current else ""
-        st.progress(
-            now.done / max(now.total, 1),
-            text=f"Compiling the kernels of {what}: {now.done} of {now.total} kernel groups "
-            f"ready ({current}{now.seconds:.0f} s so far). Run is enabled when they are.",
+        _progress(
+            warmup.status(groups), f"the kernels of {what}", ". Run is enabled when they are."
         )
 
     compiling()

@@ -676,6 +676,19 @@ def folds_slider(container, key: str, ds, *, default: int = 5, help: str | None 
     return int(k)
 
 
+def clicked_node(event) -> int | None:
+    """The node id clicked in a tree chart drawn with ``on_select`` (``event``: what
+    ``st.plotly_chart`` returned, or its value in ``st.session_state``), or None.
+
+    Node markers carry the node id as ``customdata``; a gap ring carries a list whose first
+    entry is the node (``[node, LB, UB, ...]``).  The first point holding a number wins.
+    """
+    points = (event.selection.points if event and event.selection else None) or []
+    ids = [p.get("customdata") for p in points]
+    ids = [c[0] if isinstance(c, list | tuple) and c else c for c in ids]
+    return next((int(c) for c in ids if isinstance(c, int | float)), None)
+
+
 def labelled_tree(model, meta: dict):
     """The fitted tree of ``model`` as TreeArrays carrying feature, category and class labels.
 

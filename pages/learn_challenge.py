@@ -10,6 +10,7 @@ from engine.figures.tree import tree_figure
 from engine.teaching import challenge
 from pages._links import apply_link, page_title
 from pages._shared import (
+    clicked_node,
     current_dataset,
     dataset_caption,
     dataset_digest,
@@ -89,10 +90,7 @@ fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type=
 event = st.plotly_chart(
     shown_figure(fig), on_select="rerun", selection_mode="points", key="learn_ch_tree_view"
 )
-points = (event.selection.points if event and event.selection else None) or []
-clicked = next(
-    (int(p["customdata"]) for p in points if isinstance(p.get("customdata"), int | float)), None
-)
+clicked = clicked_node(event)
 leaves = tree.leaves()
 if clicked is not None and clicked != st.session_state.get("_learn_ch_click"):
     st.session_state["_learn_ch_click"] = clicked

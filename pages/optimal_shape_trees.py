@@ -42,6 +42,7 @@ from pages._shared import (
     PageJob,
     ResultPanel,
     SavedSettings,
+    clicked_node,
     current_dataset,
     dataset_caption,
     dataset_digest,
@@ -721,10 +722,7 @@ if not inner:
         "α, or raise the depth."
     )
 else:
-    points = (event.selection.points if event and event.selection else None) or []
-    ids = [p.get("customdata") for p in points]  # a node, or a gap ring: [node, LB, UB, ...]
-    ids = [c[0] if isinstance(c, list | tuple) and c else c for c in ids]
-    clicked = next((int(c) for c in ids if isinstance(c, int | float)), None)
+    clicked = clicked_node(event)  # a node, or a gap ring: [node, LB, UB, ...]
     if clicked in inner:
         st.session_state[view_key("node")] = clicked
     if st.session_state.get(view_key("node")) not in inner:

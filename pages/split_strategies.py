@@ -28,6 +28,7 @@ from pages._shared import (
     PageJob,
     ResultPanel,
     SavedSettings,
+    clicked_node,
     csv_download,
     current_dataset,
     cv_job_panel,
@@ -200,10 +201,7 @@ fig.update_traces(unselected=dict(marker=dict(opacity=1.0)), selector=dict(type=
 event = st.plotly_chart(
     shown_figure(fig), on_select="rerun", selection_mode="points", key="ss_tree_fig"
 )
-points = (event.selection.points if event and event.selection else None) or []
-clicked = next(
-    (int(p["customdata"]) for p in points if isinstance(p.get("customdata"), int | float)), None
-)
+clicked = clicked_node(event)
 if clicked is not None and clicked != st.session_state.get("_ss_last_click"):
     st.session_state["_ss_last_click"] = clicked
     st.session_state["ss_node"] = clicked

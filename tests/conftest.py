@@ -289,6 +289,29 @@ def navigation_pages_manager():
     return _NavigationPagesManager
 
 
+def drive(gen):
+    """Run a job step generator to the end (no Job thread); return (snapshots, result):
+    what it yielded, in order, and what it returned."""
+    snaps = []
+    while True:
+        try:
+            snaps.append(next(gen))
+        except StopIteration as stop:
+            return snaps, stop.value
+
+
+def held_until_stop(steps):
+    """The job step generator function ``steps`` made to wait for Stop before it starts: a
+    job that runs until the user stops it."""
+
+    def held(ctx, *args, **kwargs):
+        while not ctx.cancel_event.wait(0.01):
+            pass
+        return (yield from steps(ctx, *args, **kwargs))
+
+    return held
+
+
 #: Seconds an AppTest run may take (the first run of a page may compile numba kernels).
 APPTEST_TIMEOUT = 120
 

@@ -4,8 +4,9 @@ import time
 
 import pytest
 
-from pages._shared import md
+from pages._shared import clicked_node, md
 from tests.conftest import APPTEST_TIMEOUT as TIMEOUT
+from tests.conftest import held_until_stop
 
 SEMICOLON = "a;b;klasse\n" + "".join(
     f"{i},5;{i % 4},25;{'ja' if i % 2 else 'nein'}\n" for i in range(40)
@@ -19,6 +20,37 @@ def sidebar_dataset(at):
 def pick(at, option):
     """Choose a dataset in the sidebar."""
     return at.selectbox(key="ds").set_value(option).run()
+
+
+def run_compare_tree(at, **params):
+    """Run the Compare page with scikit-learn's tree alone (``params``: its settings) on 2
+    folds, wait for the job and rerun the page."""
+    at.switch_page("pages/compare.py").run()
+    at.multiselect(key="cmp_models").set_value(["sklearn_tree"]).run()
+    for name, value in params.items():
+        at.number_input(key=f"cmp_sklearn_tree_{name}").set_value(value)
+    at.slider(key="cmp_folds").set_value(2)
+    at.button(key="cmp_run").click().run()
+    assert at.session_state["cmp_job"].join(TIMEOUT)
+    at.run()
+
+
+def test_clicked_node_reads_the_node_of_the_first_numeric_point():
+    """The tree pages' click reader: a node marker's id, a gap ring's first entry, else None."""
+    from types import SimpleNamespace
+
+    def event(*custom):
+        return SimpleNamespace(
+            selection=SimpleNamespace(points=[{"customdata": c} for c in custom])
+        )
+
+    assert clicked_node(None) is None
+    assert clicked_node(SimpleNamespace(selection=None)) is None
+    assert clicked_node(event()) is None
+    assert clicked_node(event(None, "edge")) is None
+    assert clicked_node(event(None, "edge", 3.0, 5)) == 3
+    assert clicked_node(event([7, 0.1, 0.2], 2)) == 7  # a gap ring: [node, LB, UB, ...]
+    assert clicked_node(event([], 4)) == 4
 
 
 @pytest.mark.slow
@@ -182,14 +214,7 @@ def test_page_settings_survive_a_page_switch(app):
 @pytest.mark.parametrize("params", [{"max_depth": 1}, {"min_samples_leaf": 1000}])
 def test_compare_draws_a_stump_and_a_single_leaf_tree(app, params):
     """A depth-1 (or depth-0) refit tree has nothing to collapse: no slider, no exception."""
-    app.switch_page("pages/compare.py").run()
-    app.multiselect(key="cmp_models").set_value(["sklearn_tree"]).run()
-    for name, value in params.items():
-        app.number_input(key=f"cmp_sklearn_tree_{name}").set_value(value)
-    app.slider(key="cmp_folds").set_value(2)
-    app.button(key="cmp_run").click().run()
-    assert app.session_state["cmp_job"].join(TIMEOUT)
-    app.run()
+    run_compare_tree(app, **params)
     assert not app.exception, app.exception
     assert len(app.get("plotly_chart")) == 2  # CV bars and the tree
     assert [s.label for s in app.slider] == ["Folds (k)"]
@@ -220,12 +245,7 @@ def test_run_and_stop_buttons_follow_the_job(app):
 @pytest.mark.slow
 def test_results_name_the_dataset_they_ran_on(app):
     """After switching dataset, the old results stay, labelled with their own dataset."""
-    app.switch_page("pages/compare.py").run()
-    app.multiselect(key="cmp_models").set_value(["sklearn_tree"]).run()
-    app.slider(key="cmp_folds").set_value(2)
-    app.button(key="cmp_run").click().run()
-    assert app.session_state["cmp_job"].join(TIMEOUT)
-    app.run()
+    run_compare_tree(app)
     assert any(m.value.startswith("On **Iris**") for m in app.markdown)
     assert not app.info
     pick(app, "wine")
@@ -242,12 +262,7 @@ def test_compare_tree_uses_category_and_class_labels(app):
     import json
 
     pick(app, "penguins")
-    app.switch_page("pages/compare.py").run()
-    app.multiselect(key="cmp_models").set_value(["sklearn_tree"]).run()
-    app.slider(key="cmp_folds").set_value(2)
-    app.button(key="cmp_run").click().run()
-    assert app.session_state["cmp_job"].join(TIMEOUT)
-    app.run()
+    run_compare_tree(app)
     assert not app.exception
     spec = json.loads(app.get("plotly_chart")[1].proto.spec)
     hover = " ".join(h for t in spec["data"] for h in t.get("hovertext") or [])
@@ -675,14 +690,9 @@ def test_split_strategies_a_one_row_leaf_keeps_the_cv_section(app):
 def test_split_strategies_running_job_can_be_stopped_from_a_dataset_it_cannot_use(app, monkeypatch):
     import pages._jobs as shared
 
-    steps = shared.cross_validate_steps
-
-    def held(ctx, *args, **kwargs):  # runs until Stop
-        while not ctx.cancel_event.wait(0.01):
-            pass
-        return (yield from steps(ctx, *args, **kwargs))
-
-    monkeypatch.setattr(shared, "cross_validate_steps", held)
+    monkeypatch.setattr(
+        shared, "cross_validate_steps", held_until_stop(shared.cross_validate_steps)
+    )
     app.switch_page("pages/split_strategies.py").run()
     app.button(key="ss_run").click().run()
     job = app.session_state["ss_job"]

@@ -38,16 +38,7 @@ from engine.figures.cit import (
     top_k_figure,
 )
 from engine.teaching.glossary import unlink_terms
-
-
-def drive(gen):
-    """Run a job step generator to the end (no Job thread); return (snapshots, result)."""
-    snaps = []
-    while True:
-        try:
-            snaps.append(next(gen))
-        except StopIteration as stop:
-            return snaps, stop.value
+from tests.conftest import drive
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ from sklearn.preprocessing import StandardScaler
 
 from engine.cit.topk import ranking_of, top_k_curve
 from engine.cit.tree import ConditionalInferenceTreeClassifier
+from tests.conftest import drive
 
 
 @pytest.mark.slow
@@ -136,11 +137,7 @@ def test_top_k_steps_fit_a_forest_on_the_standardised_training_fold():
     gen = top_k_steps(
         None, X, y, "classification", {"probe": _StepProbe()}, [2], n_folds=3, random_state=0
     )
-    try:
-        while True:
-            next(gen)
-    except StopIteration as stop:
-        res = stop.value
+    _, res = drive(gen)
     folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
     assert len(_ScaleProbe.seen) == 3
     for Xfit, (tr, _) in zip(_ScaleProbe.seen, folds, strict=True):
@@ -217,11 +214,7 @@ def test_top_k_with_categorical_cit_and_cif():
         n_estimators=5, categorical_features=[0], random_state=0, n_jobs=1
     )
     gen = top_k_steps(None, X, y, "classification", {"CIF": forest}, [1], n_folds=3)
-    try:
-        while True:
-            next(gen)
-    except StopIteration as stop:
-        curve = stop.value["curves"]["CIF"]
+    curve = drive(gen)[1]["curves"]["CIF"]
     assert curve["complete"] and curve["mean"][0] == pytest.approx(1.0)  # y is code == 2
 
 

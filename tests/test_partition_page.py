@@ -32,6 +32,7 @@ from engine.partition.explore import (
 )
 from engine.teaching.glossary import unlink_terms
 from tests.conftest import APPTEST_TIMEOUT as TIMEOUT
+from tests.conftest import held_until_stop
 
 
 def _hetero(n, seed):
@@ -594,14 +595,7 @@ def test_page_running_growth_can_be_stopped_from_a_dataset_it_cannot_use(app, mo
     # out of sight, with no Stop button, until its budget (up to an hour).
     import engine.partition.service as service
 
-    steps = service.growth_steps
-
-    def held(ctx, *args, **kwargs):  # runs until Stop
-        while not ctx.cancel_event.wait(0.01):
-            pass
-        return (yield from steps(ctx, *args, **kwargs))
-
-    monkeypatch.setattr(service, "growth_steps", held)
+    monkeypatch.setattr(service, "growth_steps", held_until_stop(service.growth_steps))
     app.selectbox(key="ds").set_value("iris").run()
     app.switch_page(PAGE).run()
     app.button(key="pt_run").click().run()

@@ -49,11 +49,7 @@ def test_truncate_equals_the_growth_snapshot(classifier):
     steps = grow_steps(
         Xv,
         yv,
-        is_cat=est.is_categorical_,
-        n_cats=est.n_categories_,
-        discrete_y=est._discrete,
-        n_classes=est.n_classes_,
-        y_box=est.y_box_,
+        **est._data_description(),
         params=est._grow_params(False),
         rng=check_random_state(0),
     )

@@ -32,7 +32,7 @@ from engine.store import (
     limits_from_environment,
     new_run_id,
 )
-from tests.conftest import ROOT
+from tests.conftest import ROOT, drive
 
 MiB = 2**20
 
@@ -119,16 +119,6 @@ def roundtrip(store: RunStore, kind: str, result, meta=None):
     assert run.meta == (meta or {"dataset": "iris", "seed": 0})
     assert_same(result, run.result)
     return run.result
-
-
-def drive(gen):
-    """Run a job step generator to the end; return (snapshots, returned value)."""
-    snaps = []
-    while True:
-        try:
-            snaps.append(next(gen))
-        except StopIteration as stop:
-            return snaps, stop.value
 
 
 # ---------------------------------------------------------------------------------------

@@ -286,25 +286,16 @@ def _prepare_X(est, X, y):
     return X, y
 
 
-class CARTClassifier(ClassifierMixin, _BaseCART):
-    """CART classification tree with a choice of candidate-threshold strategies.
-
-    Parameters
-    ----------
-    splitter : str, default='exhaustive'
-        Candidate-threshold strategy (definitions in :mod:`engine.cart.candidates`):
-        'exhaustive' (every midpoint, as scikit-learn), 'quantile', 'histogram', 'random',
-        'dics_paper', 'kmeans1d', 'class_centroid' or 'kde_valley'.
-    criterion : {'gini', 'entropy', 'log_loss'}, default='gini'
-        Impurity of a node ('log_loss' is 'entropy', base 2 as scikit-learn).
-    max_depth : int >= 1 or None, default=None
+#: The numpydoc shared by :class:`CARTClassifier` and :class:`CARTRegressor`: the
+#: parameters after ``criterion`` (``clusters``: the default number of k-means clusters)...
+_PARAMETERS_DOC = """    max_depth : int >= 1 or None, default=None
         Maximum depth; None grows until the leaves are pure or too small.
     min_samples_split : int >= 2 or float in (0, 1], default=2
         Fewest rows a node needs to be split (a float is a fraction of the rows, rounded
         up).
     min_samples_leaf : int >= 1 or float in (0, 1), default=1
         Fewest rows in each child of a split (a float is a fraction of the rows).
-    max_features : int >= 1, float in (0, 1], {'sqrt', 'log2'} or None, default=None
+    max_features : int >= 1, float in (0, 1], {{'sqrt', 'log2'}} or None, default=None
         Features drawn per node (without replacement, seeded); the search continues past
         them until a valid split is found.  None: every feature.
     max_leaf_nodes : int >= 2 or None, default=None
@@ -320,7 +311,7 @@ class CARTClassifier(ClassifierMixin, _BaseCART):
         (see :mod:`engine.cart`).
     n_candidates : int >= 1 or None, default=None
         The strategy's ``k``: quantiles, histogram bins or random draws (16), kmeans1d
-        clusters (number of classes), dics_paper entries sampled per node (None: all);
+        clusters ({clusters}), dics_paper entries sampled per node (None: all);
         unused by the other strategies.
     variance_adjusted : bool or None, default=None
         Variance-adjusted cluster boundaries; None: True for dics_paper and
@@ -330,17 +321,12 @@ class CARTClassifier(ClassifierMixin, _BaseCART):
     dics_pairs : int >= 1 or None, default=None
         DICS centroid pairs ``m`` (None: K(K-1)/2 for K <= 5 clusters, else 25).
     dics_clusters : int >= 2 or None, default=None
-        DICS k-means clusters (None: number of classes).
+        DICS k-means clusters (None: {clusters}).
     dics_remove_used : bool, default=False
         Remove a dictionary entry once a split used it (CGCT).
-
-    Attributes
-    ----------
-    classes_ : ndarray (n_classes,)
-        Class labels, in the order of ``predict_proba``'s columns.
-    n_classes_ : int
-        Number of classes.
-    n_features_in_ : int
+"""
+#: ... and the attributes after the classes, the Raises and the Notes.
+_ATTRIBUTES_DOC = """    n_features_in_ : int
         Number of features seen by ``fit``.
     feature_names_in_ : ndarray of str (n_features_in_,)
         Column names, when ``X`` was a DataFrame with string column names.
@@ -374,7 +360,33 @@ class CARTClassifier(ClassifierMixin, _BaseCART):
     CART: Breiman, Friedman, Olshen and Stone (1984), *Classification and Regression
     Trees*; the candidate strategies follow DICS (Mazumder and Yu, arXiv 2608.20258) and
     docs/spec.md section 5.
+"""
 
+
+class CARTClassifier(ClassifierMixin, _BaseCART):
+    __doc__ = (
+        """CART classification tree with a choice of candidate-threshold strategies.
+
+    Parameters
+    ----------
+    splitter : str, default='exhaustive'
+        Candidate-threshold strategy (definitions in :mod:`engine.cart.candidates`):
+        'exhaustive' (every midpoint, as scikit-learn), 'quantile', 'histogram', 'random',
+        'dics_paper', 'kmeans1d', 'class_centroid' or 'kde_valley'.
+    criterion : {'gini', 'entropy', 'log_loss'}, default='gini'
+        Impurity of a node ('log_loss' is 'entropy', base 2 as scikit-learn).
+"""
+        + _PARAMETERS_DOC.format(clusters="number of classes")
+        + """
+    Attributes
+    ----------
+    classes_ : ndarray (n_classes,)
+        Class labels, in the order of ``predict_proba``'s columns.
+    n_classes_ : int
+        Number of classes.
+"""
+        + _ATTRIBUTES_DOC
+        + """
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -386,6 +398,7 @@ class CARTClassifier(ClassifierMixin, _BaseCART):
     >>> clf.predict(X[[0, 50, 100]])
     array([0, 1, 2])
     """
+    )
 
     _parameter_constraints: dict = {
         "splitter": [StrOptions(set(STRATEGIES))],
@@ -423,7 +436,8 @@ class CARTClassifier(ClassifierMixin, _BaseCART):
 
 
 class CARTRegressor(RegressorMixin, _BaseCART):
-    """CART regression tree (squared error) with a choice of candidate-threshold strategies.
+    __doc__ = (
+        """CART regression tree (squared error) with a choice of candidate-threshold strategies.
 
     Parameters
     ----------
@@ -433,80 +447,14 @@ class CARTRegressor(RegressorMixin, _BaseCART):
         'dics_paper', 'kmeans1d' or 'kde_valley' ('class_centroid' needs class labels).
     criterion : {'squared_error'}, default='squared_error'
         Impurity of a node.
-    max_depth : int >= 1 or None, default=None
-        Maximum depth; None grows until the leaves are pure or too small.
-    min_samples_split : int >= 2 or float in (0, 1], default=2
-        Fewest rows a node needs to be split (a float is a fraction of the rows, rounded
-        up).
-    min_samples_leaf : int >= 1 or float in (0, 1), default=1
-        Fewest rows in each child of a split (a float is a fraction of the rows).
-    max_features : int >= 1, float in (0, 1], {'sqrt', 'log2'} or None, default=None
-        Features drawn per node (without replacement, seeded); the search continues past
-        them until a valid split is found.  None: every feature.
-    max_leaf_nodes : int >= 2 or None, default=None
-        Grow best-first (largest weighted impurity decrease first) up to this many leaves;
-        None grows depth-first.
-    min_impurity_decrease : float >= 0, default=0.0
-        Weighted impurity decrease a split must reach (scikit-learn's definition).
-    random_state : int, RandomState instance or None, default=None
-        Seeds ``max_features``, the 'random' strategy, the DICS k-means and its per-node
-        sampling.
-    categorical_features : array-like of bool (n_features,) or of int, or None, default=None
-        Columns holding integer codes ``0..L-1``, split by their best subset of categories
-        (see :mod:`engine.cart`).
-    n_candidates : int >= 1 or None, default=None
-        The strategy's ``k``: quantiles, histogram bins or random draws (16), kmeans1d
-        clusters (8), dics_paper entries sampled per node (None: all);
-        unused by the other strategies.
-    variance_adjusted : bool or None, default=None
-        Variance-adjusted cluster boundaries; None: True for dics_paper and
-        class_centroid, False for kmeans1d.
-    fallback : bool, default=True
-        Quantile candidates (k = 16) where a strategy yields none.
-    dics_pairs : int >= 1 or None, default=None
-        DICS centroid pairs ``m`` (None: K(K-1)/2 for K <= 5 clusters, else 25).
-    dics_clusters : int >= 2 or None, default=None
-        DICS k-means clusters (None: 8).
-    dics_remove_used : bool, default=False
-        Remove a dictionary entry once a split used it (CGCT).
-
+"""
+        + _PARAMETERS_DOC.format(clusters="8")
+        + """
     Attributes
     ----------
-    n_features_in_ : int
-        Number of features seen by ``fit``.
-    feature_names_in_ : ndarray of str (n_features_in_,)
-        Column names, when ``X`` was a DataFrame with string column names.
-    tree_ : engine.tree.TreeArrays
-        The fitted tree in scikit-learn's layout (categorical splits as category sets).
-    feature_importances_ : ndarray of float64 (n_features_in_,)
-        Total weighted impurity decrease per feature, normalised to sum 1 (as
-        scikit-learn's).
-    node_candidates_ : ndarray of int64 (n_nodes,)
-        (feature, threshold) candidates whose impurity was evaluated at each node.
-    n_candidates_evaluated_ : int
-        Their total.
-    dics_dictionary_ : engine.cart.dics.DICSDictionary or None
-        The DICS dictionary ('dics_paper'), else None.
-    max_features_ : int
-        Features drawn per node, resolved from ``max_features``.
-    is_categorical_ : ndarray of bool (n_features_in_,)
-        The categorical mask used.
-
-    Raises
-    ------
-    sklearn.utils._param_validation.InvalidParameterError
-        From ``fit``, for a parameter outside ``_parameter_constraints`` (a ValueError
-        naming the parameter and its allowed values).
-    ValueError
-        From ``fit``: categorical columns that are not integer codes, bad sample weights,
-        or input scikit-learn's ``validate_data`` rejects (NaN, wrong shape).
-
-    Notes
-    -----
-    CART: Breiman, Friedman, Olshen and Stone (1984), *Classification and Regression
-    Trees*; the candidate strategies follow DICS (Mazumder and Yu, arXiv 2608.20258) and
-    docs/spec.md section 5.
-
+"""
+        + _ATTRIBUTES_DOC
+        + """
     Examples
     --------
     >>> from sklearn.datasets import load_diabetes
@@ -518,6 +466,7 @@ class CARTRegressor(RegressorMixin, _BaseCART):
     >>> reg.predict(X[:2]).shape
     (2,)
     """
+    )
 
     _parameter_constraints: dict = {
         "splitter": [StrOptions(set(strategies_for("regression")))],

@@ -509,6 +509,14 @@ class _BaseCIT(NodeTests, BaseEstimator):
         return tags
 
 
+#: The parameters both trees document after :data:`COMMON_PARAMETERS_DOC`.
+_LAST_PARAMETERS_DOC = """    keep_null : bool, default=False
+        Keep the permutation null distributions in ``node_records_``.
+    random_state : None, int or numpy.random.RandomState, default=None
+        Seeds the permutations, the feature draws and the tie breaks.
+"""
+
+
 class ConditionalInferenceTreeClassifier(ClassifierMixin, _BaseCIT):
     _task = "classification"
     __doc__ = (
@@ -529,11 +537,8 @@ class ConditionalInferenceTreeClassifier(ClassifierMixin, _BaseCIT):
 """
         + _selector_splitter_doc("classification")
         + COMMON_PARAMETERS_DOC.format(max_features="None")
-        + """    keep_null : bool, default=False
-        Keep the permutation null distributions in ``node_records_``.
-    random_state : None, int or numpy.random.RandomState, default=None
-        Seeds the permutations, the feature draws and the tie breaks.
-
+        + _LAST_PARAMETERS_DOC
+        + """
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
@@ -613,11 +618,8 @@ class ConditionalInferenceTreeRegressor(RegressorMixin, _BaseCIT):
 """
         + _selector_splitter_doc("regression")
         + COMMON_PARAMETERS_DOC.format(max_features="None")
-        + """    keep_null : bool, default=False
-        Keep the permutation null distributions in ``node_records_``.
-    random_state : None, int or numpy.random.RandomState, default=None
-        Seeds the permutations, the feature draws and the tie breaks.
-
+        + _LAST_PARAMETERS_DOC
+        + """
     Attributes
     ----------
 """

@@ -52,17 +52,7 @@ Modules: :mod:`engine.data.parsing` (:func:`load_csv`; its columns cleaned by
 from engine.data.binning import binned_counts
 from engine.data.bundled import DATASETS_DIR, bundled_datasets, load_bundled
 from engine.data.errors import DataError
-from engine.data.parsing import (
-    DEFAULT_NA_VALUES,
-    MAX_BYTES,
-    MAX_COLUMNS,
-    MAX_ROWS,
-    ParseReport,
-    load_csv,
-)
-from engine.data.splitting import RowSplit, train_test_rows
-from engine.data.subsample import Subsample, stratified_subsample, subsample_dataset
-from engine.data.validation import (
+from engine.data.options import (
     DEFAULT_MISSING,
     LEVEL_CAP_LABEL,
     MANY_LEVEL_CHOICES,
@@ -77,9 +67,18 @@ from engine.data.validation import (
     SMALL_CLASS_CHOICES,
     SMALL_CLASS_OPTIONS,
     SMALL_CLASSES_LABEL,
-    Dataset,
-    make_dataset,
 )
+from engine.data.parsing import (
+    DEFAULT_NA_VALUES,
+    MAX_BYTES,
+    MAX_COLUMNS,
+    MAX_ROWS,
+    ParseReport,
+    load_csv,
+)
+from engine.data.splitting import RowSplit, train_test_rows
+from engine.data.subsample import Subsample, stratified_subsample, subsample_dataset
+from engine.data.validation import Dataset, make_dataset
 
 __all__ = [
     "binned_counts",

@@ -14,41 +14,16 @@ from engine.data.dataset import Dataset
 from engine.data.encoding import encode_features, encode_target, handle_small_classes
 from engine.data.errors import DataError, _names, _q, _rows
 from engine.data.options import (
-    DEFAULT_MISSING,
-    LEVEL_CAP_LABEL,
-    MANY_LEVEL_CHOICES,
     MANY_LEVEL_OPTIONS,
-    MANY_LEVELS_LABEL,
     MAX_CATEGORIES,
-    MAX_CLASSES_INFERRED,
     MISSING_CHOICES,
     MISSING_LABEL,
     MISSING_OPTIONS,
-    OTHER_LEVEL,
-    SMALL_CLASS_CHOICES,
     SMALL_CLASS_OPTIONS,
-    SMALL_CLASSES_LABEL,
 )
 from engine.data.values import identifier_columns
 
-__all__ = [
-    "DEFAULT_MISSING",
-    "LEVEL_CAP_LABEL",
-    "MANY_LEVEL_CHOICES",
-    "MANY_LEVEL_OPTIONS",
-    "MANY_LEVELS_LABEL",
-    "MAX_CATEGORIES",
-    "MAX_CLASSES_INFERRED",
-    "MISSING_CHOICES",
-    "MISSING_LABEL",
-    "MISSING_OPTIONS",
-    "OTHER_LEVEL",
-    "SMALL_CLASS_CHOICES",
-    "SMALL_CLASS_OPTIONS",
-    "SMALL_CLASSES_LABEL",
-    "Dataset",
-    "make_dataset",
-]
+__all__ = ["Dataset", "make_dataset"]
 
 
 def make_dataset(
@@ -234,26 +209,26 @@ def _check_columns(df, target, categorical, features):
     elif isinstance(categorical, str):
         categorical = [categorical]
     categorical = [str(c) for c in categorical]
-    unknown = [c for c in categorical if c not in names]
-    if unknown:
-        raise DataError(
-            f"Column {_names(unknown)} (marked as categorical) is not in the data. "
-            f"Available columns: {_names(names, 12)}.",
-            column=unknown[0] if len(unknown) == 1 else None,
-        )
+    _require_columns(categorical, names, "Column {} (marked as categorical)")
     if features is None:
         feat_names = [n for n in names if n != target]
     else:
         feat_names = [str(c) for c in ([features] if isinstance(features, str) else features)]
-        unknown = [c for c in feat_names if c not in names]
-        if unknown:
-            raise DataError(
-                f"Feature column {_names(unknown)} is not in the data. "
-                f"Available columns: {_names(names, 12)}.",
-                column=unknown[0] if len(unknown) == 1 else None,
-            )
+        _require_columns(feat_names, names, "Feature column {}")
         feat_names = [n for n in dict.fromkeys(feat_names) if n != target]
     return names, by_name, target, categorical, feat_names
+
+
+def _require_columns(wanted: list[str], names: list[str], described: str) -> None:
+    """Raise :class:`DataError` naming the columns of ``wanted`` that are not in ``names``
+    (``described``: how the message names them, ``{}`` standing for the names)."""
+    unknown = [c for c in wanted if c not in names]
+    if unknown:
+        raise DataError(
+            f"{described.format(_names(unknown))} is not in the data. "
+            f"Available columns: {_names(names, 12)}.",
+            column=unknown[0] if len(unknown) == 1 else None,
+        )
 
 
 def _leave_out_identifiers(df, by_name, target, feat_names, warn, left_out) -> list[str]:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.figures.style import HIGHLIGHT, NEUTRAL, base_layout, log_ticks
+from engine.figures.style import HIGHLIGHT, NEUTRAL, base_layout, frame_step, log_ticks
 
 UB_COLOR = "#BB5566"
 LB_COLOR = "#004488"
@@ -284,20 +284,7 @@ def _incumbent_slider(fig, tr, t, lb, ub, custom, events, kinds, incumbents, tit
         )
         name = str(k + 1)
         frames.append(go.Frame(name=name, data=data, layout=dict(title_text=step_title)))
-        steps.append(
-            dict(
-                method="animate",
-                label=f"#{k + 1}",
-                args=[
-                    [name],
-                    dict(
-                        mode="immediate",
-                        frame=dict(duration=0, redraw=True),
-                        transition=dict(duration=0),
-                    ),
-                ],
-            )
-        )
+        steps.append(frame_step(name, f"#{k + 1}"))
     fig.frames = frames
     margin = fig.layout.margin
     fig.update_layout(

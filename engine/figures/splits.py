@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.cart.candidates import STRATEGIES
-from engine.figures.style import base_layout, log_ticks, palette
+from engine.figures.style import base_layout, frame_step, log_ticks, palette
 
 #: marker symbol of each strategy, in :data:`engine.cart.candidates.STRATEGIES` order (the thin
 #: tick is exhaustive's: its candidates are dense).
@@ -303,20 +303,7 @@ def _scan_frames(t, g, idx, animated, ymax, split_text):
                 ],
             )
         )
-        steps.append(
-            dict(
-                method="animate",
-                label=name,
-                args=[
-                    [name],
-                    dict(
-                        mode="immediate",
-                        frame=dict(duration=0, redraw=True),
-                        transition=dict(duration=0),
-                    ),
-                ],
-            )
-        )
+        steps.append(frame_step(name, name))
     return frames, steps
 
 

@@ -52,6 +52,23 @@ def reference_line(
     fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=line, name=name))
 
 
+def frame_step(name: str, label: str) -> dict:
+    """A slider step of an animated figure: shows frame ``name`` at once (no transition),
+    labelled ``label`` under the slider."""
+    return dict(
+        method="animate",
+        label=label,
+        args=[
+            [name],
+            dict(
+                mode="immediate",
+                frame=dict(duration=0, redraw=True),
+                transition=dict(duration=0),
+            ),
+        ],
+    )
+
+
 def log_ticks(low: float, high: float) -> list[float]:
     """Tick values for a log axis from ``low`` to ``high`` (> 0): every power of ten, and
     also 2 and 5 times each when the range spans fewer than three decades."""

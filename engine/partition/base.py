@@ -198,15 +198,23 @@ class _PartitionBase(BaseEstimator):
             self.n_classes_ = 0
         return X, yv
 
-    def _grow_one(self, X, yv, params, seed, callback=None):
-        return grow_tree(
-            X,
-            yv,
+    def _data_description(self) -> dict:
+        """What the growth (:func:`grow_tree`, :func:`grow_steps`) reads of the prepared
+        data besides ``X`` and ``y``: the categorical columns and their levels, the kind of
+        y, the classes and the y box."""
+        return dict(
             is_cat=self.is_categorical_,
             n_cats=self.n_categories_,
             discrete_y=self._discrete,
             n_classes=self.n_classes_,
             y_box=self.y_box_,
+        )
+
+    def _grow_one(self, X, yv, params, seed, callback=None):
+        return grow_tree(
+            X,
+            yv,
+            **self._data_description(),
             params=params,
             rng=check_random_state(seed),
             callback=callback,
@@ -540,11 +548,7 @@ class _TreeMixin:
         steps = grow_steps(
             X,
             yv,
-            is_cat=self.is_categorical_,
-            n_cats=self.n_categories_,
-            discrete_y=self._discrete,
-            n_classes=self.n_classes_,
-            y_box=self.y_box_,
+            **self._data_description(),
             params=self._grow_params(False),
             rng=check_random_state(self._seed()),
             frontier=frontier,
