@@ -293,13 +293,14 @@ class PageJob:
 
     def launch(self, job, meta: dict | None = None):
         """Start ``job`` (:func:`start_job`) and keep it, with ``meta`` when given."""
-        from pages._runs import LAUNCH_QUERY
+        from pages._runs import LAUNCH_QUERY, register_live
 
         started = start_job(job)
         st.session_state[self.key] = started
         st.session_state[LAUNCH_QUERY + self.prefix] = st.query_params.to_dict()
         if meta is not None:
             st.session_state[self.meta_key] = meta
+        register_live(self, started)  # a reload while it runs takes it back (live=<id>)
         return started
 
     def controls(

@@ -18,8 +18,9 @@ from collections.abc import Callable, Iterable
 
 import streamlit as st
 
-#: Query parameters that are not widgets: ``run`` reopens a stored run (pages/_runs.py).
-RESERVED_NAMES = frozenset({"run"})
+#: Query parameters that are not widgets: ``run`` reopens a stored run, ``live`` takes back
+#: a job still running (pages/_runs.py).
+RESERVED_NAMES = frozenset({"run", "live"})
 #: URL names of the sidebar's settings (pages/_shared.py ``sidebar``).
 SIDEBAR_NAMES = frozenset({"ds", "target", "task", "missing", "seed", "projection"})
 _INTEGER = re.compile(r"[+-]?\d+")

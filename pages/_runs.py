@@ -10,12 +10,21 @@ a finished job whose :meth:`StoredJob.snapshot` is the stored one, so the page's
 draws it without refitting.  A bad, unknown or expired id gives a warning that names it;
 the page goes on without it.
 
+A job still running survives a reload too: :func:`register_live` (called when a page job
+starts) puts ``live=<id>`` into the URL (an unguessable id) and keeps the job in a
+server-wide registry; a page opened with that id in a new session (the reload, or the link
+in another tab) takes the running job back (:func:`adopt_live`) and polls it as its own,
+and the finished job is then kept as a run like any other.  The registry holds at most
+:data:`LIVE_MAX` entries and drops a finished job :data:`LIVE_TTL` seconds after it ended.
+
 Only Streamlit glue lives here; what is stored and how is :mod:`engine.store`.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -29,6 +38,13 @@ logger = logging.getLogger(__name__)
 
 #: The URL query key of the run id.
 RUN_KEY = "run"
+#: The URL query key of a running job's id (:func:`register_live`).
+LIVE_KEY = "live"
+#: Seconds a finished job stays in the registry of running jobs (a reload after it ended
+#: but before its session kept it still finds it).
+LIVE_TTL = 900.0
+#: Most entries in the registry of running jobs (the oldest finished ones go first).
+LIVE_MAX = 256
 #: The snapshot fields kept (``history`` is not: no page draws it, and it repeats ``latest``).
 SNAPSHOT_FIELDS = ("status", "elapsed", "steps", "latest", "result", "error", "error_kind")
 #: Statuses of a job whose result is kept ("error" is not: it is run again).
@@ -141,7 +157,7 @@ def _state_key(page: str) -> str:
 
 def run_link(page: str, run_id: str) -> str:
     """The page's relative link with its current URL settings and ``run=<id>``."""
-    query = {k: v for k, v in st.query_params.to_dict().items() if k != RUN_KEY}
+    query = {k: v for k, v in st.query_params.to_dict().items() if k not in (RUN_KEY, LIVE_KEY)}
     query[RUN_KEY] = run_id
     return f"./{page}?{urlencode(query)}"
 
@@ -156,6 +172,7 @@ def restore_runs(page: str, *page_jobs) -> str | None:
     """
     from pages._shared import md
 
+    adopt_live(page_jobs)
     run_id = st.query_params.get(RUN_KEY)
     if run_id is None:
         return None
@@ -386,6 +403,8 @@ def keep_runs(page: str, *page_jobs, caption: bool = True) -> str | None:
             saved = (signature, *_save(page, finished))
         st.session_state[key] = saved
     _, run_id, problem = saved
+    if not any(page_job.running for page_job in page_jobs):
+        st.query_params.pop(LIVE_KEY, None)  # a reload now reopens the kept run
     if run_id is not None:
         st.session_state[_state_key(page)] = (run_id, None)
         st.session_state[_QUERIED + run_id] = True  # its parameters are the page's already
@@ -409,7 +428,7 @@ def _save(page: str, finished) -> tuple[str | None, str | None]:
     launched = [st.session_state.get(LAUNCH_QUERY + page_job.prefix) for page_job in finished]
     launched = [query for query in launched if query is not None]
     query = launched[-1] if launched else st.query_params.to_dict()
-    query = {k: v for k, v in query.items() if k != RUN_KEY}
+    query = {k: v for k, v in query.items() if k not in (RUN_KEY, LIVE_KEY)}
     started = time.perf_counter()
     try:
         jobs = {}
@@ -444,3 +463,106 @@ def run_caption(page: str, run_id: str | None, problem: str | None = None) -> No
         f"Run [`{run_id}`]({run_link(page, run_id)}) is kept: its link reopens it without "
         f"refitting (after a reload, elsewhere, after a restart). {limits}"
     )
+
+
+# -- running jobs across a reload ----------------------------------------------------------
+@dataclass
+class _Live:
+    """One entry of the registry: a page's running jobs by prefix (job, meta, launch URL)."""
+
+    jobs: dict
+    created: float
+    finished_at: float | None = None
+
+    @property
+    def finished(self) -> bool:
+        return all(job.finished for job, *_ in self.jobs.values())
+
+
+@st.cache_resource(show_spinner=False)
+def _live_registry() -> tuple[threading.Lock, dict]:
+    """The server's registry of running page jobs: live id -> :class:`_Live`."""
+    return threading.Lock(), {}
+
+
+#: Session key: the live ids this session started or took over (their jobs are its own).
+_LIVE_OWNED = "_live_owned"
+
+
+def _prune(entries: dict) -> None:
+    """Drop the entries whose jobs all ended :data:`LIVE_TTL` seconds ago, then the oldest
+    finished ones, then the oldest, down to :data:`LIVE_MAX` (under the registry's lock)."""
+    now = time.monotonic()
+    for live_id, entry in list(entries.items()):
+        if entry.finished:
+            if entry.finished_at is None:
+                entry.finished_at = now
+            if now - entry.finished_at > LIVE_TTL:
+                del entries[live_id]
+    if len(entries) > LIVE_MAX:
+        order = sorted(entries, key=lambda i: (not entries[i].finished, entries[i].created))
+        for live_id in order[: len(entries) - LIVE_MAX]:
+            del entries[live_id]
+
+
+def register_live(page_job, job) -> str:
+    """Keep the started ``job`` of ``page_job`` in the server's registry under this page's
+    live id (the URL's ``live=<id>`` when this session made it, else a new unguessable id,
+    put into the URL); returns the id."""
+    lock, entries = _live_registry()
+    owned = st.session_state.setdefault(_LIVE_OWNED, set())
+    live_id = st.query_params.get(LIVE_KEY)
+    with lock:
+        _prune(entries)
+        if live_id not in owned or live_id not in entries:
+            live_id = secrets.token_urlsafe(16)
+            entries[live_id] = _Live(jobs={}, created=time.monotonic())
+            owned.add(live_id)
+        entry = entries[live_id]
+        entry.finished_at = None
+        entry.jobs[page_job.prefix] = (
+            job,
+            dict(page_job.meta),
+            st.session_state.get(LAUNCH_QUERY + page_job.prefix),
+        )
+    st.query_params[LIVE_KEY] = live_id
+    return live_id
+
+
+def adopt_live(page_jobs) -> int:
+    """Take over the jobs the URL's ``live=<id>`` names (a reload or a link opened while
+    they ran): each of ``page_jobs`` with no job of its own in this session gets its job
+    and meta back; returns how many were taken.  An id unknown here (the jobs ended long
+    ago, or a server restart) is dropped from the URL with a note."""
+    live_id = st.query_params.get(LIVE_KEY)
+    if live_id is None:
+        return 0
+    owned = st.session_state.setdefault(_LIVE_OWNED, set())
+    if live_id in owned:
+        return 0
+    lock, entries = _live_registry()
+    with lock:
+        entry = entries.get(live_id)
+        found = dict(entry.jobs) if entry is not None else {}
+    mine = [page_job for page_job in page_jobs if page_job.prefix in found]
+    if not mine:
+        st.query_params.pop(LIVE_KEY, None)
+        if entry is None:
+            st.info(
+                "The job this link was watching is no longer on the server (it ended a "
+                "while ago, or the server restarted); a finished job's link has "
+                f"`{RUN_KEY}=` instead. Press **Run** to compute it again."
+            )
+        return 0
+    owned.add(live_id)
+    taken = 0
+    for page_job in mine:
+        if page_job.job is not None:
+            continue
+        job, meta, launched = found[page_job.prefix]
+        st.session_state[page_job.key] = job
+        st.session_state[page_job.meta_key] = meta
+        if launched is not None:
+            st.session_state[LAUNCH_QUERY + page_job.prefix] = launched
+        taken += 1
+    return taken

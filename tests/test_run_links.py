@@ -448,3 +448,75 @@ def test_a_loaded_run_no_page_reopened_is_dropped_even_after_st_stop(warm_engine
     at.run()
     assert not at.exception, at.exception
     assert "_run_loaded" not in at.session_state
+
+
+def gated(steps, gate):
+    """The job step generator function ``steps`` made to wait for ``gate`` (or Stop)."""
+
+    def held(ctx, *args, **kwargs):
+        while not gate.wait(0.01):
+            if ctx.cancel_event.is_set():
+                return None
+        return (yield from steps(ctx, *args, **kwargs))
+
+    return held
+
+
+def reload_of(app, monkeypatch, page: str) -> AppTest:
+    """A new session of the same server (the server's caches kept) opened on ``app``'s URL:
+    a browser reload."""
+    from streamlit.testing.v1 import app_test as app_test_module
+
+    from tests.conftest import navigation_pages_manager
+
+    monkeypatch.setattr(app_test_module, "PagesManager", navigation_pages_manager())
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
+    at.query_params.update(dict(app.query_params))
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.mark.slow
+def test_a_reload_while_a_job_runs_takes_the_running_job_back(app, store_folder, monkeypatch):
+    """Reload mid-job: the new session gets the same running job (``live=<id>`` in the URL),
+    polls it, and keeps its result as a run once it ends; an unknown live id is dropped with
+    a note; the id is unguessable (22 URL-safe characters, 128 bits)."""
+    import threading
+
+    import pages._jobs as shared
+    from pages import _runs
+
+    gate = threading.Event()
+    monkeypatch.setattr(shared, "cross_validate_steps", gated(shared.cross_validate_steps, gate))
+    app.switch_page("pages/compare.py").run()
+    app.multiselect(key="cmp_models").set_value(["sklearn_tree"])
+    app.slider(key="cmp_folds").set_value(2)
+    app.button(key="cmp_run").click().run()
+    job = app.session_state["cmp_job"]
+    live_id = app.query_params["live"]
+    assert len(live_id) == 22 and not job.finished
+    reloaded = reload_of(app, monkeypatch, "pages/compare.py")
+    assert reloaded.session_state["cmp_job"] is job  # the same job, not a new one
+    assert reloaded.button(key="cmp_stop").disabled is False
+    assert reloaded.button(key="cmp_run").disabled is True
+    gate.set()
+    assert job.join(TIMEOUT) and job.status == "done"
+    reloaded.run()
+    assert not reloaded.exception, reloaded.exception
+    run_id = reloaded.query_params["run"]
+    assert "live" not in reloaded.query_params  # a reload now reopens the kept run
+    assert RunStore(store_folder).load(run_id).kind == "compare"
+    # the other session's job is the same one: nothing was run twice
+    assert app.session_state["cmp_job"] is job
+    # a live id the server does not hold (a restart, or long ended): dropped, with a note
+    lock, entries = _runs._live_registry()
+    with lock:
+        entries.clear()
+    gone = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
+    gone.query_params.update({"live": live_id})
+    gone.switch_page("pages/compare.py").run()
+    assert not gone.exception, gone.exception
+    assert "live" not in gone.query_params
+    assert any("no longer on the server" in i.value for i in gone.info)
+    assert "cmp_job" not in gone.session_state or gone.session_state["cmp_job"] is None
