@@ -129,14 +129,18 @@ def shown_summary(summary: pd.DataFrame, decimals: int = 4) -> pd.DataFrame:
     """A cross-validation summary for display: numbers rounded to ``decimals``, and the
     missing standard deviations of a model with one fold shown as :data:`NO_SPREAD`.
 
-    The ``*_std`` columns become object columns (numbers and the dash), so no string is
-    filled into a float column (pandas 4 will refuse that).  ``summary`` is not changed.
+    The ``*_std`` columns become text columns (each number written with ``decimals``
+    places, or the dash): a column mixing numbers and text cannot be converted to Arrow,
+    which ``st.dataframe`` needs (Streamlit logs an error and rewrites the column), and no
+    string is filled into a float column (pandas 4 will refuse that).  ``summary`` is not
+    changed.
     """
     shown = summary.round(decimals)
     for column in shown.columns:
         if str(column).endswith("_std"):
-            values = shown[column].astype(object)
-            shown[column] = values.where(shown[column].notna(), NO_SPREAD)
+            shown[column] = [
+                NO_SPREAD if pd.isna(value) else f"{value:.{decimals}f}" for value in shown[column]
+            ]
     return shown
 
 

@@ -734,7 +734,9 @@ def _cv_outcome(page_job: PageJob, summarise) -> tuple:
         show_job_failure(snap, "The comparison", "choose fewer or lighter models")
         if not rows:
             st.stop()
-        st.info(f"Showing the {len(rows)} folds that finished before it stopped.")
+        st.info(
+            f"Showing the {len(rows)} fits (a model on a fold) that finished before it stopped."
+        )
         result = summarise(rows, meta["task"], complete=False, n_folds=meta.get("n_folds"))
     elif snap.status in ("cancelled", "timeout"):
         why = (
@@ -742,7 +744,10 @@ def _cv_outcome(page_job: PageJob, summarise) -> tuple:
             if snap.status == "cancelled"
             else (f"ran out of its {job.budget:.0f} s budget")
         )
-        st.warning(f"The job {why}; showing the {len(rows)} folds that finished.")
+        st.warning(
+            f"The job {why}; showing the {len(rows)} fits (a model on a fold) that "
+            "finished. A model with no finished fold is not in the table."
+        )
         result = summarise(rows, meta["task"], complete=False, n_folds=meta.get("n_folds"))
     else:
         result = snap.result

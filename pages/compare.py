@@ -157,7 +157,10 @@ st.caption(
     f"Mean over {folds_label(result.summary, n_planned)} (± std columns; the folds column "
     "counts each model's finished folds, the rows column the rows it was fitted and scored "
     "on; — where a model has 1 fold: no spread); "
-    f"finished in {snap.elapsed:.1f} s."
+    + {"cancelled": "stopped after", "timeout": "out of time after", "error": "failed after"}.get(
+        snap.status, "finished in"
+    )
+    + f" {snap.elapsed:.1f} s."
 )
 panel.table(  # a model with 1 fold: no std
     shown_summary(result.summary.drop(columns=["key"], errors="ignore")),

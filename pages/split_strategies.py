@@ -362,7 +362,7 @@ result, meta = cv_job_panel(
 st.caption(link_terms(f"Results for {meta['caption']}"))
 panel.meta = meta
 metric = "accuracy" if meta["task"] == "classification" else "r2"
-from engine.compare import folds_label  # noqa: E402 (loaded with the job's results)
+from engine.compare import folds_label, shown_summary  # noqa: E402 (loaded with the job's results)
 
 n_planned = result.n_folds or meta.get("n_folds")
 st.caption(
@@ -381,9 +381,7 @@ cols = [
     "n_leaves",
     "depth",
 ]
-shown = result.summary[[c for c in cols if c in result.summary]].round(4)
-for column in [c for c in shown if c.endswith("_std")]:  # 1 fold: no std
-    shown[column] = shown[column].astype(object).where(shown[column].notna(), "—")
+shown = shown_summary(result.summary[[c for c in cols if c in result.summary]])  # 1 fold: "—"
 panel.table(
     shown,
     name="summary",

@@ -56,6 +56,9 @@ def test_shown_summary_dashes_the_missing_spread_without_a_pandas_warning():
         shown = shown_summary(summary).set_index("model")
     assert shown.loc["A", "accuracy_std"] == NO_SPREAD
     assert shown.loc["A", "log_loss_std"] == NO_SPREAD
-    assert shown.loc["B", "accuracy_std"] == round(np.std([0.61234567, 0.7, 0.9]), 4)
+    assert shown.loc["B", "accuracy_std"] == f"{np.std([0.61234567, 0.7, 0.9]):.4f}"
+    import pyarrow
+
+    pyarrow.Table.from_pandas(shown)  # what st.dataframe needs: no column mixes types
     assert shown.loc["B", "accuracy"] == round(np.mean([0.61234567, 0.7, 0.9]), 4)
     assert summary.equals(before)  # the summary itself is not changed

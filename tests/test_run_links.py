@@ -367,7 +367,10 @@ def test_a_stopped_comparison_is_kept_with_the_folds_it_finished(app, store_fold
     made = forbid_jobs(monkeypatch)
     again = fresh_app(monkeypatch, "pages/compare.py", dict(app.query_params))
     assert not made
-    assert warnings_of(again) == ["The job was stopped; showing the 1 folds that finished."]
+    assert warnings_of(again) == [
+        "The job was stopped; showing the 1 fits (a model on a fold) that finished. "
+        "A model with no finished fold is not in the table."
+    ]
     pd.testing.assert_frame_equal(again.dataframe[0].value, table)
 
 

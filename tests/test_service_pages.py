@@ -122,7 +122,7 @@ def test_a_failed_comparison_says_why_and_keeps_the_finished_folds(app, kind, er
     app.run()
     assert not app.exception
     assert any(words in e.value for e in app.error), [e.value for e in app.error]
-    assert any("Showing the 2 folds that finished" in i.value for i in app.info)
+    assert any("Showing the 2 fits (a model on a fold) that finished" in i.value for i in app.info)
     table = app.dataframe[0].value
     assert isinstance(table, pd.DataFrame) and len(table) == 1  # the model's mean row
     assert "Traceback" not in " ".join(e.value for e in app.error)
