@@ -220,6 +220,41 @@ def warn_param(name: str, text: str, problem: str, used: str | None) -> None:
         kept["messages"].append((st.session_state.get(_RUN, 0), message))
 
 
+#: Names people try for a sidebar setting (``?dataset=iris``): the name it has.
+ALIASES = {"dataset": "ds", "data": "ds", "y": "target", "random_state": "seed"}
+
+
+def unknown_message(name: str, text: str, names) -> str:
+    """The warning for a link parameter ``name`` (value ``text``) that is not one of ``names`` (the page's
+    and the sidebar's): the nearest names (:func:`difflib.get_close_matches`, also on the
+    words of a name such as ``max_depth``), then every name the page takes."""
+    import difflib
+
+    from pages._shared import md
+
+    names = sorted(names)
+    words = [name.lower(), *(w for w in re.split(r"[_\W]+", name.lower()) if len(w) >= 4)]
+    near = [ALIASES[name.lower()]] if ALIASES.get(name.lower()) in names else []
+    for word in words:
+        for match in difflib.get_close_matches(word, names, n=3, cutoff=0.75):
+            if match not in near:
+                near.append(match)
+    hint = f" (did you mean {', '.join(f'`{m}`' for m in near[:3])}?)" if near else ""
+    return (
+        f"**Link parameter {md(_cut(name))}** (value '{md(_cut(text))}'): this page has no "
+        f"parameter of that name{hint}; it is ignored. The page's link parameters: {', '.join(f'`{n}`' for n in names)}."
+    )
+
+
+def warn_unknown(name: str, text: str, names) -> None:
+    """A visible warning for a link parameter of a name the page does not take."""
+    message = unknown_message(name, text, names)
+    _show(message)
+    kept = _kept()
+    if message not in [m for _, m in kept["messages"]]:
+        kept["messages"].append((st.session_state.get(_RUN, 0), message))
+
+
 #: Session-state keys: the link's warnings of this run waiting for the page's title, and
 #: the run in which the page drew its title.
 _PENDING = "_link_pending"
@@ -338,7 +373,7 @@ def apply_link(page: str, params: Iterable[LinkParam]) -> dict:
     for name, text in list(st.query_params.to_dict().items()):
         if name not in known:
             if opened_here:  # else another page's setting, left in the URL by the switch
-                warn_param(name, text, "is for no setting of this page", None)
+                warn_unknown(name, text, known - RESERVED_NAMES)
             st.query_params.pop(name, None)
     applied = {}
     for param in params:

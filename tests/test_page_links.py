@@ -132,6 +132,18 @@ def test_an_unknown_parameter_is_named_and_dropped(warm_engine, monkeypatch):
     assert "colour" not in query_of(at)
 
 
+def test_an_unknown_name_suggests_the_nearest_and_lists_the_pages_names(warm_engine, monkeypatch):
+    at = fresh_session(
+        monkeypatch, {"max_depth": "99", "dataset": "wine"}, "pages/optimal_shape_trees.py"
+    )
+    shown = warnings_of(at)
+    depth = next(w for w in shown if "max_depth" in w)
+    assert "did you mean `depth`?" in depth and "'99'" in depth and "ignored" in depth
+    assert "`kmax`" in depth and "`time`" in depth  # the page's names are listed
+    assert any("dataset" in w and "did you mean `ds`?" in w for w in shown)
+    assert "max_depth" not in query_of(at) and "dataset" not in query_of(at)
+
+
 def test_a_whole_number_of_many_digits_is_moved_to_its_bound():
     """More than 20 digits is still a whole number: above the range, not 'not a number'."""
     param = LinkParam("x", "x", int, 5, low=2, high=10)
