@@ -93,9 +93,9 @@ if c1.button("Check my answer", key="learn_pr_check_btn", type="primary"):
     if chosen is None:
         st.warning("Pick an answer first, then press **Check my answer**.")
     else:
-        board.record(q.key, q.prompt, chosen, q.answer)
+        board.record(q.key, q.prompt, chosen, q.shown_answer, q.correct(chosen))
 if c2.button("Reveal without answering", key="learn_pr_reveal_btn"):
-    board.record(q.key, q.prompt, SKIPPED, q.answer)
+    board.record(q.key, q.prompt, SKIPPED, q.shown_answer, False)
 
 attempt = board.attempts.get(q.key)
 if attempt is None:
@@ -104,7 +104,7 @@ else:
     show_answer(
         correct=attempt.correct,
         chosen=attempt.chosen,
-        answer=q.answer,
+        answer=q.shown_answer,
         explanation=md(q.explanation),
         source="the fit says",
         figures=q.figures,

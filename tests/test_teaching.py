@@ -301,6 +301,20 @@ def test_predictions_are_checked_against_the_fits():
         ).fit(d.X, d.y)
         assert q.answer == d.feature_names[sk.tree_.feature[0]] and q.answer in q.options
         assert len(q.options) <= predict.MAX_OPTIONS
+    # iris: petal length and petal width tie at the root (Gini decrease 1/3 both, checked by
+    # a stump of scikit-learn on each alone): both are right, no other feature is
+    d = bundled("iris")
+    q = predict.root_feature(d.X, d.y, d.feature_names, d.task, key="iris")
+    gains = []
+    for j in range(d.X.shape[1]):
+        t = DecisionTreeClassifier(max_depth=1).fit(d.X[:, [j]], d.y).tree_
+        n = t.weighted_n_node_samples
+        gains.append(t.impurity[0] - (n[1] * t.impurity[1] + n[2] * t.impurity[2]) / n[0])
+    best = [d.feature_names[j] for j in range(4) if gains[j] >= max(gains) - 1e-12]
+    assert sorted(q.accepted) == sorted(best) == ["petal length (cm)", "petal width (cm)"]
+    assert all(q.correct(name) == (name in best) for name in q.options)
+    assert q.shown_answer == "petal length (cm) or petal width (cm)"
+    assert "tie" in q.explanation
     d = bundled("wine")
     q = predict.top_feature(d.X, d.y, d.feature_names, d.task, 5, class_names=d.class_names)
     from engine.cart.estimator import CARTClassifier

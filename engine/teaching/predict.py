@@ -39,6 +39,18 @@ class Prediction:
     explanation: str
     figures: list[FigureSpec]
     table: pd.DataFrame | None = None
+    #: Every option that is right (``answer`` and the options tied with it); empty: only
+    #: ``answer``.
+    accepted: tuple[str, ...] = ()
+
+    def correct(self, chosen: str) -> bool:
+        """Whether ``chosen`` is a right answer (``answer``, or an option tied with it)."""
+        return chosen == self.answer or chosen in self.accepted
+
+    @property
+    def shown_answer(self) -> str:
+        """The right answers as the page names them (" or " between tied ones)."""
+        return " or ".join(self.accepted) if len(self.accepted) > 1 else self.answer
 
 
 def _sample(X, y, seed: int = 0):
@@ -90,15 +102,28 @@ def root_feature(
         raise ValueError("CART does not split this data at all (the target is constant)")
     ranked = np.argsort(-tree3.feature_importances_, kind="stable")
     decrease = float(tree2.tree_.impurity[0]) - _children_impurity(tree2.tree_)
+    tied = _tied_root_features(model, X, y, cat, decrease)
+    # the tied features first among the options, so each right answer can be picked
+    options = _options(root, [*tied, *ranked], names)
+    accepted = tuple(names[j] for j in sorted(set(tied) | {root}) if names[j] in options)
+    tie = (
+        f" {', '.join(a for a in accepted if a != names[root])} decrease"
+        f"{'s' if len(accepted) == 2 else ''} it exactly as much (a tie: CART takes the "
+        "feature that comes first in the columns), so "
+        f"{'that answer is' if len(accepted) == 2 else 'those answers are'} right too."
+        if len(accepted) > 1
+        else ""
+    )
     return Prediction(
         key=f"predict/root/{key}",
         prompt="Which feature will the root of a CART tree split on?",
-        options=_options(root, ranked, names),
+        options=options,
         answer=names[root],
+        accepted=accepted,
         explanation=(
             f"CART's root splits on {names[root]} (threshold "
             f"{float(tree2.tree_.threshold[0]):.4g}): of every feature and threshold it "
-            f"decreases the impurity most ({decrease:.4g})."
+            f"decreases the impurity most ({decrease:.4g}).{tie}"
         ),
         figures=[
             FigureSpec(
@@ -112,6 +137,22 @@ def root_feature(
             )
         ],
     )
+
+
+def _tied_root_features(model, X, y, categorical, best: float) -> list[int]:
+    """The features whose best root split decreases the impurity as much as ``best`` (to
+    1e-9 relative): a one-level CART on each feature alone."""
+    tied = []
+    for j in range(X.shape[1]):
+        cat = None if categorical is None else categorical[[j]]
+        stump = model(max_depth=1, categorical_features=cat, random_state=0)
+        tree = stump.fit(X[:, [j]], y).tree_
+        if tree.node_count < 3:
+            continue
+        decrease = float(tree.impurity[0]) - _children_impurity(tree)
+        if decrease >= best - 1e-9 * max(1.0, abs(best)):
+            tied.append(j)
+    return tied
 
 
 def _children_impurity(tree) -> float:
