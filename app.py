@@ -11,16 +11,6 @@ import streamlit as st
 
 st.set_page_config(page_title="TreeLab", page_icon="🌳", layout="wide")
 
-from pages._links import note_page, show_link_warnings  # noqa: E402
-from pages._runs import forget_loaded_run, open_run_link  # noqa: E402
-from pages._shared import (  # noqa: E402
-    engine_gate,
-    keep_widget_state,
-    resume_intended_page,
-    sidebar,
-    start_engine,
-)
-
 PAGES = {
     "Explore": [
         st.Page("pages/home.py", title="Start", icon="🏠", url_path="home", default=True),
@@ -80,7 +70,20 @@ PAGES = {
     ],
 }
 
+# the navigation first, before the imports below (seconds on a cold server): until a
+# session has called st.navigation, Streamlit lists every module of pages/ as a page
 navigation = st.navigation(PAGES)
+
+from pages._links import note_page, show_link_warnings  # noqa: E402
+from pages._runs import forget_loaded_run, open_run_link  # noqa: E402
+from pages._shared import (  # noqa: E402
+    engine_gate,
+    keep_widget_state,
+    resume_intended_page,
+    sidebar,
+    start_engine,
+)
+
 page_key = navigation.url_path or "home"  # the default page's url_path is ""
 note_page(page_key)  # the page the link opened, or another one switched to
 # a run loaded by an earlier run that no page reopened (the finally below cannot drop it
