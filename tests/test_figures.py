@@ -301,3 +301,32 @@ def test_projection_style_keeps_a_raised_legend_below_the_title():
     legend_top = legend_bottom + 28 * rows
     title_bottom = layout.margin.t - 24 - 1.45 * layout.title.font.size  # px above the plot
     assert legend_top <= title_bottom + 1e-6
+
+
+def _cielab(hex_colour: str) -> tuple[float, float, float]:
+    """sRGB hex -> CIELAB (D65), the standard formulas."""
+    r, g, b = (int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b))
+    x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+
+    def f(t):
+        return t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+
+    return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
+
+
+@pytest.mark.parametrize("n", [2, 3, 8, 10, 12])
+def test_class_colours_stay_apart(n):
+    """Every pair of the palette's n colours differs by at least 25 CIELAB units (digits'
+    ten classes had a pair 14 apart: two light blues)."""
+    import itertools
+    import math
+
+    from engine.figures.style import palette
+
+    colours = palette(n)
+    assert len(set(colours)) == n
+    lab = [_cielab(c) for c in colours]
+    assert min(math.dist(a, b) for a, b in itertools.combinations(lab, 2)) >= 25
