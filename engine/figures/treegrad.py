@@ -6,6 +6,7 @@ Pure functions of engine results (:mod:`engine.treegrad`, :mod:`engine.treegrad.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -62,8 +63,12 @@ def attribution_figure(
         raise ValueError("no scores to plot")
     keep = top_features(scores, top_k)
     fn = [str(feature_names[j]) for j in keep]
+    # side by side, long method names get two lines ("Weighted<br>Banzhaf(0.3)"): on one
+    # line they run into the next panel's title on a 1280-pixel screen
+    width = max(10, 84 // len(names))
+    titles = ["<br>".join(textwrap.wrap(name, width)) or name for name in names]
     fig = make_subplots(
-        rows=1, cols=len(names), shared_yaxes=True, subplot_titles=names, horizontal_spacing=0.012
+        rows=1, cols=len(names), shared_yaxes=True, subplot_titles=titles, horizontal_spacing=0.012
     )
     colours = _method_colours(names)
     for c, name in enumerate(names, start=1):
