@@ -396,8 +396,10 @@ st.subheader("2. Sample")
 test_rows = [int(r) for r in te_idx]
 y_lab = ds.target_labels()
 if st.session_state.get("tg_row") not in test_rows:
-    SETTINGS.link_fixed("tg_row", test_rows[0], "is not a test row of this split")
-    st.session_state["tg_row"] = test_rows[0]
+    # the first test row whose paths test the most features: where the methods can differ
+    opening_row = service.teaching_row(model, ds.X, test_rows)
+    SETTINGS.link_fixed("tg_row", opening_row, "is not a test row of this split")
+    st.session_state["tg_row"] = opening_row
 
 
 def fmt_target(v) -> str:

@@ -994,3 +994,29 @@ def test_numerics_jobs_include_shapiq():
     from sklearn.linear_model import LinearRegression
 
     assert E.shapiq_explainer(LinearRegression().fit(*_data("reg", 0))) is None
+
+
+def test_the_opening_row_is_the_first_whose_paths_test_the_most_features():
+    """teaching_row: a brute force over the candidate rows (distinct features on each row's
+    decision paths); on iris's depth-6 tree the first test row (a setosa) uses one feature,
+    the chosen row more."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    from engine.data import load_bundled, make_dataset
+    from engine.treegrad.service import as_treelab, teaching_row
+
+    df, _, entry = load_bundled("iris")
+    ds = make_dataset(df, entry["target"])
+    rows = list(range(0, 150, 3))
+    fitted = DecisionTreeClassifier(max_depth=6, random_state=0).fit(ds.X, ds.y)
+    tree = as_treelab(fitted)
+    node_features = fitted.tree_.feature
+    counts = [
+        len({int(node_features[n]) for n in fitted.decision_path(ds.X[[r]]).indices[:-1]})
+        for r in rows
+    ]
+    expected = rows[int(np.argmax(counts))]  # argmax: the first of the largest
+    assert teaching_row(tree, ds.X, rows) == expected
+    assert counts[0] == 1 and max(counts) > 1
+    with pytest.raises(ValueError, match="no rows"):
+        teaching_row(tree, ds.X, [])

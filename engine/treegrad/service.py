@@ -50,6 +50,7 @@ __all__ = [
     "path_table",
     "runtime_vs_leaves_steps",
     "split_rows",
+    "teaching_row",
 ]
 
 #: The scikit-learn models the page trains (key -> label).
@@ -168,6 +169,49 @@ def _complete_rows_for(est, label: str, ds, train, test):
         f"one ({test.size - kept_test.size:,} left out). The other model types route "
         "missing values themselves and use every row.",
     )
+
+
+def teaching_row(model, X, rows, *, limit: int = 100, max_trees: int = 20) -> int:
+    """The row the page opens on: of the first ``limit`` of ``rows``, the first whose
+    decision paths (in the first ``max_trees`` trees of an ensemble) test the most distinct
+    features.  A row routed by one split (iris's first test row, a setosa: petal width
+    alone) gives every method the same single attribution; a row whose paths test several
+    features is where Shapley, Banzhaf and the Ranker can disagree.
+
+    Parameters
+    ----------
+    model : TreeArrays or TreeEnsemble
+        The model the page explains (:func:`as_treelab`).
+    X : ndarray of shape (n_samples, n_features), float64
+        The dataset's features.
+    rows : sequence of int
+        The candidate rows (the test rows), in the page's order; not empty.
+
+    Returns
+    -------
+    int
+        One of ``rows``.
+
+    Raises
+    ------
+    ValueError
+        When ``rows`` is empty.
+    """
+    from engine.tree import TreeEnsemble
+
+    rows = [int(r) for r in rows]
+    if not rows:
+        raise ValueError("no rows to choose from")
+    trees = model.trees[:max_trees] if isinstance(model, TreeEnsemble) else [model]
+    best, most = rows[0], -1
+    for row in rows[:limit]:
+        used = set()
+        for tree in trees:
+            path = tree.decision_path(X[row])
+            used.update(int(tree.feature[node]) for node in path[:-1])
+        if len(used) > most:
+            best, most = row, len(used)
+    return best
 
 
 def path_table(tree, x, feature_names) -> pd.DataFrame:
