@@ -330,3 +330,23 @@ def test_class_colours_stay_apart(n):
     assert len(set(colours)) == n
     lab = [_cielab(c) for c in colours]
     assert min(math.dist(a, b) for a, b in itertools.combinations(lab, 2)) >= 25
+
+
+def test_a_leaf_with_tied_classes_is_labelled_tie():
+    """iris's depth-1 tree: the right leaf holds 50 versicolor and 50 virginica, so its label
+    says "tie" (not "versicolor", which the argmax would pick), the left leaf "setosa"."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    from engine.data import load_bundled, make_dataset
+    from engine.figures.tree import tree_figure
+    from engine.treegrad.service import as_treelab
+
+    df, _, entry = load_bundled("iris")
+    ds = make_dataset(df, entry["target"])
+    tree = as_treelab(DecisionTreeClassifier(max_depth=1).fit(ds.X, ds.y))
+    names = ["setosa", "versicolor", "virginica"]
+    fig = tree_figure(tree, feature_names=ds.feature_names, class_names=names, show_labels=True)
+    labels = [a.text for a in fig.layout.annotations]
+    assert labels[1:] == ["setosa", "tie"], labels
+    hover = [h for trace in fig.data for h in (trace.hovertext or ()) if "majority" in str(h)]
+    assert any("a tie of versicolor, virginica" in h for h in hover)

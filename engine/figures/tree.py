@@ -177,7 +177,14 @@ def _hover(
         if len(ks) < len(cnames):
             parts.append(f"\u2026 {len(cnames) - len(ks)} more classes")
         lines.append("classes: " + "<br>&nbsp;&nbsp;".join([""] + parts))
-        lines.append(f"majority: {cnames[int(np.argmax(v))]}")
+        top = np.flatnonzero(np.isclose(v, v.max(), rtol=0, atol=1e-12))
+        lines.append(
+            f"majority: {cnames[int(top[0])]}"
+            if top.size == 1
+            else "majority: a tie of "
+            + ", ".join(str(cnames[k]) for k in top)
+            + f" (predicts {cnames[int(top[0])]}, the first)"
+        )
     else:
         lines.append(f"mean value: {_fmt(float(v[0]))}")
     lines.append(f"impurity: {_fmt(float(tree.impurity[node]))}")
@@ -380,11 +387,14 @@ def _add_nodes(
         )
     if classification:
         majority = np.argmax(tree.value[:, 0, :], axis=1)
+        tied = _tied_classes(tree.value[:, 0, :])
         for k, cname in enumerate(cnames):
             ids = [v for v in leaves if majority[v] == k]
             if not ids:
                 continue
-            node_labels.update({v: _short_name(cname, 14) for v in ids})
+            # a leaf whose largest classes are equal (iris's root: 50 / 50 / 50) predicts
+            # the first of them, but naming one would mislead: "tie"
+            node_labels.update({v: "tie" if tied[v] else _short_name(cname, 14) for v in ids})
             fig.add_trace(
                 _node_trace(
                     ids,
@@ -726,6 +736,12 @@ def tree_text(
         stack.append(("node", int(cl[node]), level + 1))
         lines.append(f"{indent} {left}")
     return "\n".join(lines) + "\n"
+
+
+def _tied_classes(values: np.ndarray) -> np.ndarray:
+    """(n_nodes,) bool: the node's largest class fractions are equal (to 1e-12)."""
+    top = values.max(axis=1, keepdims=True)
+    return np.isclose(values, top, rtol=0, atol=1e-12).sum(axis=1) > 1
 
 
 def _subtree_depths(tree: TreeArrays) -> np.ndarray:
