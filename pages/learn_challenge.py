@@ -151,13 +151,25 @@ else:
         raw = st.slider(label, min_value=lo, max_value=hi, key=tkey, format="%.4g")
     threshold = challenge.snap(x_leaf, raw)
     view = challenge.preview(tree, X_train, y_train, leaf, feature, threshold, K)
+    hints = st.toggle(
+        "Hint: show the Gini decrease at every threshold and the best one",
+        key="learn_ch_hints",
+        help="Off, you judge a threshold by its class counts and its own Gini decrease "
+        "only; on, the chart also draws the decrease at every threshold of this feature "
+        "with CART's choice starred (the answer a greedy tree would take).",
+    )
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Threshold (midpoint)", f"{threshold:.4g}")
     m2.metric(
         "Gini decrease at this node",
         f"{view.node_decrease:.4f}",
-        help="Parent impurity minus the children's, weighted by their rows. The best on "
-        f"this feature here is {view.best_decrease:.4f} at {view.best_threshold:.4g}.",
+        help="Parent impurity minus the children's, weighted by their rows."
+        + (
+            f" The best on this feature here is {view.best_decrease:.4f} at "
+            f"{view.best_threshold:.4g}."
+            if hints
+            else " Turn on the hint to see the best on this feature."
+        ),
     )
     m3.metric("Training errors in this leaf", f"{view.errors_before} -> {view.errors_after}")
     m4.metric("Left / right rows", f"{view.counts_left.sum()} / {view.counts_right.sum()}")
@@ -177,8 +189,8 @@ else:
                 threshold,
                 feature_name=feature_name,
                 class_names=classes,
-                curve_thresholds=view.curve_thresholds,
-                curve_gains=view.curve_gains,
+                curve_thresholds=view.curve_thresholds if hints else None,
+                curve_gains=view.curve_gains if hints else None,
             )
         ),
         key="learn_ch_preview_view",

@@ -133,6 +133,17 @@ def test_challenge_grow_grade_and_score(app):
         int(np.sum(ytr[left] == 2)),
         int(np.sum(ytr[rows4 & ~left] == 2)),
     ]
+
+    # the hint (the decrease at every threshold, CART's best starred) only on request
+    def preview_traces():
+        import json
+
+        chart = next(c for c in app.get("plotly_chart") if "learn_ch_preview" in str(c.proto.id))
+        return [t.get("name", "") for t in json.loads(chart.proto.spec)["data"]]
+
+    assert not any("best threshold" in name for name in preview_traces())
+    app.toggle(key="learn_ch_hints").set_value(True).run()
+    assert any(name.startswith("best threshold") for name in preview_traces())
     app.text_input(key="learn_ch_player").input("Ada").run()
     app.button(key="learn_ch_grade_run").click().run()
     assert not app.exception, app.exception
