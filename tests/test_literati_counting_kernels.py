@@ -329,7 +329,7 @@ def test_depth2_child_precheck_never_prunes_a_shape_the_scan_would_keep(seed):
                     tb = np.zeros((n_bins, C), dtype=np.int64)
                     Wp = np.zeros((n_bins + 1, p), dtype=np.int64)
                     counting_kernels._child_totals(T, segs, n_seg, off, C, f, tb)
-                    counting_kernels._child_cells(T, segs, n_seg, off, C, f, Wp)
+                    counting_kernels._child_cells(T, segs, n_seg, off, C, f, tb, Wp)
                     np.testing.assert_array_equal(np.diff(Wp[: nc + 2], axis=0), W)
                     np.testing.assert_array_equal(tb[: nc + 1], cells[:, f].sum(axis=1))
                     ws = counting_kernels._work_arrays(p, n_bins, C, k_max)

@@ -519,18 +519,29 @@ def _child_totals(T, segs, n_seg, off, C, f, tb):
 
 
 @njit
-def _child_cells(T, segs, n_seg, off, C, f, Wp):
+def _child_cells(T, segs, n_seg, off, C, f, tb, Wp):
     """The cell errors of :func:`_scan_shapes` for one child (as in :func:`_child_pairs`),
-    read from the triple histogram without building the child's pair histogram:
-    ``Wp[a, g]`` (int64 ``(B + 1, p)``) the prefix sums over ``f``'s bins ``< a`` of
-    ``W[a, g]``, the rows of bin ``a`` misclassified when every (bin of ``f``, bin of
-    ``g``) cell predicts its own majority (``W`` equals :func:`_scan_shapes`'s entry by
-    entry)."""
+    read from the triple histogram without building the child's pair histogram (``tb``:
+    its class totals per bin of ``f``, :func:`_child_totals`; a bin of one class has no
+    cell errors and is not read): ``Wp[a, g]`` (int64 ``(B + 1, p)``) the prefix sums
+    over ``f``'s bins ``< a`` of ``W[a, g]``, the rows of bin ``a`` misclassified when
+    every (bin of ``f``, bin of ``g``) cell predicts its own majority (``W`` equals
+    :func:`_scan_shapes`'s entry by entry)."""
     p = T.shape[1]
     nbf = off[f + 1] - off[f] + 1
     for g in range(p):
         Wp[0, g] = 0
     for bf in range(nbf):
+        total = 0
+        top = 0
+        for c in range(C):
+            total += tb[bf, c]
+            if tb[bf, c] > top:
+                top = tb[bf, c]
+        if total == top:  # one class in the bin (or none): none of its cells errs
+            for g in range(p):
+                Wp[bf + 1, g] = Wp[bf, g]
+            continue
         for g in range(p):
             nbg = off[g + 1] - off[g] + 1
             wg = 0
@@ -692,7 +703,7 @@ def _depth2_child(
             nc_f = off[f + 1] - off[f]
             if _shapes_pruned(tb_f, Wp, nc_f, C, K_max, lam, alpha, best, False, comb, sl, sr):
                 continue
-            _child_cells(T, segs, n_seg, off, C, f, Wp)
+            _child_cells(T, segs, n_seg, off, C, f, tb_f, Wp)
             if _shapes_pruned(tb_f, Wp, nc_f, C, K_max, lam, alpha, best, True, comb, sl, sr):
                 continue
             _child_pairs(T, segs, n_seg, off, C, f, P[f])
