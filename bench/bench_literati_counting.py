@@ -22,7 +22,10 @@ time limit, pystreed ``max_depth=3`` at K_max = 1 on the same columns, and the g
 the depth-3 kernel replaced (forced), same limit.
 
 Depth 4 (``--depth4 SECONDS``, printed only): breast_cancer, ours at K_max = 1 and 2 and
-pystreed at K_max = 1 on the same columns, wall and CPU seconds at that time limit.
+pystreed at K_max = 1 on the same columns, wall and CPU seconds at that time limit, and for
+ours the depth-3 kernel calls (their number and CPU seconds; deterministic counts are
+better evidence than seconds on a loaded machine).  ``--kmax 2`` runs ours at that K_max
+only (no pystreed).
 
 Time: best of ``--repeats`` runs (one above 20,000 rows) after a warm-up fit; the ratio is
 pystreed / ours at K_max = 1 (above 1: ours is faster).  Prints a markdown table with the
@@ -223,7 +226,36 @@ def run_depth3(sizes, repeats: int) -> str:
     )
 
 
-def run_depth4(limit: float) -> str:
+class _KernelCalls:
+    """Counts the depth-3 kernel calls of a fit (calls that ran the kernel, and their CPU
+    seconds by ``time.process_time``, every thread of this process) by wrapping
+    :meth:`engine.literati.expansion.StateExpansion._solve_d3` for the duration of a
+    ``with`` block."""
+
+    def __enter__(self):
+        from engine.literati import expansion
+
+        self.calls, self.cpu = 0, 0.0
+        self._cls = expansion.StateExpansion
+        self._orig = original = self._cls._solve_d3
+        counter = self
+
+        def counted(search, st, budget):
+            c0, before = time.process_time(), search.expanded
+            original(search, st, budget)
+            if search.expanded > before:
+                counter.calls += 1
+                counter.cpu += time.process_time() - c0
+
+        self._cls._solve_d3 = counted
+        return self
+
+    def __exit__(self, *exc):
+        self._cls._solve_d3 = self._orig
+        return False
+
+
+def run_depth4(limit: float, kmaxes=(1, 2), streed: bool = True) -> str:
     """breast_cancer at depth 4, root scope (B_0 = 8, lambda = alpha = 0.005 n): ours at
     K_max = 1 and 2 (the AO* root over three-level states solved by the depth-3 kernel) and
     pystreed at K_max = 1 on the same 0/1 columns, each with the time limit ``limit``;
@@ -242,21 +274,32 @@ def run_depth4(limit: float) -> str:
         X[:200], y[:200]
     )  # warm-up: the kernels load from the cache
     rows = []
-    for kmax in (1, 2):
+    for kmax in kmaxes:
         t0, c0 = time.perf_counter(), time.process_time()
-        m = LiteratiClassifier(
-            max_depth=4,
-            max_breakpoints=kmax,
-            candidate_leaves=(LEAVES, 4),
-            candidate_scope="root",
-            time_limit=limit,
-        ).fit(X, y)
+        with _KernelCalls() as calls:
+            m = LiteratiClassifier(
+                max_depth=4,
+                max_breakpoints=kmax,
+                candidate_leaves=(LEAVES, 4),
+                candidate_scope="root",
+                time_limit=limit,
+            ).fit(X, y)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         state = "proven" if m.proven_optimal_ else f"not proven, LB {m.lower_bound_:.2f}"
         rows.append(
-            f"| ours, K_max = {kmax} | {wall:.1f} | {cpu:.1f} | {m.objective_:.2f} | {state} |"
+            f"| ours, K_max = {kmax} | {wall:.1f} | {cpu:.1f} | {m.objective_:.2f} | {state} "
+            f"| {calls.calls} | {calls.cpu:.1f} |"
         )
         print(rows[-1], flush=True)
+    header = (
+        "| solver | wall s | CPU s | objective | result | depth-3 calls | their CPU s |\n"
+        "|---|---|---|---|---|---|---|\n"
+    )
+    if not streed:
+        return (
+            f"breast_cancer (569 x 30) at depth 4, root candidates B_0 = {LEAVES}, "
+            f"lambda = alpha = 0.005 n, time limit {limit:g} s.\n\n" + header + "\n".join(rows)
+        )
     XT = np.ascontiguousarray(X.T)
     idx = np.arange(n, dtype=np.int64)
     off, vals, _ = kernels.state_candidates(
@@ -273,12 +316,12 @@ def run_depth4(limit: float) -> str:
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     s_obj = float((streed.predict(Xb) != y).sum() + 2 * lam * (streed.get_n_leaves() - 1))
     state = "finished" if wall < limit - 1 else "stopped at its time limit (no bound)"
-    rows.append(f"| pystreed, K_max = 1 | {wall:.1f} | {cpu:.1f} | {s_obj:.2f} | {state} |")
+    rows.append(f"| pystreed, K_max = 1 | {wall:.1f} | {cpu:.1f} | {s_obj:.2f} | {state} | - | - |")
     print(rows[-1], flush=True)
     return (
         f"breast_cancer (569 x 30) at depth 4, root candidates B_0 = 8 ({Xb.shape[1]} 0/1 "
         f"columns for pystreed), lambda = alpha = 0.005 n, time limit {limit:g} s.\n\n"
-        "| solver | wall s | CPU s | objective | result |\n|---|---|---|---|---|\n"
+        + header
         + "\n".join(rows)
         + "\n"
     )
@@ -294,12 +337,21 @@ def main() -> None:
         metavar="SECONDS",
         help="only breast_cancer at depth 4 with this time limit (printed, not written)",
     )
+    parser.add_argument(
+        "--kmax",
+        type=int,
+        choices=(1, 2),
+        help="with --depth4: ours at this K_max only, without pystreed",
+    )
     args = parser.parse_args()
     if args.depth4:
         from _machine import load_note, machine
 
         print(load_note())
-        print(run_depth4(args.depth4))
+        if args.kmax:
+            print(run_depth4(args.depth4, kmaxes=(args.kmax,), streed=False))
+        else:
+            print(run_depth4(args.depth4))
         print(f"Machine: {machine()}\n\n{load_note()}")
         return
     sizes = [n for n in SIZES if n <= 20_000] if args.quick else list(SIZES)

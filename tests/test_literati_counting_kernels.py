@@ -266,3 +266,96 @@ def test_depth3_kernel_with_floors_of_a_subset_equals_brute_force():
                 assert min(best, leaf) == pytest.approx(optimum), (seed, start)
             again = _kernel_with_floors(X, y, everything, k_max, lam, alpha, leaves, start, floors)
             assert float(again[0][:, 0].min()) == pytest.approx(best), (seed, start)
+
+
+def _child_inputs(seed):
+    """A random case and the triple histogram of its root feature 0 (as the depth-3
+    kernel builds it): ``(T, off, C, n_bins, na, cls)``."""
+    rng = np.random.default_rng(5000 + seed)
+    n = int(rng.integers(30, 80))
+    p = int(rng.integers(3, 6))
+    C = 2 + seed % 2
+    X = rng.integers(0, int(rng.integers(4, 9)), size=(n, p)).astype(np.float64)
+    y = ((X[:, 0] > 2).astype(int) + (X[:, 1] < 3) + (rng.random(n) < 0.25)) % C
+    y = y.astype(np.int64)
+    XT = np.ascontiguousarray(X.T)
+    rows = np.arange(n, dtype=np.int64)
+    off, vals, _ = kernels.state_candidates(XT, y, kernels.sort_orders(XT, rows), C, 6)
+    bins = counting_kernels.bin_rows(XT, off, vals)
+    n_bins = counting_kernels._max_bins(off)
+    na = int(off[1] - off[0]) + 1
+    order = rows[np.argsort(bins[:, 0], kind="stable")]
+    first = np.zeros(na + 1, dtype=np.int64)
+    first[1:] = np.cumsum(np.bincount(bins[:, 0], minlength=na))
+    stop = np.zeros(1, dtype=np.int64)
+    T = counting_kernels._triple_histogram(y, order, first, bins, na, n_bins, C, stop)
+    return T, off, C, n_bins, na
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_depth2_child_precheck_never_prunes_a_shape_the_scan_would_keep(seed):
+    """The depth-2 children's pre-check (the bounds of :func:`_scan_shapes` computed from
+    the triple histogram before a child's pair histogram is built): its cell errors equal
+    those of the pair histogram, and whenever it says every shape on a feature reaches a
+    budget (with the class-count bounds alone or with the cell errors), the exact scan of
+    that feature's shapes (with depth-1 children) finds nothing below that budget.  The
+    budgets sweep around each feature's optimum, so both answers occur."""
+    T, off, C, n_bins, na = _child_inputs(seed)
+    p = T.shape[1]
+    checked = pruned = 0
+    for k_max in (1, 2):
+        for lam, alpha in ((0.5, 0.5), (0.25, 0.0), (1.0, 0.3)):
+            # children of root shapes on feature 0: prefixes, suffixes, middles, outers
+            children = []
+            for a in range(1, na):
+                children.append([(0, a)])
+                children.append([(a, na)])
+                for b in range(a + 1, na):
+                    children.append([(a, b)])
+                    children.append([(0, a), (b, na)])
+            for segments in children:
+                segs = np.zeros((k_max + 2, 2), dtype=np.int64)
+                segs[: len(segments)] = segments
+                n_seg = len(segments)
+                P = np.zeros((n_bins + 1, p, n_bins, C), dtype=np.int32)
+                for f in range(p):
+                    nc = int(off[f + 1] - off[f])
+                    if nc == 0:
+                        continue
+                    counting_kernels._child_pairs(T, segs, n_seg, off, C, f, P)
+                    # the cell errors W[a, g] from the pair histogram, as _scan_shapes has them
+                    cells = np.diff(P[: nc + 2], axis=0)  # (bins of f, p, B, C)
+                    W = (cells.sum(axis=3) - cells.max(axis=3)).sum(axis=2)
+                    tb = np.zeros((n_bins, C), dtype=np.int64)
+                    Wp = np.zeros((n_bins + 1, p), dtype=np.int64)
+                    counting_kernels._child_totals(T, segs, n_seg, off, C, f, tb)
+                    counting_kernels._child_cells(T, segs, n_seg, off, C, f, tb, Wp)
+                    np.testing.assert_array_equal(np.diff(Wp[: nc + 2], axis=0), W)
+                    np.testing.assert_array_equal(tb[: nc + 1], cells[:, f].sum(axis=1))
+                    ws = counting_kernels._work_arrays(p, n_bins, C, k_max)
+                    r6 = np.full(6, np.inf)
+                    rbp = np.zeros((3, k_max), dtype=np.int64)
+                    exact = counting_kernels._scan_shapes(
+                        P, f, off, C, k_max, lam, alpha, np.inf, r6, rbp, *ws
+                    )
+                    for budget in (exact - 0.5, exact - 1e-9, exact + 1e-9, exact + 0.5, 1e9):
+                        work = (
+                            np.zeros(k_max, dtype=np.int64),
+                            np.zeros((k_max + 1, 2), dtype=np.int64),
+                            np.zeros((k_max + 1, 2), dtype=np.int64),
+                        )
+                        for use_cells in (False, True):
+                            says = counting_kernels._shapes_pruned(
+                                tb, Wp, nc, C, k_max, lam, alpha, budget, use_cells, *work
+                            )
+                            checked += 1
+                            if says:
+                                pruned += 1
+                                assert exact >= budget - counting_kernels._TIE, (
+                                    seed,
+                                    segments,
+                                    f,
+                                    budget,
+                                    exact,
+                                )
+    assert pruned > 20 and checked - pruned > 20  # both answers were exercised
