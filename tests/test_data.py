@@ -656,6 +656,14 @@ def test_messages_name_the_app_settings_before_the_parameters():
         "'leave the column out' under 'Categorical columns above the cap' "
         "(many_levels='leave_out')."
     )
+    assert "Every level occurs once" not in grouped  # l0..l4 repeat: the most frequent
+    ids = pd.DataFrame({"c": [f"id{i:02d}" for i in range(40)], "x": np.arange(40.0) % 7})
+    ids["t"] = [0, 1] * 20
+    made = make_dataset(ids, "t", max_categories=3, features=["c", "x"])  # the ID kept
+    (unique,) = [w for w in made.warnings if "cap" in w]
+    assert (
+        "Every level occurs once" in unique and "the 2 kept are the first in label order" in unique
+    )
     ds = make_dataset(levels, "t", max_categories=3, many_levels="leave_out")
     (left,) = [w for w in ds.warnings if "cap" in w]
     assert "raise the 'Level cap' on the Data page (max_categories)" in left

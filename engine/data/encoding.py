@@ -251,16 +251,26 @@ def encode_features(cols, rows, categorical, max_categories: int, many_levels: s
                 )
                 continue
             n_levels = len(labels)
+            present = ~np.isnan(codes)
+            most = int(np.bincount(codes[present].astype(np.int64)).max())
             codes, labels, n_grouped, n_grouped_rows = _group_rare_levels(
                 codes, labels, max_categories - 1
+            )
+            unique = (
+                " Every level occurs once, so no level is more frequent than another: the "
+                f"{max_categories - 1} kept are the first in label order, and a column of "
+                "unique values is usually an ID, better left out."
+                if most == 1
+                else ""
             )
             warn.append(
                 f"Column {_q(fname)} has {n_levels:,} levels, more than the cap of "
                 f"{max_categories}: the {max_categories - 1} most frequent are kept and the "
                 f"other {n_grouped:,} levels ({_rows(n_grouped_rows)}) are grouped as "
-                f"{_q(labels[-1])}. To change this, raise the '{LEVEL_CAP_LABEL}' on the "
-                f"Data page (max_categories), or choose '{MANY_LEVEL_CHOICES['leave_out']}' under "
-                f"'{MANY_LEVELS_LABEL}' (many_levels='leave_out')."
+                f"{_q(labels[-1])}.{unique} To change this, raise the '{LEVEL_CAP_LABEL}' on "
+                f"the Data page (max_categories), or choose "
+                f"'{MANY_LEVEL_CHOICES['leave_out']}' under '{MANY_LEVELS_LABEL}' "
+                "(many_levels='leave_out')."
             )
         categories[len(fnames)] = labels
         blocks.append(codes)
