@@ -198,11 +198,15 @@ def test_cit_tree_figure_labels(wine_tree):
     texts = [a.text for a in fig.layout.annotations]
     splits = [v for v in range(tree.node_count) if tree.children_left[v] >= 0]
     p_labels = [t for t in texts if "<br>p = " in t]
-    n_labels = [t for t in texts if "<br>n = " in t]
+    n_labels = [t for t in texts if "<br>leaf " in t]
     assert len(p_labels) == len(splits) and len(n_labels) == tree.n_leaves
-    assert sorted(int(t.rsplit("n = ", 1)[1]) for t in n_labels) == sorted(
-        int(tree.n_node_samples[v]) for v in range(tree.node_count) if tree.children_left[v] < 0
+    # each leaf named by its id (as the leaf charts name it) with its rows
+    leaves = [v for v in range(tree.node_count) if tree.children_left[v] < 0]
+    named = sorted(
+        (int(t.rsplit("<br>leaf ", 1)[1].split(",")[0]), int(t.rsplit("n = ", 1)[1]))
+        for t in n_labels
     )
+    assert named == [(v, int(tree.n_node_samples[v])) for v in leaves]
     ps = sorted(float(t.rsplit("p = ", 1)[1]) for t in p_labels)
     assert ps == pytest.approx(sorted(float(f"{est.p_value_selector_[v]:.2g}") for v in splits))
     assert any((tr.meta or {}).get("role") == "selected" for tr in fig.data)

@@ -74,7 +74,8 @@ def cit_tree_figure(
     Returns
     -------
     go.Figure from :func:`engine.figures.tree.tree_figure` whose split labels read
-    ``rule`` / ``p = ...`` and leaf labels ``majority`` (or mean) / ``n = ...``; every node's
+    ``rule`` / ``p = ...`` and leaf labels ``majority`` (or mean) / ``leaf <id>, n = ...``
+    (the id the leaf charts name); every node's
     hover adds the stage-A and stage-B p-values and permutations.  Node traces carry the
     node id in ``customdata``.
     """
@@ -132,8 +133,8 @@ def cit_tree_figure(
         if v is not None and v < n:
             if t.children_left[v] >= 0 and np.isfinite(est.p_value_selector_[v]):
                 a["text"] = f"{a['text']}<br>p = {_fmt_p(float(est.p_value_selector_[v]))}"
-            elif t.children_left[v] < 0:
-                a["text"] = f"{a['text']}<br>n = {int(t.n_node_samples[v])}"
+            elif t.children_left[v] < 0:  # "leaf 4": the name the leaf charts use
+                a["text"] = f"{a['text']}<br>leaf {v}, n = {int(t.n_node_samples[v])}"
         anns.append(a)
     fig.layout.annotations = anns
     if highlight_node is not None and 0 <= int(highlight_node) < n:
