@@ -565,7 +565,7 @@ if ctree:
     )
     st.caption(
         link_terms(
-            f"**Running: ctree.** At the root: {drawn} features tested with **asymptotic "
+            f"**Procedure: ctree.** At the root: {drawn} features tested with **asymptotic "
             f"p-values** ({params['teststat']} statistic, "
             + ("chi-square" if params["teststat"] == "quadratic" else "multivariate normal")
             + f" limit; no permutations, no floor), {adjusted}; the split point is the cut with "
@@ -575,7 +575,7 @@ if ctree:
 else:
     st.caption(
         link_terms(
-            f"**Running: the CIT paper's permutation tests.** At the root: {drawn} features "
+            f"**Procedure: the CIT paper's permutation tests.** At the root: {drawn} features "
             f"tested at level {a_root:.3g}, up to {b_root:,} permutations each"
             + (" (adaptive stopping usually needs far fewer)" if es_sel else "")
             + f". Monte Carlo p-values cannot go below 1/(B+1) = {1 / (b_root + 1):.2g}, so "

@@ -557,7 +557,7 @@ def test_page_runs_ctree_by_default_and_says_so(app):
     assert est.p_value == "asymptotic" and est.splitter == "quadratic"
     assert (est.min_samples_split, est.min_samples_leaf) == (20, 7)
     text = " ".join(unlink_terms(c.value) for c in app.caption)
-    assert "Running: ctree." in text and "asymptotic p-values" in text
+    assert "Procedure: ctree." in text and "asymptotic p-values" in text
     assert "1/(B+1)" not in text
     check_node_table(app, est, 0)
     rec = est.node_records_[0]
@@ -574,7 +574,7 @@ def test_page_runs_ctree_by_default_and_says_so(app):
     app.run()
     assert not app.exception, app.exception
     text = " ".join(unlink_terms(c.value) for c in app.caption)
-    assert "Running: the CIT paper's permutation tests." in text
+    assert "Procedure: the CIT paper's permutation tests." in text
     b = re.search(r"up to ([\d,]+) permutations", text).group(1).replace(",", "")
     floor = re.search(r"1/\(B\+1\) = ([0-9.e-]+)", text).group(1)
     assert float(floor) == pytest.approx(1 / (int(b) + 1), rel=0.01)
