@@ -144,6 +144,26 @@ def shown_summary(summary: pd.DataFrame, decimals: int = 4) -> pd.DataFrame:
     return shown
 
 
+#: Readable headers of a summary's columns (the data keep their names, for code and CSV).
+SUMMARY_HEADERS = {
+    "fit_seconds": "fit time (s)",
+    "n_leaves": "leaves",
+    "depth": "depth",
+    "log_loss": "log loss",
+    "balanced_accuracy": "balanced accuracy",
+    "rows": "rows fitted",
+}
+
+
+def summary_header(column: str) -> str:
+    """The header a summary table shows for ``column`` (``accuracy_std`` -> ``accuracy
+    (std)``; :data:`SUMMARY_HEADERS`; other names unchanged)."""
+    column = str(column)
+    if column.endswith("_std"):
+        return f"{summary_header(column[: -len('_std')])} (std)"
+    return SUMMARY_HEADERS.get(column, column.replace("_", " "))
+
+
 def tree_size(estimator) -> tuple[int, int]:
     """(number of leaves, maximum depth) of a fitted tree model; summed leaves / max depth
     over the trees of an ensemble; (-1, -1) when the model has no trees we can read."""

@@ -13,6 +13,7 @@ from engine.compare import (
     folds_label,
     plan_comparison,
     shown_summary,
+    summary_header,
 )
 from engine.figures.compare import cv_summary_figure
 from engine.figures.tree import tree_figure
@@ -162,11 +163,13 @@ st.caption(
     )
     + f" {snap.elapsed:.1f} s."
 )
+shown = shown_summary(result.summary.drop(columns=["key"], errors="ignore"))
 panel.table(  # a model with 1 fold: no std
-    shown_summary(result.summary.drop(columns=["key"], errors="ignore")),
+    shown,
     name="summary",
     hide_index=True,
     width="stretch",
+    column_config={column: summary_header(column) for column in shown.columns},
 )
 panel.chart(cv_summary_figure(result.summary, meta["task"], n_planned), key="cmp_fig")
 panel.record_table("folds", result.folds)  # in the report; on the page as CSV only

@@ -362,7 +362,7 @@ result, meta = cv_job_panel(
 st.caption(link_terms(f"Results for {meta['caption']}"))
 panel.meta = meta
 metric = "accuracy" if meta["task"] == "classification" else "r2"
-from engine.compare import folds_label, shown_summary  # noqa: E402 (loaded with the job's results)
+from engine.compare import folds_label, shown_summary, summary_header  # noqa: E402 (loaded with the job's results)
 
 n_planned = result.n_folds or meta.get("n_folds")
 st.caption(
@@ -387,6 +387,7 @@ panel.table(
     name="summary",
     hide_index=True,
     width="stretch",
+    column_config={column: summary_header(column) for column in shown.columns},
 )
 panel.chart(strategy_tradeoff_figure(result.summary, meta["task"]), key="ss_tradeoff")
 CV_JOB.keep_run("split_strategies")

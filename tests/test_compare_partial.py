@@ -62,3 +62,13 @@ def test_shown_summary_dashes_the_missing_spread_without_a_pandas_warning():
     pyarrow.Table.from_pandas(shown)  # what st.dataframe needs: no column mixes types
     assert shown.loc["B", "accuracy"] == round(np.mean([0.61234567, 0.7, 0.9]), 4)
     assert summary.equals(before)  # the summary itself is not changed
+
+
+def test_summary_headers_are_words_not_code_names():
+    from engine.compare import summary_header
+
+    assert summary_header("fit_seconds") == "fit time (s)"
+    assert summary_header("accuracy_std") == "accuracy (std)"
+    assert summary_header("log_loss_std") == "log loss (std)"
+    assert summary_header("n_leaves") == "leaves"
+    assert summary_header("model") == "model"
