@@ -349,7 +349,7 @@ class ResultPanel:
                 else why,
             ),
         ]
-        columns = st.columns([1, 1, 1, 2])
+        columns = st.columns([1, 1, 1, 0.5])  # a label cut short at 1280 px in fifths
         for i, (col, (key, data), (label, file_name, mime, help)) in enumerate(
             zip(columns, self.export_files.items(), buttons, strict=False)
         ):
