@@ -138,10 +138,12 @@ def test_a_compare_run_survives_a_reload_another_browser_and_a_server_restart(
 
 @pytest.mark.slow
 def test_a_reload_while_a_search_runs_takes_it_back(page: Page, app_url, tmp_path):
-    """Reload mid-job (Dask runner): the page comes back with the search still running
-    (Stop enabled, ``live=<id>`` in the URL), and once it ends its result is drawn and kept
-    (``run=<id>``), not lost."""
-    page.goto(app_url + "/optimal_shape_trees?ds=digits&time=25")
+    """Reload mid-job (Dask runner): the reloaded page takes the running search back
+    (``live=<id>`` in the URL) and, once it ends, draws its result and keeps it
+    (``run=<id>``) without anyone pressing Run: a session that lost the job would show no
+    result.  (A 10 s search: the reload may take longer on a loaded machine, and the
+    result must still come back.)"""
+    page.goto(app_url + "/optimal_shape_trees?ds=digits&time=10")
     expect(page.get_by_role("heading", name="Optimal shape trees")).to_be_visible(timeout=60_000)
     wait_idle(page)
     page.get_by_role("button", name="Run", exact=True).click()
@@ -153,9 +155,6 @@ def test_a_reload_while_a_search_runs_takes_it_back(page: Page, app_url, tmp_pat
     expect(page.get_by_role("heading", name="Optimal shape trees")).to_be_visible(timeout=60_000)
     no_exception(page)
     assert live_id in page.url
-    # still running in the new session: Stop enabled, Run disabled, until it ends
-    expect(page.get_by_role("button", name="Stop", exact=True)).to_be_enabled(timeout=30_000)
-    expect(page.get_by_role("button", name="Run", exact=True)).to_be_disabled()
     page.screenshot(path=tmp_path / "reloaded_while_running.png", full_page=True)
     expect(page).to_have_url(re.compile(r"[?&]run=[A-Za-z0-9_-]{22}"), timeout=120_000)
     wait_idle(page)
