@@ -350,3 +350,7 @@ def test_a_leaf_with_tied_classes_is_labelled_tie():
     assert labels[1:] == ["setosa", "tie"], labels
     hover = [h for trace in fig.data for h in (trace.hovertext or ()) if "majority" in str(h)]
     assert any("a tie of versicolor, virginica" in h for h in hover)
+    # the tied leaf is its own trace (legend "tie"), not versicolor's
+    traces = {t.name: list(t.customdata) for t in fig.data if t.name and t.customdata is not None}
+    assert traces["tie (classes equal)"] == [2] and traces["setosa"] == [1]
+    assert "versicolor" not in traces

@@ -193,7 +193,7 @@ def leaf_distribution_figure(
                     x=labels,
                     y=frac[:, k],
                     name=str(cname),
-                    marker_color=class_color(k),
+                    marker_color=class_color(k, len(cnames)),
                     customdata=np.column_stack([counts[:, k], leaves]),
                     hovertemplate=(
                         f"{cname}: %{{y:.3f}} (%{{customdata[0]:.0f}} rows)"

@@ -341,7 +341,7 @@ def _class_histogram(fig, xs, u, yc, n_classes, cnames, n_bins, categories):
                 width=widths,
                 name=cnames[k],
                 legendgroup="classes",
-                marker=dict(color=class_color(k), line_width=0),
+                marker=dict(color=class_color(k, len(cnames)), line_width=0),
                 customdata=lo_hi,
                 hovertemplate=f"class {cnames[k]}<br>(%{{customdata[0]:.4g}}, "
                 "%{customdata[1]:.4g}]: %{y} rows<extra></extra>",
@@ -573,7 +573,7 @@ def _grid_panel(fig, r, c, tree, v, Xc, yc, reached, names, cnames, n_bins, show
             name=name,
             legendgroup=name,
             showlegend=k not in shown_classes,
-            marker=dict(color=class_color(k) if k >= 0 else NEUTRAL, line_width=0),
+            marker=dict(color=class_color(k, len(cnames)) if k >= 0 else NEUTRAL, line_width=0),
             hovertemplate=f"node {v}, {name}<br>{names[j]} \u2248 %{{x:.4g}}: "
             "%{y} rows<extra></extra>",
             row=r,

@@ -34,14 +34,20 @@ COLLAPSED_COLOR = "#BDBDBD"
 EDGE_COLOR = "#9E9E9E"
 PATH_COLOR = "#000000"
 OUTLINE_COLOR = "#404040"
+#: Fill of a leaf whose largest classes tie (no class colour fits it).
+TIE_COLOR = "#FFFFFF"
 #: Above this many visible nodes, text labels are dropped and hover carries the details.
 MAX_LABELLED_NODES = 31
 #: Classes listed in a node's hover before the list is cut to the most frequent.
 _MAX_HOVER_CLASSES = 10
 
 
-def class_color(k: int) -> str:
-    """Colour of class index ``k`` (Okabe-Ito, then Safe, then Alphabet, then cycling)."""
+def class_color(k: int, n_classes: int | None = None) -> str:
+    """Colour of class index ``k`` of ``n_classes``: :func:`engine.figures.style.palette`'s,
+    so a tree and the other figures of the same classes agree (Okabe-Ito up to 8 classes,
+    Dark24 up to 24); beyond, or with ``n_classes`` unknown, :data:`CLASS_COLORS` cycled."""
+    if n_classes is not None and k < n_classes <= 24:
+        return palette(n_classes)[k]
     return CLASS_COLORS[k % len(CLASS_COLORS)]
 
 
@@ -387,14 +393,15 @@ def _add_nodes(
         )
     if classification:
         majority = np.argmax(tree.value[:, 0, :], axis=1)
+        # a leaf whose largest classes are equal (iris's root: 50 / 50 / 50) predicts the
+        # first of them, but naming or colouring it as that class would mislead: "tie", grey
         tied = _tied_classes(tree.value[:, 0, :])
+        ties = [v for v in leaves if tied[v]]
         for k, cname in enumerate(cnames):
-            ids = [v for v in leaves if majority[v] == k]
+            ids = [v for v in leaves if majority[v] == k and not tied[v]]
             if not ids:
                 continue
-            # a leaf whose largest classes are equal (iris's root: 50 / 50 / 50) predicts
-            # the first of them, but naming one would mislead: "tie"
-            node_labels.update({v: "tie" if tied[v] else _short_name(cname, 14) for v in ids})
+            node_labels.update({v: _short_name(cname, 14) for v in ids})
             fig.add_trace(
                 _node_trace(
                     ids,
@@ -403,7 +410,24 @@ def _add_nodes(
                     hover,
                     name=cname,
                     marker={
-                        "color": class_color(k),
+                        "color": class_color(k, len(cnames)),
+                        "size": marker_size,
+                        "symbol": "circle",
+                        "line": outline,
+                    },
+                )
+            )
+        if ties:
+            node_labels.update(dict.fromkeys(ties, "tie"))
+            fig.add_trace(
+                _node_trace(
+                    ties,
+                    xs,
+                    ys,
+                    hover,
+                    name="tie (classes equal)",
+                    marker={
+                        "color": TIE_COLOR,
                         "size": marker_size,
                         "symbol": "circle",
                         "line": outline,
