@@ -25,7 +25,10 @@ Depth 4 (``--depth4 SECONDS``, printed only): breast_cancer, ours at K_max = 1 a
 pystreed at K_max = 1 on the same columns, wall and CPU seconds at that time limit, and for
 ours the depth-3 kernel calls (their number and CPU seconds; deterministic counts are
 better evidence than seconds on a loaded machine).  ``--kmax 2`` runs ours at that K_max
-only (no pystreed).
+only (no pystreed).  ``--scope state`` runs ours in the default scope instead (every state
+its own candidates, B_d = (8, 4); no pystreed, which has no such space): the AO* iterations,
+the depth-2 kernel calls and their depth-1 solves (deterministic) with their CPU seconds,
+the lower bound and the gap.
 
 Time: best of ``--repeats`` runs (one above 20,000 rows) after a warm-up fit; the ratio is
 pystreed / ours at K_max = 1 (above 1: ours is faster).  Prints a markdown table with the
@@ -255,6 +258,76 @@ class _KernelCalls:
         return False
 
 
+class _Depth2Calls:
+    """Counts the depth-2 kernel calls of a fit (:func:`engine.literati._depth2_kernels.
+    solve_depth2` as the search reaches it), their depth-1 solves and their CPU seconds
+    (every thread of this process), for the duration of a ``with`` block."""
+
+    def __enter__(self):
+        from engine.literati import _depth2_kernels
+
+        self.calls, self.solves, self.cpu = 0, 0, 0.0
+        self._module = _depth2_kernels
+        self._orig = original = _depth2_kernels.solve_depth2
+        counter = self
+
+        def counted(*args):
+            c0 = time.process_time()
+            out = original(*args)
+            counter.cpu += time.process_time() - c0
+            counter.calls += 1
+            counter.solves += int(out[5])
+            return out
+
+        _depth2_kernels.solve_depth2 = counted
+        return self
+
+    def __exit__(self, *exc):
+        self._module.solve_depth2 = self._orig
+        return False
+
+
+def run_depth4_state(limit: float, kmaxes=(1, 2)) -> str:
+    """breast_cancer at depth 4 in the default scope (each state its own candidates, B_d =
+    (8, 4), lambda = alpha = 0.005 n), ours at each K_max with the time limit ``limit``:
+    wall and CPU seconds, AO* iterations, depth-2 kernel calls, their depth-1 solves and
+    CPU seconds, the bounds and the gap at the end."""
+    from sklearn.datasets import load_breast_cancer
+
+    from engine.literati import LiteratiClassifier
+    from engine.warmup import warm_up
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = np.ascontiguousarray(X)
+    warm_up()
+    rows = []
+    for kmax in kmaxes:
+        est = LiteratiClassifier(max_depth=4, max_breakpoints=kmax, time_limit=limit)
+        t0, c0 = time.perf_counter(), time.process_time()
+        with _Depth2Calls() as calls:
+            search = est.start(X, y)
+            while not search.step(0.5):
+                pass
+            m = search.finish()
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        eng = search.engine
+        gap = 100 * (m.objective_ - m.lower_bound_) / m.objective_
+        state = "proven" if m.proven_optimal_ else f"not proven, gap {gap:.1f} %"
+        rows.append(
+            f"| ours, K_max = {kmax} | {wall:.1f} | {cpu:.1f} | {m.objective_:.2f} | "
+            f"{m.lower_bound_:.2f} | {state} | {eng.iterations:,} | {calls.calls:,} | "
+            f"{calls.solves:,} | {calls.cpu:.1f} |"
+        )
+        print(rows[-1], flush=True)
+    return (
+        f"breast_cancer (569 x 30) at depth 4, default scope (B_d = (8, 4)), lambda = alpha "
+        f"= 0.005 n, time limit {limit:g} s.\n\n"
+        "| solver | wall s | CPU s | objective | lower bound | result | AO* iterations | "
+        "depth-2 calls | their depth-1 solves | their CPU s |\n"
+        "|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
+    )
+
+
 def run_depth4(limit: float, kmaxes=(1, 2), streed: bool = True) -> str:
     """breast_cancer at depth 4, root scope (B_0 = 8, lambda = alpha = 0.005 n): ours at
     K_max = 1 and 2 (the AO* root over three-level states solved by the depth-3 kernel) and
@@ -343,12 +416,20 @@ def main() -> None:
         choices=(1, 2),
         help="with --depth4: ours at this K_max only, without pystreed",
     )
+    parser.add_argument(
+        "--scope",
+        choices=("root", "state"),
+        default="root",
+        help="with --depth4: the candidates' scope (state: the default scope, ours only)",
+    )
     args = parser.parse_args()
     if args.depth4:
         from _machine import load_note, machine
 
         print(load_note())
-        if args.kmax:
+        if args.scope == "state":
+            print(run_depth4_state(args.depth4, kmaxes=(args.kmax,) if args.kmax else (1, 2)))
+        elif args.kmax:
             print(run_depth4(args.depth4, kmaxes=(args.kmax,), streed=False))
         else:
             print(run_depth4(args.depth4))

@@ -47,7 +47,10 @@ _D2_BLOCK = 16
 
 #: States with fewer than this many (feature, row) pairs are evaluated on one thread
 #: (:func:`_d2_block_seq`): a block's work there is below the cost of a parallel region.
-_D2_PAR_MIN = 4000
+#: Measured on 2 cores (recorded calls of breast_cancer and digits D = 4 replayed both
+#: ways, docs/benchmarks.md): below 16,000 pairs the two threads took more than twice the
+#: one thread's CPU time, so the parallel block could not be faster even on an idle machine.
+_D2_PAR_MIN = 16000
 
 
 @njit
@@ -133,23 +136,28 @@ def _d2_shape(
     first_left = sh_el[q] >= sh_er[q]
     res_first[t] = first_left
     res_n[t] = 1
+    # each child's solve gets the value at which the shape reaches ``thr`` as its cap
+    # (the upper bound passed down): it may stop there with a lower bound, not exact
+    rest = br if first_left else bl
+    cap = thr - cost - rest
     if first_left:
-        v1, j1, k1 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b1)
-        rest = br
+        v1, j1, k1, exact1 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b1, cap)
     else:
-        v1, j1, k1 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b1)
-        rest = bl
+        v1, j1, k1, exact1 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b1, cap)
     res_c[t, 0] = v1
-    if cost + v1 + rest >= thr:
+    if not exact1 or cost + v1 + rest >= thr:
         res_v[t] = cost + v1 + rest
         return
     res_n[t] = 2
+    cap = thr - cost - v1
     if first_left:
-        v2, j2, k2 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b2)
+        v2, j2, k2, exact2 = _d1_core(XT, y, orr, C, leaves1, K_max, lam, alpha, ws, b2, cap)
     else:
-        v2, j2, k2 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b2)
+        v2, j2, k2, exact2 = _d1_core(XT, y, ol, C, leaves1, K_max, lam, alpha, ws, b2, cap)
     res_c[t, 1] = v2
     res_v[t] = cost + v1 + v2
+    if not exact2:  # a lower bound of the shape's value, at least thr: skipped
+        return
     res_full[t] = True
     res_j[t, 0] = j1
     res_k[t, 0] = k1
@@ -192,7 +200,8 @@ def _d2_block(
 ):
     """Evaluate shapes ``qs`` of a two-level state in parallel (``prange``) against the
     threshold ``thr`` (``min(best, budget)`` before the block): for shape ``t`` writes
-    ``res_v[t]`` (its exact value when ``res_full[t]``, else a lower bound >= ``thr`` that
+    ``res_v[t]`` (its exact value when ``res_full[t]``, else a lower bound >= ``thr`` (up to
+    rounding: a child solve stopped at its cap) that
     made it skip), ``res_n[t]`` depth-1 solves done, ``res_first[t]`` (the left child was
     solved first), the children's features ``res_j[t]``, breakpoint counts ``res_k[t]`` and
     breakpoints ``res_b[t]`` and values ``res_c[t]`` (first-solved child at index 0), from

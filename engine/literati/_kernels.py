@@ -595,16 +595,22 @@ def _feature_bound(xs, ys, m, C, K_max, lam, alpha, ucnt, f, g, L, T):
 
 
 @njit
-def _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps_out):
+def _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps_out, cap):
     """:func:`solve_depth1` with preallocated work arrays ``ws`` (from
     :func:`_d1_workspace` for at least ``orders.shape[1]`` samples); writes the
-    breakpoints to ``bps_out`` and returns ``(value, j, K)``.
+    breakpoints to ``bps_out`` and returns ``(value, j, K, exact)``.
 
     With ``K_max = 1`` and every midpoint a candidate, each feature is one prefix scan
     over its sorted rows.  With finite candidates and at most 3 classes, every feature
     first gets the bound of
     :func:`_feature_bound`; features are then solved in increasing bound order until the
-    bound reaches the best value found (the rest cannot improve it)."""
+    bound reaches the best value found (the rest cannot improve it).
+
+    ``cap`` (the caller's upper bound passed down, MurTree's: a value at or above it
+    cannot help the caller): the solve also stops when the next feature's bound reaches
+    ``cap`` below the best value found; it then returns that bound, a lower bound of the
+    optimum that is at least ``cap``, with ``exact`` False (``j``, ``K``: the best split
+    found so far, not the optimum).  Without a cap (``inf``) the value is always exact."""
     xs, ys, thr, cnt, L, T, seg_s, seg_e, seg_pos, seg_gain, cut, f, g, bnd, ucnt = ws
     p, m = orders.shape
     for c in range(C):
@@ -620,7 +626,7 @@ def _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps_out):
     best_j = -1
     best_k = 0
     if leaf <= lam + alpha or m < 2:
-        return best, best_j, best_k
+        return best, best_j, best_k, True
     if max_leaves <= 0 and K_max == 1:
         # plain thresholds at every midpoint: one prefix scan per feature over its sorted
         # rows (the candidate list, the bins and the DP collapse into it)
@@ -646,7 +652,7 @@ def _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps_out):
                         best_k = 1
                         bps_out[0] = _midpoint(xr, xn)
                 xr = xn
-        return best, best_j, best_k
+        return best, best_j, best_k, True
     use_bound = max_leaves > 0 and C <= 3
     if use_bound:
         for j in range(p):
@@ -662,6 +668,10 @@ def _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps_out):
         j = fo[jj]
         if use_bound and bnd[j] >= best - 1e-12:
             break
+        if use_bound and bnd[j] >= cap:
+            # every feature left is bounded by bnd[j] >= cap, and so is the optimum
+            # (the best found so far is above bnd[j]): the caller cannot use it
+            return bnd[j], best_j, best_k, False
         for r in range(m):
             gg = orders[j, r]
             xs[r] = XT[j, gg]
@@ -697,7 +707,7 @@ def _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps_out):
             best = bj
             best_j = j
             best_k = bk
-    return best, best_j, best_k
+    return best, best_j, best_k, True
 
 
 @njit
@@ -712,7 +722,7 @@ def solve_depth1(XT, y, orders, C, max_leaves, K_max, lam, alpha):
     p, m = orders.shape
     ws = _d1_workspace(m, C, max_leaves, K_max, p)
     bps = np.empty(K_max, dtype=np.float64)
-    v, j, k = _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps)
+    v, j, k, _ = _d1_core(XT, y, orders, C, max_leaves, K_max, lam, alpha, ws, bps, np.inf)
     return v, j, bps[:k].copy()
 
 
