@@ -330,3 +330,35 @@ def app(warm_engine, monkeypatch):
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+@pytest.fixture(autouse=True)
+def _cancel_jobs_left_running():
+    """Cancel the jobs a test leaves running, and wait a little for them to end.
+
+    A test that fails before it joins its jobs, or an AppTest page whose job nobody waits
+    for, would otherwise keep the job (a slot of its session's line, a Dask worker, the
+    CPU) into the tests after it: one failure under load became sixteen in a row when a
+    1,000-second job kept the embedded cluster busy.  Jobs that were already running when
+    the test started (started by a wider-scoped fixture) are left alone.  With
+    ``TREELAB_TEST_REPORT_LEFT_JOBS`` set to a file path, each test that left jobs is
+    appended to it (name and count), to find tests that leave work behind.
+    """
+    jobs = sys.modules.get("engine.jobs")
+    before = set(jobs._RUNNING) if jobs is not None else set()
+    yield
+    jobs = sys.modules.get("engine.jobs")
+    if jobs is None:
+        return
+    with jobs._RUNNING_LOCK:
+        left = [job for job in jobs._RUNNING if job not in before and not job.finished]
+    if not left:
+        return
+    for job in left:
+        job.cancel()
+    for job in left:
+        job.join(5)
+    report = os.environ.get("TREELAB_TEST_REPORT_LEFT_JOBS")
+    if report:
+        with open(report, "a") as out:
+            out.write(f"{os.environ.get('PYTEST_CURRENT_TEST', '?')}\t{len(left)}\n")
