@@ -274,6 +274,9 @@ def _stored_jobs(run, page_jobs) -> dict:
 _LOADED = "_run_loaded"
 #: Session-state key prefix: the run ids whose parameters were already put in the URL.
 _QUERIED = "_run_query::"
+#: Session-state key: run id -> the page it is a run of, for the runs loaded by
+#: :func:`open_run_link` (a run of another page is not loaded again on every rerun).
+_RUN_PAGES = "_run_kinds"
 #: Session-state key prefix of the URL a page job was started with (``PageJob.launch``).
 LAUNCH_QUERY = "_link_query::"
 
@@ -291,13 +294,21 @@ def open_run_link(page: str) -> None:
     run_id = st.query_params.get(RUN_KEY)
     if run_id is None or st.session_state.get(_QUERIED + run_id):
         return
-    st.session_state[_QUERIED + run_id] = True
+    kinds = st.session_state.setdefault(_RUN_PAGES, {})
+    if kinds.get(run_id, page) != page:  # loaded before: a run of another page
+        return
     try:
         run = _load(run_id)
     except Exception:  # noqa: BLE001 - restore_runs reports it on the page
+        st.session_state[_QUERIED + run_id] = True
         return
+    kinds[run_id] = run.kind
     if run.kind != page:
+        # not marked as done: on a new server's first request the link's page passes
+        # through app.py's Start page (require_entrypoint), and the run's own page, drawn
+        # next, must still get the run's parameters
         return
+    st.session_state[_QUERIED + run_id] = True
     st.session_state[_LOADED] = run  # restore_runs reopens it without reading it again
     stored = run.meta.get("query") if isinstance(run.meta, dict) else None
     if not isinstance(stored, dict):
