@@ -359,3 +359,27 @@ def test_threshold_scan_row_counts_stay_inside_the_plot():
     line = next(tr for tr in fig.data if tr.name == "threshold")
     assert line.textposition == fig.frames[0].data[0].textposition == "top right"
     assert fig.layout.sliders[0].currentvalue.xanchor == "right"
+
+
+def test_threshold_scan_line_names_the_threshold_it_stands_at():
+    """The slider's steps are evenly spaced among the candidate thresholds (petal length:
+    1.65 and 2.45 are neighbours, across the gap between setosa and the others), not in
+    value: every frame's line says the threshold it stands at and the rows on each side,
+    counted here by brute force."""
+    from sklearn.datasets import load_iris
+
+    from engine.cart.profile import split_profile
+
+    X, y = load_iris(return_X_y=True)
+    profile = split_profile(X, y, 2, ["exhaustive"], task="classification", n_classes=3)
+    fig = threshold_scan_figure(profile)
+    values = [float(frame.data[0].x[0]) for frame in fig.frames]
+    gaps = np.diff(values)
+    assert gaps.max() > 5 * np.median(gaps)  # unevenly spaced values, one step apart
+    for frame, value in zip(fig.frames, values, strict=True):
+        left = int(np.sum(X[:, 2] <= value))
+        rows = lambda n: f"{n} row" + ("s" if n != 1 else "")  # noqa: E731
+        want = f"threshold {value:.4g}: ← {rows(left)} | {rows(150 - left)} →"
+        assert frame.data[0].text[1] == want
+        step = next(s for s in fig.layout.sliders[0].steps if list(s.args[0]) == [frame.name])
+        assert step.label == f"{value:.4g}"

@@ -339,6 +339,9 @@ def threshold_scan_figure(
     moves over the histogram while the impurity-decrease curve is traced underneath.
 
     At most ``max_frames`` thresholds (evenly spaced among the exhaustive midpoints) are shown.
+    The slider's steps are evenly spaced among those thresholds, not in value, so the line
+    over the histogram names the threshold it stands at ("threshold 2.45: ← 50 rows |
+    100 rows →") where its position on the feature's axis is the real one.
     """
     t, g = profile.curve_thresholds, profile.curve_gains
     fig = make_subplots(
@@ -371,9 +374,12 @@ def threshold_scan_figure(
     n_rows = profile.x.size
 
     def split_text(i):
+        # the threshold's value at the line: the slider's steps are evenly spaced among the
+        # candidate thresholds, not in value (a gap in the data is one step)
         return [
             "",
-            f"← {_plural(int(n_left[i]), 'row')} | {_plural(int(n_rows - n_left[i]), 'row')} →",
+            f"threshold {t[i]:.4g}: ← {_plural(int(n_left[i]), 'row')} | "
+            f"{_plural(int(n_rows - n_left[i]), 'row')} →",
         ]
 
     fig.add_scatter(
