@@ -383,3 +383,31 @@ def test_threshold_scan_line_names_the_threshold_it_stands_at():
         assert frame.data[0].text[1] == want
         step = next(s for s in fig.layout.sliders[0].steps if list(s.args[0]) == [frame.name])
         assert step.label == f"{value:.4g}"
+
+
+def test_projection_stars_stay_within_their_strategy_rows():
+    """In projection mode the chosen-threshold stars were scaled 1.5x (16 -> 24 px, 30 px
+    tall) while the candidate rug's rows stayed about 21.6 px apart: dics_paper's,
+    class_centroid's and kde_valley's stars at 2.45 on iris's petal length ran into each
+    other.  They fit within the rows' distance (worked out from the styled layout); the
+    other markers still grow."""
+    from sklearn.datasets import load_iris
+
+    from engine.figures.style import projection_style
+
+    X, y = load_iris(return_X_y=True)
+    strategies = ["exhaustive", "quantile", "random", "dics_paper", "class_centroid", "kde_valley"]
+    profile = split_profile(X, y, 2, strategies, task="classification", n_classes=3)
+    fig = projection_style(candidates_figure(profile))
+    layout = fig.layout
+    plot = layout.height - layout.margin.t - layout.margin.b
+    low, high = layout.yaxis2.domain
+    row_distance = plot * (high - low) / len(strategies)
+    stars = [t for t in fig.data if t.type == "scatter" and t.marker.symbol == "star"]
+    assert len(stars) == len(strategies)
+    # plotly draws a star 1.27x its size tall, plus its outline; the axes' automargin
+    # takes some of the plot (rows measured 21.6 px apart in the browser, 25 here)
+    tall = [1.27 * s.marker.size + 2 * s.marker.line.width for s in stars]
+    assert max(tall) < 0.86 * row_distance, (tall, row_distance)
+    rug = [t for t in fig.data if t.type == "scatter" and t.marker.symbol == "diamond"]
+    assert rug and rug[0].marker.size > 9  # the candidates' markers grew as before

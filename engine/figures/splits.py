@@ -14,7 +14,19 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.cart.candidates import STRATEGIES
-from engine.figures.style import base_layout, frame_step, log_ticks, palette
+from engine.figures.style import (
+    PROJECTION_MARKER_KEY,
+    base_layout,
+    frame_step,
+    log_ticks,
+    palette,
+)
+
+#: Size (px) of a strategy's chosen-threshold star in projection mode, where the candidate
+#: rug's rows are about 21.5 px apart (six strategies): plotly draws a star 1.27x its size
+#: tall (its path: 1.4 x the radius up, 0.81 x that down), so 14 px plus the outline fits
+#: in a row; the usual 1.5x (24 px, 30 px tall) ran into the neighbouring rows' stars.
+STAR_PROJECTION_SIZE = 14
 
 #: marker symbol of each strategy, in :data:`engine.cart.candidates.STRATEGIES` order (the thin
 #: tick is exhaustive's: its candidates are dense).
@@ -176,6 +188,7 @@ def candidates_figure(profile, *, class_names=None, nbins: int = 30, units: str 
                     symbol="star", size=16, color=colours[s], line=dict(width=1, color="black")
                 ),
                 hovertemplate=f"{s} chooses %{{x:.4g}}<extra></extra>",
+                meta={PROJECTION_MARKER_KEY: STAR_PROJECTION_SIZE},
                 row=2,
                 col=1,
             )
