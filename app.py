@@ -11,9 +11,20 @@ import streamlit as st
 
 st.set_page_config(page_title="TreeLab", page_icon="🌳", layout="wide")
 
+#: The Start page, at the app's root URL (a default page's own url_path is not served).
+START = st.Page("pages/home.py", title="Start", icon="🏠", url_path="start", default=True)
+
+
+def home_alias() -> None:
+    """``/home`` (the Start page's name in the app's links and docs): the Start page, with
+    the link's parameters, instead of Streamlit's "Page not found"."""
+    st.switch_page(START, query_params=st.query_params.to_dict())
+
+
 PAGES = {
     "Explore": [
-        st.Page("pages/home.py", title="Start", icon="🏠", url_path="home", default=True),
+        START,
+        st.Page(home_alias, title="Start", url_path="home", visibility="hidden"),
         st.Page("pages/data.py", title="Data", icon="📄", url_path="data"),
         st.Page("pages/compare.py", title="Compare models", icon="⚖️", url_path="compare"),
     ],
