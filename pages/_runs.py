@@ -199,9 +199,12 @@ def restore_runs(page: str, *page_jobs) -> str | None:
         )
     else:
         if run.kind != page:
+            from pages._link_params import PAGE_NAMES
+
+            title = md(PAGE_NAMES.get(run.kind, run.kind))  # the page's name, not its path
             message = (
-                f"Run `{run_id}` holds a result of the {md(run.kind)} page, not of this "
-                f"one: open it there ([{md(run.kind)}](./{run.kind}?{RUN_KEY}={run_id}))."
+                f"Run `{run_id}` holds a result of the {title} page, not of this "
+                f"one: open it there ([{title}](./{run.kind}?{RUN_KEY}={run_id}))."
             )
         else:
             try:

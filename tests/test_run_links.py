@@ -284,7 +284,12 @@ def test_a_run_of_another_page_is_named_with_a_link_to_it(warm_engine, store_fol
     at = fresh_app(monkeypatch, "pages/split_strategies.py", run_id)
     texts = warnings_of(at)
     assert len(texts) == 1 and run_id in texts[0]
-    assert "result of the compare page" in texts[0] and f"./compare?run={run_id}" in texts[0]
+    # the page by its name (was its URL key, "the compare page"), the link by its path
+    assert "result of the Compare page" in texts[0] and f"./compare?run={run_id}" in texts[0]
+    assert f"[Compare](./compare?run={run_id})" in texts[0]
+    cit = RunStore(store_folder).save("conditional_inference", {"jobs": {}}, meta={})
+    texts = warnings_of(fresh_app(monkeypatch, "pages/split_strategies.py", cit))
+    assert "result of the Conditional inference page" in texts[0], texts
     assert "ss_job" not in at.session_state and not made
 
 
