@@ -11,9 +11,20 @@ import streamlit as st
 
 st.set_page_config(page_title="TreeLab", page_icon="🌳", layout="wide")
 
+#: The Start page, at the app's root URL (a default page's own url_path is not served).
+START = st.Page("pages/home.py", title="Start", icon="🏠", url_path="start", default=True)
+
+
+def home_alias() -> None:
+    """``/home`` (the Start page's name in the app's links and docs): the Start page, with
+    the link's parameters, instead of Streamlit's "Page not found"."""
+    st.switch_page(START, query_params=st.query_params.to_dict())
+
+
 PAGES = {
     "Explore": [
-        st.Page("pages/home.py", title="Start", icon="🏠", url_path="home", default=True),
+        START,
+        st.Page(home_alias, title="Start", url_path="home", visibility="hidden"),
         st.Page("pages/data.py", title="Data", icon="📄", url_path="data"),
         st.Page("pages/compare.py", title="Compare models", icon="⚖️", url_path="compare"),
     ],
@@ -85,6 +96,10 @@ from pages._shared import (  # noqa: E402
 )
 
 page_key = navigation.url_path or "home"  # the default page's url_path is ""
+# a new server's first request for a page passes through here (require_entrypoint): on to
+# that page before the sidebar draws or sets anything (it would draw the default dataset,
+# Iris, and keep it over a ?run=<id> link's)
+resume_intended_page()
 note_page(page_key)  # the page the link opened, or another one switched to
 # a run loaded by an earlier run that no page reopened (the finally below cannot drop it
 # after a page's st.stop(): every st call there raises StopException again)
@@ -92,7 +107,6 @@ forget_loaded_run()
 open_run_link(page_key)  # ?run=<id>: the run's parameters into the URL, before any widget
 keep_widget_state()
 sidebar()
-resume_intended_page()
 show_link_warnings(page_key)  # the link's warnings again when the page reruns by itself
 try:
     if engine_gate(page_key, navigation.title):

@@ -12,7 +12,7 @@ The tree figure is readable at 200+ nodes when it is drawn with labels and sized
 :func:`tree_image_size` (one label width per leaf, one row height per level)::
 
     width, height = tree_image_size(tree)
-    fig = tree_figure(tree, show_labels=True, height=height)
+    fig = tree_figure(tree, show_labels=True, height=height, width=width)
     png = figure_png(fig, width=width, height=height)
 """
 

@@ -641,10 +641,18 @@ def cv_job_panel(
         job = Job(cross_validate_steps, plan, budget=float(budget), name=prefix)
         labels = {rid: label for rid, (label, _) in plan.estimators.items()}
         meta = {**job_meta(ds), "labels": labels, "n_folds": len(plan.folds)}
+        if settings is not None:
+            meta["settings"] = settings
         return job, {**meta, "plan": getattr(plan, "request", None)}
 
-    if estimate is not None and not page_job.running:
-        scale_notice(ds, budget=float(budget), **estimate)
+    estimate = dict(estimate or {})
+    settings = estimate.pop("settings", None)
+    if estimate and not page_job.running:
+        took = finished_within(page_job, settings, float(budget))
+        if took is None:
+            scale_notice(ds, budget=float(budget), **estimate)
+        else:
+            _say_finished(ds, took, float(budget), estimate)
     page_job.controls("Run", start, disabled=not can_run)
     if page_job.running:
         page_job.live(
@@ -654,6 +662,34 @@ def cv_job_panel(
         st.stop()
     _show_plan_error(page_job, ds, idle_text)
     return _cv_outcome(page_job, summarise)
+
+
+def finished_within(page_job: PageJob, settings: str | None, budget: float) -> float | None:
+    """Seconds the last run of ``page_job`` took when it finished every fit (status
+    ``done``) within ``budget`` seconds and with these ``settings`` (the ``settings`` of
+    :func:`pages._scale.comparison_notice`, kept in the run's meta); else ``None``."""
+    job = page_job.job
+    if settings is None or job is None or page_job.meta.get("settings") != settings:
+        return None
+    snap = job.snapshot()
+    if snap.status != "done" or snap.elapsed > budget:
+        return None
+    return float(snap.elapsed)
+
+
+def _say_finished(ds, took: float, budget: float, estimate: dict) -> None:
+    """The caption in place of the estimate once a run of the same settings finished in
+    ``took`` seconds within ``budget``: no subsample to offer, what the curves said."""
+    from engine.scale import PAGE_BUDGET, format_seconds
+
+    seconds = estimate["seconds_at"](ds.n_samples)
+    if seconds < PAGE_BUDGET:  # the estimate would have said nothing either
+        return
+    st.caption(
+        f"The last run of these settings finished every fit in {took:.1f} s on these "
+        f"{ds.n_samples:,} rows, within its time budget of {budget:.0f} s (the measured "
+        f"cost curves said {format_seconds(seconds)}): no subsample needed."
+    )
 
 
 def _draw_cv_progress(snap, page_job: PageJob, budget: float, summarise) -> None:

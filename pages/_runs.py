@@ -199,9 +199,12 @@ def restore_runs(page: str, *page_jobs) -> str | None:
         )
     else:
         if run.kind != page:
+            from pages._link_params import PAGE_NAMES
+
+            title = md(PAGE_NAMES.get(run.kind, run.kind))  # the page's name, not its path
             message = (
-                f"Run `{run_id}` holds a result of the {md(run.kind)} page, not of this "
-                f"one: open it there ([{md(run.kind)}](./{run.kind}?{RUN_KEY}={run_id}))."
+                f"Run `{run_id}` holds a result of the {title} page, not of this "
+                f"one: open it there ([{title}](./{run.kind}?{RUN_KEY}={run_id}))."
             )
         else:
             try:
@@ -274,6 +277,9 @@ def _stored_jobs(run, page_jobs) -> dict:
 _LOADED = "_run_loaded"
 #: Session-state key prefix: the run ids whose parameters were already put in the URL.
 _QUERIED = "_run_query::"
+#: Session-state key: run id -> the page it is a run of, for the runs loaded by
+#: :func:`open_run_link` (a run of another page is not loaded again on every rerun).
+_RUN_PAGES = "_run_kinds"
 #: Session-state key prefix of the URL a page job was started with (``PageJob.launch``).
 LAUNCH_QUERY = "_link_query::"
 
@@ -291,13 +297,21 @@ def open_run_link(page: str) -> None:
     run_id = st.query_params.get(RUN_KEY)
     if run_id is None or st.session_state.get(_QUERIED + run_id):
         return
-    st.session_state[_QUERIED + run_id] = True
+    kinds = st.session_state.setdefault(_RUN_PAGES, {})
+    if kinds.get(run_id, page) != page:  # loaded before: a run of another page
+        return
     try:
         run = _load(run_id)
     except Exception:  # noqa: BLE001 - restore_runs reports it on the page
+        st.session_state[_QUERIED + run_id] = True
         return
+    kinds[run_id] = run.kind
     if run.kind != page:
+        # not marked as done: on a new server's first request the link's page passes
+        # through app.py's Start page (require_entrypoint), and the run's own page, drawn
+        # next, must still get the run's parameters
         return
+    st.session_state[_QUERIED + run_id] = True
     st.session_state[_LOADED] = run  # restore_runs reopens it without reading it again
     stored = run.meta.get("query") if isinstance(run.meta, dict) else None
     if not isinstance(stored, dict):

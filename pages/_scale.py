@@ -274,8 +274,12 @@ def comparison_notice(ds, models, n_splits: int, prefix: str, what: str | None =
     ``"trees"``) (:func:`engine.compare_estimate.estimate_comparison`), said with what it
     counts.  ``None``
     when there is nothing to estimate (no model, or settings the plan will refuse with
-    its own message)."""
+    its own message).  Its ``settings`` (a text naming the models, their parameters, the
+    folds, the refits and the table) is not :func:`scale_notice`'s: ``cv_job_panel`` keeps
+    it with a run and, once a run of the same settings finished within its budget, says
+    how long that took instead of the estimate."""
     from engine.compare_estimate import estimate_comparison
+    from pages._shared import dataset_digest
 
     if not models:
         return None
@@ -291,12 +295,14 @@ def comparison_notice(ds, models, n_splits: int, prefix: str, what: str | None =
     except ValueError:
         return None
     n_models = len(here.models) + len(here.without_curve)
+    table = (ds.n_samples, ds.n_features) if getattr(ds, "X", None) is None else dataset_digest(ds)
     return dict(
         what=what or f"the cross-validation ({n_splits} folds x {n_models} models)",
         seconds_at=lambda rows: estimate_comparison(models, rows, ds.n_features, **options).seconds,
         includes=here.includes(),
         key=f"{prefix}_subsample_btn",
         lower_bound=bool(here.without_curve),
+        settings=repr((models, int(n_splits), refit, table)),
     )
 
 

@@ -631,6 +631,9 @@ def dataset_caption(ds) -> str:
     )
 
 
+#: Pixels of a half-width column (``st.columns(2)``) at a 1280 px wide window (about 460
+#: at 1400 px): figures drawn side by side place their labels for it.
+HALF_COLUMN_WIDTH = 420
 #: Most folds the pages offer.
 MAX_FOLDS = 10
 

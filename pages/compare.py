@@ -24,6 +24,7 @@ from pages._link_params import compare_link
 from pages._links import page_title
 from pages._scale import comparison_notice
 from pages._shared import (
+    HALF_COLUMN_WIDTH,
     PageJob,
     ResultPanel,
     SavedSettings,
@@ -246,6 +247,7 @@ if single_trees:
                 collapse_depth=None if depth is None else int(depth),
                 title=f"{labels.get(key, key)}: {tree.node_count} nodes, "
                 f"{tree.n_leaves} leaves, depth {tree.max_depth}",
+                width=HALF_COLUMN_WIDTH if len(trees) > 1 else None,
             )
             panel.chart(fig, key=f"cmp_tree_fig_{key}")
             st.download_button(
@@ -268,6 +270,7 @@ if single_trees:
                     collapse_depth=None if depth is None else int(depth),
                     show_labels=True,
                     height=height,
+                    width=width,
                     title=f"{labels.get(key, key)}: {tree.node_count} nodes",
                 )
                 return figure_png(image, width=width, height=height)

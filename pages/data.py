@@ -204,15 +204,20 @@ if changes:
     )
 with st.expander("Columns as read", expanded=option.startswith(UPLOAD_PREFIX)):
     st.dataframe(
-        report.to_frame(),
+        report.to_frame(df),
         hide_index=True,
         width="stretch",
         column_config={
             "column": st.column_config.TextColumn(width="medium"),
             "dtype": st.column_config.TextColumn(width="small"),
+            "examples": st.column_config.TextColumn(
+                width="medium", help="The first three different values of the column as read."
+            ),
             "missing": st.column_config.NumberColumn(width="small"),
-            "coerced": st.column_config.NumberColumn(width="small"),
-            "examples": st.column_config.TextColumn(width="small"),
+            "coerced": st.column_config.NumberColumn(
+                width="small", help="Texts in a number column, read as missing."
+            ),
+            "coerced texts": st.column_config.TextColumn(width="small"),
             "note": st.column_config.TextColumn(width="large"),
         },
     )

@@ -16,6 +16,7 @@ from engine.snippets import feature_ranking_snippet
 from engine.teaching import predict
 from engine.teaching.glossary import link_terms
 from engine.tree import DumpLimits, TreeEnsemble, load_model_dump
+from engine.tree.model_dump import EXPECTED_FORMATS
 from engine.treegrad import service
 from engine.treegrad.service import (
     MISSING_VALUES_CAPTION,
@@ -241,7 +242,10 @@ if source == "upload":
     try:
         raw_model = uploaded_model(data, upload_name)
     except ValueError as exc:
-        st.error(f"Cannot read this model: {md(exc)}")
+        text = str(exc).rstrip(".") + "."
+        if "save_model(" not in text and "dump_model()" not in text:  # a malformed model
+            text += f" The page reads {EXPECTED_FORMATS}."
+        st.error(f"Cannot read this model: {md(text)}")
         stop_page(*JOBS)
     split = split_rows(ds, digest, float(test_size), seed())
     tr_idx, te_idx = split.train, split.test

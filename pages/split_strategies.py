@@ -24,6 +24,7 @@ from pages._link_params import SPLIT_DEFAULTS, split_strategies_link
 from pages._links import page_title
 from pages._scale import comparison_notice
 from pages._shared import (
+    HALF_COLUMN_WIDTH,
     PROJECTION_KEY,
     PageJob,
     ResultPanel,
@@ -412,9 +413,8 @@ if result.models:
             st.session_state[wkey] = picked[1 + i]
     # side by side; one above the other in projection mode (half a screen is too narrow
     # for the larger node labels)
-    c1, c2 = (
-        (st.container(), st.container()) if st.session_state.get(PROJECTION_KEY) else st.columns(2)
-    )
+    stacked = bool(st.session_state.get(PROJECTION_KEY))
+    c1, c2 = (st.container(), st.container()) if stacked else st.columns(2)
     for col, wkey in ((c1, "ss_left_tree"), (c2, "ss_right_tree")):
         with col:
             pick = st.selectbox(
@@ -428,6 +428,7 @@ if result.models:
                     class_names=meta["classes"],
                     collapse_depth=4,
                     title=f"{labels.get(pick, pick)}: {t.n_leaves} leaves, depth {t.max_depth}",
+                    width=None if stacked else HALF_COLUMN_WIDTH,
                 ),
                 key=f"{wkey}_fig",
             )

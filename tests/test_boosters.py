@@ -459,6 +459,8 @@ def test_refused_formats():
         with pytest.raises(ValueError, match=message) as exc:
             load_model_dump(data, "upload.json")
         _assert_clean(exc)
+        # every refusal names the format it expects (the empty file and bad JSON did not)
+        assert "save_model(" in str(exc.value) or "dump_model()" in str(exc.value), exc.value
     with pytest.raises(ValueError, match="pickled"):
         load_model_dump(b'{"learner": {}}', "model.pkl")
 

@@ -212,6 +212,39 @@ def test_cit_tree_figure_labels(wine_tree):
     assert any((tr.meta or {}).get("role") == "selected" for tr in fig.data)
 
 
+def test_cit_tree_figure_of_a_single_leaf_is_small_and_says_why():
+    """A tree with no significant split was drawn 420 px high around one marker; it is
+    SINGLE_LEAF_HEIGHT px and its title says it is a single leaf because no split was
+    significant at alpha, with the root's smallest p-value (the engine's record); a
+    single leaf stopped before stage A names that rule instead."""
+    from engine.figures.cit import SINGLE_LEAF_HEIGHT
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    y = rng.integers(0, 2, size=120)  # no association: stage A rejects every feature
+    est = ConditionalInferenceTreeClassifier(random_state=0).fit(X, y)
+    assert est.tree_.node_count == 1
+    rec = est.node_records_[0]
+    smallest = min(rec.get("p_values_adjusted", rec["p_values"]))
+    assert smallest >= rec["alpha_selector"]
+    fig = cit_tree_figure(est)
+    assert fig.layout.height == SINGLE_LEAF_HEIGHT < 300
+    title = fig.layout.title.text
+    assert "a single leaf (n = 120)" in title
+    assert "no split was significant at alpha = 0.05" in title
+    assert f"smallest adjusted p-value: {smallest:.2g})" in title
+    big = ConditionalInferenceTreeClassifier(min_samples_split=1_000, random_state=0).fit(X, y)
+    title = cit_tree_figure(big).layout.title.text
+    assert "fewer than the min. rows to split (1000)" in title and "significant" not in title
+    # a tree that splits keeps its size and its title
+    X[:60, 0] += 3.0
+    y[:60], y[60:] = 0, 1
+    grown = ConditionalInferenceTreeClassifier(random_state=0).fit(X, y)
+    assert grown.tree_.node_count > 1
+    fig = cit_tree_figure(grown)
+    assert fig.layout.height >= 420 and "single leaf" not in fig.layout.title.text
+
+
 def test_leaf_distribution_fractions_and_boxes(wine_tree):
     est, X, y = wine_tree
     fig = leaf_distribution_figure(est.tree_, est.tree_.apply(X), y)

@@ -144,7 +144,7 @@ def test_stray_text_coerced_and_reported():
     )
     frame = rep.to_frame()
     row = frame.set_index("column").loc["age"]
-    assert row["coerced"] == 2 and "abc" in row["examples"] and row["missing"] == 2
+    assert row["coerced"] == 2 and "abc" in row["coerced texts"] and row["missing"] == 2
 
 
 def test_stray_text_with_decimal_comma():
@@ -274,9 +274,39 @@ def test_report_to_frame():
     _, rep = load("na_tokens.csv")
     assert isinstance(rep, ParseReport)
     frame = rep.to_frame()
-    assert list(frame.columns) == ["column", "dtype", "missing", "coerced", "examples", "note"]
+    assert list(frame.columns) == [
+        "column",
+        "dtype",
+        "examples",
+        "missing",
+        "coerced",
+        "coerced texts",
+        "note",
+    ]
     assert frame["column"].tolist() == ["a", "b", "c"]
     assert frame["missing"].tolist() == [1, 2, 3]
+
+
+def test_report_examples_are_each_columns_first_distinct_values():
+    """The Data page's "Columns as read" table had an empty examples column (it held only
+    the stray texts of number columns): it shows each column's first three different
+    present values, as read (numbers to 4 digits, dates as days, texts as written)."""
+    text = (
+        "name,size,when,ok,price\n"
+        "ann,1.5,2024-01-02,yes,\n"
+        "bob,1.5,2024-01-03,no,3.14159\n"
+        "ann,,2024-01-03,yes,2\n"
+        "cy,7,2024-02-01,yes,2\n"
+        "dee,8,2024-03-01,no,5\n"
+    )
+    df, rep = load_csv(text.encode())
+    frame = rep.to_frame(df).set_index("column")
+    assert frame.loc["name", "examples"] == "ann, bob, cy"
+    assert frame.loc["size", "examples"] == "1.5, 7, 8"  # the missing cell skipped
+    assert frame.loc["when", "examples"] == "2024-01-02, 2024-01-03, 2024-02-01"
+    assert frame.loc["ok", "examples"] == "yes, no"
+    assert frame.loc["price", "examples"] == "3.142, 2, 5"
+    assert (rep.to_frame()["examples"] == "").all()  # without the table: nothing to show
 
 
 # ---------------------------------------------------------------------------------------

@@ -86,3 +86,17 @@ def test_a_link_sets_a_method_pages_widgets_and_names_bad_values(page: Page, app
     expect(link_warnings(page)).to_have_count(0)
     expect(page).not_to_have_url(re.compile(r"[?&]scope="), timeout=10_000)
     assert "scope" not in query_of(page)
+
+
+@pytest.mark.slow
+def test_the_home_path_opens_the_start_page(page: Page, app_url):
+    """``/home`` gave Streamlit's "Page not found" dialog over the Start page (the default
+    page is served at the root only): it opens the Start page, with the link's settings."""
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(app_url + "/home?ds=wine")
+    expect(page.get_by_role("heading", name="TreeLab")).to_be_visible(timeout=OPEN_TIMEOUT)
+    wait_idle(page)
+    no_exception(page)
+    expect(page.get_by_text("Page not found")).to_have_count(0)
+    expect(page.get_by_test_id("stMain")).to_contain_text("Wine")
+    expect(page.get_by_test_id("stSidebarNav").get_by_role("link", name="Start")).to_have_count(1)

@@ -376,7 +376,9 @@ def test_shape_tree_figure_labels_shapes_not_thresholds():
         "(4, 5] or > 6",
     ]
     ann = [a.text for a in fig.layout.annotations]
-    assert "length<br>L 3 R 7 L" in ann and "length<br>L 4 R 5 L 6 R" in ann
+    # left | right, as the edges say it (was "L 3 R 7 L" and "L 4 R 5 L 6 R")
+    assert "length<br>\u2264 3 or > 7 | (3, 7]" in ann, ann
+    assert "length<br>\u2264 4 or (5, 6] | (4, 5] or > 6" in ann, ann
     assert "3 splits, 6 breakpoints" in fig.layout.title.text
 
 

@@ -284,7 +284,12 @@ def test_a_run_of_another_page_is_named_with_a_link_to_it(warm_engine, store_fol
     at = fresh_app(monkeypatch, "pages/split_strategies.py", run_id)
     texts = warnings_of(at)
     assert len(texts) == 1 and run_id in texts[0]
-    assert "result of the compare page" in texts[0] and f"./compare?run={run_id}" in texts[0]
+    # the page by its name (was its URL key, "the compare page"), the link by its path
+    assert "result of the Compare page" in texts[0] and f"./compare?run={run_id}" in texts[0]
+    assert f"[Compare](./compare?run={run_id})" in texts[0]
+    cit = RunStore(store_folder).save("conditional_inference", {"jobs": {}}, meta={})
+    texts = warnings_of(fresh_app(monkeypatch, "pages/split_strategies.py", cit))
+    assert "result of the Conditional inference page" in texts[0], texts
     assert "ss_job" not in at.session_state and not made
 
 
@@ -523,3 +528,40 @@ def test_a_reload_while_a_job_runs_takes_the_running_job_back(app, store_folder,
     assert "live" not in gone.query_params
     assert any("no longer on the server" in i.value for i in gone.info)
     assert "cmp_job" not in gone.session_state or gone.session_state["cmp_job"] is None
+
+
+@pytest.mark.slow  # whole-app runs
+def test_a_run_link_on_a_cold_server_opens_on_the_runs_dataset(app, store_folder, monkeypatch):
+    """A new server's first request for ``/compare?run=<id>`` runs the page alone, which
+    sends it through app.py (on the Start page) and back (require_entrypoint): that passage
+    set the sidebar to Iris and took the link's run as seen, so the page drew Iris and the
+    default settings under the run's Wine result.  It opens on the run's dataset and
+    settings."""
+    from streamlit.testing.v1 import app_test as app_test_module
+
+    from tests.conftest import navigation_pages_manager
+
+    app.sidebar.selectbox(key="ds").set_value("wine").run()
+    app.switch_page("pages/compare.py").run()
+    app.multiselect(key="cmp_models").set_value(["sklearn_tree"])
+    app.slider(key="cmp_folds").set_value(3)
+    app.button(key="cmp_run").click().run()
+    assert app.session_state["cmp_job"].join(TIMEOUT)
+    app.run()
+    run_id = app.query_params["run"]
+
+    made = forbid_jobs(monkeypatch)
+    st.cache_resource.clear()
+    monkeypatch.setattr(app_test_module, "PagesManager", navigation_pages_manager())
+    cold = AppTest.from_file(str(ROOT / "app.py"), default_timeout=APPTEST_TIMEOUT)
+    cold.query_params.update({"run": run_id})
+    # as pages/compare.py's require_entrypoint leaves it before it switches to app.py
+    cold.session_state["_intended_page"] = ("pages/compare.py", {"run": run_id})
+    cold.run()
+    assert not cold.exception, cold.exception
+    assert not made and not warnings_of(cold)
+    assert cold.sidebar.selectbox(key="ds").value == "wine"
+    assert cold.multiselect(key="cmp_models").value == ["sklearn_tree"]
+    assert cold.slider(key="cmp_folds").value == 3
+    lines = [m.value for m in cold.markdown if "rows x" in m.value]
+    assert lines and all("Wine" in line and "Iris" not in line for line in lines), lines

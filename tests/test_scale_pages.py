@@ -194,6 +194,37 @@ def test_compare_estimates_the_whole_job_from_the_curves(app, monkeypatch):
 
 
 @pytest.mark.slow  # whole-page runs
+def test_compare_offers_no_subsample_after_a_full_run_within_the_budget(app, monkeypatch):
+    """Once a run of the same settings finished every fit within the budget, the page says
+    how long it took instead of the (steep test curve's) estimate and offers no subsample;
+    other settings get the estimate and the offer back."""
+    import engine.compare_estimate
+
+    steep = engine.scale.CostCurve("sklearn_tree", "a steep test curve", 1e-4, 1.2, 200_000)
+    monkeypatch.setitem(engine.scale.CURVES, "sklearn_tree", steep)
+    monkeypatch.setattr(engine.compare_estimate, "measured_speed", lambda X, y, task: 1.0)
+    upload(app, 3_000)
+    app.switch_page("pages/compare.py").run()
+    app.multiselect(key="cmp_models").set_value(["sklearn_tree", "sklearn_forest"])
+    app.number_input(key="cmp_budget").set_value(30).run()  # the curve: 77 s, 1,000 rows 21 s
+    assert any(b.key == "cmp_subsample_btn" for b in app.button)
+    app.button(key="cmp_run").click().run()
+    job = app.session_state["cmp_job"]
+    assert job.join(TIMEOUT) and job.status == "done"
+    app.run()
+    assert not app.exception, app.exception
+    assert not any(b.key == "cmp_subsample_btn" for b in app.button)
+    assert not any("time budget" in i.value for i in app.info)
+    said = next(c.value for c in app.caption if c.value.startswith("The last run of these"))
+    assert f"finished every fit in {job.snapshot().elapsed:.1f} s on these 3,000 rows" in said
+    assert "within its time budget of 30 s" in said
+    # other settings (fewer folds, the curve: 37 s): not run yet, so the offer again
+    app.slider(key="cmp_folds").set_value(3).run()
+    assert any(b.key == "cmp_subsample_btn" for b in app.button)
+    assert not any(c.value.startswith("The last run of these") for c in app.caption)
+
+
+@pytest.mark.slow  # whole-page runs
 def test_split_strategies_estimates_the_whole_job_from_the_curves(app, monkeypatch):
     """The Split strategies page times its cross-validation as Compare does: one CART per
     strategy (CART's curve at the section's depth) on every fold's training rows plus the

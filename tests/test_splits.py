@@ -359,3 +359,55 @@ def test_threshold_scan_row_counts_stay_inside_the_plot():
     line = next(tr for tr in fig.data if tr.name == "threshold")
     assert line.textposition == fig.frames[0].data[0].textposition == "top right"
     assert fig.layout.sliders[0].currentvalue.xanchor == "right"
+
+
+def test_threshold_scan_line_names_the_threshold_it_stands_at():
+    """The slider's steps are evenly spaced among the candidate thresholds (petal length:
+    1.65 and 2.45 are neighbours, across the gap between setosa and the others), not in
+    value: every frame's line says the threshold it stands at and the rows on each side,
+    counted here by brute force."""
+    from sklearn.datasets import load_iris
+
+    from engine.cart.profile import split_profile
+
+    X, y = load_iris(return_X_y=True)
+    profile = split_profile(X, y, 2, ["exhaustive"], task="classification", n_classes=3)
+    fig = threshold_scan_figure(profile)
+    values = [float(frame.data[0].x[0]) for frame in fig.frames]
+    gaps = np.diff(values)
+    assert gaps.max() > 5 * np.median(gaps)  # unevenly spaced values, one step apart
+    for frame, value in zip(fig.frames, values, strict=True):
+        left = int(np.sum(X[:, 2] <= value))
+        rows = lambda n: f"{n} row" + ("s" if n != 1 else "")  # noqa: E731
+        want = f"threshold {value:.4g}: ← {rows(left)} | {rows(150 - left)} →"
+        assert frame.data[0].text[1] == want
+        step = next(s for s in fig.layout.sliders[0].steps if list(s.args[0]) == [frame.name])
+        assert step.label == f"{value:.4g}"
+
+
+def test_projection_stars_stay_within_their_strategy_rows():
+    """In projection mode the chosen-threshold stars were scaled 1.5x (16 -> 24 px, 30 px
+    tall) while the candidate rug's rows stayed about 21.6 px apart: dics_paper's,
+    class_centroid's and kde_valley's stars at 2.45 on iris's petal length ran into each
+    other.  They fit within the rows' distance (worked out from the styled layout); the
+    other markers still grow."""
+    from sklearn.datasets import load_iris
+
+    from engine.figures.style import projection_style
+
+    X, y = load_iris(return_X_y=True)
+    strategies = ["exhaustive", "quantile", "random", "dics_paper", "class_centroid", "kde_valley"]
+    profile = split_profile(X, y, 2, strategies, task="classification", n_classes=3)
+    fig = projection_style(candidates_figure(profile))
+    layout = fig.layout
+    plot = layout.height - layout.margin.t - layout.margin.b
+    low, high = layout.yaxis2.domain
+    row_distance = plot * (high - low) / len(strategies)
+    stars = [t for t in fig.data if t.type == "scatter" and t.marker.symbol == "star"]
+    assert len(stars) == len(strategies)
+    # plotly draws a star 1.27x its size tall, plus its outline; the axes' automargin
+    # takes some of the plot (rows measured 21.6 px apart in the browser, 25 here)
+    tall = [1.27 * s.marker.size + 2 * s.marker.line.width for s in stars]
+    assert max(tall) < 0.86 * row_distance, (tall, row_distance)
+    rug = [t for t in fig.data if t.type == "scatter" and t.marker.symbol == "diamond"]
+    assert rug and rug[0].marker.size > 9  # the candidates' markers grew as before

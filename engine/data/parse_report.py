@@ -10,6 +10,27 @@ import pandas as pd
 TEXT_CATEGORY_LIMIT = 50  # ParseReport: 'categorical' up to this many distinct values
 
 
+#: Distinct values a column's ``examples`` shows (:meth:`ParseReport.to_frame`).
+N_EXAMPLES = 3
+#: The columns of :meth:`ParseReport.to_frame`.
+REPORT_COLUMNS = ["column", "dtype", "examples", "missing", "coerced", "coerced texts", "note"]
+
+
+def example_values(values: pd.Series, count: int = N_EXAMPLES) -> str:
+    """The first ``count`` distinct present values of a column as read, comma-separated:
+    numbers to 4 significant digits ('5.1, 4.9, 4.7'), a date at midnight as its day,
+    texts and booleans as they are."""
+    shown = []
+    for value in values.dropna().drop_duplicates().head(count):
+        if isinstance(value, pd.Timestamp) and value == value.normalize():
+            shown.append(str(value.date()))
+        elif pd.api.types.is_number(value) and not pd.api.types.is_bool(value):
+            shown.append(f"{value:.4g}")
+        else:
+            shown.append(str(value))
+    return ", ".join(shown)
+
+
 @dataclass
 class ParseReport:
     """What :func:`load_csv` detected and changed while reading a file.
@@ -92,25 +113,29 @@ class ParseReport:
             out.setdefault(name, []).append("identifier (left out)")
         return {k: "; ".join(v) for k, v in out.items()}
 
-    def to_frame(self) -> pd.DataFrame:
+    def to_frame(self, frame: pd.DataFrame | None = None) -> pd.DataFrame:
         """One row per column of the file, for display.
 
         Columns: ``column`` (str), ``dtype`` (str; ``'empty (removed)'`` for dropped
-        columns), ``missing`` (int), ``coerced`` (int: stray texts read as missing),
-        ``examples`` (str: those texts, comma-separated) and ``note`` (str: unit, codes,
-        date format, identifier; see :meth:`notes`).
+        columns), ``examples`` (str: the first :data:`N_EXAMPLES` distinct values of the
+        column in ``frame``, the table as read, comma-separated; empty without ``frame``),
+        ``missing`` (int), ``coerced`` (int: stray texts read as missing), ``coerced
+        texts`` (str: those texts, comma-separated) and ``note`` (str: unit, codes, date
+        format, identifier; see :meth:`notes`).
         """
         notes = self.notes()
         rows = []
         for name, kind in self.dtypes.items():
             info = self.coerced.get(name, {})
+            values = frame[name] if frame is not None and name in frame.columns else None
             rows.append(
                 {
                     "column": name,
                     "dtype": kind,
+                    "examples": "" if values is None else example_values(values),
                     "missing": int(self.missing.get(name, 0)),
                     "coerced": int(info.get("count", 0)),
-                    "examples": ", ".join(repr(e) for e in info.get("examples", [])),
+                    "coerced texts": ", ".join(repr(e) for e in info.get("examples", [])),
                     "note": notes.get(name, ""),
                 }
             )
@@ -119,12 +144,11 @@ class ParseReport:
                 {
                     "column": name,
                     "dtype": "empty (removed)",
+                    "examples": "",
                     "missing": self.n_rows,
                     "coerced": 0,
-                    "examples": "",
+                    "coerced texts": "",
                     "note": "",
                 }
             )
-        return pd.DataFrame(
-            rows, columns=["column", "dtype", "missing", "coerced", "examples", "note"]
-        )
+        return pd.DataFrame(rows, columns=REPORT_COLUMNS)

@@ -49,6 +49,31 @@ def _fmt_p(p: float) -> str:
     return f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
 
 
+#: Height (px) of the figure of a tree that is a single leaf: its title, legend and leaf.
+SINGLE_LEAF_HEIGHT = 280
+
+
+def single_leaf_note(est, tree: TreeArrays | None = None) -> str:
+    """Why the fitted conditional inference tree ``est`` is a single leaf, in words: "no
+    split was significant at alpha = 0.05 (the root's smallest adjusted p-value: 0.31)"
+    when stage A stopped it, else the reason :func:`engine.cit.service.leaf_reason` gives
+    (too few rows, maximum depth, a pure node, stage B...).  ``tree``: the TreeArrays
+    drawn (default ``est.tree_``)."""
+    from engine.cit.service import leaf_reason
+
+    t = est.tree_ if tree is None else tree
+    rec = est.node_records_[0] if len(est.node_records_) else {}
+    compared = rec.get("p_values_adjusted", rec.get("p_values"))
+    if "alpha_selector" in rec and compared and not min(compared) < rec["alpha_selector"]:
+        which = "adjusted p-value" if "p_values_adjusted" in rec else "p-value"
+        return (
+            f"no split was significant at alpha = {float(est.alpha_selector):.3g} (the "
+            f"root's smallest {which}: {_fmt_p(float(min(compared)))})"
+        )
+    reason = leaf_reason(rec, float(t.impurity[0]), rows=int(t.n_node_samples[0]), depth=0, est=est)
+    return reason.removesuffix(", so the node is a leaf")
+
+
 def cit_tree_figure(
     est,
     *,
@@ -73,7 +98,9 @@ def cit_tree_figure(
 
     Returns
     -------
-    go.Figure from :func:`engine.figures.tree.tree_figure` whose split labels read
+    go.Figure from :func:`engine.figures.tree.tree_figure` (a single leaf:
+    :data:`SINGLE_LEAF_HEIGHT` px, its title says why, :func:`single_leaf_note`) whose
+    split labels read
     ``rule`` / ``p = ...`` and leaf labels ``majority`` (or mean) / ``leaf <id>, n = ...``
     (the id the leaf charts name); every node's
     hover adds the stage-A and stage-B p-values and permutations.  Node traces carry the
@@ -107,7 +134,13 @@ def cit_tree_figure(
                 f"({int(est.n_permutations_splitter_[v])} permutations)"
             )
         extra.append(f"{stage_a}<br>{stage_b}")
-    if title is None:
+    single = n == 1
+    if title is None and single:
+        title = (
+            f"Conditional inference tree: a single leaf (n = {int(t.n_node_samples[0])})"
+            f"<br><sub>{single_leaf_note(est, t)}</sub>"
+        )
+    elif title is None:
         title = (
             f"Conditional inference tree: {t.node_count} nodes, {t.n_leaves} leaves, "
             f"depth {t.max_depth} (p = stage-A p-value of the split)"
@@ -119,7 +152,11 @@ def cit_tree_figure(
         collapse_depth=collapse_depth,
         title=title,
         node_extra=extra,
+        height=SINGLE_LEAF_HEIGHT if single else None,
     )
+    if single:  # the two-line title at the top, the legend under it
+        fig.update_layout(margin_t=120, title_y=1 - 10 / SINGLE_LEAF_HEIGHT, title_yanchor="top")
+        fig.update_yaxes(range=[-1.0, 0.6])  # room for the selection ring and the label
     # map marker positions back to node ids, then extend the labels
     pos = {}
     for tr in fig.data:

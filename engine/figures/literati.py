@@ -86,13 +86,9 @@ __all__ = [
 
 
 def _compact_shape(u: np.ndarray, cats: Sequence[str] | None) -> str:
-    """'L 2.45 R 4.75 L' (sides between breakpoints), or the left category set."""
-    if cats is not None:
-        return "L " + side_text(u, "left", categories=cats)
-    parts = ["L"]
-    for i, v in enumerate(u):
-        parts += [f"{v:.3g}", "R" if i % 2 == 0 else "L"]
-    return " ".join(parts)
+    """What goes left | what goes right (the True | False edges): '≤ 2.45 | > 2.45',
+    '≤ 2.45 or > 4.75 | (2.45, 4.75]', or the category sets '{red, green} | {blue}'."""
+    return f"{side_text(u, 'left', categories=cats)} | {side_text(u, 'right', categories=cats)}"
 
 
 def shape_tree_figure(

@@ -14,7 +14,19 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.cart.candidates import STRATEGIES
-from engine.figures.style import base_layout, frame_step, log_ticks, palette
+from engine.figures.style import (
+    PROJECTION_MARKER_KEY,
+    base_layout,
+    frame_step,
+    log_ticks,
+    palette,
+)
+
+#: Size (px) of a strategy's chosen-threshold star in projection mode, where the candidate
+#: rug's rows are about 21.5 px apart (six strategies): plotly draws a star 1.27x its size
+#: tall (its path: 1.4 x the radius up, 0.81 x that down), so 14 px plus the outline fits
+#: in a row; the usual 1.5x (24 px, 30 px tall) ran into the neighbouring rows' stars.
+STAR_PROJECTION_SIZE = 14
 
 #: marker symbol of each strategy, in :data:`engine.cart.candidates.STRATEGIES` order (the thin
 #: tick is exhaustive's: its candidates are dense).
@@ -176,6 +188,7 @@ def candidates_figure(profile, *, class_names=None, nbins: int = 30, units: str 
                     symbol="star", size=16, color=colours[s], line=dict(width=1, color="black")
                 ),
                 hovertemplate=f"{s} chooses %{{x:.4g}}<extra></extra>",
+                meta={PROJECTION_MARKER_KEY: STAR_PROJECTION_SIZE},
                 row=2,
                 col=1,
             )
@@ -339,6 +352,9 @@ def threshold_scan_figure(
     moves over the histogram while the impurity-decrease curve is traced underneath.
 
     At most ``max_frames`` thresholds (evenly spaced among the exhaustive midpoints) are shown.
+    The slider's steps are evenly spaced among those thresholds, not in value, so the line
+    over the histogram names the threshold it stands at ("threshold 2.45: ← 50 rows |
+    100 rows →") where its position on the feature's axis is the real one.
     """
     t, g = profile.curve_thresholds, profile.curve_gains
     fig = make_subplots(
@@ -371,9 +387,12 @@ def threshold_scan_figure(
     n_rows = profile.x.size
 
     def split_text(i):
+        # the threshold's value at the line: the slider's steps are evenly spaced among the
+        # candidate thresholds, not in value (a gap in the data is one step)
         return [
             "",
-            f"← {_plural(int(n_left[i]), 'row')} | {_plural(int(n_rows - n_left[i]), 'row')} →",
+            f"threshold {t[i]:.4g}: ← {_plural(int(n_left[i]), 'row')} | "
+            f"{_plural(int(n_rows - n_left[i]), 'row')} →",
         ]
 
     fig.add_scatter(

@@ -102,6 +102,9 @@ PROJECTION_INK = "#111111"
 PROJECTION_LINE_WIDTH = 3.5
 #: Smallest marker (px) in projection mode.
 PROJECTION_MARKER_SIZE = 10
+#: Key of a trace's ``meta`` dict: the marker size (px) the trace keeps in projection mode
+#: (markers in rows a fixed distance apart, which the usual 1.5x would make overlap).
+PROJECTION_MARKER_KEY = "projection_marker_size"
 
 
 def _scaled(size, factor: float, floor: float):
@@ -335,7 +338,12 @@ def _projection_trace(trace) -> None:
         if width > 0 or kind in ("scatter", "scattergl"):
             trace.line.width = max(2.0 * width, PROJECTION_LINE_WIDTH)
     marker = getattr(trace, "marker", None)
-    if marker is not None and "size" in marker and kind in ("scatter", "scattergl", "box"):
+    meta = trace.meta if isinstance(getattr(trace, "meta", None), dict) else {}
+    if marker is not None and PROJECTION_MARKER_KEY in meta:
+        trace.marker.size = float(meta[PROJECTION_MARKER_KEY])
+        if marker.line is not None and marker.line.width:
+            trace.marker.line.width = max(1.5 * marker.line.width, 1.5)
+    elif marker is not None and "size" in marker and kind in ("scatter", "scattergl", "box"):
         size = marker.size if marker.size is not None else 6
         bigger = _scaled(size, 1.5, PROJECTION_MARKER_SIZE)  # big markers: at most 10 px more
         if isinstance(bigger, list):

@@ -10,6 +10,7 @@ hundreds of nodes needs only a handful of traces.
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -242,40 +243,55 @@ LABEL_PLOT_WIDTH = 800
 LABEL_CHAR_WIDTH = 8.0
 #: Extra downward shift (px) of a label moved to the second row: one projection-mode line.
 LABEL_ROW_SHIFT = 20
+#: Rows a level's labels are staggered on; a label with no room on any of them is left out
+#: (its node's hover has it).
+LABEL_ROWS = 3
+#: Left plus right margin (px) of the tree figure: its plot is the figure's width less this.
+TREE_SIDE_MARGINS = 40
 
 
 def _label_rows(
-    labels: dict[int, str], x: np.ndarray, y: np.ndarray, n_terminal: int
-) -> dict[int, int]:
-    """Row 0 or 1 of every label: at each depth, left to right, a label that would touch
-    the label before it on row 0 goes to row 1 (its estimated width is its characters
-    times :data:`LABEL_CHAR_WIDTH` on a :data:`LABEL_PLOT_WIDTH` px plot)."""
-    unit = LABEL_PLOT_WIDTH / (max(n_terminal, 1) + 0.6)  # px per terminal node
-    rows: dict[int, int] = {}
+    labels: dict[int, str],
+    x: np.ndarray,
+    y: np.ndarray,
+    n_terminal: int,
+    plot_width: float = LABEL_PLOT_WIDTH,
+) -> dict[int, int | None]:
+    """Row (0 to :data:`LABEL_ROWS` - 1) of every label: at each depth, left to right, a
+    label goes on the first row where it does not touch the label before it (its estimated
+    width is its characters times :data:`LABEL_CHAR_WIDTH` on a ``plot_width`` px plot);
+    ``None`` when it touches on every row (the label is left out, the hover has it)."""
+    unit = plot_width / (max(n_terminal, 1) + 0.6)  # px per terminal node
+    rows: dict[int, int | None] = {}
     levels: dict[float, list[int]] = {}
     for node in labels:
         levels.setdefault(float(y[node]), []).append(node)
     for nodes in levels.values():
         nodes.sort(key=lambda node: x[node])
-        right_edge = [-np.inf, -np.inf]  # px, of the last label on each row
+        right_edge = [-np.inf] * LABEL_ROWS  # px, of the last label on each row
         for node in nodes:
             half = 0.5 * LABEL_CHAR_WIDTH * len(labels[node]) + 4
             centre = float(x[node]) * unit
-            row = 0 if centre - half > right_edge[0] else 1
-            if row == 1 and centre - half <= right_edge[1]:
-                row = 0  # both rows taken: keep the first (hover still has the text)
+            row = next((r for r in range(LABEL_ROWS) if centre - half > right_edge[r]), None)
             rows[node] = row
-            right_edge[row] = centre + half
+            if row is not None:
+                right_edge[row] = centre + half
     return rows
 
 
 def _label_annotations(
-    labels: dict[int, str], x: np.ndarray, y: np.ndarray, marker_size: int, n_terminal: int
+    labels: dict[int, str],
+    x: np.ndarray,
+    y: np.ndarray,
+    marker_size: int,
+    n_terminal: int,
+    plot_width: float = LABEL_PLOT_WIDTH,
 ) -> list[dict]:
     """Node labels as annotations under the markers, on a white box so that edges and the
     highlighted path never make them unreadable (SVG text has no halo in every browser);
-    neighbours that would touch are staggered on two rows (:func:`_label_rows`)."""
-    rows = _label_rows(labels, x, y, n_terminal)
+    neighbours that would touch are staggered on up to :data:`LABEL_ROWS` rows, and a
+    label with no room on any is left out (:func:`_label_rows`)."""
+    rows = _label_rows(labels, x, y, n_terminal, plot_width)
     return [
         {
             "x": float(x[v]),
@@ -291,6 +307,7 @@ def _label_annotations(
             "borderpad": 1,
         }
         for v, text in labels.items()
+        if rows[v] is not None
     ]
 
 
@@ -514,6 +531,7 @@ def _tree_layout(
     labels_on,
     title,
     height,
+    width=None,
 ) -> None:
     """Title, height, axes, legend and the node labels; ``uirevision`` keeps the user's
     zoom while the same tree with the same collapsed nodes is redrawn."""
@@ -526,24 +544,31 @@ def _tree_layout(
         )
         if folded:
             title += f" ({tree.node_count - n_visible} nodes collapsed)"
+    plot_width = LABEL_PLOT_WIDTH if width is None else max(width - TREE_SIDE_MARGINS, 100)
     annotations = (
-        _label_annotations(node_labels, xs, ys, marker_size, n_terminal) if labels_on else []
+        _label_annotations(node_labels, xs, ys, marker_size, n_terminal, plot_width)
+        if labels_on
+        else []
     )
     if height is None:
-        # labels staggered on two rows need a taller level, or the second row meets the
+        # labels staggered on more rows need a taller level, or the lower rows meet the
         # True / False labels of the edges below
-        staggered = any(a["yshift"] < -(marker_size // 2 + 6) for a in annotations)
-        per_level = 110 + (2 * LABEL_ROW_SHIFT if staggered else 0)
+        lowest = max((-a["yshift"] - (marker_size // 2 + 6) for a in annotations), default=0)
+        per_level = 110 + 2 * lowest
         height = int(min(1600, max(420, 170 + per_level * vis_depth)))
     digest = hashlib.blake2b(digest_size=8)
     digest.update(tree.structure_digest().encode())
     digest.update(np.flatnonzero(collapsed).tobytes())
     digest.update(str(n_visible).encode())
+    top = _top_margin(fig, width)
+    heading = {"text": title, "x": 0.01, "xanchor": "left"}
+    if top > 90:  # the title at the top, not halfway down the margin, where the legend is
+        heading.update(y=1 - 12 / height, yanchor="top")
     fig.update_layout(
-        title={"text": title, "x": 0.01, "xanchor": "left"},
+        title=heading,
         height=height,
         template="plotly_white",
-        margin={"l": 20, "r": 20, "t": 90, "b": 20},
+        margin={"l": 20, "r": 20, "t": top, "b": 20},
         xaxis={"visible": False, "range": [-0.8, max(n_terminal - 1, 0) + 0.8]},
         yaxis={"visible": False, "range": [-vis_depth - 0.55, 0.4]},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0},
@@ -552,6 +577,24 @@ def _tree_layout(
         clickmode="event",
         annotations=annotations,
     )
+
+
+def _top_margin(fig, width: int | None) -> int:
+    """Pixels above the plot for the title and the legend's rows: 90 (a title and one
+    legend row), more when ``width`` (the figure's, px) wraps the legend on more rows,
+    which would otherwise run into the title.  A wrapped horizontal legend is a grid whose
+    columns are as wide as its widest entry (about 30 px plus 7 px per character)."""
+    if width is None:
+        return 90
+    names = [t.name for t in fig.data if t.showlegend is not False and t.name]
+    if not names:
+        return 90
+    room = max(width - TREE_SIDE_MARGINS, 100)
+    entry = max(30 + 7 * len(name) for name in names)
+    if entry * len(names) <= room:
+        return 90
+    rows = math.ceil(len(names) / max(1, int(room // entry)))
+    return max(90, 50 + 22 * rows)
 
 
 def tree_figure(
@@ -566,6 +609,7 @@ def tree_figure(
     height: int | None = None,
     node_extra: Mapping[int, str] | Sequence[str] | None = None,
     show_labels: bool | None = None,
+    width: int | None = None,
 ) -> go.Figure:
     """Draw a tree as a plotly figure (pure function; no graphviz).
 
@@ -594,6 +638,12 @@ def tree_figure(
     show_labels : bool, optional
         Text on nodes (short rule at splits, majority class or mean at leaves, True/False
         on edges); default only when at most 31 nodes are visible.
+    width : int, optional
+        Pixels the figure is shown at (a page's half-width column: about 420), used to
+        place the node labels so that none overlaps: neighbours too close are staggered on
+        up to :data:`LABEL_ROWS` rows, and a label with no room on any is left out (its
+        hover has it).  Default: :data:`LABEL_PLOT_WIDTH` px of plot.  The figure itself
+        still takes its container's width.
 
     Returns
     -------
@@ -664,6 +714,7 @@ def tree_figure(
         labels_on,
         title,
         height,
+        width,
     )
     return fig
 

@@ -20,6 +20,11 @@ _HOW_TO_SAVE = (
     "save an XGBoost model with booster.save_model('model.json') (or '.ubj'), a LightGBM "
     "model with json.dump(booster.dump_model(), open('model.json', 'w'))"
 )
+#: The file formats an upload may have, in words (the page says it under every error).
+EXPECTED_FORMATS = (
+    "XGBoost's model JSON or UBJSON (booster.save_model('model.json') or 'model.ubj') or "
+    "LightGBM's booster.dump_model() written as JSON"
+)
 
 
 def _refuse_other_formats(data: bytes, filename: str) -> None:
@@ -48,11 +53,14 @@ def detect_model_dump(data: bytes, filename: str | None = None) -> tuple[str, An
     filename = filename or ""
     data = bytes(data)
     if not data.strip():
-        raise ValueError("the model file is empty")
+        raise ValueError(f"the model file is empty; expected {EXPECTED_FORMATS}")
     _refuse_other_formats(data, filename)
     stripped = data.lstrip()
     if stripped[:1] in (b"{", b"[") and _looks_like_json(data):
-        decoded = parse_json(data, "model file")
+        try:
+            decoded = parse_json(data, "model file")
+        except ValueError as exc:
+            raise ValueError(f"{exc}; expected {EXPECTED_FORMATS}") from None
         if isinstance(decoded, dict) and "learner" in decoded:
             return "xgboost-json", decoded
         if isinstance(decoded, dict) and "tree_info" in decoded:
@@ -72,10 +80,15 @@ def detect_model_dump(data: bytes, filename: str | None = None) -> tuple[str, An
         try:
             decoded = decode_ubjson(data)
         except ValueError as exc:
-            raise ValueError(f"the model file is not valid JSON or UBJSON ({exc})") from None
+            raise ValueError(
+                f"the model file is not valid JSON or UBJSON ({exc}); expected {EXPECTED_FORMATS}"
+            ) from None
         if isinstance(decoded, dict) and "learner" in decoded:
             return "xgboost-ubj", decoded
-        raise ValueError("this UBJSON file is not an XGBoost model (no 'learner')")
+        raise ValueError(
+            "this UBJSON file is not an XGBoost model (no 'learner'); save it with "
+            "booster.save_model('model.ubj')"
+        )
     raise ValueError(f"the model file is not a supported model dump; {_HOW_TO_SAVE}")
 
 
